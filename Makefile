@@ -1,0 +1,43 @@
+# uprobestats — the one entry point.
+#   make            static, stripped binaries for x86_64 and aarch64 (build/<arch>/uprobestats)
+#   make test       everything: deps, build, unit (ASan+UBSan), fuzz smoke, e2e on this kernel
+#   make demo       run the bundled demo config against the bundled demo program
+#   make bench      side-by-side benchmarks (never part of test)
+#   make fuzz       long libFuzzer runs
+#   make deps       install the Debian toolchain packages that are missing
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+TOP       := $(CURDIR)
+BUILD     := $(TOP)/build
+TESTDATA  ?= $(abspath $(TOP)/../shared/testdata)
+VERSION   := $(shell cat $(TOP)/VERSION 2>/dev/null || echo 0.0.0)
+GITREV    := $(shell git -C $(TOP) rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CSTD      := -std=gnu11
+DEFS      := -D_GNU_SOURCE -DUPROBESTATS_VERSION='"$(VERSION)"' -DUPROBESTATS_GITREV='"$(GITREV)"'
+
+# Every module under src/ is linked into the tool; main.c holds the CLI only.
+SRCS      := $(sort $(wildcard $(TOP)/src/*/*.c))
+HDRS      := $(sort $(wildcard $(TOP)/src/*/*.h) $(wildcard $(TOP)/bpf/*.h))
+INCS      := -I$(TOP)/src -I$(TOP)/bpf
+GEN_DIR   := $(TOP)/gen
+GEN_HOST_DIR := $(GEN_DIR)/x86_64
+
+include $(TOP)/mk/unit.mk
+include $(TOP)/mk/fuzz.mk
+-include $(TOP)/mk/static.mk
+-include $(TOP)/mk/e2e.mk
+
+.PHONY: all deps clean distclean
+deps:
+	@$(TOP)/vendor/deps.sh
+
+clean:
+	rm -rf $(BUILD)/host $(BUILD)/x86_64 $(BUILD)/aarch64 $(BUILD)/fuzz $(TOP)/gen/*
+
+distclean:
+	rm -rf $(BUILD) $(TOP)/gen/*

@@ -1,0 +1,121 @@
+#include "common/mapfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int read_all(int fd, size_t max_size, const char *path,
+		    struct mapped_file *out, struct err *err)
+{
+	size_t cap = 4096, len = 0;
+	uint8_t *buf = malloc(cap);
+
+	if (!buf)
+		return err_set(err, -ENOMEM, "%s: out of memory", path);
+	for (;;) {
+		ssize_t n;
+		if (len == cap) {
+			uint8_t *nb;
+			if (max_size && cap >= max_size) {
+				free(buf);
+				return err_set(err, -EFBIG, "%s: larger than the %zu-byte limit", path, max_size);
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return err_set(err, -ENOMEM, "%s: out of memory", path);
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			return err_set(err, -e, "%s: read failed: %s", path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (max_size && len > max_size) {
+		free(buf);
+		return err_set(err, -EFBIG, "%s: larger than the %zu-byte limit", path, max_size);
+	}
+	out->data = buf;
+	out->size = len;
+	out->mmapped = 0;
+	return 0;
+}
+
+int mapfile_open(const char *path, size_t max_size, unsigned flags,
+		 struct mapped_file *out, struct err *err)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOENT)
+			return err_set(err, -e, "%s: no such file", path);
+		if (e == EACCES)
+			return err_set(err, -e, "%s: permission denied", path);
+		return err_set(err, -e, "%s: cannot open: %s", path, strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return err_set(err, -e, "%s: cannot stat: %s", path, strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return err_set(err, -EISDIR, "%s: is a directory, expected a file", path);
+	}
+	out->dev = st.st_dev;
+	out->ino = st.st_ino;
+	out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *p;
+		if (max_size && (uint64_t)st.st_size > max_size) {
+			close(fd);
+			return err_set(err, -EFBIG, "%s: %lld bytes, larger than the %zu-byte limit",
+				       path, (long long)st.st_size, max_size);
+		}
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			return err_set(err, -e, "%s: cannot map: %s", path, strerror(e));
+		}
+		out->data = p;
+		out->size = (size_t)st.st_size;
+		out->mmapped = 1;
+	} else {
+		rc = read_all(fd, max_size, path, out, err);
+	}
+	close(fd);
+	if (rc == 0 && out->size == 0 && !(flags & MAPFILE_ALLOW_EMPTY)) {
+		mapfile_close(out);
+		return err_set(err, -ENODATA, "%s: file is empty", path);
+	}
+	return rc;
+}
+
+void mapfile_close(struct mapped_file *f)
+{
+	if (!f || !f->data)
+		return;
+	if (f->mmapped)
+		munmap((void *)f->data, f->size);
+	else
+		free((void *)f->data);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,31 @@
+/* mapfile.h — read-only views of whole files, for parsers.
+ *
+ * A file is mmapped when it is a regular file and read into memory otherwise
+ * (pipes, /proc).  Errors name the path and the reason: missing, a directory,
+ * unreadable, too large, empty (when the caller forbids it). */
+#ifndef UPROBESTATS_COMMON_MAPFILE_H
+#define UPROBESTATS_COMMON_MAPFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+struct mapped_file {
+	const uint8_t *data;
+	size_t size;
+	dev_t dev;
+	ino_t ino;
+	int64_t mtime_ns;
+	int mmapped;           /* 1: munmap on release, 0: free */
+};
+
+#define MAPFILE_ALLOW_EMPTY 0x1
+
+/* max_size == 0 means no limit. */
+int mapfile_open(const char *path, size_t max_size, unsigned flags,
+		 struct mapped_file *out, struct err *err);
+void mapfile_close(struct mapped_file *f);
+
+#endif

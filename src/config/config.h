@@ -1,0 +1,157 @@
+/* config.h — the UprobestatsConfig model and how to load it.
+ *
+ * One model holds every field any upstream era defined (see
+ * ../shared/reference/uprobestats-upstream.md §1).  Parsers (textproto,
+ * binary protobuf) fill it; validation and the guardrail read it.  All strings
+ * and arrays live in the config's arena and are freed by config_free().
+ * Optional scalars carry a has_ flag so "absent" and "0" differ. */
+#ifndef UPROBESTATS_CONFIG_H
+#define UPROBESTATS_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+/* Where a value came from, for error messages: line/col for text, byte offset
+ * for binary (line == 0 then). */
+struct src_loc {
+	uint32_t line;
+	uint32_t col;
+	uint64_t offset;
+};
+
+struct str_list {
+	char **v;
+	size_t n;
+};
+
+struct i64_list {
+	int64_t *v;
+	size_t n;
+};
+
+struct i32_list {
+	int32_t *v;
+	size_t n;
+};
+
+enum atom_field_position {
+	ATOM_FIELD_UNKNOWN = 0,
+	ATOM_FIELD_CALLING_UID = 1,
+	ATOM_FIELD_INTERFACE_NAME = 2,
+	ATOM_FIELD_CODE = 3,
+	ATOM_FIELD_KTIME_NS = 4,
+};
+
+struct binder_method_config {
+	bool has_method_id;
+	int64_t method_id;
+	bool has_event_service_config;
+	bool flush;                       /* EventServiceConfig.flush */
+	bool has_atom_config;
+	bool has_atom_id;
+	int32_t atom_id;                  /* AtomConfig.atom_id */
+	struct i32_list atom_field_positions; /* enum atom_field_position values */
+	struct src_loc loc;
+};
+
+struct binder_filter {
+	char *interface_name;             /* NULL when absent */
+	struct i64_list method_ids;       /* deprecated field 2 */
+	struct binder_method_config *methods; /* field 3 */
+	size_t n_methods;
+	struct src_loc loc;
+};
+
+struct probe_config {
+	char *bpf_name;                   /* e.g. prog_GenericInstrumentation_uprobe_call_detail */
+	struct str_list file_paths;
+	char *method_signature;           /* "void a.b.C.m(int, java.lang.String)" or an ELF symbol */
+	char *fully_qualified_class_name;
+	char *method_name;
+	struct str_list fully_qualified_parameters;
+	bool has_fully_qualified_parameters; /* distinguishes "no params given" from "()" in text */
+	char *bpf_map;                    /* era A/B ProbeConfig.bpf_map (field 4 then) */
+	struct binder_filter *binder_filters;
+	size_t n_binder_filters;
+	struct src_loc loc;
+};
+
+struct statsd_logging_config {
+	bool has_atom_id;
+	int64_t atom_id;
+	struct i32_list primitive_argument_positions;
+	struct src_loc loc;
+};
+
+enum target_process_selection {
+	TPS_UNKNOWN = 0,
+	TPS_SPECIFIC_PROCESS_NAME = 1,
+	TPS_ANY_APP_PROCESS_ON_START = 2,
+	TPS_SPECIFIC_APP_PROCESS_ON_START = 3,
+};
+
+struct task_config {
+	struct probe_config *probes;
+	size_t n_probes;
+	struct str_list bpf_maps;         /* era C+: Task.bpf_maps */
+	char *target_process_name;        /* NULL when absent */
+	bool has_duration_seconds;
+	int32_t duration_seconds;
+	bool has_statsd_logging_config;
+	struct statsd_logging_config statsd;
+	bool has_target_process_selection;
+	int32_t target_process_selection; /* enum target_process_selection (raw value kept) */
+	bool has_task_id;
+	int64_t task_id;
+	struct src_loc loc;
+};
+
+enum config_format {
+	CONFIG_FORMAT_AUTO = 0,
+	CONFIG_FORMAT_TEXT,
+	CONFIG_FORMAT_BINARY,
+};
+
+/* Field numbering eras (reference §1): B = target_process_name 2,
+ * duration_seconds 3, ProbeConfig.bpf_map 4; C = current numbering. */
+enum config_era {
+	CONFIG_ERA_AUTO = 0,
+	CONFIG_ERA_B,
+	CONFIG_ERA_CURRENT,
+};
+
+struct config_arena;
+
+struct uprobestats_config {
+	struct task_config *tasks;
+	size_t n_tasks;
+	enum config_format format;        /* what was detected / forced */
+	enum config_era era;              /* what was detected / forced */
+	char *source_name;                /* file name used in messages */
+	struct config_arena *arena;
+};
+
+struct config_load_opts {
+	enum config_format format;        /* AUTO = detect by content */
+	enum config_era era;              /* AUTO = detect */
+};
+
+/* Read and parse a config file (text or binary).  On failure *out is NULL and
+ * err holds one line: "<file>:<line>:<col>: ..." or "<file>+0x<off>: ...". */
+int config_load_file(const char *path, const struct config_load_opts *opts,
+		     struct uprobestats_config **out, struct err *err);
+
+/* Parse from memory; name is used in messages. */
+int config_load_buffer(const char *name, const void *buf, size_t len,
+		       const struct config_load_opts *opts,
+		       struct uprobestats_config **out, struct err *err);
+
+void config_free(struct uprobestats_config *cfg);
+
+const char *config_format_name(enum config_format f);
+const char *config_era_name(enum config_era e);
+
+#endif

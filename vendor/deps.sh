@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# deps.sh — install the Debian packages the build and tests need, when missing.
+# Nothing else is downloaded here: third-party sources come from vendor/fetch.sh.
+set -euo pipefail
+quiet=0
+[ "${1:-}" = "--quiet" ] && quiet=1
+
+# package -> a file that proves it is installed
+declare -A need=(
+	[clang]=/usr/bin/clang
+	[llvm]=/usr/bin/llvm-strip
+	[bpftool]=/usr/sbin/bpftool
+	[musl-tools]=/usr/bin/musl-gcc
+	[gcc-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-gcc
+	[binutils-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-objdump
+	[qemu-user-static]=/usr/bin/qemu-aarch64-static
+	[zlib1g-dev]=/usr/include/zlib.h
+	[libelf-dev]=/usr/include/libelf.h
+	[libbpf-dev]=/usr/include/bpf/libbpf.h
+	[dpkg-dev]=/usr/bin/dpkg-source
+	[dexdump]=/usr/bin/dexdump
+	[cpio]=/usr/bin/cpio
+	[python3]=/usr/bin/python3
+	[xz-utils]=/usr/bin/xz
+)
+missing=()
+for pkg in "${!need[@]}"; do
+	[ -e "${need[$pkg]}" ] || missing+=("$pkg")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	[ $quiet = 1 ] || echo "deps: all toolchain packages present"
+	exit 0
+fi
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: need root to install packages: ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
