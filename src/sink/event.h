@@ -1,0 +1,80 @@
+/* event.h — what the event loop hands to every sink.
+ *
+ * A decoded record becomes one struct event: who hit which probe when, and the
+ * record's fields by name.  The statsd sink instead receives the struct atom
+ * the record maps to (same fields, atom order and types).  Nothing here owns
+ * memory: pointers are valid for the duration of the sink call only. */
+#ifndef UPROBESTATS_SINK_EVENT_H
+#define UPROBESTATS_SINK_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum field_type {
+	FIELD_INT32,
+	FIELD_INT64,
+	FIELD_UINT64,   /* registers, addresses: printed as hex in text */
+	FIELD_BOOL,
+	FIELD_STRING,   /* UTF-8, not NUL-terminated: use str.len */
+	FIELD_BYTES,
+};
+
+struct field {
+	const char *name;
+	enum field_type type;
+	union {
+		int32_t i32;
+		int64_t i64;
+		uint64_t u64;
+		bool b;
+		struct {
+			const char *ptr;
+			uint32_t len;
+		} str;  /* FIELD_STRING and FIELD_BYTES */
+	} v;
+};
+
+/* The static description of one attached probe (one per probe_config x file). */
+struct probe_desc {
+	uint32_t task_index;     /* position in the config */
+	int64_t task_id;         /* Task.task_id (0 when absent) */
+	uint32_t probe_index;    /* position within the task */
+	const char *program;     /* e.g. prog_GenericInstrumentation_uprobe_call_detail */
+	const char *map;         /* e.g. map_GenericInstrumentation_call_detail_buf */
+	const char *file;        /* path the uprobe is on */
+	const char *method;      /* signature or symbol as configured */
+	uint64_t offset;         /* file offset */
+};
+
+enum event_kind {
+	EVENT_RECORD,      /* an entry record (call_detail, call_timestamp, …) */
+	EVENT_RETURN,      /* a uretprobe record: return value and duration */
+	EVENT_DROP,        /* the kernel could not reserve ring space: count in n_lost */
+	EVENT_LOST,        /* the perf buffer lost samples: count in n_lost */
+};
+
+struct event {
+	enum event_kind kind;
+	uint64_t boot_ns;        /* CLOCK_BOOTTIME of the hit */
+	int64_t wall_ns;         /* CLOCK_REALTIME of the hit (derived at decode time) */
+	uint32_t pid, tid;       /* 0 when the record does not carry them */
+	const char *comm;        /* thread name or NULL */
+	const struct probe_desc *probe;
+	uint64_t duration_ns;    /* EVENT_RETURN: entry -> exit */
+	uint64_t n_lost;         /* EVENT_DROP / EVENT_LOST */
+	const struct field *fields;
+	size_t n_fields;
+};
+
+/* One statsd atom: fields in wire order.  boot_ns is the event's timestamp. */
+struct atom {
+	int32_t atom_id;
+	uint64_t boot_ns;
+	const struct field *fields;
+	size_t n_fields;
+	/* Per field: add an IS_UID annotation (atoms whose proto marks is_uid). */
+	const bool *is_uid;
+};
+
+#endif
