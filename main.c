@@ -84,6 +84,8 @@ static const char usage_text[] =
 	"  --ringbuf-size BYTES   per ring buffer (default 4 MiB, power of two)\n"
 	"  --flush-ms MS          drain period: bounds event latency (default 100)\n"
 	"  --bpf-pid-filter       also filter by pid inside the BPF program\n"
+	"  --force-perfbuf        perf event array output even where ring buffers exist\n"
+	"  --force-ringbuf        ring buffer output or fail (kernels before 5.8 have none)\n"
 	"  --quiet                no summary on stderr\n"
 	"  -v, --verbose          debug logging on stderr (libbpf, verifier)\n"
 	"\n"
@@ -111,6 +113,7 @@ struct run_opts {
 	bool bpf_pid_filter;
 	bool quiet;
 	bool no_resolve;
+	enum output_mode output;
 };
 
 static bool parse_u32(const char *s, uint32_t *out, const char *what)
@@ -129,7 +132,7 @@ static bool parse_u32(const char *s, uint32_t *out, const char *what)
 }
 
 enum { OPT_FORMAT = 256, OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH,
-       OPT_BPF_PID_FILTER, OPT_QUIET, OPT_NO_RESOLVE };
+       OPT_BPF_PID_FILTER, OPT_QUIET, OPT_NO_RESOLVE, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF };
 
 static const struct option run_long_opts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -141,6 +144,8 @@ static const struct option run_long_opts[] = {
 	{ "bpf-pid-filter", no_argument, NULL, OPT_BPF_PID_FILTER },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "no-resolve", no_argument, NULL, OPT_NO_RESOLVE },
+	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
+	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -185,6 +190,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; break;
 		case OPT_QUIET: o->quiet = true; break;
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
+		case OPT_FORCE_PERFBUF: o->output = OUTPUT_PERFBUF; break;
+		case OPT_FORCE_RINGBUF: o->output = OUTPUT_RINGBUF; break;
 		case 'v': verbose = true; break;
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, EXIT_USAGE);
@@ -295,6 +302,8 @@ static void print_summary(const struct plan *plan, struct session *s, const stru
 	}
 	if (st->malformed)
 		fprintf(stderr, "malformed records: %" PRIu64 "\n", st->malformed);
+	if (st->lost)
+		fprintf(stderr, "lost in perf buffers: %" PRIu64 "\n", st->lost);
 }
 
 /* ---- run ---- */
@@ -320,7 +329,7 @@ static void raise_memlock(void)
 static int run_plan(struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
-				   .bpf_pid_filter = o->bpf_pid_filter };
+				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output };
 	struct output out = { .json = o->format && !strcmp(o->format, "json"), .f = stdout };
 	struct loop_output lo = { .event = output_event, .ctx = &out };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = loop_notice };
@@ -336,7 +345,8 @@ static int run_plan(struct plan *plan, const struct run_opts *o)
 		p_err("%s", e.msg);
 		return session_exit_code(&e);
 	}
-	p_info("attached %zu probe(s) in %zu place(s)", plan->n_probes, session_attachment_count(s));
+	p_info("attached %zu probe(s) in %zu place(s), %s output", plan->n_probes,
+	       session_attachment_count(s), output_mode_name(session_output_mode(s)));
 	rc = loop_run(plan, s, &lopts, &lo, &st, &e);
 	fflush(stdout);
 	if (rc == 0 && !o->quiet)

@@ -71,7 +71,7 @@ struct ups_prog_config {
 	__u32 probe_id;
 	__u32 wakeup_bytes;      /* force a consumer wakeup once this much is pending */
 	__u32 filter_pids;       /* 1: only tgids present in the target_pids map */
-	__u32 reserved;
+	__u32 use_perfbuf;       /* 1: perf event array instead of ring buffer */
 };
 
 #define UPS_ASSERT_SIZE(type, size) \

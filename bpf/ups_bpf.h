@@ -106,20 +106,74 @@ static __always_inline void ups_fill_envelope(struct ups_envelope *env, __u64 pi
 	bpf_get_current_comm(env->comm, sizeof(env->comm));
 }
 
+/* Output: every record goes to a ring buffer (5.8+) or, when the kernel has
+ * none (or --force-perfbuf), to a perf event array with the same record.
+ * UPS_OUTPUT(name) declares both; only one of them is created at load time
+ * (the other is stood in for by a 1-entry array so its relocation resolves),
+ * and the choice is the frozen ups_cfg.use_perfbuf, so the verifier prunes
+ * the branch the kernel cannot run. */
+#define UPS_OUTPUT(name)                                    \
+	struct {                                            \
+		__uint(type, BPF_MAP_TYPE_RINGBUF);         \
+		__uint(max_entries, 4096);                  \
+	} name SEC(".maps");                                \
+	struct {                                            \
+		__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);\
+		__uint(key_size, sizeof(__u32));            \
+		__uint(value_size, sizeof(__u32));          \
+	} name##_perf SEC(".maps")
+
+#define UPS_MAX_RECORD 1024
+
+/* Where a record is built when it goes to a perf buffer. */
+struct ups_scratch_buf {
+	__u8 data[UPS_MAX_RECORD];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ups_scratch_buf);
+} ups_scratch SEC(".maps");
+
+static __always_inline void *ups_reserve_impl(void *ringbuf, __u32 size)
+{
+	__u32 zero = 0;
+
+	if (ups_cfg.use_perfbuf)
+		return size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
+	return bpf_ringbuf_reserve(ringbuf, size, 0);
+}
+
+/* Reserve space for one record of type T in output `name`; counts a drop and
+ * returns NULL when the ring is full. */
+#define UPS_RESERVE(name, T) ((T *)ups_reserve_counted(&name, sizeof(T)))
+
+static __always_inline void *ups_reserve_counted(void *ringbuf, __u32 size)
+{
+	void *rec = ups_reserve_impl(ringbuf, size);
+	if (!rec)
+		ups_count_drop();
+	return rec;
+}
+
 /* Wake the consumer only once wakeup_bytes are pending: one wakeup per batch
  * instead of per record (per-record wakeups cost ~6 us a hit).  The consumer
  * also drains on a short timer, which bounds the latency of small batches. */
-static __always_inline void ups_submit(void *ringbuf, void *rec)
+static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perfbuf, void *rec,
+					    __u32 size)
 {
+	if (ups_cfg.use_perfbuf) {
+		if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, rec, size) < 0)
+			ups_count_drop();
+		return;
+	}
 	__u64 pending = bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA);
 	bpf_ringbuf_submit(rec, pending >= ups_cfg.wakeup_bytes ? BPF_RB_FORCE_WAKEUP
 								: BPF_RB_NO_WAKEUP);
 }
 
-#define UPS_RINGBUF(name)                                   \
-	struct {                                            \
-		__uint(type, BPF_MAP_TYPE_RINGBUF);         \
-		__uint(max_entries, 4096);                  \
-	} name SEC(".maps")
+#define UPS_SUBMIT(ctx, name, rec) ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
 
 #endif

@@ -1,6 +1,7 @@
 #include "probe/loop.h"
 
 #include <bpf/libbpf.h>
+#include <linux/perf_event.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@ struct loop;
 struct ring_ctx {
 	struct loop *L;
 	const struct session_ring *ring;
+	struct perf_buffer *pb;   /* perf mode: this ring's buffer */
 };
 
 struct loop {
@@ -32,6 +34,7 @@ struct loop {
 	struct loop_stats *stats;
 	struct ring_buffer *rb;
 	struct ring_ctx *ring_ctxs;
+	size_t n_rings;
 	int64_t mono_to_boot;     /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	size_t tasks_running;
@@ -129,6 +132,78 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static void report_lost(struct loop *L, uint64_t lost)
+{
+	L->stats->lost += lost;
+	if (L->out->event) {
+		struct event ev = { .kind = EVENT_LOST, .n_lost = lost,
+				    .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME) };
+		L->out->event(L->out->ctx, &ev);
+	}
+}
+
+/* A raw perf record: PERF_RECORD_SAMPLE carries {u32 size; data[size]} with
+ * the data padded to 8 bytes (trimmed back to the record's own size here);
+ * PERF_RECORD_LOST carries {u64 id; u64 lost}. */
+static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct ring_ctx *rc = ctx;
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t avail = h->size >= sizeof(*h) ? h->size - sizeof(*h) : 0;
+
+	if (h->type == PERF_RECORD_LOST && avail >= 16) {
+		uint64_t lost;
+		memcpy(&lost, p + 8, sizeof(lost));
+		report_lost(rc->L, lost);
+	} else if (h->type == PERF_RECORD_SAMPLE && avail >= 4) {
+		uint32_t size;
+		struct ups_envelope env;
+		const struct catalog_record *rec;
+
+		memcpy(&size, p, sizeof(size));
+		if (size > avail - 4) {
+			rc->L->stats->malformed++;
+			return LIBBPF_PERF_EVENT_CONT;
+		}
+		if (size >= sizeof(env)) {
+			memcpy(&env, p + 4, sizeof(env));
+			rec = catalog_record(env.kind);
+			if (rec && size >= rec->size && size - rec->size < 8)
+				size = (uint32_t)rec->size;
+		}
+		on_record(rc, (void *)(p + 4), size);
+	}
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+static int setup_perf(struct loop *L, struct ring_ctx *c, struct err *err)
+{
+	/* Wake on a byte watermark, not per sample, as the ring buffer does. */
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_BPF_OUTPUT,
+		.sample_type = PERF_SAMPLE_RAW,
+		.sample_period = 1,
+		.watermark = 1,
+		.wakeup_watermark = c->ring->wakeup_bytes,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	int ncpu = libbpf_num_possible_cpus();
+	size_t pages = 1;
+	LIBBPF_OPTS(perf_buffer_raw_opts, ro);
+
+	while (pages * (size_t)page * (size_t)(ncpu > 0 ? ncpu : 1) < c->ring->bytes && pages < 4096)
+		pages <<= 1;
+	if (pages < 8)
+		pages = 8;
+	if (attr.wakeup_watermark > pages * (size_t)page / 2)
+		attr.wakeup_watermark = (__u32)(pages * (size_t)page / 2);
+	c->pb = perf_buffer__new_raw(c->ring->map_fd, pages, &attr, on_perf_event_raw, c, &ro);
+	if (!c->pb)
+		return err_set(err, -errno, "perf buffer %s: %s", c->ring->map, strerror(errno));
+	return 0;
+}
+
 static int setup_rings(struct loop *L, struct err *err)
 {
 	size_t n = session_ring_count(L->session);
@@ -136,10 +211,15 @@ static int setup_rings(struct loop *L, struct err *err)
 	L->ring_ctxs = calloc(n ? n : 1, sizeof(*L->ring_ctxs));
 	if (!L->ring_ctxs)
 		return err_set(err, -ENOMEM, "out of memory");
+	L->n_rings = n;
 	for (size_t i = 0; i < n; i++) {
 		const struct session_ring *r = session_ring_at(L->session, i);
 		L->ring_ctxs[i] = (struct ring_ctx){ .L = L, .ring = r };
-		if (!L->rb) {
+		if (r->perf) {
+			int rc = setup_perf(L, &L->ring_ctxs[i], err);
+			if (rc < 0)
+				return rc;
+		} else if (!L->rb) {
 			L->rb = ring_buffer__new(r->map_fd, on_record, &L->ring_ctxs[i], NULL);
 			if (!L->rb)
 				return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
@@ -272,9 +352,23 @@ static int drain_signal(int sfd)
 	return sig;
 }
 
+static int drain(struct loop *L)
+{
+	int rc;
+
+	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0 && rc != -EINTR)
+		return rc;
+	for (size_t i = 0; i < L->n_rings; i++)
+		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
+		    rc != -EINTR)
+			return rc;
+	return 0;
+}
+
 static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 {
 	struct epoll_event evs[8];
+	int rc;
 
 	while (L->tasks_running > 0) {
 		int n = epoll_wait(ep, evs, 8, -1);
@@ -301,9 +395,10 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 				break;
 			}
 		}
-		/* Ring wakeups come in batches; the timer drains what is left. */
-		if (L->rb && ring_buffer__consume(L->rb) < 0 && errno != EINTR)
-			return err_set(err, -errno, "consuming ring buffers: %s", strerror(errno));
+		/* Wakeups come in batches; the timer drains what is left. */
+		rc = drain(L);
+		if (rc < 0)
+			return err_set(err, rc, "consuming event buffers: %s", strerror(-rc));
 	}
 	return 0;
 }
@@ -332,13 +427,18 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	    (rc = epoll_add(ep, sfd, TAG_SIGNAL, err)) < 0 ||
 	    (L.rb && (rc = epoll_add(ep, ring_buffer__epoll_fd(L.rb), TAG_RING, err)) < 0))
 		goto out;
+	for (size_t i = 0; i < L.n_rings; i++)
+		if (L.ring_ctxs[i].pb &&
+		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING, err)) < 0)
+			goto out;
 	rc = run_epoll(&L, ep, tfd, sfd, err);
-	/* Records submitted before the last detach are still in the rings. */
-	if (L.rb)
-		ring_buffer__consume(L.rb);
+	/* Records submitted before the last detach are still in the buffers. */
+	drain(&L);
 out:
 	if (L.rb)
 		ring_buffer__free(L.rb);
+	for (size_t i = 0; L.ring_ctxs && i < L.n_rings; i++)
+		perf_buffer__free(L.ring_ctxs[i].pb);
 	free(L.ring_ctxs);
 	if (ep >= 0)
 		close(ep);

@@ -40,6 +40,7 @@ struct loop_task_stats {
 struct loop_stats {
 	uint64_t *delivered;      /* per probe id */
 	uint64_t malformed;       /* records of the wrong size or unknown kind/probe */
+	uint64_t lost;            /* perf buffer: samples the kernel could not store */
 	struct loop_task_stats *tasks;
 	int signal;               /* the signal that ended the run, 0 if none */
 };

@@ -29,6 +29,8 @@ struct object_state {
 };
 
 struct session {
+	enum output_mode mode;
+	uint32_t ring_bytes, wakeup_bytes;
 	struct instance *instances;
 	size_t n_instances;
 	struct object_state *objects;
@@ -82,16 +84,43 @@ static int set_config(struct bpf_object *obj, const struct ups_prog_config *cfg,
 	return err_set(err, -ENOENT, "embedded object has no .rodata config");
 }
 
+/* The ring buffer stand-in when it must not exist (perf mode, or unused):
+ * a one-entry array, so the program's relocation still resolves while the
+ * branch that would use it is pruned by the verifier. */
+static int make_stand_in(struct bpf_map *map)
+{
+	int rc = bpf_map__set_type(map, BPF_MAP_TYPE_ARRAY);
+	if (rc == 0)
+		rc = bpf_map__set_key_size(map, sizeof(__u32));
+	if (rc == 0)
+		rc = bpf_map__set_value_size(map, sizeof(__u32));
+	if (rc == 0)
+		rc = bpf_map__set_max_entries(map, 1);
+	return rc;
+}
+
+static bool is_output_used(const struct object_state *os, const char *name, bool *is_perf)
+{
+	size_t len = strlen(name);
+	char base[128];
+
+	*is_perf = len > 5 && strcmp(name + len - 5, "_perf") == 0;
+	snprintf(base, sizeof(base), "%.*s", (int)(*is_perf ? len - 5 : len), name);
+	for (size_t i = 0; os->cat->ring_maps[i]; i++)
+		if (strcmp(os->cat->ring_maps[i], base) == 0)
+			return os->ring_used[i];
+	return false;
+}
+
 /* Sizes the primary's maps, or points an instance's maps at the primary's. */
-static int setup_maps(struct bpf_object *obj, struct object_state *os, const struct plan *plan,
-		      const struct session_opts *opts, struct err *err)
+static int setup_maps(struct session *s, struct bpf_object *obj, struct object_state *os,
+		      struct err *err)
 {
 	struct bpf_map *map;
-	uint32_t ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
-							     : DEFAULT_RINGBUF_BYTES);
 
 	bpf_object__for_each_map(map, obj) {
 		const char *name = bpf_map__name(map);
+		bool is_perf;
 		int rc = 0;
 
 		if (bpf_map__is_internal(map))
@@ -100,18 +129,15 @@ static int setup_maps(struct bpf_object *obj, struct object_state *os, const str
 			struct bpf_map *shared = bpf_object__find_map_by_name(os->primary, name);
 			if (!shared)
 				return err_set(err, -ENOENT, "map %s missing from primary", name);
-			if (bpf_map__fd(shared) < 0) {
-				rc = bpf_map__set_autocreate(map, false);
-			} else {
-				rc = bpf_map__reuse_fd(map, bpf_map__fd(shared));
-			}
+			rc = bpf_map__reuse_fd(map, bpf_map__fd(shared));
 		} else if (bpf_map__type(map) == BPF_MAP_TYPE_RINGBUF) {
-			bool used = os->ring_used[ring_index(os->cat, name)];
-			rc = bpf_map__set_max_entries(map, used ? ring_bytes : 4096);
-			if (rc == 0 && !used)
-				rc = bpf_map__set_autocreate(map, false);
+			bool used = is_output_used(os, name, &is_perf);
+			if (used && s->mode == OUTPUT_RINGBUF)
+				rc = bpf_map__set_max_entries(map, s->ring_bytes);
+			else
+				rc = make_stand_in(map);
 		} else if (strcmp(name, "probe_counters") == 0) {
-			rc = bpf_map__set_max_entries(map, plan->n_probes ? (uint32_t)plan->n_probes : 1);
+			rc = bpf_map__set_max_entries(map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
 		} else if (strcmp(name, "target_pids") == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
 		}
@@ -128,8 +154,6 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = p->obj->name);
 	struct ups_prog_config cfg = { 0 };
 	struct bpf_program *prog;
-	uint32_t ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
-							     : DEFAULT_RINGBUF_BYTES);
 	size_t size;
 	const void *bytes = p->obj->elf_bytes(&size);
 	int rc;
@@ -144,11 +168,12 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	bpf_object__for_each_program(prog, in->obj)
 		bpf_program__set_autoload(prog, strcmp(bpf_program__name(prog), p->prog->name) == 0);
 	cfg.probe_id = p->id;
-	cfg.wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : ring_bytes / 4;
+	cfg.wakeup_bytes = s->wakeup_bytes;
 	cfg.filter_pids = opts->bpf_pid_filter;
+	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
 	rc = set_config(in->obj, &cfg, err);
 	if (rc == 0)
-		rc = setup_maps(in->obj, os, s->plan, opts, err);
+		rc = setup_maps(s, in->obj, os, err);
 	if (rc < 0)
 		return rc;
 	rc = bpf_object__load(in->obj);
@@ -158,6 +183,43 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	if (!os->primary)
 		os->primary = in->obj;
 	return 0;
+}
+
+static int choose_output(struct session *s, const struct session_opts *opts, struct err *err)
+{
+	bool has_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+
+	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
+	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
+	switch (opts->output) {
+	case OUTPUT_RINGBUF:
+		if (!has_ringbuf)
+			return err_set(err, -ENOTSUP, "this kernel has no BPF ring buffer (5.8+); "
+				       "drop --force-ringbuf to use the perf buffer");
+		s->mode = OUTPUT_RINGBUF;
+		break;
+	case OUTPUT_PERFBUF:
+		s->mode = OUTPUT_PERFBUF;
+		break;
+	default:
+		s->mode = has_ringbuf ? OUTPUT_RINGBUF : OUTPUT_PERFBUF;
+		break;
+	}
+	return 0;
+}
+
+enum output_mode session_output_mode(const struct session *s)
+{
+	return s->mode;
+}
+
+const char *output_mode_name(enum output_mode m)
+{
+	switch (m) {
+	case OUTPUT_RINGBUF: return "ringbuf";
+	case OUTPUT_PERFBUF: return "perfbuf";
+	default: return "auto";
+	}
 }
 
 static int fill_target_pids(const struct object_state *os, const struct plan *plan,
@@ -218,15 +280,19 @@ static int collect_rings(struct session *s, struct err *err)
 	for (size_t i = 0; i < s->n_objects; i++) {
 		struct object_state *os = &s->objects[i];
 		for (size_t r = 0; os->cat->ring_maps[r]; r++) {
+			char name[160];
 			struct bpf_map *m;
+			bool perf = s->mode == OUTPUT_PERFBUF;
 			if (!os->ring_used[r])
 				continue;
-			m = bpf_object__find_map_by_name(os->primary, os->cat->ring_maps[r]);
+			snprintf(name, sizeof(name), "%s%s", os->cat->ring_maps[r], perf ? "_perf" : "");
+			m = bpf_object__find_map_by_name(os->primary, name);
 			if (!m || bpf_map__fd(m) < 0)
-				return err_set(err, -ENOENT, "ring buffer %s not created",
-					       os->cat->ring_maps[r]);
+				return err_set(err, -ENOENT, "output buffer %s not created", name);
 			s->rings[s->n_rings++] = (struct session_ring){
-				.map_fd = bpf_map__fd(m), .obj = os->cat, .map = os->cat->ring_maps[r],
+				.map_fd = bpf_map__fd(m), .perf = perf, .bytes = s->ring_bytes,
+				.wakeup_bytes = s->wakeup_bytes, .obj = os->cat,
+				.map = os->cat->ring_maps[r],
 			};
 		}
 	}
@@ -264,6 +330,9 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	rc = uprobe_pmu_detect(&pmu, err);
+	if (rc < 0)
+		goto fail;
+	rc = choose_output(s, opts, err);
 	if (rc < 0)
 		goto fail;
 	mark_used_rings(s, plan);

@@ -16,15 +16,26 @@
 #include "resolve/plan.h"
 #include "records.h"
 
-struct session_opts {
-	uint32_t ringbuf_bytes;   /* per ring buffer; rounded up to a power of two */
-	uint32_t wakeup_bytes;    /* 0: a quarter of the ring */
-	bool bpf_pid_filter;      /* also filter by tgid inside the program */
+enum output_mode {
+	OUTPUT_AUTO = 0,          /* ring buffer when the kernel has it (5.8+) */
+	OUTPUT_RINGBUF,
+	OUTPUT_PERFBUF,           /* perf event array (any kernel); --force-perfbuf */
 };
 
-/* One ring buffer the loop should consume. */
+struct session_opts {
+	uint32_t ringbuf_bytes;   /* per output; rounded up to a power of two */
+	uint32_t wakeup_bytes;    /* 0: a quarter of the buffer */
+	bool bpf_pid_filter;      /* also filter by tgid inside the program */
+	enum output_mode output;
+};
+
+/* One output buffer the loop should consume: a ring buffer, or a perf event
+ * array carrying the same records. */
 struct session_ring {
 	int map_fd;
+	bool perf;                /* map_fd is a PERF_EVENT_ARRAY */
+	uint32_t bytes;           /* requested buffer size */
+	uint32_t wakeup_bytes;
 	const struct catalog_object *obj;
 	const char *map;          /* "call_detail_buf" */
 };
@@ -43,6 +54,10 @@ const struct session_ring *session_ring_at(const struct session *s, size_t i);
 /* Sum of the per-CPU counters of one probe. */
 int session_probe_counters(const struct session *s, uint32_t probe_id,
 			   struct ups_probe_counters *out);
+/* The output mode in use (never OUTPUT_AUTO after session_open). */
+enum output_mode session_output_mode(const struct session *s);
+const char *output_mode_name(enum output_mode m);
+
 /* Number of perf events attached (probes x processes). */
 size_t session_attachment_count(const struct session *s);
 
