@@ -19,6 +19,7 @@
 #include "probe/loop.h"
 #include "probe/session.h"
 #include "resolve/plan.h"
+#include "sink/histogram.h"
 
 /* Exit codes (README "Exit codes" and --help list the same). */
 enum exit_code {
@@ -300,6 +301,16 @@ static void print_summary(const struct plan *plan, struct session *s, const stru
 			p->desc.task_index, p->desc.method, (uint64_t)c.hits, st->delivered[i],
 			(uint64_t)c.drops);
 	}
+	for (size_t i = 0; i < plan->n_probes; i++) {
+		const struct plan_probe *p = plan->probe_by_id[i];
+		uint64_t slots[UPS_HIST_SLOTS];
+		char title[512];
+		if (!p->prog->histogram || session_probe_histogram(s, (uint32_t)i, slots) < 0)
+			continue;
+		snprintf(title, sizeof(title), "latency of %s (task %u, probe %u):", p->desc.method,
+			 p->desc.task_index, p->desc.probe_index);
+		hist_print_log2(stderr, slots, title);
+	}
 	if (st->malformed)
 		fprintf(stderr, "malformed records: %" PRIu64 "\n", st->malformed);
 	if (st->lost)
@@ -326,13 +337,37 @@ static void raise_memlock(void)
 	setrlimit(RLIMIT_MEMLOCK, &r);
 }
 
+struct start_ctx {
+	struct plan *plan;
+	struct session *session;
+	int failed_exit;
+};
+
+/* Attaches once the loop consumes the buffers (loop_opts.start). */
+static int start_probes(void *ctx, struct err *e)
+{
+	struct start_ctx *sc = ctx;
+	int rc = session_attach(sc->session, e);
+
+	if (rc < 0) {
+		sc->failed_exit = session_exit_code(e);
+		return rc;
+	}
+	p_info("attached %zu probe(s) in %zu place(s), %s output", sc->plan->n_probes,
+	       session_attachment_count(sc->session),
+	       output_mode_name(session_output_mode(sc->session)));
+	return 0;
+}
+
 static int run_plan(struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output };
 	struct output out = { .json = o->format && !strcmp(o->format, "json"), .f = stdout };
 	struct loop_output lo = { .event = output_event, .ctx = &out };
-	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = loop_notice };
+	struct start_ctx sc = { .plan = plan };
+	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = loop_notice,
+				   .start = start_probes, .start_ctx = &sc };
 	struct loop_stats st;
 	struct session *s;
 	struct err e = { 0 };
@@ -345,8 +380,7 @@ static int run_plan(struct plan *plan, const struct run_opts *o)
 		p_err("%s", e.msg);
 		return session_exit_code(&e);
 	}
-	p_info("attached %zu probe(s) in %zu place(s), %s output", plan->n_probes,
-	       session_attachment_count(s), output_mode_name(session_output_mode(s)));
+	sc.session = s;
 	rc = loop_run(plan, s, &lopts, &lo, &st, &e);
 	fflush(stdout);
 	if (rc == 0 && !o->quiet)
@@ -355,7 +389,7 @@ static int run_plan(struct plan *plan, const struct run_opts *o)
 	loop_stats_free(&st);
 	if (rc < 0) {
 		p_err("%s", e.msg);
-		return EXIT_RUNTIME;
+		return sc.failed_exit ? sc.failed_exit : EXIT_RUNTIME;
 	}
 	return EXIT_OK;
 }

@@ -115,7 +115,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
 	ev = (struct event){
-		.kind = EVENT_RECORD,
+		.kind = env.kind == UPS_REC_CALL_RETURN ? EVENT_RETURN : EVENT_RECORD,
 		.boot_ns = env.ktime_ns + (uint64_t)L->mono_to_boot,
 		.wall_ns = (int64_t)env.ktime_ns + L->mono_to_wall,
 		.pid = env.pid,
@@ -125,6 +125,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		.fields = fields,
 		.n_fields = rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
 	};
+	if (ev.kind == EVENT_RETURN) {
+		struct call_return r;
+		memcpy(&r, (const char *)data + sizeof(env), sizeof(r));
+		ev.duration_ns = r.duration_ns;
+	}
 	L->stats->delivered[env.probe_id]++;
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
@@ -431,6 +436,11 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		if (L.ring_ctxs[i].pb &&
 		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING, err)) < 0)
 			goto out;
+	if (opts->start && (rc = opts->start(opts->start_ctx, err)) < 0)
+		goto out;
+	/* Durations count from attach. */
+	for (size_t i = 0; i < plan->n_tasks; i++)
+		stats->tasks[i].start_boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME);
 	rc = run_epoll(&L, ep, tfd, sfd, err);
 	/* Records submitted before the last detach are still in the buffers. */
 	drain(&L);

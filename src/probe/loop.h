@@ -23,6 +23,10 @@ struct loop_opts {
 	const char *proc_dir;     /* "/proc" */
 	void (*notice)(void *ctx, const char *msg); /* task ended, target exited … */
 	void *notice_ctx;
+	/* Called once the output buffers are being consumed and before waiting:
+	 * attach the probes here.  A negative return ends the run with err. */
+	int (*start)(void *ctx, struct err *err);
+	void *start_ctx;
 };
 
 enum task_end {
