@@ -151,6 +151,43 @@ void *model_open_message(void *obj, const struct field_desc *f, const struct src
 	return sub;
 }
 
+/* Is field f of obj present (any element, for repeated fields)? */
+static bool field_used(const struct field_desc *f, const void *obj)
+{
+	if (f->repeated)
+		return schema_count(f, obj) != 0 ||
+		       (f->has_off != FD_NONE && *(const bool *)schema_cmember(obj, f->has_off));
+	return schema_field_present(f, obj);
+}
+
+static void era_use_msg(const struct msg_desc *m, const void *obj, struct era_use *u,
+			int depth)
+{
+	for (size_t i = 0; i < m->n_fields && depth <= SCHEMA_MAX_DEPTH; i++) {
+		const struct field_desc *f = &m->fields[i];
+		if (!field_used(f, obj))
+			continue;
+		if (!f->num_b && !u->current_only)
+			u->current_only = f->name;
+		if (!f->num_c && !u->b_only)
+			u->b_only = f->name;
+		if (f->type != FT_MESSAGE)
+			continue;
+		if (!f->repeated) {
+			era_use_msg(f->msg, schema_cmember(obj, f->off), u, depth + 1);
+			continue;
+		}
+		for (size_t k = 0; k < schema_count(f, obj); k++)
+			era_use_msg(f->msg, schema_element(f, obj, k), u, depth + 1);
+	}
+}
+
+void model_era_use(const struct uprobestats_config *cfg, struct era_use *u)
+{
+	u->b_only = u->current_only = NULL;
+	era_use_msg(&schema_config, cfg, u, 0);
+}
+
 const char *config_format_name(enum config_format f)
 {
 	switch (f) {

@@ -28,4 +28,14 @@ void model_set_int(void *obj, const struct field_desc *f, int64_t v, const struc
  * fields are relative to (obj + f->off). */
 void *model_open_message(void *obj, const struct field_desc *f, const struct src_loc *loc);
 
+/* Which era-specific fields a model uses: the first present field that only
+ * era B has (e.g. "ProbeConfig.bpf_map") and the first that only the
+ * current era has (e.g. "Task.bpf_maps"); NULL when none. */
+struct era_use {
+	const char *b_only;
+	const char *current_only;
+};
+
+void model_era_use(const struct uprobestats_config *cfg, struct era_use *u);
+
 #endif

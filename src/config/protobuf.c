@@ -117,9 +117,10 @@ static int skip_field(struct pb *d, unsigned wt, uint32_t num, size_t *pos, size
 		rc = wire_read_fixed32(d->buf, end, pos, &v32);
 		break;
 	case WT_SGROUP:
-		return skip_group(d, num, pos, end, at);
-	case WT_EGROUP:
-		return pb_error(d, CONFIG_EWIRE, at, "end-group (field %u) without a start", num);
+		rc = skip_group(d, num, pos, end, at);
+		if (!rc)
+			d->cfg->n_unknown_fields++;
+		return rc;
 	default:
 		return pb_error(d, CONFIG_EWIRE, at, "invalid wire type %u (field %u)", wt, num);
 	}
@@ -292,6 +293,12 @@ static int decode_range(struct pb *d, const struct msg_desc *m, void *obj, size_
 					(unsigned long long)(tag >> 3), m->name);
 		num = (uint32_t)(tag >> 3);
 		wt = (unsigned)(tag & 7);
+		if (wt > WT_I32)
+			return pb_error(d, CONFIG_EWIRE, at, "invalid wire type %u (field %u)", wt,
+					num);
+		if (wt == WT_EGROUP)
+			return pb_error(d, CONFIG_EWIRE, at, "end-group (field %u) without a start",
+					num);
 		f = schema_field_by_num(m, d->era, num);
 		if (!f)
 			rc = skip_field(d, wt, num, &pos, end, at);

@@ -309,3 +309,23 @@ bool schema_field_present(const struct field_desc *f, const void *obj)
 		return false;
 	}
 }
+
+size_t schema_count(const struct field_desc *f, const void *obj)
+{
+	const void *m = schema_cmember(obj, f->off);
+
+	if (f->type == FT_MESSAGE)
+		return *(const size_t *)schema_cmember(obj, f->count_off);
+	if (f->type == FT_STRING)
+		return ((const struct str_list *)m)->n;
+	if (f->type == FT_INT64)
+		return ((const struct i64_list *)m)->n;
+	return ((const struct i32_list *)m)->n;
+}
+
+const void *schema_element(const struct field_desc *f, const void *obj, size_t i)
+{
+	const char *arr = *(char *const *)schema_cmember(obj, f->off);
+
+	return arr + i * f->msg->size;
+}

@@ -117,4 +117,10 @@ static inline const void *schema_cmember(const void *obj, uint32_t off)
  * without a flag a non-zero value)? */
 bool schema_field_present(const struct field_desc *f, const void *obj);
 
+/* Number of elements of a repeated field of obj (messages or scalars). */
+size_t schema_count(const struct field_desc *f, const void *obj);
+
+/* Element i of a repeated message field. */
+const void *schema_element(const struct field_desc *f, const void *obj, size_t i);
+
 #endif

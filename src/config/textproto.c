@@ -468,25 +468,14 @@ static int parse_body(struct tp *p, const struct msg_desc *m, void *obj,
 	}
 }
 
-/* Which eras can hold what was parsed: an era-B-only field (bpf_map)
- * without any current-only field means the text was written for era B. */
+/* An era-B-only field (bpf_map) without any current-only field means the
+ * text was written for era B. */
 static enum config_era text_era(const struct uprobestats_config *cfg)
 {
-	bool uses_b = false;
+	struct era_use u;
 
-	for (size_t i = 0; i < cfg->n_tasks; i++) {
-		const struct task_config *t = &cfg->tasks[i];
-		if (t->bpf_maps.n || t->has_target_process_selection || t->has_task_id)
-			return CONFIG_ERA_CURRENT;
-		for (size_t j = 0; j < t->n_probes; j++) {
-			const struct probe_config *pc = &t->probes[j];
-			if (pc->fully_qualified_class_name || pc->method_name ||
-			    pc->has_fully_qualified_parameters || pc->n_binder_filters)
-				return CONFIG_ERA_CURRENT;
-			uses_b |= pc->bpf_map != NULL;
-		}
-	}
-	return uses_b ? CONFIG_ERA_B : CONFIG_ERA_CURRENT;
+	model_era_use(cfg, &u);
+	return u.b_only && !u.current_only ? CONFIG_ERA_B : CONFIG_ERA_CURRENT;
 }
 
 int textproto_parse(struct uprobestats_config *cfg, const char *buf, size_t len,

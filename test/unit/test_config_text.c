@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "config_testdata.h"
 
 static struct uprobestats_config *load_text(const char *text, struct err *e)
 {
@@ -60,45 +61,22 @@ UT_TEST(config_text_unknown_field_suggests)
 			   "'probe_configs'?");
 }
 
-/* Every real config in ../shared/testdata/configs parses as text. */
-static const char *const all_configs[] = {
-	"CalyxOS/bitmap_snapshot.textproto",
-	"CalyxOS/test_bss_noteEvent.textproto",
-	"CalyxOS/test_cm_addCall.textproto",
-	"CalyxOS/test_updateDeviceIdleTempAllowlist.textproto",
-	"PixelOS-AOSP/ams_updateDeviceIdletempAllowlist.textproto",
-	"PixelOS-AOSP/atms_startActivityAsUser.textproto",
-	"PixelOS-AOSP/binder.textproto",
-	"PixelOS-AOSP/bitmap_snapshot.textproto",
-	"PixelOS-AOSP/disruptive_app.textproto",
-	"PixelOS-AOSP/generic_instrumentation_primitive_args.textproto",
-	"PixelOS-AOSP/generic_instrumentation_primitive_args_aot.textproto",
-	"PixelOS-AOSP/resolve_process_custom.textproto",
-	"PixelOS-AOSP/resolve_process_framework.textproto",
-	"PixelOS-AOSP/runtime_permission.textproto",
-	"PixelOS-AOSP/test_ams_onServiceInfoChangedLocked.textproto",
-	"PixelOS-AOSP/test_bss_noteScreenState.textproto",
-	"PixelOS-AOSP/test_bss_setBatteryState_artApi.textproto",
-	"PixelOS-AOSP/test_bss_setBatteryState_oatdump.textproto",
-	"PixelOS-AOSP/test_cm_addCall.textproto",
-	"PixelOS-AOSP/test_slog.textproto",
-	"PixelOS-AOSP/test_tsi_placeCall.textproto",
-};
-
+/* Every real config in ../shared/testdata/configs parses as text, and is
+ * recognised as written for the era it was. */
 UT_TEST(config_text_parses_every_testdata_config)
 {
-	char path[512];
-
-	for (size_t i = 0; i < sizeof(all_configs) / sizeof(all_configs[0]); i++) {
+	for (size_t i = 0; i < N_TESTDATA_CONFIGS; i++) {
+		const struct testdata_config *tc = &testdata_configs[i];
 		struct uprobestats_config *cfg = NULL;
 		struct err e = { 0 };
-		snprintf(path, sizeof(path), "configs/%s", all_configs[i]);
-		if (config_load_file(ut_testdata(path), NULL, &cfg, &e)) {
+		if (config_load_file(ut_testdata(tc->path), NULL, &cfg, &e)) {
 			ut_fail(__FILE__, __LINE__, "%s", e.msg);
 			return;
 		}
+		UT_EQ_INT(cfg->format, CONFIG_FORMAT_TEXT);
+		UT_EQ_INT(cfg->era, tc->era);
 		UT_EQ_INT(cfg->n_tasks, 1);
-		UT_ASSERT(cfg->tasks[0].n_probes >= 1);
+		UT_EQ_INT(cfg->tasks[0].n_probes, tc->n_probes);
 		config_free(cfg);
 	}
 }
