@@ -18,6 +18,9 @@ enum field_type {
 	FIELD_BOOL,
 	FIELD_STRING,   /* UTF-8, not NUL-terminated: use str.len */
 	FIELD_BYTES,
+	FIELD_FLOAT,      /* IEEE-754 binary32 */
+	FIELD_INT32_LIST, /* repeated int32 (statsd LIST); v.i32s */
+	FIELD_INT64_LIST, /* repeated int64 (statsd LIST); v.i64s */
 };
 
 struct field {
@@ -32,10 +35,28 @@ struct field {
 			const char *ptr;
 			uint32_t len;
 		} str;  /* FIELD_STRING and FIELD_BYTES */
+		float f;
+		struct {
+			const int32_t *ptr;
+			uint32_t n;
+		} i32s; /* FIELD_INT32_LIST */
+		struct {
+			const int64_t *ptr;
+			uint32_t n;
+		} i64s; /* FIELD_INT64_LIST */
 	} v;
 };
 
-/* The static description of one attached probe (one per probe_config x file). */
+/* How the trace sink pairs probes into slices (zero = a plain probe). */
+enum probe_role {
+	PROBE_PLAIN = 0, /* each hit is an instant event (EVENT_RETURN: a complete slice) */
+	PROBE_ENTER,     /* a hit opens the slice `slice` on its thread */
+	PROBE_EXIT,      /* a hit closes the innermost open slice `slice` on its thread */
+};
+
+/* The static description of one attached probe (one per probe_config x file).
+ * Sinks keep pointers to it (open trace slices, summary rows): it must live as
+ * long as the sink set. */
 struct probe_desc {
 	uint32_t task_index;     /* position in the config */
 	int64_t task_id;         /* Task.task_id (0 when absent) */
@@ -45,6 +66,8 @@ struct probe_desc {
 	const char *file;        /* path the uprobe is on */
 	const char *method;      /* signature or symbol as configured */
 	uint64_t offset;         /* file offset */
+	enum probe_role role;    /* PROBE_ENTER/PROBE_EXIT pair by equal `slice` names */
+	const char *slice;       /* slice name for pairs and trace labels; NULL: method */
 };
 
 enum event_kind {
@@ -60,6 +83,7 @@ struct event {
 	int64_t wall_ns;         /* CLOCK_REALTIME of the hit (derived at decode time) */
 	uint32_t pid, tid;       /* 0 when the record does not carry them */
 	const char *comm;        /* thread name or NULL */
+	const char *process;     /* process name (cmdline) or NULL */
 	const struct probe_desc *probe;
 	uint64_t duration_ns;    /* EVENT_RETURN: entry -> exit */
 	uint64_t n_lost;         /* EVENT_DROP / EVENT_LOST */

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/* GenericInstrumentation — upstream's generic programs: call_detail records
+ * the pc and the first ten argument registers; call_timestamp[_1.._5] record
+ * an event id and the monotonic time. */
+#include "ups_bpf.h"
+
+UPS_OUTPUT(call_detail_buf);
+UPS_OUTPUT(call_timestamp_buf);
+
+SEC("uprobe/call_detail")
+int call_detail(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct rec_call_detail *rec;
+
+	if (!ups_enter(pid_tgid))
+		return 0;
+	rec = UPS_RESERVE(call_detail_buf, struct rec_call_detail);
+	if (!rec)
+		return 0;
+	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_DETAIL);
+	rec->r.pc = UPS_PC(ctx);
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		rec->r.regs[i] = i < UPS_NUM_ARG_REGS ? UPS_ARG(ctx, i) : 0;
+	UPS_SUBMIT(ctx, call_detail_buf, rec);
+	return 0;
+}
+
+static __always_inline int record_timestamp(void *ctx, __u32 event)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct rec_call_timestamp *rec;
+
+	if (!ups_enter(pid_tgid))
+		return 0;
+	rec = UPS_RESERVE(call_timestamp_buf, struct rec_call_timestamp);
+	if (!rec)
+		return 0;
+	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_TIMESTAMP);
+	rec->t.event = event;
+	rec->t.pad = 0;
+	rec->t.timestamp_ns = rec->env.ktime_ns;
+	UPS_SUBMIT(ctx, call_timestamp_buf, rec);
+	return 0;
+}
+
+SEC("uprobe/call_timestamp")
+int call_timestamp(void *ctx) { return record_timestamp(ctx, 0); }
+SEC("uprobe/call_timestamp_1")
+int call_timestamp_1(void *ctx) { return record_timestamp(ctx, 1); }
+SEC("uprobe/call_timestamp_2")
+int call_timestamp_2(void *ctx) { return record_timestamp(ctx, 2); }
+SEC("uprobe/call_timestamp_3")
+int call_timestamp_3(void *ctx) { return record_timestamp(ctx, 3); }
+SEC("uprobe/call_timestamp_4")
+int call_timestamp_4(void *ctx) { return record_timestamp(ctx, 4); }
+SEC("uprobe/call_timestamp_5")
+int call_timestamp_5(void *ctx) { return record_timestamp(ctx, 5); }
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,179 @@
+/* ups_bpf.h — what every uprobestats BPF program shares: register access per
+ * architecture without kernel headers or BTF, the per-probe config and
+ * counters, the pid filter, and ring-buffer submission with batched wakeups.
+ * BPF side only. */
+#ifndef UPROBESTATS_BPF_UPS_BPF_H
+#define UPROBESTATS_BPF_UPS_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "records.h"
+
+/* The kernel's pt_regs as a uprobe program sees it.  Declared here so the
+ * objects need neither vmlinux.h nor the target's asm headers. */
+#if defined(__TARGET_ARCH_arm64)
+struct ups_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+};
+#define UPS_ARG(ctx, i) (((const struct ups_regs *)(ctx))->regs[i])
+#define UPS_PC(ctx) (((const struct ups_regs *)(ctx))->pc)
+#define UPS_SP(ctx) (((const struct ups_regs *)(ctx))->sp)
+#define UPS_RET(ctx) (((const struct ups_regs *)(ctx))->regs[0])
+#define UPS_NUM_ARG_REGS 8
+#elif defined(__TARGET_ARCH_x86)
+struct ups_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+static __always_inline __u64 ups_x86_arg(const struct ups_regs *r, int i)
+{
+	switch (i) {
+	case 0: return r->di;
+	case 1: return r->si;
+	case 2: return r->dx;
+	case 3: return r->cx;
+	case 4: return r->r8;
+	case 5: return r->r9;
+	default: return 0;
+	}
+}
+#define UPS_ARG(ctx, i) ups_x86_arg((const struct ups_regs *)(ctx), (i))
+#define UPS_PC(ctx) (((const struct ups_regs *)(ctx))->ip)
+#define UPS_SP(ctx) (((const struct ups_regs *)(ctx))->sp)
+#define UPS_RET(ctx) (((const struct ups_regs *)(ctx))->ax)
+#define UPS_NUM_ARG_REGS 6
+#else
+#error "define __TARGET_ARCH_arm64 or __TARGET_ARCH_x86"
+#endif
+
+const volatile struct ups_prog_config ups_cfg = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized to the run's probe count before load */
+	__type(key, __u32);
+	__type(value, struct ups_probe_counters);
+} probe_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized before load */
+	__type(key, __u32);
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+static __always_inline struct ups_probe_counters *ups_counters(void)
+{
+	__u32 key = ups_cfg.probe_id;
+	return bpf_map_lookup_elem(&probe_counters, &key);
+}
+
+/* Filters by tgid when asked to and counts the hit.  Returns 0 to skip. */
+static __always_inline int ups_enter(__u64 pid_tgid)
+{
+	struct ups_probe_counters *c;
+
+	if (ups_cfg.filter_pids) {
+		__u32 tgid = pid_tgid >> 32;
+		if (!bpf_map_lookup_elem(&target_pids, &tgid))
+			return 0;
+	}
+	c = ups_counters();
+	if (c)
+		c->hits++;
+	return 1;
+}
+
+static __always_inline void ups_count_drop(void)
+{
+	struct ups_probe_counters *c = ups_counters();
+	if (c)
+		c->drops++;
+}
+
+static __always_inline void ups_fill_envelope(struct ups_envelope *env, __u64 pid_tgid,
+					      __u32 kind)
+{
+	env->ktime_ns = bpf_ktime_get_ns();
+	env->pid = pid_tgid >> 32;
+	env->tid = (__u32)pid_tgid;
+	env->probe_id = ups_cfg.probe_id;
+	env->kind = kind;
+	bpf_get_current_comm(env->comm, sizeof(env->comm));
+}
+
+/* Output: every record goes to a ring buffer (5.8+) or, when the kernel has
+ * none (or --force-perfbuf), to a perf event array with the same record.
+ * UPS_OUTPUT(name) declares both; only one of them is created at load time
+ * (the other is stood in for by a 1-entry array so its relocation resolves),
+ * and the choice is the frozen ups_cfg.use_perfbuf, so the verifier prunes
+ * the branch the kernel cannot run. */
+#define UPS_OUTPUT(name)                                    \
+	struct {                                            \
+		__uint(type, BPF_MAP_TYPE_RINGBUF);         \
+		__uint(max_entries, 4096);                  \
+	} name SEC(".maps");                                \
+	struct {                                            \
+		__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);\
+		__uint(key_size, sizeof(__u32));            \
+		__uint(value_size, sizeof(__u32));          \
+	} name##_perf SEC(".maps")
+
+#define UPS_MAX_RECORD 1024
+
+/* Where a record is built when it goes to a perf buffer. */
+struct ups_scratch_buf {
+	__u8 data[UPS_MAX_RECORD];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ups_scratch_buf);
+} ups_scratch SEC(".maps");
+
+static __always_inline void *ups_reserve_impl(void *ringbuf, __u32 size)
+{
+	__u32 zero = 0;
+
+	if (ups_cfg.use_perfbuf)
+		return size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
+	return bpf_ringbuf_reserve(ringbuf, size, 0);
+}
+
+/* Reserve space for one record of type T in output `name`; counts a drop and
+ * returns NULL when the ring is full. */
+#define UPS_RESERVE(name, T) ((T *)ups_reserve_counted(&name, sizeof(T)))
+
+static __always_inline void *ups_reserve_counted(void *ringbuf, __u32 size)
+{
+	void *rec = ups_reserve_impl(ringbuf, size);
+	if (!rec)
+		ups_count_drop();
+	return rec;
+}
+
+/* Wake the consumer only once wakeup_bytes are pending: one wakeup per batch
+ * instead of per record (per-record wakeups cost ~6 us a hit).  The consumer
+ * also drains on a short timer, which bounds the latency of small batches. */
+static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perfbuf, void *rec,
+					    __u32 size)
+{
+	if (ups_cfg.use_perfbuf) {
+		if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, rec, size) < 0)
+			ups_count_drop();
+		return;
+	}
+	__u64 pending = bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(rec, pending >= ups_cfg.wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+								: BPF_RB_NO_WAKEUP);
+}
+
+#define UPS_SUBMIT(ctx, name, rec) ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
+
+#endif

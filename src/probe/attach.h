@@ -1,0 +1,31 @@
+/* attach.h — one uprobe or uretprobe on (file, offset) for one pid (or every
+ * process), running one BPF program.
+ *
+ * The preferred path is the uprobe PMU: perf_event_open() with the PMU type
+ * from sysfs, config1 = path, config2 = file offset, then
+ * PERF_EVENT_IOC_SET_BPF.  Per-pid events make the kernel install the
+ * breakpoint only in the target's address space, so other processes that map
+ * the same file pay nothing. */
+#ifndef UPROBESTATS_PROBE_ATTACH_H
+#define UPROBESTATS_PROBE_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+struct uprobe_pmu {
+	int type;            /* PMU type id, -1 when the uprobe PMU is missing */
+	int retprobe_bit;    /* config bit that makes it a uretprobe */
+};
+
+/* Reads /sys/bus/event_source/devices/uprobe/{type,format/retprobe}. */
+int uprobe_pmu_detect(struct uprobe_pmu *pmu, struct err *err);
+
+/* Opens, binds prog_fd and enables; *out_fd is the perf event to close on
+ * detach.  pid < 0 means every process. */
+int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
+		      bool retprobe, pid_t pid, int prog_fd, int *out_fd, struct err *err);
+
+#endif

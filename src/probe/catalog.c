@@ -1,0 +1,201 @@
+#include "probe/catalog.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "records.h"
+#include "GenericInstrumentation.skel.h"
+
+static size_t decode_call_detail(const void *payload, struct field *out, size_t max)
+{
+	static const char *const reg_names[10] = {
+		"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9",
+	};
+	struct call_result r;
+	size_t n = 0;
+
+	memcpy(&r, payload, sizeof(r));
+	if (n < max)
+		out[n++] = (struct field){ .name = "pc", .type = FIELD_UINT64, .v.u64 = r.pc };
+	for (size_t i = 0; i < 10 && n < max; i++)
+		out[n++] = (struct field){ .name = reg_names[i], .type = FIELD_UINT64,
+					   .v.u64 = r.regs[i] };
+	return n;
+}
+
+static size_t decode_call_timestamp(const void *payload, struct field *out, size_t max)
+{
+	struct call_timestamp t;
+	size_t n = 0;
+
+	memcpy(&t, payload, sizeof(t));
+	if (n < max)
+		out[n++] = (struct field){ .name = "event", .type = FIELD_INT32,
+					   .v.i32 = (int32_t)t.event };
+	if (n < max)
+		out[n++] = (struct field){ .name = "timestamp_ns", .type = FIELD_INT64,
+					   .v.i64 = (int64_t)t.timestamp_ns };
+	return n;
+}
+
+static const struct catalog_record records[] = {
+	{ UPS_REC_CALL_DETAIL, "call_detail", sizeof(struct rec_call_detail), decode_call_detail },
+	{ UPS_REC_CALL_TIMESTAMP, "call_timestamp", sizeof(struct rec_call_timestamp),
+	  decode_call_timestamp },
+};
+
+static const struct catalog_program generic_programs[] = {
+	{ "call_detail", "call_detail_buf", UPS_REC_CALL_DETAIL, false },
+	{ "call_timestamp", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+	{ "call_timestamp_1", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+	{ "call_timestamp_2", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+	{ "call_timestamp_3", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+	{ "call_timestamp_4", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+	{ "call_timestamp_5", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+};
+
+static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", NULL };
+
+static const struct catalog_object objects[] = {
+	{
+		.name = "GenericInstrumentation",
+		.elf_bytes = GenericInstrumentation__elf_bytes,
+		.programs = generic_programs,
+		.n_programs = sizeof(generic_programs) / sizeof(generic_programs[0]),
+		.ring_maps = generic_maps,
+	},
+};
+
+#define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))
+
+size_t catalog_object_count(void)
+{
+	return N_OBJECTS;
+}
+
+const struct catalog_object *catalog_object_at(size_t i)
+{
+	return i < N_OBJECTS ? &objects[i] : NULL;
+}
+
+const struct catalog_record *catalog_record(uint32_t kind)
+{
+	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
+		if (records[i].kind == kind)
+			return &records[i];
+	return NULL;
+}
+
+/* Splits "<prefix><Object>_<rest>" where Object is a known object name. */
+static const struct catalog_object *match_object(const char *name, const char *prefix,
+						 const char **rest)
+{
+	size_t plen = strlen(prefix);
+
+	if (!name || strncmp(name, prefix, plen) != 0)
+		return NULL;
+	name += plen;
+	for (size_t i = 0; i < N_OBJECTS; i++) {
+		size_t olen = strlen(objects[i].name);
+		if (strncmp(name, objects[i].name, olen) == 0 && name[olen] == '_') {
+			*rest = name + olen + 1;
+			return &objects[i];
+		}
+	}
+	return NULL;
+}
+
+int catalog_find_program(const char *config_name, const struct catalog_object **obj,
+			 const struct catalog_program **prog)
+{
+	const char *rest;
+	const struct catalog_object *o = match_object(config_name, "prog_", &rest);
+
+	if (!o)
+		return -ENOENT;
+	for (const char *kinds[] = { "uprobe_", "uretprobe_" }, **k = kinds; k < kinds + 2; k++) {
+		size_t klen = strlen(*k);
+		if (strncmp(rest, *k, klen) != 0)
+			continue;
+		for (size_t i = 0; i < o->n_programs; i++) {
+			const struct catalog_program *p = &o->programs[i];
+			if (p->is_return == (k != kinds) && strcmp(rest + klen, p->name) == 0) {
+				*obj = o;
+				*prog = p;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int catalog_find_map(const char *config_name, const struct catalog_object **obj,
+		     const char **map)
+{
+	const char *rest;
+	const struct catalog_object *o = match_object(config_name, "map_", &rest);
+
+	if (!o)
+		return -ENOENT;
+	for (size_t i = 0; o->ring_maps[i]; i++) {
+		if (strcmp(rest, o->ring_maps[i]) == 0) {
+			*obj = o;
+			*map = o->ring_maps[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+bool catalog_has_program(const char *config_name, void *unused)
+{
+	const struct catalog_object *o;
+	const struct catalog_program *p;
+	return catalog_find_program(config_name, &o, &p) == 0;
+}
+
+bool catalog_has_map(const char *config_name, void *unused)
+{
+	const struct catalog_object *o;
+	const char *m;
+	return catalog_find_map(config_name, &o, &m) == 0;
+}
+
+static void append(char *buf, size_t size, size_t *len, const char *s)
+{
+	int n = snprintf(buf + *len, size - *len, "%s%s", *len ? ", " : "", s);
+	if (n > 0)
+		*len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
+void catalog_program_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	char name[256];
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_OBJECTS; i++) {
+		for (size_t j = 0; j < objects[i].n_programs; j++) {
+			const struct catalog_program *p = &objects[i].programs[j];
+			snprintf(name, sizeof(name), "prog_%s_%s_%s", objects[i].name,
+				 p->is_return ? "uretprobe" : "uprobe", p->name);
+			append(buf, size, &len, name);
+		}
+	}
+}
+
+void catalog_map_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	char name[256];
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_OBJECTS; i++) {
+		for (size_t j = 0; objects[i].ring_maps[j]; j++) {
+			snprintf(name, sizeof(name), "map_%s_%s", objects[i].name,
+				 objects[i].ring_maps[j]);
+			append(buf, size, &len, name);
+		}
+	}
+}

@@ -1,0 +1,58 @@
+/* catalog.h — the embedded BPF program objects and what a config may name.
+ *
+ * Every upstream object (GenericInstrumentation, …) is embedded as ELF bytes
+ * (from its bpftool skeleton).  A config names programs and maps the way the
+ * Android loader pins them: prog_<Object>_uprobe_<name> and
+ * map_<Object>_<map>.  For each record kind the catalog knows its size and how
+ * to decode it into named fields. */
+#ifndef UPROBESTATS_PROBE_CATALOG_H
+#define UPROBESTATS_PROBE_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sink/event.h"
+
+#define CATALOG_MAX_FIELDS 16
+
+struct catalog_record {
+	uint32_t kind;            /* enum ups_record_kind */
+	const char *name;         /* "call_detail" */
+	size_t size;              /* envelope + payload */
+	/* Decode the payload (after the envelope) into fields; returns the count. */
+	size_t (*decode)(const void *payload, struct field *out, size_t max);
+};
+
+struct catalog_program {
+	const char *name;         /* BPF function name and section suffix: "call_detail" */
+	const char *map;          /* the ring buffer it writes: "call_detail_buf" */
+	uint32_t record_kind;
+	bool is_return;           /* uretprobe */
+};
+
+struct catalog_object {
+	const char *name;         /* "GenericInstrumentation" */
+	const void *(*elf_bytes)(size_t *size);
+	const struct catalog_program *programs;
+	size_t n_programs;
+	const char *const *ring_maps; /* NULL-terminated */
+};
+
+size_t catalog_object_count(void);
+const struct catalog_object *catalog_object_at(size_t i);
+const struct catalog_record *catalog_record(uint32_t kind);
+
+/* "prog_GenericInstrumentation_uprobe_call_detail" -> object + program. */
+int catalog_find_program(const char *config_name, const struct catalog_object **obj,
+			 const struct catalog_program **prog);
+/* "map_GenericInstrumentation_call_detail_buf" -> object + map name. */
+int catalog_find_map(const char *config_name, const struct catalog_object **obj,
+		     const char **map);
+bool catalog_has_program(const char *config_name, void *unused);
+bool catalog_has_map(const char *config_name, void *unused);
+/* Writes "prog_A_uprobe_x, prog_A_uprobe_y, …" into buf. */
+void catalog_program_names(char *buf, size_t size);
+void catalog_map_names(char *buf, size_t size);
+
+#endif

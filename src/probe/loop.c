@@ -1,0 +1,457 @@
+#include "probe/loop.h"
+
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe/atoms.h"
+#include "records.h"
+#include "sys/proc.h"
+
+struct loop;
+
+struct ring_ctx {
+	struct loop *L;
+	const struct session_ring *ring;
+	struct perf_buffer *pb;   /* perf mode: this ring's buffer */
+};
+
+struct loop {
+	const struct plan *plan;
+	struct session *session;
+	const struct loop_opts *opts;
+	const struct loop_output *out;
+	struct loop_stats *stats;
+	struct ring_buffer *rb;
+	struct ring_ctx *ring_ctxs;
+	size_t n_rings;
+	int64_t mono_to_boot;     /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
+	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	size_t tasks_running;
+};
+
+const char *task_end_name(enum task_end e)
+{
+	switch (e) {
+	case TASK_RUNNING: return "running";
+	case TASK_END_DURATION: return "duration";
+	case TASK_END_TARGETS_EXITED: return "targets-exited";
+	case TASK_END_SIGNAL: return "signal";
+	}
+	return "?";
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* bpf_ktime_get_ns() is CLOCK_MONOTONIC; statsd and traces want boot time.
+ * The offsets only move across suspend, so refreshing them per tick is enough. */
+static void refresh_clock_offsets(struct loop *L)
+{
+	int64_t m1 = clock_ns(CLOCK_MONOTONIC);
+	int64_t b = clock_ns(CLOCK_BOOTTIME);
+	int64_t w = clock_ns(CLOCK_REALTIME);
+	int64_t m2 = clock_ns(CLOCK_MONOTONIC);
+	int64_t m = m1 + (m2 - m1) / 2;
+
+	L->mono_to_boot = b - m;
+	L->mono_to_wall = w - m;
+}
+
+static void emit_atom(struct loop *L, const struct plan_probe *p, const struct event *ev,
+		      uint32_t kind, const void *payload)
+{
+	struct field fields[CATALOG_MAX_FIELDS];
+	int n = atoms_from_record(p, kind, payload, fields, CATALOG_MAX_FIELDS);
+	struct atom atom;
+
+	if (n < 0 || !L->out->atom)
+		return;
+	atom = (struct atom){
+		.atom_id = (int32_t)p->task_cfg->statsd.atom_id,
+		.boot_ns = ev->boot_ns,
+		.fields = fields,
+		.n_fields = (size_t)n,
+	};
+	L->out->atom(L->out->ctx, &atom);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct ring_ctx *rc = ctx;
+	struct loop *L = rc->L;
+	struct ups_envelope env;
+	const struct catalog_record *rec;
+	const struct plan_probe *p;
+	struct field fields[CATALOG_MAX_FIELDS];
+	struct event ev;
+	char comm[UPS_COMM_LEN + 1];
+
+	if (size < sizeof(env)) {
+		L->stats->malformed++;
+		return 0;
+	}
+	memcpy(&env, data, sizeof(env));
+	rec = catalog_record(env.kind);
+	if (!rec || size != rec->size || env.probe_id >= L->plan->n_probes) {
+		L->stats->malformed++;
+		return 0;
+	}
+	p = L->plan->probe_by_id[env.probe_id];
+	memcpy(comm, env.comm, UPS_COMM_LEN);
+	comm[UPS_COMM_LEN] = '\0';
+	ev = (struct event){
+		.kind = EVENT_RECORD,
+		.boot_ns = env.ktime_ns + (uint64_t)L->mono_to_boot,
+		.wall_ns = (int64_t)env.ktime_ns + L->mono_to_wall,
+		.pid = env.pid,
+		.tid = env.tid,
+		.comm = comm,
+		.probe = &p->desc,
+		.fields = fields,
+		.n_fields = rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
+	};
+	L->stats->delivered[env.probe_id]++;
+	if (L->out->event)
+		L->out->event(L->out->ctx, &ev);
+	emit_atom(L, p, &ev, env.kind, (const char *)data + sizeof(env));
+	return 0;
+}
+
+static void report_lost(struct loop *L, uint64_t lost)
+{
+	L->stats->lost += lost;
+	if (L->out->event) {
+		struct event ev = { .kind = EVENT_LOST, .n_lost = lost,
+				    .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME) };
+		L->out->event(L->out->ctx, &ev);
+	}
+}
+
+/* A raw perf record: PERF_RECORD_SAMPLE carries {u32 size; data[size]} with
+ * the data padded to 8 bytes (trimmed back to the record's own size here);
+ * PERF_RECORD_LOST carries {u64 id; u64 lost}. */
+static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct ring_ctx *rc = ctx;
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t avail = h->size >= sizeof(*h) ? h->size - sizeof(*h) : 0;
+
+	if (h->type == PERF_RECORD_LOST && avail >= 16) {
+		uint64_t lost;
+		memcpy(&lost, p + 8, sizeof(lost));
+		report_lost(rc->L, lost);
+	} else if (h->type == PERF_RECORD_SAMPLE && avail >= 4) {
+		uint32_t size;
+		struct ups_envelope env;
+		const struct catalog_record *rec;
+
+		memcpy(&size, p, sizeof(size));
+		if (size > avail - 4) {
+			rc->L->stats->malformed++;
+			return LIBBPF_PERF_EVENT_CONT;
+		}
+		if (size >= sizeof(env)) {
+			memcpy(&env, p + 4, sizeof(env));
+			rec = catalog_record(env.kind);
+			if (rec && size >= rec->size && size - rec->size < 8)
+				size = (uint32_t)rec->size;
+		}
+		on_record(rc, (void *)(p + 4), size);
+	}
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+static int setup_perf(struct loop *L, struct ring_ctx *c, struct err *err)
+{
+	/* Wake on a byte watermark, not per sample, as the ring buffer does. */
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_BPF_OUTPUT,
+		.sample_type = PERF_SAMPLE_RAW,
+		.sample_period = 1,
+		.watermark = 1,
+		.wakeup_watermark = c->ring->wakeup_bytes,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	int ncpu = libbpf_num_possible_cpus();
+	size_t pages = 1;
+	LIBBPF_OPTS(perf_buffer_raw_opts, ro);
+
+	while (pages * (size_t)page * (size_t)(ncpu > 0 ? ncpu : 1) < c->ring->bytes && pages < 4096)
+		pages <<= 1;
+	if (pages < 8)
+		pages = 8;
+	if (attr.wakeup_watermark > pages * (size_t)page / 2)
+		attr.wakeup_watermark = (__u32)(pages * (size_t)page / 2);
+	c->pb = perf_buffer__new_raw(c->ring->map_fd, pages, &attr, on_perf_event_raw, c, &ro);
+	if (!c->pb)
+		return err_set(err, -errno, "perf buffer %s: %s", c->ring->map, strerror(errno));
+	return 0;
+}
+
+static int setup_rings(struct loop *L, struct err *err)
+{
+	size_t n = session_ring_count(L->session);
+
+	L->ring_ctxs = calloc(n ? n : 1, sizeof(*L->ring_ctxs));
+	if (!L->ring_ctxs)
+		return err_set(err, -ENOMEM, "out of memory");
+	L->n_rings = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct session_ring *r = session_ring_at(L->session, i);
+		L->ring_ctxs[i] = (struct ring_ctx){ .L = L, .ring = r };
+		if (r->perf) {
+			int rc = setup_perf(L, &L->ring_ctxs[i], err);
+			if (rc < 0)
+				return rc;
+		} else if (!L->rb) {
+			L->rb = ring_buffer__new(r->map_fd, on_record, &L->ring_ctxs[i], NULL);
+			if (!L->rb)
+				return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
+		} else if (ring_buffer__add(L->rb, r->map_fd, on_record, &L->ring_ctxs[i]) < 0) {
+			return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
+		}
+	}
+	return 0;
+}
+
+static void notice(struct loop *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice(struct loop *L, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!L->opts->notice)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	L->opts->notice(L->opts->notice_ctx, msg);
+}
+
+static void end_task(struct loop *L, size_t t, enum task_end why)
+{
+	struct loop_task_stats *ts = &L->stats->tasks[t];
+
+	if (ts->end != TASK_RUNNING)
+		return;
+	session_detach_task(L->session, (uint32_t)t);
+	ts->end = why;
+	ts->end_boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME);
+	L->tasks_running--;
+}
+
+static bool targets_alive(struct loop *L, const struct plan_task *t)
+{
+	const char *proc = L->opts->proc_dir ? L->opts->proc_dir : "/proc";
+	for (size_t i = 0; i < t->n_pids; i++)
+		if (proc_alive(proc, t->pids[i]))
+			return true;
+	return false;
+}
+
+static void check_tasks(struct loop *L)
+{
+	uint64_t now = (uint64_t)clock_ns(CLOCK_BOOTTIME);
+
+	for (size_t i = 0; i < L->plan->n_tasks; i++) {
+		const struct plan_task *t = &L->plan->tasks[i];
+		struct loop_task_stats *ts = &L->stats->tasks[i];
+		if (ts->end != TASK_RUNNING)
+			continue;
+		if (t->duration_seconds > 0 &&
+		    now - ts->start_boot_ns >= (uint64_t)t->duration_seconds * 1000000000ull) {
+			end_task(L, i, TASK_END_DURATION);
+			notice(L, "task %zu: duration of %d s elapsed", i, t->duration_seconds);
+		} else if (!t->all_processes && !targets_alive(L, t)) {
+			end_task(L, i, TASK_END_TARGETS_EXITED);
+			notice(L, "task %zu: every target process has exited", i);
+		}
+	}
+}
+
+static int make_timer(uint32_t period_ms, struct err *err)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec its = { 0 };
+
+	if (fd < 0)
+		return err_set(err, -errno, "timerfd_create: %s", strerror(errno));
+	its.it_interval.tv_sec = period_ms / 1000;
+	its.it_interval.tv_nsec = (long)(period_ms % 1000) * 1000000;
+	its.it_value = its.it_interval;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		return err_set(err, -errno, "timerfd_settime: %s", strerror(errno));
+	}
+	return fd;
+}
+
+static int make_signalfd(struct err *err)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return err_set(err, -errno, "signalfd: %s", strerror(errno));
+	return fd;
+}
+
+static int epoll_add(int ep, int fd, uint32_t tag, struct err *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return err_set(err, -errno, "epoll_ctl: %s", strerror(errno));
+	return 0;
+}
+
+enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL };
+
+static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
+{
+	uint64_t now = (uint64_t)clock_ns(CLOCK_BOOTTIME);
+
+	memset(stats, 0, sizeof(*stats));
+	stats->delivered = calloc(L->plan->n_probes ? L->plan->n_probes : 1, sizeof(uint64_t));
+	stats->tasks = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*stats->tasks));
+	if (!stats->delivered || !stats->tasks)
+		return err_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < L->plan->n_tasks; i++)
+		stats->tasks[i].start_boot_ns = now;
+	L->tasks_running = L->plan->n_tasks;
+	refresh_clock_offsets(L);
+	return setup_rings(L, err);
+}
+
+static int drain_signal(int sfd)
+{
+	struct signalfd_siginfo si;
+	int sig = 0;
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		sig = (int)si.ssi_signo;
+	return sig;
+}
+
+static int drain(struct loop *L)
+{
+	int rc;
+
+	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0 && rc != -EINTR)
+		return rc;
+	for (size_t i = 0; i < L->n_rings; i++)
+		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
+		    rc != -EINTR)
+			return rc;
+	return 0;
+}
+
+static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
+{
+	struct epoll_event evs[8];
+	int rc;
+
+	while (L->tasks_running > 0) {
+		int n = epoll_wait(ep, evs, 8, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_set(err, -errno, "epoll_wait: %s", strerror(errno));
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t ticks;
+			switch (evs[i].data.u32) {
+			case TAG_TIMER:
+				if (read(tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+					return err_set(err, -errno, "timerfd: %s", strerror(errno));
+				refresh_clock_offsets(L);
+				check_tasks(L);
+				break;
+			case TAG_SIGNAL:
+				L->stats->signal = drain_signal(sfd);
+				for (size_t t = 0; t < L->plan->n_tasks; t++)
+					end_task(L, t, TASK_END_SIGNAL);
+				break;
+			default:
+				break;
+			}
+		}
+		/* Wakeups come in batches; the timer drains what is left. */
+		rc = drain(L);
+		if (rc < 0)
+			return err_set(err, rc, "consuming event buffers: %s", strerror(-rc));
+	}
+	return 0;
+}
+
+int loop_run(const struct plan *plan, struct session *s, const struct loop_opts *opts,
+	     const struct loop_output *out, struct loop_stats *stats, struct err *err)
+{
+	struct loop L = { .plan = plan, .session = s, .opts = opts, .out = out, .stats = stats };
+	int ep = -1, tfd = -1, sfd = -1, rc;
+
+	rc = loop_init(&L, stats, err);
+	if (rc < 0)
+		goto out;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0) {
+		rc = err_set(err, -errno, "epoll_create1: %s", strerror(errno));
+		goto out;
+	}
+	tfd = rc = make_timer(opts->flush_ms ? opts->flush_ms : 100, err);
+	if (rc < 0)
+		goto out;
+	sfd = rc = make_signalfd(err);
+	if (rc < 0)
+		goto out;
+	if ((rc = epoll_add(ep, tfd, TAG_TIMER, err)) < 0 ||
+	    (rc = epoll_add(ep, sfd, TAG_SIGNAL, err)) < 0 ||
+	    (L.rb && (rc = epoll_add(ep, ring_buffer__epoll_fd(L.rb), TAG_RING, err)) < 0))
+		goto out;
+	for (size_t i = 0; i < L.n_rings; i++)
+		if (L.ring_ctxs[i].pb &&
+		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING, err)) < 0)
+			goto out;
+	rc = run_epoll(&L, ep, tfd, sfd, err);
+	/* Records submitted before the last detach are still in the buffers. */
+	drain(&L);
+out:
+	if (L.rb)
+		ring_buffer__free(L.rb);
+	for (size_t i = 0; L.ring_ctxs && i < L.n_rings; i++)
+		perf_buffer__free(L.ring_ctxs[i].pb);
+	free(L.ring_ctxs);
+	if (ep >= 0)
+		close(ep);
+	if (tfd >= 0)
+		close(tfd);
+	if (sfd >= 0)
+		close(sfd);
+	return rc < 0 ? rc : 0;
+}
+
+void loop_stats_free(struct loop_stats *stats)
+{
+	free(stats->delivered);
+	free(stats->tasks);
+	memset(stats, 0, sizeof(*stats));
+}

@@ -1,0 +1,56 @@
+/* loop.h — the event loop: one thread, epoll over the ring buffers, a
+ * periodic timerfd (drain, deadlines, target liveness) and a signalfd.
+ * Records are checked, decoded and handed to the output callbacks. */
+#ifndef UPROBESTATS_PROBE_LOOP_H
+#define UPROBESTATS_PROBE_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "probe/session.h"
+#include "resolve/plan.h"
+#include "sink/event.h"
+
+struct loop_output {
+	void (*event)(void *ctx, const struct event *ev);
+	void (*atom)(void *ctx, const struct atom *atom);
+	void *ctx;
+};
+
+struct loop_opts {
+	uint32_t flush_ms;        /* drain period; bounds event latency (default 100) */
+	const char *proc_dir;     /* "/proc" */
+	void (*notice)(void *ctx, const char *msg); /* task ended, target exited … */
+	void *notice_ctx;
+};
+
+enum task_end {
+	TASK_RUNNING = 0,
+	TASK_END_DURATION,
+	TASK_END_TARGETS_EXITED,
+	TASK_END_SIGNAL,
+};
+
+struct loop_task_stats {
+	uint64_t start_boot_ns, end_boot_ns;
+	enum task_end end;
+};
+
+struct loop_stats {
+	uint64_t *delivered;      /* per probe id */
+	uint64_t malformed;       /* records of the wrong size or unknown kind/probe */
+	uint64_t lost;            /* perf buffer: samples the kernel could not store */
+	struct loop_task_stats *tasks;
+	int signal;               /* the signal that ended the run, 0 if none */
+};
+
+/* Runs until every task has ended or a signal arrives.  SIGINT, SIGTERM and
+ * SIGHUP must be blocked by the caller (they are read from a signalfd).
+ * stats arrays are allocated here; free with loop_stats_free(). */
+int loop_run(const struct plan *plan, struct session *s, const struct loop_opts *opts,
+	     const struct loop_output *out, struct loop_stats *stats, struct err *err);
+void loop_stats_free(struct loop_stats *stats);
+const char *task_end_name(enum task_end e);
+
+#endif

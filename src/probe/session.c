@@ -1,0 +1,449 @@
+#include "probe/session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe/attach.h"
+
+#define DEFAULT_RINGBUF_BYTES (4u << 20)
+#define MAX_TARGET_PIDS 4096
+
+/* One loaded copy of an object, for one probe. */
+struct instance {
+	struct bpf_object *obj;
+	const struct plan_probe *probe;
+	int *perf_fds;
+	size_t n_perf_fds;
+};
+
+/* Per object used by the plan: the primary instance owns the shared maps. */
+struct object_state {
+	const struct catalog_object *cat;
+	struct bpf_object *primary;
+	bool ring_used[8];
+};
+
+struct session {
+	enum output_mode mode;
+	uint32_t ring_bytes, wakeup_bytes;
+	struct instance *instances;
+	size_t n_instances;
+	struct object_state *objects;
+	size_t n_objects;
+	struct session_ring *rings;
+	size_t n_rings;
+	const struct plan *plan;
+	int ncpus;
+};
+
+static uint32_t round_pow2(uint32_t v)
+{
+	uint32_t p = 4096;
+	while (p < v && p < (1u << 30))
+		p <<= 1;
+	return p;
+}
+
+static struct object_state *object_state_for(struct session *s, const struct catalog_object *c)
+{
+	for (size_t i = 0; i < s->n_objects; i++)
+		if (s->objects[i].cat == c)
+			return &s->objects[i];
+	s->objects[s->n_objects].cat = c;
+	return &s->objects[s->n_objects++];
+}
+
+static size_t ring_index(const struct catalog_object *c, const char *map)
+{
+	for (size_t i = 0; c->ring_maps[i]; i++)
+		if (strcmp(c->ring_maps[i], map) == 0)
+			return i;
+	return 0;
+}
+
+static int set_config(struct bpf_object *obj, const struct ups_prog_config *cfg, struct err *err)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj) {
+		const char *name = bpf_map__name(map);
+		size_t len = strlen(name);
+		if (bpf_map__is_internal(map) && len >= 7 && strcmp(name + len - 7, ".rodata") == 0) {
+			int rc = bpf_map__set_initial_value(map, cfg, sizeof(*cfg));
+			if (rc < 0)
+				return err_set(err, rc, "setting the program config: %s",
+					       strerror(-rc));
+			return 0;
+		}
+	}
+	return err_set(err, -ENOENT, "embedded object has no .rodata config");
+}
+
+/* The ring buffer stand-in when it must not exist (perf mode, or unused):
+ * a one-entry array, so the program's relocation still resolves while the
+ * branch that would use it is pruned by the verifier. */
+static int make_stand_in(struct bpf_map *map)
+{
+	int rc = bpf_map__set_type(map, BPF_MAP_TYPE_ARRAY);
+	if (rc == 0)
+		rc = bpf_map__set_key_size(map, sizeof(__u32));
+	if (rc == 0)
+		rc = bpf_map__set_value_size(map, sizeof(__u32));
+	if (rc == 0)
+		rc = bpf_map__set_max_entries(map, 1);
+	return rc;
+}
+
+static bool is_output_used(const struct object_state *os, const char *name, bool *is_perf)
+{
+	size_t len = strlen(name);
+	char base[128];
+
+	*is_perf = len > 5 && strcmp(name + len - 5, "_perf") == 0;
+	snprintf(base, sizeof(base), "%.*s", (int)(*is_perf ? len - 5 : len), name);
+	for (size_t i = 0; os->cat->ring_maps[i]; i++)
+		if (strcmp(os->cat->ring_maps[i], base) == 0)
+			return os->ring_used[i];
+	return false;
+}
+
+/* Sizes the primary's maps, or points an instance's maps at the primary's. */
+static int setup_maps(struct session *s, struct bpf_object *obj, struct object_state *os,
+		      struct err *err)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj) {
+		const char *name = bpf_map__name(map);
+		bool is_perf;
+		int rc = 0;
+
+		if (bpf_map__is_internal(map))
+			continue;
+		if (os->primary) {
+			struct bpf_map *shared = bpf_object__find_map_by_name(os->primary, name);
+			if (!shared)
+				return err_set(err, -ENOENT, "map %s missing from primary", name);
+			rc = bpf_map__reuse_fd(map, bpf_map__fd(shared));
+		} else if (bpf_map__type(map) == BPF_MAP_TYPE_RINGBUF) {
+			bool used = is_output_used(os, name, &is_perf);
+			if (used && s->mode == OUTPUT_RINGBUF)
+				rc = bpf_map__set_max_entries(map, s->ring_bytes);
+			else
+				rc = make_stand_in(map);
+		} else if (strcmp(name, "probe_counters") == 0) {
+			rc = bpf_map__set_max_entries(map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
+		} else if (strcmp(name, "target_pids") == 0) {
+			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
+		}
+		if (rc < 0)
+			return err_set(err, rc, "preparing map %s: %s", name, strerror(-rc));
+	}
+	return 0;
+}
+
+static int load_instance(struct session *s, struct instance *in, const struct plan_probe *p,
+			 const struct session_opts *opts, struct err *err)
+{
+	struct object_state *os = object_state_for(s, p->obj);
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = p->obj->name);
+	struct ups_prog_config cfg = { 0 };
+	struct bpf_program *prog;
+	size_t size;
+	const void *bytes = p->obj->elf_bytes(&size);
+	int rc;
+
+	in->probe = p;
+	in->obj = bpf_object__open_mem(bytes, size, &oo);
+	if (!in->obj) {
+		rc = -errno;
+		return err_set(err, rc, "opening embedded object %s: %s", p->obj->name,
+			       strerror(-rc));
+	}
+	bpf_object__for_each_program(prog, in->obj)
+		bpf_program__set_autoload(prog, strcmp(bpf_program__name(prog), p->prog->name) == 0);
+	cfg.probe_id = p->id;
+	cfg.wakeup_bytes = s->wakeup_bytes;
+	cfg.filter_pids = opts->bpf_pid_filter;
+	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
+	rc = set_config(in->obj, &cfg, err);
+	if (rc == 0)
+		rc = setup_maps(s, in->obj, os, err);
+	if (rc < 0)
+		return rc;
+	rc = bpf_object__load(in->obj);
+	if (rc < 0)
+		return err_set(err, rc, "loading program %s into the kernel: %s (run with -v "
+			       "for the verifier log)", p->program_name, strerror(-rc));
+	if (!os->primary)
+		os->primary = in->obj;
+	return 0;
+}
+
+static int choose_output(struct session *s, const struct session_opts *opts, struct err *err)
+{
+	bool has_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+
+	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
+	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
+	switch (opts->output) {
+	case OUTPUT_RINGBUF:
+		if (!has_ringbuf)
+			return err_set(err, -ENOTSUP, "this kernel has no BPF ring buffer (5.8+); "
+				       "drop --force-ringbuf to use the perf buffer");
+		s->mode = OUTPUT_RINGBUF;
+		break;
+	case OUTPUT_PERFBUF:
+		s->mode = OUTPUT_PERFBUF;
+		break;
+	default:
+		s->mode = has_ringbuf ? OUTPUT_RINGBUF : OUTPUT_PERFBUF;
+		break;
+	}
+	return 0;
+}
+
+enum output_mode session_output_mode(const struct session *s)
+{
+	return s->mode;
+}
+
+const char *output_mode_name(enum output_mode m)
+{
+	switch (m) {
+	case OUTPUT_RINGBUF: return "ringbuf";
+	case OUTPUT_PERFBUF: return "perfbuf";
+	default: return "auto";
+	}
+}
+
+static int fill_target_pids(const struct object_state *os, const struct plan *plan,
+			    struct err *err)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(os->primary, "target_pids");
+	__u8 one = 1;
+
+	if (!map)
+		return 0;
+	for (size_t t = 0; t < plan->n_tasks; t++) {
+		for (size_t i = 0; i < plan->tasks[t].n_pids; i++) {
+			__u32 pid = (__u32)plan->tasks[t].pids[i];
+			if (bpf_map_update_elem(bpf_map__fd(map), &pid, &one, BPF_ANY) < 0)
+				return err_set(err, -errno, "filling target_pids: %s",
+					       strerror(errno));
+		}
+	}
+	return 0;
+}
+
+static int attach_instance(struct instance *in, const struct uprobe_pmu *pmu,
+			   const struct plan_task *task, struct err *err)
+{
+	const struct plan_probe *p = in->probe;
+	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, p->prog->name);
+	size_t n = task->all_processes ? 1 : task->n_pids;
+	int rc;
+
+	in->perf_fds = calloc(n ? n : 1, sizeof(int));
+	if (!in->perf_fds)
+		return err_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = task->all_processes ? -1 : task->pids[i];
+		rc = uprobe_attach_pmu(pmu, p->path, p->offset, p->prog->is_return, pid,
+				       bpf_program__fd(prog), &in->perf_fds[i], err);
+		if (rc < 0)
+			return err_prefix(err, "probe %s", p->program_name);
+		in->n_perf_fds++;
+	}
+	return 0;
+}
+
+static void detach_instance(struct instance *in)
+{
+	for (size_t i = 0; i < in->n_perf_fds; i++)
+		close(in->perf_fds[i]);
+	free(in->perf_fds);
+	in->perf_fds = NULL;
+	in->n_perf_fds = 0;
+}
+
+static int collect_rings(struct session *s, struct err *err)
+{
+	s->rings = calloc(s->n_objects * 8 + 1, sizeof(*s->rings));
+	if (!s->rings)
+		return err_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->n_objects; i++) {
+		struct object_state *os = &s->objects[i];
+		for (size_t r = 0; os->cat->ring_maps[r]; r++) {
+			char name[160];
+			struct bpf_map *m;
+			bool perf = s->mode == OUTPUT_PERFBUF;
+			if (!os->ring_used[r])
+				continue;
+			snprintf(name, sizeof(name), "%s%s", os->cat->ring_maps[r], perf ? "_perf" : "");
+			m = bpf_object__find_map_by_name(os->primary, name);
+			if (!m || bpf_map__fd(m) < 0)
+				return err_set(err, -ENOENT, "output buffer %s not created", name);
+			s->rings[s->n_rings++] = (struct session_ring){
+				.map_fd = bpf_map__fd(m), .perf = perf, .bytes = s->ring_bytes,
+				.wakeup_bytes = s->wakeup_bytes, .obj = os->cat,
+				.map = os->cat->ring_maps[r],
+			};
+		}
+	}
+	return 0;
+}
+
+/* Marks which ring buffers each object needs before any primary is loaded. */
+static void mark_used_rings(struct session *s, const struct plan *plan)
+{
+	for (size_t t = 0; t < plan->n_tasks; t++) {
+		for (size_t i = 0; i < plan->tasks[t].n_probes; i++) {
+			const struct plan_probe *p = &plan->tasks[t].probes[i];
+			struct object_state *os = object_state_for(s, p->obj);
+			os->ring_used[ring_index(p->obj, p->prog->map)] = true;
+		}
+	}
+}
+
+int session_open(const struct plan *plan, const struct session_opts *opts,
+		 struct session **out, struct err *err)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	struct uprobe_pmu pmu;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return err_set(err, -ENOMEM, "out of memory");
+	s->plan = plan;
+	s->ncpus = libbpf_num_possible_cpus();
+	s->instances = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*s->instances));
+	s->objects = calloc(catalog_object_count(), sizeof(*s->objects));
+	if (!s->instances || !s->objects || s->ncpus <= 0) {
+		session_close(s);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
+	rc = uprobe_pmu_detect(&pmu, err);
+	if (rc < 0)
+		goto fail;
+	rc = choose_output(s, opts, err);
+	if (rc < 0)
+		goto fail;
+	mark_used_rings(s, plan);
+	for (size_t t = 0; t < plan->n_tasks; t++) {
+		for (size_t i = 0; i < plan->tasks[t].n_probes; i++) {
+			struct instance *in = &s->instances[s->n_instances++];
+			rc = load_instance(s, in, &plan->tasks[t].probes[i], opts, err);
+			if (rc < 0)
+				goto fail;
+		}
+	}
+	for (size_t i = 0; i < s->n_objects && opts->bpf_pid_filter; i++) {
+		rc = fill_target_pids(&s->objects[i], plan, err);
+		if (rc < 0)
+			goto fail;
+	}
+	rc = collect_rings(s, err);
+	if (rc < 0)
+		goto fail;
+	/* Attach last, once every program has loaded: nothing is half-attached. */
+	for (size_t i = 0; i < s->n_instances; i++) {
+		const struct plan_probe *p = s->instances[i].probe;
+		rc = attach_instance(&s->instances[i], &pmu, &plan->tasks[p->desc.task_index], err);
+		if (rc < 0)
+			goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	session_close(s);
+	return rc;
+}
+
+void session_detach_task(struct session *s, uint32_t task_index)
+{
+	for (size_t i = 0; i < s->n_instances; i++)
+		if (s->instances[i].probe && s->instances[i].probe->desc.task_index == task_index)
+			detach_instance(&s->instances[i]);
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_instances; i++)
+		detach_instance(&s->instances[i]);
+	/* Secondary instances first: the primaries own the shared maps. */
+	for (size_t i = s->n_instances; i-- > 0;) {
+		bool primary = false;
+		for (size_t o = 0; o < s->n_objects; o++)
+			primary |= s->objects[o].primary == s->instances[i].obj;
+		if (!primary)
+			bpf_object__close(s->instances[i].obj);
+	}
+	for (size_t o = 0; o < s->n_objects; o++)
+		bpf_object__close(s->objects[o].primary);
+	free(s->instances);
+	free(s->objects);
+	free(s->rings);
+	free(s);
+}
+
+size_t session_ring_count(const struct session *s)
+{
+	return s->n_rings;
+}
+
+const struct session_ring *session_ring_at(const struct session *s, size_t i)
+{
+	return i < s->n_rings ? &s->rings[i] : NULL;
+}
+
+int session_probe_counters(const struct session *s, uint32_t probe_id,
+			   struct ups_probe_counters *out)
+{
+	const struct plan_probe *p;
+	struct object_state *os = NULL;
+	struct ups_probe_counters *percpu;
+	struct bpf_map *map;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (probe_id >= s->plan->n_probes)
+		return -ENOENT;
+	p = s->plan->probe_by_id[probe_id];
+	for (size_t i = 0; i < s->n_objects; i++)
+		if (s->objects[i].cat == p->obj)
+			os = &s->objects[i];
+	if (!os || !os->primary)
+		return -ENOENT;
+	map = bpf_object__find_map_by_name(os->primary, "probe_counters");
+	if (!map)
+		return -ENOENT;
+	percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	rc = bpf_map_lookup_elem(bpf_map__fd(map), &probe_id, percpu);
+	if (rc == 0) {
+		for (int c = 0; c < s->ncpus; c++) {
+			out->hits += percpu[c].hits;
+			out->drops += percpu[c].drops;
+		}
+	}
+	free(percpu);
+	return rc < 0 ? -errno : 0;
+}
+
+size_t session_attachment_count(const struct session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_instances; i++)
+		n += s->instances[i].n_perf_fds;
+	return n;
+}

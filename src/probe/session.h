@@ -1,0 +1,64 @@
+/* session.h — the Attachments stage: the plan's probes loaded and attached.
+ *
+ * Each probe gets its own instance of its program object (so the program
+ * knows its probe id, for per-probe counters and event attribution); all
+ * instances of one object share its maps (ring buffers, counters).  Opening
+ * is all or nothing: on any failure everything attached so far is detached
+ * and the error names the probe. */
+#ifndef UPROBESTATS_PROBE_SESSION_H
+#define UPROBESTATS_PROBE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "resolve/plan.h"
+#include "records.h"
+
+enum output_mode {
+	OUTPUT_AUTO = 0,          /* ring buffer when the kernel has it (5.8+) */
+	OUTPUT_RINGBUF,
+	OUTPUT_PERFBUF,           /* perf event array (any kernel); --force-perfbuf */
+};
+
+struct session_opts {
+	uint32_t ringbuf_bytes;   /* per output; rounded up to a power of two */
+	uint32_t wakeup_bytes;    /* 0: a quarter of the buffer */
+	bool bpf_pid_filter;      /* also filter by tgid inside the program */
+	enum output_mode output;
+};
+
+/* One output buffer the loop should consume: a ring buffer, or a perf event
+ * array carrying the same records. */
+struct session_ring {
+	int map_fd;
+	bool perf;                /* map_fd is a PERF_EVENT_ARRAY */
+	uint32_t bytes;           /* requested buffer size */
+	uint32_t wakeup_bytes;
+	const struct catalog_object *obj;
+	const char *map;          /* "call_detail_buf" */
+};
+
+struct session;
+
+int session_open(const struct plan *plan, const struct session_opts *opts,
+		 struct session **out, struct err *err);
+/* Detaches every probe of task task_index (its duration ended). */
+void session_detach_task(struct session *s, uint32_t task_index);
+void session_close(struct session *s);
+
+size_t session_ring_count(const struct session *s);
+const struct session_ring *session_ring_at(const struct session *s, size_t i);
+
+/* Sum of the per-CPU counters of one probe. */
+int session_probe_counters(const struct session *s, uint32_t probe_id,
+			   struct ups_probe_counters *out);
+/* The output mode in use (never OUTPUT_AUTO after session_open). */
+enum output_mode session_output_mode(const struct session *s);
+const char *output_mode_name(enum output_mode m);
+
+/* Number of perf events attached (probes x processes). */
+size_t session_attachment_count(const struct session *s);
+
+#endif

@@ -1,0 +1,87 @@
+/* plan.h — the config turned into concrete probes: for every probe the
+ * embedded program, the ring buffer, the file and offset, and the processes.
+ * Building the plan attaches nothing; it fails with every problem it can
+ * name before anything touches the kernel. */
+#ifndef UPROBESTATS_RESOLVE_PLAN_H
+#define UPROBESTATS_RESOLVE_PLAN_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "config/config.h"
+#include "probe/catalog.h"
+#include "sink/event.h"
+
+/* How argument positions map to registers (call_detail's regs[]). */
+enum arg_abi {
+	ARG_ABI_NATIVE = 0,   /* C ABI: position p is argument register p */
+	ARG_ABI_ART_INSTANCE, /* ART: x0/rdi = ArtMethod*, then this, then args */
+	ARG_ABI_ART_STATIC,   /* ART: x0/rdi = ArtMethod*, then args */
+};
+
+enum resolve_how {
+	RESOLVED_ELF_SYMBOL = 0,
+	RESOLVED_OAT_BUILTIN,
+	RESOLVED_OATDUMP,
+};
+
+struct plan_probe {
+	uint32_t id;                      /* run-wide probe id (BPF counters index) */
+	const struct task_config *task_cfg;
+	const struct probe_config *cfg;
+	const struct catalog_object *obj;
+	const struct catalog_program *prog;
+	char path[PATH_MAX];
+	uint64_t offset;
+	uint16_t machine;                 /* EM_* of the probed file */
+	enum resolve_how how;
+	enum arg_abi abi;
+	char note[512];                   /* how it was resolved, warnings (dedup) */
+	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
+	char map_name[160];               /* map_<Obj>_<map> */
+	struct probe_desc desc;           /* points into this struct */
+};
+
+struct plan_task {
+	uint32_t index;
+	const struct task_config *cfg;
+	struct plan_probe *probes;
+	size_t n_probes;
+	pid_t *pids;                      /* empty with all_processes */
+	size_t n_pids;
+	bool all_processes;
+	int32_t duration_seconds;         /* <= 0: until interrupted */
+};
+
+struct plan {
+	struct plan_task *tasks;
+	size_t n_tasks;
+	size_t n_probes;                  /* over all tasks */
+	struct plan_probe **probe_by_id;  /* n_probes entries */
+};
+
+struct plan_opts {
+	const char *proc_dir;             /* "/proc" unless testing */
+	const pid_t *pids;                /* --pid overrides target_process_name */
+	size_t n_pids;
+	bool all_matches;                 /* every process whose cmdline matches */
+	int32_t duration_override;        /* > 0 replaces duration_seconds */
+	bool no_resolve;                  /* check --no-resolve: fill what is known */
+	/* When set, every per-probe problem is reported here and building goes
+	 * on, so `check` can list them all; the build still fails at the end. */
+	void (*problem)(void *ctx, const char *msg);
+	void *problem_ctx;
+};
+
+int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opts,
+	       struct plan **out, struct err *err);
+void plan_free(struct plan *plan);
+
+const char *resolve_how_name(enum resolve_how how);
+const char *arg_abi_name(enum arg_abi abi);
+
+#endif

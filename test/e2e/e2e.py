@@ -1,0 +1,163 @@
+"""e2e.py — helpers for end-to-end tests: real uprobes on this kernel.
+
+Runs the shipped binary ($UPROBESTATS_BIN) against the test targets
+($UPROBESTATS_TARGETS, a directory holding target_native …)."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+BIN = os.environ.get("UPROBESTATS_BIN", "build/x86_64/uprobestats")
+TARGETS = os.environ.get("UPROBESTATS_TARGETS", "build/x86_64/tests")
+TESTDATA = os.environ.get("UPROBESTATS_TESTDATA", "../shared/testdata")
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+def eq(a, b, what):
+    if a != b:
+        raise TestFailure(f"{what}: expected {b!r}, got {a!r}")
+
+
+def target(name):
+    return os.path.abspath(os.path.join(TARGETS, name))
+
+
+def write_config(tmp, text, name="config.textproto"):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def native_config(binary, symbol, prog="call_detail", target_name=None, duration=None,
+                  atom_id=None, positions=(), extra_task=""):
+    mp = "call_detail_buf" if prog == "call_detail" else "call_timestamp_buf"
+    lines = ["tasks {",
+             "  probe_configs {",
+             f'    bpf_name: "prog_GenericInstrumentation_uprobe_{prog}"',
+             f'    file_paths: "{binary}"',
+             f'    method_signature: "{symbol}"',
+             "  }",
+             f'  bpf_maps: "map_GenericInstrumentation_{mp}"']
+    if target_name:
+        lines.append(f'  target_process_name: "{target_name}"')
+    if duration:
+        lines.append(f"  duration_seconds: {duration}")
+    if atom_id is not None:
+        lines.append("  statsd_logging_config {")
+        lines.append(f"    atom_id: {atom_id}")
+        for p in positions:
+            lines.append(f"    primitive_argument_positions: {p}")
+        lines.append("  }")
+    if extra_task:
+        lines.append(extra_task)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+class Target:
+    """A target_native process held at its start line until go()."""
+
+    def __init__(self, tmp, count, base, argv0=None, threads=1, name="target_native"):
+        self.fifo = os.path.join(tmp, f"go-{base}-{time.monotonic_ns()}")
+        os.mkfifo(self.fifo)
+        exe = target(name)
+        args = [argv0 or exe, "--go-fifo", self.fifo, "--threads", str(threads),
+                str(count), str(base)]
+        self.proc = subprocess.Popen(args, executable=exe)
+        self.pid = self.proc.pid
+
+    def go(self):
+        with open(self.fifo, "w") as f:
+            f.write("go\n")
+
+    def wait(self, timeout=120):
+        rc = self.proc.wait(timeout=timeout)
+        eq(rc, 0, "target exit code")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Uprobestats:
+    """uprobestats running in the background; stderr collected line by line."""
+
+    def __init__(self, args, stdout=subprocess.PIPE):
+        self.proc = subprocess.Popen([BIN] + args, stdout=stdout, stderr=subprocess.PIPE,
+                                     text=True)
+        self.err_lines = []
+        self.out_lines = []
+        self._attached = threading.Event()
+        self._t_err = threading.Thread(target=self._read_err, daemon=True)
+        self._t_err.start()
+        self._t_out = None
+        if stdout == subprocess.PIPE:
+            self._t_out = threading.Thread(target=self._read_out, daemon=True)
+            self._t_out.start()
+
+    def _read_err(self):
+        for line in self.proc.stderr:
+            self.err_lines.append(line.rstrip("\n"))
+            if "attached" in line:
+                self._attached.set()
+
+    def _read_out(self):
+        for line in self.proc.stdout:
+            self.out_lines.append(line.rstrip("\n"))
+
+    def wait_attached(self, timeout=30):
+        if not self._attached.wait(timeout):
+            self.stop()
+            raise TestFailure("uprobestats did not attach: " + " | ".join(self.err_lines))
+
+    def stop(self, sig=signal.SIGINT):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.wait()
+
+    def wait(self, timeout=120):
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise TestFailure("uprobestats did not exit in time")
+        self._t_err.join(5)
+        if self._t_out:
+            self._t_out.join(5)
+        return rc
+
+    def stderr(self):
+        return "\n".join(self.err_lines)
+
+    def json_events(self):
+        evs = []
+        for line in self.out_lines:
+            try:
+                evs.append(json.loads(line))
+            except ValueError:
+                raise TestFailure(f"not JSON: {line[:200]}")
+        return evs
+
+
+def run(args, timeout=60):
+    """Runs uprobestats to completion: (exit code, stdout, stderr)."""
+    p = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="uprobestats-e2e.")

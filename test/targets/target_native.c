@@ -1,0 +1,77 @@
+/* target_native — a program for uprobestats to probe.
+ *
+ *   target_native [--go-fifo PATH] [--threads T] COUNT BASE
+ *
+ * Waits (when --go-fifo is given) until a line can be read from the FIFO,
+ * then calls ups_target_fn(i, BASE + i, -i, 0x1122334455667788, BASE, 7)
+ * COUNT times per thread, for i = 0..COUNT-1, and exits.  The function is
+ * exported and never inlined, so its symbol is a probe point. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((noinline, used, visibility("default"))) long
+ups_target_fn(long a, long b, long c, long d, long e, long f)
+{
+	/* Keep the call and its arguments observable to the compiler. */
+	__asm__ volatile("" ::"r"(a), "r"(b), "r"(c), "r"(d), "r"(e), "r"(f) : "memory");
+	return a + b;
+}
+
+__attribute__((noinline, used, visibility("default"))) int ups_target_second(int x)
+{
+	__asm__ volatile("" ::"r"(x) : "memory");
+	return x * 2;
+}
+
+static long count, base;
+
+static void *worker(void *arg)
+{
+	long sum = 0;
+	for (long i = 0; i < count; i++)
+		sum += ups_target_fn(i, base + i, -i, 0x1122334455667788L, base, 7);
+	ups_target_second((int)base);
+	return (void *)sum;
+}
+
+int main(int argc, char **argv)
+{
+	const char *fifo = NULL;
+	int threads = 1, argi = 1;
+
+	while (argi < argc && strncmp(argv[argi], "--", 2) == 0) {
+		if (!strcmp(argv[argi], "--go-fifo") && argi + 1 < argc) {
+			fifo = argv[argi + 1];
+			argi += 2;
+		} else if (!strcmp(argv[argi], "--threads") && argi + 1 < argc) {
+			threads = atoi(argv[argi + 1]);
+			argi += 2;
+		} else {
+			break;
+		}
+	}
+	if (argc - argi != 2 || threads < 1 || threads > 64) {
+		fprintf(stderr, "usage: target_native [--go-fifo PATH] [--threads T] COUNT BASE\n");
+		return 2;
+	}
+	count = atol(argv[argi]);
+	base = atol(argv[argi + 1]);
+	if (fifo) {
+		char line[16];
+		FILE *f = fopen(fifo, "r");
+		if (!f || !fgets(line, sizeof(line), f)) {
+			perror(fifo);
+			return 1;
+		}
+		fclose(f);
+	}
+	pthread_t tids[64];
+	for (int t = 0; t < threads; t++)
+		pthread_create(&tids[t], NULL, worker, NULL);
+	for (int t = 0; t < threads; t++)
+		pthread_join(tids[t], NULL);
+	return 0;
+}
