@@ -14,7 +14,7 @@
 #                   --fetch.sh sysroot--> build/sysroot/<arch>/ (musl-dev, linux-libc-dev)
 #   vendor/build.sh <arch>             -> build/vendor/<arch>/{lib,include}/
 #   bpf/<name>.bpf.c --clang -target bpf--> build/<arch>/bpf/<name>.bpf.o (llvm-strip -g)
-#                    --bpftool gen skeleton--> gen/<arch>/<name>.skel.h (struct <name>_bpf)
+#                    --bpftool gen skeleton--> gen/<arch>/<name>.skel.h (struct <name>)
 #   main.c $(SRCS)  --clang --target=<arch>-linux-musl--> build/<arch>/obj/**.o
 #                   --<arch>-linux-gnu-gcc + musl specs, -static, --gc-sections, -s-->
 #                   build/<arch>/uprobestats
@@ -71,6 +71,7 @@ BPFTOOL        ?= bpftool
 # first (the bpf.h the loader was written against), then the target arch's kernel
 # headers (asm/ptrace.h for the PT_REGS_* macros), then libbpf's bpf_helpers.h & co.
 BPF_CFLAGS     ?= -O2 -g -Wall -Werror
+SKEL_CMD        = $(BPFTOOL) gen skeleton $$< name $$*
 BPF_SRCS       := $(sort $(wildcard $(TOP)/bpf/*.bpf.c))
 BPF_NAMES      := $(patsubst $(TOP)/bpf/%.bpf.c,%,$(BPF_SRCS))
 
@@ -152,11 +153,13 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 		-MMD -MP -MF $$@.d -c $$< -o $$@
 	@$(BPF_STRIP) -g $$@
 
-# The skeleton embeds the object; its struct is named after the file: <name>_bpf.
-$(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o | deps-host
+# The skeleton embeds the object; its struct and functions are named after the program
+# file: bpf/<name>.bpf.c -> struct <name>, <name>__open_and_load(), <name>__elf_bytes().
+$$(call record-if-changed,$(BUILD)/$(1)/bpf/skel-cmd,$(SKEL_CMD))
+$(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o $(BUILD)/$(1)/bpf/skel-cmd | deps-host
 	@mkdir -p $$(@D)
 	@echo "  SKEL    $$(@:$(TOP)/%=%)"
-	@$(BPFTOOL) gen skeleton $$< > $$@.tmp
+	@$(SKEL_CMD) > $$@.tmp
 	@mv $$@.tmp $$@
 
 # The compile command, kept in a file rewritten only when it changes (a new git revision
