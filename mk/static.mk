@@ -110,10 +110,11 @@ distclean: vendor-clean
 # $(call record-if-changed,FILE,TEXT): while make reads the makefiles, write TEXT to
 # FILE unless FILE already holds exactly that.  FILE's mtime then changes only with TEXT,
 # which makes it a prerequisite standing for "these flags".
-# (Two strings are equal when each contains the other.)
+# (Two strings are equal when each contains the other.  Both sides are $(strip)ped:
+# make 4.3's $(file <) sometimes keeps the final newline, depending on the file's size.)
 str-eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 define record-if-changed
-$(if $(call str-eq,$(file <$(1)),$(2)),,$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
+$(if $(call str-eq,$(strip $(file <$(1))),$(strip $(2))),,$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
 endef
 
 # --- per arch --------------------------------------------------------------------------
