@@ -88,7 +88,7 @@ UT_TEST(trace_json_pairs_slices_and_loads)
 	/* exact renderings of the interesting elements */
 	UT_CONTAINS(text, "{\"name\":\"B.run\",\"cat\":\"prog_enter\",\"ph\":\"B\",\"ts\":1000.000,"
 			  "\"pid\":100,\"tid\":101,\"args\":{\"probe\":\"void a.B.run()\",\"uid\":5}}");
-	UT_CONTAINS(text, "{\"name\":\"\",\"ph\":\"E\",\"ts\":3000.000,\"pid\":100,\"tid\":101,"
+	UT_CONTAINS(text, "{\"name\":\"inner\",\"ph\":\"E\",\"ts\":3000.000,\"pid\":100,\"tid\":101,"
 			  "\"args\":{\"unfinished\":true}}");
 	UT_CONTAINS(text, "{\"name\":\"Y.work\",\"cat\":\"prog_ret\",\"ph\":\"X\",\"ts\":4998.500,"
 			  "\"pid\":100,\"tid\":101,\"dur\":1.500,");
@@ -98,7 +98,7 @@ UT_TEST(trace_json_pairs_slices_and_loads)
 	UT_CONTAINS(text, "\"name\":\"uprobestats: 4 records dropped\"");
 	UT_CONTAINS(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0.000,\"pid\":100,"
 			  "\"tid\":100,\"args\":{\"name\":\"com.x\"}}");
-	UT_CONTAINS(text, "{\"name\":\"\",\"ph\":\"E\",\"ts\":8000.000,\"pid\":100,\"tid\":100,"
+	UT_CONTAINS(text, "{\"name\":\"B.run\",\"ph\":\"E\",\"ts\":8000.000,\"pid\":100,\"tid\":100,"
 			  "\"args\":{\"unfinished\":true}}");
 	jc_free(&d);
 	cap_free(&c);
