@@ -142,12 +142,13 @@ int sinks_flush(struct sinks *s, struct err *e)
 		jsonl_flush(&s->json);
 	if (s->trace_on)
 		trace_flush(&s->trace);
-	if (s->text_on && outbuf_check(&s->text.o, e) < 0)
-		return e ? e->code : first_error(s);
-	if (s->json_on && outbuf_check(&s->json.o, e) < 0)
-		return e ? e->code : first_error(s);
-	if (s->trace_on && outbuf_check(&s->trace.o, e) < 0)
-		return e ? e->code : first_error(s);
+	int rc = 0;
+	if (s->text_on && (rc = outbuf_check(&s->text.o, e)) < 0)
+		return rc;
+	if (s->json_on && (rc = outbuf_check(&s->json.o, e)) < 0)
+		return rc;
+	if (s->trace_on && (rc = outbuf_check(&s->trace.o, e)) < 0)
+		return rc;
 	return 0;
 }
 

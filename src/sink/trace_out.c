@@ -315,11 +315,12 @@ static bool label_eq(struct label a, struct label b)
 	return a.n == b.n && memcmp(a.s, b.s, a.n) == 0;
 }
 
-static void end_slice(struct trace_out *t, const struct event *ev, uint64_t ns, bool unfinished)
+/* Viewers (speedscope, catapult) match an "E" to its "B" by name: repeat it. */
+static void end_slice(struct trace_out *t, const struct event *ev, struct label name, uint64_t ns,
+		      bool unfinished)
 {
 	if (is_json(t)) {
-		struct label none = { "", 0 };
-		j_begin(t, "E", none, NULL, ns, ev->pid, ev->tid);
+		j_begin(t, "E", name, NULL, ns, ev->pid, ev->tid);
 		if (unfinished) {
 			json_key(&t->j, "args");
 			json_object_begin(&t->j);
@@ -353,10 +354,10 @@ static void leave(struct trace_out *t, const struct event *ev, struct trace_thre
 	while ((int)th->depth - 1 > k) {
 		th->depth--;
 		t->unclosed++;
-		end_slice(t, ev, ev->boot_ns, true);
+		end_slice(t, ev, probe_label(th->open[th->depth]), ev->boot_ns, true);
 	}
 	th->depth--;
-	end_slice(t, ev, ev->boot_ns, false);
+	end_slice(t, ev, l, ev->boot_ns, false);
 }
 
 void trace_event(struct trace_out *t, const struct event *ev)
@@ -420,7 +421,7 @@ static void close_open_slices(struct trace_out *t)
 
 		for (; th->used && th->depth > 0; th->depth--) {
 			t->unclosed++;
-			end_slice(t, &ev, t->last_ns, true);
+			end_slice(t, &ev, probe_label(th->open[th->depth - 1]), t->last_ns, true);
 		}
 	}
 }
