@@ -19,6 +19,16 @@
 #                   --<arch>-linux-gnu-gcc + musl specs, -static, --gc-sections, -s-->
 #                   build/<arch>/uprobestats
 # Every step is a file target with a stamp, so a second `make` does nothing.
+#
+# Variables worth knowing (all have defaults):
+#   ARCHES            x86_64 aarch64          which binaries `make` builds
+#   STATIC_OPT        -Os                     optimisation of the tool's own code
+#   VENDOR_CFLAGS     -Os -f{function,data}-sections   for libbpf/libelf/zlib
+#   MAX_BINARY_SIZE   1048576                 per-binary budget in check-binaries
+#   TEST_STAGES       static check-binaries unit fuzz-smoke   (+= more; see below)
+#   DEBIAN_MIRROR     (environment) the mirror fetch.sh uses instead of the machine's
+# Set by this file for others: UNIT_EXTRA_DEPS (the x86_64 skeletons), BINS (the
+# binaries), SKELS_<arch>, CC_<arch>/LD_<arch>, VENDOR_STAMP_<arch>.
 
 ARCHES        ?= x86_64 aarch64
 VENDOR_SRC    := $(TOP)/vendor/src
@@ -202,6 +212,8 @@ check-binaries: $(BINS)
 # line counts as one failure.  To add a stage: define a target that prints its own line
 # and append it, e.g. in mk/e2e.mk:   TEST_STAGES += test-e2e
 # A `test-e2e:` rule in any mk/*.mk is picked up even without that line.
+# (`make -C DIR test` makes make itself print "Leaving directory" after the sum; add
+# --no-print-directory, as .ci/run does, when the sum must be the very last line.)
 TEST_RESULTS := $(BUILD)/test-results.txt
 TEST_STAGES  += static check-binaries unit fuzz-smoke
 TEST_E2E     ?= test-e2e
