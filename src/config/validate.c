@@ -90,11 +90,13 @@ static void check_target(struct vctx *v, const struct task_config *t)
 	else if (tps == TPS_SPECIFIC_APP_PROCESS_ON_START && !name)
 		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection "
 		    "SPECIFIC_APP_PROCESS_ON_START needs target_process_name (the app to wait for)");
-	else if ((tps == TPS_SPECIFIC_PROCESS_NAME || tps == TPS_UNKNOWN) && !name &&
-		 !v->opts->pid_given)
-		add(v, t->has_target_process_selection ? sel : &t->loc, CP_TARGET, CS_ERROR,
-		    "no target process: set target_process_name (or give the pid on the command "
-		    "line)");
+	else if (tps == TPS_SPECIFIC_PROCESS_NAME && !name && !v->opts->pid_given)
+		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection SPECIFIC_PROCESS_NAME "
+		    "needs target_process_name (or the pid on the command line)");
+	else if (tps == TPS_UNKNOWN && !name && !v->opts->pid_given)
+		/* Upstream needs a process; standalone, no name means every process. */
+		add(v, &t->loc, CP_TARGET, CS_WARNING, "no target_process_name: every process "
+		    "that runs the probed code is traced");
 }
 
 static void check_duration(struct vctx *v, const struct task_config *t)

@@ -86,6 +86,7 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 		.boot_ns = ev->boot_ns,
 		.fields = fields,
 		.n_fields = (size_t)n,
+		.probe = &p->desc,
 	};
 	L->out->atom(L->out->ctx, &atom);
 }
