@@ -335,7 +335,8 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs };
+				   .start = start_probes, .start_ctx = rs,
+				   .android = access("/system/build.prop", F_OK) == 0 };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
@@ -347,6 +348,12 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
 	exit_rc = finish(rs, &st, o->quiet);
+	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
+		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
+			exit_rc = EXIT_NO_TARGET;
+		else if (st.tasks[i].end == TASK_END_ERROR)
+			exit_rc = EXIT_RUNTIME;
+	}
 	loop_stats_free(&st);
 	return exit_rc;
 }

@@ -266,22 +266,38 @@ static int attach_one(struct instance *in, const struct uprobe_pmu *pmu, const c
 	return 0;
 }
 
+static int grow_perf_fds(struct instance *in, size_t more, struct err *err)
+{
+	int *n = realloc(in->perf_fds, (in->n_perf_fds + more) * sizeof(int));
+
+	if (!n)
+		return err_set(err, -ENOMEM, "out of memory");
+	in->perf_fds = n;
+	return 0;
+}
+
+static int attach_instance_pid(struct instance *in, const struct uprobe_pmu *pmu, pid_t pid,
+			       struct err *err)
+{
+	const struct catalog_program *cp = in->probe->prog;
+	int rc = grow_perf_fds(in, 2, err);
+
+	/* The return half first, so no entry is stored without its exit. */
+	if (rc == 0)
+		rc = attach_one(in, pmu, cp->name, cp->is_return, pid, err);
+	if (rc == 0 && cp->entry)
+		rc = attach_one(in, pmu, cp->entry, false, pid, err);
+	return rc;
+}
+
 static int attach_instance(struct instance *in, const struct uprobe_pmu *pmu,
 			   const struct plan_task *task, struct err *err)
 {
-	const struct catalog_program *cp = in->probe->prog;
 	size_t n = task->all_processes ? 1 : task->n_pids;
 	int rc;
 
-	in->perf_fds = calloc(n ? 2 * n : 1, sizeof(int));
-	if (!in->perf_fds)
-		return err_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		pid_t pid = task->all_processes ? -1 : task->pids[i];
-		/* The return half first, so no entry is stored without its exit. */
-		rc = attach_one(in, pmu, cp->name, cp->is_return, pid, err);
-		if (rc == 0 && cp->entry)
-			rc = attach_one(in, pmu, cp->entry, false, pid, err);
+		rc = attach_instance_pid(in, pmu, task->all_processes ? -1 : task->pids[i], err);
 		if (rc < 0)
 			return rc;
 	}
@@ -383,6 +399,27 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	return 0;
 fail:
 	session_close(s);
+	return rc;
+}
+
+int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err)
+{
+	size_t before[s->n_instances ? s->n_instances : 1];
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_instances; i++)
+		before[i] = s->instances[i].n_perf_fds;
+	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
+		if (s->instances[i].probe->desc.task_index == task_index)
+			rc = attach_instance_pid(&s->instances[i], &s->pmu, pid, err);
+	if (rc < 0) {
+		/* All or nothing for this process. */
+		for (size_t i = 0; i < s->n_instances; i++) {
+			struct instance *in = &s->instances[i];
+			while (in->n_perf_fds > before[i])
+				close(in->perf_fds[--in->n_perf_fds]);
+		}
+	}
 	return rc;
 }
 

@@ -49,6 +49,9 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
  * Call it once the consumers of the output buffers exist, so no early
  * record finds its buffer missing. */
 int session_attach(struct session *s, struct err *err);
+/* Attaches task task_index's probes to one more process (a task waiting for
+ * its process to start), all or nothing. */
+int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err);
 /* Detaches every probe of task task_index (its duration ended). */
 void session_detach_task(struct session *s, uint32_t task_index);
 void session_close(struct session *s);
