@@ -349,7 +349,7 @@ static int parse_message(struct tp *p, const struct msg_desc *m, void *obj,
 
 /* "[" value ("," value)* "]", or "[]". */
 static int parse_list(struct tp *p, const struct msg_desc *m, void *obj,
-		      const struct field_desc *f, const struct token *name, int depth)
+		      const struct field_desc *f, int depth)
 {
 	struct token t;
 	bool done;
@@ -358,8 +358,10 @@ static int parse_list(struct tp *p, const struct msg_desc *m, void *obj,
 	if (f->has_off != FD_NONE)
 		*(bool *)schema_member(obj, f->has_off) = true;
 	while (!rc && !done) {
+		/* A list element's location is its own opening brace. */
+		static const struct token no_name = { .kind = TOK_EOF };
 		if (f->type == FT_MESSAGE)
-			rc = parse_message(p, m, obj, f, name, depth);
+			rc = parse_message(p, m, obj, f, &no_name, depth);
 		else
 			rc = parse_scalar(p, m, obj, f);
 		if (rc || (rc = lex_next(&p->lx, &t, p->err)))
@@ -417,7 +419,7 @@ static int parse_field(struct tp *p, const struct msg_desc *m, void *obj,
 	}
 	if (list) {
 		lex_next(&p->lx, &t, p->err);
-		return parse_list(p, m, obj, f, name, depth);
+		return parse_list(p, m, obj, f, depth);
 	}
 	if (f->type == FT_MESSAGE)
 		return parse_message(p, m, obj, f, name, depth);
@@ -449,8 +451,11 @@ static int parse_body(struct tp *p, const struct msg_desc *m, void *obj,
 		}
 		if (t.kind != TOK_IDENT) {
 			char what[96];
-			snprintf(what, sizeof(what), "a field name of %s%s%c%s", m->name,
-				 close ? " or '" : "", close ? close : ' ', close ? "'" : "");
+			if (close)
+				snprintf(what, sizeof(what), "a field name of %s or '%c'", m->name,
+					 close);
+			else
+				snprintf(what, sizeof(what), "a field name of %s", m->name);
 			return expected(p, &t, what, CONFIG_ESYNTAX);
 		}
 		const struct field_desc *f = schema_field_by_name(m, t.p, t.len);
