@@ -176,6 +176,32 @@ static int pick_era(const struct uprobestats_config *cfg, enum config_era era,
 	return 0;
 }
 
+static int finish(struct enc *e, int rc, struct wire_buf *w, uint8_t **out, size_t *out_len)
+{
+	if (!rc && w->oom)
+		rc = err_set(e->err, -ENOMEM, "%s: out of memory while encoding",
+			     e->cfg->source_name);
+	if (rc) {
+		wire_buf_free(w);
+		return rc;
+	}
+	*out = w->p;
+	*out_len = w->len;
+	return 0;
+}
+
+int config_encode_message(const struct uprobestats_config *cfg, const struct msg_desc *m,
+			  const void *obj, enum config_era era, uint8_t **out, size_t *out_len,
+			  struct err *err)
+{
+	struct wire_buf w = { 0 };
+	struct enc e = { cfg, era == CONFIG_ERA_B ? CONFIG_ERA_B : CONFIG_ERA_CURRENT, err };
+
+	*out = NULL;
+	*out_len = 0;
+	return finish(&e, encode_msg(&e, m, obj, &w, 0), &w, out, out_len);
+}
+
 int config_encode_binary(const struct uprobestats_config *cfg, enum config_era era,
 			 uint8_t **out, size_t *out_len, enum config_era *used_era,
 			 struct err *err)
@@ -188,16 +214,8 @@ int config_encode_binary(const struct uprobestats_config *cfg, enum config_era e
 	*out_len = 0;
 	if (rc)
 		return rc;
-	rc = encode_msg(&e, &schema_config, cfg, &w, 0);
-	if (!rc && w.oom)
-		rc = err_set(err, -ENOMEM, "%s: out of memory while encoding", cfg->source_name);
-	if (rc) {
-		wire_buf_free(&w);
-		return rc;
-	}
-	*out = w.p;
-	*out_len = w.len;
-	if (used_era)
+	rc = finish(&e, encode_msg(&e, &schema_config, cfg, &w, 0), &w, out, out_len);
+	if (!rc && used_era)
 		*used_era = e.era;
-	return 0;
+	return rc;
 }

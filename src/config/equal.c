@@ -79,7 +79,8 @@ static bool eq_field(struct eq *e, const struct field_desc *f, const void *a, co
 		if (na != nb)
 			return differ(e, path, f->name, "different number of messages");
 		for (size_t i = 0; i < na; i++) {
-			snprintf(sub, sizeof(sub), "%s%s%s[%zu]", path, *path ? "." : "", f->name, i);
+			snprintf(sub, sizeof(sub), "%s%s%s[%zu]", path, *path ? "." : "", f->name,
+				 i);
 			if (!eq_msg(e, f->msg, ea + i * f->msg->size, eb + i * f->msg->size, sub,
 				    depth + 1))
 				return false;

@@ -119,7 +119,8 @@ static void scan_task(const uint8_t *b, size_t start, size_t end, struct evidenc
 			break;
 		case 6:
 		case 7:
-			hint(ev, false, "Task has field 6 or 7 (target_process_selection / task_id)");
+			hint(ev, false, "Task has field 6 or 7 (target_process_selection, "
+				       "task_id)");
 			break;
 		default:
 			break;

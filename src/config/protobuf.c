@@ -209,7 +209,8 @@ static int decode_ints(struct pb *d, const struct msg_desc *m, void *obj,
 			return wire_error(d, rc, at, f->name);
 		for (p = s; p < s + n;) {
 			size_t el = p;
-			if ((rc = read_int(d, f, &p, s + n, &v)) || (rc = store_int(d, obj, f, v, el)))
+			if ((rc = read_int(d, f, &p, s + n, &v)) ||
+			    (rc = store_int(d, obj, f, v, el)))
 				return rc;
 		}
 		return 0;

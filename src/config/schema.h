@@ -22,7 +22,7 @@ enum field_type {
 	FT_INT32,    /* int32_t           | repeated: struct i32_list */
 	FT_INT64,    /* int64_t           | repeated: struct i64_list */
 	FT_ENUM,     /* int32_t raw value | repeated: struct i32_list */
-	FT_MESSAGE,  /* embedded struct at off | repeated: array pointer at off + count at count_off */
+	FT_MESSAGE,  /* struct at off | repeated: array pointer at off, count at count_off */
 };
 
 /* How an integer is put on the wire (proto int32/int64, sint32/sint64, sfixed32/sfixed64). */

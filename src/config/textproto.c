@@ -187,7 +187,8 @@ static int parse_int(struct tp *p, const struct field_desc *f, const struct msg_
 	    (neg && mag > 0 && -(int64_t)(mag - 1) - 1 < min))
 		return tp_error(p, CONFIG_ERANGE, sign.kind ? &sign : &t,
 				"%s%.*s is out of range for %s.%s (%s)", neg ? "-" : "",
-				(int)(t.len > 40 ? 40 : t.len), t.p, m->name, f->name, type_name(f));
+				(int)(t.len > 40 ? 40 : t.len), t.p, m->name, f->name,
+				type_name(f));
 	*out = neg ? (mag == 0 ? 0 : -(int64_t)(mag - 1) - 1) : (int64_t)mag;
 	return 0;
 }
@@ -384,8 +385,9 @@ static int unknown_field(struct tp *p, const struct msg_desc *m, const struct to
 	int n = (int)(t->len > 60 ? 60 : t->len);
 
 	if (near)
-		return tp_error(p, CONFIG_EFIELD, t, "unknown field '%.*s' in %s; did you mean '%s'?",
-				n, t->p, m->name, near);
+		return tp_error(p, CONFIG_EFIELD, t,
+				"unknown field '%.*s' in %s; did you mean '%s'?", n, t->p, m->name,
+				near);
 	list[0] = '\0';
 	for (size_t i = 0; i < m->n_fields && used < sizeof(list); i++) {
 		int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
@@ -445,9 +447,9 @@ static int parse_body(struct tp *p, const struct msg_desc *m, void *obj,
 		if (t.kind == TOK_EOF) {
 			if (!close)
 				return 0;
-			return tp_error(p, CONFIG_ESYNTAX, &t, "expected '%c' to close the %s opened "
-					"at %u:%u, found end of file", close, m->name, open->line,
-					open->col);
+			return tp_error(p, CONFIG_ESYNTAX, &t,
+					"expected '%c' to close the %s opened at %u:%u, found end "
+					"of file", close, m->name, open->line, open->col);
 		}
 		if (t.kind != TOK_IDENT) {
 			char what[96];

@@ -264,7 +264,7 @@ int tp_unescape(const struct lexer *lx, const struct token *t, struct arena *a, 
 		size_t *out_len, struct err *err)
 {
 	struct esc_ctx e = { lx, t, t->p + 1, t->len - 2, 0, err };
-	/* Every escape yields at most as many bytes as it spans (\uXXXX: 3 <= 6),
+	/* Every escape yields at most as many bytes as it spans (\uHHHH: 3 <= 6),
 	 * so the body length bounds the output. */
 	char *o = arena_alloc(a, e.n + 1);
 	size_t w = 0;
@@ -278,9 +278,9 @@ int tp_unescape(const struct lexer *lx, const struct token *t, struct arena *a, 
 			if (rc)
 				return rc;
 			if (memchr(o + w, '\0', k))
-				return err_set(err, CONFIG_EVALUE,
-					       "%s:%u:%u: string contains a NUL byte, which no name "
-					       "or path can hold", lx->name, t->line, t->col);
+				return err_set(err, CONFIG_EVALUE, "%s:%u:%u: string contains "
+					       "a NUL byte, which no name or path can hold",
+					       lx->name, t->line, t->col);
 		} else {
 			o[w] = e.s[e.i++];
 		}

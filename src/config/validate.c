@@ -88,12 +88,13 @@ static void check_target(struct vctx *v, const struct task_config *t)
 		return;
 	}
 	if (tps == TPS_ANY_APP_PROCESS_ON_START && name)
-		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection ANY_APP_PROCESS_ON_START "
-		    "watches every app start, but target_process_name \"%s\" names one process: "
-		    "drop one of the two", name);
+		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection "
+		    "ANY_APP_PROCESS_ON_START watches every app start, but "
+		    "target_process_name \"%s\" names one process: drop one of the two", name);
 	else if (tps == TPS_SPECIFIC_APP_PROCESS_ON_START && !name)
 		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection "
-		    "SPECIFIC_APP_PROCESS_ON_START needs target_process_name (the app to wait for)");
+		    "SPECIFIC_APP_PROCESS_ON_START needs target_process_name (the app to wait "
+		    "for)");
 	else if ((tps == TPS_SPECIFIC_PROCESS_NAME || tps == TPS_UNKNOWN) && !name &&
 		 !v->opts->pid_given)
 		add(v, t->has_target_process_selection ? sel : &t->loc, CP_TARGET, CS_ERROR,
@@ -114,8 +115,8 @@ static void check_atom_id(struct vctx *v, bool has, int64_t id, const struct src
 	if (!has)
 		add(v, loc, CP_ATOM, CS_ERROR, "%s has no atom_id", what);
 	else if (id <= 0 || id > INT32_MAX)
-		add(v, loc, CP_ATOM, CS_ERROR, "atom_id %lld is not a valid atom id (1..2147483647)",
-		    (long long)id);
+		add(v, loc, CP_ATOM, CS_ERROR, "atom_id %lld is not a valid atom id "
+		    "(1..2147483647)", (long long)id);
 }
 
 static void check_statsd(struct vctx *v, const struct task_config *t)
@@ -314,8 +315,8 @@ static void check_position(struct vctx *v, const struct probe_config *p,
 		return;   /* reported once per task by check_statsd */
 	if (count == -1) {
 		if (pos >= NATIVE_MAX_ARGS)
-			add(v, loc, CP_ARG_POSITION, CS_ERROR, "argument position %d: a native probe "
-			    "can read arguments 0..%d (the C ABI argument registers)", pos,
+			add(v, loc, CP_ARG_POSITION, CS_ERROR, "argument position %d: a native "
+			    "probe can read arguments 0..%d (the C ABI argument registers)", pos,
 			    NATIVE_MAX_ARGS - 1);
 		return;
 	}
@@ -371,8 +372,9 @@ static void check_binder_method(struct vctx *v, const struct binder_filter *f, s
 	const struct src_loc *loc = at(&mc->loc, &f->loc);
 
 	if (!mc->has_method_id || mc->method_id <= 0)
-		add(v, at(&mc->method_id_loc, loc), CP_BINDER, CS_ERROR, "method_configs[%zu] needs "
-		    "a method_id > 0 (the transaction code; 0 cannot be filtered)", m);
+		add(v, at(&mc->method_id_loc, loc), CP_BINDER, CS_ERROR,
+		    "method_configs[%zu] needs a method_id > 0 (the transaction code; 0 cannot "
+		    "be filtered)", m);
 	for (size_t k = 0; k < m && m < DUP_SCAN_MAX && mc->has_method_id; k++)
 		if (f->methods[k].has_method_id && f->methods[k].method_id == mc->method_id) {
 			add(v, at(&mc->method_id_loc, loc), CP_BINDER, CS_ERROR, "method_id %lld "
@@ -381,8 +383,8 @@ static void check_binder_method(struct vctx *v, const struct binder_filter *f, s
 			break;
 		}
 	if (!mc->has_event_service_config && !mc->has_atom_config)
-		add(v, loc, CP_BINDER, CS_ERROR, "method_configs[%zu] needs event_service_config or "
-		    "atom_config (what to do with a matching transaction)", m);
+		add(v, loc, CP_BINDER, CS_ERROR, "method_configs[%zu] needs event_service_config "
+		    "or atom_config (what to do with a matching transaction)", m);
 	if (!mc->has_atom_config)
 		return;
 	check_atom_id(v, mc->has_atom_id, mc->atom_id, at(&mc->atom_id_loc, loc), "atom_config");
@@ -393,8 +395,8 @@ static void check_binder_method(struct vctx *v, const struct binder_filter *f, s
 			add(v, fl, CP_ENUM, CS_ERROR, "atom_field_positions value %d is not an "
 			    "AtomFieldPosition (0-4)", fp);
 		else if (fp == ATOM_FIELD_UNKNOWN)
-			add(v, fl, CP_BINDER, CS_ERROR, "atom_field_positions lists UNKNOWN, which is "
-			    "no field");
+			add(v, fl, CP_BINDER, CS_ERROR, "atom_field_positions lists UNKNOWN, "
+			    "which is no field");
 	}
 }
 

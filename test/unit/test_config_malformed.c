@@ -33,7 +33,8 @@ struct bad {
 #define T(step, text, code, kind, msg) { step, text, 0, code, kind, msg, 0, 0 }
 
 static const char *const known_programs[] = {
-	"prog_GenericInstrumentation_uprobe_call_detail", "prog_Binder_uprobe_exec_transact_internal",
+	"prog_GenericInstrumentation_uprobe_call_detail",
+	"prog_Binder_uprobe_exec_transact_internal",
 	"p",
 };
 static const char *const known_maps[] = { "map_GenericInstrumentation_call_detail_buf" };
@@ -169,8 +170,9 @@ static const struct bad cases[] = {
 		"fully_qualified_class_name: \"a.B\" method_name: \"m\" } }", 0, CP_PROGRAM,
 	  "t:1:72: error: unknown bpf_name \"prog_Nope\"; embedded programs: "
 	  "prog_GenericInstrumentation_uprobe_call_detail, ..."),
-	T(VALIDATE, "tasks { " TGT PROBE "bpf_maps: [\"map_GenericInstrumentation_call_detail_buf\","
-		" \"map_nope\"] }", 0, CP_MAP, "t:1:252: error: unknown map \"map_nope\" in bpf_maps"),
+	T(VALIDATE, "tasks { " TGT PROBE "bpf_maps: [\"map_GenericInstrumentation_call_detail_"
+		"buf\", \"map_nope\"] }", 0, CP_MAP,
+	  "t:1:252: error: unknown map \"map_nope\" in bpf_maps"),
 	T(VALIDATE, "tasks { " TGT PROBE "statsd_logging_config { atom_id: 915 "
 		"primitive_argument_positions: [0, 3] } }", 0, CP_ARG_POSITION,
 	  "t:1:266: error: argument position 3 does not exist: a.B.m has 3 parameters"),

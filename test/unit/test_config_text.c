@@ -93,11 +93,13 @@ UT_TEST(config_text_accepts_the_full_syntax)
 		"  task_id: -017;\n"
 		"  target_process_selection: 2\n"
 		"  bpf_maps: \"a\" bpf_maps: [\"b\", \"c\",]\n"
-		"  statsd_logging_config { atom_id: +915 primitive_argument_positions: [0x0, 01] }\n"
+		"  statsd_logging_config { atom_id: +915\n"
+		"                          primitive_argument_positions: [0x0, 01] }\n"
 		">\n"
 		"tasks { probe_configs { binder_transaction_filters { method_configs {\n"
 		"  event_service_config { flush: t } } method_configs { event_service_config {\n"
-		"  flush: False } atom_config { atom_field_positions: [1, INTERFACE_NAME] } } } } }\n";
+		"  flush: False } atom_config { atom_field_positions: [1, INTERFACE_NAME] } }\n"
+		"} } }\n";
 	struct err e;
 	struct uprobestats_config *cfg = load_text(text, &e);
 

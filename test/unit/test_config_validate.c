@@ -42,7 +42,8 @@ UT_TEST(config_validate_accepts_every_testdata_config)
 		struct uprobestats_config *cfg = NULL;
 		struct config_problems pr = { 0 };
 		struct err e;
-		UT_EQ_INT(config_load_file(ut_testdata(testdata_configs[i].path), NULL, &cfg, &e), 0);
+		const char *path = ut_testdata(testdata_configs[i].path);
+		UT_EQ_INT(config_load_file(path, NULL, &cfg, &e), 0);
 		UT_EQ_INT(config_validate(cfg, NULL, &pr), 0);
 		if (pr.n_errors) {
 			char *t = problems_text(cfg, &pr);
@@ -105,8 +106,9 @@ UT_TEST(config_plan_prints_the_expected_shape)
 			 "  duration: 5 s\n  atom: none (no statsd_logging_config)\n"
 			 "  maps: map_Binder_output_buf\n"
 			 "  probe 1/1: prog_Binder_uprobe_exec_transact_internal\n"
-			 "    method: android.os.Binder.execTransactInternal(int, android.os.Parcel, "
-			 "android.os.Parcel, int, int)  [by class + method name]\n"
+			 "    method: android.os.Binder.execTransactInternal(int, "
+			 "android.os.Parcel, android.os.Parcel, int, int)  "
+			 "[by class + method name]\n"
 			 "    binder: com.android.internal.app.IBatteryStats\n"
 			 "      code 1: atom 915 [CALLING_UID, CODE, KTIME_NS]\n");
 	free(buf);
@@ -136,10 +138,11 @@ UT_TEST(config_plan_calls_the_probe_hook)
 	fclose(f);
 	UT_CONTAINS(buf, "  duration: 60 s\n  atom: 71, fields = arguments [0, 2]\n"
 			 "  probe 1/1: prog_GenericInstrumentation_uprobe_call\n"
-			 "    method: void com.android.server.am.BatteryStatsService.noteEvent(int, "
-			 "java.lang.String, int)  [by signature]\n"
+			 "    method: void com.android.server.am.BatteryStatsService."
+			 "noteEvent(int, java.lang.String, int)  [by signature]\n"
 			 "    files:  /system/framework/oat/arm64/services.odex\n"
-			 "    map:    map_GenericInstrumentation_output_buf  [era-B per-probe map]\n"
+			 "    map:    map_GenericInstrumentation_output_buf  "
+			 "[era-B per-probe map]\n"
 			 "    offset: resolved 0.0\n");
 	UT_ASSERT(!strstr(buf, "era:"));
 	free(buf);
@@ -162,7 +165,8 @@ static int guard(const char *text, const struct guardrail_opts *o, char **out)
 	return n;
 }
 
-#define SIG_PROBE(sig) "probe_configs { bpf_name: \"p\" file_paths: \"f\" method_signature: \"" sig "\" } "
+#define SIG_PROBE(sig) \
+	"probe_configs { bpf_name: \"p\" file_paths: \"f\" method_signature: \"" sig "\" } "
 #define ART_PROBE(cls, m) "probe_configs { bpf_name: \"p\" fully_qualified_class_name: \"" cls \
 	"\" method_name: \"" m "\" } "
 
@@ -174,7 +178,8 @@ UT_TEST(config_guardrail_allows_and_refuses_as_upstream)
 	char *t;
 
 	UT_EQ_INT(guard("tasks { " SIG_PROBE("void com.android.server.am.OomAdjuster."
-					    "$$ExternalSyntheticLambda0.accept(int)") "}", &user, &t), 0);
+					     "$$ExternalSyntheticLambda0.accept(int)") "}",
+			&user, &t), 0);
 	free(t);
 	UT_EQ_INT(guard("tasks { " ART_PROBE("com.android.server.am.OomAdjuster$$Lambda", "run")
 			"}", &user, &t), 0);
@@ -191,7 +196,8 @@ UT_TEST(config_guardrail_allows_and_refuses_as_upstream)
 	free(t);
 	/* A refused probe in the second task rejects the config. */
 	UT_EQ_INT(guard("tasks { " ART_PROBE("com.android.server.am.OomAdjuster", "a") "} "
-			"tasks { " ART_PROBE("android.graphics.Bitmap", "<init>") "}", &user, &t), 1);
+			"tasks { " ART_PROBE("android.graphics.Bitmap", "<init>") "}",
+			&user, &t), 1);
 	UT_CONTAINS(t, "method android.graphics.Bitmap.<init> is not under");
 	free(t);
 	/* userdebug allows everything; off Android AUTO is off. */
