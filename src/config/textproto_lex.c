@@ -80,6 +80,12 @@ static int lex_string(struct lexer *lx, struct token *t, struct err *err)
 			advance(lx);
 		advance(lx);
 	}
+	/* Upstream's PixelOS test_bss_noteEvent.textproto has `"...buf""`: a
+	 * stray quote right after a string opens one that never closes. */
+	if (t->p > lx->buf && t->p[-1] == quote)
+		return err_set(err, CONFIG_ESYNTAX, "%s:%u:%u: unterminated string (missing "
+			       "closing %c); a stray %c right after the previous string?",
+			       lx->name, t->line, t->col, quote, quote);
 	return err_set(err, CONFIG_ESYNTAX, "%s:%u:%u: unterminated string (missing closing %c)",
 		       lx->name, t->line, t->col, quote);
 }

@@ -381,3 +381,24 @@ UT_TEST(config_format_and_era_option_parsing)
 	UT_EQ_INT(era, CONFIG_ERA_CURRENT);
 	UT_EQ_INT(config_era_parse("a", &era), -EINVAL);
 }
+
+UT_TEST(config_binary_file_is_detected_by_content)
+{
+	const char *path = ut_tmpfile("config");
+	struct uprobestats_config *cfg = NULL;
+	struct err e;
+	FILE *f = fopen(path, "wb");
+
+	UT_ASSERT(f);
+	fwrite(era_b_bytes, 1, sizeof(era_b_bytes) - 1, f);
+	fclose(f);
+	UT_EQ_INT(config_load_file(path, NULL, &cfg, &e), 0);
+	UT_EQ_INT(cfg->format, CONFIG_FORMAT_BINARY);
+	UT_EQ_INT(cfg->era, CONFIG_ERA_B);
+	UT_EQ_STR(cfg->tasks[0].target_process_name, "system_server");
+	char where[128];
+	config_loc_str(cfg, &cfg->tasks[0].duration_seconds_loc, where, sizeof(where));
+	UT_ASSERT(strncmp(where, path, strlen(path)) == 0);
+	UT_EQ_STR(where + strlen(path), "+0x2f");
+	config_free(cfg);
+}

@@ -75,6 +75,13 @@ static const struct bad cases[] = {
 	  "t:1:8: expected '}' to close the Task opened at 1:7, found end of file"),
 	T(LOAD, "tasks { probe_configs { bpf_name: \"abc } }", CONFIG_ESYNTAX, 0,
 	  "t:1:35: unterminated string (missing closing \")"),
+	/* Upstream PixelOS test/test/test_bss_noteEvent.textproto, as shipped. */
+	T(LOAD, "tasks {\n    probe_configs {\n"
+		"        bpf_name: \"prog_GenericInstrumentation_uprobe_call_detail\"\n"
+		"        bpf_map: \"map_GenericInstrumentation_call_detail_buf\"\"\n"
+		"        file_paths: \"/system/framework/oat/arm64/services.odex\"\n    }\n}\n",
+	  CONFIG_ESYNTAX, 0, "t:4:62: unterminated string (missing closing \"); a stray \" right "
+	  "after the previous string?"),
 	T(LOAD, "tasks { duration_seconds 5 }", CONFIG_ESYNTAX, 0,
 	  "t:1:26: expected ':' after field name 'duration_seconds', found number '5'"),
 	T(LOAD, "tasks { @ }", CONFIG_ESYNTAX, 0, "t:1:9: unexpected character '@'"),
