@@ -255,3 +255,34 @@ UT_TEST(config_guardrail_modes_and_lists)
 	UT_CONTAINS(t, "method a.B.c is not under");
 	free(t);
 }
+
+/* Every shared config prints as: a header, one task block with its target,
+ * duration and atom lines, and one "probe k/n" block per probe. */
+UT_TEST(config_plan_shape_for_every_testdata_config)
+{
+	for (size_t i = 0; i < N_TESTDATA_CONFIGS; i++) {
+		const struct testdata_config *tc = &testdata_configs[i];
+		struct uprobestats_config *cfg = NULL;
+		struct err e;
+		char *buf = NULL, want[64];
+		size_t len = 0;
+
+		UT_EQ_INT(config_load_file(ut_testdata(tc->path), NULL, &cfg, &e), 0);
+		FILE *f = open_memstream(&buf, &len);
+		UT_ASSERT(f);
+		config_print_plan(f, cfg, NULL);
+		fclose(f);
+		UT_CONTAINS(buf, ": 1 task\ntask 1/1:\n  target: ");
+		UT_CONTAINS(buf, "\n  duration: ");
+		UT_CONTAINS(buf, "\n  atom: ");
+		for (unsigned k = 1; k <= tc->n_probes; k++) {
+			snprintf(want, sizeof(want), "\n  probe %u/%u: prog_", k, tc->n_probes);
+			UT_CONTAINS(buf, want);
+		}
+		snprintf(want, sizeof(want), "probe %u/", tc->n_probes + 1);
+		UT_ASSERT(!strstr(buf, want));
+		UT_CONTAINS(buf, "    method: ");
+		free(buf);
+		config_free(cfg);
+	}
+}
