@@ -37,13 +37,6 @@ static enum wire_type int_wire_type(const struct field_desc *f)
 	return f->type == FT_INT64 ? WT_I64 : WT_I32;
 }
 
-static int64_t list_value(const struct field_desc *f, const void *list, size_t i)
-{
-	if (f->type == FT_INT64)
-		return ((const struct i64_list *)list)->v[i];
-	return ((const struct i32_list *)list)->v[i];
-}
-
 static void encode_int_list(const struct field_desc *f, uint32_t num, const void *obj,
 			    struct wire_buf *w)
 {
@@ -55,13 +48,13 @@ static void encode_int_list(const struct field_desc *f, uint32_t num, const void
 	if (!f->packed) {
 		for (size_t i = 0; i < n; i++) {
 			wire_put_tag(w, num, int_wire_type(f));
-			put_int(w, f, list_value(f, list, i));
+			put_int(w, f, schema_int_at(f, list, i));
 		}
 		return;
 	}
 	struct wire_buf body = { 0 };
 	for (size_t i = 0; i < n; i++)
-		put_int(&body, f, list_value(f, list, i));
+		put_int(&body, f, schema_int_at(f, list, i));
 	wire_put_tag(w, num, WT_LEN);
 	wire_put_varint(w, body.len);
 	wire_put_bytes(w, body.p, body.len);

@@ -120,6 +120,9 @@ bool schema_field_present(const struct field_desc *f, const void *obj);
 /* Number of elements of a repeated field of obj (messages or scalars). */
 size_t schema_count(const struct field_desc *f, const void *obj);
 
+/* Element i of a repeated integer field's list (i32_list or i64_list by f->type). */
+int64_t schema_int_at(const struct field_desc *f, const void *list, size_t i);
+
 /* Element i of a repeated message field. */
 const void *schema_element(const struct field_desc *f, const void *obj, size_t i);
 

@@ -118,17 +118,6 @@ static int parse_string(struct tp *p, const struct token *first, char **out)
 	}
 }
 
-static int digit_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return 99;
-}
-
 /* Magnitude of a decimal, 0x-hex or 0-octal integer token.  Returns 0, 1 on
  * bad syntax, 2 on overflow of 64 bits. */
 static int parse_magnitude(const struct token *t, uint64_t *out)
@@ -146,8 +135,9 @@ static int parse_magnitude(const struct token *t, uint64_t *out)
 		i = 1;
 	}
 	for (; i < n; i++) {
-		unsigned d = (unsigned)digit_value(s[i]);
-		if (d >= base)
+		int dv = tp_digit_value(s[i]);
+		unsigned d = (unsigned)dv;
+		if (dv < 0 || d >= base)
 			return 1;
 		if (v > (UINT64_MAX - d) / base)
 			return 2;

@@ -154,7 +154,7 @@ int lex_peek(struct lexer *lx, struct token *t, struct err *err)
 	return 0;
 }
 
-static int hex_val(char c)
+int tp_digit_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -241,8 +241,8 @@ static int decode_escape(struct esc_ctx *e, char *o, size_t *w)
 	}
 	if (e->s[j] == 'x' || e->s[j] == 'X') {
 		size_t k = 0;
-		for (; k < 2 && j + 1 + k < e->n && hex_val(e->s[j + 1 + k]) >= 0; k++)
-			v = v * 16 + (uint32_t)hex_val(e->s[j + 1 + k]);
+		for (; k < 2 && j + 1 + k < e->n && tp_digit_value(e->s[j + 1 + k]) >= 0; k++)
+			v = v * 16 + (uint32_t)tp_digit_value(e->s[j + 1 + k]);
 		if (k == 0)
 			return esc_error(e, "\\x without hex digits");
 		o[0] = (char)v;
@@ -253,9 +253,9 @@ static int decode_escape(struct esc_ctx *e, char *o, size_t *w)
 	if (e->s[j] == 'u' || e->s[j] == 'U') {
 		size_t want = e->s[j] == 'u' ? 4 : 8;
 		for (size_t k = 0; k < want; k++) {
-			if (j + 1 + k >= e->n || hex_val(e->s[j + 1 + k]) < 0)
+			if (j + 1 + k >= e->n || tp_digit_value(e->s[j + 1 + k]) < 0)
 				return esc_error(e, "\\u/\\U escape with too few hex digits");
-			v = v * 16 + (uint32_t)hex_val(e->s[j + 1 + k]);
+			v = v * 16 + (uint32_t)tp_digit_value(e->s[j + 1 + k]);
 		}
 		*w = put_utf8(o, v);
 		if (*w == 0)

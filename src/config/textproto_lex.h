@@ -54,6 +54,9 @@ int lex_peek(struct lexer *lx, struct token *t, struct err *err);
 int tp_unescape(const struct lexer *lx, const struct token *t, struct arena *a, char **out,
 		size_t *out_len, struct err *err);
 
+/* The value of a hex digit (0-15), or -1. */
+int tp_digit_value(char c);
+
 /* A short printable rendering of a token for messages: "'{'", "identifier 'foo'",
  * "string \"abc\"", "end of file". */
 const char *tok_describe(const struct token *t, char *buf, size_t size);

@@ -255,18 +255,26 @@ static void check_identity(struct vctx *v, const struct probe_config *p)
 		check_same_method(v, p, &sig, sloc);
 }
 
-int config_probe_param_count(const struct probe_config *p)
+/* The count of config_probe_param_count, given the parsed signature (NULL
+ * when there is none or it does not parse). */
+static int param_count(const struct probe_config *p, const struct method_sig *sig)
 {
-	struct method_sig sig;
-
 	if (p->has_fully_qualified_parameters || p->fully_qualified_parameters.n)
 		return (int)p->fully_qualified_parameters.n;
-	if (given(p->method_signature) && sig_parse(p->method_signature, &sig, NULL) == 0)
-		return sig.native ? -1 : (int)sig.n_params;
+	if (sig)
+		return sig->native ? -1 : (int)sig->n_params;
 	/* The ART API path with no parameter list means a method without parameters. */
 	if (given(p->fully_qualified_class_name) && given(p->method_name))
 		return 0;
 	return -2;
+}
+
+int config_probe_param_count(const struct probe_config *p)
+{
+	struct method_sig sig;
+	bool ok = given(p->method_signature) && sig_parse(p->method_signature, &sig, NULL) == 0;
+
+	return param_count(p, ok ? &sig : NULL);
 }
 
 /* A probe's parameters, worked out once: the count (as
@@ -279,9 +287,9 @@ struct params {
 
 static void probe_params(const struct probe_config *p, struct params *pa)
 {
-	pa->count = config_probe_param_count(p);
 	pa->has_sig = given(p->method_signature) &&
 		      sig_parse(p->method_signature, &pa->sig, NULL) == 0;
+	pa->count = param_count(p, pa->has_sig ? &pa->sig : NULL);
 }
 
 /* The type of Java parameter k, from the list or the signature. */

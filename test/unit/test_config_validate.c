@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "config/guardrail.h"
 #include "config/plan_print.h"
+#include "config/signature.h"
 #include "config/validate.h"
 #include "config_testdata.h"
 
@@ -285,4 +286,41 @@ UT_TEST(config_plan_shape_for_every_testdata_config)
 		free(buf);
 		config_free(cfg);
 	}
+}
+
+UT_TEST(config_signature_parsing_and_param_counts)
+{
+	struct method_sig s;
+	const char *why = NULL;
+
+	UT_EQ_INT(sig_parse("void android.graphics.Bitmap.<init>(long, byte[], "
+			    "android.graphics.NinePatch$InsetStruct)", &s, &why), 0);
+	UT_ASSERT(!s.native);
+	UT_EQ_INT(s.n_params, 3);
+	UT_ASSERT(s.name.len == strlen("android.graphics.Bitmap.<init>"));
+	UT_ASSERT(sig_class(&s).len == strlen("android.graphics.Bitmap"));
+	UT_ASSERT(s.params[1].len == 6 && !memcmp(s.params[1].p, "byte[]", 6));
+	UT_EQ_INT(sig_parse("int android.util.Slog.i()", &s, &why), 0);
+	UT_EQ_INT(s.n_params, 0);
+	UT_EQ_INT(sig_parse("_ZN7android6Parcel5writeEPKvm", &s, &why), 0);
+	UT_ASSERT(s.native);
+	UT_EQ_INT(sig_parse("void m(int)", &s, &why), -1);
+	UT_CONTAINS(why, "not qualified by its class");
+	UT_EQ_INT(sig_parse("void a.B.m(int,)", &s, &why), -1);
+	UT_CONTAINS(why, "empty parameter");
+	UT_EQ_INT(sig_parse("a.B.m(int)", &s, &why), -1);
+	UT_CONTAINS(why, "no return type");
+	UT_ASSERT(sig_is_primitive("boolean", 7) && !sig_is_primitive("int[]", 5));
+	UT_ASSERT(sig_is_floating("double", 6) && !sig_is_floating("long", 4));
+
+	struct probe_config p = { 0 };
+	UT_EQ_INT(config_probe_param_count(&p), -2);
+	p.method_signature = "malloc";
+	UT_EQ_INT(config_probe_param_count(&p), -1);
+	p.method_signature = "void a.B.m(int, long)";
+	UT_EQ_INT(config_probe_param_count(&p), 2);
+	p.method_signature = NULL;
+	p.fully_qualified_class_name = "a.B";
+	p.method_name = "m";
+	UT_EQ_INT(config_probe_param_count(&p), 0);
 }
