@@ -28,6 +28,7 @@ static const char usage_text[] =
 	"  --bpf-pid-filter        also filter by pid inside the BPF program\n"
 	"  --force-perfbuf         perf event array output even where ring buffers exist\n"
 	"  --force-ringbuf         ring buffer output or fail (kernels before 5.8 have none)\n"
+	"  --force-tracefs         attach through tracefs uprobe_events, not the uprobe PMU\n"
 	"  --guardrail auto|off|user   the user-build method allowlist (auto: on on Android\n"
 	"                          user builds)\n"
 	"  --guardrail-list newest|cpp-v1|cpp-v2|rust\n"

@@ -39,6 +39,7 @@ struct run_opts {
 	bool bpf_pid_filter;
 	bool quiet;
 	enum output_mode output_mode;
+	bool force_tracefs;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -47,7 +48,7 @@ enum {
 	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +67,7 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
+	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
 	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
@@ -154,6 +156,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_QUIET: o->quiet = true; break;
 		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
 		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
+		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -222,8 +225,8 @@ static int start_probes(void *ctx, struct err *e)
 		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 		return rc;
 	}
-	p_info("attached %zu probe(s) in %zu place(s), %s output", rs->plan->n_probes,
-	       session_attachment_count(rs->session),
+	p_info("attached %zu probe(s) in %zu place(s) via %s, %s output", rs->plan->n_probes,
+	       session_attachment_count(rs->session), session_attach_mode(rs->session),
 	       output_mode_name(session_output_mode(rs->session)));
 	return 0;
 }
@@ -373,7 +376,8 @@ static FILE *open_output(const char *path, const char *what)
 static int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
-				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode };
+				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
+				   .force_tracefs = o->force_tracefs };
 	struct run_state rs = { .plan = plan };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };
