@@ -84,7 +84,7 @@ struct binder_filter {
 struct probe_config {
 	char *bpf_name;                   /* e.g. prog_GenericInstrumentation_uprobe_call_detail */
 	struct str_list file_paths;
-	char *method_signature;           /* "void a.b.C.m(int, java.lang.String)" or an ELF symbol */
+	char *method_signature;           /* "void a.b.C.m(int, java.lang.String)" or a symbol */
 	char *fully_qualified_class_name;
 	char *method_name;
 	struct str_list fully_qualified_parameters;
@@ -192,6 +192,11 @@ int config_load_buffer(const char *name, const void *buf, size_t len,
 		       struct uprobestats_config **out, struct err *err);
 
 void config_free(struct uprobestats_config *cfg);
+
+/* For --config-format / --config-era: "auto", "text", "binary" and "auto",
+ * "b" (or "B"), "current" (or "c").  0, or -EINVAL for anything else. */
+int config_format_parse(const char *s, enum config_format *out);
+int config_era_parse(const char *s, enum config_era *out);
 
 const char *config_format_name(enum config_format f);
 const char *config_era_name(enum config_era e);

@@ -37,13 +37,6 @@ static enum wire_type int_wire_type(const struct field_desc *f)
 	return f->type == FT_INT64 ? WT_I64 : WT_I32;
 }
 
-static int64_t list_value(const struct field_desc *f, const void *list, size_t i)
-{
-	if (f->type == FT_INT64)
-		return ((const struct i64_list *)list)->v[i];
-	return ((const struct i32_list *)list)->v[i];
-}
-
 static void encode_int_list(const struct field_desc *f, uint32_t num, const void *obj,
 			    struct wire_buf *w)
 {
@@ -55,13 +48,13 @@ static void encode_int_list(const struct field_desc *f, uint32_t num, const void
 	if (!f->packed) {
 		for (size_t i = 0; i < n; i++) {
 			wire_put_tag(w, num, int_wire_type(f));
-			put_int(w, f, list_value(f, list, i));
+			put_int(w, f, schema_int_at(f, list, i));
 		}
 		return;
 	}
 	struct wire_buf body = { 0 };
 	for (size_t i = 0; i < n; i++)
-		put_int(&body, f, list_value(f, list, i));
+		put_int(&body, f, schema_int_at(f, list, i));
 	wire_put_tag(w, num, WT_LEN);
 	wire_put_varint(w, body.len);
 	wire_put_bytes(w, body.p, body.len);
@@ -176,6 +169,32 @@ static int pick_era(const struct uprobestats_config *cfg, enum config_era era,
 	return 0;
 }
 
+static int finish(struct enc *e, int rc, struct wire_buf *w, uint8_t **out, size_t *out_len)
+{
+	if (!rc && w->oom)
+		rc = err_set(e->err, -ENOMEM, "%s: out of memory while encoding",
+			     e->cfg->source_name);
+	if (rc) {
+		wire_buf_free(w);
+		return rc;
+	}
+	*out = w->p;
+	*out_len = w->len;
+	return 0;
+}
+
+int config_encode_message(const struct uprobestats_config *cfg, const struct msg_desc *m,
+			  const void *obj, enum config_era era, uint8_t **out, size_t *out_len,
+			  struct err *err)
+{
+	struct wire_buf w = { 0 };
+	struct enc e = { cfg, era == CONFIG_ERA_B ? CONFIG_ERA_B : CONFIG_ERA_CURRENT, err };
+
+	*out = NULL;
+	*out_len = 0;
+	return finish(&e, encode_msg(&e, m, obj, &w, 0), &w, out, out_len);
+}
+
 int config_encode_binary(const struct uprobestats_config *cfg, enum config_era era,
 			 uint8_t **out, size_t *out_len, enum config_era *used_era,
 			 struct err *err)
@@ -188,16 +207,8 @@ int config_encode_binary(const struct uprobestats_config *cfg, enum config_era e
 	*out_len = 0;
 	if (rc)
 		return rc;
-	rc = encode_msg(&e, &schema_config, cfg, &w, 0);
-	if (!rc && w.oom)
-		rc = err_set(err, -ENOMEM, "%s: out of memory while encoding", cfg->source_name);
-	if (rc) {
-		wire_buf_free(&w);
-		return rc;
-	}
-	*out = w.p;
-	*out_len = w.len;
-	if (used_era)
+	rc = finish(&e, encode_msg(&e, &schema_config, cfg, &w, 0), &w, out, out_len);
+	if (!rc && used_era)
 		*used_era = e.era;
-	return 0;
+	return rc;
 }

@@ -24,4 +24,13 @@ int config_encode_binary(const struct uprobestats_config *cfg, enum config_era e
 			 uint8_t **out, size_t *out_len, enum config_era *used_era,
 			 struct err *err);
 
+struct msg_desc;
+
+/* Encode one message of schema m from obj (the generic core of the above,
+ * for schemas other than the config's, e.g. in tests).  cfg names the source
+ * in messages. */
+int config_encode_message(const struct uprobestats_config *cfg, const struct msg_desc *m,
+			  const void *obj, enum config_era era, uint8_t **out, size_t *out_len,
+			  struct err *err);
+
 #endif

@@ -34,7 +34,7 @@ static bool eq_list(struct eq *e, const struct field_desc *f, const void *a, con
 	if (f->type == FT_STRING) {
 		const struct str_list *x = a, *y = b;
 		if (x->n != y->n)
-			goto count;
+			return differ(e, path, f->name, "different number of elements");
 		for (size_t i = 0; i < x->n; i++)
 			if (!str_eq(x->v[i], y->v[i])) {
 				snprintf(what, sizeof(what), "[%zu] \"%s\" != \"%s\"", i, x->v[i],
@@ -43,24 +43,16 @@ static bool eq_list(struct eq *e, const struct field_desc *f, const void *a, con
 			}
 		return true;
 	}
-	if (f->type == FT_INT64) {
-		const struct i64_list *x = a, *y = b;
-		if (x->n != y->n)
-			goto count;
-		for (size_t i = 0; i < x->n; i++)
-			if (x->v[i] != y->v[i])
-				return differ(e, path, f->name, "element differs");
-		return true;
-	}
-	const struct i32_list *x = a, *y = b;
-	if (x->n != y->n)
-		goto count;
-	for (size_t i = 0; i < x->n; i++)
-		if (x->v[i] != y->v[i])
+	size_t n = f->type == FT_INT64 ? ((const struct i64_list *)a)->n
+				       : ((const struct i32_list *)a)->n;
+	size_t m = f->type == FT_INT64 ? ((const struct i64_list *)b)->n
+				       : ((const struct i32_list *)b)->n;
+	if (n != m)
+		return differ(e, path, f->name, "different number of elements");
+	for (size_t i = 0; i < n; i++)
+		if (schema_int_at(f, a, i) != schema_int_at(f, b, i))
 			return differ(e, path, f->name, "element differs");
 	return true;
-count:
-	return differ(e, path, f->name, "different number of elements");
 }
 
 static bool eq_msg(struct eq *e, const struct msg_desc *m, const void *a, const void *b,
@@ -79,7 +71,8 @@ static bool eq_field(struct eq *e, const struct field_desc *f, const void *a, co
 		if (na != nb)
 			return differ(e, path, f->name, "different number of messages");
 		for (size_t i = 0; i < na; i++) {
-			snprintf(sub, sizeof(sub), "%s%s%s[%zu]", path, *path ? "." : "", f->name, i);
+			snprintf(sub, sizeof(sub), "%s%s%s[%zu]", path, *path ? "." : "", f->name,
+				 i);
 			if (!eq_msg(e, f->msg, ea + i * f->msg->size, eb + i * f->msg->size, sub,
 				    depth + 1))
 				return false;

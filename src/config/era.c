@@ -43,9 +43,7 @@ struct wfield {
 /* Next field in [*pos, end); false at the end or on malformed data. */
 static bool next_field(const uint8_t *b, size_t end, size_t *pos, struct wfield *f)
 {
-	uint64_t tag, v;
-	uint32_t v32;
-	int rc;
+	uint64_t tag;
 
 	if (*pos >= end || wire_read_varint(b, end, pos, &tag) || (tag >> 3) == 0 ||
 	    (tag >> 3) > 0x1fffffff)
@@ -53,23 +51,8 @@ static bool next_field(const uint8_t *b, size_t end, size_t *pos, struct wfield 
 	f->num = (uint32_t)(tag >> 3);
 	f->wt = (unsigned)(tag & 7);
 	f->start = f->len = 0;
-	switch (f->wt) {
-	case WT_VARINT:
-		rc = wire_read_varint(b, end, pos, &v);
-		break;
-	case WT_I64:
-		rc = wire_read_fixed64(b, end, pos, &v);
-		break;
-	case WT_LEN:
-		rc = wire_read_len(b, end, pos, &f->start, &f->len);
-		break;
-	case WT_I32:
-		rc = wire_read_fixed32(b, end, pos, &v32);
-		break;
-	default:
-		return false;   /* groups are not part of this schema */
-	}
-	return rc == WIRE_OK;
+	/* Groups are not part of this schema: they end the scan. */
+	return wire_skip_value(b, end, pos, f->wt, &f->start, &f->len) == WIRE_OK;
 }
 
 static void scan_probe(const uint8_t *b, size_t start, size_t end, struct evidence *ev)
@@ -119,7 +102,8 @@ static void scan_task(const uint8_t *b, size_t start, size_t end, struct evidenc
 			break;
 		case 6:
 		case 7:
-			hint(ev, false, "Task has field 6 or 7 (target_process_selection / task_id)");
+			hint(ev, false, "Task has field 6 or 7 (target_process_selection, "
+				       "task_id)");
 			break;
 		default:
 			break;

@@ -106,13 +106,15 @@ static int check_probe(const struct uprobestats_config *cfg, const struct guardr
 {
 	const struct probe_config *p = &cfg->tasks[ti].probes[pi];
 	struct method_sig sig;
+	bool sig_ok = p->method_signature && sig_parse(p->method_signature, &sig, NULL) == 0;
+	bool art = p->fully_qualified_class_name && p->method_name;
 	char full[1024];
 	int refused = 0;
 
 	if (o->list == GUARDRAIL_LIST_NEWEST && p->bpf_name &&
 	    !strcmp(p->bpf_name, DISPATCH_GESTURE))
 		return 0;
-	if (p->fully_qualified_class_name && p->method_name) {
+	if (art) {
 		int n = snprintf(full, sizeof(full), "%s.%s", p->fully_qualified_class_name,
 				 p->method_name);
 		size_t len = n < 0 ? 0 : (size_t)n < sizeof(full) ? (size_t)n : sizeof(full) - 1;
@@ -124,8 +126,7 @@ static int check_probe(const struct uprobestats_config *cfg, const struct guardr
 			refused++;
 		}
 	}
-	if (p->method_signature && sig_parse(p->method_signature, &sig, NULL) == 0 &&
-	    (sig.native || !guardrail_allows(o->list, sig.name.p, sig.name.len))) {
+	if (sig_ok && (sig.native || !guardrail_allows(o->list, sig.name.p, sig.name.len))) {
 		const struct src_loc *loc = p->method_signature_loc.kind ?
 						    &p->method_signature_loc : &p->loc;
 		if (refuse(cfg, out, o, ti, pi, loc, sig.native ? "native symbol" : "method",
@@ -133,8 +134,7 @@ static int check_probe(const struct uprobestats_config *cfg, const struct guardr
 			return -ENOMEM;
 		refused++;
 	}
-	if (!refused && !(p->fully_qualified_class_name && p->method_name) &&
-	    !(p->method_signature && sig_parse(p->method_signature, &sig, NULL) == 0)) {
+	if (!refused && !art && !sig_ok) {
 		/* Nothing to check against the allowlist means nothing is allowed. */
 		if (config_problem_add(cfg, out, &p->loc, CP_GUARDRAIL, CS_ERROR, ti, pi,
 				       "guardrail (%s): the probe names no method, so no "

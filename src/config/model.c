@@ -188,6 +188,32 @@ void model_era_use(const struct uprobestats_config *cfg, struct era_use *u)
 	era_use_msg(&schema_config, cfg, u, 0);
 }
 
+int config_format_parse(const char *s, enum config_format *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = CONFIG_FORMAT_AUTO;
+	else if (!strcmp(s, "text"))
+		*out = CONFIG_FORMAT_TEXT;
+	else if (!strcmp(s, "binary"))
+		*out = CONFIG_FORMAT_BINARY;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int config_era_parse(const char *s, enum config_era *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = CONFIG_ERA_AUTO;
+	else if (!strcmp(s, "b") || !strcmp(s, "B"))
+		*out = CONFIG_ERA_B;
+	else if (!strcmp(s, "current") || !strcmp(s, "c") || !strcmp(s, "C"))
+		*out = CONFIG_ERA_CURRENT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 const char *config_format_name(enum config_format f)
 {
 	switch (f) {

@@ -50,7 +50,8 @@ static void print_binder(FILE *out, const struct binder_filter *f)
 		fputc('\n', out);
 	}
 	for (size_t k = 0; k < f->method_ids.n; k++)
-		fprintf(out, "      code %" PRId64 " (deprecated method_ids)\n", f->method_ids.v[k]);
+		fprintf(out, "      code %" PRId64 " (deprecated method_ids)\n",
+			f->method_ids.v[k]);
 }
 
 static void print_target(FILE *out, const struct task_config *t)

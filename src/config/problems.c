@@ -79,7 +79,8 @@ void config_print_problems(FILE *out, const struct uprobestats_config *cfg,
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct config_problem *pr = &p->v[i];
-		fprintf(out, "%s: %s: %s [%s]\n", config_loc_str(cfg, &pr->loc, where, sizeof(where)),
+		fprintf(out, "%s: %s: %s [%s]\n",
+			config_loc_str(cfg, &pr->loc, where, sizeof(where)),
 			pr->severity == CS_ERROR ? "error" : "warning", pr->msg,
 			config_problem_kind_name(pr->kind));
 	}

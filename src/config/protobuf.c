@@ -54,26 +54,18 @@ static int skip_group(struct pb *d, uint32_t num, size_t *pos, size_t end, size_
 	unsigned depth = 1;
 
 	while (depth) {
-		size_t here = *pos, s, n;
-		uint64_t tag, v;
+		size_t here = *pos;
+		uint64_t tag;
 		int rc = wire_read_varint(d->buf, end, pos, &tag);
 		if (rc)
 			return wire_error(d, rc, at, "group");
 		switch (tag & 7) {
 		case WT_VARINT:
-			rc = wire_read_varint(d->buf, end, pos, &v);
-			break;
 		case WT_I64:
-			rc = wire_read_fixed64(d->buf, end, pos, &v);
-			break;
 		case WT_LEN:
-			rc = wire_read_len(d->buf, end, pos, &s, &n);
+		case WT_I32:
+			rc = wire_skip_value(d->buf, end, pos, (unsigned)(tag & 7), NULL, NULL);
 			break;
-		case WT_I32: {
-			uint32_t v32;
-			rc = wire_read_fixed32(d->buf, end, pos, &v32);
-			break;
-		}
 		case WT_SGROUP:
 			if (++depth > SCHEMA_MAX_DEPTH * 4)
 				return pb_error(d, CONFIG_ELIMIT, here, "groups nested too deeply");
@@ -98,23 +90,14 @@ static int skip_group(struct pb *d, uint32_t num, size_t *pos, size_t end, size_
 static int skip_field(struct pb *d, unsigned wt, uint32_t num, size_t *pos, size_t end,
 		      size_t at)
 {
-	uint64_t v;
-	uint32_t v32;
-	size_t s, n;
 	int rc;
 
 	switch (wt) {
 	case WT_VARINT:
-		rc = wire_read_varint(d->buf, end, pos, &v);
-		break;
 	case WT_I64:
-		rc = wire_read_fixed64(d->buf, end, pos, &v);
-		break;
 	case WT_LEN:
-		rc = wire_read_len(d->buf, end, pos, &s, &n);
-		break;
 	case WT_I32:
-		rc = wire_read_fixed32(d->buf, end, pos, &v32);
+		rc = wire_skip_value(d->buf, end, pos, wt, NULL, NULL);
 		break;
 	case WT_SGROUP:
 		rc = skip_group(d, num, pos, end, at);
@@ -209,7 +192,8 @@ static int decode_ints(struct pb *d, const struct msg_desc *m, void *obj,
 			return wire_error(d, rc, at, f->name);
 		for (p = s; p < s + n;) {
 			size_t el = p;
-			if ((rc = read_int(d, f, &p, s + n, &v)) || (rc = store_int(d, obj, f, v, el)))
+			if ((rc = read_int(d, f, &p, s + n, &v)) ||
+			    (rc = store_int(d, obj, f, v, el)))
 				return rc;
 		}
 		return 0;

@@ -323,6 +323,13 @@ size_t schema_count(const struct field_desc *f, const void *obj)
 	return ((const struct i32_list *)m)->n;
 }
 
+int64_t schema_int_at(const struct field_desc *f, const void *list, size_t i)
+{
+	if (f->type == FT_INT64)
+		return ((const struct i64_list *)list)->v[i];
+	return ((const struct i32_list *)list)->v[i];
+}
+
 const void *schema_element(const struct field_desc *f, const void *obj, size_t i)
 {
 	const char *arr = *(char *const *)schema_cmember(obj, f->off);

@@ -22,7 +22,7 @@ enum field_type {
 	FT_INT32,    /* int32_t           | repeated: struct i32_list */
 	FT_INT64,    /* int64_t           | repeated: struct i64_list */
 	FT_ENUM,     /* int32_t raw value | repeated: struct i32_list */
-	FT_MESSAGE,  /* embedded struct at off | repeated: array pointer at off + count at count_off */
+	FT_MESSAGE,  /* struct at off | repeated: array pointer at off, count at count_off */
 };
 
 /* How an integer is put on the wire (proto int32/int64, sint32/sint64, sfixed32/sfixed64). */
@@ -119,6 +119,9 @@ bool schema_field_present(const struct field_desc *f, const void *obj);
 
 /* Number of elements of a repeated field of obj (messages or scalars). */
 size_t schema_count(const struct field_desc *f, const void *obj);
+
+/* Element i of a repeated integer field's list (i32_list or i64_list by f->type). */
+int64_t schema_int_at(const struct field_desc *f, const void *list, size_t i);
 
 /* Element i of a repeated message field. */
 const void *schema_element(const struct field_desc *f, const void *obj, size_t i);

@@ -67,7 +67,8 @@ int sig_parse(const char *s, struct method_sig *out, const char **why)
 		out->name = whole;
 		return 0;
 	}
-	if (whole.p[whole.len - 1] != ')' || memchr(open + 1, '(', (size_t)(whole.p + whole.len - open - 1)))
+	if (whole.p[whole.len - 1] != ')' ||
+	    memchr(open + 1, '(', (size_t)(whole.p + whole.len - open - 1)))
 		return fail(why, "the parameter list does not end the signature");
 	space = NULL;
 	for (const char *q = whole.p; q < open; q++)

@@ -48,10 +48,8 @@ static void dump_list(FILE *out, const struct field_desc *f, const void *mem, si
 			fputs(", ", out);
 		if (f->type == FT_STRING)
 			put_quoted(out, ((const struct str_list *)mem)->v[i]);
-		else if (f->type == FT_INT64)
-			put_int(out, f, ((const struct i64_list *)mem)->v[i]);
 		else
-			put_int(out, f, ((const struct i32_list *)mem)->v[i]);
+			put_int(out, f, schema_int_at(f, mem, i));
 	}
 	fputs("]\n", out);
 }

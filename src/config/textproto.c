@@ -118,17 +118,6 @@ static int parse_string(struct tp *p, const struct token *first, char **out)
 	}
 }
 
-static int digit_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return 99;
-}
-
 /* Magnitude of a decimal, 0x-hex or 0-octal integer token.  Returns 0, 1 on
  * bad syntax, 2 on overflow of 64 bits. */
 static int parse_magnitude(const struct token *t, uint64_t *out)
@@ -146,8 +135,9 @@ static int parse_magnitude(const struct token *t, uint64_t *out)
 		i = 1;
 	}
 	for (; i < n; i++) {
-		unsigned d = (unsigned)digit_value(s[i]);
-		if (d >= base)
+		int dv = tp_digit_value(s[i]);
+		unsigned d = (unsigned)dv;
+		if (dv < 0 || d >= base)
 			return 1;
 		if (v > (UINT64_MAX - d) / base)
 			return 2;
@@ -187,7 +177,8 @@ static int parse_int(struct tp *p, const struct field_desc *f, const struct msg_
 	    (neg && mag > 0 && -(int64_t)(mag - 1) - 1 < min))
 		return tp_error(p, CONFIG_ERANGE, sign.kind ? &sign : &t,
 				"%s%.*s is out of range for %s.%s (%s)", neg ? "-" : "",
-				(int)(t.len > 40 ? 40 : t.len), t.p, m->name, f->name, type_name(f));
+				(int)(t.len > 40 ? 40 : t.len), t.p, m->name, f->name,
+				type_name(f));
 	*out = neg ? (mag == 0 ? 0 : -(int64_t)(mag - 1) - 1) : (int64_t)mag;
 	return 0;
 }
@@ -349,7 +340,7 @@ static int parse_message(struct tp *p, const struct msg_desc *m, void *obj,
 
 /* "[" value ("," value)* "]", or "[]". */
 static int parse_list(struct tp *p, const struct msg_desc *m, void *obj,
-		      const struct field_desc *f, const struct token *name, int depth)
+		      const struct field_desc *f, int depth)
 {
 	struct token t;
 	bool done;
@@ -358,8 +349,10 @@ static int parse_list(struct tp *p, const struct msg_desc *m, void *obj,
 	if (f->has_off != FD_NONE)
 		*(bool *)schema_member(obj, f->has_off) = true;
 	while (!rc && !done) {
+		/* A list element's location is its own opening brace. */
+		static const struct token no_name = { .kind = TOK_EOF };
 		if (f->type == FT_MESSAGE)
-			rc = parse_message(p, m, obj, f, name, depth);
+			rc = parse_message(p, m, obj, f, &no_name, depth);
 		else
 			rc = parse_scalar(p, m, obj, f);
 		if (rc || (rc = lex_next(&p->lx, &t, p->err)))
@@ -382,8 +375,9 @@ static int unknown_field(struct tp *p, const struct msg_desc *m, const struct to
 	int n = (int)(t->len > 60 ? 60 : t->len);
 
 	if (near)
-		return tp_error(p, CONFIG_EFIELD, t, "unknown field '%.*s' in %s; did you mean '%s'?",
-				n, t->p, m->name, near);
+		return tp_error(p, CONFIG_EFIELD, t,
+				"unknown field '%.*s' in %s; did you mean '%s'?", n, t->p, m->name,
+				near);
 	list[0] = '\0';
 	for (size_t i = 0; i < m->n_fields && used < sizeof(list); i++) {
 		int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
@@ -417,7 +411,7 @@ static int parse_field(struct tp *p, const struct msg_desc *m, void *obj,
 	}
 	if (list) {
 		lex_next(&p->lx, &t, p->err);
-		return parse_list(p, m, obj, f, name, depth);
+		return parse_list(p, m, obj, f, depth);
 	}
 	if (f->type == FT_MESSAGE)
 		return parse_message(p, m, obj, f, name, depth);
@@ -443,14 +437,17 @@ static int parse_body(struct tp *p, const struct msg_desc *m, void *obj,
 		if (t.kind == TOK_EOF) {
 			if (!close)
 				return 0;
-			return tp_error(p, CONFIG_ESYNTAX, &t, "expected '%c' to close the %s opened "
-					"at %u:%u, found end of file", close, m->name, open->line,
-					open->col);
+			return tp_error(p, CONFIG_ESYNTAX, &t,
+					"expected '%c' to close the %s opened at %u:%u, found end "
+					"of file", close, m->name, open->line, open->col);
 		}
 		if (t.kind != TOK_IDENT) {
 			char what[96];
-			snprintf(what, sizeof(what), "a field name of %s%s%c%s", m->name,
-				 close ? " or '" : "", close ? close : ' ', close ? "'" : "");
+			if (close)
+				snprintf(what, sizeof(what), "a field name of %s or '%c'", m->name,
+					 close);
+			else
+				snprintf(what, sizeof(what), "a field name of %s", m->name);
 			return expected(p, &t, what, CONFIG_ESYNTAX);
 		}
 		const struct field_desc *f = schema_field_by_name(m, t.p, t.len);

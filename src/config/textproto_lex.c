@@ -80,6 +80,12 @@ static int lex_string(struct lexer *lx, struct token *t, struct err *err)
 			advance(lx);
 		advance(lx);
 	}
+	/* Upstream's PixelOS test_bss_noteEvent.textproto has `"...buf""`: a
+	 * stray quote right after a string opens one that never closes. */
+	if (t->p > lx->buf && t->p[-1] == quote)
+		return err_set(err, CONFIG_ESYNTAX, "%s:%u:%u: unterminated string (missing "
+			       "closing %c); a stray %c right after the previous string?",
+			       lx->name, t->line, t->col, quote, quote);
 	return err_set(err, CONFIG_ESYNTAX, "%s:%u:%u: unterminated string (missing closing %c)",
 		       lx->name, t->line, t->col, quote);
 }
@@ -148,7 +154,7 @@ int lex_peek(struct lexer *lx, struct token *t, struct err *err)
 	return 0;
 }
 
-static int hex_val(char c)
+int tp_digit_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -235,8 +241,8 @@ static int decode_escape(struct esc_ctx *e, char *o, size_t *w)
 	}
 	if (e->s[j] == 'x' || e->s[j] == 'X') {
 		size_t k = 0;
-		for (; k < 2 && j + 1 + k < e->n && hex_val(e->s[j + 1 + k]) >= 0; k++)
-			v = v * 16 + (uint32_t)hex_val(e->s[j + 1 + k]);
+		for (; k < 2 && j + 1 + k < e->n && tp_digit_value(e->s[j + 1 + k]) >= 0; k++)
+			v = v * 16 + (uint32_t)tp_digit_value(e->s[j + 1 + k]);
 		if (k == 0)
 			return esc_error(e, "\\x without hex digits");
 		o[0] = (char)v;
@@ -247,9 +253,9 @@ static int decode_escape(struct esc_ctx *e, char *o, size_t *w)
 	if (e->s[j] == 'u' || e->s[j] == 'U') {
 		size_t want = e->s[j] == 'u' ? 4 : 8;
 		for (size_t k = 0; k < want; k++) {
-			if (j + 1 + k >= e->n || hex_val(e->s[j + 1 + k]) < 0)
+			if (j + 1 + k >= e->n || tp_digit_value(e->s[j + 1 + k]) < 0)
 				return esc_error(e, "\\u/\\U escape with too few hex digits");
-			v = v * 16 + (uint32_t)hex_val(e->s[j + 1 + k]);
+			v = v * 16 + (uint32_t)tp_digit_value(e->s[j + 1 + k]);
 		}
 		*w = put_utf8(o, v);
 		if (*w == 0)
@@ -264,7 +270,7 @@ int tp_unescape(const struct lexer *lx, const struct token *t, struct arena *a, 
 		size_t *out_len, struct err *err)
 {
 	struct esc_ctx e = { lx, t, t->p + 1, t->len - 2, 0, err };
-	/* Every escape yields at most as many bytes as it spans (\uXXXX: 3 <= 6),
+	/* Every escape yields at most as many bytes as it spans (\uHHHH: 3 <= 6),
 	 * so the body length bounds the output. */
 	char *o = arena_alloc(a, e.n + 1);
 	size_t w = 0;
@@ -278,9 +284,9 @@ int tp_unescape(const struct lexer *lx, const struct token *t, struct arena *a, 
 			if (rc)
 				return rc;
 			if (memchr(o + w, '\0', k))
-				return err_set(err, CONFIG_EVALUE,
-					       "%s:%u:%u: string contains a NUL byte, which no name "
-					       "or path can hold", lx->name, t->line, t->col);
+				return err_set(err, CONFIG_EVALUE, "%s:%u:%u: string contains "
+					       "a NUL byte, which no name or path can hold",
+					       lx->name, t->line, t->col);
 		} else {
 			o[w] = e.s[e.i++];
 		}

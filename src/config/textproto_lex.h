@@ -48,11 +48,14 @@ int lex_next(struct lexer *lx, struct token *t, struct err *err);
 int lex_peek(struct lexer *lx, struct token *t, struct err *err);
 
 /* Decode one quoted string token into out (NUL-terminated, in arena); C
- * escapes \a \b \f \n \r \t \v \\ \' \" \?, octal \ooo, hex \xHH, \uXXXX and
- * \UXXXXXXXX (as UTF-8).  A decoded NUL byte is refused: no name or path in
+ * escapes \a \b \f \n \r \t \v \\ \' \" \?, octal \ooo, hex \xHH, \uHHHH and
+ * \UHHHHHHHH (as UTF-8).  A decoded NUL byte is refused: no name or path in
  * a config can hold one. */
 int tp_unescape(const struct lexer *lx, const struct token *t, struct arena *a, char **out,
 		size_t *out_len, struct err *err);
+
+/* The value of a hex digit (0-15), or -1. */
+int tp_digit_value(char c);
 
 /* A short printable rendering of a token for messages: "'{'", "identifier 'foo'",
  * "string \"abc\"", "end of file". */

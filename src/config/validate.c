@@ -19,6 +19,10 @@
 #define BINDER_KEY_MAX 127
 #define BINDER_MAX_CODES 10
 #define BINDER_PROGRAM "prog_Binder_uprobe_exec_transact_internal"
+/* Duplicate checks compare with every earlier entry; past this many the
+ * config is far beyond what the filter map holds, so they stop (bounding
+ * the cost on hostile input). */
+#define DUP_SCAN_MAX 512
 
 struct vctx {
 	const struct uprobestats_config *cfg;
@@ -84,17 +88,20 @@ static void check_target(struct vctx *v, const struct task_config *t)
 		return;
 	}
 	if (tps == TPS_ANY_APP_PROCESS_ON_START && name)
-		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection ANY_APP_PROCESS_ON_START "
-		    "watches every app start, but target_process_name \"%s\" names one process: "
-		    "drop one of the two", name);
+		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection "
+		    "ANY_APP_PROCESS_ON_START watches every app start, but "
+		    "target_process_name \"%s\" names one process: drop one of the two", name);
 	else if (tps == TPS_SPECIFIC_APP_PROCESS_ON_START && !name)
 		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection "
-		    "SPECIFIC_APP_PROCESS_ON_START needs target_process_name (the app to wait for)");
-	else if ((tps == TPS_SPECIFIC_PROCESS_NAME || tps == TPS_UNKNOWN) && !name &&
-		 !v->opts->pid_given)
-		add(v, t->has_target_process_selection ? sel : &t->loc, CP_TARGET, CS_ERROR,
-		    "no target process: set target_process_name (or give the pid on the command "
-		    "line)");
+		    "SPECIFIC_APP_PROCESS_ON_START needs target_process_name (the app to wait "
+		    "for)");
+	else if (tps == TPS_SPECIFIC_PROCESS_NAME && !name && !v->opts->pid_given)
+		add(v, sel, CP_TARGET, CS_ERROR, "target_process_selection SPECIFIC_PROCESS_NAME "
+		    "needs target_process_name (or the pid on the command line)");
+	else if (tps == TPS_UNKNOWN && !name && !v->opts->pid_given)
+		/* Upstream needs a process; standalone, no name means every process. */
+		add(v, &t->loc, CP_TARGET, CS_WARNING, "no target_process_name: every process "
+		    "that runs the probed code is traced");
 }
 
 static void check_duration(struct vctx *v, const struct task_config *t)
@@ -110,8 +117,8 @@ static void check_atom_id(struct vctx *v, bool has, int64_t id, const struct src
 	if (!has)
 		add(v, loc, CP_ATOM, CS_ERROR, "%s has no atom_id", what);
 	else if (id <= 0 || id > INT32_MAX)
-		add(v, loc, CP_ATOM, CS_ERROR, "atom_id %lld is not a valid atom id (1..2147483647)",
-		    (long long)id);
+		add(v, loc, CP_ATOM, CS_ERROR, "atom_id %lld is not a valid atom id "
+		    "(1..2147483647)", (long long)id);
 }
 
 static void check_statsd(struct vctx *v, const struct task_config *t)
@@ -250,31 +257,51 @@ static void check_identity(struct vctx *v, const struct probe_config *p)
 		check_same_method(v, p, &sig, sloc);
 }
 
-int config_probe_param_count(const struct probe_config *p)
+/* The count of config_probe_param_count, given the parsed signature (NULL
+ * when there is none or it does not parse). */
+static int param_count(const struct probe_config *p, const struct method_sig *sig)
 {
-	struct method_sig sig;
-
 	if (p->has_fully_qualified_parameters || p->fully_qualified_parameters.n)
 		return (int)p->fully_qualified_parameters.n;
-	if (given(p->method_signature) && sig_parse(p->method_signature, &sig, NULL) == 0)
-		return sig.native ? -1 : (int)sig.n_params;
+	if (sig)
+		return sig->native ? -1 : (int)sig->n_params;
 	/* The ART API path with no parameter list means a method without parameters. */
 	if (given(p->fully_qualified_class_name) && given(p->method_name))
 		return 0;
 	return -2;
 }
 
-/* The type of Java parameter k, from the list or the signature. */
-static struct span param_type(const struct probe_config *p, size_t k)
+int config_probe_param_count(const struct probe_config *p)
 {
 	struct method_sig sig;
+	bool ok = given(p->method_signature) && sig_parse(p->method_signature, &sig, NULL) == 0;
 
+	return param_count(p, ok ? &sig : NULL);
+}
+
+/* A probe's parameters, worked out once: the count (as
+ * config_probe_param_count) and the signature the types come from. */
+struct params {
+	int count;
+	bool has_sig;
+	struct method_sig sig;
+};
+
+static void probe_params(const struct probe_config *p, struct params *pa)
+{
+	pa->has_sig = given(p->method_signature) &&
+		      sig_parse(p->method_signature, &pa->sig, NULL) == 0;
+	pa->count = param_count(p, pa->has_sig ? &pa->sig : NULL);
+}
+
+/* The type of Java parameter k, from the list or the signature. */
+static struct span param_type(const struct probe_config *p, const struct params *pa, size_t k)
+{
 	if (k < p->fully_qualified_parameters.n)
 		return (struct span){ p->fully_qualified_parameters.v[k],
 				      strlen(p->fully_qualified_parameters.v[k]) };
-	if (given(p->method_signature) && sig_parse(p->method_signature, &sig, NULL) == 0 &&
-	    k < sig.n_params)
-		return sig.params[k];
+	if (pa->has_sig && k < pa->sig.n_params)
+		return pa->sig.params[k];
 	return (struct span){ "", 0 };
 }
 
@@ -287,9 +314,10 @@ static const char *method_label(const struct probe_config *p, char *buf, size_t 
 	return buf;
 }
 
-static void check_position(struct vctx *v, const struct probe_config *p, int count, int32_t pos,
-			   const struct src_loc *loc)
+static void check_position(struct vctx *v, const struct probe_config *p,
+			   const struct params *pa, int32_t pos, const struct src_loc *loc)
 {
+	int count = pa->count;
 	char label[256];
 	struct span type;
 
@@ -297,8 +325,8 @@ static void check_position(struct vctx *v, const struct probe_config *p, int cou
 		return;   /* reported once per task by check_statsd */
 	if (count == -1) {
 		if (pos >= NATIVE_MAX_ARGS)
-			add(v, loc, CP_ARG_POSITION, CS_ERROR, "argument position %d: a native probe "
-			    "can read arguments 0..%d (the C ABI argument registers)", pos,
+			add(v, loc, CP_ARG_POSITION, CS_ERROR, "argument position %d: a native "
+			    "probe can read arguments 0..%d (the C ABI argument registers)", pos,
 			    NATIVE_MAX_ARGS - 1);
 		return;
 	}
@@ -314,7 +342,7 @@ static void check_position(struct vctx *v, const struct probe_config *p, int cou
 		    DETAIL_MAX_ARGS);
 		return;
 	}
-	type = param_type(p, (size_t)pos);
+	type = param_type(p, pa, (size_t)pos);
 	if (sig_is_floating(type.p, type.len))
 		add(v, loc, CP_ARG_POSITION, CS_ERROR, "argument position %d is a %.*s, passed in "
 		    "a floating-point register that the programs do not record", pos,
@@ -330,19 +358,20 @@ static void check_positions(struct vctx *v, const struct task_config *t,
 {
 	const struct i32_list *pos = &t->statsd.primitive_argument_positions;
 	const struct src_loc *sloc = at(&t->statsd.loc, &t->loc);
-	int count = config_probe_param_count(p);
+	struct params pa;
 
 	if (!t->has_statsd_logging_config || !pos->n)
 		return;
+	probe_params(p, &pa);
 	/* Upstream's timestamp programs record no arguments (§3.1); a config
 	 * pairing them with positions gets atoms without those fields. */
 	if (p->bpf_name && strstr(p->bpf_name, "call_timestamp"))
 		add(v, sloc, CP_ARG_POSITION, CS_WARNING, "primitive_argument_positions are "
 		    "ignored by %s: it records a timestamp, not arguments", p->bpf_name);
-	if (count == -2)
+	if (pa.count == -2)
 		return;   /* the identity problem is reported already */
 	for (size_t k = 0; k < pos->n; k++)
-		check_position(v, p, count, pos->v[k], elem_loc(pos->loc, k, sloc));
+		check_position(v, p, &pa, pos->v[k], elem_loc(pos->loc, k, sloc));
 }
 
 /* ---- binder transaction filters (reference §5.4) ---- */
@@ -353,9 +382,10 @@ static void check_binder_method(struct vctx *v, const struct binder_filter *f, s
 	const struct src_loc *loc = at(&mc->loc, &f->loc);
 
 	if (!mc->has_method_id || mc->method_id <= 0)
-		add(v, at(&mc->method_id_loc, loc), CP_BINDER, CS_ERROR, "method_configs[%zu] needs "
-		    "a method_id > 0 (the transaction code; 0 cannot be filtered)", m);
-	for (size_t k = 0; k < m && mc->has_method_id; k++)
+		add(v, at(&mc->method_id_loc, loc), CP_BINDER, CS_ERROR,
+		    "method_configs[%zu] needs a method_id > 0 (the transaction code; 0 cannot "
+		    "be filtered)", m);
+	for (size_t k = 0; k < m && m < DUP_SCAN_MAX && mc->has_method_id; k++)
 		if (f->methods[k].has_method_id && f->methods[k].method_id == mc->method_id) {
 			add(v, at(&mc->method_id_loc, loc), CP_BINDER, CS_ERROR, "method_id %lld "
 			    "appears twice for %s", (long long)mc->method_id,
@@ -363,8 +393,8 @@ static void check_binder_method(struct vctx *v, const struct binder_filter *f, s
 			break;
 		}
 	if (!mc->has_event_service_config && !mc->has_atom_config)
-		add(v, loc, CP_BINDER, CS_ERROR, "method_configs[%zu] needs event_service_config or "
-		    "atom_config (what to do with a matching transaction)", m);
+		add(v, loc, CP_BINDER, CS_ERROR, "method_configs[%zu] needs event_service_config "
+		    "or atom_config (what to do with a matching transaction)", m);
 	if (!mc->has_atom_config)
 		return;
 	check_atom_id(v, mc->has_atom_id, mc->atom_id, at(&mc->atom_id_loc, loc), "atom_config");
@@ -375,8 +405,8 @@ static void check_binder_method(struct vctx *v, const struct binder_filter *f, s
 			add(v, fl, CP_ENUM, CS_ERROR, "atom_field_positions value %d is not an "
 			    "AtomFieldPosition (0-4)", fp);
 		else if (fp == ATOM_FIELD_UNKNOWN)
-			add(v, fl, CP_BINDER, CS_ERROR, "atom_field_positions lists UNKNOWN, which is "
-			    "no field");
+			add(v, fl, CP_BINDER, CS_ERROR, "atom_field_positions lists UNKNOWN, "
+			    "which is no field");
 	}
 }
 
@@ -392,7 +422,7 @@ static void check_binder_filter(struct vctx *v, const struct probe_config *p, si
 	else if (strlen(f->interface_name) > BINDER_KEY_MAX)
 		add(v, iloc, CP_BINDER, CS_ERROR, "interface_name is %zu bytes; the BPF filter key "
 		    "holds at most %d", strlen(f->interface_name), BINDER_KEY_MAX);
-	for (size_t k = 0; k < i && given(f->interface_name); k++)
+	for (size_t k = 0; k < i && i < DUP_SCAN_MAX && given(f->interface_name); k++)
 		if (p->binder_filters[k].interface_name &&
 		    !strcmp(p->binder_filters[k].interface_name, f->interface_name)) {
 			add(v, iloc, CP_BINDER, CS_ERROR, "interface \"%s\" has two filters",

@@ -66,6 +66,33 @@ int wire_read_len(const uint8_t *b, size_t end, size_t *pos, size_t *start, size
 	return WIRE_OK;
 }
 
+int wire_skip_value(const uint8_t *b, size_t end, size_t *pos, unsigned wt, size_t *start,
+		    size_t *len)
+{
+	uint64_t v;
+	uint32_t v32;
+	size_t s, n;
+	int rc;
+
+	switch (wt) {
+	case WT_VARINT:
+		return wire_read_varint(b, end, pos, &v);
+	case WT_I64:
+		return wire_read_fixed64(b, end, pos, &v);
+	case WT_I32:
+		return wire_read_fixed32(b, end, pos, &v32);
+	case WT_LEN:
+		rc = wire_read_len(b, end, pos, &s, &n);
+		if (rc == WIRE_OK && start)
+			*start = s;
+		if (rc == WIRE_OK && len)
+			*len = n;
+		return rc;
+	default:
+		return WIRE_BAD_TYPE;
+	}
+}
+
 const char *wire_type_name(unsigned wt)
 {
 	static const char *const names[] = {

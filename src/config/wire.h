@@ -29,6 +29,14 @@ int wire_read_fixed64(const uint8_t *b, size_t end, size_t *pos, uint64_t *v);
  * *pos = the end of the bytes. */
 int wire_read_len(const uint8_t *b, size_t end, size_t *pos, size_t *start, size_t *len);
 
+/* Step over one value of wire type wt (varint, fixed64, length-delimited or
+ * fixed32); for length-delimited values *start and *len give the payload (when
+ * non-NULL).  Returns WIRE_OK, WIRE_TRUNCATED, WIRE_OVERLONG, or
+ * WIRE_BAD_TYPE for groups and invalid types. */
+#define WIRE_BAD_TYPE 3
+int wire_skip_value(const uint8_t *b, size_t end, size_t *pos, unsigned wt, size_t *start,
+		    size_t *len);
+
 const char *wire_type_name(unsigned wt);
 
 static inline int64_t wire_unzigzag(uint64_t v)

@@ -172,6 +172,14 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 		t->n_pids = opts->n_pids;
 		return 0;
 	}
+	if (t->cfg->has_target_process_selection &&
+	    (t->cfg->target_process_selection == TPS_ANY_APP_PROCESS_ON_START ||
+	     t->cfg->target_process_selection == TPS_SPECIFIC_APP_PROCESS_ON_START)) {
+		t->wait_for_start = true;
+		t->wait_name = t->cfg->target_process_selection == TPS_SPECIFIC_APP_PROCESS_ON_START
+			       ? name : NULL;
+		return 0;
+	}
 	if (!name || !*name) {
 		t->all_processes = true;
 		return 0;

@@ -126,7 +126,8 @@ UT_TEST(config_binary_packed_and_unpacked_positions)
 
 UT_TEST(config_binary_skips_unknown_fields_of_every_wire_type)
 {
-	/* tasks { task_id 7, f99 varint, f98 fixed64, f97 fixed32, f96 bytes, f95 group{f1 varint} } */
+	/* tasks { task_id 7, f99 varint, f98 fixed64, f97 fixed32, f96 bytes,
+	 *         f95 group { f1 varint } } */
 	static const char b[] =
 		"\x0a\x20"
 		"\x38\x07"
@@ -163,8 +164,10 @@ UT_TEST(config_binary_malformed_inputs_name_the_offset)
 		{ "\x0b\x08\x01", 3, CONFIG_EERA, "UprobestatsConfig field 1 (tasks" },
 		{ "\xfb\x05\x08", 3, CONFIG_EWIRE, "group runs past the end" },
 		{ "\x0a\x04\x0a\x02\x0a\x05", 6, CONFIG_EWIRE, "bpf_name runs past" },
-		{ "\x0a\x05\x0a\x03\x0a\x01\x00", 7, CONFIG_EVALUE, "t.bin+0x4: bpf_name holds a NUL" },
-		{ "\x0a\x03\x2a\x01\x10", 5, CONFIG_EWIRE, "primitive_argument_positions runs past" },
+		{ "\x0a\x05\x0a\x03\x0a\x01\x00", 7, CONFIG_EVALUE,
+		  "t.bin+0x4: bpf_name holds a NUL" },
+		{ "\x0a\x03\x2a\x01\x10", 5, CONFIG_EWIRE,
+		  "primitive_argument_positions runs past" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct uprobestats_config *cfg = NULL;
@@ -278,4 +281,124 @@ UT_TEST(config_binary_round_trips_every_testdata_config)
 		config_free(bin);
 		config_free(again);
 	}
+}
+
+/* An extension-style schema exercising the encodings no upstream field uses
+ * yet (sint32/sint64 zigzag, sfixed32/sfixed64, packed): decode, encode and
+ * the text reader all follow the table row. */
+struct ext_msg {
+	int32_t z32;
+	bool has_z32;
+	int64_t z64;
+	bool has_z64;
+	int32_t f32;
+	bool has_f32;
+	int64_t f64;
+	bool has_f64;
+	struct i64_list packed;
+	struct src_loc loc;
+};
+
+#define EXT_ROW(nm, n, ty, en, rep, pk, m, h)                                      \
+	{ .name = nm, .num_b = n, .num_c = n, .type = ty, .enc = en, .repeated = rep,   \
+	  .packed = pk, .off = offsetof(struct ext_msg, m), .has_off = h,             \
+	  .count_off = FD_NONE, .loc_off = FD_NONE }
+
+static const struct field_desc ext_fields[] = {
+	EXT_ROW("z32", 1000, FT_INT32, ENC_ZIGZAG, false, false, z32,
+		offsetof(struct ext_msg, has_z32)),
+	EXT_ROW("z64", 1001, FT_INT64, ENC_ZIGZAG, false, false, z64,
+		offsetof(struct ext_msg, has_z64)),
+	EXT_ROW("f32", 1002, FT_INT32, ENC_FIXED, false, false, f32,
+		offsetof(struct ext_msg, has_f32)),
+	EXT_ROW("f64", 1003, FT_INT64, ENC_FIXED, false, false, f64,
+		offsetof(struct ext_msg, has_f64)),
+	EXT_ROW("packed", 1004, FT_INT64, ENC_ZIGZAG, true, true, packed, FD_NONE),
+};
+
+static const struct msg_desc ext_desc = {
+	"Ext", sizeof(struct ext_msg), offsetof(struct ext_msg, loc), ext_fields,
+	sizeof(ext_fields) / sizeof(ext_fields[0]),
+};
+
+UT_TEST(config_binary_zigzag_fixed_and_packed_encodings)
+{
+	struct uprobestats_config *cfg = model_new("ext");
+	struct ext_msg in, out;
+	struct err e;
+	uint8_t *bin;
+	size_t len;
+
+	UT_ASSERT(cfg);
+	memset(&in, 0, sizeof(in));
+	in.z32 = -3, in.has_z32 = true;
+	in.z64 = INT64_MIN, in.has_z64 = true;
+	in.f32 = -2, in.has_f32 = true;
+	in.f64 = 0x0102030405060708, in.has_f64 = true;
+	UT_EQ_INT(model_push_i64(cfg->arena, &in.packed, -1, NULL), 0);
+	UT_EQ_INT(model_push_i64(cfg->arena, &in.packed, 64, NULL), 0);
+	UT_EQ_INT(config_encode_message(cfg, &ext_desc, &in, CONFIG_ERA_CURRENT, &bin, &len, &e),
+		  0);
+	/* z32 -3 -> zigzag 5; tag 1000<<3 = 0x1f40 -> c0 3e */
+	UT_EQ_INT(bin[0], 0xc0);
+	UT_EQ_INT(bin[1], 0x3e);
+	UT_EQ_INT(bin[2], 5);
+	/* packed: tag (1004<<3|2) = e2 3e, length 3, zigzag(-1)=1, zigzag(64)=128 -> 80 01 */
+	UT_EQ_INT(bin[len - 6], 0xe2);
+	UT_EQ_INT(bin[len - 4], 3);
+	UT_EQ_INT(bin[len - 2], 0x80);
+	memset(&out, 0, sizeof(out));
+	UT_EQ_INT(protobuf_decode_message(cfg, &ext_desc, &out, bin, len, CONFIG_ERA_CURRENT, &e),
+		  0);
+	UT_EQ_INT(out.z32, -3);
+	UT_EQ_INT(out.z64, INT64_MIN);
+	UT_EQ_INT(out.f32, -2);
+	UT_EQ_U64(out.f64, 0x0102030405060708);
+	UT_EQ_INT(out.packed.n, 2);
+	UT_EQ_INT(out.packed.v[0], -1);
+	UT_EQ_INT(out.packed.v[1], 64);
+	/* A fixed field sent as a varint is a wire-type error naming it. */
+	static const uint8_t wrong[] = { 0xd0, 0x3e, 0x01 };   /* f32 (1002) as varint */
+	UT_EQ_INT(protobuf_decode_message(cfg, &ext_desc, &out, wrong, 3, CONFIG_ERA_CURRENT, &e),
+		  CONFIG_EERA);
+	UT_CONTAINS(e.msg, "ext+0x0: Ext field 1002 (f32 in the current era) has wire type "
+			   "varint, expected fixed32");
+	free(bin);
+	config_free(cfg);
+}
+
+UT_TEST(config_format_and_era_option_parsing)
+{
+	enum config_format f;
+	enum config_era era;
+
+	UT_EQ_INT(config_format_parse("binary", &f), 0);
+	UT_EQ_INT(f, CONFIG_FORMAT_BINARY);
+	UT_EQ_INT(config_format_parse("proto", &f), -EINVAL);
+	UT_EQ_INT(config_era_parse("b", &era), 0);
+	UT_EQ_INT(era, CONFIG_ERA_B);
+	UT_EQ_INT(config_era_parse("current", &era), 0);
+	UT_EQ_INT(era, CONFIG_ERA_CURRENT);
+	UT_EQ_INT(config_era_parse("a", &era), -EINVAL);
+}
+
+UT_TEST(config_binary_file_is_detected_by_content)
+{
+	const char *path = ut_tmpfile("config");
+	struct uprobestats_config *cfg = NULL;
+	struct err e;
+	FILE *f = fopen(path, "wb");
+
+	UT_ASSERT(f);
+	fwrite(era_b_bytes, 1, sizeof(era_b_bytes) - 1, f);
+	fclose(f);
+	UT_EQ_INT(config_load_file(path, NULL, &cfg, &e), 0);
+	UT_EQ_INT(cfg->format, CONFIG_FORMAT_BINARY);
+	UT_EQ_INT(cfg->era, CONFIG_ERA_B);
+	UT_EQ_STR(cfg->tasks[0].target_process_name, "system_server");
+	char where[128];
+	config_loc_str(cfg, &cfg->tasks[0].duration_seconds_loc, where, sizeof(where));
+	UT_ASSERT(strncmp(where, path, strlen(path)) == 0);
+	UT_EQ_STR(where + strlen(path), "+0x2f");
+	config_free(cfg);
 }

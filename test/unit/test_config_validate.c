@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "config/guardrail.h"
 #include "config/plan_print.h"
+#include "config/signature.h"
 #include "config/validate.h"
 #include "config_testdata.h"
 
@@ -42,7 +43,8 @@ UT_TEST(config_validate_accepts_every_testdata_config)
 		struct uprobestats_config *cfg = NULL;
 		struct config_problems pr = { 0 };
 		struct err e;
-		UT_EQ_INT(config_load_file(ut_testdata(testdata_configs[i].path), NULL, &cfg, &e), 0);
+		const char *path = ut_testdata(testdata_configs[i].path);
+		UT_EQ_INT(config_load_file(path, NULL, &cfg, &e), 0);
 		UT_EQ_INT(config_validate(cfg, NULL, &pr), 0);
 		if (pr.n_errors) {
 			char *t = problems_text(cfg, &pr);
@@ -74,15 +76,16 @@ UT_TEST(config_validate_collects_every_problem)
 	struct config_problems pr = { 0 };
 
 	UT_ASSERT(cfg);
-	UT_EQ_INT(config_validate(cfg, NULL, &pr), 6);
+	UT_EQ_INT(config_validate(cfg, NULL, &pr), 5);
 	char *t = problems_text(cfg, &pr);
-	UT_CONTAINS(t, "t.textproto:1:1: error: no target process");
+	/* No target name: every process (standalone), so only a warning. */
+	UT_CONTAINS(t, "t.textproto:1:1: warning: no target_process_name: every process");
 	UT_CONTAINS(t, "t.textproto:4:21: error: duration_seconds must be > 0, found 0 [duration]");
 	UT_CONTAINS(t, "t.textproto:5:3: error: statsd_logging_config has no atom_id [atom]");
 	UT_CONTAINS(t, "t.textproto:2:3: error: no method identity");
 	UT_CONTAINS(t, "t.textproto:3:3: error: probe has no bpf_name");
 	UT_CONTAINS(t, "t.textproto:3:32: error: method_name without fully_qualified_class_name");
-	UT_CONTAINS(t, "6 errors, 0 warnings");
+	UT_CONTAINS(t, "5 errors, 1 warning");
 	free(t);
 	config_free(cfg);
 }
@@ -105,8 +108,9 @@ UT_TEST(config_plan_prints_the_expected_shape)
 			 "  duration: 5 s\n  atom: none (no statsd_logging_config)\n"
 			 "  maps: map_Binder_output_buf\n"
 			 "  probe 1/1: prog_Binder_uprobe_exec_transact_internal\n"
-			 "    method: android.os.Binder.execTransactInternal(int, android.os.Parcel, "
-			 "android.os.Parcel, int, int)  [by class + method name]\n"
+			 "    method: android.os.Binder.execTransactInternal(int, "
+			 "android.os.Parcel, android.os.Parcel, int, int)  "
+			 "[by class + method name]\n"
 			 "    binder: com.android.internal.app.IBatteryStats\n"
 			 "      code 1: atom 915 [CALLING_UID, CODE, KTIME_NS]\n");
 	free(buf);
@@ -136,10 +140,11 @@ UT_TEST(config_plan_calls_the_probe_hook)
 	fclose(f);
 	UT_CONTAINS(buf, "  duration: 60 s\n  atom: 71, fields = arguments [0, 2]\n"
 			 "  probe 1/1: prog_GenericInstrumentation_uprobe_call\n"
-			 "    method: void com.android.server.am.BatteryStatsService.noteEvent(int, "
-			 "java.lang.String, int)  [by signature]\n"
+			 "    method: void com.android.server.am.BatteryStatsService."
+			 "noteEvent(int, java.lang.String, int)  [by signature]\n"
 			 "    files:  /system/framework/oat/arm64/services.odex\n"
-			 "    map:    map_GenericInstrumentation_output_buf  [era-B per-probe map]\n"
+			 "    map:    map_GenericInstrumentation_output_buf  "
+			 "[era-B per-probe map]\n"
 			 "    offset: resolved 0.0\n");
 	UT_ASSERT(!strstr(buf, "era:"));
 	free(buf);
@@ -162,7 +167,8 @@ static int guard(const char *text, const struct guardrail_opts *o, char **out)
 	return n;
 }
 
-#define SIG_PROBE(sig) "probe_configs { bpf_name: \"p\" file_paths: \"f\" method_signature: \"" sig "\" } "
+#define SIG_PROBE(sig) \
+	"probe_configs { bpf_name: \"p\" file_paths: \"f\" method_signature: \"" sig "\" } "
 #define ART_PROBE(cls, m) "probe_configs { bpf_name: \"p\" fully_qualified_class_name: \"" cls \
 	"\" method_name: \"" m "\" } "
 
@@ -174,7 +180,8 @@ UT_TEST(config_guardrail_allows_and_refuses_as_upstream)
 	char *t;
 
 	UT_EQ_INT(guard("tasks { " SIG_PROBE("void com.android.server.am.OomAdjuster."
-					    "$$ExternalSyntheticLambda0.accept(int)") "}", &user, &t), 0);
+					     "$$ExternalSyntheticLambda0.accept(int)") "}",
+			&user, &t), 0);
 	free(t);
 	UT_EQ_INT(guard("tasks { " ART_PROBE("com.android.server.am.OomAdjuster$$Lambda", "run")
 			"}", &user, &t), 0);
@@ -191,7 +198,8 @@ UT_TEST(config_guardrail_allows_and_refuses_as_upstream)
 	free(t);
 	/* A refused probe in the second task rejects the config. */
 	UT_EQ_INT(guard("tasks { " ART_PROBE("com.android.server.am.OomAdjuster", "a") "} "
-			"tasks { " ART_PROBE("android.graphics.Bitmap", "<init>") "}", &user, &t), 1);
+			"tasks { " ART_PROBE("android.graphics.Bitmap", "<init>") "}",
+			&user, &t), 1);
 	UT_CONTAINS(t, "method android.graphics.Bitmap.<init> is not under");
 	free(t);
 	/* userdebug allows everything; off Android AUTO is off. */
@@ -248,4 +256,72 @@ UT_TEST(config_guardrail_modes_and_lists)
 			"\"execTransactInternal\" } " ART_PROBE("a.B", "c") "}", &o, &t), 1);
 	UT_CONTAINS(t, "method a.B.c is not under");
 	free(t);
+}
+
+/* Every shared config prints as: a header, one task block with its target,
+ * duration and atom lines, and one "probe k/n" block per probe. */
+UT_TEST(config_plan_shape_for_every_testdata_config)
+{
+	for (size_t i = 0; i < N_TESTDATA_CONFIGS; i++) {
+		const struct testdata_config *tc = &testdata_configs[i];
+		struct uprobestats_config *cfg = NULL;
+		struct err e;
+		char *buf = NULL, want[64];
+		size_t len = 0;
+
+		UT_EQ_INT(config_load_file(ut_testdata(tc->path), NULL, &cfg, &e), 0);
+		FILE *f = open_memstream(&buf, &len);
+		UT_ASSERT(f);
+		config_print_plan(f, cfg, NULL);
+		fclose(f);
+		UT_CONTAINS(buf, ": 1 task\ntask 1/1:\n  target: ");
+		UT_CONTAINS(buf, "\n  duration: ");
+		UT_CONTAINS(buf, "\n  atom: ");
+		for (unsigned k = 1; k <= tc->n_probes; k++) {
+			snprintf(want, sizeof(want), "\n  probe %u/%u: prog_", k, tc->n_probes);
+			UT_CONTAINS(buf, want);
+		}
+		snprintf(want, sizeof(want), "probe %u/", tc->n_probes + 1);
+		UT_ASSERT(!strstr(buf, want));
+		UT_CONTAINS(buf, "    method: ");
+		free(buf);
+		config_free(cfg);
+	}
+}
+
+UT_TEST(config_signature_parsing_and_param_counts)
+{
+	struct method_sig s;
+	const char *why = NULL;
+
+	UT_EQ_INT(sig_parse("void android.graphics.Bitmap.<init>(long, byte[], "
+			    "android.graphics.NinePatch$InsetStruct)", &s, &why), 0);
+	UT_ASSERT(!s.native);
+	UT_EQ_INT(s.n_params, 3);
+	UT_ASSERT(s.name.len == strlen("android.graphics.Bitmap.<init>"));
+	UT_ASSERT(sig_class(&s).len == strlen("android.graphics.Bitmap"));
+	UT_ASSERT(s.params[1].len == 6 && !memcmp(s.params[1].p, "byte[]", 6));
+	UT_EQ_INT(sig_parse("int android.util.Slog.i()", &s, &why), 0);
+	UT_EQ_INT(s.n_params, 0);
+	UT_EQ_INT(sig_parse("_ZN7android6Parcel5writeEPKvm", &s, &why), 0);
+	UT_ASSERT(s.native);
+	UT_EQ_INT(sig_parse("void m(int)", &s, &why), -1);
+	UT_CONTAINS(why, "not qualified by its class");
+	UT_EQ_INT(sig_parse("void a.B.m(int,)", &s, &why), -1);
+	UT_CONTAINS(why, "empty parameter");
+	UT_EQ_INT(sig_parse("a.B.m(int)", &s, &why), -1);
+	UT_CONTAINS(why, "no return type");
+	UT_ASSERT(sig_is_primitive("boolean", 7) && !sig_is_primitive("int[]", 5));
+	UT_ASSERT(sig_is_floating("double", 6) && !sig_is_floating("long", 4));
+
+	struct probe_config p = { 0 };
+	UT_EQ_INT(config_probe_param_count(&p), -2);
+	p.method_signature = "malloc";
+	UT_EQ_INT(config_probe_param_count(&p), -1);
+	p.method_signature = "void a.B.m(int, long)";
+	UT_EQ_INT(config_probe_param_count(&p), 2);
+	p.method_signature = NULL;
+	p.fully_qualified_class_name = "a.B";
+	p.method_name = "m";
+	UT_EQ_INT(config_probe_param_count(&p), 0);
 }
