@@ -10,6 +10,9 @@
 #include "resolve/oat_code.h"
 #include "resolve/oat_dexfile.h"
 #include "resolve/oat_methods.h"
+#include "resolve/oat_lookup.h"
+#include "resolve/java_sig.h"
+#include "common/arena.h"
 
 UT_TEST(oat_opens_every_test_file)
 {
@@ -155,4 +158,73 @@ UT_TEST(oat_methods_match_expected_tables)
 {
 	for (size_t i = 0; i < TD_N_COMPILED; i++)
 		check_expected(TD_COMPILED[i]);
+}
+
+/* Open, list and look up over a damaged copy: a clean error or a result,
+ * never a crash or an out-of-bounds read (ASan). */
+static void exercise(const char *rel, const uint8_t *buf, size_t len, const struct java_sig *sig)
+{
+	struct oat_file *o;
+	struct oat_dexset *ds;
+	struct oat_method_list l;
+	struct oat_lookup_result lr;
+	struct err e = { 0 };
+
+	if (oat_open_mem(rel, buf, len, &o, &e)) {
+		UT_ASSERT(e.msg[0] && !strchr(e.msg, '\n'));
+		return;
+	}
+	if (!oat_dexset_new(o, ut_testdata(rel), NULL, 0, &ds, &e)) {
+		if (!oat_list_methods(o, ds, &l, &e))
+			oat_method_list_free(&l);
+		else
+			UT_ASSERT(e.msg[0] && !strchr(e.msg, '\n'));
+		oat_lookup_method(o, ds, sig, &lr, &e);
+		oat_dexset_free(ds);
+	}
+	oat_close(o);
+}
+
+UT_TEST(oat_survives_truncation_and_corruption)
+{
+	static const char *const files[][2] = {
+		{ TD_A10 "CACertService.odex",
+		  "int vendor.qti.hardware.cacert.server.ModemInterface.nInitializeAuthClient()" },
+		{ TD_A11X86 "com.android.location.provider.odex",
+		  "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)" },
+		{ TD_A13 "com.android.location.provider.odex",
+		  "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)" },
+		{ TD_A15 "apex@com.android.media@javalib@service-media-s.jar@classes.odex",
+		  "void a.B.c()" },
+	};
+	struct arena *a = arena_new();
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct java_sig sig;
+		struct err e;
+		size_t len;
+		uint8_t *orig = td_copy(ut_testdata(files[f][0]), &len), *buf = malloc(len);
+		uint32_t seed = 99;
+		UT_ASSERT(orig && buf);
+		UT_EQ_INT(java_sig_parse(files[f][1], a, &sig, &e), 0);
+		for (size_t cut = 0; cut < len; cut += len / 47 + 1) {
+			uint8_t *t = malloc(cut ? cut : 1);
+			memcpy(t, orig, cut);
+			exercise(files[f][0], t, cut, &sig);
+			free(t);
+		}
+		for (int round = 0; round < 60; round++) {
+			memcpy(buf, orig, len);
+			for (int k = 0; k < 6; k++) {
+				seed = seed * 1103515245u + 12345u;
+				/* mostly the oat header, records and class tables */
+				size_t span = k < 4 ? (len < 0x3000 ? len : 0x3000) : len;
+				buf[(seed >> 8) % span] ^= (uint8_t)(1u << (seed % 8));
+			}
+			exercise(files[f][0], buf, len, &sig);
+		}
+		free(buf);
+		free(orig);
+	}
+	arena_free(a);
 }
