@@ -150,3 +150,65 @@ bool sys_kernel_version(const char *release, unsigned *major, unsigned *minor)
 		return false;
 	return parse_uint(&s, minor);
 }
+
+/* Next space-separated field of [*p, end) as [start, *len). */
+static const char *next_field(const char **p, const char *end, size_t *len)
+{
+	const char *s = *p, *e;
+
+	while (s < end && *s == ' ')
+		s++;
+	for (e = s; e < end && *e != ' '; e++)
+		;
+	*p = e;
+	*len = (size_t)(e - s);
+	return s;
+}
+
+static bool is_octal(char c, char max)
+{
+	return c >= '0' && c <= max;
+}
+
+/* Copies a mount field, turning the kernel's \ooo escapes back into bytes. */
+static int unescape_field(const char *s, size_t n, char *out, size_t size)
+{
+	size_t o = 0;
+
+	if (size == 0)
+		return -ERANGE;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\\' && i + 3 < n && is_octal(s[i + 1], '3') && is_octal(s[i + 2], '7') &&
+		    is_octal(s[i + 3], '7')) {
+			c = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+			i += 3;
+		}
+		if (o + 1 >= size)
+			return -ERANGE;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int sys_find_mount(const char *text, size_t len, const char *fstype, char *mnt, size_t size)
+{
+	const char *p = text, *end = text + len;
+	size_t tlen = strlen(fstype);
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end, *q = p, *dev, *dir, *type;
+		size_t dev_n, dir_n, type_n;
+
+		dev = next_field(&q, eol, &dev_n);
+		dir = next_field(&q, eol, &dir_n);
+		type = next_field(&q, eol, &type_n);
+		(void)dev;
+		if (dev_n && dir_n && type_n == tlen && memcmp(type, fstype, tlen) == 0)
+			return unescape_field(dir, dir_n, mnt, size);
+		p = eol + 1;
+	}
+	return -ENOENT;
+}

@@ -52,4 +52,9 @@ int sys_kernel_release(const struct sys_paths *p, char *buf, size_t size);
 /* Parses "major.minor[.patch][-anything]".  false when it does not start so. */
 bool sys_kernel_version(const char *release, unsigned *major, unsigned *minor);
 
+/* In the text of /proc/mounts, the mount point of the first filesystem of
+ * type fstype ("tracefs", "bpf"), octal escapes (\040) decoded.  0, or
+ * -ENOENT when there is none, -ERANGE when it does not fit mnt. */
+int sys_find_mount(const char *text, size_t len, const char *fstype, char *mnt, size_t size);
+
 #endif
