@@ -247,9 +247,11 @@ static enum priv_verdict check_selinux(const struct priv_facts *f, char *buf, si
 			 "%s domain: `setenforce 0` (userdebug) or run it as `su -c`", dom);
 		return PRIV_DENIED;
 	}
-	snprintf(buf, size, "SELinux is enforcing and domain %s must be allowed `bpf` and "
-		 "`perf_event` (see docs/android.md); to test, `setenforce 0` on userdebug",
-		 dom[0] ? dom : "(unknown)");
+	/* Platform policy has neverallow { domain -bpfloader } *:bpf prog_load,
+	 * so only a permissive domain (su on userdebug) gets past it. */
+	snprintf(buf, size, "SELinux is enforcing and domain %s may not load BPF programs "
+		 "(platform policy allows that only to bpfloader) unless it is permissive: run "
+		 "as su, or `setenforce 0` on userdebug", dom[0] ? dom : "(unknown)");
 	return PRIV_WARN;
 }
 

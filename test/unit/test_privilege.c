@@ -158,7 +158,8 @@ UT_TEST(priv_selinux_enforcing_confined_domain_is_denied)
 	st_write(t.proc, "self/attr/current", "u:r:vendor_tracer:s0");
 	verdict(&t, NULL, &r);
 	UT_EQ_INT(r.verdict, PRIV_WARN);
-	UT_CONTAINS(r.line, "domain vendor_tracer must be allowed `bpf` and `perf_event`");
+	UT_CONTAINS(r.line, "domain vendor_tracer may not load BPF programs (platform policy "
+			    "allows that only to bpfloader) unless it is permissive");
 }
 
 UT_TEST(priv_paranoid_3_without_sys_admin_warns)
