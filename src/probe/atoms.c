@@ -50,6 +50,21 @@ static size_t call_timestamp_atom(const void *payload, struct field *out, size_t
 	return 2;
 }
 
+/* call_return (ours): Int64 return value, Int64 duration in ns. */
+static size_t call_return_atom(const void *payload, struct field *out, size_t max)
+{
+	struct call_return r;
+
+	if (max < 2)
+		return 0;
+	memcpy(&r, payload, sizeof(r));
+	out[0] = (struct field){ .name = "return_value", .type = FIELD_INT64,
+				 .v.i64 = (int64_t)r.return_value };
+	out[1] = (struct field){ .name = "duration_ns", .type = FIELD_INT64,
+				 .v.i64 = (int64_t)r.duration_ns };
+	return 2;
+}
+
 int atoms_from_record(const struct plan_probe *p, uint32_t kind, const void *payload,
 		      struct field *out, size_t max)
 {
@@ -60,6 +75,8 @@ int atoms_from_record(const struct plan_probe *p, uint32_t kind, const void *pay
 		return (int)call_detail_atom(p, payload, out, max);
 	case UPS_REC_CALL_TIMESTAMP:
 		return (int)call_timestamp_atom(payload, out, max);
+	case UPS_REC_CALL_RETURN:
+		return (int)call_return_atom(payload, out, max);
 	default:
 		return -1;
 	}

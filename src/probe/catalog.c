@@ -6,6 +6,7 @@
 
 #include "records.h"
 #include "GenericInstrumentation.skel.h"
+#include "Uprobestats.skel.h"
 
 static size_t decode_call_detail(const void *payload, struct field *out, size_t max)
 {
@@ -39,31 +40,63 @@ static size_t decode_call_timestamp(const void *payload, struct field *out, size
 	return n;
 }
 
+static size_t decode_call_return(const void *payload, struct field *out, size_t max)
+{
+	struct call_return r;
+	size_t n = 0;
+
+	memcpy(&r, payload, sizeof(r));
+	if (n < max)
+		out[n++] = (struct field){ .name = "return_value", .type = FIELD_INT64,
+					   .v.i64 = (int64_t)r.return_value };
+	if (n < max)
+		out[n++] = (struct field){ .name = "duration_ns", .type = FIELD_INT64,
+					   .v.i64 = (int64_t)r.duration_ns };
+	return n;
+}
+
 static const struct catalog_record records[] = {
+	{ UPS_REC_CALL_RETURN, "call_return", sizeof(struct rec_call_return), decode_call_return },
 	{ UPS_REC_CALL_DETAIL, "call_detail", sizeof(struct rec_call_detail), decode_call_detail },
 	{ UPS_REC_CALL_TIMESTAMP, "call_timestamp", sizeof(struct rec_call_timestamp),
 	  decode_call_timestamp },
 };
 
 static const struct catalog_program generic_programs[] = {
-	{ "call_detail", "call_detail_buf", UPS_REC_CALL_DETAIL, false },
-	{ "call_timestamp", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_1", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_2", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_3", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_4", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_5", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
+	{ .name = "call_timestamp", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_1", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_2", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_3", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_4", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_5", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 };
 
 static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", NULL };
 
+static const struct catalog_program uprobestats_programs[] = {
+	{ .name = "call_return", .map = "call_return_buf", .record_kind = UPS_REC_CALL_RETURN,
+	  .is_return = true, .entry = "call_return_entry" },
+	{ .name = "call_latency", .is_return = true, .entry = "call_latency_entry",
+	  .histogram = true },
+};
+
+static const char *const uprobestats_maps[] = { "call_return_buf", NULL };
+
 static const struct catalog_object objects[] = {
 	{
 		.name = "GenericInstrumentation",
-		.elf_bytes = GenericInstrumentation__elf_bytes,
+		.elf_bytes = GenericInstrumentation_bpf__elf_bytes,
 		.programs = generic_programs,
 		.n_programs = sizeof(generic_programs) / sizeof(generic_programs[0]),
 		.ring_maps = generic_maps,
+	},
+	{
+		.name = "Uprobestats",
+		.elf_bytes = Uprobestats_bpf__elf_bytes,
+		.programs = uprobestats_programs,
+		.n_programs = sizeof(uprobestats_programs) / sizeof(uprobestats_programs[0]),
+		.ring_maps = uprobestats_maps,
 	},
 };
 

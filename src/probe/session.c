@@ -30,6 +30,7 @@ struct object_state {
 
 struct session {
 	enum output_mode mode;
+	struct uprobe_pmu pmu;
 	uint32_t ring_bytes, wakeup_bytes;
 	struct instance *instances;
 	size_t n_instances;
@@ -140,6 +141,9 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			rc = bpf_map__set_max_entries(map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
 		} else if (strcmp(name, "target_pids") == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
+		} else if (strcmp(name, "latency_hist") == 0) {
+			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;
+			rc = bpf_map__set_max_entries(map, (uint32_t)(n * UPS_HIST_SLOTS));
 		}
 		if (rc < 0)
 			return err_set(err, rc, "preparing map %s: %s", name, strerror(-rc));
@@ -165,8 +169,11 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 		return err_set(err, rc, "opening embedded object %s: %s", p->obj->name,
 			       strerror(-rc));
 	}
-	bpf_object__for_each_program(prog, in->obj)
-		bpf_program__set_autoload(prog, strcmp(bpf_program__name(prog), p->prog->name) == 0);
+	bpf_object__for_each_program(prog, in->obj) {
+		const char *name = bpf_program__name(prog);
+		bpf_program__set_autoload(prog, strcmp(name, p->prog->name) == 0 ||
+						(p->prog->entry && strcmp(name, p->prog->entry) == 0));
+	}
 	cfg.probe_id = p->id;
 	cfg.wakeup_bytes = s->wakeup_bytes;
 	cfg.filter_pids = opts->bpf_pid_filter;
@@ -241,24 +248,58 @@ static int fill_target_pids(const struct object_state *os, const struct plan *pl
 	return 0;
 }
 
+static int attach_one(struct instance *in, const struct uprobe_pmu *pmu, const char *prog_name,
+		      bool retprobe, pid_t pid, struct err *err)
+{
+	const struct plan_probe *p = in->probe;
+	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, prog_name);
+	int rc;
+
+	if (!prog)
+		return err_set(err, -ENOENT, "probe %s: program %s missing from the embedded object",
+			       p->program_name, prog_name);
+	rc = uprobe_attach_pmu(pmu, p->path, p->offset, retprobe, pid, bpf_program__fd(prog),
+			       &in->perf_fds[in->n_perf_fds], err);
+	if (rc < 0)
+		return err_prefix(err, "probe %s", p->program_name);
+	in->n_perf_fds++;
+	return 0;
+}
+
+static int grow_perf_fds(struct instance *in, size_t more, struct err *err)
+{
+	int *n = realloc(in->perf_fds, (in->n_perf_fds + more) * sizeof(int));
+
+	if (!n)
+		return err_set(err, -ENOMEM, "out of memory");
+	in->perf_fds = n;
+	return 0;
+}
+
+static int attach_instance_pid(struct instance *in, const struct uprobe_pmu *pmu, pid_t pid,
+			       struct err *err)
+{
+	const struct catalog_program *cp = in->probe->prog;
+	int rc = grow_perf_fds(in, 2, err);
+
+	/* The return half first, so no entry is stored without its exit. */
+	if (rc == 0)
+		rc = attach_one(in, pmu, cp->name, cp->is_return, pid, err);
+	if (rc == 0 && cp->entry)
+		rc = attach_one(in, pmu, cp->entry, false, pid, err);
+	return rc;
+}
+
 static int attach_instance(struct instance *in, const struct uprobe_pmu *pmu,
 			   const struct plan_task *task, struct err *err)
 {
-	const struct plan_probe *p = in->probe;
-	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, p->prog->name);
 	size_t n = task->all_processes ? 1 : task->n_pids;
 	int rc;
 
-	in->perf_fds = calloc(n ? n : 1, sizeof(int));
-	if (!in->perf_fds)
-		return err_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		pid_t pid = task->all_processes ? -1 : task->pids[i];
-		rc = uprobe_attach_pmu(pmu, p->path, p->offset, p->prog->is_return, pid,
-				       bpf_program__fd(prog), &in->perf_fds[i], err);
+		rc = attach_instance_pid(in, pmu, task->all_processes ? -1 : task->pids[i], err);
 		if (rc < 0)
-			return err_prefix(err, "probe %s", p->program_name);
-		in->n_perf_fds++;
+			return rc;
 	}
 	return 0;
 }
@@ -306,7 +347,8 @@ static void mark_used_rings(struct session *s, const struct plan *plan)
 		for (size_t i = 0; i < plan->tasks[t].n_probes; i++) {
 			const struct plan_probe *p = &plan->tasks[t].probes[i];
 			struct object_state *os = object_state_for(s, p->obj);
-			os->ring_used[ring_index(p->obj, p->prog->map)] = true;
+			if (p->prog->map)
+				os->ring_used[ring_index(p->obj, p->prog->map)] = true;
 		}
 	}
 }
@@ -352,18 +394,51 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	rc = collect_rings(s, err);
 	if (rc < 0)
 		goto fail;
-	/* Attach last, once every program has loaded: nothing is half-attached. */
-	for (size_t i = 0; i < s->n_instances; i++) {
-		const struct plan_probe *p = s->instances[i].probe;
-		rc = attach_instance(&s->instances[i], &pmu, &plan->tasks[p->desc.task_index], err);
-		if (rc < 0)
-			goto fail;
-	}
+	s->pmu = pmu;
 	*out = s;
 	return 0;
 fail:
 	session_close(s);
 	return rc;
+}
+
+int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err)
+{
+	size_t before[s->n_instances ? s->n_instances : 1];
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_instances; i++)
+		before[i] = s->instances[i].n_perf_fds;
+	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
+		if (s->instances[i].probe->desc.task_index == task_index)
+			rc = attach_instance_pid(&s->instances[i], &s->pmu, pid, err);
+	if (rc < 0) {
+		/* All or nothing for this process. */
+		for (size_t i = 0; i < s->n_instances; i++) {
+			struct instance *in = &s->instances[i];
+			while (in->n_perf_fds > before[i])
+				close(in->perf_fds[--in->n_perf_fds]);
+		}
+	}
+	return rc;
+}
+
+int session_attach(struct session *s, struct err *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < s->n_instances; i++) {
+		const struct plan_probe *p = s->instances[i].probe;
+		rc = attach_instance(&s->instances[i], &s->pmu, &s->plan->tasks[p->desc.task_index],
+				     err);
+		if (rc < 0) {
+			/* All or nothing: detach what was attached. */
+			for (size_t j = 0; j <= i; j++)
+				detach_instance(&s->instances[j]);
+			return rc;
+		}
+	}
+	return 0;
 }
 
 void session_detach_task(struct session *s, uint32_t task_index)
@@ -438,6 +513,38 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 	}
 	free(percpu);
 	return rc < 0 ? -errno : 0;
+}
+
+int session_probe_histogram(const struct session *s, uint32_t probe_id,
+			    uint64_t slots[UPS_HIST_SLOTS])
+{
+	const struct plan_probe *p;
+	struct bpf_object *primary = NULL;
+	struct bpf_map *map;
+	uint64_t *percpu;
+	int rc = 0;
+
+	memset(slots, 0, UPS_HIST_SLOTS * sizeof(uint64_t));
+	if (probe_id >= s->plan->n_probes)
+		return -ENOENT;
+	p = s->plan->probe_by_id[probe_id];
+	for (size_t i = 0; i < s->n_objects; i++)
+		if (s->objects[i].cat == p->obj)
+			primary = s->objects[i].primary;
+	map = primary ? bpf_object__find_map_by_name(primary, "latency_hist") : NULL;
+	if (!map)
+		return -ENOENT;
+	percpu = calloc((size_t)s->ncpus, sizeof(uint64_t));
+	if (!percpu)
+		return -ENOMEM;
+	for (uint32_t slot = 0; slot < UPS_HIST_SLOTS && rc == 0; slot++) {
+		uint32_t key = probe_id * UPS_HIST_SLOTS + slot;
+		rc = bpf_map_lookup_elem(bpf_map__fd(map), &key, percpu) < 0 ? -errno : 0;
+		for (int c = 0; rc == 0 && c < s->ncpus; c++)
+			slots[slot] += percpu[c];
+	}
+	free(percpu);
+	return rc;
 }
 
 size_t session_attachment_count(const struct session *s)

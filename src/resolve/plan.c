@@ -130,7 +130,8 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 			       t->index, pc->bpf_name ? pc->bpf_name : "(none)", known);
 	}
 	snprintf(p->program_name, sizeof(p->program_name), "%s", pc->bpf_name);
-	snprintf(p->map_name, sizeof(p->map_name), "map_%s_%s", p->obj->name, p->prog->map);
+	snprintf(p->map_name, sizeof(p->map_name), "map_%s_%s", p->obj->name,
+		 p->prog->map ? p->prog->map : "latency_hist");
 	/* A configured map must be the one the program writes. */
 	for (size_t i = 0; i < t->cfg->bpf_maps.n + (pc->bpf_map ? 1 : 0); i++) {
 		const struct catalog_object *mo;
@@ -169,6 +170,14 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 			return err_set(err, -ENOMEM, "out of memory");
 		memcpy(t->pids, opts->pids, opts->n_pids * sizeof(pid_t));
 		t->n_pids = opts->n_pids;
+		return 0;
+	}
+	if (t->cfg->has_target_process_selection &&
+	    (t->cfg->target_process_selection == TPS_ANY_APP_PROCESS_ON_START ||
+	     t->cfg->target_process_selection == TPS_SPECIFIC_APP_PROCESS_ON_START)) {
+		t->wait_for_start = true;
+		t->wait_name = t->cfg->target_process_selection == TPS_SPECIFIC_APP_PROCESS_ON_START
+			       ? name : NULL;
 		return 0;
 	}
 	if (!name || !*name) {

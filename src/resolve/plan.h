@@ -51,9 +51,13 @@ struct plan_task {
 	const struct task_config *cfg;
 	struct plan_probe *probes;
 	size_t n_probes;
-	pid_t *pids;                      /* empty with all_processes */
+	pid_t *pids;                      /* empty with all_processes or wait_for_start */
 	size_t n_pids;
 	bool all_processes;
+	/* target_process_selection *_ON_START: attach to the first matching
+	 * process that starts during the run (wait_name NULL: any app). */
+	bool wait_for_start;
+	const char *wait_name;
 	int32_t duration_seconds;         /* <= 0: until interrupted */
 };
 
