@@ -24,6 +24,8 @@ struct cmd {
 static const struct cmd commands[] = {
 	{ "run", cmd_run },
 	{ "check", cmd_check },
+	{ "methods", cmd_methods },
+	{ "resolve", cmd_resolve },
 	{ "version", cmd_version },
 	{ "--version", cmd_version },
 	{ "help", cmd_help },

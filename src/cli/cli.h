@@ -54,6 +54,8 @@ int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_op
 
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_methods(int argc, char **argv);
+int cmd_resolve(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -64,6 +64,7 @@ static const struct catalog_record records[] = {
 
 static const struct catalog_program generic_programs[] = {
 	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
+	{ .name = "call", .map = "output_buf", .record_kind = UPS_REC_CALL_DETAIL },
 	{ .name = "call_timestamp", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 	{ .name = "call_timestamp_1", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 	{ .name = "call_timestamp_2", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
@@ -72,7 +73,8 @@ static const struct catalog_program generic_programs[] = {
 	{ .name = "call_timestamp_5", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 };
 
-static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", NULL };
+static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", "output_buf",
+					     NULL };
 
 static const struct catalog_program uprobestats_programs[] = {
 	{ .name = "call_return", .map = "call_return_buf", .record_kind = UPS_REC_CALL_RETURN,
@@ -86,14 +88,14 @@ static const char *const uprobestats_maps[] = { "call_return_buf", NULL };
 static const struct catalog_object objects[] = {
 	{
 		.name = "GenericInstrumentation",
-		.elf_bytes = GenericInstrumentation_bpf__elf_bytes,
+		.elf_bytes = GenericInstrumentation__elf_bytes,
 		.programs = generic_programs,
 		.n_programs = sizeof(generic_programs) / sizeof(generic_programs[0]),
 		.ring_maps = generic_maps,
 	},
 	{
 		.name = "Uprobestats",
-		.elf_bytes = Uprobestats_bpf__elf_bytes,
+		.elf_bytes = Uprobestats__elf_bytes,
 		.programs = uprobestats_programs,
 		.n_programs = sizeof(uprobestats_programs) / sizeof(uprobestats_programs[0]),
 		.ring_maps = uprobestats_maps,
