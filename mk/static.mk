@@ -14,7 +14,7 @@
 #                   --fetch.sh sysroot--> build/sysroot/<arch>/ (musl-dev, linux-libc-dev)
 #   vendor/build.sh <arch>             -> build/vendor/<arch>/{lib,include}/
 #   bpf/<name>.bpf.c --clang -target bpf--> build/<arch>/bpf/<name>.bpf.o (llvm-strip -g)
-#                    --bpftool gen skeleton--> gen/<arch>/<name>.skel.h (struct <name>)
+#                    --bpftool gen skeleton--> gen/<arch>/<name>.skel.h (struct <name>_bpf)
 #   main.c $(SRCS)  --clang --target=<arch>-linux-musl--> build/<arch>/obj/**.o
 #                   --<arch>-linux-gnu-gcc + musl specs, -static, --gc-sections, -s-->
 #                   build/<arch>/uprobestats
@@ -81,7 +81,7 @@ BPFTOOL        ?= bpftool
 # first (the bpf.h the loader was written against), then the target arch's kernel
 # headers (asm/ptrace.h for the PT_REGS_* macros), then libbpf's bpf_helpers.h & co.
 BPF_CFLAGS     ?= -O2 -g -Wall -Werror
-SKEL_CMD        = $(BPFTOOL) gen skeleton $$< name $$*
+SKEL_CMD        = $(BPFTOOL) gen skeleton $$<
 BPF_SRCS       := $(sort $(wildcard $(TOP)/bpf/*.bpf.c))
 BPF_NAMES      := $(patsubst $(TOP)/bpf/%.bpf.c,%,$(BPF_SRCS))
 
@@ -164,8 +164,9 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 		-MMD -MP -MF $$@.d -c $$< -o $$@
 	@$(BPF_STRIP) -g $$@
 
-# The skeleton embeds the object; its struct and functions are named after the program
-# file: bpf/<name>.bpf.c -> struct <name>, <name>__open_and_load(), <name>__elf_bytes().
+# The skeleton embeds the object; bpftool names its struct and functions after the
+# object file: bpf/<name>.bpf.c -> struct <name>_bpf, <name>_bpf__open_and_load(),
+# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/probe/catalog.c uses it).
 $$(call record-if-changed,$(BUILD)/$(1)/bpf/skel-cmd,$(SKEL_CMD))
 $(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o $(BUILD)/$(1)/bpf/skel-cmd | deps-host
 	@mkdir -p $$(@D)
