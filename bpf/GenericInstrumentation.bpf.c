@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* GenericInstrumentation — upstream's generic programs: call_detail records
  * the pc and the first ten argument registers; call_timestamp[_1.._5] record
  * an event id and the monotonic time. */

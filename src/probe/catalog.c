@@ -88,14 +88,14 @@ static const char *const uprobestats_maps[] = { "call_return_buf", NULL };
 static const struct catalog_object objects[] = {
 	{
 		.name = "GenericInstrumentation",
-		.elf_bytes = GenericInstrumentation__elf_bytes,
+		.elf_bytes = GenericInstrumentation_bpf__elf_bytes,
 		.programs = generic_programs,
 		.n_programs = sizeof(generic_programs) / sizeof(generic_programs[0]),
 		.ring_maps = generic_maps,
 	},
 	{
 		.name = "Uprobestats",
-		.elf_bytes = Uprobestats__elf_bytes,
+		.elf_bytes = Uprobestats_bpf__elf_bytes,
 		.programs = uprobestats_programs,
 		.n_programs = sizeof(uprobestats_programs) / sizeof(uprobestats_programs[0]),
 		.ring_maps = uprobestats_maps,
