@@ -256,18 +256,13 @@ static void check_android(struct report *r, const struct facts *f)
 static void check_guardrail(struct report *r, const struct facts *f)
 {
 	const struct android_info *a = &f->android;
-	bool on;
-	struct row *row;
+	struct guardrail_opts g = { .mode = f->o->guardrail, .on_android = a->on_android,
+				    .build_type = a->build_type[0] ? a->build_type : NULL };
+	bool on = guardrail_active(&g);
+	struct row *row = add_row(r, "guardrail", "guardrail", ST_INFO,
+				  on ? "guardrail on: only allowlisted methods" : "guardrail off");
 
-	/* AUTO as in config/guardrail.h: on for user builds and for Android
-	 * builds whose type cannot be read (fail closed); off elsewhere. */
-	if (f->o->guardrail == DOCTOR_GUARDRAIL_AUTO)
-		on = a->on_android && (!a->build_type[0] || !strcmp(a->build_type, "user"));
-	else
-		on = f->o->guardrail == DOCTOR_GUARDRAIL_ON;
-	row = add_row(r, "guardrail", "guardrail", ST_INFO,
-		      on ? "guardrail on: only allowlisted methods" : "guardrail off");
-	if (f->o->guardrail != DOCTOR_GUARDRAIL_AUTO)
+	if (g.mode != GUARDRAIL_AUTO)
 		found(row, "forced %s", on ? "on" : "off");
 	else if (!a->on_android)
 		found(row, "not Android");

@@ -10,13 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "config/guardrail.h"
 #include "sys/sysroot.h"
-
-enum doctor_guardrail {
-	DOCTOR_GUARDRAIL_AUTO = 0,   /* on for Android user builds and unknown Android builds */
-	DOCTOR_GUARDRAIL_OFF,
-	DOCTOR_GUARDRAIL_ON,
-};
 
 struct doctor_opts {
 	struct sys_paths paths;
@@ -27,7 +22,7 @@ struct doctor_opts {
 	/* The attach layer can fall back to tracefs uprobe_events when the
 	 * uprobe PMU is missing. */
 	bool tracefs_fallback;
-	enum doctor_guardrail guardrail;
+	enum guardrail_mode guardrail;   /* --guardrail; AUTO decides by build type */
 };
 
 /* Writes the report to out.  Returns 0 when the tool can run here, 1 when
