@@ -194,6 +194,9 @@ UT_TEST(doctor_plain_linux_unprivileged)
 	make_device(&d, "doc-linux", "6.8.0-45-generic\n", true, false);
 	st_write(d.proc, "self/status", "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n");
 	st_write(d.sys, "fs/selinux/enforce", "0\n");
+	char mounts[4200];
+	snprintf(mounts, sizeof(mounts), "%s/mounts", d.proc);
+	UT_EQ_INT(unlink(mounts), 0);
 	d.opts.probe_ringbuf = ringbuf_eperm;
 	d.opts.guardrail = GUARDRAIL_USER;
 	out = run(&d.opts, &rc);
@@ -204,6 +207,7 @@ UT_TEST(doctor_plain_linux_unprivileged)
 	UT_CONTAINS(out, "ring buffer (decided at run time)");
 	UT_CONTAINS(out, "not Android (no property store)");
 	UT_CONTAINS(out, "forced on");
+	UT_CONTAINS(out, "not mounted");
 	UT_CONTAINS(out, "text on stdout");
 	UT_CONTAINS(out, "log to stderr");
 	free(out);
