@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Uprobestats — programs beyond upstream.
  *
  * call_return: a uretprobe that records the return value and the entry ->

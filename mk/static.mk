@@ -19,6 +19,16 @@
 #                   --<arch>-linux-gnu-gcc + musl specs, -static, --gc-sections, -s-->
 #                   build/<arch>/uprobestats
 # Every step is a file target with a stamp, so a second `make` does nothing.
+#
+# Variables worth knowing (all have defaults):
+#   ARCHES            x86_64 aarch64          which binaries `make` builds
+#   STATIC_OPT        -Os                     optimisation of the tool's own code
+#   VENDOR_CFLAGS     -Os -f{function,data}-sections   for libbpf/libelf/zlib
+#   MAX_BINARY_SIZE   1048576                 per-binary budget in check-binaries
+#   TEST_STAGES       static check-binaries unit fuzz-smoke   (+= more; see below)
+#   DEBIAN_MIRROR     (environment) the mirror fetch.sh uses instead of the machine's
+# Set by this file for others: UNIT_EXTRA_DEPS (the x86_64 skeletons), BINS (the
+# binaries), SKELS_<arch>, CC_<arch>/LD_<arch>, VENDOR_STAMP_<arch>.
 
 ARCHES        ?= x86_64 aarch64
 VENDOR_SRC    := $(TOP)/vendor/src
@@ -71,6 +81,7 @@ BPFTOOL        ?= bpftool
 # first (the bpf.h the loader was written against), then the target arch's kernel
 # headers (asm/ptrace.h for the PT_REGS_* macros), then libbpf's bpf_helpers.h & co.
 BPF_CFLAGS     ?= -O2 -g -Wall -Werror
+SKEL_CMD        = $(BPFTOOL) gen skeleton $$<
 BPF_SRCS       := $(sort $(wildcard $(TOP)/bpf/*.bpf.c))
 BPF_NAMES      := $(patsubst $(TOP)/bpf/%.bpf.c,%,$(BPF_SRCS))
 
@@ -109,10 +120,11 @@ distclean: vendor-clean
 # $(call record-if-changed,FILE,TEXT): while make reads the makefiles, write TEXT to
 # FILE unless FILE already holds exactly that.  FILE's mtime then changes only with TEXT,
 # which makes it a prerequisite standing for "these flags".
-# (Two strings are equal when each contains the other.)
+# (Two strings are equal when each contains the other.  Both sides are $(strip)ped:
+# make 4.3's $(file <) sometimes keeps the final newline, depending on the file's size.)
 str-eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 define record-if-changed
-$(if $(call str-eq,$(file <$(1)),$(2)),,$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
+$(if $(call str-eq,$(strip $(file <$(1))),$(strip $(2))),,$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
 endef
 
 # --- per arch --------------------------------------------------------------------------
@@ -152,11 +164,14 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 		-MMD -MP -MF $$@.d -c $$< -o $$@
 	@$(BPF_STRIP) -g $$@
 
-# The skeleton embeds the object; its struct is named after the file: <name>_bpf.
-$(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o | deps-host
+# The skeleton embeds the object; bpftool names its struct and functions after the
+# object file: bpf/<name>.bpf.c -> struct <name>_bpf, <name>_bpf__open_and_load(),
+# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/probe/catalog.c uses it).
+$$(call record-if-changed,$(BUILD)/$(1)/bpf/skel-cmd,$(SKEL_CMD))
+$(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o $(BUILD)/$(1)/bpf/skel-cmd | deps-host
 	@mkdir -p $$(@D)
 	@echo "  SKEL    $$(@:$(TOP)/%=%)"
-	@$(BPFTOOL) gen skeleton $$< > $$@.tmp
+	@$(SKEL_CMD) > $$@.tmp
 	@mv $$@.tmp $$@
 
 # The compile command, kept in a file rewritten only when it changes (a new git revision
@@ -198,6 +213,8 @@ check-binaries: $(BINS)
 # line counts as one failure.  To add a stage: define a target that prints its own line
 # and append it, e.g. in mk/e2e.mk:   TEST_STAGES += test-e2e
 # A `test-e2e:` rule in any mk/*.mk is picked up even without that line.
+# (`make -C DIR test` makes make itself print "Leaving directory" after the sum; add
+# --no-print-directory, as .ci/run does, when the sum must be the very last line.)
 TEST_RESULTS := $(BUILD)/test-results.txt
 TEST_STAGES  += static check-binaries unit fuzz-smoke
 TEST_E2E     ?= test-e2e

@@ -19,6 +19,8 @@
 #include "resolve/plan.h"
 #include "sink/histogram.h"
 #include "sink/sinks.h"
+#include "sys/privilege.h"
+#include "sys/properties.h"
 
 #define MAX_PIDS 256
 
@@ -39,6 +41,8 @@ struct run_opts {
 	bool bpf_pid_filter;
 	bool quiet;
 	enum output_mode output_mode;
+	bool force_tracefs;
+	bool on_android;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -47,7 +51,7 @@ enum {
 	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +70,7 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
+	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
 	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
@@ -154,6 +159,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_QUIET: o->quiet = true; break;
 		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
 		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
+		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -222,8 +228,8 @@ static int start_probes(void *ctx, struct err *e)
 		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 		return rc;
 	}
-	p_info("attached %zu probe(s) in %zu place(s), %s output", rs->plan->n_probes,
-	       session_attachment_count(rs->session),
+	p_info("attached %zu probe(s) in %zu place(s) via %s, %s output", rs->plan->n_probes,
+	       session_attachment_count(rs->session), session_attach_mode(rs->session),
 	       output_mode_name(session_output_mode(rs->session)));
 	return 0;
 }
@@ -335,8 +341,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs,
-				   .android = access("/system/build.prop", F_OK) == 0 };
+				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
@@ -370,10 +375,29 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
+/* Before anything touches the kernel: may we?  A refusal is one line saying
+ * what is missing and how to get it. */
+static int check_privileges(const struct android_info *android)
+{
+	struct priv_facts f;
+	struct priv_report r;
+
+	priv_gather(NULL, &f);
+	priv_evaluate(&f, android, &r);
+	if (r.verdict == PRIV_DENIED) {
+		p_err("%s", r.line);
+		return EXIT_PRIVILEGE;
+	}
+	if (r.verdict == PRIV_WARN)
+		p_warn("%s", r.line);
+	return EXIT_OK;
+}
+
 static int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
-				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode };
+				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
+				   .force_tracefs = o->force_tracefs };
 	struct run_state rs = { .plan = plan };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };
@@ -415,6 +439,9 @@ int cmd_run(int argc, char **argv)
 	rc = cli_load_config(o.config, &o.load, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
+	struct android_info android;
+	cli_android_guardrail(&android, &o.guardrail);
+	o.on_android = android.on_android;
 	rc = cli_validate(cfg, &o.guardrail, o.n_pids > 0);
 	if (rc != EXIT_OK) {
 		config_free(cfg);
@@ -431,7 +458,9 @@ int cmd_run(int argc, char **argv)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),
 			plan->probe_by_id[i]->note);
-	rc = run_plan(plan, &o);
+	rc = check_privileges(&android);
+	if (rc == EXIT_OK)
+		rc = run_plan(plan, &o);
 	plan_free(plan);
 	config_free(cfg);
 	return rc;

@@ -353,6 +353,15 @@ static void check_position(struct vctx *v, const struct probe_config *p,
 		    type.p);
 }
 
+/* The programs whose records hold argument registers: GenericInstrumentation's
+ * call_detail and its early name `call`, and our call_args. */
+static bool records_arguments(const char *bpf_name)
+{
+	size_t n = strlen(bpf_name);
+	return strstr(bpf_name, "_call_detail") || strstr(bpf_name, "_call_args") ||
+	       (n >= 12 && strcmp(bpf_name + n - 12, "_uprobe_call") == 0);
+}
+
 static void check_positions(struct vctx *v, const struct task_config *t,
 			    const struct probe_config *p)
 {
@@ -363,11 +372,14 @@ static void check_positions(struct vctx *v, const struct task_config *t,
 	if (!t->has_statsd_logging_config || !pos->n)
 		return;
 	probe_params(p, &pa);
-	/* Upstream's timestamp programs record no arguments (§3.1); a config
-	 * pairing them with positions gets atoms without those fields. */
-	if (p->bpf_name && strstr(p->bpf_name, "call_timestamp"))
+	/* Only the argument-recording programs use positions (upstream's
+	 * call_detail; the timestamp and return programs record none, §3.1), so
+	 * a task mixing programs gets a note, not an error, for the others. */
+	if (p->bpf_name && !strncmp(p->bpf_name, "prog_", 5) && !records_arguments(p->bpf_name)) {
 		add(v, sloc, CP_ARG_POSITION, CS_WARNING, "primitive_argument_positions are "
-		    "ignored by %s: it records a timestamp, not arguments", p->bpf_name);
+		    "ignored by %s: it records no arguments", p->bpf_name);
+		return;
+	}
 	if (pa.count == -2)
 		return;   /* the identity problem is reported already */
 	for (size_t k = 0; k < pos->n; k++)

@@ -64,6 +64,7 @@ static const struct catalog_record records[] = {
 
 static const struct catalog_program generic_programs[] = {
 	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
+	{ .name = "call", .map = "output_buf", .record_kind = UPS_REC_CALL_DETAIL },
 	{ .name = "call_timestamp", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 	{ .name = "call_timestamp_1", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 	{ .name = "call_timestamp_2", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
@@ -72,7 +73,8 @@ static const struct catalog_program generic_programs[] = {
 	{ .name = "call_timestamp_5", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 };
 
-static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", NULL };
+static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", "output_buf",
+					     NULL };
 
 static const struct catalog_program uprobestats_programs[] = {
 	{ .name = "call_return", .map = "call_return_buf", .record_kind = UPS_REC_CALL_RETURN,

@@ -16,6 +16,7 @@
 
 #include "probe/atoms.h"
 #include "records.h"
+#include "sys/name_cache.h"
 #include "sys/proc.h"
 
 struct loop;
@@ -39,6 +40,7 @@ struct loop {
 	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	size_t tasks_running;
 	struct proc_watch *watches; /* per task; used while stats->tasks[i].waiting */
+	struct name_cache *names;  /* pid -> process name for events */
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
 };
@@ -127,6 +129,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		.pid = env.pid,
 		.tid = env.tid,
 		.comm = comm,
+		.process = name_cache_get(L->names, (pid_t)env.pid),
 		.probe = &p->desc,
 		.fields = fields,
 		.n_fields = rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
@@ -305,6 +308,7 @@ static void task_process_started(struct loop *L, size_t ti, pid_t pid)
 
 	stop_waiting(L, ti);
 	ts->started_pid = pid;
+	name_cache_get(L->names, pid);
 	if (session_attach_task_pid(L->session, (uint32_t)ti, pid, &e) < 0) {
 		notice(L, "task %zu: process %d started but attaching failed: %s", ti, (int)pid,
 		       e.msg);
@@ -414,8 +418,15 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 	if (!stats->delivered || !stats->tasks)
 		return err_set(err, -ENOMEM, "out of memory");
 	L->watches = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*L->watches));
-	if (!L->watches)
+	L->names = malloc(sizeof(*L->names));
+	if (!L->watches || !L->names)
 		return err_set(err, -ENOMEM, "out of memory");
+	name_cache_init(L->names, proc_dir(L));
+	/* Known targets now, while they surely run: short-lived ones may be gone
+	 * by the time their records are drained. */
+	for (size_t i = 0; i < L->plan->n_tasks; i++)
+		for (size_t j = 0; j < L->plan->tasks[i].n_pids; j++)
+			name_cache_get(L->names, L->plan->tasks[i].pids[j]);
 	for (size_t i = 0; i < L->plan->n_tasks; i++) {
 		const struct plan_task *t = &L->plan->tasks[i];
 		stats->tasks[i].start_boot_ns = now;
@@ -554,6 +565,7 @@ out:
 	for (size_t i = 0; L.watches && i < plan->n_tasks; i++)
 		stop_waiting(&L, i);
 	free(L.watches);
+	free(L.names);
 	if (L.watch_fd >= 0)
 		close(L.watch_fd);
 	if (ep >= 0)

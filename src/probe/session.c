@@ -9,16 +9,25 @@
 #include <unistd.h>
 
 #include "probe/attach.h"
+#include "probe/tracefs_uprobe.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
 #define MAX_TARGET_PIDS 4096
+
+/* One perf event running a program: through the uprobe PMU, or through a
+ * tracefs uprobe_events entry that must be removed again. */
+struct attachment {
+	int perf_fd;
+	bool tracefs;
+	struct tracefs_probe tp;
+};
 
 /* One loaded copy of an object, for one probe. */
 struct instance {
 	struct bpf_object *obj;
 	const struct plan_probe *probe;
-	int *perf_fds;
-	size_t n_perf_fds;
+	struct attachment *atts;
+	size_t n_atts;
 };
 
 /* Per object used by the plan: the primary instance owns the shared maps. */
@@ -31,6 +40,8 @@ struct object_state {
 struct session {
 	enum output_mode mode;
 	struct uprobe_pmu pmu;
+	bool use_tracefs;
+	struct tracefs tfs;
 	uint32_t ring_bytes, wakeup_bytes;
 	struct instance *instances;
 	size_t n_instances;
@@ -192,6 +203,28 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	return 0;
 }
 
+/* The uprobe PMU (4.17+) unless it is missing or tracefs is forced.  Stale
+ * tracefs events of killed runs are removed whenever tracefs is there. */
+static int choose_attach(struct session *s, const struct session_opts *opts,
+			 struct uprobe_pmu *pmu, struct err *err)
+{
+	struct err pmu_err = { 0 }, tfs_err = { 0 };
+	int pmu_rc = uprobe_pmu_detect(pmu, &pmu_err);
+	int tfs_rc = tracefs_open(&s->tfs, opts->tracefs_root, &tfs_err);
+
+	if (tfs_rc == 0)
+		tracefs_remove_stale(&s->tfs, opts->proc_dir ? opts->proc_dir : "/proc", NULL);
+	s->use_tracefs = opts->force_tracefs || pmu_rc < 0;
+	if (s->use_tracefs && tfs_rc < 0) {
+		if (opts->force_tracefs || pmu_rc == 0)
+			*err = tfs_err;
+		else
+			err_set(err, tfs_rc, "%s; and %s", pmu_err.msg, tfs_err.msg);
+		return tfs_rc;
+	}
+	return 0;
+}
+
 static int choose_output(struct session *s, const struct session_opts *opts, struct err *err)
 {
 	bool has_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
@@ -213,6 +246,11 @@ static int choose_output(struct session *s, const struct session_opts *opts, str
 		break;
 	}
 	return 0;
+}
+
+const char *session_attach_mode(const struct session *s)
+{
+	return s->use_tracefs ? "tracefs uprobe_events" : "uprobe PMU";
 }
 
 enum output_mode session_output_mode(const struct session *s)
@@ -248,69 +286,91 @@ static int fill_target_pids(const struct object_state *os, const struct plan *pl
 	return 0;
 }
 
-static int attach_one(struct instance *in, const struct uprobe_pmu *pmu, const char *prog_name,
+static int attach_one(struct session *s, struct instance *in, const char *prog_name,
 		      bool retprobe, pid_t pid, struct err *err)
 {
 	const struct plan_probe *p = in->probe;
 	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, prog_name);
+	struct attachment *a = &in->atts[in->n_atts];
 	int rc;
 
 	if (!prog)
 		return err_set(err, -ENOENT, "probe %s: program %s missing from the embedded object",
 			       p->program_name, prog_name);
-	rc = uprobe_attach_pmu(pmu, p->path, p->offset, retprobe, pid, bpf_program__fd(prog),
-			       &in->perf_fds[in->n_perf_fds], err);
+	memset(a, 0, sizeof(*a));
+	a->tracefs = s->use_tracefs;
+	if (s->use_tracefs) {
+		rc = tracefs_attach(&s->tfs, p->path, p->offset, retprobe, pid,
+				    bpf_program__fd(prog), &a->tp, err);
+		a->perf_fd = a->tp.perf_fd;
+	} else {
+		rc = uprobe_attach_pmu(&s->pmu, p->path, p->offset, retprobe, pid,
+				       bpf_program__fd(prog), &a->perf_fd, err);
+	}
 	if (rc < 0)
 		return err_prefix(err, "probe %s", p->program_name);
-	in->n_perf_fds++;
+	in->n_atts++;
 	return 0;
 }
 
-static int grow_perf_fds(struct instance *in, size_t more, struct err *err)
+static void detach_one(struct session *s, struct attachment *a)
 {
-	int *n = realloc(in->perf_fds, (in->n_perf_fds + more) * sizeof(int));
+	if (a->tracefs)
+		tracefs_detach(&s->tfs, &a->tp);
+	else
+		close(a->perf_fd);
+}
+
+static int grow_atts(struct instance *in, size_t more, struct err *err)
+{
+	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
 
 	if (!n)
 		return err_set(err, -ENOMEM, "out of memory");
-	in->perf_fds = n;
+	in->atts = n;
 	return 0;
 }
 
-static int attach_instance_pid(struct instance *in, const struct uprobe_pmu *pmu, pid_t pid,
+static int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
 			       struct err *err)
 {
 	const struct catalog_program *cp = in->probe->prog;
-	int rc = grow_perf_fds(in, 2, err);
+	int rc = grow_atts(in, 2, err);
 
 	/* The return half first, so no entry is stored without its exit. */
 	if (rc == 0)
-		rc = attach_one(in, pmu, cp->name, cp->is_return, pid, err);
+		rc = attach_one(s, in, cp->name, cp->is_return, pid, err);
 	if (rc == 0 && cp->entry)
-		rc = attach_one(in, pmu, cp->entry, false, pid, err);
+		rc = attach_one(s, in, cp->entry, false, pid, err);
 	return rc;
 }
 
-static int attach_instance(struct instance *in, const struct uprobe_pmu *pmu,
-			   const struct plan_task *task, struct err *err)
+static int attach_instance(struct session *s, struct instance *in, const struct plan_task *task,
+			   struct err *err)
 {
 	size_t n = task->all_processes ? 1 : task->n_pids;
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {
-		rc = attach_instance_pid(in, pmu, task->all_processes ? -1 : task->pids[i], err);
+		rc = attach_instance_pid(s, in, task->all_processes ? -1 : task->pids[i], err);
 		if (rc < 0)
 			return rc;
 	}
 	return 0;
 }
 
-static void detach_instance(struct instance *in)
+/* Detaches the attachments beyond the first `keep`. */
+static void detach_instance_from(struct session *s, struct instance *in, size_t keep)
 {
-	for (size_t i = 0; i < in->n_perf_fds; i++)
-		close(in->perf_fds[i]);
-	free(in->perf_fds);
-	in->perf_fds = NULL;
-	in->n_perf_fds = 0;
+	while (in->n_atts > keep)
+		detach_one(s, &in->atts[--in->n_atts]);
+}
+
+static void detach_instance(struct session *s, struct instance *in)
+{
+	detach_instance_from(s, in, 0);
+	free(in->atts);
+	in->atts = NULL;
 }
 
 static int collect_rings(struct session *s, struct err *err)
@@ -371,7 +431,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 		session_close(s);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
-	rc = uprobe_pmu_detect(&pmu, err);
+	rc = choose_attach(s, opts, &pmu, err);
 	if (rc < 0)
 		goto fail;
 	rc = choose_output(s, opts, err);
@@ -408,18 +468,13 @@ int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, s
 	int rc = 0;
 
 	for (size_t i = 0; i < s->n_instances; i++)
-		before[i] = s->instances[i].n_perf_fds;
+		before[i] = s->instances[i].n_atts;
 	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
 		if (s->instances[i].probe->desc.task_index == task_index)
-			rc = attach_instance_pid(&s->instances[i], &s->pmu, pid, err);
-	if (rc < 0) {
-		/* All or nothing for this process. */
-		for (size_t i = 0; i < s->n_instances; i++) {
-			struct instance *in = &s->instances[i];
-			while (in->n_perf_fds > before[i])
-				close(in->perf_fds[--in->n_perf_fds]);
-		}
-	}
+			rc = attach_instance_pid(s, &s->instances[i], pid, err);
+	if (rc < 0) /* All or nothing for this process. */
+		for (size_t i = 0; i < s->n_instances; i++)
+			detach_instance_from(s, &s->instances[i], before[i]);
 	return rc;
 }
 
@@ -429,12 +484,11 @@ int session_attach(struct session *s, struct err *err)
 
 	for (size_t i = 0; i < s->n_instances; i++) {
 		const struct plan_probe *p = s->instances[i].probe;
-		rc = attach_instance(&s->instances[i], &s->pmu, &s->plan->tasks[p->desc.task_index],
-				     err);
+		rc = attach_instance(s, &s->instances[i], &s->plan->tasks[p->desc.task_index], err);
 		if (rc < 0) {
 			/* All or nothing: detach what was attached. */
 			for (size_t j = 0; j <= i; j++)
-				detach_instance(&s->instances[j]);
+				detach_instance(s, &s->instances[j]);
 			return rc;
 		}
 	}
@@ -445,7 +499,7 @@ void session_detach_task(struct session *s, uint32_t task_index)
 {
 	for (size_t i = 0; i < s->n_instances; i++)
 		if (s->instances[i].probe && s->instances[i].probe->desc.task_index == task_index)
-			detach_instance(&s->instances[i]);
+			detach_instance(s, &s->instances[i]);
 }
 
 void session_close(struct session *s)
@@ -453,7 +507,7 @@ void session_close(struct session *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n_instances; i++)
-		detach_instance(&s->instances[i]);
+		detach_instance(s, &s->instances[i]);
 	/* Secondary instances first: the primaries own the shared maps. */
 	for (size_t i = s->n_instances; i-- > 0;) {
 		bool primary = false;
@@ -551,6 +605,6 @@ size_t session_attachment_count(const struct session *s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_instances; i++)
-		n += s->instances[i].n_perf_fds;
+		n += s->instances[i].n_atts;
 	return n;
 }

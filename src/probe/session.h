@@ -27,6 +27,9 @@ struct session_opts {
 	uint32_t wakeup_bytes;    /* 0: a quarter of the buffer */
 	bool bpf_pid_filter;      /* also filter by tgid inside the program */
 	enum output_mode output;
+	bool force_tracefs;       /* tracefs uprobe_events even where the uprobe PMU exists */
+	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
+	const char *proc_dir;     /* "/proc" unless testing */
 };
 
 /* One output buffer the loop should consume: a ring buffer, or a perf event
@@ -66,6 +69,9 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
  * that took [2^i, 2^(i+1)) ns. */
 int session_probe_histogram(const struct session *s, uint32_t probe_id,
 			    uint64_t slots[UPS_HIST_SLOTS]);
+
+/* "uprobe PMU" or "tracefs uprobe_events". */
+const char *session_attach_mode(const struct session *s);
 
 /* The output mode in use (never OUTPUT_AUTO after session_open). */
 enum output_mode session_output_mode(const struct session *s);

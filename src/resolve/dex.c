@@ -412,6 +412,21 @@ bool dex_method_matches(const struct dex_file *d, uint32_t method_idx, const cha
 	return true;
 }
 
+int dex_find_method(const struct dex_file *d, uint32_t cdi, const char *name, const char *ret,
+		    const char *const *params, size_t n, struct dex_method *out)
+{
+	struct dex_class_iter it;
+	struct err e;
+	int rc;
+
+	if (dex_class_iter_init(d, cdi, &it, &e))
+		return -EINVAL;
+	while ((rc = dex_class_iter_next(&it, out, &e)) > 0)
+		if (dex_method_matches(d, out->method_idx, name, ret, params, n))
+			return 0;
+	return rc < 0 ? -EINVAL : -ENOENT;
+}
+
 static const char *primitive_name(char c)
 {
 	switch (c) {

@@ -108,6 +108,12 @@ int dex_class_iter_next(struct dex_class_iter *it, struct dex_method *m, struct 
 bool dex_method_matches(const struct dex_file *d, uint32_t method_idx, const char *name,
 			const char *ret, const char *const *params, size_t n);
 
+/* The first method of class cdi that dex_method_matches(); 0 with *out
+ * filled (index_in_class is the OatClass index), -ENOENT, or -EINVAL when the
+ * class data is damaged. */
+int dex_find_method(const struct dex_file *d, uint32_t cdi, const char *name, const char *ret,
+		    const char *const *params, size_t n, struct dex_method *out);
+
 /* "void com.foo.Bar$Baz.qux(int[], java.lang.String)", as ART's PrettyMethod.
  * Returns the length it needed (snprintf semantics) or -EINVAL. */
 int dex_pretty_method(const struct dex_file *d, uint32_t method_idx, char *buf, size_t size);

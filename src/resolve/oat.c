@@ -307,7 +307,7 @@ static int pick_records(struct oat_file *o, struct err *err)
 
 /* ---- ELF side ----------------------------------------------------------- */
 
-static const char *isa_name(uint16_t m)
+const char *oat_isa_name(uint16_t m)
 {
 	switch (m) {
 	case EM_AARCH64: return "arm64";
@@ -380,7 +380,7 @@ static int oat_init(struct oat_file *o, struct err *err)
 	int rc;
 
 	o->info.e_machine = elf_machine(o->elf);
-	o->info.isa = isa_name(o->info.e_machine);
+	o->info.isa = oat_isa_name(o->info.e_machine);
 	if (!o->info.isa)
 		return err_set(err, -ENOTSUP, "%s: ELF machine %u is not an Android ISA", oat_name(o),
 			       o->info.e_machine);

@@ -63,6 +63,9 @@ const struct oat_dex *oat_dex_at(const struct oat_file *o, uint32_t i);
 /* A key/value store entry ("compiler-filter", "compilation-reason", ...), or NULL. */
 const char *oat_kv_get(const struct oat_file *o, const char *key);
 
+/* "arm64", "arm", "x86", "x86_64", "riscv64" for an ELF e_machine, or NULL. */
+const char *oat_isa_name(uint16_t e_machine);
+
 /* Number of class_offsets entries of dex i when its dex file is not at hand:
  * the array runs until the first OatClass record it points at. */
 uint32_t oat_guess_class_count(const struct oat_file *o, uint32_t dex_i);

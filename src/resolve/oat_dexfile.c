@@ -190,6 +190,8 @@ static size_t candidates(const struct oat_dexset *s, const char *primary, char *
 	} else {
 		add_cand(c, &n, "%s/%s.jar", dir, stem);
 		add_cand(c, &n, "%s/%s.apk", dir, stem);
+		if (!strncmp(stem, "boot-", 5))     /* boot-okhttp.oat holds okhttp.jar */
+			add_cand(c, &n, "%s/%s.jar", dir, stem + 5);
 	}
 	return n;
 }

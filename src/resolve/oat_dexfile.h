@@ -10,7 +10,8 @@
  *   <oat dir>/../<base>  (boot images: framework/<isa>/boot-x.oat);
  *   <oat dir>/../../<base>  (apps: <pkg>/oat/<isa>/base.odex);
  *   the location itself when absolute;  <oat dir>/<oat stem>.{jar,apk}
- *   (the stem of "system@framework@x.jar@classes.odex" is x.jar).
+ *   (the stem of "system@framework@x.jar@classes.odex" is x.jar, and
+ *   boot-x.oat also tries x.jar).
  * Dex files are opened lazily and cached per record. */
 #ifndef UPROBESTATS_RESOLVE_OAT_DEXFILE_H
 #define UPROBESTATS_RESOLVE_OAT_DEXFILE_H

@@ -1,11 +1,13 @@
 #include "resolve/oat_methods.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "resolve/bytes.h"
 #include "resolve/dex.h"
 
 static int push(struct oat_method_list *l, size_t *cap, const struct oat_method *m)
@@ -179,4 +181,67 @@ void oat_method_list_free(struct oat_method_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
+}
+
+/* The class method index of code slot `slot` in c (inverse of the bitmap). */
+static uint32_t slot_to_index(const struct oat_file *o, const struct oat_class *c, uint32_t slot)
+{
+	uint64_t size;
+	const uint8_t *bm = oat_region(o, &size) + c->bitmap_at;
+
+	if (c->type != OAT_CLASS_SOME_COMPILED)
+		return slot;
+	for (uint32_t i = 0; i < c->bitmap_bytes * 8u; i++)
+		if ((bm[i / 8] >> (i % 8) & 1) && slot-- == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+static int scan_class(const struct oat_file *o, uint32_t di, uint32_t cdi, uint32_t n_methods,
+		      uint32_t code_offset, oat_sharer_fn fn, void *ctx, struct err *err)
+{
+	struct oat_class c;
+	uint64_t size;
+	const uint8_t *b = oat_region(o, &size);
+	uint32_t mask = oat_info(o)->e_machine == EM_ARM ? ~1u : ~0u;
+	int rc;
+
+	if ((rc = oat_class_get(o, di, cdi, n_methods, &c, err)))
+		return rc;
+	if (c.type == OAT_CLASS_NONE_COMPILED)
+		return 0;
+	for (uint32_t s = 0; s < c.n_offsets; s++) {
+		uint32_t v = ld32(b + c.methods_at + 4ull * s);
+		if (v && (v & mask) == code_offset && (rc = fn(ctx, di, cdi, slot_to_index(o, &c, s))))
+			return rc;
+	}
+	return 0;
+}
+
+int oat_for_each_code_user(const struct oat_file *o, struct oat_dexset *ds, uint32_t code_offset,
+			   oat_sharer_fn fn, void *ctx, struct err *err)
+{
+	int rc;
+
+	for (uint32_t di = 0; di < oat_dex_count(o); di++) {
+		const struct dex_file *d = NULL;
+		struct err de;
+		uint32_t n;
+		bool have = oat_dexset_get(ds, di, &d, &de) == 0;
+		if (!have && oat_info(o)->version < 194)
+			continue;
+		n = have ? dex_class_def_count(d) : oat_guess_class_count(o, di);
+		for (uint32_t cdi = 0; cdi < n; cdi++) {
+			uint32_t nm = OAT_UNKNOWN_COUNT;
+			if (have) {
+				struct dex_class_iter it;
+				if ((rc = dex_class_iter_init(d, cdi, &it, err)))
+					return rc;
+				nm = it.n_direct + it.n_virtual;
+			}
+			if ((rc = scan_class(o, di, cdi, nm, code_offset, fn, ctx, err)))
+				return rc;
+		}
+	}
+	return 0;
 }

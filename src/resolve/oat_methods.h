@@ -40,4 +40,12 @@ int oat_list_methods(const struct oat_file *o, struct oat_dexset *ds, struct oat
 		     struct err *err);
 void oat_method_list_free(struct oat_method_list *l);
 
+/* Calls fn for every method slot whose code offset (Thumb bit cleared) is
+ * code_offset: a scan of the OatClass code-offset arrays only (class_data
+ * headers give the method counts before v194).  Dex files that cannot be
+ * opened are skipped before v194.  fn returns non-zero to stop. */
+typedef int (*oat_sharer_fn)(void *ctx, uint32_t dex_i, uint32_t cdi, uint32_t index_in_class);
+int oat_for_each_code_user(const struct oat_file *o, struct oat_dexset *ds, uint32_t code_offset,
+			   oat_sharer_fn fn, void *ctx, struct err *err);
+
 #endif

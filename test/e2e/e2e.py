@@ -95,9 +95,9 @@ class Target:
 class Uprobestats:
     """uprobestats running in the background; stderr collected line by line."""
 
-    def __init__(self, args, stdout=subprocess.PIPE):
-        self.proc = subprocess.Popen([BIN] + args, stdout=stdout, stderr=subprocess.PIPE,
-                                     text=True)
+    def __init__(self, args, stdout=subprocess.PIPE, prefix=()):
+        self.proc = subprocess.Popen(list(prefix) + [BIN] + args, stdout=stdout,
+                                     stderr=subprocess.PIPE, text=True)
         self.err_lines = []
         self.out_lines = []
         self._attached = threading.Event()
