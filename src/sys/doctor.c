@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/mapfile.h"
+#include "config/guardrail.h"
 #include "sink/json_out.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
@@ -261,7 +262,10 @@ static void check_android(struct report *r, const struct facts *f)
 static void check_guardrail(struct report *r, const struct facts *f)
 {
 	const struct android_info *a = &f->android;
-	struct guardrail_opts g = { .mode = f->o->guardrail, .on_android = a->on_android,
+	static const enum guardrail_mode modes[] = { [DOCTOR_GUARDRAIL_AUTO] = GUARDRAIL_AUTO,
+						     [DOCTOR_GUARDRAIL_OFF] = GUARDRAIL_OFF,
+						     [DOCTOR_GUARDRAIL_ON] = GUARDRAIL_USER };
+	struct guardrail_opts g = { .mode = modes[f->o->guardrail], .on_android = a->on_android,
 				    .build_type = a->build_type[0] ? a->build_type : NULL };
 	bool on = guardrail_active(&g);
 	struct row *row = add_row(r, "guardrail", "guardrail", ST_INFO,

@@ -10,8 +10,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "config/guardrail.h"
 #include "sys/sysroot.h"
+
+/* --guardrail as the CLI parsed it; AUTO applies config/guardrail.h's rule
+ * (on for Android user builds and Android builds of unknown type). */
+enum doctor_guardrail {
+	DOCTOR_GUARDRAIL_AUTO = 0,
+	DOCTOR_GUARDRAIL_OFF,
+	DOCTOR_GUARDRAIL_ON,
+};
 
 struct doctor_opts {
 	struct sys_paths paths;
@@ -22,7 +29,7 @@ struct doctor_opts {
 	/* The attach layer can fall back to tracefs uprobe_events when the
 	 * uprobe PMU is missing. */
 	bool tracefs_fallback;
-	enum guardrail_mode guardrail;   /* --guardrail; AUTO decides by build type */
+	enum doctor_guardrail guardrail;
 };
 
 /* Writes the report to out.  Returns 0 when the tool can run here, 1 when

@@ -198,7 +198,7 @@ UT_TEST(doctor_plain_linux_unprivileged)
 	snprintf(mounts, sizeof(mounts), "%s/mounts", d.proc);
 	UT_EQ_INT(unlink(mounts), 0);
 	d.opts.probe_ringbuf = ringbuf_eperm;
-	d.opts.guardrail = GUARDRAIL_USER;
+	d.opts.guardrail = DOCTOR_GUARDRAIL_ON;
 	out = run(&d.opts, &rc);
 	UT_EQ_INT(rc, 1);
 	UT_CONTAINS(out, "not root (uid 1000) and no CAP_BPF+CAP_PERFMON: run it with sudo");
