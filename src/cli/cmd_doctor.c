@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "config/guardrail.h"
 #include "sys/doctor.h"
+#include "sys/privilege.h"
 
 int cmd_doctor(int argc, char **argv)
 {
@@ -42,5 +43,12 @@ int cmd_doctor(int argc, char **argv)
 		      : gm == GUARDRAIL_USER ? DOCTOR_GUARDRAIL_ON : DOCTOR_GUARDRAIL_AUTO;
 	rc = doctor_run(stdout, &o);
 	fflush(stdout);
-	return rc == 0 ? EXIT_OK : EXIT_PRIVILEGE;
+	if (rc == 0)
+		return EXIT_OK;
+	/* Not ready: a privilege problem, or something the kernel lacks. */
+	struct priv_facts f;
+	struct priv_report r;
+	priv_gather(NULL, &f);
+	priv_evaluate(&f, NULL, &r);
+	return r.verdict == PRIV_DENIED ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 }
