@@ -252,8 +252,28 @@ static void print_field_text(FILE *f, const struct field *fl)
 	case FIELD_INT64: fprintf(f, " %s=%" PRId64, fl->name, fl->v.i64); break;
 	case FIELD_UINT64: fprintf(f, " %s=0x%" PRIx64, fl->name, fl->v.u64); break;
 	case FIELD_BOOL: fprintf(f, " %s=%s", fl->name, fl->v.b ? "true" : "false"); break;
+	case FIELD_STRING:
+		fprintf(f, " %s=\"%.*s\"", fl->name, (int)fl->v.str.len, fl->v.str.ptr);
+		break;
 	default: fprintf(f, " %s=?", fl->name); break;
 	}
+}
+
+/* A JSON string: the decoders hand over valid UTF-8; control characters,
+ * quotes and backslashes are escaped. */
+static void print_json_string(FILE *f, const char *s, uint32_t len)
+{
+	fputc('"', f);
+	for (uint32_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
 }
 
 static void output_event(void *ctx, const struct event *ev)
@@ -269,6 +289,10 @@ static void output_event(void *ctx, const struct event *ev)
 			fprintf(o->f, "%s\"%s\":", i ? "," : "", fl->name);
 			if (fl->type == FIELD_UINT64)
 				fprintf(o->f, "%" PRIu64, fl->v.u64);
+			else if (fl->type == FIELD_STRING)
+				print_json_string(o->f, fl->v.str.ptr, fl->v.str.len);
+			else if (fl->type == FIELD_BOOL)
+				fputs(fl->v.b ? "true" : "false", o->f);
 			else if (fl->type == FIELD_INT64)
 				fprintf(o->f, "%" PRId64, fl->v.i64);
 			else
