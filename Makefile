@@ -27,9 +27,11 @@ INCS      := -I$(TOP)/src -I$(TOP)/bpf
 GEN_DIR   := $(TOP)/gen
 GEN_HOST_DIR := $(GEN_DIR)/x86_64
 
+# static.mk first: it sets UNIT_EXTRA_DEPS (the x86_64 skeletons), which the unit and
+# fuzz rules name as prerequisites and so must be set before those rules are read.
+-include $(TOP)/mk/static.mk
 include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
--include $(TOP)/mk/static.mk
 -include $(TOP)/mk/e2e.mk
 
 .PHONY: all deps clean distclean

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* GenericInstrumentation — upstream's generic programs: call_detail records
  * the pc and the first ten argument registers; call_timestamp[_1.._5] record
  * an event id and the monotonic time. */
@@ -6,6 +6,15 @@
 
 UPS_OUTPUT(call_detail_buf);
 UPS_OUTPUT(call_timestamp_buf);
+UPS_OUTPUT(output_buf);  /* the early `call` program's map */
+
+static __always_inline void fill_call_result(void *ctx, struct call_result *r)
+{
+	r->pc = UPS_PC(ctx);
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		r->regs[i] = i < UPS_NUM_ARG_REGS ? UPS_ARG(ctx, i) : 0;
+}
 
 SEC("uprobe/call_detail")
 int call_detail(void *ctx)
@@ -19,11 +28,27 @@ int call_detail(void *ctx)
 	if (!rec)
 		return 0;
 	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_DETAIL);
-	rec->r.pc = UPS_PC(ctx);
-#pragma unroll
-	for (int i = 0; i < 10; i++)
-		rec->r.regs[i] = i < UPS_NUM_ARG_REGS ? UPS_ARG(ctx, i) : 0;
+	fill_call_result(ctx, &rec->r);
 	UPS_SUBMIT(ctx, call_detail_buf, rec);
+	return 0;
+}
+
+/* The early name of call_detail (upstream @be0ff2c9): same CallResult, its
+ * own output_buf map. */
+SEC("uprobe/call")
+int call(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct rec_call_detail *rec;
+
+	if (!ups_enter(pid_tgid))
+		return 0;
+	rec = UPS_RESERVE(output_buf, struct rec_call_detail);
+	if (!rec)
+		return 0;
+	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_DETAIL);
+	fill_call_result(ctx, &rec->r);
+	UPS_SUBMIT(ctx, output_buf, rec);
 	return 0;
 }
 

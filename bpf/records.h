@@ -33,7 +33,10 @@ enum ups_record_kind {
 	UPS_REC_ACCESSIBILITY_EVENT = 12,
 	UPS_REC_ART_TEST_AOT = 13,             /* the update_device_idle layout, ArtTest atom */
 	UPS_REC_START_ACTIVITY_AS_USER = 14,
+	UPS_REC_CALL_RETURN = 100,   /* beyond upstream: kinds >= 100 are ours */
 };
+
+#define UPS_HIST_SLOTS 64        /* log2(ns) buckets per probe */
 
 struct ups_envelope {
 	__u64 ktime_ns;          /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -58,6 +61,25 @@ struct call_timestamp {
 	__u32 event;
 	__u32 pad;
 	__u64 timestamp_ns;
+};
+
+/* Uprobestats (beyond upstream) call_return: one record per completed call,
+ * from a uretprobe paired with an entry uprobe on the same function. */
+struct call_return {
+	__u64 return_value;      /* x0 / rax at return */
+	__u64 duration_ns;       /* entry -> return, same thread */
+	__u64 entry_ns;          /* monotonic time of the entry */
+};
+
+struct rec_call_return {
+	struct ups_envelope env;
+	struct call_return r;
+};
+
+/* Entry timestamps of calls in flight, keyed by thread and probe. */
+struct ups_entry_key {
+	__u32 tid;
+	__u32 probe_id;
 };
 
 struct rec_call_detail {
@@ -316,6 +338,9 @@ UPS_ASSERT_SIZE(struct rec_binder_transaction, 192);
 UPS_ASSERT_SIZE(struct rec_accessibility_event, 320);
 UPS_ASSERT_SIZE(struct rec_start_activity_as_user, 200);
 UPS_ASSERT_SIZE(struct ups_probe_counters, 16);
+UPS_ASSERT_SIZE(struct call_return, 24);
+UPS_ASSERT_SIZE(struct rec_call_return, 64);
+UPS_ASSERT_SIZE(struct ups_entry_key, 8);
 UPS_ASSERT_SIZE(struct ups_prog_config, 16);
 
 #endif

@@ -5,11 +5,11 @@ E2E_TARGET_DIR := $(BUILD)/x86_64/tests
 E2E_TARGETS    := $(patsubst $(TOP)/test/targets/%.c,$(E2E_TARGET_DIR)/%,$(wildcard $(TOP)/test/targets/*.c))
 DEMO_APP       := $(BUILD)/x86_64/demo/demo_app
 
-$(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c
+$(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c | deps-host
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
 
-$(DEMO_APP): $(TOP)/demo/demo_app.c
+$(DEMO_APP): $(TOP)/demo/demo_app.c | deps-host
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $<
 

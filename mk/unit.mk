@@ -10,11 +10,12 @@ UNIT_BIN    := $(UNIT_DIR)/unit_tests
 
 $(UNIT_BIN): $(SRCS) $(UNIT_TESTS) $(HDRS) $(TOP)/test/unit/ut.h $(UNIT_EXTRA_DEPS) | deps-host
 	@mkdir -p $(UNIT_DIR)
-	$(HOST_CC) $(UNIT_CFLAGS) -o $@ $(SRCS) $(UNIT_TESTS) $(UNIT_LIBS)
+	@echo "  CC      unit_tests (ASan+UBSan)"
+	@$(HOST_CC) $(UNIT_CFLAGS) -o $@ $(SRCS) $(UNIT_TESTS) $(UNIT_LIBS)
 
 .PHONY: unit deps-host
 unit: $(UNIT_BIN)
-	UPROBESTATS_TESTDATA=$(TESTDATA) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN) $(UT_FILTER)
+	@UPROBESTATS_TESTDATA=$(TESTDATA) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN) $(UT_FILTER)
 
 deps-host:
 	@$(TOP)/vendor/deps.sh --quiet

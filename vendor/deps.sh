@@ -18,6 +18,14 @@ declare -A need=(
 	[libelf-dev]=/usr/include/libelf.h
 	[libbpf-dev]=/usr/include/bpf/libbpf.h
 	[dpkg-dev]=/usr/bin/dpkg-source
+	# the static build: gcc drives the musl specs for x86_64 (aarch64-linux-gnu-gcc for
+	# arm64), binutils' readelf checks the result; dpkg-source needs patch and bzip2 to
+	# unpack Debian source packages; apt needs the archive key for the private lists.
+	[gcc]=/usr/bin/x86_64-linux-gnu-gcc
+	[binutils]=/usr/bin/readelf
+	[patch]=/usr/bin/patch
+	[bzip2]=/bin/bzip2
+	[debian-archive-keyring]=/usr/share/keyrings/debian-archive-keyring.gpg
 	[dexdump]=/usr/bin/dexdump
 	[cpio]=/usr/bin/cpio
 	[python3]=/usr/bin/python3

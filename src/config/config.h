@@ -12,29 +12,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <errno.h>
+
 #include "common/err.h"
 
 /* Where a value came from, for error messages: line/col for text, byte offset
- * for binary (line == 0 then). */
+ * for binary (line == 0 then).  kind says which, so a zeroed loc is "unknown". */
+enum src_loc_kind {
+	SRC_LOC_NONE = 0,
+	SRC_LOC_TEXT,
+	SRC_LOC_BINARY,
+};
+
 struct src_loc {
 	uint32_t line;
 	uint32_t col;
 	uint64_t offset;
+	uint8_t kind;                     /* enum src_loc_kind */
 };
 
+/* Repeated scalars.  loc, when non-NULL, is parallel to v (one per element). */
 struct str_list {
 	char **v;
 	size_t n;
+	struct src_loc *loc;
 };
 
 struct i64_list {
 	int64_t *v;
 	size_t n;
+	struct src_loc *loc;
 };
 
 struct i32_list {
 	int32_t *v;
 	size_t n;
+	struct src_loc *loc;
 };
 
 enum atom_field_position {
@@ -55,6 +68,8 @@ struct binder_method_config {
 	int32_t atom_id;                  /* AtomConfig.atom_id */
 	struct i32_list atom_field_positions; /* enum atom_field_position values */
 	struct src_loc loc;
+	struct src_loc method_id_loc;
+	struct src_loc atom_id_loc;
 };
 
 struct binder_filter {
@@ -63,12 +78,13 @@ struct binder_filter {
 	struct binder_method_config *methods; /* field 3 */
 	size_t n_methods;
 	struct src_loc loc;
+	struct src_loc interface_name_loc;
 };
 
 struct probe_config {
 	char *bpf_name;                   /* e.g. prog_GenericInstrumentation_uprobe_call_detail */
 	struct str_list file_paths;
-	char *method_signature;           /* "void a.b.C.m(int, java.lang.String)" or an ELF symbol */
+	char *method_signature;           /* "void a.b.C.m(int, java.lang.String)" or a symbol */
 	char *fully_qualified_class_name;
 	char *method_name;
 	struct str_list fully_qualified_parameters;
@@ -77,6 +93,12 @@ struct probe_config {
 	struct binder_filter *binder_filters;
 	size_t n_binder_filters;
 	struct src_loc loc;
+	/* Where each singular field was set (kind NONE when absent). */
+	struct src_loc bpf_name_loc;
+	struct src_loc method_signature_loc;
+	struct src_loc fully_qualified_class_name_loc;
+	struct src_loc method_name_loc;
+	struct src_loc bpf_map_loc;
 };
 
 struct statsd_logging_config {
@@ -84,6 +106,7 @@ struct statsd_logging_config {
 	int64_t atom_id;
 	struct i32_list primitive_argument_positions;
 	struct src_loc loc;
+	struct src_loc atom_id_loc;
 };
 
 enum target_process_selection {
@@ -107,6 +130,10 @@ struct task_config {
 	bool has_task_id;
 	int64_t task_id;
 	struct src_loc loc;
+	struct src_loc target_process_name_loc;
+	struct src_loc duration_seconds_loc;
+	struct src_loc target_process_selection_loc;
+	struct src_loc task_id_loc;
 };
 
 enum config_format {
@@ -123,7 +150,7 @@ enum config_era {
 	CONFIG_ERA_CURRENT,
 };
 
-struct config_arena;
+struct arena;
 
 struct uprobestats_config {
 	struct task_config *tasks;
@@ -131,13 +158,28 @@ struct uprobestats_config {
 	enum config_format format;        /* what was detected / forced */
 	enum config_era era;              /* what was detected / forced */
 	char *source_name;                /* file name used in messages */
-	struct config_arena *arena;
+	struct arena *arena;              /* owns every string and array above */
+	const char *era_reason;           /* why this era: "forced", or the evidence seen */
+	size_t n_unknown_fields;          /* binary fields skipped as unknown */
 };
 
 struct config_load_opts {
 	enum config_format format;        /* AUTO = detect by content */
 	enum config_era era;              /* AUTO = detect */
 };
+
+/* Error classes: on failure config_load_* return (and put in err->code) one
+ * of these, or the errno of opening/reading the file (-ENOENT, -EACCES, ...). */
+#define CONFIG_ESYNTAX  (-EINVAL)   /* text: bad token, bad escape, misplaced brace */
+#define CONFIG_EFIELD   (-ENOMSG)   /* unknown field name, or a singular field set twice */
+#define CONFIG_EVALUE   (-EDOM)     /* a value of the wrong type, unknown enum value */
+#define CONFIG_ERANGE   (-ERANGE)   /* an integer outside its field's range */
+#define CONFIG_EWIRE    (-EBADMSG)  /* binary: truncated or malformed wire data */
+#define CONFIG_EERA     (-EPROTO)   /* binary: wire types that do not fit the era */
+#define CONFIG_ELIMIT   (-E2BIG)    /* nesting or size beyond the parser's limits */
+
+/* "syntax", "field", ... for an error code above; "io" for anything else. */
+const char *config_err_class(int code);
 
 /* Read and parse a config file (text or binary).  On failure *out is NULL and
  * err holds one line: "<file>:<line>:<col>: ..." or "<file>+0x<off>: ...". */
@@ -151,7 +193,21 @@ int config_load_buffer(const char *name, const void *buf, size_t len,
 
 void config_free(struct uprobestats_config *cfg);
 
+/* For --config-format / --config-era: "auto", "text", "binary" and "auto",
+ * "b" (or "B"), "current" (or "c").  0, or -EINVAL for anything else. */
+int config_format_parse(const char *s, enum config_format *out);
+int config_era_parse(const char *s, enum config_era *out);
+
 const char *config_format_name(enum config_format f);
 const char *config_era_name(enum config_era e);
+
+/* "name:line:col", "name+0x1a" or "name" (loc unknown) into buf; returns buf. */
+const char *config_loc_str(const struct uprobestats_config *cfg, const struct src_loc *loc,
+			   char *buf, size_t size);
+
+/* Compare two models field by field, ignoring locations, format and era.
+ * Returns true when equal; otherwise writes the first difference to why. */
+bool config_equal(const struct uprobestats_config *a, const struct uprobestats_config *b,
+		  char *why, size_t why_size);
 
 #endif

@@ -92,6 +92,16 @@ static void call_timestamp_atom(const void *payload, struct fields_out *o)
 	fields_i64(o, "timestamp_ns", (int64_t)t.timestamp_ns);
 }
 
+/* call_return (ours): Int64 return value, Int64 duration in ns. */
+static void call_return_atom(const void *payload, struct fields_out *o)
+{
+	struct call_return r;
+
+	memcpy(&r, payload, sizeof(r));
+	fields_i64(o, "return_value", (int64_t)r.return_value);
+	fields_i64(o, "duration_ns", (int64_t)r.duration_ns);
+}
+
 /* Int32 uid, Bool onAllowlist. */
 static void set_uid_atom(const void *payload, struct fields_out *o)
 {
@@ -259,6 +269,7 @@ static int task_atom(const struct atom_src *src, struct fields_out *o)
 	switch (src->kind) {
 	case UPS_REC_CALL_DETAIL: call_detail_atom(src->probe, p, o); return 1;
 	case UPS_REC_CALL_TIMESTAMP: call_timestamp_atom(p, o); return 1;
+	case UPS_REC_CALL_RETURN: call_return_atom(p, o); return 1;
 	case UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE: set_uid_atom(p, o); return 1;
 	case UPS_REC_UPDATE_DEVICE_IDLE:
 		update_idle_atom(p + offsetof(struct update_device_idle, changing_uid), o);

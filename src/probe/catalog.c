@@ -14,6 +14,7 @@
 #include "DisruptiveApp.skel.h"
 #include "GenericInstrumentation.skel.h"
 #include "ProcessManagement.skel.h"
+#include "Uprobestats.skel.h"
 
 static size_t decode_call_detail(const void *payload, struct field *out, size_t max)
 {
@@ -47,9 +48,25 @@ static size_t decode_call_timestamp(const void *payload, struct field *out, size
 	return n;
 }
 
+static size_t decode_call_return(const void *payload, struct field *out, size_t max)
+{
+	struct call_return r;
+	size_t n = 0;
+
+	memcpy(&r, payload, sizeof(r));
+	if (n < max)
+		out[n++] = (struct field){ .name = "return_value", .type = FIELD_INT64,
+					   .v.i64 = (int64_t)r.return_value };
+	if (n < max)
+		out[n++] = (struct field){ .name = "duration_ns", .type = FIELD_INT64,
+					   .v.i64 = (int64_t)r.duration_ns };
+	return n;
+}
+
 #define RECORD(kind, name, decoder) { kind, #name, sizeof(struct rec_##name), decoder }
 
 static const struct catalog_record records[] = {
+	RECORD(UPS_REC_CALL_RETURN, call_return, decode_call_return),
 	RECORD(UPS_REC_CALL_DETAIL, call_detail, decode_call_detail),
 	RECORD(UPS_REC_CALL_TIMESTAMP, call_timestamp, decode_call_timestamp),
 	RECORD(UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE, set_uid_temp_allowlist_state,
@@ -73,16 +90,27 @@ static const struct catalog_record records[] = {
 };
 
 static const struct catalog_program generic_programs[] = {
-	{ "call_detail", "call_detail_buf", UPS_REC_CALL_DETAIL, false },
-	{ "call_timestamp", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_1", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_2", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_3", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_4", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
-	{ "call_timestamp_5", "call_timestamp_buf", UPS_REC_CALL_TIMESTAMP, false },
+	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
+	{ .name = "call", .map = "output_buf", .record_kind = UPS_REC_CALL_DETAIL },
+	{ .name = "call_timestamp", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_1", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_2", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_3", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_4", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
+	{ .name = "call_timestamp_5", .map = "call_timestamp_buf", .record_kind = UPS_REC_CALL_TIMESTAMP },
 };
 
-static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", NULL };
+static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_buf", "output_buf",
+					     NULL };
+
+static const struct catalog_program uprobestats_programs[] = {
+	{ .name = "call_return", .map = "call_return_buf", .record_kind = UPS_REC_CALL_RETURN,
+	  .is_return = true, .entry = "call_return_entry" },
+	{ .name = "call_latency", .is_return = true, .entry = "call_latency_entry",
+	  .histogram = true },
+};
+
+static const char *const uprobestats_maps[] = { "call_return_buf", NULL };
 
 static const struct catalog_program process_programs[] = {
 	{ "set_uid_temp_allowlist_state", "output_buf", UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE,
@@ -147,7 +175,7 @@ static const char *const art_test_maps[] = { "output_buf_aot", "output_buf_jit",
 #define OBJECT(obj_name, progs, maps, ...)                          \
 	{                                                           \
 		.name = #obj_name,                                  \
-		.elf_bytes = obj_name##__elf_bytes,                 \
+		.elf_bytes = obj_name##_bpf__elf_bytes,             \
 		.programs = progs,                                  \
 		.n_programs = sizeof(progs) / sizeof(progs[0]),     \
 		.ring_maps = maps,                                  \
@@ -162,6 +190,7 @@ static const struct catalog_object objects[] = {
 	OBJECT(Binder, binder_programs, binder_maps, .prepare = binder_filter_prepare),
 	OBJECT(Accessibility, accessibility_programs, accessibility_maps),
 	OBJECT(ArtTest, art_test_programs, art_test_maps),
+	OBJECT(Uprobestats, uprobestats_programs, uprobestats_maps),
 };
 
 #define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))

@@ -30,9 +30,12 @@ struct catalog_record {
 
 struct catalog_program {
 	const char *name;         /* BPF function name and section suffix: "call_detail" */
-	const char *map;          /* the ring buffer it writes: "call_detail_buf" */
-	uint32_t record_kind;
+	const char *map;          /* the output it writes ("call_detail_buf"), NULL if none */
+	uint32_t record_kind;     /* 0 when it writes no records */
 	bool is_return;           /* uretprobe */
+	const char *entry;        /* uprobe attached at the same place first (uretprobe
+				   * pairs: it stores the entry time), or NULL */
+	bool histogram;           /* fills latency_hist instead of writing records */
 };
 
 struct catalog_object {

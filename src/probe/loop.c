@@ -16,6 +16,7 @@
 
 #include "probe/atoms.h"
 #include "records.h"
+#include "sys/name_cache.h"
 #include "sys/proc.h"
 
 struct loop;
@@ -38,6 +39,10 @@ struct loop {
 	int64_t mono_to_boot;     /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	size_t tasks_running;
+	struct proc_watch *watches; /* per task; used while stats->tasks[i].waiting */
+	struct name_cache *names;  /* pid -> process name for events */
+	size_t tasks_waiting;
+	int watch_fd;             /* timerfd armed while tasks wait */
 };
 
 const char *task_end_name(enum task_end e)
@@ -47,6 +52,8 @@ const char *task_end_name(enum task_end e)
 	case TASK_END_DURATION: return "duration";
 	case TASK_END_TARGETS_EXITED: return "targets-exited";
 	case TASK_END_SIGNAL: return "signal";
+	case TASK_END_NEVER_STARTED: return "never-started";
+	case TASK_END_ERROR: return "error";
 	}
 	return "?";
 }
@@ -88,6 +95,7 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 		.fields = buf.fields,
 		.n_fields = buf.n_fields,
 		.is_uid = buf.is_uid,
+		.probe = &p->desc,
 	};
 	L->out->atom(L->out->ctx, &atom);
 }
@@ -117,16 +125,22 @@ static int on_record(void *ctx, void *data, size_t size)
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
 	ev = (struct event){
-		.kind = EVENT_RECORD,
+		.kind = env.kind == UPS_REC_CALL_RETURN ? EVENT_RETURN : EVENT_RECORD,
 		.boot_ns = env.ktime_ns + (uint64_t)L->mono_to_boot,
 		.wall_ns = (int64_t)env.ktime_ns + L->mono_to_wall,
 		.pid = env.pid,
 		.tid = env.tid,
 		.comm = comm,
+		.process = name_cache_get(L->names, (pid_t)env.pid),
 		.probe = &p->desc,
 		.fields = fields,
 		.n_fields = rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
 	};
+	if (ev.kind == EVENT_RETURN) {
+		struct call_return r;
+		memcpy(&r, (const char *)data + sizeof(env), sizeof(r));
+		ev.duration_ns = r.duration_ns;
+	}
 	L->stats->delivered[env.probe_id]++;
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
@@ -246,25 +260,78 @@ static void notice(struct loop *L, const char *fmt, ...)
 	L->opts->notice(L->opts->notice_ctx, msg);
 }
 
+static void stop_waiting(struct loop *L, size_t ti);
+
 static void end_task(struct loop *L, size_t t, enum task_end why)
 {
 	struct loop_task_stats *ts = &L->stats->tasks[t];
 
 	if (ts->end != TASK_RUNNING)
 		return;
+	stop_waiting(L, t);
 	session_detach_task(L->session, (uint32_t)t);
 	ts->end = why;
 	ts->end_boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME);
 	L->tasks_running--;
 }
 
-static bool targets_alive(struct loop *L, const struct plan_task *t)
+static const char *proc_dir(const struct loop *L)
 {
-	const char *proc = L->opts->proc_dir ? L->opts->proc_dir : "/proc";
+	return L->opts->proc_dir ? L->opts->proc_dir : "/proc";
+}
+
+static bool targets_alive(struct loop *L, size_t ti)
+{
+	const struct plan_task *t = &L->plan->tasks[ti];
+
+	if (t->wait_for_start)
+		return proc_alive(proc_dir(L), L->stats->tasks[ti].started_pid);
 	for (size_t i = 0; i < t->n_pids; i++)
-		if (proc_alive(proc, t->pids[i]))
+		if (proc_alive(proc_dir(L), t->pids[i]))
 			return true;
 	return false;
+}
+
+static void stop_waiting(struct loop *L, size_t ti)
+{
+	if (!L->stats->tasks[ti].waiting)
+		return;
+	L->stats->tasks[ti].waiting = false;
+	proc_watch_free(&L->watches[ti]);
+	L->tasks_waiting--;
+}
+
+/* A waiting task's process appeared: attach, and count its duration from now. */
+static void task_process_started(struct loop *L, size_t ti, pid_t pid)
+{
+	struct loop_task_stats *ts = &L->stats->tasks[ti];
+	uint64_t now = (uint64_t)clock_ns(CLOCK_BOOTTIME);
+	struct err e = { 0 };
+
+	stop_waiting(L, ti);
+	ts->started_pid = pid;
+	name_cache_get(L->names, pid);
+	if (session_attach_task_pid(L->session, (uint32_t)ti, pid, &e) < 0) {
+		notice(L, "task %zu: process %d started but attaching failed: %s", ti, (int)pid,
+		       e.msg);
+		end_task(L, ti, TASK_END_ERROR);
+		return;
+	}
+	notice(L, "task %zu: process %d started; attached %.1f ms after the run began", ti,
+	       (int)pid, (double)(now - ts->start_boot_ns) / 1e6);
+	ts->start_boot_ns = now;
+}
+
+static void watch_tasks(struct loop *L)
+{
+	for (size_t i = 0; i < L->plan->n_tasks && L->tasks_waiting; i++) {
+		pid_t pid;
+		if (!L->stats->tasks[i].waiting)
+			continue;
+		pid = proc_watch_poll(&L->watches[i]);
+		if (pid > 0)
+			task_process_started(L, i, pid);
+	}
 }
 
 static void check_tasks(struct loop *L)
@@ -278,9 +345,17 @@ static void check_tasks(struct loop *L)
 			continue;
 		if (t->duration_seconds > 0 &&
 		    now - ts->start_boot_ns >= (uint64_t)t->duration_seconds * 1000000000ull) {
+			if (ts->waiting) {
+				end_task(L, i, TASK_END_NEVER_STARTED);
+				notice(L, "task %zu: no %s%s%s started within %d s", i,
+				       t->wait_name ? "process named '" : "app process",
+				       t->wait_name ? t->wait_name : "", t->wait_name ? "'" : "",
+				       t->duration_seconds);
+				continue;
+			}
 			end_task(L, i, TASK_END_DURATION);
 			notice(L, "task %zu: duration of %d s elapsed", i, t->duration_seconds);
-		} else if (!t->all_processes && !targets_alive(L, t)) {
+		} else if (!ts->waiting && !t->all_processes && !targets_alive(L, i)) {
 			end_task(L, i, TASK_END_TARGETS_EXITED);
 			notice(L, "task %zu: every target process has exited", i);
 		}
@@ -302,6 +377,12 @@ static int make_timer(uint32_t period_ms, struct err *err)
 		return err_set(err, -errno, "timerfd_settime: %s", strerror(errno));
 	}
 	return fd;
+}
+
+static void disarm(int fd)
+{
+	struct itimerspec its = { 0 };
+	timerfd_settime(fd, 0, &its, NULL);
 }
 
 static int make_signalfd(struct err *err)
@@ -327,7 +408,7 @@ static int epoll_add(int ep, int fd, uint32_t tag, struct err *err)
 	return 0;
 }
 
-enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL };
+enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH };
 
 static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 {
@@ -338,8 +419,29 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 	stats->tasks = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*stats->tasks));
 	if (!stats->delivered || !stats->tasks)
 		return err_set(err, -ENOMEM, "out of memory");
+	L->watches = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*L->watches));
+	L->names = malloc(sizeof(*L->names));
+	if (!L->watches || !L->names)
+		return err_set(err, -ENOMEM, "out of memory");
+	name_cache_init(L->names, proc_dir(L));
+	/* Known targets now, while they surely run: short-lived ones may be gone
+	 * by the time their records are drained. */
 	for (size_t i = 0; i < L->plan->n_tasks; i++)
+		for (size_t j = 0; j < L->plan->tasks[i].n_pids; j++)
+			name_cache_get(L->names, L->plan->tasks[i].pids[j]);
+	for (size_t i = 0; i < L->plan->n_tasks; i++) {
+		const struct plan_task *t = &L->plan->tasks[i];
 		stats->tasks[i].start_boot_ns = now;
+		if (!t->wait_for_start)
+			continue;
+		/* Processes running now are not "starting": remember them first. */
+		int rc = proc_watch_init(&L->watches[i], proc_dir(L), t->wait_name,
+					 L->opts->android, err);
+		if (rc < 0)
+			return rc;
+		stats->tasks[i].waiting = true;
+		L->tasks_waiting++;
+	}
 	L->tasks_running = L->plan->n_tasks;
 	refresh_clock_offsets(L);
 	return setup_rings(L, err);
@@ -388,6 +490,13 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 				refresh_clock_offsets(L);
 				check_tasks(L);
 				break;
+			case TAG_WATCH:
+				if (read(L->watch_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+					return err_set(err, -errno, "timerfd: %s", strerror(errno));
+				watch_tasks(L);
+				if (!L->tasks_waiting)
+					disarm(L->watch_fd);
+				break;
 			case TAG_SIGNAL:
 				L->stats->signal = drain_signal(sfd);
 				for (size_t t = 0; t < L->plan->n_tasks; t++)
@@ -408,7 +517,8 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 int loop_run(const struct plan *plan, struct session *s, const struct loop_opts *opts,
 	     const struct loop_output *out, struct loop_stats *stats, struct err *err)
 {
-	struct loop L = { .plan = plan, .session = s, .opts = opts, .out = out, .stats = stats };
+	struct loop L = { .plan = plan, .session = s, .opts = opts, .out = out, .stats = stats,
+			  .watch_fd = -1 };
 	int ep = -1, tfd = -1, sfd = -1, rc;
 
 	rc = loop_init(&L, stats, err);
@@ -433,6 +543,18 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		if (L.ring_ctxs[i].pb &&
 		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING, err)) < 0)
 			goto out;
+	if (L.tasks_waiting) {
+		L.watch_fd = rc = make_timer(opts->watch_ms ? opts->watch_ms : 10, err);
+		if (rc < 0 || (rc = epoll_add(ep, L.watch_fd, TAG_WATCH, err)) < 0)
+			goto out;
+	}
+	if (opts->start && (rc = opts->start(opts->start_ctx, err)) < 0)
+		goto out;
+	/* Durations count from attach (or, for a waiting task, from now until
+	 * its process starts, then again from its attach). */
+	for (size_t i = 0; i < plan->n_tasks; i++)
+		stats->tasks[i].start_boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME);
+	watch_tasks(&L);
 	rc = run_epoll(&L, ep, tfd, sfd, err);
 	/* Records submitted before the last detach are still in the buffers. */
 	drain(&L);
@@ -442,6 +564,12 @@ out:
 	for (size_t i = 0; L.ring_ctxs && i < L.n_rings; i++)
 		perf_buffer__free(L.ring_ctxs[i].pb);
 	free(L.ring_ctxs);
+	for (size_t i = 0; L.watches && i < plan->n_tasks; i++)
+		stop_waiting(&L, i);
+	free(L.watches);
+	free(L.names);
+	if (L.watch_fd >= 0)
+		close(L.watch_fd);
 	if (ep >= 0)
 		close(ep);
 	if (tfd >= 0)

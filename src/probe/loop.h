@@ -23,6 +23,12 @@ struct loop_opts {
 	const char *proc_dir;     /* "/proc" */
 	void (*notice)(void *ctx, const char *msg); /* task ended, target exited … */
 	void *notice_ctx;
+	/* Called once the output buffers are being consumed and before waiting:
+	 * attach the probes here.  A negative return ends the run with err. */
+	int (*start)(void *ctx, struct err *err);
+	void *start_ctx;
+	bool android;             /* ANY_APP_PROCESS_ON_START means uid >= 10000 */
+	uint32_t watch_ms;        /* how often waiting tasks look for their process (10) */
 };
 
 enum task_end {
@@ -30,11 +36,15 @@ enum task_end {
 	TASK_END_DURATION,
 	TASK_END_TARGETS_EXITED,
 	TASK_END_SIGNAL,
+	TASK_END_NEVER_STARTED,   /* *_ON_START: no matching process within the duration */
+	TASK_END_ERROR,           /* attaching to the started process failed */
 };
 
 struct loop_task_stats {
 	uint64_t start_boot_ns, end_boot_ns;
 	enum task_end end;
+	bool waiting;             /* *_ON_START and its process has not started yet */
+	pid_t started_pid;        /* the process it attached to once it started */
 };
 
 struct loop_stats {

@@ -9,16 +9,25 @@
 #include <unistd.h>
 
 #include "probe/attach.h"
+#include "probe/tracefs_uprobe.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
 #define MAX_TARGET_PIDS 4096
+
+/* One perf event running a program: through the uprobe PMU, or through a
+ * tracefs uprobe_events entry that must be removed again. */
+struct attachment {
+	int perf_fd;
+	bool tracefs;
+	struct tracefs_probe tp;
+};
 
 /* One loaded copy of an object, for one probe. */
 struct instance {
 	struct bpf_object *obj;
 	const struct plan_probe *probe;
-	int *perf_fds;
-	size_t n_perf_fds;
+	struct attachment *atts;
+	size_t n_atts;
 };
 
 /* Per object used by the plan: the primary instance owns the shared maps. */
@@ -30,6 +39,9 @@ struct object_state {
 
 struct session {
 	enum output_mode mode;
+	struct uprobe_pmu pmu;
+	bool use_tracefs;
+	struct tracefs tfs;
 	uint32_t ring_bytes, wakeup_bytes;
 	struct instance *instances;
 	size_t n_instances;
@@ -140,6 +152,9 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			rc = bpf_map__set_max_entries(map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
 		} else if (strcmp(name, "target_pids") == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
+		} else if (strcmp(name, "latency_hist") == 0) {
+			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;
+			rc = bpf_map__set_max_entries(map, (uint32_t)(n * UPS_HIST_SLOTS));
 		}
 		if (rc < 0)
 			return err_set(err, rc, "preparing map %s: %s", name, strerror(-rc));
@@ -165,8 +180,11 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 		return err_set(err, rc, "opening embedded object %s: %s", p->obj->name,
 			       strerror(-rc));
 	}
-	bpf_object__for_each_program(prog, in->obj)
-		bpf_program__set_autoload(prog, strcmp(bpf_program__name(prog), p->prog->name) == 0);
+	bpf_object__for_each_program(prog, in->obj) {
+		const char *name = bpf_program__name(prog);
+		bpf_program__set_autoload(prog, strcmp(name, p->prog->name) == 0 ||
+						(p->prog->entry && strcmp(name, p->prog->entry) == 0));
+	}
 	cfg.probe_id = p->id;
 	cfg.wakeup_bytes = s->wakeup_bytes;
 	cfg.filter_pids = opts->bpf_pid_filter;
@@ -182,6 +200,28 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 			       "for the verifier log)", p->program_name, strerror(-rc));
 	if (!os->primary)
 		os->primary = in->obj;
+	return 0;
+}
+
+/* The uprobe PMU (4.17+) unless it is missing or tracefs is forced.  Stale
+ * tracefs events of killed runs are removed whenever tracefs is there. */
+static int choose_attach(struct session *s, const struct session_opts *opts,
+			 struct uprobe_pmu *pmu, struct err *err)
+{
+	struct err pmu_err = { 0 }, tfs_err = { 0 };
+	int pmu_rc = uprobe_pmu_detect(pmu, &pmu_err);
+	int tfs_rc = tracefs_open(&s->tfs, opts->tracefs_root, &tfs_err);
+
+	if (tfs_rc == 0)
+		tracefs_remove_stale(&s->tfs, opts->proc_dir ? opts->proc_dir : "/proc", NULL);
+	s->use_tracefs = opts->force_tracefs || pmu_rc < 0;
+	if (s->use_tracefs && tfs_rc < 0) {
+		if (opts->force_tracefs || pmu_rc == 0)
+			*err = tfs_err;
+		else
+			err_set(err, tfs_rc, "%s; and %s", pmu_err.msg, tfs_err.msg);
+		return tfs_rc;
+	}
 	return 0;
 }
 
@@ -206,6 +246,11 @@ static int choose_output(struct session *s, const struct session_opts *opts, str
 		break;
 	}
 	return 0;
+}
+
+const char *session_attach_mode(const struct session *s)
+{
+	return s->use_tracefs ? "tracefs uprobe_events" : "uprobe PMU";
 }
 
 enum output_mode session_output_mode(const struct session *s)
@@ -241,35 +286,91 @@ static int fill_target_pids(const struct object_state *os, const struct plan *pl
 	return 0;
 }
 
-static int attach_instance(struct instance *in, const struct uprobe_pmu *pmu,
-			   const struct plan_task *task, struct err *err)
+static int attach_one(struct session *s, struct instance *in, const char *prog_name,
+		      bool retprobe, pid_t pid, struct err *err)
 {
 	const struct plan_probe *p = in->probe;
-	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, p->prog->name);
+	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, prog_name);
+	struct attachment *a = &in->atts[in->n_atts];
+	int rc;
+
+	if (!prog)
+		return err_set(err, -ENOENT, "probe %s: program %s missing from the embedded object",
+			       p->program_name, prog_name);
+	memset(a, 0, sizeof(*a));
+	a->tracefs = s->use_tracefs;
+	if (s->use_tracefs) {
+		rc = tracefs_attach(&s->tfs, p->path, p->offset, retprobe, pid,
+				    bpf_program__fd(prog), &a->tp, err);
+		a->perf_fd = a->tp.perf_fd;
+	} else {
+		rc = uprobe_attach_pmu(&s->pmu, p->path, p->offset, retprobe, pid,
+				       bpf_program__fd(prog), &a->perf_fd, err);
+	}
+	if (rc < 0)
+		return err_prefix(err, "probe %s", p->program_name);
+	in->n_atts++;
+	return 0;
+}
+
+static void detach_one(struct session *s, struct attachment *a)
+{
+	if (a->tracefs)
+		tracefs_detach(&s->tfs, &a->tp);
+	else
+		close(a->perf_fd);
+}
+
+static int grow_atts(struct instance *in, size_t more, struct err *err)
+{
+	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
+
+	if (!n)
+		return err_set(err, -ENOMEM, "out of memory");
+	in->atts = n;
+	return 0;
+}
+
+static int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
+			       struct err *err)
+{
+	const struct catalog_program *cp = in->probe->prog;
+	int rc = grow_atts(in, 2, err);
+
+	/* The return half first, so no entry is stored without its exit. */
+	if (rc == 0)
+		rc = attach_one(s, in, cp->name, cp->is_return, pid, err);
+	if (rc == 0 && cp->entry)
+		rc = attach_one(s, in, cp->entry, false, pid, err);
+	return rc;
+}
+
+static int attach_instance(struct session *s, struct instance *in, const struct plan_task *task,
+			   struct err *err)
+{
 	size_t n = task->all_processes ? 1 : task->n_pids;
 	int rc;
 
-	in->perf_fds = calloc(n ? n : 1, sizeof(int));
-	if (!in->perf_fds)
-		return err_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		pid_t pid = task->all_processes ? -1 : task->pids[i];
-		rc = uprobe_attach_pmu(pmu, p->path, p->offset, p->prog->is_return, pid,
-				       bpf_program__fd(prog), &in->perf_fds[i], err);
+		rc = attach_instance_pid(s, in, task->all_processes ? -1 : task->pids[i], err);
 		if (rc < 0)
-			return err_prefix(err, "probe %s", p->program_name);
-		in->n_perf_fds++;
+			return rc;
 	}
 	return 0;
 }
 
-static void detach_instance(struct instance *in)
+/* Detaches the attachments beyond the first `keep`. */
+static void detach_instance_from(struct session *s, struct instance *in, size_t keep)
 {
-	for (size_t i = 0; i < in->n_perf_fds; i++)
-		close(in->perf_fds[i]);
-	free(in->perf_fds);
-	in->perf_fds = NULL;
-	in->n_perf_fds = 0;
+	while (in->n_atts > keep)
+		detach_one(s, &in->atts[--in->n_atts]);
+}
+
+static void detach_instance(struct session *s, struct instance *in)
+{
+	detach_instance_from(s, in, 0);
+	free(in->atts);
+	in->atts = NULL;
 }
 
 static int collect_rings(struct session *s, struct err *err)
@@ -306,7 +407,8 @@ static void mark_used_rings(struct session *s, const struct plan *plan)
 		for (size_t i = 0; i < plan->tasks[t].n_probes; i++) {
 			const struct plan_probe *p = &plan->tasks[t].probes[i];
 			struct object_state *os = object_state_for(s, p->obj);
-			os->ring_used[ring_index(p->obj, p->prog->map)] = true;
+			if (p->prog->map)
+				os->ring_used[ring_index(p->obj, p->prog->map)] = true;
 		}
 	}
 }
@@ -329,7 +431,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 		session_close(s);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
-	rc = uprobe_pmu_detect(&pmu, err);
+	rc = choose_attach(s, opts, &pmu, err);
 	if (rc < 0)
 		goto fail;
 	rc = choose_output(s, opts, err);
@@ -358,13 +460,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	rc = collect_rings(s, err);
 	if (rc < 0)
 		goto fail;
-	/* Attach last, once every program has loaded: nothing is half-attached. */
-	for (size_t i = 0; i < s->n_instances; i++) {
-		const struct plan_probe *p = s->instances[i].probe;
-		rc = attach_instance(&s->instances[i], &pmu, &plan->tasks[p->desc.task_index], err);
-		if (rc < 0)
-			goto fail;
-	}
+	s->pmu = pmu;
 	*out = s;
 	return 0;
 fail:
@@ -372,11 +468,44 @@ fail:
 	return rc;
 }
 
+int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err)
+{
+	size_t before[s->n_instances ? s->n_instances : 1];
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_instances; i++)
+		before[i] = s->instances[i].n_atts;
+	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
+		if (s->instances[i].probe->desc.task_index == task_index)
+			rc = attach_instance_pid(s, &s->instances[i], pid, err);
+	if (rc < 0) /* All or nothing for this process. */
+		for (size_t i = 0; i < s->n_instances; i++)
+			detach_instance_from(s, &s->instances[i], before[i]);
+	return rc;
+}
+
+int session_attach(struct session *s, struct err *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < s->n_instances; i++) {
+		const struct plan_probe *p = s->instances[i].probe;
+		rc = attach_instance(s, &s->instances[i], &s->plan->tasks[p->desc.task_index], err);
+		if (rc < 0) {
+			/* All or nothing: detach what was attached. */
+			for (size_t j = 0; j <= i; j++)
+				detach_instance(s, &s->instances[j]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
 void session_detach_task(struct session *s, uint32_t task_index)
 {
 	for (size_t i = 0; i < s->n_instances; i++)
 		if (s->instances[i].probe && s->instances[i].probe->desc.task_index == task_index)
-			detach_instance(&s->instances[i]);
+			detach_instance(s, &s->instances[i]);
 }
 
 void session_close(struct session *s)
@@ -384,7 +513,7 @@ void session_close(struct session *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n_instances; i++)
-		detach_instance(&s->instances[i]);
+		detach_instance(s, &s->instances[i]);
 	/* Secondary instances first: the primaries own the shared maps. */
 	for (size_t i = s->n_instances; i-- > 0;) {
 		bool primary = false;
@@ -446,10 +575,42 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 	return rc < 0 ? -errno : 0;
 }
 
+int session_probe_histogram(const struct session *s, uint32_t probe_id,
+			    uint64_t slots[UPS_HIST_SLOTS])
+{
+	const struct plan_probe *p;
+	struct bpf_object *primary = NULL;
+	struct bpf_map *map;
+	uint64_t *percpu;
+	int rc = 0;
+
+	memset(slots, 0, UPS_HIST_SLOTS * sizeof(uint64_t));
+	if (probe_id >= s->plan->n_probes)
+		return -ENOENT;
+	p = s->plan->probe_by_id[probe_id];
+	for (size_t i = 0; i < s->n_objects; i++)
+		if (s->objects[i].cat == p->obj)
+			primary = s->objects[i].primary;
+	map = primary ? bpf_object__find_map_by_name(primary, "latency_hist") : NULL;
+	if (!map)
+		return -ENOENT;
+	percpu = calloc((size_t)s->ncpus, sizeof(uint64_t));
+	if (!percpu)
+		return -ENOMEM;
+	for (uint32_t slot = 0; slot < UPS_HIST_SLOTS && rc == 0; slot++) {
+		uint32_t key = probe_id * UPS_HIST_SLOTS + slot;
+		rc = bpf_map_lookup_elem(bpf_map__fd(map), &key, percpu) < 0 ? -errno : 0;
+		for (int c = 0; rc == 0 && c < s->ncpus; c++)
+			slots[slot] += percpu[c];
+	}
+	free(percpu);
+	return rc;
+}
+
 size_t session_attachment_count(const struct session *s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_instances; i++)
-		n += s->instances[i].n_perf_fds;
+		n += s->instances[i].n_atts;
 	return n;
 }

@@ -2,9 +2,9 @@
  *
  * Each probe gets its own instance of its program object (so the program
  * knows its probe id, for per-probe counters and event attribution); all
- * instances of one object share its maps (ring buffers, counters).  Opening
- * is all or nothing: on any failure everything attached so far is detached
- * and the error names the probe. */
+ * instances of one object share its maps (ring buffers, counters).  Loading
+ * and attaching are separate steps, each all or nothing, and errors name the
+ * probe. */
 #ifndef UPROBESTATS_PROBE_SESSION_H
 #define UPROBESTATS_PROBE_SESSION_H
 
@@ -27,6 +27,9 @@ struct session_opts {
 	uint32_t wakeup_bytes;    /* 0: a quarter of the buffer */
 	bool bpf_pid_filter;      /* also filter by tgid inside the program */
 	enum output_mode output;
+	bool force_tracefs;       /* tracefs uprobe_events even where the uprobe PMU exists */
+	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
+	const char *proc_dir;     /* "/proc" unless testing */
 };
 
 /* One output buffer the loop should consume: a ring buffer, or a perf event
@@ -42,8 +45,16 @@ struct session_ring {
 
 struct session;
 
+/* Loads every probe's program (nothing is attached yet). */
 int session_open(const struct plan *plan, const struct session_opts *opts,
 		 struct session **out, struct err *err);
+/* Attaches every probe, or none: on failure what was attached is detached.
+ * Call it once the consumers of the output buffers exist, so no early
+ * record finds its buffer missing. */
+int session_attach(struct session *s, struct err *err);
+/* Attaches task task_index's probes to one more process (a task waiting for
+ * its process to start), all or nothing. */
+int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err);
 /* Detaches every probe of task task_index (its duration ended). */
 void session_detach_task(struct session *s, uint32_t task_index);
 void session_close(struct session *s);
@@ -54,6 +65,14 @@ const struct session_ring *session_ring_at(const struct session *s, size_t i);
 /* Sum of the per-CPU counters of one probe. */
 int session_probe_counters(const struct session *s, uint32_t probe_id,
 			   struct ups_probe_counters *out);
+/* The log2 latency histogram of a call_latency probe: slots[i] counts calls
+ * that took [2^i, 2^(i+1)) ns. */
+int session_probe_histogram(const struct session *s, uint32_t probe_id,
+			    uint64_t slots[UPS_HIST_SLOTS]);
+
+/* "uprobe PMU" or "tracefs uprobe_events". */
+const char *session_attach_mode(const struct session *s);
+
 /* The output mode in use (never OUTPUT_AUTO after session_open). */
 enum output_mode session_output_mode(const struct session *s);
 const char *output_mode_name(enum output_mode m);

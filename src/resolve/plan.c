@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "resolve/elf.h"
+#include "resolve/java_resolve.h"
 #include "resolve/native.h"
 #include "sys/proc.h"
 
@@ -52,59 +53,41 @@ static int problem(struct build_state *st, struct err *e)
 	return e->code ? e->code : -EINVAL;
 }
 
-static int elf_has_oatdata(const char *path)
+/* A Java method is named by class + method, or by a signature with a
+ * parameter list ("void a.B.m(int)"); anything else is an ELF symbol. */
+static bool is_java_probe(const struct probe_config *pc)
 {
-	struct elf_file *elf;
-	struct elf_symbol sym;
-	int found;
-
-	if (elf_open(path, &elf, NULL) < 0)
-		return 0;
-	found = elf_find_symbol(elf, "oatdata", &sym) == 0;
-	elf_close(elf);
-	return found;
+	return (pc->fully_qualified_class_name && *pc->fully_qualified_class_name) ||
+	       (pc->method_signature && strchr(pc->method_signature, '(') &&
+		strchr(pc->method_signature, ' '));
 }
 
-static int resolve_in_file(struct plan_probe *p, const char *path, struct err *err)
-{
-	struct native_location loc;
-	const char *method = p->cfg->method_signature;
-	int rc;
-
-	if (!method || !*method)
-		return err_set(err, -EINVAL, "%s: no method_signature to look up", path);
-	if (elf_has_oatdata(path))
-		return err_set(err, -ENOTSUP, "%s: an oat/odex file; Java method resolution is "
-			       "not available in this build", path);
-	rc = native_resolve(path, method, &loc, err);
-	if (rc < 0)
-		return rc;
-	snprintf(p->path, sizeof(p->path), "%s", path);
-	p->offset = loc.offset;
-	p->machine = loc.machine;
-	p->how = RESOLVED_ELF_SYMBOL;
-	p->abi = ARG_ABI_NATIVE;
-	snprintf(p->note, sizeof(p->note), "symbol %s at 0x%llx in %s", method,
-		 (unsigned long long)loc.vaddr, loc.from_dynsym ? ".dynsym" : ".symtab");
-	return 0;
-}
-
-/* Tries file_paths in order (upstream semantics: the first that resolves). */
-static int resolve_probe(struct plan_probe *p, struct err *err)
+static int resolve_native(struct plan_probe *p, struct err *err)
 {
 	const struct str_list *files = &p->cfg->file_paths;
+	const char *method = p->cfg->method_signature;
+	struct native_location loc;
 	struct err first = { 0 };
-	int rc = -ENOENT;
 
+	if (!method || !*method)
+		return err_set(err, -EINVAL, "probe %s: no method_signature (ELF symbol) to look up",
+			       p->program_name);
 	if (files->n == 0)
-		return err_set(err, -EINVAL, "probe %s: no file_paths to resolve '%s' in",
-			       p->program_name, p->cfg->method_signature ? p->cfg->method_signature
-									  : "?");
+		return err_set(err, -EINVAL, "probe %s: a native symbol ('%s') needs file_paths "
+			       "naming the ELF file", p->program_name, method);
+	/* file_paths in order, as upstream: the first that resolves wins. */
 	for (size_t i = 0; i < files->n; i++) {
 		struct err e = { 0 };
-		rc = resolve_in_file(p, files->v[i], &e);
-		if (rc == 0)
+		if (native_resolve(files->v[i], method, &loc, &e) == 0) {
+			snprintf(p->path, sizeof(p->path), "%s", files->v[i]);
+			p->offset = loc.offset;
+			p->machine = loc.machine;
+			p->how = RESOLVED_ELF_SYMBOL;
+			p->abi = ARG_ABI_NATIVE;
+			snprintf(p->note, sizeof(p->note), "symbol %s at 0x%llx in %s", method,
+				 (unsigned long long)loc.vaddr, loc.from_dynsym ? ".dynsym" : ".symtab");
 			return 0;
+		}
 		if (i == 0)
 			first = e;
 	}
@@ -113,6 +96,70 @@ static int resolve_probe(struct plan_probe *p, struct err *err)
 			       files->n - 1);
 	*err = first;
 	return first.code;
+}
+
+static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
+			struct err *err)
+{
+	const struct probe_config *pc = p->cfg;
+	struct java_resolve_opts jo = {
+		.method_signature = pc->fully_qualified_class_name ? NULL : pc->method_signature,
+		.class_name = pc->fully_qualified_class_name,
+		.method_name = pc->method_name,
+		.params = (const char *const *)pc->fully_qualified_parameters.v,
+		.n_params = pc->fully_qualified_parameters.n,
+		.params_given = pc->has_fully_qualified_parameters,
+		.file_paths = (const char *const *)pc->file_paths.v,
+		.n_file_paths = pc->file_paths.n,
+		.mode = (enum java_resolver_mode)po->java_mode,
+		.oatdump_path = po->oatdump_path,
+		.search = {
+			.pid = pid > 0 ? pid : 0,
+			.roots = po->search_roots,
+			.n_roots = po->n_search_roots,
+			.isa = po->isa,
+			.cache_dir = po->cache_dir,
+			.no_cache = po->no_cache,
+		},
+	};
+	struct java_resolution *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return err_set(err, -ENOMEM, "out of memory");
+	rc = java_resolve(&jo, r, err);
+	if (rc < 0) {
+		free(r);
+		return err_prefix(err, "probe %s", p->program_name);
+	}
+	if (r->thumb) {
+		rc = err_set(err, -ENOTSUP, "probe %s: %s +0x%llx is arm32 Thumb code, which the "
+			     "kernel cannot uprobe", p->program_name, r->path,
+			     (unsigned long long)r->file_offset);
+		free(r);
+		return rc;
+	}
+	snprintf(p->path, sizeof(p->path), "%s", r->path);
+	p->offset = r->file_offset;
+	p->machine = r->e_machine;
+	p->how = r->found_by == JAVA_FOUND_OATDUMP ? RESOLVED_OATDUMP : RESOLVED_OAT_BUILTIN;
+	/* Upstream assumes instance methods; the dex access flags say which. */
+	p->abi = r->flags_known && r->is_static ? ARG_ABI_ART_STATIC : ARG_ABI_ART_INSTANCE;
+	snprintf(p->note, sizeof(p->note), "%s, %s method%s (%s)%s%s", r->signature,
+		 r->is_static ? "static" : "instance",
+		 r->flags_known ? "" : " assumed: no dex access flags",
+		 r->searched ? "file found by search" : "file from file_paths",
+		 r->warning[0] ? "; warning: " : "", r->warning);
+	free(r);
+	return 0;
+}
+
+static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
+			 struct err *err)
+{
+	if (is_java_probe(p->cfg))
+		return resolve_java(p, po, pid, err);
+	return resolve_native(p, err);
 }
 
 static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *t,
@@ -130,7 +177,8 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 			       t->index, pc->bpf_name ? pc->bpf_name : "(none)", known);
 	}
 	snprintf(p->program_name, sizeof(p->program_name), "%s", pc->bpf_name);
-	snprintf(p->map_name, sizeof(p->map_name), "map_%s_%s", p->obj->name, p->prog->map);
+	snprintf(p->map_name, sizeof(p->map_name), "map_%s_%s", p->obj->name,
+		 p->prog->map ? p->prog->map : "latency_hist");
 	/* A configured map must be the one the program writes. */
 	for (size_t i = 0; i < t->cfg->bpf_maps.n + (pc->bpf_map ? 1 : 0); i++) {
 		const struct catalog_object *mo;
@@ -171,6 +219,14 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 		t->n_pids = opts->n_pids;
 		return 0;
 	}
+	if (t->cfg->has_target_process_selection &&
+	    (t->cfg->target_process_selection == TPS_ANY_APP_PROCESS_ON_START ||
+	     t->cfg->target_process_selection == TPS_SPECIFIC_APP_PROCESS_ON_START)) {
+		t->wait_for_start = true;
+		t->wait_name = t->cfg->target_process_selection == TPS_SPECIFIC_APP_PROCESS_ON_START
+			       ? name : NULL;
+		return 0;
+	}
 	if (!name || !*name) {
 		t->all_processes = true;
 		return 0;
@@ -204,11 +260,18 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 	if (!t->probes)
 		return err_set(st->err, -ENOMEM, "out of memory");
 	t->n_probes = tc->n_probes;
+	/* Processes first: a Java method without file_paths is searched for
+	 * in what the target process has mapped. */
+	if (!st->opts->no_resolve) {
+		rc = plan_pids(t, st->opts, &e);
+		if (rc < 0 && (rc = problem(st, &e)) < 0)
+			return rc;
+	}
 	for (size_t i = 0; i < tc->n_probes; i++) {
 		struct plan_probe *p = &t->probes[i];
 		rc = plan_probe_init(p, (*next_id)++, t, &tc->probes[i], &e);
 		if (rc == 0 && !st->opts->no_resolve)
-			rc = resolve_probe(p, &e);
+			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, &e);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)
@@ -217,11 +280,6 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 		}
 		p->desc.offset = p->offset;
 	}
-	if (st->opts->no_resolve)
-		return 0;
-	rc = plan_pids(t, st->opts, &e);
-	if (rc < 0)
-		return problem(st, &e);
 	return 0;
 }
 

@@ -51,9 +51,13 @@ struct plan_task {
 	const struct task_config *cfg;
 	struct plan_probe *probes;
 	size_t n_probes;
-	pid_t *pids;                      /* empty with all_processes */
+	pid_t *pids;                      /* empty with all_processes or wait_for_start */
 	size_t n_pids;
 	bool all_processes;
+	/* target_process_selection *_ON_START: attach to the first matching
+	 * process that starts during the run (wait_name NULL: any app). */
+	bool wait_for_start;
+	const char *wait_name;
 	int32_t duration_seconds;         /* <= 0: until interrupted */
 };
 
@@ -71,6 +75,14 @@ struct plan_opts {
 	bool all_matches;                 /* every process whose cmdline matches */
 	int32_t duration_override;        /* > 0 replaces duration_seconds */
 	bool no_resolve;                  /* check --no-resolve: fill what is known */
+	/* Java methods: --resolver, --oatdump, the search's cache and roots. */
+	int java_mode;                    /* enum java_resolver_mode */
+	const char *oatdump_path;
+	const char *cache_dir;
+	bool no_cache;
+	const char *const *search_roots;  /* NULL: the defaults for the ISA */
+	size_t n_search_roots;
+	const char *isa;                  /* for the search: "arm64", "x86_64"; NULL: any */
 	/* When set, every per-probe problem is reported here and building goes
 	 * on, so `check` can list them all; the build still fails at the end. */
 	void (*problem)(void *ctx, const char *msg);

@@ -99,6 +99,7 @@ struct atom {
 	size_t n_fields;
 	/* Per field: add an IS_UID annotation (atoms whose proto marks is_uid). */
 	const bool *is_uid;
+	const struct probe_desc *probe; /* the probe whose record this is, or NULL */
 };
 
 #endif

@@ -93,3 +93,132 @@ bool proc_alive(const char *proc_dir, pid_t pid)
 	snprintf(path, sizeof(path), "%s/%d", proc_dir, (int)pid);
 	return access(path, F_OK) == 0;
 }
+
+long proc_uid(const char *proc_dir, pid_t pid)
+{
+	char path[256], line[256];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_dir, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %ld", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
+static bool known_has(const struct proc_watch *w, pid_t pid)
+{
+	return bsearch(&pid, w->known, w->n_known, sizeof(pid_t), cmp_pid) != NULL;
+}
+
+static int known_add(struct proc_watch *w, pid_t pid)
+{
+	size_t i;
+
+	if (w->n_known == w->cap_known) {
+		size_t cap = w->cap_known ? w->cap_known * 2 : 256;
+		pid_t *n = realloc(w->known, cap * sizeof(pid_t));
+		if (!n)
+			return -ENOMEM;
+		w->known = n;
+		w->cap_known = cap;
+	}
+	/* Keep it sorted: new pids mostly arrive in increasing order. */
+	for (i = w->n_known; i > 0 && w->known[i - 1] > pid; i--)
+		w->known[i] = w->known[i - 1];
+	w->known[i] = pid;
+	w->n_known++;
+	return 0;
+}
+
+int proc_watch_init(struct proc_watch *w, const char *proc_dir, const char *name, bool android,
+		    struct err *err)
+{
+	DIR *d;
+	struct dirent *de;
+
+	memset(w, 0, sizeof(*w));
+	w->proc_dir = proc_dir;
+	w->name = name;
+	w->android = android;
+	d = opendir(proc_dir);
+	if (!d)
+		return err_set(err, -errno, "%s: cannot list processes: %s", proc_dir,
+			       strerror(errno));
+	while ((de = readdir(d))) {
+		pid_t pid;
+		if (parse_pid(de->d_name, &pid) && known_add(w, pid) < 0) {
+			closedir(d);
+			proc_watch_free(w);
+			return err_set(err, -ENOMEM, "out of memory watching processes");
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Names an Android app process has between fork and taking its own name:
+ * zygote's (inherited), the USAP pool's, and ART's placeholder. */
+static bool transitional_name(const char *argv0)
+{
+	static const char *const names[] = { "<pre-initialized>", "zygote", "zygote64",
+					     "usap32", "usap64", NULL };
+	for (size_t i = 0; names[i]; i++)
+		if (strcmp(argv0, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* 1: this is the process, 0: not (never will be), -1: not named yet. */
+static int watch_match(const struct proc_watch *w, pid_t pid)
+{
+	char argv0[4096];
+	int rc = proc_argv0(w->proc_dir, pid, argv0, sizeof(argv0));
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc == -ENODATA || transitional_name(argv0))
+		return -1;
+	if (w->name)
+		return strcmp(argv0, w->name) == 0;
+	if (w->android)
+		return proc_uid(w->proc_dir, pid) >= ANDROID_FIRST_APP_UID;
+	return 1;
+}
+
+pid_t proc_watch_poll(struct proc_watch *w)
+{
+	DIR *d = opendir(w->proc_dir);
+	struct dirent *de;
+	pid_t found = 0;
+
+	if (!d)
+		return -errno;
+	while (!found && (de = readdir(d))) {
+		pid_t pid;
+		int m;
+		if (!parse_pid(de->d_name, &pid) || known_has(w, pid))
+			continue;
+		m = watch_match(w, pid);
+		if (m == 1)
+			found = pid;
+		/* Processes with a final name that is not ours are never looked at
+		 * again; those still between fork and naming are. */
+		else if (m == 0 && known_add(w, pid) < 0)
+			found = -ENOMEM;
+	}
+	closedir(d);
+	return found;
+}
+
+void proc_watch_free(struct proc_watch *w)
+{
+	free(w->known);
+	w->known = NULL;
+	w->n_known = w->cap_known = 0;
+}

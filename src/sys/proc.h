@@ -21,4 +21,30 @@ int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_
 
 bool proc_alive(const char *proc_dir, pid_t pid);
 
+/* Real uid of pid from /proc/PID/status, or -1. */
+long proc_uid(const char *proc_dir, pid_t pid);
+
+/* Waiting for a process to start (target_process_selection *_ON_START).
+ * proc_watch_init() remembers every process that exists now; each
+ * proc_watch_poll() looks only at processes that appeared since and returns
+ * the first whose argv[0] is `name` (or, with name NULL, the first app
+ * process: uid >= 10000 on Android, any process elsewhere).  Android apps
+ * fork from zygote and only then take their name, so a new process whose
+ * cmdline is still empty or "<pre-initialized>" is looked at again later. */
+struct proc_watch {
+	const char *proc_dir;
+	const char *name;         /* NULL: any app process */
+	bool android;             /* app = uid >= 10000 */
+	pid_t *known;             /* sorted: processes that are not candidates */
+	size_t n_known, cap_known;
+};
+
+int proc_watch_init(struct proc_watch *w, const char *proc_dir, const char *name, bool android,
+		    struct err *err);
+/* Returns the pid found, 0 when none yet, or a negative error. */
+pid_t proc_watch_poll(struct proc_watch *w);
+void proc_watch_free(struct proc_watch *w);
+
+#define ANDROID_FIRST_APP_UID 10000
+
 #endif

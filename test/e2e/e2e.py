@@ -95,9 +95,9 @@ class Target:
 class Uprobestats:
     """uprobestats running in the background; stderr collected line by line."""
 
-    def __init__(self, args, stdout=subprocess.PIPE):
-        self.proc = subprocess.Popen([BIN] + args, stdout=stdout, stderr=subprocess.PIPE,
-                                     text=True)
+    def __init__(self, args, stdout=subprocess.PIPE, prefix=()):
+        self.proc = subprocess.Popen(list(prefix) + [BIN] + args, stdout=stdout,
+                                     stderr=subprocess.PIPE, text=True)
         self.err_lines = []
         self.out_lines = []
         self._attached = threading.Event()
@@ -161,3 +161,26 @@ def run(args, timeout=60):
 
 def tmpdir():
     return tempfile.mkdtemp(prefix="uprobestats-e2e.")
+
+
+def events(objs, pid=None, kind="event"):
+    """The event records of a JSON Lines stream (optionally of one pid)."""
+    out = [o for o in objs if o.get("type") == kind]
+    if pid is not None:
+        out = [o for o in out if o["pid"] == pid]
+    return out
+
+
+def num(v):
+    """A field value: JSON numbers as is, hex strings ("0x1f") as ints."""
+    return int(v, 16) if isinstance(v, str) and v.startswith("0x") else v
+
+
+def summary(objs):
+    """The per-probe rows of the JSON summary line: [(hits, delivered, dropped_kernel,
+    dropped_sink)] in probe order."""
+    s = [o for o in objs if o.get("type") == "summary"]
+    if len(s) != 1:
+        raise TestFailure(f"expected one summary line, found {len(s)}")
+    return [(p["hits"], p["delivered"], p["dropped_kernel"], p["dropped_sink"])
+            for p in s[0]["probes"]]

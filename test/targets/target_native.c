@@ -28,7 +28,7 @@ __attribute__((noinline, used, visibility("default"))) int ups_target_second(int
 
 static long count, base;
 
-static void *worker(void *arg)
+static void *worker(void *arg __attribute__((unused)))
 {
 	long sum = 0;
 	for (long i = 0; i < count; i++)

@@ -2,6 +2,10 @@
 
 #include "ut.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -61,4 +65,35 @@ bool st_bytes_eq_skip(const uint8_t *p, size_t n, const char *hex, uint64_t skip
 		return false;
 	}
 	return true;
+}
+
+int st_receiver(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || strlen(path) >= sizeof(a.sun_path))
+		return -1;
+	strcpy(a.sun_path, path);
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+long st_recv(int fd, uint8_t *buf, size_t cap)
+{
+	return (long)recv(fd, buf, cap, MSG_DONTWAIT);
+}
+
+int st_drain(int fd)
+{
+	uint8_t buf[8192];
+	int n = 0;
+
+	while (st_recv(fd, buf, sizeof(buf)) >= 0)
+		n++;
+	return n;
 }

@@ -19,4 +19,12 @@ bool st_bytes_eq_skip(const uint8_t *p, size_t n, const char *hex, uint64_t skip
 /* Skip the android_log_header_t's tid and realtime (bytes 1..10). */
 #define ST_SKIP_HEADER 0x7feull
 
+/* A statsd stand-in: an AF_UNIX datagram socket bound at path (unlinked
+ * first).  Returns the fd or -1. */
+int st_receiver(const char *path);
+/* Non-blocking receive of one datagram; returns its length or -1 if none. */
+long st_recv(int fd, uint8_t *buf, size_t cap);
+/* Receive and discard everything queued; returns the number of datagrams. */
+int st_drain(int fd);
+
 #endif

@@ -1,0 +1,161 @@
+#include "cli/cli.h"
+
+#include "config/guardrail.h"
+#include "config/problems.h"
+#include "config/validate.h"
+#include "probe/catalog.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* -v: set once by main() from argv before anything runs, read everywhere
+ * after; the project's one process-wide flag. */
+bool cli_verbose_flag;
+
+void cli_set_verbose(bool v)
+{
+	cli_verbose_flag = v;
+}
+
+bool cli_verbose(void)
+{
+	return cli_verbose_flag;
+}
+
+static void vprint(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("uprobestats: error: ", fmt, ap);
+	va_end(ap);
+}
+
+void p_info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("uprobestats: ", fmt, ap);
+	va_end(ap);
+}
+
+void p_debug(const char *fmt, ...)
+{
+	va_list ap;
+	if (!cli_verbose_flag)
+		return;
+	va_start(ap, fmt);
+	vprint("uprobestats: debug: ", fmt, ap);
+	va_end(ap);
+}
+
+bool cli_parse_u32(const char *s, uint32_t *out, const char *what)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v > UINT32_MAX || s[0] == '-') {
+		p_err("can't parse '%s' as %s", s, what);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+const char *cli_config_path(const char *arg, char *buf, size_t size)
+{
+	if (strchr(arg, '/') || access(arg, F_OK) == 0)
+		return arg;
+	snprintf(buf, size, "%s%s", ANDROID_CONFIG_DIR, arg);
+	return buf;
+}
+
+int cli_parse_config_format(const char *s, enum config_format *out)
+{
+	if (!strcmp(s, "text"))
+		*out = CONFIG_FORMAT_TEXT;
+	else if (!strcmp(s, "binary"))
+		*out = CONFIG_FORMAT_BINARY;
+	else if (!strcmp(s, "auto"))
+		*out = CONFIG_FORMAT_AUTO;
+	else {
+		p_err("--config-format takes text, binary or auto, not '%s'", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cli_parse_config_era(const char *s, enum config_era *out)
+{
+	if (!strcmp(s, "b") || !strcmp(s, "B"))
+		*out = CONFIG_ERA_B;
+	else if (!strcmp(s, "current"))
+		*out = CONFIG_ERA_CURRENT;
+	else if (!strcmp(s, "auto"))
+		*out = CONFIG_ERA_AUTO;
+	else {
+		p_err("--config-era takes b, current or auto, not '%s'", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cli_load_config(const char *arg, const struct config_load_opts *lo,
+		    struct uprobestats_config **cfg)
+{
+	struct err e = { 0 };
+	char buf[4096];
+
+	if (config_load_file(cli_config_path(arg, buf, sizeof(buf)), lo, cfg, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_CONFIG;
+	}
+	p_debug("config %s: %s format, %s era", (*cfg)->source_name ? (*cfg)->source_name : arg,
+		config_format_name((*cfg)->format), config_era_name((*cfg)->era));
+	return EXIT_OK;
+}
+
+#define HINT_SIZE 4096
+
+static const char *known_programs(void *ctx)
+{
+	char *buf = ctx;
+	if (!buf[0])
+		catalog_program_names(buf, HINT_SIZE);
+	return buf;
+}
+
+int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_opts *g,
+		 bool pid_given)
+{
+	char hint[HINT_SIZE] = "";
+	struct config_catalog cat = {
+		.has_program = catalog_has_program,
+		.has_map = catalog_has_map,
+		.known_programs_hint = known_programs,
+		.ctx = hint,
+	};
+	struct config_validate_opts vo = { .catalog = &cat, .pid_given = pid_given };
+	struct config_problems problems = { 0 };
+
+	if (config_validate(cfg, &vo, &problems) < 0 ||
+	    config_guardrail_check(cfg, g, &problems) < 0) {
+		p_err("out of memory validating the config");
+		return EXIT_CONFIG;
+	}
+	if (problems.n)
+		config_print_problems(stderr, cfg, &problems);
+	return problems.n_errors ? EXIT_CONFIG : EXIT_OK;
+}

@@ -1,0 +1,62 @@
+/* cli.h — what the subcommand handlers share: exit codes, error printing,
+ * number parsing, config loading with the common --config-* options.
+ * main.c dispatches to the cmd_* handlers declared here. */
+#ifndef UPROBESTATS_CLI_CLI_H
+#define UPROBESTATS_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+
+/* Exit codes (README "Exit codes" and --help list the same). */
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,    /* kernel refused a load/attach, I/O failed mid-run */
+	EXIT_USAGE = 2,      /* bad command line */
+	EXIT_CONFIG = 3,     /* config unreadable, malformed, invalid or refused by guardrail */
+	EXIT_RESOLVE = 4,    /* a probe's file, symbol or method could not be resolved */
+	EXIT_PRIVILEGE = 5,  /* not allowed to use BPF/perf events */
+	EXIT_NO_TARGET = 6,  /* target process not found */
+};
+
+#define ANDROID_CONFIG_DIR "/data/misc/uprobestats-configs/"
+
+/* -v: the one process-wide setting (cli.c). */
+extern bool cli_verbose_flag;
+
+void cli_set_verbose(bool v);
+bool cli_verbose(void);
+
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+bool cli_parse_u32(const char *s, uint32_t *out, const char *what);
+
+/* A bare name (no '/') that is not a file here is read from
+ * /data/misc/uprobestats-configs/NAME, as the Android service does. */
+const char *cli_config_path(const char *arg, char *buf, size_t size);
+
+/* --config-format=text|binary and --config-era=b|current|auto. */
+int cli_parse_config_format(const char *s, enum config_format *out);
+int cli_parse_config_era(const char *s, enum config_era *out);
+
+/* Loads the config; prints the error and returns EXIT_CONFIG on failure. */
+int cli_load_config(const char *arg, const struct config_load_opts *lo,
+		    struct uprobestats_config **cfg);
+
+/* Validation and the guardrail, with every problem printed.  Returns
+ * EXIT_OK, or EXIT_CONFIG when there are errors (warnings still print). */
+struct guardrail_opts;
+int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_opts *g,
+		 bool pid_given);
+
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_methods(int argc, char **argv);
+int cmd_resolve(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+#endif

@@ -1,0 +1,66 @@
+/* cmd_misc.c — `--help` and `--version`. */
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+static const char usage_text[] =
+	"usage: uprobestats [run options] CONFIG      run a config (as the Android service does)\n"
+	"       uprobestats run CONFIG [options]      run a config\n"
+	"       uprobestats check CONFIG [options]    parse, validate and resolve; attach nothing\n"
+	"       uprobestats methods OAT [--filter TEXT] [--json]   compiled methods and offsets\n"
+	"       uprobestats resolve OAT|- 'SIGNATURE' [--json]    one method's file offset\n"
+	"       uprobestats --version | --help\n"
+	"\n"
+	"CONFIG is a UprobestatsConfig, textproto or binary.  A bare name (no '/') that is\n"
+	"not a file here is read from " ANDROID_CONFIG_DIR "NAME.\n"
+	"\n"
+	"run options:\n"
+	"  --format text|json      events on stdout as aligned text or JSON Lines (default:\n"
+	"                          text, unless statsd takes the events)\n"
+	"  --output FILE           write those events to FILE instead of stdout\n"
+	"  --statsd[=PATH]         send atoms to statsd (default when /dev/socket/statsdw exists)\n"
+	"  --no-statsd             never send atoms\n"
+	"  --trace FILE            also write a trace (Perfetto UI, chrome://tracing)\n"
+	"  --trace-format json|systrace\n"
+	"  --duration S            run S seconds from attach (overrides duration_seconds)\n"
+	"  --pid N                 probe this process (repeatable; overrides target_process_name)\n"
+	"  --all-matches           every process whose cmdline matches, not just the first\n"
+	"  --ringbuf-size BYTES    per output buffer (default 4 MiB, a power of two)\n"
+	"  --flush-ms MS           drain period: bounds event latency (default 100)\n"
+	"  --bpf-pid-filter        also filter by pid inside the BPF program\n"
+	"  --force-perfbuf         perf event array output even where ring buffers exist\n"
+	"  --force-ringbuf         ring buffer output or fail (kernels before 5.8 have none)\n"
+	"  --force-tracefs         attach through tracefs uprobe_events, not the uprobe PMU\n"
+	"  --guardrail auto|off|user   the user-build method allowlist (auto: on on Android\n"
+	"                          user builds)\n"
+	"  --guardrail-list newest|cpp-v1|cpp-v2|rust\n"
+	"  --config-format text|binary|auto, --config-era b|current|auto\n"
+	"  --quiet                 no summary on stderr\n"
+	"  -v, --verbose           debug logging on stderr (libbpf, verifier, resolution)\n"
+	"\n"
+	"methods/resolve options:\n"
+	"  --dex-file JAR          where to find the dex when it is not next to the oat\n"
+	"  --resolver auto|builtin|oatdump   built-in reader, oatdump, or built-in first\n"
+	"  --oatdump PATH          the oatdump binary (default: oatdump on PATH)\n"
+	"  --pid N                 resolve: with OAT '-', search what process N has mapped\n"
+	"  --no-cache, --cache-dir DIR   the class -> file index cache of the search\n"
+	"\n"
+	"check options:\n"
+	"  --no-resolve            do not open probed files (check a phone's config anywhere)\n"
+	"  --to-binary FILE        write the config as binary proto (what statsd pushes)\n"
+	"  --to-text               print the config as textproto\n"
+	"\n"
+	"exit codes: 0 ok, 1 runtime error, 2 usage, 3 config, 4 resolve, 5 privilege,\n"
+	"            6 target process not found\n";
+
+int cmd_help(int argc, char **argv)
+{
+	fputs(usage_text, stdout);
+	return EXIT_OK;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	printf("uprobestats %s (%s)\n", UPROBESTATS_VERSION, UPROBESTATS_GITREV);
+	return EXIT_OK;
+}

@@ -1,0 +1,442 @@
+/* cmd_run.c — `uprobestats run CONFIG` (and the bare `uprobestats CONFIG`):
+ * config -> validation -> plan -> loaded programs -> sinks -> loop -> summary. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "config/guardrail.h"
+#include "probe/loop.h"
+#include "probe/session.h"
+#include "resolve/plan.h"
+#include "sink/histogram.h"
+#include "sink/sinks.h"
+
+#define MAX_PIDS 256
+
+struct run_opts {
+	const char *config;
+	const char *format;          /* "text" | "json" on stdout */
+	const char *output;          /* file instead of stdout */
+	const char *trace;
+	enum trace_format trace_format;
+	enum sinks_statsd_mode statsd;
+	const char *statsd_path;
+	int32_t duration;
+	pid_t pids[MAX_PIDS];
+	size_t n_pids;
+	bool all_matches;
+	uint32_t ringbuf_size;
+	uint32_t flush_ms;
+	bool bpf_pid_filter;
+	bool quiet;
+	enum output_mode output_mode;
+	bool force_tracefs;
+	struct config_load_opts load;
+	struct guardrail_opts guardrail;
+};
+
+enum {
+	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
+	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
+	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS,
+};
+
+static const struct option long_opts[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "trace-format", required_argument, NULL, OPT_TRACE_FORMAT },
+	{ "statsd", optional_argument, NULL, OPT_STATSD },
+	{ "no-statsd", no_argument, NULL, OPT_NO_STATSD },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "all-matches", no_argument, NULL, OPT_ALL_MATCHES },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "flush-ms", required_argument, NULL, OPT_FLUSH },
+	{ "bpf-pid-filter", no_argument, NULL, OPT_BPF_PID_FILTER },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
+	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
+	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
+	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
+	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
+	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
+	{ "guardrail-list", required_argument, NULL, OPT_GUARDRAIL_LIST },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int parse_value_opt(int c, struct run_opts *o)
+{
+	uint32_t v;
+	struct err e = { 0 };
+
+	switch (c) {
+	case OPT_FORMAT:
+		if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+			p_err("--format takes text or json, not '%s'", optarg);
+			return EXIT_USAGE;
+		}
+		o->format = optarg;
+		return EXIT_OK;
+	case OPT_OUTPUT: o->output = optarg; return EXIT_OK;
+	case OPT_TRACE: o->trace = optarg; return EXIT_OK;
+	case OPT_TRACE_FORMAT:
+		if (trace_parse_format(optarg, &o->trace_format, &e) < 0) {
+			p_err("%s", e.msg);
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
+	case OPT_STATSD:
+		o->statsd = SINKS_STATSD_ON;
+		o->statsd_path = optarg;
+		return EXIT_OK;
+	case OPT_NO_STATSD: o->statsd = SINKS_STATSD_OFF; return EXIT_OK;
+	case OPT_DURATION:
+		if (!cli_parse_u32(optarg, &v, "seconds") || v == 0 || v > INT32_MAX) {
+			p_err("--duration needs a positive number of seconds");
+			return EXIT_USAGE;
+		}
+		o->duration = (int32_t)v;
+		return EXIT_OK;
+	case OPT_PID:
+		if (!cli_parse_u32(optarg, &v, "a pid") || v == 0 || v > INT32_MAX)
+			return EXIT_USAGE;
+		if (o->n_pids == MAX_PIDS) {
+			p_err("at most %d --pid options", MAX_PIDS);
+			return EXIT_USAGE;
+		}
+		o->pids[o->n_pids++] = (pid_t)v;
+		return EXIT_OK;
+	case OPT_RINGBUF:
+		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
+	case OPT_FLUSH:
+		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
+		       ? EXIT_OK : EXIT_USAGE;
+	case OPT_CONFIG_FORMAT:
+		return cli_parse_config_format(optarg, &o->load.format) ? EXIT_USAGE : EXIT_OK;
+	case OPT_CONFIG_ERA:
+		return cli_parse_config_era(optarg, &o->load.era) ? EXIT_USAGE : EXIT_OK;
+	case OPT_GUARDRAIL:
+		if (guardrail_mode_parse(optarg, &o->guardrail.mode) < 0) {
+			p_err("--guardrail takes auto, off or user, not '%s'", optarg);
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
+	case OPT_GUARDRAIL_LIST:
+		if (guardrail_list_parse(optarg, &o->guardrail.list) < 0) {
+			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'", optarg);
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
+	}
+	return EXIT_USAGE;
+}
+
+static int parse_run_opts(int argc, char **argv, struct run_opts *o)
+{
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ALL_MATCHES: o->all_matches = true; break;
+		case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; break;
+		case OPT_QUIET: o->quiet = true; break;
+		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
+		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
+		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
+		case 'v': cli_set_verbose(true); break;
+		case 'h': cmd_help(0, NULL); return -1;
+		case '?': return EXIT_USAGE;
+		default:
+			rc = parse_value_opt(c, o);
+			if (rc != EXIT_OK)
+				return rc;
+		}
+	}
+	if (optind != argc - 1) {
+		if (optind >= argc)
+			p_err("missing CONFIG (see uprobestats --help)");
+		else
+			p_err("unexpected argument '%s'", argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	o->config = argv[optind];
+	return EXIT_OK;
+}
+
+/* ---- what the loop hands over ---- */
+
+struct run_state {
+	const struct plan *plan;
+	struct session *session;
+	struct sinks *sinks;
+	uint64_t *dropped_sink;      /* per probe */
+	int failed_exit;
+};
+
+/* The plan probe an event's probe_desc belongs to. */
+static uint32_t probe_id_of(const struct probe_desc *d)
+{
+	return ((const struct plan_probe *)((const char *)d - offsetof(struct plan_probe, desc)))->id;
+}
+
+static void on_event(void *ctx, const struct event *ev)
+{
+	struct run_state *rs = ctx;
+
+	if (sinks_event(rs->sinks, ev) < 0 && ev->probe)
+		rs->dropped_sink[probe_id_of(ev->probe)]++;
+}
+
+/* An atom comes right after the event of the same record (loop.c). */
+static void on_atom(void *ctx, const struct atom *a)
+{
+	struct run_state *rs = ctx;
+	int rc = sinks_atom(rs->sinks, a);
+
+	if (rc < 0 && rc != -EMSGSIZE && rc != -EINVAL && a->probe)
+		rs->dropped_sink[probe_id_of(a->probe)]++;
+}
+
+static void on_notice(void *ctx, const char *msg)
+{
+	p_info("%s", msg);
+}
+
+static int start_probes(void *ctx, struct err *e)
+{
+	struct run_state *rs = ctx;
+	int rc = session_attach(rs->session, e);
+
+	if (rc < 0) {
+		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+		return rc;
+	}
+	p_info("attached %zu probe(s) in %zu place(s) via %s, %s output", rs->plan->n_probes,
+	       session_attachment_count(rs->session), session_attach_mode(rs->session),
+	       output_mode_name(session_output_mode(rs->session)));
+	return 0;
+}
+
+/* ---- the run ---- */
+
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void raise_memlock(void)
+{
+	/* Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK. */
+	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
+	setrlimit(RLIMIT_MEMLOCK, &r);
+}
+
+static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct sinks **sinks)
+{
+	struct sinks_options so = {
+		.statsd = o->statsd,
+		.statsd_path = o->statsd_path,
+		.trace = trace,
+		.trace_format = o->trace_format,
+		.default_text = out,
+	};
+	struct err e = { 0 };
+
+	if (o->format && !strcmp(o->format, "json"))
+		so.json = out;
+	else if (o->format)
+		so.text = out;
+	if (sinks_open(sinks, &so, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static void print_histograms(const struct plan *plan, const struct session *s)
+{
+	for (size_t i = 0; i < plan->n_probes; i++) {
+		const struct plan_probe *p = plan->probe_by_id[i];
+		uint64_t slots[UPS_HIST_SLOTS];
+		char title[512];
+
+		if (!p->prog->histogram || session_probe_histogram(s, (uint32_t)i, slots) < 0)
+			continue;
+		snprintf(title, sizeof(title), "latency of %s (task %u, probe %u):", p->desc.method,
+			 p->desc.task_index, p->desc.probe_index);
+		hist_print_log2(stderr, slots, title);
+	}
+}
+
+static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet)
+{
+	const struct plan *plan = rs->plan;
+	struct probe_stats *rows = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*rows));
+	uint64_t run_ns = 0;
+	struct err e = { 0 };
+	int rc;
+
+	if (!rows)
+		return EXIT_RUNTIME;
+	for (size_t i = 0; i < plan->n_probes; i++) {
+		const struct plan_probe *p = plan->probe_by_id[i];
+		const struct loop_task_stats *ts = &st->tasks[p->desc.task_index];
+		struct ups_probe_counters c;
+
+		session_probe_counters(rs->session, (uint32_t)i, &c);
+		rows[i] = (struct probe_stats){
+			.probe = &p->desc,
+			.hits = c.hits,
+			.delivered = st->delivered[i],
+			.dropped_kernel = c.drops,
+			.dropped_sink = rs->dropped_sink[i],
+			.duration_ns = ts->end_boot_ns > ts->start_boot_ns
+				       ? ts->end_boot_ns - ts->start_boot_ns : 0,
+		};
+		if (rows[i].duration_ns > run_ns)
+			run_ns = rows[i].duration_ns;
+	}
+	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
+	free(rows);
+	if (!quiet)
+		print_histograms(plan, rs->session);
+	if (st->malformed)
+		p_err("%" PRIu64 " records had the wrong size or an unknown kind and were not "
+		      "decoded", st->malformed);
+	if (st->lost)
+		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
+		      st->lost);
+	if (rc < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static int run_loop(struct run_state *rs, const struct run_opts *o)
+{
+	struct loop_output lo = { .event = on_event, .atom = on_atom, .ctx = rs };
+	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
+				   .start = start_probes, .start_ctx = rs,
+				   .android = access("/system/build.prop", F_OK) == 0 };
+	struct loop_stats st;
+	struct err e = { 0 };
+	int rc, exit_rc;
+
+	rc = loop_run(rs->plan, rs->session, &lopts, &lo, &st, &e);
+	if (rc < 0) {
+		p_err("%s", e.msg);
+		loop_stats_free(&st);
+		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
+	}
+	exit_rc = finish(rs, &st, o->quiet);
+	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
+		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
+			exit_rc = EXIT_NO_TARGET;
+		else if (st.tasks[i].end == TASK_END_ERROR)
+			exit_rc = EXIT_RUNTIME;
+	}
+	loop_stats_free(&st);
+	return exit_rc;
+}
+
+static FILE *open_output(const char *path, const char *what)
+{
+	FILE *f;
+
+	if (!path)
+		return stdout;
+	f = fopen(path, "we");
+	if (!f)
+		p_err("%s %s: cannot open for writing: %s", what, path, strerror(errno));
+	return f;
+}
+
+static int run_plan(const struct plan *plan, const struct run_opts *o)
+{
+	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
+				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
+				   .force_tracefs = o->force_tracefs };
+	struct run_state rs = { .plan = plan };
+	FILE *out = NULL, *trace = NULL;
+	struct err e = { 0 };
+	int rc;
+
+	raise_memlock();
+	block_signals();
+	if (session_open(plan, &so, &rs.session, &e) < 0) {
+		p_err("%s", e.msg);
+		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+	}
+	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
+	out = open_output(o->output, "--output");
+	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
+	rc = (!rs.dropped_sink || !out || (o->trace && !trace)) ? EXIT_RUNTIME
+		: open_sinks(o, out, trace, &rs.sinks);
+	if (rc == EXIT_OK)
+		rc = run_loop(&rs, o);
+	sinks_close(rs.sinks);
+	session_close(rs.session);
+	if (out && out != stdout)
+		fclose(out);
+	if (trace)
+		fclose(trace);
+	free(rs.dropped_sink);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	struct uprobestats_config *cfg;
+	struct plan *plan;
+	struct err e = { 0 };
+	int rc = parse_run_opts(argc, argv, &o);
+
+	if (rc != EXIT_OK)
+		return rc < 0 ? EXIT_OK : rc;
+	rc = cli_load_config(o.config, &o.load, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	rc = cli_validate(cfg, &o.guardrail, o.n_pids > 0);
+	if (rc != EXIT_OK) {
+		config_free(cfg);
+		return rc;
+	}
+	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
+				.duration_override = o.duration };
+	if (plan_build(cfg, &po, &plan, &e) < 0) {
+		p_err("%s", e.msg);
+		config_free(cfg);
+		return e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
+	}
+	for (size_t i = 0; i < plan->n_probes; i++)
+		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
+			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),
+			plan->probe_by_id[i]->note);
+	rc = run_plan(plan, &o);
+	plan_free(plan);
+	config_free(cfg);
+	return rc;
+}

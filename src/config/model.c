@@ -1,0 +1,359 @@
+/* model.c — the config object: creating, loading (format detection and
+ * dispatch to a parser), freeing, names, locations, and appending to
+ * repeated fields. */
+#include "config/model.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/arena.h"
+#include "common/mapfile.h"
+#include "config/protobuf.h"
+#include "config/textproto.h"
+
+/* Config files are small (upstream's are < 2 KiB); this bounds a mistaken path. */
+#define CONFIG_MAX_FILE_SIZE (16u << 20)
+
+struct uprobestats_config *model_new(const char *source_name)
+{
+	struct arena *a = arena_new();
+	struct uprobestats_config *cfg;
+
+	if (!a)
+		return NULL;
+	cfg = arena_alloc(a, sizeof(*cfg));
+	if (!cfg || !(cfg->source_name = arena_strdup(a, source_name ? source_name : "config"))) {
+		arena_free(a);
+		return NULL;
+	}
+	cfg->arena = a;
+	return cfg;
+}
+
+void config_free(struct uprobestats_config *cfg)
+{
+	if (cfg)
+		arena_free(cfg->arena);
+}
+
+/* Arrays grow when their count is 0 or a power of two, so the capacity is
+ * always the next power of two and needs no extra member. */
+static bool needs_growth(size_t n)
+{
+	return (n & (n - 1)) == 0;
+}
+
+static size_t grown_cap(size_t n)
+{
+	return n ? n * 2 : 1;
+}
+
+static int grow(struct arena *a, void **v, size_t n, size_t elem, struct src_loc **loc)
+{
+	void *nv;
+
+	if (!needs_growth(n))
+		return 0;
+	nv = arena_grow(a, *v, n, grown_cap(n), elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	if (loc) {
+		struct src_loc *nl = arena_grow(a, *loc, *loc ? n : 0, grown_cap(n), sizeof(**loc));
+		if (!nl)
+			return -ENOMEM;
+		*loc = nl;
+	}
+	return 0;
+}
+
+void *model_push_message(struct arena *a, void *obj, const struct field_desc *f)
+{
+	void **arr = schema_member(obj, f->off);
+	size_t *n = schema_member(obj, f->count_off);
+	void *el;
+
+	if (grow(a, arr, *n, f->msg->size, NULL))
+		return NULL;
+	el = (char *)*arr + *n * f->msg->size;
+	memset(el, 0, f->msg->size);
+	(*n)++;
+	return el;
+}
+
+#define PUSH_BODY(l, val, loc_)                                                 \
+	do {                                                                    \
+		void *v_ = (l)->v;                                              \
+		if (grow(a, &v_, (l)->n, sizeof(*(l)->v), &(l)->loc))          \
+			return -ENOMEM;                                         \
+		(l)->v = v_;                                                    \
+		(l)->v[(l)->n] = (val);                                         \
+		(l)->loc[(l)->n] = (loc_) ? *(loc_) : (struct src_loc){ 0 };    \
+		(l)->n++;                                                       \
+		return 0;                                                       \
+	} while (0)
+
+int model_push_string(struct arena *a, struct str_list *l, char *s, const struct src_loc *loc)
+{
+	PUSH_BODY(l, s, loc);
+}
+
+int model_push_i32(struct arena *a, struct i32_list *l, int32_t v, const struct src_loc *loc)
+{
+	PUSH_BODY(l, v, loc);
+}
+
+int model_push_i64(struct arena *a, struct i64_list *l, int64_t v, const struct src_loc *loc)
+{
+	PUSH_BODY(l, v, loc);
+}
+
+static void set_presence(void *obj, const struct field_desc *f, const struct src_loc *loc)
+{
+	if (f->has_off != FD_NONE)
+		*(bool *)schema_member(obj, f->has_off) = true;
+	if (f->loc_off != FD_NONE && loc)
+		*(struct src_loc *)schema_member(obj, f->loc_off) = *loc;
+}
+
+void model_set_string(void *obj, const struct field_desc *f, char *s, const struct src_loc *loc)
+{
+	*(char **)schema_member(obj, f->off) = s;
+	set_presence(obj, f, loc);
+}
+
+void model_set_int(void *obj, const struct field_desc *f, int64_t v, const struct src_loc *loc)
+{
+	void *m = schema_member(obj, f->off);
+
+	switch (f->type) {
+	case FT_BOOL:
+		*(bool *)m = v != 0;
+		break;
+	case FT_INT32:
+	case FT_ENUM:
+		*(int32_t *)m = (int32_t)v;
+		break;
+	default:
+		*(int64_t *)m = v;
+		break;
+	}
+	set_presence(obj, f, loc);
+}
+
+void *model_open_message(void *obj, const struct field_desc *f, const struct src_loc *loc)
+{
+	void *sub = schema_member(obj, f->off);
+
+	set_presence(obj, f, NULL);
+	if (f->msg->loc_off != FD_NONE && loc)
+		*(struct src_loc *)schema_member(sub, f->msg->loc_off) = *loc;
+	return sub;
+}
+
+/* Is field f of obj present (any element, for repeated fields)? */
+static bool field_used(const struct field_desc *f, const void *obj)
+{
+	if (f->repeated)
+		return schema_count(f, obj) != 0 ||
+		       (f->has_off != FD_NONE && *(const bool *)schema_cmember(obj, f->has_off));
+	return schema_field_present(f, obj);
+}
+
+static void era_use_msg(const struct msg_desc *m, const void *obj, struct era_use *u,
+			int depth)
+{
+	for (size_t i = 0; i < m->n_fields && depth <= SCHEMA_MAX_DEPTH; i++) {
+		const struct field_desc *f = &m->fields[i];
+		if (!field_used(f, obj))
+			continue;
+		if (!f->num_b && !u->current_only)
+			u->current_only = f->name;
+		if (!f->num_c && !u->b_only)
+			u->b_only = f->name;
+		if (f->type != FT_MESSAGE)
+			continue;
+		if (!f->repeated) {
+			era_use_msg(f->msg, schema_cmember(obj, f->off), u, depth + 1);
+			continue;
+		}
+		for (size_t k = 0; k < schema_count(f, obj); k++)
+			era_use_msg(f->msg, schema_element(f, obj, k), u, depth + 1);
+	}
+}
+
+void model_era_use(const struct uprobestats_config *cfg, struct era_use *u)
+{
+	u->b_only = u->current_only = NULL;
+	era_use_msg(&schema_config, cfg, u, 0);
+}
+
+int config_format_parse(const char *s, enum config_format *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = CONFIG_FORMAT_AUTO;
+	else if (!strcmp(s, "text"))
+		*out = CONFIG_FORMAT_TEXT;
+	else if (!strcmp(s, "binary"))
+		*out = CONFIG_FORMAT_BINARY;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int config_era_parse(const char *s, enum config_era *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = CONFIG_ERA_AUTO;
+	else if (!strcmp(s, "b") || !strcmp(s, "B"))
+		*out = CONFIG_ERA_B;
+	else if (!strcmp(s, "current") || !strcmp(s, "c") || !strcmp(s, "C"))
+		*out = CONFIG_ERA_CURRENT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *config_format_name(enum config_format f)
+{
+	switch (f) {
+	case CONFIG_FORMAT_TEXT:
+		return "text";
+	case CONFIG_FORMAT_BINARY:
+		return "binary";
+	default:
+		return "auto";
+	}
+}
+
+const char *config_era_name(enum config_era e)
+{
+	switch (e) {
+	case CONFIG_ERA_B:
+		return "B (probe-level bpf_map; target_process_name=2, duration_seconds=3)";
+	case CONFIG_ERA_CURRENT:
+		return "current (task-level bpf_maps; target_process_name=3, duration_seconds=4)";
+	default:
+		return "auto";
+	}
+}
+
+const char *config_err_class(int code)
+{
+	switch (code) {
+	case CONFIG_ESYNTAX:
+		return "syntax";
+	case CONFIG_EFIELD:
+		return "field";
+	case CONFIG_EVALUE:
+		return "value";
+	case CONFIG_ERANGE:
+		return "range";
+	case CONFIG_EWIRE:
+		return "wire";
+	case CONFIG_EERA:
+		return "era";
+	case CONFIG_ELIMIT:
+		return "limit";
+	default:
+		return "io";
+	}
+}
+
+const char *config_loc_str(const struct uprobestats_config *cfg, const struct src_loc *loc,
+			   char *buf, size_t size)
+{
+	const char *name = cfg && cfg->source_name ? cfg->source_name : "config";
+
+	if (loc && loc->kind == SRC_LOC_TEXT)
+		snprintf(buf, size, "%s:%u:%u", name, loc->line, loc->col);
+	else if (loc && loc->kind == SRC_LOC_BINARY)
+		snprintf(buf, size, "%s+0x%llx", name, (unsigned long long)loc->offset);
+	else
+		snprintf(buf, size, "%s", name);
+	return buf;
+}
+
+/* Text if every byte is printable ASCII, UTF-8 or whitespace and the first
+ * non-blank byte can start a textproto ('#', a field name).  A binary
+ * config starts with 0x0a (tasks, length-delimited) followed by a length
+ * byte, and nearly always holds control bytes (tags 0x10-0x1a, short lengths). */
+static enum config_format detect_format(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		uint8_t c = b[k];
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v')
+			return CONFIG_FORMAT_BINARY;
+		if (c == 0x7f)
+			return CONFIG_FORMAT_BINARY;
+	}
+	while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r' ||
+			 b[i] == '\f' || b[i] == '\v'))
+		i++;
+	if (i == n)
+		return CONFIG_FORMAT_TEXT;
+	if (b[i] == '#' || b[i] == '_' || (b[i] >= 'a' && b[i] <= 'z') ||
+	    (b[i] >= 'A' && b[i] <= 'Z'))
+		return CONFIG_FORMAT_TEXT;
+	return CONFIG_FORMAT_BINARY;
+}
+
+static void err_append(struct err *e, const char *s)
+{
+	size_t used;
+
+	if (!e)
+		return;
+	used = strlen(e->msg);
+	if (used < sizeof(e->msg) - 1)
+		snprintf(e->msg + used, sizeof(e->msg) - used, "%s", s);
+}
+
+int config_load_buffer(const char *name, const void *buf, size_t len,
+		       const struct config_load_opts *opts,
+		       struct uprobestats_config **out, struct err *err)
+{
+	static const struct config_load_opts defaults = { 0 };
+	struct uprobestats_config *cfg;
+	enum config_format fmt;
+	int rc;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	cfg = model_new(name);
+	if (!cfg)
+		return err_set(err, -ENOMEM, "%s: out of memory", name ? name : "config");
+	fmt = opts->format != CONFIG_FORMAT_AUTO ? opts->format : detect_format(buf, len);
+	cfg->format = fmt;
+	if (fmt == CONFIG_FORMAT_TEXT)
+		rc = textproto_parse(cfg, buf, len, err);
+	else
+		rc = protobuf_decode(cfg, buf, len, opts->era, err);
+	if (rc) {
+		if (opts->format == CONFIG_FORMAT_AUTO && fmt == CONFIG_FORMAT_BINARY)
+			err_append(err, " (the content does not look like textproto, so it was "
+				   "read as binary protobuf)");
+		config_free(cfg);
+		return rc;
+	}
+	*out = cfg;
+	return 0;
+}
+
+int config_load_file(const char *path, const struct config_load_opts *opts,
+		     struct uprobestats_config **out, struct err *err)
+{
+	struct mapped_file f;
+	int rc;
+
+	*out = NULL;
+	rc = mapfile_open(path, CONFIG_MAX_FILE_SIZE, MAPFILE_ALLOW_EMPTY, &f, err);
+	if (rc)
+		return rc;
+	rc = config_load_buffer(path, f.data, f.size, opts, out, err);
+	mapfile_close(&f);
+	return rc;
+}

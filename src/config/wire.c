@@ -1,0 +1,181 @@
+/* wire.c — see wire.h. */
+#include "config/wire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int wire_read_varint(const uint8_t *b, size_t end, size_t *pos, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < 10; i++) {
+		uint8_t c;
+		if (*pos >= end)
+			return WIRE_TRUNCATED;
+		c = b[(*pos)++];
+		/* The 10th byte may only hold bit 63. */
+		if (i == 9 && c > 1)
+			return WIRE_OVERLONG;
+		r |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80)) {
+			*v = r;
+			return WIRE_OK;
+		}
+	}
+	return WIRE_OVERLONG;
+}
+
+int wire_read_fixed32(const uint8_t *b, size_t end, size_t *pos, uint32_t *v)
+{
+	uint32_t r = 0;
+
+	if (*pos > end || end - *pos < 4)
+		return WIRE_TRUNCATED;
+	for (unsigned i = 0; i < 4; i++)
+		r |= (uint32_t)b[*pos + i] << (8 * i);
+	*pos += 4;
+	*v = r;
+	return WIRE_OK;
+}
+
+int wire_read_fixed64(const uint8_t *b, size_t end, size_t *pos, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	if (*pos > end || end - *pos < 8)
+		return WIRE_TRUNCATED;
+	for (unsigned i = 0; i < 8; i++)
+		r |= (uint64_t)b[*pos + i] << (8 * i);
+	*pos += 8;
+	*v = r;
+	return WIRE_OK;
+}
+
+int wire_read_len(const uint8_t *b, size_t end, size_t *pos, size_t *start, size_t *len)
+{
+	uint64_t n;
+	int rc = wire_read_varint(b, end, pos, &n);
+
+	if (rc)
+		return rc;
+	if (n > end - *pos)
+		return WIRE_TRUNCATED;
+	*start = *pos;
+	*len = (size_t)n;
+	*pos += (size_t)n;
+	return WIRE_OK;
+}
+
+int wire_skip_value(const uint8_t *b, size_t end, size_t *pos, unsigned wt, size_t *start,
+		    size_t *len)
+{
+	uint64_t v;
+	uint32_t v32;
+	size_t s, n;
+	int rc;
+
+	switch (wt) {
+	case WT_VARINT:
+		return wire_read_varint(b, end, pos, &v);
+	case WT_I64:
+		return wire_read_fixed64(b, end, pos, &v);
+	case WT_I32:
+		return wire_read_fixed32(b, end, pos, &v32);
+	case WT_LEN:
+		rc = wire_read_len(b, end, pos, &s, &n);
+		if (rc == WIRE_OK && start)
+			*start = s;
+		if (rc == WIRE_OK && len)
+			*len = n;
+		return rc;
+	default:
+		return WIRE_BAD_TYPE;
+	}
+}
+
+const char *wire_type_name(unsigned wt)
+{
+	static const char *const names[] = {
+		"varint", "fixed64", "length-delimited", "start-group", "end-group", "fixed32",
+	};
+	return wt < 6 ? names[wt] : "invalid";
+}
+
+static bool reserve(struct wire_buf *w, size_t n)
+{
+	size_t cap;
+	uint8_t *np;
+
+	if (w->oom)
+		return false;
+	if (n <= w->cap - w->len)
+		return true;
+	cap = w->cap ? w->cap : 256;
+	while (cap - w->len < n) {
+		if (cap > SIZE_MAX / 2) {
+			w->oom = true;
+			return false;
+		}
+		cap *= 2;
+	}
+	np = realloc(w->p, cap);
+	if (!np) {
+		w->oom = true;
+		return false;
+	}
+	w->p = np;
+	w->cap = cap;
+	return true;
+}
+
+void wire_buf_free(struct wire_buf *w)
+{
+	free(w->p);
+	memset(w, 0, sizeof(*w));
+}
+
+void wire_put_bytes(struct wire_buf *w, const void *p, size_t n)
+{
+	if (n && reserve(w, n)) {
+		memcpy(w->p + w->len, p, n);
+		w->len += n;
+	}
+}
+
+void wire_put_varint(struct wire_buf *w, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	do {
+		b[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			b[n] |= 0x80;
+		n++;
+	} while (v);
+	wire_put_bytes(w, b, n);
+}
+
+void wire_put_fixed32(struct wire_buf *w, uint32_t v)
+{
+	uint8_t b[4];
+
+	for (unsigned i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	wire_put_bytes(w, b, 4);
+}
+
+void wire_put_fixed64(struct wire_buf *w, uint64_t v)
+{
+	uint8_t b[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	wire_put_bytes(w, b, 8);
+}
+
+void wire_put_tag(struct wire_buf *w, uint32_t num, enum wire_type wt)
+{
+	wire_put_varint(w, ((uint64_t)num << 3) | (uint64_t)wt);
+}

@@ -1,0 +1,176 @@
+#include "probe/tracefs_uprobe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys/proc.h"
+
+#define GROUP_PREFIX "uprobestats_"
+
+int tracefs_open(struct tracefs *t, const char *root, struct err *err)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[512];
+
+	memset(t, 0, sizeof(*t));
+	t->owner = getpid();
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s%s/uprobe_events", root ? root : "", dirs[i]);
+		if (access(path, W_OK) == 0) {
+			snprintf(t->dir, sizeof(t->dir), "%s%s", root ? root : "", dirs[i]);
+			return 0;
+		}
+	}
+	return err_set(err, -ENOENT, "no tracefs with uprobe_events (tried /sys/kernel/tracing "
+		       "and /sys/kernel/debug/tracing): mount -t tracefs tracefs /sys/kernel/tracing");
+}
+
+static int write_events(const struct tracefs *t, const char *line)
+{
+	char path[512];
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", t->dir);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, line, strlen(line));
+	e = n < 0 ? -errno : 0;
+	close(fd);
+	return e;
+}
+
+static int read_event_id(const struct tracefs *t, const char *name)
+{
+	char path[512], buf[32];
+	FILE *f;
+	int id = -1;
+
+	snprintf(path, sizeof(path), "%s/events/%s/id", t->dir, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fgets(buf, sizeof(buf), f))
+		id = atoi(buf);
+	fclose(f);
+	return id > 0 ? id : -EINVAL;
+}
+
+/* A group of ours is stale when its pid no longer runs uprobestats. */
+static bool group_is_stale(const char *proc_dir, pid_t pid, pid_t self)
+{
+	char argv0[4096];
+	const char *base;
+
+	if (pid == self)
+		return false;
+	if (proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0)
+		return true;
+	base = strrchr(argv0, '/');
+	return !strstr(base ? base + 1 : argv0, "uprobestats");
+}
+
+int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
+{
+	char path[512], line[1024], del[160];
+	char (*stale)[128] = NULL;
+	size_t n = 0, cap = 0;
+	int removed = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", t->dir);
+	f = fopen(path, "re");
+	if (!f)
+		return err_set(err, -errno, "%s: %s", path, strerror(errno));
+	/* Lines look like "p:uprobestats_123/p4 /path:0x0000000000001234". */
+	while (fgets(line, sizeof(line), f)) {
+		char *name = line + 2, *sp;
+		long pid;
+		if (strncmp(name, GROUP_PREFIX, strlen(GROUP_PREFIX)) != 0)
+			continue;
+		pid = strtol(name + strlen(GROUP_PREFIX), NULL, 10);
+		sp = strchr(name, ' ');
+		if (!sp || sp - name >= 128 || !group_is_stale(proc_dir, (pid_t)pid, t->owner))
+			continue;
+		if (n == cap) {
+			void *nb = realloc(stale, (cap = cap ? 2 * cap : 16) * sizeof(*stale));
+			if (!nb)
+				break;
+			stale = nb;
+		}
+		snprintf(stale[n++], 128, "%.*s", (int)(sp - name), name);
+	}
+	fclose(f);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(del, sizeof(del), "-:%s\n", stale[i]);
+		if (write_events(t, del) == 0)
+			removed++;
+	}
+	free(stale);
+	return removed;
+}
+
+int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,
+		   pid_t pid, int prog_fd, struct tracefs_probe *out, struct err *err)
+{
+	struct perf_event_attr attr;
+	char line[PATH_MAX + 128], del[160];
+	int id, fd, rc;
+
+	if (strpbrk(path, " \t\n"))
+		return err_set(err, -EINVAL, "%s: tracefs uprobe_events cannot name a path with "
+			       "white space", path);
+	snprintf(out->name, sizeof(out->name), GROUP_PREFIX "%d/%c%u", (int)t->owner,
+		 retprobe ? 'r' : 'p', t->next_id++);
+	snprintf(line, sizeof(line), "%c:%s %s:0x%llx\n", retprobe ? 'r' : 'p', out->name, path,
+		 (unsigned long long)offset);
+	snprintf(del, sizeof(del), "-:%s\n", out->name);
+	rc = write_events(t, line);
+	if (rc < 0)
+		return err_set(err, rc, "%s+0x%llx: creating tracefs uprobe %s: %s", path,
+			       (unsigned long long)offset, out->name, strerror(-rc));
+	id = read_event_id(t, out->name);
+	if (id < 0) {
+		write_events(t, del);
+		return err_set(err, id, "tracefs event %s: no id: %s", out->name, strerror(-id));
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (__u64)id;
+	attr.sample_period = 1;
+	fd = (int)syscall(__NR_perf_event_open, &attr, pid >= 0 ? pid : -1, pid >= 0 ? -1 : 0, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		write_events(t, del);
+		return err_set(err, rc, "%s+0x%llx: opening tracefs uprobe %s for %s%d: %s", path,
+			       (unsigned long long)offset, out->name, pid >= 0 ? "pid " : "pid ",
+			       (int)pid, strerror(-rc));
+	}
+	out->perf_fd = fd;
+	return 0;
+}
+
+void tracefs_detach(struct tracefs *t, struct tracefs_probe *p)
+{
+	char del[160];
+
+	if (p->perf_fd >= 0)
+		close(p->perf_fd);
+	p->perf_fd = -1;
+	snprintf(del, sizeof(del), "-:%s\n", p->name);
+	write_events(t, del);
+}

@@ -1,0 +1,53 @@
+/* java_sig.h — Java method signatures as configs write them, turned into dex
+ * descriptors.
+ *
+ * Two input forms (both from UprobeStats configs):
+ *   method_signature:  "void com.foo.Bar$Baz.qux(int[], java.lang.String)"
+ *                      (ART's PrettyMethod form; modifiers before the return
+ *                      type, generics, "T..." varargs, parameter names and
+ *                      spacing variants are tolerated);
+ *   parts:             fully_qualified_class_name + method_name +
+ *                      fully_qualified_parameters (no return type).
+ * Types map as InversePrettyDescriptor does: primitives to one letter,
+ * "[]" pairs to leading '[', everything else to "L" + '/'-separated name +
+ * ";" ('$' kept).  A type already written as a descriptor ("[I",
+ * "Ljava/lang/String;") is taken as is. */
+#ifndef UPROBESTATS_RESOLVE_JAVA_SIG_H
+#define UPROBESTATS_RESOLVE_JAVA_SIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/arena.h"
+#include "common/err.h"
+
+struct java_sig {
+	char *class_desc;           /* "Lcom/foo/Bar$Baz;" */
+	char *class_name;           /* "com.foo.Bar$Baz" as given (dots) */
+	char *name;                 /* "qux", "<init>", "<clinit>" */
+	char *ret_desc;             /* NULL when the form has no return type */
+	char **params;              /* descriptors */
+	size_t n_params;
+	bool params_given;          /* false: the parts form gave no parameter list */
+};
+
+/* All strings are allocated from a. */
+int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, struct err *err);
+int java_sig_from_parts(const char *class_name, const char *method, const char *const *params,
+			size_t n_params, bool params_given, struct arena *a, struct java_sig *out,
+			struct err *err);
+
+/* One Java type ("int[][]", "java.lang.String...", "Map<K, V>") to a
+ * descriptor in buf; 0, -EINVAL (not a type) or -ENAMETOOLONG. */
+int java_type_to_descriptor(const char *type, char *buf, size_t size);
+
+/* Alternative class descriptors for a canonical name ("a.Outer.Inner" meant
+ * as "a.Outer$Inner"): variant k (1-based) turns the k rightmost dots of the
+ * class name into '$'.  NULL when there is no such variant. */
+char *java_sig_class_variant(const struct java_sig *s, unsigned k, struct arena *a);
+
+/* "void com.foo.Bar.qux(int[], java.lang.String)" (or "com.foo.Bar.qux(...)"
+ * without a return type / "(...)" without params), for messages. */
+char *java_sig_pretty(const struct java_sig *s, struct arena *a);
+
+#endif

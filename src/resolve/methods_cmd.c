@@ -1,0 +1,207 @@
+#include "resolve/methods_cmd.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "resolve/dex.h"
+#include "resolve/oat.h"
+#include "resolve/oat_dexfile.h"
+#include "resolve/oat_methods.h"
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* Signature of m, or a placeholder naming its position when there is no dex. */
+static void method_sig(struct oat_dexset *ds, const struct oat_method *m, char *buf, size_t size)
+{
+	const struct dex_file *d;
+	struct err e;
+
+	if (!m->has_dex || oat_dexset_get(ds, m->dex_i, &d, &e) ||
+	    dex_pretty_method(d, m->method_idx, buf, size) < 0)
+		snprintf(buf, size, "<dex #%u class_def %u method %u>", m->dex_i, m->cdi,
+			 m->index_in_class);
+}
+
+static void print_json(FILE *out, const struct oat_file *o, const struct oat_method *m,
+		       const char *sig)
+{
+	fputs("{\"signature\":", out);
+	if (m->has_dex)
+		json_str(out, sig);
+	else
+		fputs("null", out);
+	if (m->has_dex)
+		fprintf(out, ",\"dex_method_idx\":%u", m->method_idx);
+	else
+		fputs(",\"dex_method_idx\":null", out);
+	fprintf(out, ",\"dex_index\":%u,\"class_def_idx\":%u,\"class_method_index\":%u,"
+		"\"code_offset\":%u,\"file_offset\":%llu,\"code_size\":%u,\"isa\":\"%s\","
+		"\"thumb\":%s,", m->dex_i, m->cdi, m->index_in_class, m->code.code_offset,
+		(unsigned long long)m->code.file_offset, m->code.code_size, oat_info(o)->isa,
+		m->code.thumb ? "true" : "false");
+	if (m->has_dex)
+		fprintf(out, "\"access_flags\":%u", m->access_flags);
+	else
+		fputs("\"access_flags\":null", out);
+	fprintf(out, ",\"dedup_group\":%zu,\"dedup_count\":%u}\n", m->dedup_first, m->dedup_n);
+}
+
+static void print_text(FILE *out, const struct oat_method *m, size_t i, const char *sig)
+{
+	char idx[16] = "-";
+
+	if (m->has_dex)
+		snprintf(idx, sizeof(idx), "%u", m->method_idx);
+	fprintf(out, "0x%08llx %6u %6s %s", (unsigned long long)m->code.file_offset,
+		m->code.code_size, idx, sig);
+	if (m->dedup_n > 1)
+		fprintf(out, "  (shares code with %u other%s; group #%zu)", m->dedup_n - 1,
+			m->dedup_n > 2 ? "s" : "", m->dedup_first == i ? i : m->dedup_first);
+	fputc('\n', out);
+}
+
+static void header(FILE *out, const struct oat_file *o, const struct oat_method_list *l,
+		   bool verbose)
+{
+	const struct oat_info *in = oat_info(o);
+	const char *f = oat_kv_get(o, "compiler-filter");
+
+	fprintf(out, "# %s: oat v%u %s, compiler-filter %s, %zu compiled methods, "
+		"oatdata at file offset 0x%llx\n", oat_name(o), in->version, in->isa,
+		f ? f : "(none)", l->n, (unsigned long long)in->oatdata_off);
+	if (verbose)
+		fprintf(out, "# %s\n# %s\n", in->header_layout, in->record_layout);
+	if (l->notes[0]) {
+		for (const char *p = l->notes; *p;) {
+			const char *nl = strchr(p, '\n');
+			int n = nl ? (int)(nl - p) : (int)strlen(p);
+			fprintf(out, "# %.*s\n", n, p);
+			p += n + (nl ? 1 : 0);
+		}
+	}
+	fprintf(out, "# %-8s %6s %6s %s\n", "FILE_OFF", "SIZE", "DEXIDX", "SIGNATURE");
+}
+
+int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
+{
+	struct oat_file *o;
+	struct oat_dexset *ds;
+	struct oat_method_list l;
+	int rc;
+
+	if ((rc = oat_open(opt->file, &o, err)))
+		return rc;
+	if ((rc = oat_dexset_new(o, opt->file, opt->dex_files, opt->n_dex_files, &ds, err))) {
+		oat_close(o);
+		return rc;
+	}
+	if (!(rc = oat_list_methods(o, ds, &l, err))) {
+		if (!opt->json)
+			header(out, o, &l, opt->verbose);
+		for (size_t i = 0; i < l.n; i++) {
+			char sig[2048];
+			method_sig(ds, &l.v[i], sig, sizeof(sig));
+			if (opt->filter && !strstr(sig, opt->filter))
+				continue;
+			if (opt->json)
+				print_json(out, o, &l.v[i], sig);
+			else
+				print_text(out, &l.v[i], i, sig);
+		}
+		oat_method_list_free(&l);
+	}
+	oat_dexset_free(ds);
+	oat_close(o);
+	return rc;
+}
+
+static void resolve_json(FILE *out, const struct java_resolution *r)
+{
+	fputs("{\"path\":", out);
+	json_str(out, r->path);
+	fprintf(out, ",\"file_offset\":%llu,\"isa\":\"%s\",\"code_size\":%u,\"thumb\":%s",
+		(unsigned long long)r->file_offset, r->isa, r->code_size, r->thumb ? "true" : "false");
+	if (r->flags_known)
+		fprintf(out, ",\"access_flags\":%u,\"static\":%s", r->access_flags,
+			r->is_static ? "true" : "false");
+	else
+		fputs(",\"access_flags\":null,\"static\":null", out);
+	fputs(",\"signature\":", out);
+	json_str(out, r->signature);
+	fputs(",\"params\":[", out);
+	for (uint32_t i = 0; i < r->n_params; i++) {
+		if (i)
+			fputc(',', out);
+		json_str(out, java_resolution_param(r, i));
+	}
+	fprintf(out, "],\"found_by\":\"%s\",\"searched\":%s,\"warning\":",
+		r->found_by == JAVA_FOUND_OATDUMP ? "oatdump" : "builtin",
+		r->searched ? "true" : "false");
+	json_str(out, r->warning);
+	fputs(",\"notes\":", out);
+	json_str(out, r->notes);
+	fputs("}\n", out);
+}
+
+static void comment_lines(FILE *out, const char *prefix, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+		fprintf(out, "# %s%.*s\n", prefix, n, p);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+int resolve_cmd(const struct resolve_cmd_opts *opt, FILE *out, struct err *err)
+{
+	struct java_resolve_opts ro = {
+		.method_signature = opt->signature,
+		.file_paths = opt->file ? &opt->file : NULL,
+		.n_file_paths = opt->file ? 1 : 0,
+		.dex_files = opt->dex_files,
+		.n_dex_files = opt->n_dex_files,
+		.mode = opt->mode,
+		.oatdump_path = opt->oatdump_path,
+		.oatdump_timeout_ms = opt->oatdump_timeout_ms,
+		.search = opt->search,
+	};
+	struct java_resolution r;
+	int rc = java_resolve(&ro, &r, err);
+
+	if (rc) {
+		if (opt->json) {
+			fputs("{\"error\":", out);
+			json_str(out, err->msg);
+			fputs("}\n", out);
+		}
+		return rc;
+	}
+	if (opt->json) {
+		resolve_json(out, &r);
+		return 0;
+	}
+	fprintf(out, "0x%llx %s %s size=%u %s %s\n", (unsigned long long)r.file_offset, r.path,
+		r.isa, r.code_size,
+		!r.flags_known ? "static?" : r.is_static ? "static" : "instance", r.signature);
+	if (r.warning[0])
+		comment_lines(out, "warning: ", r.warning);
+	if (opt->verbose)
+		comment_lines(out, "", r.notes);
+	return 0;
+}

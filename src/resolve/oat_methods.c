@@ -1,0 +1,247 @@
+#include "resolve/oat_methods.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resolve/bytes.h"
+#include "resolve/dex.h"
+
+static int push(struct oat_method_list *l, size_t *cap, const struct oat_method *m)
+{
+	if (l->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct oat_method *nv = realloc(l->v, nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		*cap = nc;
+	}
+	l->v[l->n++] = *m;
+	return 0;
+}
+
+static void note(struct oat_method_list *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(struct oat_method_list *l, const char *fmt, ...)
+{
+	size_t used = strlen(l->notes);
+	va_list ap;
+
+	if (used + 2 >= sizeof(l->notes))
+		return;
+	if (used)
+		l->notes[used++] = '\n';
+	va_start(ap, fmt);
+	vsnprintf(l->notes + used, sizeof(l->notes) - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Adds one method slot of an OatClass if it has code. */
+static int add_slot(const struct oat_file *o, const struct oat_class *c, struct oat_method *m,
+		    struct oat_method_list *l, size_t *cap, struct err *err)
+{
+	enum oat_miss why;
+	int rc;
+
+	if ((rc = oat_class_method(o, c, m->index_in_class, &m->raw_code_offset, &why, err)))
+		return rc;
+	if (!m->raw_code_offset)
+		return 0;
+	if ((rc = oat_code_at(o, m->raw_code_offset, &m->code, err)))
+		return rc;
+	if (push(l, cap, m))
+		return err_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+static int list_class_with_dex(const struct oat_file *o, const struct dex_file *d, uint32_t di,
+			       uint32_t cdi, struct oat_method_list *l, size_t *cap,
+			       struct err *err)
+{
+	struct dex_class_iter it;
+	struct oat_class c;
+	struct dex_method dm;
+	int rc;
+
+	if ((rc = dex_class_iter_init(d, cdi, &it, err)))
+		return rc;
+	if ((rc = oat_class_get(o, di, cdi, it.n_direct + it.n_virtual, &c, err)))
+		return rc;
+	if (c.type == OAT_CLASS_NONE_COMPILED)
+		return 0;
+	while ((rc = dex_class_iter_next(&it, &dm, err)) > 0) {
+		struct oat_method m = { .dex_i = di, .cdi = cdi, .index_in_class = dm.index_in_class,
+					.has_dex = true, .method_idx = dm.method_idx,
+					.access_flags = dm.access_flags };
+		if ((rc = add_slot(o, &c, &m, l, cap, err)))
+			return rc;
+	}
+	return rc;
+}
+
+static int list_dex(const struct oat_file *o, struct oat_dexset *ds, uint32_t di,
+		    struct oat_method_list *l, size_t *cap, struct err *err)
+{
+	const struct dex_file *d;
+	struct err de = { 0 };
+	uint32_t n;
+	int rc;
+
+	if (oat_dexset_get(ds, di, &d, &de) == 0) {
+		n = dex_class_def_count(d);
+		for (uint32_t cdi = 0; cdi < n; cdi++)
+			if ((rc = list_class_with_dex(o, d, di, cdi, l, cap, err)))
+				return rc;
+		return 0;
+	}
+	if (oat_info(o)->version < 194) {
+		note(l, "dex #%u skipped: %s (oat v%u needs the dex to count methods)", di, de.msg,
+		     oat_info(o)->version);
+		return 0;
+	}
+	note(l, "dex #%u listed without signatures: %s", di, de.msg);
+	n = oat_guess_class_count(o, di);
+	for (uint32_t cdi = 0; cdi < n; cdi++) {
+		struct oat_class c;
+		if ((rc = oat_class_get(o, di, cdi, OAT_UNKNOWN_COUNT, &c, err)))
+			return rc;
+		for (uint32_t k = 0; k < c.num_methods && c.type != OAT_CLASS_NONE_COMPILED; k++) {
+			struct oat_method m = { .dex_i = di, .cdi = cdi, .index_in_class = k,
+						.method_idx = DEX_NO_INDEX };
+			if ((rc = add_slot(o, &c, &m, l, cap, err)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+struct code_key {
+	uint32_t code_offset;
+	size_t index;
+};
+
+static int by_code(const void *a, const void *b)
+{
+	const struct code_key *x = a, *y = b;
+	if (x->code_offset != y->code_offset)
+		return x->code_offset < y->code_offset ? -1 : 1;
+	return x->index < y->index ? -1 : 1;
+}
+
+/* Groups methods with the same code offset; the first in list order leads. */
+static int group_duplicates(struct oat_method_list *l)
+{
+	struct code_key *k = malloc((l->n ? l->n : 1) * sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		k[i] = (struct code_key){ l->v[i].code.code_offset, i };
+	qsort(k, l->n, sizeof(*k), by_code);
+	for (size_t i = 0; i < l->n;) {
+		size_t j = i;
+		while (j < l->n && k[j].code_offset == k[i].code_offset)
+			j++;
+		for (size_t q = i; q < j; q++) {
+			l->v[k[q].index].dedup_first = k[i].index;
+			l->v[k[q].index].dedup_n = (uint32_t)(j - i);
+		}
+		i = j;
+	}
+	free(k);
+	return 0;
+}
+
+int oat_list_methods(const struct oat_file *o, struct oat_dexset *ds, struct oat_method_list *out,
+		     struct err *err)
+{
+	size_t cap = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	for (uint32_t di = 0; di < oat_dex_count(o); di++) {
+		if ((rc = list_dex(o, ds, di, out, &cap, err))) {
+			oat_method_list_free(out);
+			return rc;
+		}
+	}
+	if (group_duplicates(out)) {
+		oat_method_list_free(out);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void oat_method_list_free(struct oat_method_list *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* The class method index of code slot `slot` in c (inverse of the bitmap). */
+static uint32_t slot_to_index(const struct oat_file *o, const struct oat_class *c, uint32_t slot)
+{
+	uint64_t size;
+	const uint8_t *bm = oat_region(o, &size) + c->bitmap_at;
+
+	if (c->type != OAT_CLASS_SOME_COMPILED)
+		return slot;
+	for (uint32_t i = 0; i < c->bitmap_bytes * 8u; i++)
+		if ((bm[i / 8] >> (i % 8) & 1) && slot-- == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+static int scan_class(const struct oat_file *o, uint32_t di, uint32_t cdi, uint32_t n_methods,
+		      uint32_t code_offset, oat_sharer_fn fn, void *ctx, struct err *err)
+{
+	struct oat_class c;
+	uint64_t size;
+	const uint8_t *b = oat_region(o, &size);
+	uint32_t mask = oat_info(o)->e_machine == EM_ARM ? ~1u : ~0u;
+	int rc;
+
+	if ((rc = oat_class_get(o, di, cdi, n_methods, &c, err)))
+		return rc;
+	if (c.type == OAT_CLASS_NONE_COMPILED)
+		return 0;
+	for (uint32_t s = 0; s < c.n_offsets; s++) {
+		uint32_t v = ld32(b + c.methods_at + 4ull * s);
+		if (v && (v & mask) == code_offset && (rc = fn(ctx, di, cdi, slot_to_index(o, &c, s))))
+			return rc;
+	}
+	return 0;
+}
+
+int oat_for_each_code_user(const struct oat_file *o, struct oat_dexset *ds, uint32_t code_offset,
+			   oat_sharer_fn fn, void *ctx, struct err *err)
+{
+	int rc;
+
+	for (uint32_t di = 0; di < oat_dex_count(o); di++) {
+		const struct dex_file *d = NULL;
+		struct err de;
+		uint32_t n;
+		bool have = oat_dexset_get(ds, di, &d, &de) == 0;
+		if (!have && oat_info(o)->version < 194)
+			continue;
+		n = have ? dex_class_def_count(d) : oat_guess_class_count(o, di);
+		for (uint32_t cdi = 0; cdi < n; cdi++) {
+			uint32_t nm = OAT_UNKNOWN_COUNT;
+			if (have) {
+				struct dex_class_iter it;
+				if ((rc = dex_class_iter_init(d, cdi, &it, err)))
+					return rc;
+				nm = it.n_direct + it.n_virtual;
+			}
+			if ((rc = scan_class(o, di, cdi, nm, code_offset, fn, ctx, err)))
+				return rc;
+		}
+	}
+	return 0;
+}

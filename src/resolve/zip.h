@@ -1,0 +1,52 @@
+/* zip.h — a minimal, hostile-input-safe zip (jar/apk) reader.
+ *
+ * Owns: finding the end-of-central-directory record, walking the central
+ * directory, and reading one entry's bytes (stored: a view into the archive;
+ * deflated: inflated with zlib into a malloc'ed buffer and checked against the
+ * central directory's CRC32 and size).  Enough to find `classesN.dex` next to
+ * an odex and to match it by the CRC32 an OatDexFile record carries.
+ * Not supported (clear errors): ZIP64, encryption, methods other than 0 and 8. */
+#ifndef UPROBESTATS_RESOLVE_ZIP_H
+#define UPROBESTATS_RESOLVE_ZIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct zip_archive;         /* opaque */
+
+struct zip_entry {
+	const char *name;       /* NOT NUL-terminated: name_len bytes */
+	size_t name_len;
+	uint32_t crc32;
+	uint16_t method;        /* 0 stored, 8 deflate */
+	uint16_t flags;
+	uint64_t comp_size, uncomp_size, local_off;
+};
+
+int zip_open(const char *path, struct zip_archive **out, struct err *err);
+/* buf must outlive the archive. */
+int zip_open_mem(const char *name, const void *buf, size_t len, struct zip_archive **out,
+		 struct err *err);
+void zip_close(struct zip_archive *z);
+const char *zip_name(const struct zip_archive *z);
+size_t zip_entry_count(const struct zip_archive *z);
+
+/* Iterate: set *cursor = 0 first; returns 1 with *out filled, 0 at the end,
+ * or a negative code with err filled when the central directory is damaged. */
+int zip_next(const struct zip_archive *z, uint64_t *cursor, struct zip_entry *out,
+	     struct err *err);
+
+/* Exact-name lookup; 0, -ENOENT, or another negative code (damage). */
+int zip_find(const struct zip_archive *z, const char *name, struct zip_entry *out,
+	     struct err *err);
+
+/* The entry's uncompressed bytes.  *owned is NULL when *data points into the
+ * archive (stored) and otherwise a buffer the caller frees.  max_size bounds
+ * the uncompressed size (0 = 1 GiB). */
+int zip_read(const struct zip_archive *z, const struct zip_entry *e, size_t max_size,
+	     const uint8_t **data, size_t *len, void **owned, struct err *err);
+
+#endif

@@ -1,0 +1,247 @@
+#include "sink/json_out.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void json_init(struct json_out *j, struct outbuf *o)
+{
+	memset(j, 0, sizeof(*j));
+	j->o = o;
+}
+
+/* Separator before a value: a comma between siblings, nothing after a key. */
+static void before_value(struct json_out *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (j->need_comma[j->depth])
+		outbuf_putc(j->o, ',');
+	j->need_comma[j->depth] = true;
+}
+
+static void open_scope(struct json_out *j, char c)
+{
+	before_value(j);
+	outbuf_putc(j->o, c);
+	if (j->depth < JSON_MAX_DEPTH)
+		j->depth++;
+	j->need_comma[j->depth] = false;
+}
+
+static void close_scope(struct json_out *j, char c)
+{
+	outbuf_putc(j->o, c);
+	if (j->depth > 0)
+		j->depth--;
+}
+
+void json_object_begin(struct json_out *j)
+{
+	open_scope(j, '{');
+}
+
+void json_object_end(struct json_out *j)
+{
+	close_scope(j, '}');
+}
+
+void json_array_begin(struct json_out *j)
+{
+	open_scope(j, '[');
+}
+
+void json_array_end(struct json_out *j)
+{
+	close_scope(j, ']');
+}
+
+void json_key(struct json_out *j, const char *key)
+{
+	before_value(j);
+	outbuf_putc(j->o, '"');
+	json_escape(j->o, key, strlen(key));
+	outbuf_put(j->o, "\":", 2);
+	j->after_key = true;
+}
+
+size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0; /* continuation byte, C0/C1 overlong lead, F5..FF */
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static bool needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+}
+
+static void escape_ctrl(struct outbuf *o, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf] };
+
+	switch (c) {
+	case '"': outbuf_put(o, "\\\"", 2); return;
+	case '\\': outbuf_put(o, "\\\\", 2); return;
+	case '\n': outbuf_put(o, "\\n", 2); return;
+	case '\r': outbuf_put(o, "\\r", 2); return;
+	case '\t': outbuf_put(o, "\\t", 2); return;
+	case '\b': outbuf_put(o, "\\b", 2); return;
+	case '\f': outbuf_put(o, "\\f", 2); return;
+	default: outbuf_put(o, u, sizeof(u)); return;
+	}
+}
+
+void json_escape(struct outbuf *o, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+
+	while (i < n) {
+		/* copy runs of plain ASCII in one go */
+		for (run = i; i < n && !needs_escape(p[i]); i++)
+			;
+		if (i > run)
+			outbuf_put(o, p + run, i - run);
+		if (i >= n)
+			break;
+		if (p[i] < 0x80) {
+			escape_ctrl(o, p[i]);
+			i++;
+			continue;
+		}
+		size_t len = utf8_seq_len(p + i, n - i);
+		if (len == 0) {
+			outbuf_put(o, "\\ufffd", 6);
+			i++;
+		} else if (len == 3 && p[i] == 0xe2 && p[i + 1] == 0x80 &&
+			   (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
+			/* U+2028/2029 are valid JSON but break JavaScript eval */
+			outbuf_put(o, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029", 6);
+			i += 3;
+		} else {
+			outbuf_put(o, p + i, len);
+			i += len;
+		}
+	}
+}
+
+void json_string(struct json_out *j, const char *s, size_t n)
+{
+	before_value(j);
+	outbuf_putc(j->o, '"');
+	json_escape(j->o, s, n);
+	outbuf_putc(j->o, '"');
+}
+
+void json_cstring(struct json_out *j, const char *s)
+{
+	if (!s)
+		json_null(j);
+	else
+		json_string(j, s, strlen(s));
+}
+
+void json_i64(struct json_out *j, int64_t v)
+{
+	before_value(j);
+	outbuf_i64(j->o, v);
+}
+
+void json_u64(struct json_out *j, uint64_t v)
+{
+	before_value(j);
+	outbuf_u64(j->o, v);
+}
+
+void json_hex(struct json_out *j, uint64_t v)
+{
+	before_value(j);
+	outbuf_putc(j->o, '"');
+	outbuf_hex(j->o, v);
+	outbuf_putc(j->o, '"');
+}
+
+void json_bool(struct json_out *j, bool v)
+{
+	before_value(j);
+	if (v)
+		outbuf_put(j->o, "true", 4);
+	else
+		outbuf_put(j->o, "false", 5);
+}
+
+void json_null(struct json_out *j)
+{
+	before_value(j);
+	outbuf_put(j->o, "null", 4);
+}
+
+void json_double(struct json_out *j, double v)
+{
+	char tmp[32];
+
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	int n = snprintf(tmp, sizeof(tmp), "%.9g", v);
+	json_raw(j, tmp, (size_t)n);
+}
+
+void json_raw(struct json_out *j, const char *s, size_t n)
+{
+	before_value(j);
+	outbuf_put(j->o, s, n);
+}
+
+void json_hexbytes(struct json_out *j, const uint8_t *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	before_value(j);
+	outbuf_putc(j->o, '"');
+	for (size_t i = 0; i < n; i++) {
+		char b[2] = { hex[p[i] >> 4], hex[p[i] & 0xf] };
+		outbuf_put(j->o, b, 2);
+	}
+	outbuf_putc(j->o, '"');
+}
+
+void json_newline(struct json_out *j)
+{
+	outbuf_putc(j->o, '\n');
+	j->depth = 0;
+	j->need_comma[0] = false;
+	j->after_key = false;
+}

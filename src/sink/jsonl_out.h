@@ -1,0 +1,40 @@
+/* jsonl_out.h — the JSON Lines sink: one JSON object per line, schema in
+ * docs/json-schema.md and docs/event.schema.json (record types "event",
+ * "return", "drop", "lost", "summary").
+ *
+ * Also exports the pieces the trace writer reuses: a probe object and a
+ * "fields" object (decoded record fields by name). */
+#ifndef UPROBESTATS_SINK_JSONL_OUT_H
+#define UPROBESTATS_SINK_JSONL_OUT_H
+
+#include <stdio.h>
+
+#include "common/err.h"
+#include "sink/event.h"
+#include "sink/json_out.h"
+#include "sink/outbuf.h"
+
+#define JSONL_SCHEMA_VERSION 1
+
+struct jsonl_out {
+	struct outbuf o;
+	struct json_out j;
+};
+
+int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e);
+void jsonl_event(struct jsonl_out *s, const struct event *ev);
+int jsonl_flush(struct jsonl_out *s);
+void jsonl_close(struct jsonl_out *s);
+
+/* {"file":..,"method":..,"offset":"0x.."} or null. */
+void jsonl_probe(struct json_out *j, const struct probe_desc *p);
+/* {"name": value, ...}: INT32/INT64 numbers, UINT64 "0x.." strings, BOOL,
+ * STRING escaped, BYTES lowercase hex string, FLOAT number (null when not
+ * finite), lists arrays of numbers. */
+void jsonl_fields(struct json_out *j, const struct field *f, size_t n);
+/* The same members without the braces (to merge into another object). */
+void jsonl_field_members(struct json_out *j, const struct field *f, size_t n);
+/* "2025-03-01T12:00:00.123456789Z", or null when wall_ns is 0. */
+void jsonl_wall(struct json_out *j, int64_t wall_ns);
+
+#endif

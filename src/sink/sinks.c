@@ -1,0 +1,233 @@
+#include "sink/sinks.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sink/jsonl_out.h"
+#include "sink/statsd_encode.h"
+#include "sink/statsd_socket.h"
+#include "sink/text_out.h"
+
+struct sinks {
+	struct sinks_options opt;     /* after sinks_plan */
+	bool statsd_on, text_on, json_on, trace_on, finished;
+	struct statsd_writer statsd;
+	struct statsd_event ev;       /* encode scratch: one atom at a time */
+	uint64_t statsd_invalid;
+	struct text_out text;
+	struct jsonl_out json;
+	struct trace_out trace;
+	struct sink_report final;     /* frozen by sinks_finish */
+};
+
+struct sinks_options sinks_plan(const struct sinks_options *in, bool statsd_socket_exists)
+{
+	struct sinks_options o = *in;
+
+	if (!o.statsd_path)
+		o.statsd_path = STATSD_SOCKET_PATH;
+	if (o.statsd == SINKS_STATSD_AUTO)
+		o.statsd = statsd_socket_exists ? SINKS_STATSD_ON : SINKS_STATSD_OFF;
+	if (!o.text && !o.json && o.statsd == SINKS_STATSD_OFF)
+		o.text = o.default_text ? o.default_text : stdout;
+	return o;
+}
+
+static bool is_socket(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static int open_all(struct sinks *s, struct err *e)
+{
+	int rc = 0;
+
+	if (s->opt.statsd == SINKS_STATSD_ON) {
+		rc = statsd_writer_open(&s->statsd, s->opt.statsd_path, e);
+		if (rc < 0)
+			return rc;
+		s->statsd_on = true;
+	}
+	if (s->opt.text) {
+		if ((rc = text_open(&s->text, s->opt.text, e)) < 0)
+			return rc;
+		s->text_on = true;
+	}
+	if (s->opt.json) {
+		if ((rc = jsonl_open(&s->json, s->opt.json, e)) < 0)
+			return rc;
+		s->json_on = true;
+	}
+	if (s->opt.trace) {
+		if ((rc = trace_open(&s->trace, s->opt.trace, s->opt.trace_format, e)) < 0)
+			return rc;
+		s->trace_on = true;
+	}
+	return 0;
+}
+
+int sinks_open(struct sinks **out, const struct sinks_options *opt, struct err *e)
+{
+	const char *path = opt->statsd_path ? opt->statsd_path : STATSD_SOCKET_PATH;
+	struct sinks *s = calloc(1, sizeof(*s));
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return err_set(e, -ENOMEM, "sinks: out of memory");
+	s->opt = sinks_plan(opt, opt->statsd == SINKS_STATSD_AUTO && is_socket(path));
+	rc = open_all(s, e);
+	if (rc < 0) {
+		sinks_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+static int first_error(const struct sinks *s)
+{
+	if (s->text_on && s->text.o.error)
+		return s->text.o.error;
+	if (s->json_on && s->json.o.error)
+		return s->json.o.error;
+	if (s->trace_on && s->trace.o.error)
+		return s->trace.o.error;
+	return 0;
+}
+
+int sinks_event(struct sinks *s, const struct event *ev)
+{
+	if (s->finished)
+		return -EPIPE;
+	if (s->text_on)
+		text_event(&s->text, ev);
+	if (s->json_on)
+		jsonl_event(&s->json, ev);
+	if (s->trace_on)
+		trace_event(&s->trace, ev);
+	return first_error(s);
+}
+
+int sinks_atom(struct sinks *s, const struct atom *a)
+{
+	uint32_t errors;
+	int rc;
+
+	if (!s->statsd_on || s->finished)
+		return 0;
+	errors = statsd_encode_atom(&s->ev, a);
+	rc = statsd_writer_send(&s->statsd, s->ev.buf, s->ev.len, a->atom_id);
+	if (errors) {
+		s->statsd_invalid++;
+		return errors & STATSD_ERR_OVERFLOW ? -EMSGSIZE : -EINVAL;
+	}
+	return rc;
+}
+
+bool sinks_statsd_on(const struct sinks *s)
+{
+	return s->statsd_on;
+}
+
+int sinks_flush(struct sinks *s, struct err *e)
+{
+	if (s->text_on)
+		text_flush(&s->text);
+	if (s->json_on)
+		jsonl_flush(&s->json);
+	if (s->trace_on)
+		trace_flush(&s->trace);
+	int rc = 0;
+	if (s->text_on && (rc = outbuf_check(&s->text.o, e)) < 0)
+		return rc;
+	if (s->json_on && (rc = outbuf_check(&s->json.o, e)) < 0)
+		return rc;
+	if (s->trace_on && (rc = outbuf_check(&s->trace.o, e)) < 0)
+		return rc;
+	return 0;
+}
+
+static void add_error(struct sink_report *r, const struct outbuf *o)
+{
+	struct err e = { 0 };
+
+	if (r->n_errors < SINK_REPORT_MAX_ERRORS && outbuf_check(o, &e) < 0)
+		snprintf(r->errors[r->n_errors++], sizeof(r->errors[0]), "%s", e.msg);
+}
+
+void sinks_report(const struct sinks *s, struct sink_report *r)
+{
+	if (s->finished) {
+		*r = s->final;
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	r->statsd_on = s->statsd_on;
+	r->statsd_path = s->opt.statsd_path;
+	if (s->statsd_on) {
+		r->statsd = s->statsd.stats;
+		r->statsd_unreported = statsd_writer_unreported(&s->statsd);
+	}
+	r->statsd_invalid = s->statsd_invalid;
+	if (s->trace_on) {
+		r->trace_unclosed = s->trace.unclosed;
+		r->trace_orphan_exits = s->trace.orphan_exits;
+	}
+	if (s->text_on)
+		add_error(r, &s->text.o);
+	if (s->json_on)
+		add_error(r, &s->json.o);
+	if (s->trace_on)
+		add_error(r, &s->trace.o);
+}
+
+/* Trace footer and statsd's last loss report come before the report is
+ * taken, so the summary counts them. */
+static void finish_outputs(struct sinks *s)
+{
+	if (s->statsd_on)
+		statsd_writer_close(&s->statsd);
+	if (s->trace_on)
+		trace_close(&s->trace); /* keeps its counters and error for the report */
+}
+
+int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
+		 FILE *err, struct err *e)
+{
+	struct sink_report r;
+	int rc;
+
+	if (s->finished)
+		return 0;
+	finish_outputs(s);
+	sinks_report(s, &r);
+	if (s->json_on) {
+		summary_json(&s->json.j, rows, n, &r, run_ns);
+		json_newline(&s->json.j);
+	}
+	rc = sinks_flush(s, e);
+	if (rc < 0)
+		sinks_report(s, &r); /* the summary line itself may have failed */
+	summary_text(err ? err : stderr, rows, n, &r, run_ns);
+	s->final = r;
+	s->finished = true;
+	return rc;
+}
+
+void sinks_close(struct sinks *s)
+{
+	if (!s)
+		return;
+	if (!s->finished)
+		finish_outputs(s);
+	if (s->text_on)
+		text_close(&s->text);
+	if (s->json_on)
+		jsonl_close(&s->json);
+	free(s);
+}

@@ -1,0 +1,77 @@
+/* sinks.h — the set of sinks the event loop writes every event to.
+ *
+ * One call per decoded record (sinks_event) and per statsd atom
+ * (sinks_atom), from a single thread; sinks_flush after each batch (each
+ * wake-up of the loop) so people watching the text see it promptly;
+ * sinks_finish once at exit with the per-probe counters, which prints the
+ * summary; sinks_close to free.  Per event: no allocation, a few memcpys into
+ * each sink's buffer.
+ *
+ * Default rule (sinks_plan): statsd is on when its socket exists
+ * (SINKS_STATSD_AUTO, i.e. on Android) and text goes to stdout when neither
+ * statsd nor JSON is on.  A trace file is additive.  Any combination may be
+ * asked for explicitly. */
+#ifndef UPROBESTATS_SINK_SINKS_H
+#define UPROBESTATS_SINK_SINKS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "sink/event.h"
+#include "sink/summary.h"
+#include "sink/trace_out.h"
+
+enum sinks_statsd_mode {
+	SINKS_STATSD_AUTO = 0, /* on when statsd_path is a socket */
+	SINKS_STATSD_OFF,
+	SINKS_STATSD_ON,       /* --statsd[=PATH]: failing to connect is an error */
+};
+
+struct sinks_options {
+	enum sinks_statsd_mode statsd;
+	const char *statsd_path;      /* NULL: /dev/socket/statsdw */
+	FILE *text;                   /* human lines (NULL: only by the default rule) */
+	FILE *json;                   /* JSON Lines */
+	FILE *trace;                  /* trace file (the caller opens and closes it) */
+	enum trace_format trace_format;
+	FILE *default_text;           /* where the default text goes; NULL: stdout */
+};
+
+struct sinks;
+
+/* Apply the default rule: returns the options sinks_open will use.
+ * statsd_socket_exists is what the caller found at statsd_path. */
+struct sinks_options sinks_plan(const struct sinks_options *in, bool statsd_socket_exists);
+
+/* Plan (checking whether the statsd socket exists) and open every sink. */
+int sinks_open(struct sinks **out, const struct sinks_options *opt, struct err *e);
+
+/* Text, JSON and trace.  Returns 0, or the negative errno of an output that
+ * has failed (the event is then lost there: count it as dropped at the sink). */
+int sinks_event(struct sinks *s, const struct event *ev);
+
+/* statsd.  Returns 0 when delivered or when statsd is off; -EMSGSIZE (or
+ * -EINVAL) when the atom could not be encoded and went out as statsd's error
+ * event; or the send error (-EAGAIN, -ENOENT, ...): the atom is dropped,
+ * counted, and reported to statsd once it reads again. */
+int sinks_atom(struct sinks *s, const struct atom *a);
+bool sinks_statsd_on(const struct sinks *s);
+
+/* Write buffered output.  Returns 0 or the first write error, with e naming
+ * the output ("json output: write failed: No space left on device"). */
+int sinks_flush(struct sinks *s, struct err *e);
+
+/* What the sinks saw (statsd counters, trace pairing, write errors). */
+void sinks_report(const struct sinks *s, struct sink_report *r);
+
+/* At exit: ends open trace slices, sends statsd's last loss report, prints
+ * the summary table on `err` (stderr) and a "summary" line to the JSON
+ * stream, flushes everything.  Returns 0 or the first write error. */
+int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
+		 FILE *err, struct err *e);
+
+/* Free (after sinks_finish, or alone on an error path). */
+void sinks_close(struct sinks *s);
+
+#endif

@@ -1,0 +1,251 @@
+#include "sink/statsd_socket.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SNDBUF_BYTES (2 * 1024 * 1024)
+
+static uint64_t boot_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct timespec realtime_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts;
+}
+
+static int sock_connect(struct statsd_writer *w)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int size = SNDBUF_BYTES;
+
+	if (fd < 0)
+		return -errno;
+	/* Capped by net.core.wmem_max; failure is harmless (libstatssocket too). */
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	if (connect(fd, (const struct sockaddr *)&w->addr, sizeof(w->addr)) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	w->fd = fd;
+	return 0;
+}
+
+static void sock_close(struct statsd_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+}
+
+int statsd_writer_open(struct statsd_writer *w, const char *path, struct err *e)
+{
+	int rc;
+
+	memset(w, 0, offsetof(struct statsd_writer, loss_event));
+	memset(&w->stats, 0, sizeof(w->stats));
+	w->fd = -1;
+	if (!path)
+		path = STATSD_SOCKET_PATH;
+	if (strlen(path) >= sizeof(w->addr.sun_path))
+		return err_set(e, -ENAMETOOLONG, "statsd socket path '%s' is longer than %zu bytes",
+			       path, sizeof(w->addr.sun_path) - 1);
+	w->addr.sun_family = AF_UNIX;
+	strcpy(w->addr.sun_path, path);
+	w->tid = (uint32_t)syscall(SYS_gettid);
+	w->uid = (uint32_t)getuid();
+	rc = sock_connect(w);
+	if (rc < 0)
+		return err_set(e, rc, "statsd socket %s: cannot connect: %s", path, strerror(-rc));
+	return 0;
+}
+
+/* One datagram, EINTR retried.  Returns bytes written or -errno. */
+static ssize_t write_once(int fd, const struct iovec *iov, int n)
+{
+	ssize_t r;
+
+	do
+		r = writev(fd, iov, n);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+static bool is_disconnect(ssize_t rc)
+{
+	return rc == -ENOTCONN || rc == -ECONNREFUSED || rc == -ENOENT;
+}
+
+/* Write one datagram; on a lost connection (statsd restarted, socket file
+ * gone) reconnect once and retry once.  Returns 0 or -errno. */
+static int deliver(struct statsd_writer *w, const struct iovec *iov, int n, size_t total)
+{
+	ssize_t rc = -ENOTCONN;
+
+	if (w->fd >= 0)
+		rc = write_once(w->fd, iov, n);
+	if (is_disconnect(rc) || w->fd < 0) {
+		sock_close(w);
+		int c = sock_connect(w);
+		if (c < 0)
+			return c;
+		w->stats.reconnects++;
+		rc = write_once(w->fd, iov, n);
+	}
+	if (rc < 0)
+		return (int)rc;
+	return (size_t)rc == total ? 0 : -EMSGSIZE;
+}
+
+static int deliver_event(struct statsd_writer *w, const uint8_t *event, size_t len)
+{
+	uint8_t frame[STATSD_FRAME_LEN];
+	struct iovec iov[2] = {
+		{ .iov_base = frame, .iov_len = sizeof(frame) },
+		{ .iov_base = (void *)event, .iov_len = len },
+	};
+
+	statsd_frame(frame, w->tid, realtime_now());
+	return deliver(w, iov, 2, sizeof(frame) + len);
+}
+
+/* StatsSocketLossReporter::noteDrop: per (error, atom) counts, atom 752's own
+ * drops are not counted there (only in the legacy counter). */
+static void note_loss(struct statsd_writer *w, int32_t error, int32_t atom_id)
+{
+	uint64_t now = boot_now_ns();
+
+	if (atom_id == STATSD_LOSS_ATOM_ID)
+		return;
+	if (w->n_pairs == 0 && w->loss_overflow == 0)
+		w->loss_first_ns = now;
+	w->loss_last_ns = now;
+	for (size_t i = 0; i < w->n_pairs; i++) {
+		if (w->pairs[i].error == error && w->pairs[i].atom_id == atom_id) {
+			w->pairs[i].count++;
+			return;
+		}
+	}
+	if (w->n_pairs == STATSD_LOSS_MAX_PAIRS) {
+		w->loss_overflow++;
+		return;
+	}
+	w->pairs[w->n_pairs++] = (struct statsd_loss_pair){ error, atom_id, 1 };
+}
+
+static void note_drop(struct statsd_writer *w, int error, int32_t atom_id)
+{
+	w->legacy_dropped++;
+	w->legacy_error = error;
+	w->legacy_atom = atom_id;
+	note_loss(w, error, atom_id);
+}
+
+/* dumpAtomsLossStats: atom 752 with parallel int32 lists; kept on failure. */
+static void dump_loss_atom(struct statsd_writer *w)
+{
+	int32_t errs[STATSD_LOSS_MAX_PAIRS], tags[STATSD_LOSS_MAX_PAIRS],
+		counts[STATSD_LOSS_MAX_PAIRS];
+	struct statsd_event *ev = &w->loss_event;
+	uint64_t now = boot_now_ns();
+
+	if (w->n_pairs == 0 && w->loss_overflow == 0)
+		return;
+	if (w->loss_attempted && now - w->loss_last_attempt_ns < STATSD_LOSS_COOLDOWN_NS)
+		return;
+	w->loss_attempted = true;
+	w->loss_last_attempt_ns = now;
+	for (size_t i = 0; i < w->n_pairs; i++) {
+		errs[i] = w->pairs[i].error;
+		tags[i] = w->pairs[i].atom_id;
+		counts[i] = w->pairs[i].count;
+	}
+	statsd_event_init(ev, now);
+	statsd_event_set_atom_id(ev, STATSD_LOSS_ATOM_ID);
+	statsd_event_write_int32(ev, (int32_t)w->uid);
+	statsd_event_add_bool_annotation(ev, STATSD_ANN_IS_UID, true);
+	statsd_event_write_int64(ev, (int64_t)w->loss_first_ns);
+	statsd_event_write_int64(ev, (int64_t)w->loss_last_ns);
+	statsd_event_write_int32(ev, w->loss_overflow);
+	statsd_event_write_int32_list(ev, errs, w->n_pairs);
+	statsd_event_write_int32_list(ev, tags, w->n_pairs);
+	statsd_event_write_int32_list(ev, counts, w->n_pairs);
+	statsd_event_build(ev);
+	int rc = deliver_event(w, ev->buf, ev->len);
+	if (rc < 0) {
+		note_drop(w, rc, STATSD_LOSS_ATOM_ID);
+		return;
+	}
+	w->stats.loss_atoms++;
+	w->n_pairs = 0;
+	w->loss_overflow = 0;
+}
+
+/* The legacy 24-byte datagram; on success also try the atom-752 report.
+ * Like libstatssocket, a failed report puts the count back. */
+static void report_drops(struct statsd_writer *w)
+{
+	uint8_t dg[STATSD_DROP_LEN];
+	struct iovec iov = { .iov_base = dg, .iov_len = sizeof(dg) };
+	int32_t snapshot = w->legacy_dropped;
+
+	if (snapshot == 0)
+		return;
+	statsd_drop_datagram(dg, w->tid, realtime_now(), w->legacy_error, w->legacy_atom,
+			     snapshot);
+	w->legacy_dropped = 0;
+	if (deliver(w, &iov, 1, sizeof(dg)) < 0) {
+		w->legacy_dropped += snapshot;
+		return;
+	}
+	w->stats.drop_reports++;
+	dump_loss_atom(w);
+}
+
+int statsd_writer_send(struct statsd_writer *w, const uint8_t *event, size_t len,
+		       int32_t atom_id)
+{
+	int rc;
+
+	report_drops(w);
+	rc = deliver_event(w, event, len);
+	if (rc < 0) {
+		note_drop(w, rc, atom_id);
+		w->stats.dropped++;
+		w->stats.last_error = rc;
+		w->stats.last_dropped_atom = atom_id;
+		return rc;
+	}
+	w->stats.sent++;
+	return 0;
+}
+
+void statsd_writer_close(struct statsd_writer *w)
+{
+	if (w->closed)
+		return;
+	w->closed = true;
+	report_drops(w);
+	/* The report just sent may have used up the cool-down: one more try. */
+	w->loss_attempted = false;
+	dump_loss_atom(w);
+	sock_close(w);
+}
+
+int32_t statsd_writer_unreported(const struct statsd_writer *w)
+{
+	return w->legacy_dropped;
+}

@@ -1,0 +1,83 @@
+/* statsd_socket.h — the datagram writer to statsd's socket, behaving as
+ * libstatssocket's statsd_writer + StatsSocketLossReporter do.
+ *
+ * Owns: the AF_UNIX SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC connection to
+ * /dev/socket/statsdw (or another path), one datagram per atom (header + magic
+ * + event, writev), reconnect-once-and-resend on ENOTCONN/ECONNREFUSED/ENOENT,
+ * drop-and-count on EAGAIN and every other error (never blocks, never
+ * retries), and loss reporting after recovery: the 24-byte legacy drop
+ * datagram, then atom 752 StatsSocketLossReported with per (error, atom id)
+ * counts.  The writer never allocates after open. */
+#ifndef UPROBESTATS_SINK_STATSD_SOCKET_H
+#define UPROBESTATS_SINK_STATSD_SOCKET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "common/err.h"
+#include "sink/statsd_encode.h"
+
+#define STATSD_SOCKET_PATH "/dev/socket/statsdw"
+#define STATSD_LOSS_ATOM_ID 752
+#define STATSD_LOSS_MAX_PAIRS 100          /* beyond: overflow_count++ */
+#define STATSD_LOSS_COOLDOWN_NS 10000000ull /* 10 ms between atom-752 attempts */
+
+/* What the writer did, for the exit summary. */
+struct statsd_writer_stats {
+	uint64_t sent;          /* atoms delivered (the caller's, not atom 752) */
+	uint64_t dropped;       /* atoms not delivered (EAGAIN, no socket, ...) */
+	uint64_t reconnects;    /* successful reconnects after a lost connection */
+	uint64_t drop_reports;  /* 24-byte drop datagrams delivered */
+	uint64_t loss_atoms;    /* atom 752 reports delivered */
+	int last_error;         /* negative errno of the last drop, 0 if none */
+	int32_t last_dropped_atom;
+};
+
+struct statsd_loss_pair {
+	int32_t error;   /* negative errno */
+	int32_t atom_id;
+	int32_t count;
+};
+
+/* Treat as opaque: use the functions below.  Embeddable (no allocation). */
+struct statsd_writer {
+	int fd;                      /* -1 while disconnected */
+	struct sockaddr_un addr;
+	uint32_t tid;                /* header tid: the single writing thread */
+	uint32_t uid;                /* field 1 of atom 752 */
+	/* legacy drop counter, reported by the 24-byte datagram */
+	int32_t legacy_dropped;
+	int32_t legacy_error;
+	int32_t legacy_atom;
+	/* StatsSocketLossReporter */
+	struct statsd_loss_pair pairs[STATSD_LOSS_MAX_PAIRS];
+	size_t n_pairs;
+	int32_t loss_overflow;
+	uint64_t loss_first_ns, loss_last_ns;
+	uint64_t loss_last_attempt_ns;
+	bool loss_attempted;
+	bool closed;
+	struct statsd_event loss_event;
+	struct statsd_writer_stats stats;
+};
+
+/* Connect to path (NULL: STATSD_SOCKET_PATH).  Fails with a message naming
+ * the path and the reason when the socket cannot be reached. */
+int statsd_writer_open(struct statsd_writer *w, const char *path, struct err *e);
+
+/* Send one built event for atom_id.  First reports earlier drops if there are
+ * any.  Returns 0 when delivered, else the negative errno of the failure: the
+ * atom is dropped and counted (it will be reported to statsd later). */
+int statsd_writer_send(struct statsd_writer *w, const uint8_t *event, size_t len,
+		       int32_t atom_id);
+
+/* Last chance to report drops (best effort), then close.  Safe to call twice. */
+void statsd_writer_close(struct statsd_writer *w);
+
+/* Drops not yet reported to statsd (nonzero after close: they were lost
+ * without statsd knowing; the exit summary says so). */
+int32_t statsd_writer_unreported(const struct statsd_writer *w);
+
+#endif

@@ -1,0 +1,53 @@
+/* summary.h — the exit summary: per task and probe, what was seen, delivered
+ * and lost, and what each sink could not do.
+ *
+ * The event loop owns the per-probe counters (it sees the BPF hit counters
+ * and the ring-buffer drop records) and passes them in as struct
+ * probe_stats; the sink set adds what it knows (statsd delivery, loss
+ * reports, write errors) as struct sink_report.  Printed as an aligned table
+ * on stderr, and as one "summary" object in the JSON Lines stream. */
+#ifndef UPROBESTATS_SINK_SUMMARY_H
+#define UPROBESTATS_SINK_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sink/event.h"
+#include "sink/json_out.h"
+#include "sink/statsd_socket.h"
+
+/* One row per attached probe, filled by the event loop. */
+struct probe_stats {
+	const struct probe_desc *probe;
+	uint64_t hits;            /* probe hits counted in the kernel */
+	uint64_t delivered;       /* events handed to the sinks */
+	uint64_t dropped_kernel;  /* records lost before user space (ring full, perf lost) */
+	uint64_t dropped_sink;    /* events or atoms a sink could not deliver */
+	uint64_t duration_ns;     /* time the probe was attached and polled */
+};
+
+#define SINK_REPORT_MAX_ERRORS 4
+
+/* What the sinks themselves observed (sinks_report() fills it). */
+struct sink_report {
+	bool statsd_on;
+	const char *statsd_path;
+	struct statsd_writer_stats statsd;
+	uint64_t statsd_invalid;   /* atoms sent as the error event (too large, ...) */
+	int32_t statsd_unreported; /* drops statsd was never told about */
+	uint64_t trace_unclosed;   /* enter slices still open at exit (closed at the end) */
+	uint64_t trace_orphan_exits; /* exits with no open enter on their thread */
+	size_t n_errors;
+	char errors[SINK_REPORT_MAX_ERRORS][ERR_MSG_MAX]; /* write failures, one line each */
+};
+
+/* The aligned table and the sink lines, on f (stderr in the tool). */
+void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
+		  const struct sink_report *r, uint64_t run_ns);
+/* {"type":"summary", ...} without the trailing newline. */
+void summary_json(struct json_out *j, const struct probe_stats *rows, size_t n,
+		  const struct sink_report *r, uint64_t run_ns);
+
+#endif

@@ -1,0 +1,441 @@
+#include "sink/trace_out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink/jsonl_out.h"
+#include "sink/probe_label.h"
+#include "sink/text_out.h"
+
+#define INITIAL_THREADS 256u
+
+struct trace_thread {
+	uint32_t tid, pid;
+	bool used, thread_named, process_named;
+	uint8_t depth;
+	uint32_t comm_hash;
+	const struct probe_desc *open[TRACE_MAX_DEPTH];
+};
+
+int trace_parse_format(const char *name, enum trace_format *out, struct err *e)
+{
+	if (!strcmp(name, "json") || !strcmp(name, "perfetto") || !strcmp(name, "chrome")) {
+		*out = TRACE_FORMAT_JSON;
+		return 0;
+	}
+	if (!strcmp(name, "systrace")) {
+		*out = TRACE_FORMAT_SYSTRACE;
+		return 0;
+	}
+	return err_set(e, -EINVAL, "--trace-format=%s: expected json or systrace", name);
+}
+
+/* ---- per-thread table (grows only when a new thread appears) ---- */
+
+static size_t slot_of(uint32_t tid, size_t cap)
+{
+	return (size_t)(tid * 2654435761u) & (cap - 1);
+}
+
+static struct trace_thread *probe_slot(struct trace_thread *tab, size_t cap, uint32_t tid)
+{
+	size_t i = slot_of(tid, cap);
+
+	while (tab[i].used && tab[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static bool grow(struct trace_out *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : INITIAL_THREADS;
+	struct trace_thread *tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return false;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->threads[i].used)
+			*probe_slot(tab, cap, t->threads[i].tid) = t->threads[i];
+	free(t->threads);
+	t->threads = tab;
+	t->cap = cap;
+	return true;
+}
+
+/* NULL only when memory ran out: that thread then gets no pairing/metadata. */
+static struct trace_thread *thread_of(struct trace_out *t, uint32_t tid, uint32_t pid)
+{
+	struct trace_thread *th;
+
+	if (t->cap) {
+		th = probe_slot(t->threads, t->cap, tid);
+		if (th->used)
+			return th;
+	}
+	if ((t->used + 1) * 2 > t->cap && !grow(t))
+		return NULL;
+	th = probe_slot(t->threads, t->cap, tid);
+	memset(th, 0, sizeof(*th));
+	th->used = true;
+	th->tid = tid;
+	th->pid = pid;
+	t->used++;
+	return th;
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h | 1; /* never 0: 0 means "no name yet" */
+}
+
+/* ---- JSON (Trace Event Format) ---- */
+
+static void ts_us(struct json_out *j, uint64_t ns)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%llu.%03llu", (unsigned long long)(ns / 1000),
+			 (unsigned long long)(ns % 1000));
+	json_raw(j, tmp, (size_t)n);
+}
+
+/* Opens one element of traceEvents: name, cat, ph, ts, pid, tid. */
+static void j_begin(struct trace_out *t, const char *ph, struct label name, const char *cat,
+		    uint64_t ns, uint32_t pid, uint32_t tid)
+{
+	struct json_out *j = &t->j;
+
+	if (t->n_events++)
+		outbuf_puts(&t->o, ",\n");
+	json_object_begin(j);
+	json_key(j, "name");
+	json_string(j, name.s, name.n);
+	if (cat) {
+		json_key(j, "cat");
+		json_cstring(j, cat);
+	}
+	json_key(j, "ph");
+	json_cstring(j, ph);
+	json_key(j, "ts");
+	ts_us(j, ns);
+	json_key(j, "pid");
+	json_u64(j, pid);
+	json_key(j, "tid");
+	json_u64(j, tid);
+}
+
+/* Closes the element; resets the writer so the next one needs no comma logic. */
+static void j_end(struct trace_out *t)
+{
+	json_object_end(&t->j);
+	t->j.need_comma[0] = false;
+}
+
+static void j_args(struct trace_out *t, const struct event *ev)
+{
+	struct json_out *j = &t->j;
+
+	json_key(j, "args");
+	json_object_begin(j);
+	if (ev->probe && ev->probe->method) {
+		json_key(j, "probe");
+		json_cstring(j, ev->probe->method);
+	}
+	jsonl_field_members(j, ev->fields, ev->n_fields);
+	json_object_end(j);
+}
+
+static void j_meta(struct trace_out *t, const char *what, uint32_t pid, uint32_t tid,
+		   const char *name)
+{
+	struct label l = { what, strlen(what) };
+
+	j_begin(t, "M", l, NULL, 0, pid, tid);
+	json_key(&t->j, "args");
+	json_object_begin(&t->j);
+	json_key(&t->j, "name");
+	json_cstring(&t->j, name);
+	json_object_end(&t->j);
+	j_end(t);
+}
+
+/* ---- systrace (atrace text) ---- */
+
+static void s_line(struct trace_out *t, const struct event *ev, uint64_t ns, char mark)
+{
+	struct outbuf *o = &t->o;
+	char ts[32];
+	size_t n = fmt_seconds(ts, ns, 9);
+	const char *comm = ev->comm && ev->comm[0] ? ev->comm : "<...>";
+	size_t w = 0;
+
+	/* the task column: right-aligned to 16 like ftrace, no control chars */
+	for (const char *c = comm; *c && w < 16; c++, w++)
+		;
+	outbuf_pad(o, w, 16);
+	for (const char *c = comm; *c && c < comm + 16; c++)
+		outbuf_putc(o, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+	outbuf_printf(o, "-%u (%5u) [000] ...1 ", ev->tid, ev->pid);
+	outbuf_put(o, ts, n);
+	outbuf_printf(o, ": tracing_mark_write: %c|%u", mark, ev->pid);
+}
+
+static void s_begin(struct trace_out *t, const struct event *ev, uint64_t ns, struct label l,
+		    bool with_fields)
+{
+	s_line(t, ev, ns, 'B');
+	outbuf_putc(&t->o, '|');
+	text_escape_nopipe(&t->o, l.s, l.n);
+	if (with_fields)
+		text_fields(&t->o, ev->fields, ev->n_fields, true);
+	outbuf_putc(&t->o, '\n');
+}
+
+static void s_end(struct trace_out *t, const struct event *ev, uint64_t ns)
+{
+	s_line(t, ev, ns, 'E');
+	outbuf_putc(&t->o, '\n');
+}
+
+/* ---- the record kinds, in either format ---- */
+
+static bool is_json(const struct trace_out *t)
+{
+	return t->fmt == TRACE_FORMAT_JSON;
+}
+
+static const char *cat_of(const struct event *ev)
+{
+	return ev->probe && ev->probe->program ? ev->probe->program : "uprobestats";
+}
+
+/* Metadata: a process's name once, a thread's name when first seen or changed. */
+static void process_name(struct trace_out *t, const struct event *ev)
+{
+	if (!is_json(t) || !ev->process || !ev->process[0])
+		return;
+	struct trace_thread *leader = thread_of(t, ev->pid, ev->pid);
+	if (leader && !leader->process_named) {
+		leader->process_named = true;
+		j_meta(t, "process_name", ev->pid, ev->pid, ev->process);
+	}
+}
+
+static void thread_name(struct trace_out *t, const struct event *ev, struct trace_thread *th)
+{
+	if (!is_json(t) || !th || !ev->comm || !ev->comm[0])
+		return;
+	uint32_t h = hash_str(ev->comm);
+	if (th->comm_hash != h) {
+		th->comm_hash = h;
+		j_meta(t, "thread_name", ev->pid, ev->tid, ev->comm);
+	}
+}
+
+static void instant(struct trace_out *t, const struct event *ev, struct label l)
+{
+	if (is_json(t)) {
+		j_begin(t, "i", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
+		json_key(&t->j, "s");
+		json_cstring(&t->j, "t");
+		j_args(t, ev);
+		j_end(t);
+	} else {
+		s_begin(t, ev, ev->boot_ns, l, true);
+		s_end(t, ev, ev->boot_ns);
+	}
+}
+
+static void complete(struct trace_out *t, const struct event *ev, struct label l)
+{
+	uint64_t dur = ev->duration_ns <= ev->boot_ns ? ev->duration_ns : ev->boot_ns;
+	uint64_t start = ev->boot_ns - dur;
+
+	if (is_json(t)) {
+		j_begin(t, "X", l, cat_of(ev), start, ev->pid, ev->tid);
+		json_key(&t->j, "dur");
+		ts_us(&t->j, dur);
+		j_args(t, ev);
+		j_end(t);
+	} else {
+		s_begin(t, ev, start, l, false);
+		s_end(t, ev, ev->boot_ns);
+	}
+}
+
+static void drop(struct trace_out *t, const struct event *ev)
+{
+	char name[96];
+	int n = snprintf(name, sizeof(name), "uprobestats: %llu records %s",
+			 (unsigned long long)ev->n_lost, ev->kind == EVENT_DROP ? "dropped" : "lost");
+	struct label l = { name, (size_t)n };
+
+	if (is_json(t)) {
+		j_begin(t, "i", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
+		json_key(&t->j, "s");
+		json_cstring(&t->j, "g");
+		json_key(&t->j, "args");
+		json_object_begin(&t->j);
+		json_key(&t->j, "count");
+		json_u64(&t->j, ev->n_lost);
+		json_key(&t->j, "map");
+		json_cstring(&t->j, ev->probe ? ev->probe->map : NULL);
+		json_object_end(&t->j);
+		j_end(t);
+	} else {
+		s_begin(t, ev, ev->boot_ns, l, false);
+		s_end(t, ev, ev->boot_ns);
+	}
+}
+
+static void enter(struct trace_out *t, const struct event *ev, struct trace_thread *th,
+		  struct label l)
+{
+	if (!th || th->depth == TRACE_MAX_DEPTH) {
+		t->too_deep++;
+		instant(t, ev, l);
+		return;
+	}
+	th->open[th->depth++] = ev->probe;
+	if (is_json(t)) {
+		j_begin(t, "B", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
+		j_args(t, ev);
+		j_end(t);
+	} else {
+		s_begin(t, ev, ev->boot_ns, l, false);
+	}
+}
+
+static bool label_eq(struct label a, struct label b)
+{
+	return a.n == b.n && memcmp(a.s, b.s, a.n) == 0;
+}
+
+/* Viewers (speedscope, catapult) match an "E" to its "B" by name: repeat it. */
+static void end_slice(struct trace_out *t, const struct event *ev, struct label name, uint64_t ns,
+		      bool unfinished)
+{
+	if (is_json(t)) {
+		j_begin(t, "E", name, NULL, ns, ev->pid, ev->tid);
+		if (unfinished) {
+			json_key(&t->j, "args");
+			json_object_begin(&t->j);
+			json_key(&t->j, "unfinished");
+			json_bool(&t->j, true);
+			json_object_end(&t->j);
+		} else {
+			j_args(t, ev);
+		}
+		j_end(t);
+	} else {
+		s_end(t, ev, ns);
+	}
+}
+
+static void leave(struct trace_out *t, const struct event *ev, struct trace_thread *th,
+		  struct label l)
+{
+	int k = th ? (int)th->depth - 1 : -1;
+
+	while (k >= 0 && !label_eq(probe_label(th->open[k]), l))
+		k--;
+	if (k < 0) {
+		char name[300];
+		int n = snprintf(name, sizeof(name), "%.*s (exit without enter)", (int)l.n, l.s);
+		t->orphan_exits++;
+		instant(t, ev, (struct label){ name, (size_t)n });
+		return;
+	}
+	/* slices opened above the match lost their exit: end them here */
+	while ((int)th->depth - 1 > k) {
+		th->depth--;
+		t->unclosed++;
+		end_slice(t, ev, probe_label(th->open[th->depth]), ev->boot_ns, true);
+	}
+	th->depth--;
+	end_slice(t, ev, l, ev->boot_ns, false);
+}
+
+void trace_event(struct trace_out *t, const struct event *ev)
+{
+	struct label l = probe_label(ev->probe);
+	enum probe_role role = ev->probe ? ev->probe->role : PROBE_PLAIN;
+
+	if (ev->boot_ns > t->last_ns)
+		t->last_ns = ev->boot_ns;
+	process_name(t, ev); /* may grow the table: before taking th */
+	struct trace_thread *th = thread_of(t, ev->tid, ev->pid);
+	thread_name(t, ev, th);
+	if (ev->kind == EVENT_DROP || ev->kind == EVENT_LOST)
+		drop(t, ev);
+	else if (ev->kind == EVENT_RETURN)
+		complete(t, ev, l);
+	else if (role == PROBE_ENTER)
+		enter(t, ev, th, l);
+	else if (role == PROBE_EXIT)
+		leave(t, ev, th, l);
+	else
+		instant(t, ev, l);
+}
+
+int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *e)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = outbuf_init(&t->o, f, 0, "trace", e);
+	if (rc < 0)
+		return rc;
+	json_init(&t->j, &t->o);
+	t->fmt = fmt;
+	if (!grow(t)) {
+		outbuf_free(&t->o);
+		return err_set(e, -ENOMEM, "trace: cannot allocate the thread table");
+	}
+	if (is_json(t)) {
+		outbuf_puts(&t->o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":"
+				   "\"uprobestats\",\"clock\":\"CLOCK_BOOTTIME\"},\"traceEvents\":[\n");
+	} else {
+		outbuf_puts(&t->o, "TRACE:\n# tracer: nop\n#\n"
+				   "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+				   "#              | |        |      |   ||||       |         |\n");
+	}
+	return 0;
+}
+
+int trace_flush(struct trace_out *t)
+{
+	return outbuf_flush(&t->o);
+}
+
+/* End what is still open, at the last timestamp seen, marked unfinished. */
+static void close_open_slices(struct trace_out *t)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		struct trace_thread *th = &t->threads[i];
+		struct event ev = { .pid = th->pid, .tid = th->tid };
+
+		for (; th->used && th->depth > 0; th->depth--) {
+			t->unclosed++;
+			end_slice(t, &ev, probe_label(th->open[th->depth - 1]), t->last_ns, true);
+		}
+	}
+}
+
+void trace_close(struct trace_out *t)
+{
+	if (!t->o.buf)
+		return;
+	close_open_slices(t);
+	if (is_json(t))
+		outbuf_puts(&t->o, "\n]}\n");
+	outbuf_flush(&t->o);
+	outbuf_free(&t->o);
+	free(t->threads);
+	t->threads = NULL;
+	t->cap = t->used = 0;
+}

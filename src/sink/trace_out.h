@@ -1,0 +1,66 @@
+/* trace_out.h — the trace sink: a file Perfetto UI, chrome://tracing,
+ * speedscope (JSON) and systrace/Perfetto (ftrace text) open.
+ *
+ * TRACE_FORMAT_JSON writes the Trace Event Format (JSON object form) with
+ * CLOCK_BOOTTIME timestamps in microseconds (ns precision, 3 decimals):
+ *   - EVENT_RETURN with duration_ns: a complete slice ("ph":"X") that ends at
+ *     boot_ns, on the event's thread;
+ *   - PROBE_ENTER / PROBE_EXIT probes: "B" at the enter, "E" at the matching
+ *     exit on the same thread (the writer keeps a per-thread stack of open
+ *     slices; an exit closes the innermost open slice of the same name, and
+ *     any slices opened above it, which are marked unfinished);
+ *   - other records: thread-scoped instant events ("ph":"i") with the fields
+ *     as args; drops/lost records: global instants with their count;
+ *   - process_name / thread_name metadata ("ph":"M") the first time a pid or
+ *     tid is seen and whenever a thread's name changes.
+ * At close, slices still open are ended at the last timestamp seen with
+ * args {"unfinished": true}.
+ *
+ * TRACE_FORMAT_SYSTRACE writes the atrace text form: a "TRACE:" line, the
+ * ftrace "# tracer: nop" header, then one line per mark
+ *   <comm>-<tid> (<pid>) [000] ...1 <s.ns>: tracing_mark_write: B|<pid>|<name>
+ * and "E|<pid>" to end.  Instants become zero-length slices named
+ * "<label> k=v ...".  Lines of a uretprobe slice are written when it returns,
+ * so the file is not in time order; Perfetto and systrace sort on import. */
+#ifndef UPROBESTATS_SINK_TRACE_OUT_H
+#define UPROBESTATS_SINK_TRACE_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "sink/event.h"
+#include "sink/json_out.h"
+#include "sink/outbuf.h"
+
+#define TRACE_MAX_DEPTH 32  /* open enter slices per thread */
+
+enum trace_format {
+	TRACE_FORMAT_JSON,
+	TRACE_FORMAT_SYSTRACE,
+};
+
+struct trace_thread;
+
+struct trace_out {
+	struct outbuf o;
+	struct json_out j;
+	enum trace_format fmt;
+	struct trace_thread *threads; /* open-addressing table keyed by tid */
+	size_t cap, used;
+	size_t n_events;              /* JSON elements written (comma handling) */
+	uint64_t last_ns;             /* latest timestamp seen */
+	uint64_t unclosed;            /* slices ended at close */
+	uint64_t orphan_exits;        /* exits with no matching open enter */
+	uint64_t too_deep;            /* enters past TRACE_MAX_DEPTH (written as instants) */
+};
+
+/* "json" or "systrace" (also "perfetto"/"chrome" for json). */
+int trace_parse_format(const char *name, enum trace_format *out, struct err *e);
+int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *e);
+void trace_event(struct trace_out *t, const struct event *ev);
+int trace_flush(struct trace_out *t);
+/* Ends open slices, writes the footer, flushes and frees (not the FILE*). */
+void trace_close(struct trace_out *t);
+
+#endif

@@ -1,0 +1,37 @@
+/* doctor.h — `uprobestats doctor`: what this device offers and, for each
+ * item, which path the tool will take (ring buffer or perf buffer, uprobe PMU
+ * or tracefs, statsd sink or text, guardrail on or off), as aligned text or
+ * as JSON.  Every path comes from a struct sys_paths so tests run it against
+ * a fixture tree; the one kernel probe that cannot be faked through files
+ * (can a BPF ring buffer be created?) is a function pointer. */
+#ifndef UPROBESTATS_SYS_DOCTOR_H
+#define UPROBESTATS_SYS_DOCTOR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "sys/sysroot.h"
+
+enum doctor_guardrail {
+	DOCTOR_GUARDRAIL_AUTO = 0,   /* on for Android user builds and unknown Android builds */
+	DOCTOR_GUARDRAIL_OFF,
+	DOCTOR_GUARDRAIL_ON,
+};
+
+struct doctor_opts {
+	struct sys_paths paths;
+	bool json;
+	/* 1: BPF_MAP_TYPE_RINGBUF works, 0: it does not, <0: -errno (could not
+	 * tell).  NULL: libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL). */
+	int (*probe_ringbuf)(void);
+	/* The attach layer can fall back to tracefs uprobe_events when the
+	 * uprobe PMU is missing. */
+	bool tracefs_fallback;
+	enum doctor_guardrail guardrail;
+};
+
+/* Writes the report to out.  Returns 0 when the tool can run here, 1 when
+ * something it needs is missing (the report says what and how to get it). */
+int doctor_run(FILE *out, const struct doctor_opts *opts);
+
+#endif

@@ -1,0 +1,26 @@
+/* name_cache.h — pid -> process name (argv[0]) for events, read from /proc
+ * once per pid and kept in a fixed-size table (no allocation per event). */
+#ifndef UPROBESTATS_SYS_NAME_CACHE_H
+#define UPROBESTATS_SYS_NAME_CACHE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NAME_CACHE_SLOTS 1024
+#define NAME_CACHE_LEN 96
+
+struct name_cache_slot {
+	pid_t pid;                   /* 0: empty */
+	char name[NAME_CACHE_LEN];   /* "" when the process was gone before we looked */
+};
+
+struct name_cache {
+	const char *proc_dir;
+	struct name_cache_slot slots[NAME_CACHE_SLOTS];
+};
+
+void name_cache_init(struct name_cache *c, const char *proc_dir);
+/* The process name of pid, or NULL when it could not be read. */
+const char *name_cache_get(struct name_cache *c, pid_t pid);
+
+#endif

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# check-binaries.sh [--version-string V] [--max-size BYTES] ARCH=BINARY[=RUNNER]...
+#
+# Checks that each release binary is what users `adb push`: an ELF for ARCH, fully
+# static (no PT_INTERP program header, no dynamic section, hence no NEEDED entries),
+# stripped (no .symtab), within the size budget, and that `BINARY --version` runs
+# (through RUNNER, e.g. qemu-aarch64-static, when the arch is foreign) and prints V.
+# Ends with "binaries: N passed, N failed"; exits 1 if any check failed.
+set -euo pipefail
+
+version='' max_size=''
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--version-string) version=$2; shift 2 ;;
+	--max-size) max_size=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "check-binaries: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "usage: $0 [--version-string V] [--max-size N] ARCH=BINARY[=RUNNER]..." >&2; exit 2; }
+command -v readelf >/dev/null || { echo "check-binaries: readelf not found (binutils)" >&2; exit 2; }
+
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+
+for spec in "$@"; do
+	IFS='=' read -r arch bin runner <<<"$spec"
+	case "$arch" in
+	x86_64) machine='Advanced Micro Devices X86-64' ;;
+	aarch64) machine='AArch64' ;;
+	*) machine='' ;;
+	esac
+	what="$arch ${bin#"$PWD"/}"
+	if [ ! -f "$bin" ]; then
+		fail "$what exists" "no such file"
+		continue
+	fi
+	hdr=$(readelf -h "$bin" 2>&1) || { fail "$what is an ELF file" "$hdr"; continue; }
+	m=$(sed -n 's/^ *Machine: *//p' <<<"$hdr")
+	if [ -z "$machine" ] || [ "$m" = "$machine" ]; then ok "$what is an ELF for $m"; else fail "$what is an ELF for $arch" "machine is '$m'"; fi
+
+	if readelf -lW "$bin" | grep -q '^ *INTERP'; then
+		fail "$what has no program interpreter" "$(readelf -lW "$bin" | grep -A1 '^ *INTERP' | tail -n1 | xargs)"
+	else
+		ok "$what has no program interpreter"
+	fi
+
+	dyn=$(readelf -dW "$bin")
+	if grep -q 'There is no dynamic section' <<<"$dyn"; then
+		ok "$what has no dynamic section (no NEEDED)"
+	else
+		fail "$what has no dynamic section (no NEEDED)" "$(grep NEEDED <<<"$dyn" | xargs)"
+	fi
+
+	if readelf -SW "$bin" | grep -qE '\] \.(symtab|debug_)'; then
+		fail "$what is stripped" "has .symtab or .debug_* sections"
+	else
+		ok "$what is stripped"
+	fi
+
+	size=$(stat -c %s "$bin")
+	if [ -z "$max_size" ] || [ "$size" -le "$max_size" ]; then
+		ok "$what size $size bytes${max_size:+ (budget $max_size)}"
+	else
+		fail "$what size" "$size bytes is over the budget of $max_size"
+	fi
+
+	run=()
+	if [ -n "$runner" ]; then
+		if ! command -v "$runner" >/dev/null; then
+			fail "$what --version" "$runner not found"
+			continue
+		fi
+		run=("$runner")
+	fi
+	if out=$("${run[@]}" "$bin" --version 2>&1 </dev/null); then
+		if [ -z "$version" ] || grep -qF -- "$version" <<<"$out"; then
+			ok "$what --version${runner:+ (under $runner)}: $(head -n1 <<<"$out")"
+		else
+			fail "$what --version" "output '$(head -n1 <<<"$out")' does not mention $version"
+		fi
+	else
+		fail "$what --version${runner:+ (under $runner)}" "exit status $?: $(head -n3 <<<"$out")"
+	fi
+done
+echo "binaries: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,82 @@
+"""A statsd stand-in for e2e tests: an AF_UNIX datagram socket that collects
+what uprobestats sends, and a decoder for the atoms (written from
+shared/reference/statsd-wire.md, independently of the C encoder)."""
+import os
+import socket
+import struct
+import threading
+
+MAGIC = 1937006964
+
+
+class StatsdReceiver:
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.2)
+        self.datagrams = []
+        self._stop = False
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self):
+        while not self._stop:
+            try:
+                self.datagrams.append(self.sock.recv(8192))
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    def close(self):
+        self._stop = True
+        self._t.join(2)
+        self.sock.close()
+        os.unlink(self.path)
+
+    def atoms(self):
+        """[(atom_id, [field values])] of every atom datagram, in order."""
+        return [decode_atom(d) for d in self.datagrams if len(d) != 24]
+
+
+def decode_atom(d):
+    """Header (11) + magic (4) + event buffer -> (atom_id, values)."""
+    if len(d) < 15 + 16 or d[0] != 5:
+        raise ValueError(f"not a statsd datagram: {d[:16].hex()}")
+    if struct.unpack_from("<I", d, 11)[0] != MAGIC:
+        raise ValueError("bad magic")
+    b = d[15:]
+    if b[0] & 0x0F != 7 or b[2] != 0x01:
+        raise ValueError(f"bad event header {b[:4].hex()}")
+    count = b[1]
+    atom_id = struct.unpack_from("<i", b, 12)[0]
+    if b[11] & 0x0F != 0:
+        raise ValueError("atom id is not INT32")
+    pos = 16
+    values = []
+    for _ in range(count - 2):
+        t = b[pos]
+        n_ann = t >> 4
+        kind = t & 0x0F
+        pos += 1
+        if kind == 0:
+            values.append(struct.unpack_from("<i", b, pos)[0])
+            pos += 4
+        elif kind == 1:
+            values.append(struct.unpack_from("<q", b, pos)[0])
+            pos += 8
+        elif kind == 5:
+            values.append(bool(b[pos]))
+            pos += 1
+        elif kind == 2:
+            n = struct.unpack_from("<i", b, pos)[0]
+            values.append(b[pos + 4:pos + 4 + n].decode("utf-8", "replace"))
+            pos += 4 + n
+        else:
+            raise ValueError(f"field type {kind} not handled by this test decoder")
+        for _ in range(n_ann):  # id, value type, value (bool 1 byte, int32 4 bytes)
+            pos += 3 if b[pos + 1] == 5 else 6
+    if pos != len(b):
+        raise ValueError(f"{len(b) - pos} trailing bytes")
+    return atom_id, values

@@ -1,0 +1,101 @@
+"""Real ART-compiled code under a probe: target_art maps the Android 11
+x86_64 odex from testdata and calls compiled methods with ART's calling
+convention; uprobestats resolves them from their Java signatures with the
+built-in reader and must report exactly the calls and values made."""
+import json
+import os
+import subprocess
+
+from e2e import (TESTDATA, Uprobestats, check, eq, events, num, summary, target, tmpdir,
+                 write_config)
+from statsd_rx import StatsdReceiver
+
+SET = "oat/android-11/x86_64/aosp_x86_64_RP1A.201105.002_eng"
+ODEX = os.path.abspath(os.path.join(TESTDATA, SET, "com.android.location.provider.odex"))
+EXPECTED = os.path.join(TESTDATA, "oat-expected/android-11/x86_64/aosp_x86_64_RP1A.201105.002_eng/"
+                        "com.android.location.provider.odex.jsonl")
+CLS = "com.android.location.provider.ActivityRecognitionEvent"
+INIT = f"void {CLS}.<init>(java.lang.String, int, long)"
+GET = f"int {CLS}.getEventType()"
+ART_METHOD = 0x7a7a7a70
+
+
+def expected_offsets():
+    """File offsets from the independent reader's table, not from ours."""
+    offs = {}
+    with open(EXPECTED) as f:
+        for line in f:
+            m = json.loads(line)
+            if m["signature"] in (INIT, GET):
+                offs[m["signature"]] = m["file_offset"]
+    return offs[INIT], offs[GET]
+
+
+def config(atom_id):
+    return ("tasks {\n"
+            "  probe_configs {\n"
+            '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"\n'
+            f'    file_paths: "{ODEX}"\n'
+            f'    method_signature: "{INIT}"\n'
+            "  }\n"
+            "  probe_configs {\n"
+            '    bpf_name: "prog_Uprobestats_uretprobe_call_return"\n'
+            f'    file_paths: "{ODEX}"\n'
+            f'    fully_qualified_class_name: "{CLS}"\n'
+            '    method_name: "getEventType"\n'
+            "  }\n"
+            '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"\n'
+            '  bpf_maps: "map_Uprobestats_call_return_buf"\n'
+            "  statsd_logging_config {\n"
+            f"    atom_id: {atom_id}\n"
+            "    primitive_argument_positions: [1, 2]\n"
+            "  }\n"
+            "}\n")
+
+
+def test_art_compiled_methods_by_java_signature():
+    tmp = tmpdir()
+    n = 50
+    init_off, get_off = expected_offsets()
+    cfg = write_config(tmp, config(915))
+    fifo = os.path.join(tmp, "go")
+    os.mkfifo(fifo)
+    rx = StatsdReceiver(os.path.join(tmp, "statsdw"))
+    proc = subprocess.Popen([target("target_art"), "--go-fifo", fifo, ODEX, str(init_off),
+                             str(get_off), str(n)], stdout=subprocess.DEVNULL)
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(proc.pid),
+                         f"--statsd={rx.path}", "-v"])
+        u.wait_attached()
+        with open(fifo, "w") as f:
+            f.write("go\n")
+        eq(proc.wait(timeout=60), 0, "target_art exit code")
+        rc = u.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        rx.close()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    err = u.stderr()
+    check(f"+0x{init_off:x} (oat-builtin" in err, "resolved <init> to the expected offset: " + err)
+    check(f"+0x{get_off:x} (oat-builtin" in err, "resolved getEventType to the expected offset")
+    check("instance method" in err, "instance calling convention")
+    objs = u.json_events()
+    calls = events(objs)
+    eq(len(calls), n, "call_detail events")
+    for i, e in enumerate(sorted(calls, key=lambda e: num(e["fields"]["r3"]))):
+        f = {k: num(v) for k, v in e["fields"].items()}
+        eq(f["r0"], ART_METHOD, "ArtMethod* register")
+        eq(f["r2"], 0, "the null String reference")
+        eq(f["r3"], 100 + i, "int argument")
+        eq(f["r4"], 5000000000 + i, "long argument")
+    rets = events(objs, kind="return")
+    eq(sorted(num(e["fields"]["return_value"]) for e in rets), [100 + i for i in range(n)],
+       "getEventType() return values")
+    eq(summary(objs), [(n, n, 0, 0), (n, n, 0, 0)], "per-probe hits, delivered, dropped")
+    atoms = rx.atoms()
+    detail_atoms = [a for a in atoms if len(a[1]) == 2 and a[1][1] >= 5000000000]
+    eq(len(detail_atoms), n, "atoms for call_detail")
+    eq(sorted(a[1] for a in detail_atoms), [[100 + i, 5000000000 + i] for i in range(n)],
+       "atom fields: positions 1 and 2 (int, long) of an instance method")
+    eq({a[0] for a in atoms}, {915}, "atom ids")

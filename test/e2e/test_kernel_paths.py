@@ -1,0 +1,89 @@
+"""Kernel fallbacks and leftovers: the tracefs uprobe_events path, loading
+without kernel BTF, and nothing of ours left in tracefs or bpffs after a
+kill -9 and a rerun."""
+import os
+import signal
+from e2e import (Target, Uprobestats, check, eq, events, native_config, summary,
+                 target, tmpdir, write_config)
+
+TRACEFS = "/sys/kernel/tracing"
+N = 500
+
+
+def our_tracefs_events():
+    with open(os.path.join(TRACEFS, "uprobe_events")) as f:
+        return [l for l in f if "uprobestats_" in l]
+
+
+def our_bpffs_pins():
+    found = []
+    for root, dirs, files in os.walk("/sys/fs/bpf"):
+        found += [os.path.join(root, n) for n in dirs + files if "uprobestats" in n]
+    return found
+
+
+def test_forced_tracefs_attaches_and_cleans_up():
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    a = Target(tmp, N, 3)
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--force-tracefs", "--pid", str(a.pid)])
+        u.wait_attached()
+        check("via tracefs uprobe_events" in u.stderr(), u.stderr())
+        check(len(our_tracefs_events()) == 1, "one event of ours while attached")
+        a.go()
+        a.wait()
+        rc = u.wait()
+    finally:
+        a.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    objs = u.json_events()
+    eq(len(events(objs)), N, "events")
+    eq(summary(objs), [(N, N, 0, 0)], "hits, delivered, dropped")
+    eq(our_tracefs_events(), [], "tracefs events left behind")
+
+
+def test_kill_9_then_rerun_leaves_nothing_behind():
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    a = Target(tmp, N, 3)
+    try:
+        u = Uprobestats(["run", cfg, "--force-tracefs", "--pid", str(a.pid)])
+        u.wait_attached()
+        check(our_tracefs_events(), "the killed run had events")
+        u.proc.send_signal(signal.SIGKILL)
+        u.wait()
+        check(our_tracefs_events(), "a kill -9 leaves its events (the kernel keeps them)")
+        # The rerun removes the dead run's events, then its own at exit.
+        u2 = Uprobestats(["run", cfg, "--force-tracefs", "--pid", str(a.pid)])
+        u2.wait_attached()
+        eq(len(our_tracefs_events()), 1, "only the rerun's own event while it runs")
+        a.go()
+        a.wait()
+        eq(u2.wait(), 0, "rerun exit code; stderr: " + u2.stderr())
+    finally:
+        a.kill()
+    eq(our_tracefs_events(), [], "tracefs events left behind")
+    eq(our_bpffs_pins(), [], "bpffs pins left behind")
+
+
+def test_loads_without_kernel_btf():
+    """/sys/kernel/btf/vmlinux replaced by an empty file in a private mount
+    namespace: the objects carry no CO-RE relocations, so they still load."""
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    a = Target(tmp, N, 3)
+    script = ("mount --bind /dev/null /sys/kernel/btf/vmlinux && "
+              "test ! -s /sys/kernel/btf/vmlinux && exec \"$0\" \"$@\"")
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(a.pid)],
+                        prefix=["unshare", "--mount", "--propagation", "private",
+                                "sh", "-c", script])
+        u.wait_attached()
+        a.go()
+        a.wait()
+        rc = u.wait()
+    finally:
+        a.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    eq(len(events(u.json_events())), N, "events")

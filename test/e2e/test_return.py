@@ -1,0 +1,81 @@
+"""Return values, entry->exit durations and in-kernel latency histograms
+(uretprobe programs, beyond upstream), and the perf-buffer fallback."""
+import os
+import subprocess
+import time
+
+from e2e import (Target, Uprobestats, check, eq, events, native_config, num, target,
+                 tmpdir, write_config)
+
+
+def latency_config(binary):
+    return ("tasks {\n"
+            "  probe_configs {\n"
+            '    bpf_name: "prog_Uprobestats_uretprobe_call_return"\n'
+            f'    file_paths: "{binary}"\n'
+            '    method_signature: "ups_sleep_fn"\n'
+            "  }\n"
+            "  probe_configs {\n"
+            '    bpf_name: "prog_Uprobestats_uretprobe_call_latency"\n'
+            f'    file_paths: "{binary}"\n'
+            '    method_signature: "ups_sleep_fn"\n'
+            "  }\n"
+            "}\n")
+
+
+def start_latency_target(tmp, count, ms):
+    fifo = os.path.join(tmp, "go")
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([target("target_latency"), "--go-fifo", fifo, str(count), str(ms)])
+    return proc, fifo
+
+
+def test_return_values_durations_and_histogram():
+    tmp = tmpdir()
+    count, ms = 20, 10
+    cfg = write_config(tmp, latency_config(target("target_latency")))
+    proc, fifo = start_latency_target(tmp, count, ms)
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(proc.pid)])
+        u.wait_attached()
+        with open(fifo, "w") as f:
+            f.write("go\n")
+        eq(proc.wait(timeout=60), 0, "target exit code")
+        rc = u.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events(), kind="return")
+    eq(len(evs), count, "return events")
+    for e in evs:
+        eq(num(e["fields"]["return_value"]), ms * 3, "return value")
+        d = num(e["fields"]["duration_ns"])
+        eq(e.get("duration_ns"), d, "event duration")
+        check(ms * 1000000 <= d < ms * 1000000 * 5, f"duration {d} ns for a {ms} ms sleep")
+    # The histogram: every call in the slot holding 10 ms (2^23..2^24-1 ns).
+    lines = u.stderr().splitlines()
+    row = [l for l in lines if l.strip().startswith("8388608 ->")]
+    check(row, "histogram row for 8388608..16777215 ns in:\n" + u.stderr())
+    check(f": {count} " in row[0] or row[0].split(":")[1].split()[0] == str(count),
+          "histogram count: " + row[0])
+
+
+def test_forced_perf_buffer_delivers_everything():
+    tmp = tmpdir()
+    n = 20000
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    a = Target(tmp, n, 9)
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--force-perfbuf", "--pid", str(a.pid)])
+        u.wait_attached()
+        check("perfbuf output" in u.stderr(), "perf buffer in use: " + u.stderr())
+        a.go()
+        a.wait()
+        rc = u.wait()
+    finally:
+        a.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), n, "events; stderr: " + u.stderr())
+    eq(sorted(num(e["fields"]["r0"]) for e in evs), list(range(n)), "first arguments")

@@ -1,0 +1,41 @@
+/* target_latency — calls ups_sleep_fn(MS) COUNT times after an optional go
+ * FIFO; the function sleeps MS milliseconds and returns MS * 3.
+ *
+ *   target_latency [--go-fifo PATH] COUNT MS */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+__attribute__((noinline, used, visibility("default"))) long ups_sleep_fn(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+	__asm__ volatile("" ::: "memory");
+	return ms * 3;
+}
+
+int main(int argc, char **argv)
+{
+	int argi = 1;
+	long total = 0;
+
+	if (argc > 2 && !strcmp(argv[1], "--go-fifo")) {
+		char line[16];
+		FILE *f = fopen(argv[2], "r");
+		if (!f || !fgets(line, sizeof(line), f)) {
+			perror(argv[2]);
+			return 1;
+		}
+		fclose(f);
+		argi = 3;
+	}
+	if (argc - argi != 2) {
+		fprintf(stderr, "usage: target_latency [--go-fifo PATH] COUNT MS\n");
+		return 2;
+	}
+	long count = atol(argv[argi]), ms = atol(argv[argi + 1]);
+	for (long i = 0; i < count; i++)
+		total += ups_sleep_fn(ms);
+	return total == count * ms * 3 ? 0 : 1;
+}

@@ -1,0 +1,90 @@
+#include "ut.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "sys/proc.h"
+
+/* A fake /proc: DIR/PID/cmdline (argv joined by NULs) and DIR/PID/status. */
+static void fake_proc(const char *dir, int pid, const char *argv0, long uid)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", dir, pid);
+	mkdir(dir, 0755);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/cmdline", dir, pid);
+	f = fopen(path, "w");
+	if (argv0) {
+		fputs(argv0, f);
+		fputc('\0', f);
+		fputs("--flag", f);
+		fputc('\0', f);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%d/status", dir, pid);
+	f = fopen(path, "w");
+	fprintf(f, "Name:\tx\nUid:\t%ld\t%ld\t%ld\t%ld\n", uid, uid, uid, uid);
+	fclose(f);
+}
+
+UT_TEST(proc_find_by_name_matches_argv0_exactly_in_pid_order)
+{
+	const char *dir = ut_tmpfile("proc-find");
+	pid_t *pids;
+	size_t n;
+	struct err e = { 0 };
+
+	fake_proc(dir, 300, "com.foo", 10001);
+	fake_proc(dir, 20, "com.foo", 10001);
+	fake_proc(dir, 21, "com.foo:remote", 10001);
+	fake_proc(dir, 22, NULL, 0); /* kernel thread: empty cmdline */
+	UT_EQ_INT(proc_find_by_name(dir, "com.foo", &pids, &n, &e), 0);
+	UT_EQ_INT(n, 2);
+	UT_EQ_INT(pids[0], 20);
+	UT_EQ_INT(pids[1], 300);
+	free(pids);
+	UT_EQ_INT(proc_find_by_name("/nonexistent-proc", "x", &pids, &n, &e), -ENOENT);
+	UT_CONTAINS(e.msg, "cannot list processes");
+}
+
+UT_TEST(proc_watch_waits_for_an_app_to_take_its_name)
+{
+	const char *dir = ut_tmpfile("proc-watch");
+	struct proc_watch w;
+	struct err e = { 0 };
+
+	fake_proc(dir, 100, "com.app", 10050);  /* already running: not "starting" */
+	UT_EQ_INT(proc_watch_init(&w, dir, "com.app", true, &e), 0);
+	UT_EQ_INT(proc_watch_poll(&w), 0);
+	fake_proc(dir, 200, "zygote64", 10050); /* forked, not yet named */
+	fake_proc(dir, 201, "/system/bin/sh", 2000);
+	UT_EQ_INT(proc_watch_poll(&w), 0);
+	fake_proc(dir, 200, "<pre-initialized>", 10050);
+	UT_EQ_INT(proc_watch_poll(&w), 0);
+	fake_proc(dir, 200, "com.app", 10050);
+	UT_EQ_INT(proc_watch_poll(&w), 200);
+	proc_watch_free(&w);
+}
+
+UT_TEST(proc_watch_any_app_means_app_uid_on_android)
+{
+	const char *dir = ut_tmpfile("proc-watch-any");
+	struct proc_watch w;
+	struct err e = { 0 };
+
+	fake_proc(dir, 10, "init", 0);
+	UT_EQ_INT(proc_watch_init(&w, dir, NULL, true, &e), 0);
+	fake_proc(dir, 50, "/system/bin/logcat", 2000);
+	UT_EQ_INT(proc_watch_poll(&w), 0);
+	fake_proc(dir, 51, "com.example.game", 10123);
+	UT_EQ_INT(proc_watch_poll(&w), 51);
+	proc_watch_free(&w);
+	/* Off Android any new process counts. */
+	UT_EQ_INT(proc_watch_init(&w, dir, NULL, false, &e), 0);
+	fake_proc(dir, 60, "/usr/bin/true", 1000);
+	UT_EQ_INT(proc_watch_poll(&w), 60);
+	proc_watch_free(&w);
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# run.sh — the trace viewer test: build a trace with the trace sink, load it in
+# speedscope in headless Chromium, check the slices (names, counts, totals)
+# and keep screenshots in build/viewer/.  Installs what it needs: chromium via
+# apt-get when missing, npm packages into build/viewer/node_modules (git-ignored;
+# browsers are never downloaded by npm).  Prints "viewer: N passed, N failed".
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$top/build/viewer
+mkdir -p "$out"
+
+fail() { echo "FAIL viewer $*"; echo "viewer: 0 passed, 1 failed"; exit 1; }
+
+if ! command -v chromium >/dev/null 2>&1; then
+	echo "viewer: installing chromium (apt-get)"
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+		>"$out/apt.log" 2>&1 || fail "cannot install chromium (see $out/apt.log)"
+fi
+cp "$top/test/viewer/package.json" "$out/package.json"
+if ! (cd "$out" && node -e "require('playwright-core'); require.resolve('speedscope/package.json')") \
+	>/dev/null 2>&1; then
+	(cd "$out" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund \
+		--no-save >"$out/npm.log" 2>&1) || fail "npm install failed (see $out/npm.log)"
+fi
+
+cc=${CC:-cc}
+"$cc" -std=gnu11 -D_GNU_SOURCE -O1 -I"$top/src" -o "$out/gen_trace" \
+	"$top/test/viewer/gen_trace.c" "$top"/src/sink/*.c "$top"/src/common/*.c \
+	|| fail "cannot build gen_trace"
+"$out/gen_trace" "$out/trace.json" || fail "gen_trace failed"
+node "$top/test/viewer/speedscope.mjs" "$out/trace.json" "$top/test/viewer/expected.json" "$out"
