@@ -55,6 +55,7 @@ static __always_inline struct rec_bitmap_event *bitmap_event_begin(__u64 id, __u
 	if (rec) {
 		UPS_BEGIN(rec, id, UPS_REC_BITMAP_EVENT);
 		rec->p.type = type;
+		rec->p.uid = (__u32)bpf_get_current_uid_gid();
 	}
 	return rec;
 }

@@ -165,7 +165,8 @@ struct bitmap_event {
 	__u32 scaled_height;
 	__u32 pixel_storage_type;
 	__u32 bitmap_size;
-	__u32 pad;
+	__u32 uid;               /* upstream: padding; ours: the uid of the process
+				  * that hit the probe (the bitmap atom's uid) */
 	__u64 native_ptr;
 	char activity_name[UPS_STR_LEN];
 };
@@ -290,6 +291,7 @@ UPS_ASSERT_OFFSET(struct update_device_idle, calling_uid, 288);
 UPS_ASSERT_OFFSET(struct update_device_idle_legacy, duration_ms, 8);
 UPS_ASSERT_OFFSET(struct update_device_idle_legacy, reason, 24);
 UPS_ASSERT_OFFSET(struct update_device_idle_legacy, calling_uid, 280);
+UPS_ASSERT_OFFSET(struct bitmap_event, uid, 28);
 UPS_ASSERT_OFFSET(struct bitmap_event, native_ptr, 32);
 UPS_ASSERT_OFFSET(struct bitmap_event, activity_name, 40);
 UPS_ASSERT_OFFSET(struct bind_service_locked, bind_flags, 512);

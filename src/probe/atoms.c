@@ -1,8 +1,6 @@
 #include "probe/atoms.h"
 
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "probe/binder_filter.h"
 #include "probe/fields.h"
@@ -158,27 +156,17 @@ static void art_test_jit_atom(const void *payload, struct fields_out *o)
 		   atoms_string_hash(pkg, fields_str_len(pkg, sizeof(r.calling_package))));
 }
 
-/* The uid owning pid (the owner of /proc/<pid>), -1 when it is gone. */
-static int32_t pid_uid(const char *proc_dir, uint32_t pid)
-{
-	char path[256];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%u", proc_dir ? proc_dir : "/proc", pid);
-	return stat(path, &st) == 0 ? (int32_t)st.st_uid : -1;
-}
-
 /* Bitmap, upstream's V0 handler: an allocation becomes
  * AndroidGraphicsBitmapAllocated(Int32 uid [is_uid], Int32 width, Int32 height);
  * other bitmap events write no atom. */
-static int bitmap_atom(const struct atom_src *src, struct fields_out *o)
+static int bitmap_atom(const void *payload, struct fields_out *o)
 {
 	struct bitmap_event r;
 
-	memcpy(&r, src->payload, sizeof(r));
+	memcpy(&r, payload, sizeof(r));
 	if (r.type != BITMAP_EVENT_ALLOCATION)
 		return 0;
-	fields_uid(o, "uid", pid_uid(src->proc_dir, src->pid));
+	fields_uid(o, "uid", (int32_t)r.uid);
 	fields_i32(o, "width", (int32_t)r.width);
 	fields_i32(o, "height", (int32_t)r.height);
 	return 1;
@@ -281,7 +269,7 @@ static int task_atom(const struct atom_src *src, struct fields_out *o)
 		fields_i64(o, "value", (int64_t)r.value);
 		return 1;
 	}
-	case UPS_REC_BITMAP_EVENT: return bitmap_atom(src, o);
+	case UPS_REC_BITMAP_EVENT: return bitmap_atom(p, o);
 	case UPS_REC_BIND_SERVICE_LOCKED: return bind_service_atom(p, o);
 	case UPS_REC_COMPONENT_ENABLED_SETTING: return component_enabled_atom(p, o);
 	case UPS_REC_ART_TEST_AOT: art_test_aot_atom(p, o); return 1;

@@ -17,8 +17,6 @@ struct atom_src {
 	const struct plan_probe *probe;
 	uint32_t kind;            /* enum ups_record_kind */
 	const void *payload;      /* the bytes after the envelope */
-	uint32_t pid;             /* tgid that hit the probe */
-	const char *proc_dir;     /* where to look up pid's uid; NULL = "/proc" */
 };
 
 /* The atom: id, then fields in wire order; string fields point into the

@@ -112,40 +112,41 @@ static const struct catalog_program uprobestats_programs[] = {
 
 static const char *const uprobestats_maps[] = { "call_return_buf", NULL };
 
+/* An entry program writing records of one kind to one output. */
+#define PROG(prog, output, kind) { .name = prog, .map = output, .record_kind = kind }
+
+#define IDLE_RECORDS "update_device_idle_temp_allowlist_records"
+
 static const struct catalog_program process_programs[] = {
-	{ "set_uid_temp_allowlist_state", "output_buf", UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE,
-	  false },
-	{ "update_device_idle_temp_allowlist", "update_device_idle_temp_allowlist_records",
-	  UPS_REC_UPDATE_DEVICE_IDLE, false },
+	PROG("set_uid_temp_allowlist_state", "output_buf", UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE),
+	PROG("update_device_idle_temp_allowlist", IDLE_RECORDS, UPS_REC_UPDATE_DEVICE_IDLE),
 	/* The 288-byte record of the versions before method_identifier. */
-	{ "update_device_idle_temp_allowlist_legacy", "update_device_idle_temp_allowlist_records",
-	  UPS_REC_UPDATE_DEVICE_IDLE_LEGACY, false },
-	{ "set_pid", "process_change_output_buf", UPS_REC_PROCESS_CHANGE, false },
-	{ "make_active", "process_change_output_buf", UPS_REC_PROCESS_CHANGE, false },
-	{ "on_process_active", "process_change_output_buf", UPS_REC_PROCESS_CHANGE, false },
+	PROG("update_device_idle_temp_allowlist_legacy", IDLE_RECORDS,
+	     UPS_REC_UPDATE_DEVICE_IDLE_LEGACY),
+	PROG("set_pid", "process_change_output_buf", UPS_REC_PROCESS_CHANGE),
+	PROG("make_active", "process_change_output_buf", UPS_REC_PROCESS_CHANGE),
+	PROG("on_process_active", "process_change_output_buf", UPS_REC_PROCESS_CHANGE),
 };
 
 static const char *const process_maps[] = {
-	"output_buf", "update_device_idle_temp_allowlist_records", "process_change_output_buf",
-	NULL,
+	"output_buf", IDLE_RECORDS, "process_change_output_buf", NULL,
 };
 
 static const struct catalog_program bitmap_programs[] = {
-	{ "bitmap_constructor_heap", "output_buf", UPS_REC_BITMAP_CONSTRUCTOR_HEAP, false },
-	{ "bitmap_creation", "output", UPS_REC_BITMAP_EVENT, false },
-	{ "bitmap_creation_for_snapshot", "output", UPS_REC_BITMAP_EVENT, false },
-	{ "apply_free_function", "output", UPS_REC_BITMAP_EVENT, false },
-	{ "activity_perform_start", "output", UPS_REC_BITMAP_EVENT, false },
-	{ "create_scaled_bitmap", "output", UPS_REC_BITMAP_EVENT, false },
+	PROG("bitmap_constructor_heap", "output_buf", UPS_REC_BITMAP_CONSTRUCTOR_HEAP),
+	PROG("bitmap_creation", "output", UPS_REC_BITMAP_EVENT),
+	PROG("bitmap_creation_for_snapshot", "output", UPS_REC_BITMAP_EVENT),
+	PROG("apply_free_function", "output", UPS_REC_BITMAP_EVENT),
+	PROG("activity_perform_start", "output", UPS_REC_BITMAP_EVENT),
+	PROG("create_scaled_bitmap", "output", UPS_REC_BITMAP_EVENT),
 };
 
 static const char *const bitmap_maps[] = { "output_buf", "output", NULL };
 
 static const struct catalog_program disruptive_programs[] = {
-	{ "bind_service_locked", "BindServiceLocked_output_buf", UPS_REC_BIND_SERVICE_LOCKED,
-	  false },
-	{ "set_component_enabled_setting", "ComponentEnabledSetting_output_buf",
-	  UPS_REC_COMPONENT_ENABLED_SETTING, false },
+	PROG("bind_service_locked", "BindServiceLocked_output_buf", UPS_REC_BIND_SERVICE_LOCKED),
+	PROG("set_component_enabled_setting", "ComponentEnabledSetting_output_buf",
+	     UPS_REC_COMPONENT_ENABLED_SETTING),
 };
 
 static const char *const disruptive_maps[] = {
@@ -153,21 +154,21 @@ static const char *const disruptive_maps[] = {
 };
 
 static const struct catalog_program binder_programs[] = {
-	{ "exec_transact_internal", "output_buf", UPS_REC_BINDER_TRANSACTION, false },
+	PROG("exec_transact_internal", "output_buf", UPS_REC_BINDER_TRANSACTION),
 };
 
 static const char *const binder_maps[] = { "output_buf", NULL };
 
 static const struct catalog_program accessibility_programs[] = {
-	{ "grant_runtime_permission", "output_buf", UPS_REC_ACCESSIBILITY_EVENT, false },
-	{ "dispatch_gesture", "output_buf", UPS_REC_ACCESSIBILITY_EVENT, false },
+	PROG("grant_runtime_permission", "output_buf", UPS_REC_ACCESSIBILITY_EVENT),
+	PROG("dispatch_gesture", "output_buf", UPS_REC_ACCESSIBILITY_EVENT),
 };
 
 static const char *const accessibility_maps[] = { "output_buf", NULL };
 
 static const struct catalog_program art_test_programs[] = {
-	{ "update_device_idle_temp_allowlist", "output_buf_aot", UPS_REC_ART_TEST_AOT, false },
-	{ "start_activity_as_user", "output_buf_jit", UPS_REC_START_ACTIVITY_AS_USER, false },
+	PROG("update_device_idle_temp_allowlist", "output_buf_aot", UPS_REC_ART_TEST_AOT),
+	PROG("start_activity_as_user", "output_buf_jit", UPS_REC_START_ACTIVITY_AS_USER),
 };
 
 static const char *const art_test_maps[] = { "output_buf_aot", "output_buf_jit", NULL };

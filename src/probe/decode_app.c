@@ -31,6 +31,7 @@ size_t decode_bitmap_event(const void *payload, struct field *out, size_t max)
 	fields_i64(&o, "scaled_height", r.scaled_height);
 	fields_i64(&o, "pixel_storage_type", r.pixel_storage_type);
 	fields_i64(&o, "bitmap_size", r.bitmap_size);
+	fields_i32(&o, "uid", (int32_t)r.uid);
 	fields_u64(&o, "native_ptr", r.native_ptr);
 	FIELDS_STR_MEMBER(&o, "activity_name", payload, struct bitmap_event, activity_name);
 	return o.n;

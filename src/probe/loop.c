@@ -82,8 +82,7 @@ static void refresh_clock_offsets(struct loop *L)
 static void emit_atom(struct loop *L, const struct plan_probe *p, const struct event *ev,
 		      uint32_t kind, const void *payload)
 {
-	const struct atom_src src = { .probe = p, .kind = kind, .payload = payload,
-				      .pid = ev->pid, .proc_dir = L->opts->proc_dir };
+	const struct atom_src src = { .probe = p, .kind = kind, .payload = payload };
 	struct atom_buf buf;
 	struct atom atom;
 

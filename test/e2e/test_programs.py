@@ -8,7 +8,8 @@ import os
 import subprocess
 import time
 
-from e2e import TestFailure, Uprobestats, check, eq, target, tmpdir, write_config
+from e2e import (TestFailure, Uprobestats, check, eq, events, num, summary, target, tmpdir,
+                 write_config)
 
 TARGET = "target_programs"
 
@@ -37,30 +38,19 @@ def probe_name(ev):
     return p.get("method") if isinstance(p, dict) else p
 
 
-def records(evs):
-    return [e for e in evs if e.get("type", "record") in ("record", "event")]
-
-
-def as_int(v):
-    """UINT64 fields are numbers now and "0x…" strings in the JSON sink."""
-    if isinstance(v, str) and v.startswith("0x"):
-        return int(v, 16)
-    return v
-
-
 def same_value(got, want):
     if want == "<positive>":
         return isinstance(got, int) and got > 0
     if isinstance(want, bool) or isinstance(got, bool):
         return got is want
     if isinstance(want, int):
-        return as_int(got) == want
+        return num(got) == want
     return got == want
 
 
 def run_target(cfg_text, extra_args=(), settle=0.0):
     """Runs uprobestats on a fresh target_programs; returns (expectations,
-    events, stderr, target pid)."""
+    JSON objects (events and the summary), stderr, target pid)."""
     tmp = tmpdir()
     cfg = write_config(tmp, cfg_text)
     fifo = os.path.join(tmp, "go")
@@ -81,7 +71,7 @@ def run_target(cfg_text, extra_args=(), settle=0.0):
             t.wait()
     eq(rc, 0, "uprobestats exit code; stderr: " + u.stderr())
     exps = [json.loads(line) for line in out.splitlines()]
-    return exps, records(u.json_events()), u.stderr(), t.pid
+    return exps, u.json_events(), u.stderr(), t.pid
 
 
 def check_program(exps, evs, label, symbol, pid):
@@ -100,21 +90,19 @@ def check_program(exps, evs, label, symbol, pid):
                 raise TestFailure(f"{label}[{i}].{k}: expected {v!r}, got {g['fields'][k]!r}")
 
 
-def check_summary(stderr):
-    """No probe dropped anything and every hit was delivered."""
-    rows = 0
-    for line in stderr.splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and parts[0].isdigit() and all(p.isdigit() for p in parts[-3:]):
-            hits, delivered, dropped = (int(p) for p in parts[-3:])
-            eq((delivered, dropped), (hits, 0), "delivered, dropped vs hits: " + line)
-            rows += 1
-    check(rows > 0, "no summary rows in: " + stderr)
-    check("malformed" not in stderr, "malformed records: " + stderr)
+def check_summary(objs, evs, probes):
+    """Per probe: hits = delivered = its events; nothing dropped anywhere."""
+    rows = summary(objs)
+    eq(len(rows), len(probes), "summary rows")
+    for (hits, delivered, dropped_kernel, dropped_sink), p in zip(rows, probes):
+        n = len([e for e in evs if probe_name(e) == p[2]])
+        eq((hits, delivered, dropped_kernel, dropped_sink), (n, n, 0, 0),
+           f"{p[1]}: hits, delivered, dropped in kernel and at sinks")
 
 
 def run_and_check(probes, maps, labels=None, statsd="", extra_args=(), settle=0.0):
-    exps, evs, stderr, pid = run_target(config(probes, maps, statsd), extra_args, settle)
+    exps, objs, stderr, pid = run_target(config(probes, maps, statsd), extra_args, settle)
+    evs = events(objs)
     try:
         for _, prog, symbol, _ in probes:
             check_program(exps, evs, (labels or {}).get(prog, prog), symbol, pid)
@@ -122,7 +110,7 @@ def run_and_check(probes, maps, labels=None, statsd="", extra_args=(), settle=0.
         raise TestFailure(f"{e}\nuprobestats stderr:\n{stderr}")
     eq(len(evs), sum(len([e for e in evs if probe_name(e) == p[2]]) for p in probes),
        "events on unprobed functions")
-    check_summary(stderr)
+    check_summary(objs, evs, probes)
     return evs
 
 

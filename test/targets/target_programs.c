@@ -209,6 +209,7 @@ static void bitmap_expect(const char *prog, const char *fn, uint32_t type, uint3
 	exp_int("scaled_height", sh);
 	exp_int("pixel_storage_type", storage);
 	exp_int("bitmap_size", size);
+	exp_int("uid", (long long)getuid());
 	exp_u64("native_ptr", ptr);
 	exp_str("activity_name", fit(activity, 128));
 	exp_end();

@@ -4,8 +4,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "probe/atoms.h"
 #include "records.h"
@@ -80,8 +78,7 @@ static void fixture_init(struct fixture *f, int64_t atom_id)
 
 static int map(struct fixture *f, uint32_t kind, const void *payload, struct atom_buf *out)
 {
-	struct atom_src src = { .probe = &f->probe, .kind = kind, .payload = payload,
-				.pid = 1, .proc_dir = "/proc" };
+	struct atom_src src = { .probe = &f->probe, .kind = kind, .payload = payload };
 	memset(out, 0xAB, sizeof(*out));   /* nothing may be left unset */
 	return atoms_from_record(&src, out);
 }
@@ -181,7 +178,7 @@ UT_TEST(atoms_call_timestamp_and_call_detail_unchanged)
 	UT_EQ_INT(a.n_fields, 2);
 	EXPECT_I32(a, 0, 3);
 	EXPECT_I64(a, 1, 99);
-	f.task.statsd.primitive_argument_positions = (struct i32_list){ positions, 2 };
+	f.task.statsd.primitive_argument_positions = (struct i32_list){ .v = positions, .n = 2 };
 	put64(d, 8 + 8 * 2, 11);   /* regs[2]: Java argument 0 */
 	put64(d, 8 + 8 * 3, 22);   /* regs[3]: Java argument 1 */
 	UT_EQ_INT(map(&f, UPS_REC_CALL_DETAIL, d, &a), 1);
@@ -204,18 +201,27 @@ UT_TEST(atoms_binder_fields_follow_atom_field_positions)
 {
 	int32_t positions[4] = { ATOM_FIELD_CALLING_UID, ATOM_FIELD_INTERFACE_NAME,
 				 ATOM_FIELD_CODE, ATOM_FIELD_KTIME_NS };
-	struct binder_method_config methods[2] = {
-		{ .has_method_id = true, .method_id = 1, .has_atom_config = true,
-		  .has_atom_id = true, .atom_id = 915,
-		  .atom_field_positions = { positions, 4 } },
-		{ .has_method_id = true, .method_id = 7, .has_event_service_config = true },
-	};
-	struct binder_filter filter = { .interface_name = "com.android.internal.app.IBatteryStats",
-					.methods = methods, .n_methods = 2 };
+	char name[] = "com.android.internal.app.IBatteryStats";
+	struct binder_method_config methods[2];
+	struct binder_filter filter;
 	uint8_t p[152];
 	struct fixture f;
 	struct atom_buf a;
 
+	memset(methods, 0, sizeof(methods));
+	methods[0].has_method_id = true;
+	methods[0].method_id = 1;
+	methods[0].has_atom_config = true;
+	methods[0].has_atom_id = true;
+	methods[0].atom_id = 915;
+	methods[0].atom_field_positions = (struct i32_list){ .v = positions, .n = 4 };
+	methods[1].has_method_id = true;
+	methods[1].method_id = 7;
+	methods[1].has_event_service_config = true;
+	memset(&filter, 0, sizeof(filter));
+	filter.interface_name = name;
+	filter.methods = methods;
+	filter.n_methods = 2;
 	fixture_init(&f, 0);   /* the atom id comes from atom_config, not the task */
 	f.cfg.binder_filters = &filter;
 	f.cfg.n_binder_filters = 1;
@@ -333,33 +339,28 @@ UT_TEST(atoms_component_enabled_setting)
 	UT_EQ_INT(map(&f, UPS_REC_COMPONENT_ENABLED_SETTING, p, &a), 0);
 }
 
-/* BitmapEvent: type@0, width@4, height@8, ... native_ptr@32, activity@40. */
+/* BitmapEvent: type@0, width@4, height@8, ..., uid@28 (upstream padding),
+ * native_ptr@32, activity@40. */
 UT_TEST(atoms_bitmap_allocation_with_the_process_uid)
 {
 	uint8_t p[168] = { 0 }, heap[8] = { 0 };
-	const char *proc = ut_tmpfile("proc");
-	char dir[512];
 	struct fixture f;
-	struct atom_src src;
 	struct atom_buf a;
 
-	mkdir(proc, 0755);
-	snprintf(dir, sizeof(dir), "%s/4242", proc);
-	mkdir(dir, 0755);
 	fixture_init(&f, 1039);
 	put32(p, 4, 1000);
 	put32(p, 8, 600);
-	src = (struct atom_src){ .probe = &f.probe, .kind = UPS_REC_BITMAP_EVENT, .payload = p,
-				 .pid = 4242, .proc_dir = proc };
-	UT_EQ_INT(atoms_from_record(&src, &a), 1);
+	put32(p, 28, 10123);
+	UT_EQ_INT(map(&f, UPS_REC_BITMAP_EVENT, p, &a), 1);
 	UT_EQ_INT(a.atom_id, 1039);
 	UT_EQ_INT(a.n_fields, 3);
-	EXPECT_I32(a, 0, (int32_t)getuid());
+	EXPECT_I32(a, 0, 10123);
 	UT_ASSERT(a.is_uid[0]);
 	EXPECT_I32(a, 1, 1000);
 	EXPECT_I32(a, 2, 600);
+	UT_ASSERT(!a.is_uid[1] && !a.is_uid[2]);
 	put32(p, 0, BITMAP_EVENT_BITMAP_SCALED);  /* only allocations (upstream V0) */
-	UT_EQ_INT(atoms_from_record(&src, &a), 0);
+	UT_EQ_INT(map(&f, UPS_REC_BITMAP_EVENT, p, &a), 0);
 
 	put64(heap, 0, 123);
 	UT_EQ_INT(map(&f, UPS_REC_BITMAP_CONSTRUCTOR_HEAP, heap, &a), 1);
