@@ -9,6 +9,7 @@ static const char usage_text[] =
 	"       uprobestats check CONFIG [options]    parse, validate and resolve; attach nothing\n"
 	"       uprobestats methods OAT [--filter TEXT] [--json]   compiled methods and offsets\n"
 	"       uprobestats resolve OAT|- 'SIGNATURE' [--json]    one method's file offset\n"
+	"       uprobestats doctor [--json]            what this device offers, what path is taken\n"
 	"       uprobestats --version | --help\n"
 	"\n"
 	"CONFIG is a UprobestatsConfig, textproto or binary.  A bare name (no '/') that is\n"

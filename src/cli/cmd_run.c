@@ -19,6 +19,8 @@
 #include "resolve/plan.h"
 #include "sink/histogram.h"
 #include "sink/sinks.h"
+#include "sys/privilege.h"
+#include "sys/properties.h"
 
 #define MAX_PIDS 256
 
@@ -40,6 +42,7 @@ struct run_opts {
 	bool quiet;
 	enum output_mode output_mode;
 	bool force_tracefs;
+	bool on_android;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -338,8 +341,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs,
-				   .android = access("/system/build.prop", F_OK) == 0 };
+				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
@@ -371,6 +373,24 @@ static FILE *open_output(const char *path, const char *what)
 	if (!f)
 		p_err("%s %s: cannot open for writing: %s", what, path, strerror(errno));
 	return f;
+}
+
+/* Before anything touches the kernel: may we?  A refusal is one line saying
+ * what is missing and how to get it. */
+static int check_privileges(const struct android_info *android)
+{
+	struct priv_facts f;
+	struct priv_report r;
+
+	priv_gather(NULL, &f);
+	priv_evaluate(&f, android, &r);
+	if (r.verdict == PRIV_DENIED) {
+		p_err("%s", r.line);
+		return EXIT_PRIVILEGE;
+	}
+	if (r.verdict == PRIV_WARN)
+		p_warn("%s", r.line);
+	return EXIT_OK;
 }
 
 static int run_plan(const struct plan *plan, const struct run_opts *o)
@@ -419,6 +439,9 @@ int cmd_run(int argc, char **argv)
 	rc = cli_load_config(o.config, &o.load, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
+	struct android_info android;
+	cli_android_guardrail(&android, &o.guardrail);
+	o.on_android = android.on_android;
 	rc = cli_validate(cfg, &o.guardrail, o.n_pids > 0);
 	if (rc != EXIT_OK) {
 		config_free(cfg);
@@ -435,7 +458,9 @@ int cmd_run(int argc, char **argv)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),
 			plan->probe_by_id[i]->note);
-	rc = run_plan(plan, &o);
+	rc = check_privileges(&android);
+	if (rc == EXIT_OK)
+		rc = run_plan(plan, &o);
 	plan_free(plan);
 	config_free(cfg);
 	return rc;

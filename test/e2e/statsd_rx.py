@@ -9,10 +9,29 @@ import threading
 MAGIC = 1937006964
 
 
+QLEN_SYSCTL = "/proc/sys/net/unix/max_dgram_qlen"
+
+
+def _socket_with_queue(qlen):
+    """A datagram socket that queues qlen datagrams, like statsd's on Android
+    (init.rc sets net.unix.max_dgram_qlen to 2400; Linux defaults to 10).  The
+    kernel takes the limit from the sysctl when the socket is created, so set
+    it for that moment only."""
+    with open(QLEN_SYSCTL) as f:
+        old = f.read().strip()
+    with open(QLEN_SYSCTL, "w") as f:
+        f.write(str(qlen))
+    try:
+        return socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    finally:
+        with open(QLEN_SYSCTL, "w") as f:
+            f.write(old)
+
+
 class StatsdReceiver:
-    def __init__(self, path):
+    def __init__(self, path, qlen=2400):
         self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock = _socket_with_queue(qlen)
         self.sock.bind(path)
         self.sock.settimeout(0.2)
         self.datagrams = []
