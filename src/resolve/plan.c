@@ -255,6 +255,9 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 		.method = pc->method_signature ? pc->method_signature
 					       : (pc->method_name ? pc->method_name : ""),
 		.offset = 0,
+		.role = pc->trace_role == TRACE_ROLE_ENTER ? PROBE_ENTER
+			: pc->trace_role == TRACE_ROLE_EXIT ? PROBE_EXIT : PROBE_PLAIN,
+		.slice = pc->trace_slice,
 	};
 	return 0;
 }
