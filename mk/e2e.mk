@@ -5,7 +5,7 @@ E2E_TARGET_DIR := $(BUILD)/x86_64/tests
 E2E_TARGETS    := $(patsubst $(TOP)/test/targets/%.c,$(E2E_TARGET_DIR)/%,$(wildcard $(TOP)/test/targets/*.c))
 DEMO_APP       := $(BUILD)/x86_64/demo/demo_app
 
-$(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c | deps-host
+$(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c $(wildcard $(TOP)/test/targets/*.h) | deps-host
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
 

@@ -4,9 +4,8 @@ convention; uprobestats resolves them from their Java signatures with the
 built-in reader and must report exactly the calls and values made."""
 import json
 import os
-import subprocess
 
-from e2e import (TESTDATA, Uprobestats, check, eq, events, num, run, summary, target, tmpdir,
+from e2e import (TESTDATA, Held, check, eq, events, num, run, summary, tmpdir, traced_run,
                  write_config)
 from statsd_rx import StatsdReceiver
 
@@ -58,22 +57,12 @@ def test_art_compiled_methods_by_java_signature():
     n = 50
     init_off, get_off = expected_offsets()
     cfg = write_config(tmp, config(915))
-    fifo = os.path.join(tmp, "go")
-    os.mkfifo(fifo)
     rx = StatsdReceiver(os.path.join(tmp, "statsdw"))
-    proc = subprocess.Popen([target("target_art"), "--go-fifo", fifo, ODEX, str(init_off),
-                             str(get_off), str(n)], stdout=subprocess.DEVNULL)
     try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(proc.pid),
-                         f"--statsd={rx.path}", "--polled-atom", "12345", "-v"])
-        u.wait_attached()
-        with open(fifo, "w") as f:
-            f.write("go\n")
-        eq(proc.wait(timeout=60), 0, "target_art exit code")
-        rc = u.wait()
+        rc, u = traced_run(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]),
+                           ["run", cfg, "--format", "json", f"--statsd={rx.path}",
+                            "--polled-atom", "12345", "-v"])
     finally:
-        if proc.poll() is None:
-            proc.kill()
         rx.close()
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     err = u.stderr()
@@ -131,22 +120,11 @@ def test_string_arguments_latin1_and_utf16():
                        '  bpf_maps: "map_Uprobestats_call_args_buf"\n'
                        "  statsd_logging_config { atom_id: 915 primitive_argument_positions: [0] }\n"
                        "}\n")
-    fifo = os.path.join(tmp, "go")
-    os.mkfifo(fifo)
     rx = StatsdReceiver(os.path.join(tmp, "statsdw"))
-    proc = subprocess.Popen([target("target_art_strings"), "--go-fifo", fifo, ODEX, str(off),
-                             str(n)], stdout=subprocess.DEVNULL)
     try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(proc.pid),
-                         f"--statsd={rx.path}"])
-        u.wait_attached()
-        with open(fifo, "w") as f:
-            f.write("go\n")
-        eq(proc.wait(timeout=60), 0, "target exit code")
-        rc = u.wait()
+        rc, u = traced_run(Held(tmp, "target_art_strings", [ODEX, str(off), str(n)]),
+                           ["run", cfg, "--format", "json", f"--statsd={rx.path}"])
     finally:
-        if proc.poll() is None:
-            proc.kill()
         rx.close()
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     texts = [e["fields"]["arg0"] for e in events(u.json_events())]

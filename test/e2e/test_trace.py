@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 
-from e2e import Uprobestats, check, eq, target, tmpdir, write_config
+from e2e import Held, check, eq, target, tmpdir, traced_run, write_config
 
 VIEWER_DIR = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer", "e2e")
 
@@ -31,20 +31,9 @@ def test_trace_file_from_a_real_run():
     count, ms = 8, 10
     cfg = write_config(tmp, config(target("target_latency")))
     trace = os.path.join(tmp, "trace.json")
-    fifo = os.path.join(tmp, "go")
-    os.mkfifo(fifo)
-    proc = subprocess.Popen([target("target_latency"), "--go-fifo", fifo, str(count), str(ms)])
-    try:
-        u = Uprobestats(["run", cfg, "--pid", str(proc.pid), "--trace", trace, "--quiet"],
-                        stdout=subprocess.DEVNULL)
-        u.wait_attached()
-        with open(fifo, "w") as f:
-            f.write("go\n")
-        eq(proc.wait(timeout=60), 0, "target exit code")
-        rc = u.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    held = Held(tmp, "target_latency", [str(count), str(ms)])
+    rc, u = traced_run(held, ["run", cfg, "--trace", trace, "--quiet"],
+                       stdout=subprocess.DEVNULL)
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     with open(trace) as f:
         doc = json.load(f)
@@ -55,7 +44,7 @@ def test_trace_file_from_a_real_run():
     eq(len(complete), count, "complete slices (uretprobe)")
     for e in complete:
         check(ms * 1000 <= e["dur"] < ms * 5000, f"slice duration {e['dur']} us")
-        eq(e["tid"], proc.pid, "slice thread")
+        eq(e["tid"], held.pid, "slice thread")
     eq(len(begins), count, "begin events")
     eq(len(ends), count, "end events")
     eq({e["name"] for e in begins}, {"iteration"}, "begin names")

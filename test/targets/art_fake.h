@@ -27,13 +27,13 @@ static uint8_t *heap;
 static size_t heap_used;
 static uint8_t *stack_area;
 
-static void die(const char *what)
+static inline void die(const char *what)
 {
 	perror(what);
 	exit(1);
 }
 
-static void heap_init(void)
+static inline void heap_init(void)
 {
 #if defined(__x86_64__)
 	heap = mmap(NULL, HEAP_SIZE, PROT_READ | PROT_WRITE,
@@ -51,7 +51,7 @@ static void heap_init(void)
 }
 
 /* A zeroed object of size bytes; returns its 32-bit reference. */
-static uint32_t jobj(size_t size)
+static inline uint32_t jobj(size_t size)
 {
 	uint32_t ref;
 
@@ -63,23 +63,23 @@ static uint32_t jobj(size_t size)
 	return ref;
 }
 
-static void *at(uint32_t ref, uint32_t off)
+static inline void *at(uint32_t ref, uint32_t off)
 {
 	return (void *)(uintptr_t)(ref + off);
 }
 
-static void put32(uint32_t ref, uint32_t off, uint32_t v)
+static inline void put32(uint32_t ref, uint32_t off, uint32_t v)
 {
 	memcpy(at(ref, off), &v, sizeof(v));
 }
 
-static void put64(uint32_t ref, uint32_t off, uint64_t v)
+static inline void put64(uint32_t ref, uint32_t off, uint64_t v)
 {
 	memcpy(at(ref, off), &v, sizeof(v));
 }
 
 /* UTF-8 -> UTF-16 code units; returns the count. */
-static size_t utf16_units(const char *s, uint16_t *u, size_t max)
+static inline size_t utf16_units(const char *s, uint16_t *u, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = 0;
@@ -112,7 +112,7 @@ static size_t utf16_units(const char *s, uint16_t *u, size_t max)
 }
 
 /* A java.lang.String: compressed when every char is in 1..0x7f, as ART does. */
-static uint32_t jstr(const char *s)
+static inline uint32_t jstr(const char *s)
 {
 	uint16_t units[1024];
 	size_t n = utf16_units(s, units, 1024);
@@ -192,7 +192,7 @@ __asm__(".text\n"
 #endif
 
 /* A fresh out-args area (zeroed), for one call. */
-static uint8_t *out_args(void)
+static inline uint8_t *out_args(void)
 {
 	uint8_t *base = stack_area + STACK_BELOW;
 
@@ -200,12 +200,12 @@ static uint8_t *out_args(void)
 	return base;
 }
 
-static void slot32(uint8_t *base, uint32_t off, uint32_t v)
+static inline void slot32(uint8_t *base, uint32_t off, uint32_t v)
 {
 	memcpy(base + off, &v, sizeof(v));
 }
 
-static void slot64(uint8_t *base, uint32_t off, uint64_t v)
+static inline void slot64(uint8_t *base, uint32_t off, uint64_t v)
 {
 	memcpy(base + off, &v, sizeof(v));
 }
@@ -214,51 +214,51 @@ static void slot64(uint8_t *base, uint32_t off, uint64_t v)
 
 static int exp_first;
 
-static void exp_begin(const char *prog, const char *fn, int emit)
+static inline void exp_begin(const char *prog, const char *fn, int emit)
 {
 	printf("{\"prog\":\"%s\",\"fn\":\"%s\",\"emit\":%s,\"fields\":{", prog, fn,
 	       emit ? "true" : "false");
 	exp_first = 1;
 }
 
-static void exp_key(const char *k)
+static inline void exp_key(const char *k)
 {
 	printf("%s\"%s\":", exp_first ? "" : ",", k);
 	exp_first = 0;
 }
 
-static void exp_int(const char *k, long long v)
+static inline void exp_int(const char *k, long long v)
 {
 	exp_key(k);
 	printf("%lld", v);
 }
 
-static void exp_u64(const char *k, uint64_t v)
+static inline void exp_u64(const char *k, uint64_t v)
 {
 	exp_key(k);
 	printf("%llu", (unsigned long long)v);
 }
 
-static void exp_bool(const char *k, int v)
+static inline void exp_bool(const char *k, int v)
 {
 	exp_key(k);
 	printf("%s", v ? "true" : "false");
 }
 
 /* The test's strings hold no quote, backslash or control character. */
-static void exp_str(const char *k, const char *v)
+static inline void exp_str(const char *k, const char *v)
 {
 	exp_key(k);
 	printf("\"%s\"", v);
 }
 
 /* A value the program takes from the clock: the test checks it is > 0. */
-static void exp_positive(const char *k)
+static inline void exp_positive(const char *k)
 {
 	exp_str(k, "<positive>");
 }
 
-static void exp_end(void)
+static inline void exp_end(void)
 {
 	printf("}}\n");
 }

@@ -9,6 +9,7 @@
  * must write nothing for that call.  The e2e tests compare those lines with
  * uprobestats' JSON events. */
 #include "art_fake.h"
+#include "go_fifo.h"
 
 /* Each probed function has a body of its own (no two can be folded into one
  * address) and is only ever called through ups_tramp. */
@@ -476,13 +477,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	heap_init();
-	if (argc == 3 && strcmp(argv[1], "--go-fifo") == 0) {
-		char line[16];
-		FILE *f = fopen(argv[2], "r");
-		if (!f || !fgets(line, sizeof(line), f))
-			die(argv[2]);
-		fclose(f);
-	} else if (argc != 1) {
+	if (go_fifo_wait(argc, argv) != argc) {
 		fprintf(stderr, "usage: target_programs [--go-fifo PATH]\n");
 		return 2;
 	}
