@@ -118,7 +118,8 @@ fetch_deb() {
 		return 0
 	fi
 	if ! apt_prepare "$suite"; then
-		log "the archive ($(mirror)) does not serve the suite '$suite' for arm64; see $aptroot/vm-$suite/update.log"
+		log "the archive ($(mirror)) does not serve the suite '$suite' for arm64;" \
+			"see $aptroot/vm-$suite/update.log"
 		return 2
 	fi
 	log "downloading $pkg $version (arm64, $suite)"
@@ -136,7 +137,8 @@ fetch_deb() {
 	got=$(sha256 "$got_file")
 	[ "$got" = "$pin" ] || rm -rf "$stage" "$stage.log"
 	[ "$got" = "$pin" ] ||
-		die "${got_file##*/} has sha256 $got but vendor/VM-MANIFEST pins $pin; review the package before updating the pin"
+		die "${got_file##*/} has sha256 $got but vendor/VM-MANIFEST pins $pin;" \
+			"review the package before updating the pin"
 	mkdir -p "$dl"
 	mv -f "$got_file" "$f"
 	rm -rf "$stage" "$stage.log"
@@ -158,7 +160,10 @@ cmd_kernel() {
 	[ -n "$name" ] && [ -n "$out" ] || die "usage: fetch-vm.sh kernel NAME DIR"
 	local suite pkg version pin kind
 	read -r suite pkg version pin kind <<<"$(kernel_line "$name")"
-	case "$kind" in required | optional) ;; *) die "kernel $name: '$kind' is not required|optional" ;; esac
+	case "$kind" in
+	required | optional) ;;
+	*) die "kernel $name: '$kind' is not required|optional" ;;
+	esac
 	local want="$suite $pkg $version $pin"
 	if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$want" ] && [ -f "$out/Image" ]; then
 		return 0
@@ -168,8 +173,10 @@ cmd_kernel() {
 	if [ "$rc" != 0 ]; then
 		# 1: a checksum mismatch or another error (already reported): never skipped.
 		[ "$rc" = 2 ] || [ "$rc" = 3 ] || exit 1
-		[ "$kind" = optional ] || die "kernel $name ($pkg $version from $suite) is required and could not be fetched"
-		log "kernel $name is optional: skipped (not served by the archive: $pkg $version from $suite)"
+		[ "$kind" = optional ] ||
+			die "kernel $name ($pkg $version from $suite) is required and could not be fetched"
+		log "kernel $name is optional: skipped" \
+			"(not served by the archive: $pkg $version from $suite)"
 		exit "$EXIT_SKIPPED"
 	fi
 	log "unpacking /boot of $pkg into ${out#"$top"/}"
