@@ -56,6 +56,9 @@ done
 for ext in odex vdex jar; do
 	install -m 0644 "$art_dir/$art_name.$ext" "$root/vm/testdata/$art_name.$ext"
 done
+# What /init checks before it runs anything: the binary in the VM is the one shipped.
+(cd "$(dirname "$ups")" && sha256sum "$(basename "$ups")") |
+	sed 's|  .*|  /vm/bin/uprobestats|' >"$root/vm/uprobestats.sha256"
 cat >"$root/vm/art.env" <<-EOF
 	ART_ODEX=/vm/testdata/$art_name.odex
 	ART_INIT_OFF=$init_off

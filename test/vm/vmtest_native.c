@@ -52,7 +52,7 @@ static void pid_filtered_call_detail(struct tc *t)
 	struct target a = { .pid = -1 }, b = { .pid = -1 };
 	struct ups u = { .pid = -1 };
 	struct results res = { 0 };
-	char pid[16];
+	char pid[16], *err = NULL;
 	const char *cfg = native_config(t, "ups_target_fn", "call_detail", NULL, 0, NULL);
 
 	CHECK(cfg, "config");
@@ -64,6 +64,10 @@ static void pid_filtered_call_detail(struct tc *t)
 	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0)
 		goto out;
 	long long apid = a.pid;
+	/* The default path: the uprobe PMU and a BPF ring buffer (every kernel here has both). */
+	err = ups_stderr(&u);
+	CHECK(strstr(err, "via uprobe PMU, ringbuf output"),
+	      "uprobe PMU and ring buffer in use: %.400s", err);
 	if (target_go(t, &a) < 0 || target_go(t, &b) < 0 || target_wait(t, &a, WAIT_MS) < 0 ||
 	    target_wait(t, &b, WAIT_MS) < 0)
 		goto out;
@@ -78,6 +82,7 @@ static void pid_filtered_call_detail(struct tc *t)
 		goto out;
 	check_summary(t, &res, &all_n, 1);
 out:
+	free(err);
 	ups_stop(&u, SIGKILL);
 	target_kill(&a);
 	target_kill(&b);
@@ -247,14 +252,15 @@ static const char *latency_config(struct tc *t)
 	return tc_write(t, path, text) == 0 ? path : NULL;
 }
 
-/* The in-kernel latency histogram on stderr: rows "LO -> HI : COUNT |stars|".  The
- * host test wants all calls in the 10 ms slot (2^23..2^24-1 ns); an emulated 10 ms
- * sleep now and then overshoots 16.7 ms, so here: every call counted (the rows add up
- * to COUNT), only in slots between 8 ms and 67 ms (the durations checked above are 10..50
- * ms), most of them in the 10 ms slot. */
+/* The in-kernel latency histogram on stderr: rows "LO -> HI : COUNT |stars|".  The host
+ * test wants all calls in the 10 ms slot (2^23..2^24-1 ns).  Under emulation the guest
+ * clock is the host's and the vCPU threads share the host's cores, so a 10 ms sleep may
+ * take much longer, and the two uretprobe programs' timestamps of one call may differ by
+ * milliseconds.  What holds: every call counted, none in a slot below 8 ms (a call
+ * cannot take less than its sleep) or above 1 s. */
 static void check_histogram(struct tc *t, const char *err, int count)
 {
-	unsigned long long total = 0, ten_ms = 0;
+	unsigned long long total = 0;
 	int rows = 0;
 
 	for (const char *line = err; line; line = strchr(line, '\n')) {
@@ -264,15 +270,11 @@ static void check_histogram(struct tc *t, const char *err, int count)
 			continue;
 		rows++;
 		total += n;
-		if (lo == 8388608)
-			ten_ms = n;
-		CHECK(n == 0 || (lo >= 8388608 && hi < 67108864),
+		CHECK(n == 0 || (lo >= 8388608 && hi < 1073741824ULL),
 		      "%llu calls in the slot %llu..%llu ns", n, lo, hi);
 	}
 	CHECK(rows > 0, "no latency histogram on stderr");
 	EQ(total, count, "calls counted in the histogram");
-	CHECK(ten_ms * 2 > (unsigned long long)count, "only %llu of %d calls in the 10 ms slot",
-	      ten_ms, count);
 out:
 	return;
 }
@@ -310,7 +312,8 @@ static void return_values_durations_and_histogram(struct tc *t)
 		EQ(e->return_value, ms * 3, "return value");
 		CHECK(e->has & H_DURATION, "return event without a duration");
 		EQ(e->top_duration_ns, e->duration_ns, "event duration");
-		CHECK(e->duration_ns >= ms * 1000000ULL && e->duration_ns < ms * 5000000ULL,
+		/* The host allows up to 5x the sleep; an emulated sleep may take far longer. */
+		CHECK(e->duration_ns >= ms * 1000000ULL && e->duration_ns < 1000000000ULL,
 		      "duration %llu ns for a %d ms sleep", e->duration_ns, ms);
 	}
 	err = ups_stderr(&u);
