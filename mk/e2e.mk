@@ -21,3 +21,14 @@ test-e2e: $(E2E_BIN) $(E2E_TARGETS)
 
 demo: $(E2E_BIN) $(DEMO_APP)
 	@$(TOP)/demo/run.sh $(E2E_BIN) $(DEMO_APP) $(BUILD)/demo
+
+# The adb helper against a fake adb; the trace viewer (speedscope in headless
+# Chromium, installed on first use).
+.PHONY: test-tools test-viewer
+test-tools:
+	@$(TOP)/test/tools/test_adb_run.sh
+
+test-viewer: | deps-host
+	@$(TOP)/test/viewer/run.sh
+
+TEST_STAGES += test-e2e test-tools test-viewer

@@ -14,11 +14,15 @@
 
 #include "cli/cli.h"
 #include "config/guardrail.h"
+#include "probe/catalog.h"
 #include "probe/loop.h"
 #include "probe/session.h"
 #include "resolve/plan.h"
 #include "sink/histogram.h"
 #include "sink/sinks.h"
+#include "sink/statsd_atoms.h"
+#include "sys/privilege.h"
+#include "sys/properties.h"
 
 #define MAX_PIDS 256
 
@@ -40,6 +44,8 @@ struct run_opts {
 	bool quiet;
 	enum output_mode output_mode;
 	bool force_tracefs;
+	bool on_android;
+	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -48,7 +54,7 @@ enum {
 	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_POLLED_ATOM,
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +74,7 @@ static const struct option long_opts[] = {
 	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
+	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
 	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
@@ -121,6 +128,9 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_RINGBUF:
 		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
+	case OPT_POLLED_ATOM:
+		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
+		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
 	case OPT_FLUSH:
 		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
 		       ? EXIT_OK : EXIT_USAGE;
@@ -289,7 +299,59 @@ static void print_histograms(const struct plan *plan, const struct session *s)
 	}
 }
 
-static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet)
+/* A stable number for a map in the polled atom: object index * 16 + ring
+ * index + 1 (upstream's own enum is not published). */
+static int32_t map_code(const struct plan_probe *p)
+{
+	for (size_t o = 0; o < catalog_object_count(); o++) {
+		const struct catalog_object *obj = catalog_object_at(o);
+		if (obj != p->obj)
+			continue;
+		for (size_t r = 0; obj->ring_maps[r]; r++)
+			if (p->prog->map && !strcmp(obj->ring_maps[r], p->prog->map))
+				return (int32_t)(o * 16 + r + 1);
+	}
+	return 0;
+}
+
+/* Upstream's uprobe_stats_bpf_map_polled, once per task and map at exit:
+ * map, polling duration, events delivered from it, task id. */
+static void send_polled_atoms(struct run_state *rs, const struct loop_stats *st,
+			      int32_t atom_id)
+{
+	const struct plan *plan = rs->plan;
+
+	for (size_t t = 0; t < plan->n_tasks; t++) {
+		const struct plan_task *task = &plan->tasks[t];
+		const struct loop_task_stats *ts = &st->tasks[t];
+		uint64_t dur = ts->end_boot_ns > ts->start_boot_ns
+			       ? ts->end_boot_ns - ts->start_boot_ns : 0;
+		for (size_t i = 0; i < task->n_probes; i++) {
+			const struct plan_probe *p = &task->probes[i];
+			int32_t code = map_code(p);
+			int64_t events = 0;
+			bool first = true;
+			struct polled_atom pa;
+
+			if (!code)
+				continue;
+			for (size_t j = 0; j < task->n_probes; j++) {
+				if (map_code(&task->probes[j]) != code)
+					continue;
+				first &= j >= i;
+				events += (int64_t)st->delivered[task->probes[j].id];
+			}
+			if (!first)
+				continue;  /* one atom per map, sent at its first probe */
+			sinks_atom(rs->sinks, statsd_polled_atom(&pa, atom_id, code,
+								 (int64_t)(dur / 1000000), events,
+								 p->desc.task_id, ts->end_boot_ns));
+		}
+	}
+}
+
+static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
+		  int32_t polled_atom)
 {
 	const struct plan *plan = rs->plan;
 	struct probe_stats *rows = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*rows));
@@ -317,6 +379,8 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet)
 		if (rows[i].duration_ns > run_ns)
 			run_ns = rows[i].duration_ns;
 	}
+	if (polled_atom)
+		send_polled_atoms(rs, st, polled_atom);
 	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
 	free(rows);
 	if (!quiet)
@@ -338,8 +402,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs,
-				   .android = access("/system/build.prop", F_OK) == 0 };
+				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
@@ -350,7 +413,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 		loop_stats_free(&st);
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
-	exit_rc = finish(rs, &st, o->quiet);
+	exit_rc = finish(rs, &st, o->quiet, (int32_t)o->polled_atom);
 	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
 		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
 			exit_rc = EXIT_NO_TARGET;
@@ -371,6 +434,24 @@ static FILE *open_output(const char *path, const char *what)
 	if (!f)
 		p_err("%s %s: cannot open for writing: %s", what, path, strerror(errno));
 	return f;
+}
+
+/* Before anything touches the kernel: may we?  A refusal is one line saying
+ * what is missing and how to get it. */
+static int check_privileges(const struct android_info *android)
+{
+	struct priv_facts f;
+	struct priv_report r;
+
+	priv_gather(NULL, &f);
+	priv_evaluate(&f, android, &r);
+	if (r.verdict == PRIV_DENIED) {
+		p_err("%s", r.line);
+		return EXIT_PRIVILEGE;
+	}
+	if (r.verdict == PRIV_WARN)
+		p_warn("%s", r.line);
+	return EXIT_OK;
 }
 
 static int run_plan(const struct plan *plan, const struct run_opts *o)
@@ -419,6 +500,9 @@ int cmd_run(int argc, char **argv)
 	rc = cli_load_config(o.config, &o.load, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
+	struct android_info android;
+	cli_android_guardrail(&android, &o.guardrail);
+	o.on_android = android.on_android;
 	rc = cli_validate(cfg, &o.guardrail, o.n_pids > 0);
 	if (rc != EXIT_OK) {
 		config_free(cfg);
@@ -435,7 +519,9 @@ int cmd_run(int argc, char **argv)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),
 			plan->probe_by_id[i]->note);
-	rc = run_plan(plan, &o);
+	rc = check_privileges(&android);
+	if (rc == EXIT_OK)
+		rc = run_plan(plan, &o);
 	plan_free(plan);
 	config_free(cfg);
 	return rc;

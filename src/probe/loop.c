@@ -82,17 +82,18 @@ static void refresh_clock_offsets(struct loop *L)
 static void emit_atom(struct loop *L, const struct plan_probe *p, const struct event *ev,
 		      uint32_t kind, const void *payload)
 {
-	struct field fields[CATALOG_MAX_FIELDS];
-	int n = atoms_from_record(p, kind, payload, fields, CATALOG_MAX_FIELDS);
+	const struct atom_src src = { .probe = p, .kind = kind, .payload = payload };
+	struct atom_buf buf;
 	struct atom atom;
 
-	if (n < 0 || !L->out->atom)
+	if (!L->out->atom || atoms_from_record(&src, &buf) <= 0)
 		return;
 	atom = (struct atom){
-		.atom_id = (int32_t)p->task_cfg->statsd.atom_id,
+		.atom_id = buf.atom_id,
 		.boot_ns = ev->boot_ns,
-		.fields = fields,
-		.n_fields = (size_t)n,
+		.fields = buf.fields,
+		.n_fields = buf.n_fields,
+		.is_uid = buf.is_uid,
 		.probe = &p->desc,
 	};
 	L->out->atom(L->out->ctx, &atom);

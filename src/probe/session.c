@@ -451,6 +451,12 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 		if (rc < 0)
 			goto fail;
 	}
+	/* Object-specific maps (Binder's interface filter) before any attach. */
+	for (size_t i = 0; i < s->n_objects; i++) {
+		const struct catalog_object *c = s->objects[i].cat;
+		if (c->prepare && (rc = c->prepare(s->objects[i].primary, plan, err)) < 0)
+			goto fail;
+	}
 	rc = collect_rings(s, err);
 	if (rc < 0)
 		goto fail;

@@ -171,7 +171,7 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 	p->task_cfg = t->cfg;
 	p->cfg = pc;
 	if (!pc->bpf_name || catalog_find_program(pc->bpf_name, &p->obj, &p->prog) < 0) {
-		char known[2048];
+		char known[4096];
 		catalog_program_names(known, sizeof(known));
 		return err_set(err, -ENOENT, "task %u: unknown bpf_name '%s'; known programs: %s",
 			       t->index, pc->bpf_name ? pc->bpf_name : "(none)", known);
@@ -184,7 +184,7 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 		const struct catalog_object *mo;
 		const char *name = i < t->cfg->bpf_maps.n ? t->cfg->bpf_maps.v[i] : pc->bpf_map;
 		if (catalog_find_map(name, &mo, &map) < 0) {
-			char known[2048];
+			char known[4096];
 			catalog_map_names(known, sizeof(known));
 			return err_set(err, -ENOENT, "task %u: unknown map '%s'; known maps: %s",
 				       t->index, name, known);

@@ -65,7 +65,7 @@ def test_art_compiled_methods_by_java_signature():
                              str(get_off), str(n)], stdout=subprocess.DEVNULL)
     try:
         u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(proc.pid),
-                         f"--statsd={rx.path}", "-v"])
+                         f"--statsd={rx.path}", "--polled-atom", "12345", "-v"])
         u.wait_attached()
         with open(fifo, "w") as f:
             f.write("go\n")
@@ -94,6 +94,14 @@ def test_art_compiled_methods_by_java_signature():
        "getEventType() return values")
     eq(summary(objs), [(n, n, 0, 0), (n, n, 0, 0)], "per-probe hits, delivered, dropped")
     atoms = rx.atoms()
+    polled = [a for a in atoms if a[0] == 12345]
+    atoms = [a for a in atoms if a[0] != 12345]
+    eq(len(polled), 2, "one polled atom per map")
+    for _, (code, duration_ms, total, task_id) in polled:
+        check(code > 0, "map code")
+        check(duration_ms >= 0, "duration")
+        eq(total, n, "events polled from the map")
+        eq(task_id, 0, "task id")
     detail_atoms = [a for a in atoms if len(a[1]) == 2 and a[1][1] >= 5000000000]
     eq(len(detail_atoms), n, "atoms for call_detail")
     eq(sorted(a[1] for a in detail_atoms), [[100 + i, 5000000000 + i] for i in range(n)],
