@@ -45,8 +45,9 @@ VM_ART_DATA     := $(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/com.android.locatio
 
 .PHONY: test-arm64 vm-initramfs vm-kernels
 
-# Static arm64 musl programs, built like the tool (clang for musl's headers, gcc with
-# musl's specs to link) but not stripped: the targets' symbols are the probe points.
+# Static arm64 musl programs, not stripped (the targets' symbols are the probe points).
+# The runner is built like the tool: clang for musl's headers, gcc with musl's specs to
+# link.
 VM_RUNNER_OBJS  := $(patsubst $(TOP)/test/vm/%.c,$(VM_BIN_DIR)/obj/%.o,$(VM_RUNNER_SRCS))
 
 $(VM_BIN_DIR)/obj/%.o: $(TOP)/test/vm/%.c $(VM_RUNNER_HDRS) $(SYSROOT_STAMP_aarch64)
@@ -58,11 +59,13 @@ $(VM_BIN_DIR)/vmtest: $(VM_RUNNER_OBJS)
 	@echo "  LINK    $(@:$(TOP)/%=%) (arm64)"
 	@$(LD_aarch64) -static -o $@ $^
 
-$(VM_BIN_DIR)/target_%: $(TOP)/test/targets/target_%.c $(SYSROOT_STAMP_aarch64)
+# The targets with gcc, as e2e.mk builds them for the host (they use gcc's attributes),
+# through musl's specs file.
+$(VM_BIN_DIR)/target_%: $(TOP)/test/targets/target_%.c $(wildcard $(TOP)/test/targets/*.h) \
+		$(SYSROOT_STAMP_aarch64)
 	@mkdir -p $(@D)
 	@echo "  CC      $(@:$(TOP)/%=%) (arm64)"
-	@$(CC_aarch64) $(VM_TARGET_FLAGS) -c -o $@.o $<
-	@$(LD_aarch64) -static -o $@ $@.o -lpthread
+	@$(LD_aarch64) $(VM_TARGET_FLAGS) -static -o $@ $< -lpthread
 
 $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 	@BUILD=$(BUILD) $(VM_FETCH) busybox $@

@@ -4,8 +4,8 @@
 #   OUT          the gzip'd newc cpio to write
 #   BUSYBOX      the static arm64 busybox (/bin/busybox; /init installs its applets)
 #   UPROBESTATS  the shipped arm64 binary, copied as it is (/vm/bin/uprobestats)
-#   BINDIR       arm64 builds of vmtest (/vm/bin/) and target_native, target_latency,
-#                target_art (/vm/targets/)
+#   BINDIR       arm64 builds of vmtest (/vm/bin/) and of every test/targets/target_*.c
+#                (/vm/targets/)
 #   TESTDATA     the shared test data: the Android 13 arm64 odex (with its .vdex and .jar)
 #                that the ART scenario probes goes to /vm/testdata/, and its expected
 #                offsets, read from the oatdump table beside it, to /vm/art.env
@@ -36,7 +36,7 @@ file_offset() {
 }
 
 for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/target_latency" \
-	"$bindir/target_art" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
+	"$bindir/target_art" "$bindir/target_programs" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
 	"$art_dir/$art_name.jar" "$art_table"; do
 	[ -f "$f" ] || die "missing $f"
 done
@@ -50,8 +50,9 @@ install -m 0755 "$busybox" "$root/bin/busybox"
 install -m 0755 "$here/init" "$root/init"
 install -m 0755 "$ups" "$root/vm/bin/uprobestats"
 install -m 0755 "$bindir/vmtest" "$root/vm/bin/vmtest"
-for t in target_native target_latency target_art; do
-	install -m 0755 "$bindir/$t" "$root/vm/targets/$t"
+for t in "$bindir"/target_*; do
+	case "$t" in *.o) continue ;; esac
+	install -m 0755 "$t" "$root/vm/targets/${t##*/}"
 done
 for ext in odex vdex jar; do
 	install -m 0644 "$art_dir/$art_name.$ext" "$root/vm/testdata/$art_name.$ext"

@@ -79,6 +79,7 @@ int target_start(struct tc *t, struct target *tg, const char *exe, const char *a
 	tg->pid = -1;
 	target_path(t, exe, path);
 	tc_path(t, "go", tg->fifo);
+	tc_path(t, "target.out", tg->out);
 	tc_path(t, "target.err", tg->err);
 	if (mkfifo(tg->fifo, 0600) < 0) {
 		tc_fail(t, "mkfifo %s: %s", tg->fifo, strerror(errno));
@@ -90,7 +91,7 @@ int target_start(struct tc *t, struct target *tg, const char *exe, const char *a
 	for (int i = 0; args[i] && n < 15; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	tg->pid = spawn(path, (char *const *)argv, NULL, tg->err, SPAWN_NONE);
+	tg->pid = spawn(path, (char *const *)argv, tg->out, tg->err, SPAWN_NONE);
 	if (tg->pid < 0) {
 		tc_fail(t, "cannot start %s: %s", path, strerror(errno));
 		return -1;
@@ -301,6 +302,8 @@ static int read_event(const struct jdoc *d, const struct jnode *root, struct ev 
 		return -1;
 	e->pid = (long long)pid;
 	e->tid = (long long)tid;
+	if (get_u64(d, root, "task_index", &e->task_index) < 0)
+		return -1;
 	e->has = 0;
 	int nregs = 0;
 	for (int i = 0; i < 6; i++) {
@@ -438,14 +441,13 @@ int check_summary(struct tc *t, const struct results *res, const struct probe_su
 
 /* --- configs ---------------------------------------------------------------------------------- */
 
-const char *native_config(struct tc *t, const char *symbol, const char *prog,
-			  const char *target_name, int duration, const char *extra)
+int native_task(struct tc *t, char *text, size_t size, const char *symbol, const char *prog,
+		const char *target_name, int duration, const char *extra)
 {
-	static char path[VM_PATH_MAX];
-	char exe[VM_PATH_MAX], text[4096];
-	const char *map = strcmp(prog, "call_detail") == 0 ? "call_detail_buf" :
-							       "call_timestamp_buf";
-	int n = snprintf(text, sizeof(text),
+	char exe[VM_PATH_MAX];
+	const char *map =
+		strcmp(prog, "call_detail") == 0 ? "call_detail_buf" : "call_timestamp_buf";
+	int n = snprintf(text, size,
 			 "tasks {\n"
 			 "  probe_configs {\n"
 			 "    bpf_name: \"prog_GenericInstrumentation_uprobe_%s\"\n"
@@ -455,14 +457,28 @@ const char *native_config(struct tc *t, const char *symbol, const char *prog,
 			 "  bpf_maps: \"map_GenericInstrumentation_%s\"\n",
 			 prog, target_path(t, "target_native", exe), symbol, map);
 	if (target_name)
-		n += snprintf(text + n, sizeof(text) - (size_t)n,
-			      "  target_process_name: \"%s\"\n", target_name);
+		n += snprintf(text + n, size - (size_t)n, "  target_process_name: \"%s\"\n",
+			      target_name);
 	if (duration)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, "  duration_seconds: %d\n",
-			      duration);
+		n += snprintf(text + n, size - (size_t)n, "  duration_seconds: %d\n", duration);
 	if (extra)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, "%s\n", extra);
-	snprintf(text + n, sizeof(text) - (size_t)n, "}\n");
+		n += snprintf(text + n, size - (size_t)n, "%s\n", extra);
+	n += snprintf(text + n, size - (size_t)n, "}\n");
+	if ((size_t)n >= size) {
+		tc_fail(t, "config text longer than %zu bytes", size);
+		return -1;
+	}
+	return n;
+}
+
+const char *native_config(struct tc *t, const char *symbol, const char *prog,
+			  const char *target_name, int duration, const char *extra)
+{
+	static char path[VM_PATH_MAX];
+	char text[4096];
+
+	if (native_task(t, text, sizeof(text), symbol, prog, target_name, duration, extra) < 0)
+		return NULL;
 	tc_path(t, "config.textproto", path);
 	return tc_write(t, path, text) == 0 ? path : NULL;
 }

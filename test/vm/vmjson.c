@@ -271,3 +271,104 @@ int json_u64(const struct jnode *n, unsigned long long *out)
 	}
 	return errno == 0 && *end == '\0' ? 0 : -1;
 }
+
+static int hex4(const char *p, const char *end, unsigned *out)
+{
+	*out = 0;
+	if (end - p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0') :
+			     c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) :
+			     c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
+		if (d == 16)
+			return -1;
+		*out = *out << 4 | d;
+	}
+	return 0;
+}
+
+/* Appends code point CP as UTF-8; the new length, or -1 when it does not fit. */
+static long put_utf8(char *buf, size_t size, size_t n, unsigned cp)
+{
+	unsigned char u[4];
+	size_t k;
+
+	if (cp < 0x80) {
+		u[0] = (unsigned char)cp;
+		k = 1;
+	} else if (cp < 0x800) {
+		u[0] = (unsigned char)(0xC0 | cp >> 6);
+		u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		k = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (unsigned char)(0xE0 | cp >> 12);
+		u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		k = 3;
+	} else {
+		u[0] = (unsigned char)(0xF0 | cp >> 18);
+		u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+		u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+		k = 4;
+	}
+	if (n + k >= size)
+		return -1;
+	memcpy(buf + n, u, k);
+	return (long)(n + k);
+}
+
+/* One escape at P (just after the backslash); moves P past it. */
+static long decode_escape(const char **pp, const char *end, char *buf, size_t size, size_t n)
+{
+	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	const char *p = *pp;
+	unsigned cp, lo;
+
+	if (p >= end)
+		return -1;
+	const char *k = strchr(from, *p);
+	if (*p != 'u') {
+		if (!k || !*p)
+			return -1;
+		*pp = p + 1;
+		return put_utf8(buf, size, n, (unsigned char)to[k - from]);
+	}
+	if (hex4(p + 1, end, &cp) < 0)
+		return -1;
+	p += 5;
+	if (cp >= 0xD800 && cp < 0xDC00) {
+		if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, end, &lo) < 0 ||
+		    lo < 0xDC00 || lo > 0xDFFF)
+			return -1;
+		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+		p += 6;
+	}
+	*pp = p;
+	return put_utf8(buf, size, n, cp);
+}
+
+long json_str_decode(const struct jnode *n, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (!n || n->type != J_STR || size == 0)
+		return -1;
+	for (const char *p = n->s, *end = n->s + n->len; p < end;) {
+		if (*p != '\\') {
+			if (len + 1 >= size)
+				return -1;
+			buf[len++] = *p++;
+			continue;
+		}
+		p++;
+		long r = decode_escape(&p, end, buf, size, len);
+		if (r < 0)
+			return -1;
+		len = (size_t)r;
+	}
+	buf[len] = '\0';
+	return (long)len;
+}

@@ -158,6 +158,37 @@ char *read_file(const char *path, size_t *len)
 
 /* --- statsd stand-in ------------------------------------------------------------------ */
 
+#define QLEN_SYSCTL "/proc/sys/net/unix/max_dgram_qlen"
+#define STATSD_QLEN "2400"
+
+/* Writes TEXT to the sysctl file PATH; 0 or -1. */
+static int write_sysctl(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* A datagram socket that queues 2400 datagrams, like statsd's on Android (init.rc sets
+ * net.unix.max_dgram_qlen; Linux defaults to 10).  The kernel takes the limit from the
+ * sysctl when the socket is created, so it is set for that moment only. */
+static int socket_with_queue(void)
+{
+	char *old = read_file(QLEN_SYSCTL, NULL);
+	int fd;
+
+	old[strcspn(old, "\n")] = '\0';
+	bool set = old[0] && write_sysctl(QLEN_SYSCTL, STATSD_QLEN) == 0;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (set)
+		write_sysctl(QLEN_SYSCTL, old);
+	free(old);
+	return fd;
+}
+
 int statsd_rx_open(struct statsd_rx *rx, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -167,7 +198,7 @@ int statsd_rx_open(struct statsd_rx *rx, const char *path)
 		return -1;
 	strcpy(sa.sun_path, path);
 	strcpy(rx->path, path);
-	rx->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	rx->fd = socket_with_queue();
 	if (rx->fd < 0)
 		return -1;
 	if (bind(rx->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {

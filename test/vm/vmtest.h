@@ -6,6 +6,7 @@
 #define UPS_VMTEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "vmproc.h"
@@ -56,6 +57,7 @@ int tc_proc_name(struct tc *t, const char *name);
 struct target {
 	pid_t pid;
 	char fifo[VM_PATH_MAX];
+	char out[VM_PATH_MAX]; /* its stdout */
 	char err[VM_PATH_MAX];
 };
 
@@ -108,6 +110,7 @@ struct ev {
 	enum ev_kind kind;
 	unsigned has;
 	long long pid, tid;
+	unsigned long long task_index;
 	unsigned long long r[6];
 	unsigned long long event_id, timestamp_ns, return_value, duration_ns, top_duration_ns;
 };
@@ -136,6 +139,10 @@ int results_count(const struct results *res, enum ev_kind kind, long long pid);
 int check_summary(struct tc *t, const struct results *res, const struct probe_sum *want, int n);
 
 /* --- configs ---------------------------------------------------------------------------- */
+/* One native task's config text into TEXT (as e2e.py's native_config() returns it); its
+ * length, or -1 with the failure recorded. */
+int native_task(struct tc *t, char *text, size_t size, const char *symbol, const char *prog,
+		const char *target_name, int duration, const char *extra);
 /* A one-probe native config, as e2e.py's native_config() writes it.  PROG is
  * "call_detail" or "call_timestamp_3"; TARGET_NAME, EXTRA may be NULL; DURATION 0: none. */
 const char *native_config(struct tc *t, const char *symbol, const char *prog,
@@ -150,5 +157,6 @@ struct vmcase {
 extern const struct vmcase vm_native_cases[];
 extern const struct vmcase vm_kernel_cases[];
 extern const struct vmcase vm_art_cases[];
+extern const struct vmcase vm_programs_cases[];
 
 #endif

@@ -15,6 +15,7 @@
 
 #define CALLS 50
 #define ATOM_ID 915
+#define POLLED_ATOM_ID 12345
 #define ART_METHOD 0x7a7a7a70ULL
 #define LONG_BASE 5000000000LL
 #define CLS "com.android.location.provider.ActivityRecognitionEvent"
@@ -81,11 +82,12 @@ out:
 	return;
 }
 
-/* Every atom has id 915; the call_detail ones carry (int, long) = positions 1 and 2. */
+/* Every atom has id 915 but the polled ones (12345, one per map at exit); the
+ * call_detail ones carry (int, long) = positions 1 and 2. */
 static void check_atoms(struct tc *t, const struct statsd_rx *rx)
 {
 	char seen[CALLS] = { 0 };
-	int detail = 0;
+	int detail = 0, polled = 0;
 
 	for (int k = 0; k < rx->count; k++) {
 		struct atom a;
@@ -94,6 +96,16 @@ static void check_atoms(struct tc *t, const struct statsd_rx *rx)
 		if (rc == 1)
 			continue;
 		CHECK(rc == 0, "datagram %d: %s", k, why);
+		if (a.id == POLLED_ATOM_ID) {
+			/* map code, duration_ms, total events, task id: one per map */
+			EQ(a.nvalues, 4, "polled atom fields");
+			CHECK(a.values[0] > 0, "polled atom: map code %lld", a.values[0]);
+			CHECK(a.values[1] >= 0, "polled atom: duration %lld ms", a.values[1]);
+			EQ(a.values[2], CALLS, "polled atom: events polled from the map");
+			EQ(a.values[3], 0, "polled atom: task id");
+			polled++;
+			continue;
+		}
 		EQ(a.id, ATOM_ID, "atom id");
 		if (a.nvalues != 2 || a.values[1] < LONG_BASE)
 			continue;
@@ -105,6 +117,7 @@ static void check_atoms(struct tc *t, const struct statsd_rx *rx)
 		detail++;
 	}
 	EQ(detail, CALLS, "atoms for call_detail");
+	EQ(polled, 2, "one polled atom per map");
 out:
 	return;
 }
@@ -130,7 +143,8 @@ static void art_compiled_methods_by_java_signature(struct tc *t)
 	if (target_start(t, &a, "target_art", NULL, targs) < 0)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
-	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, statsd, "-v", NULL };
+	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, statsd,
+			       "--polled-atom", "12345", "-v", NULL };
 	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
 	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
 		goto out;

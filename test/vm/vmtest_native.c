@@ -490,6 +490,79 @@ out:
 	target_kill(&a);
 }
 
+static int count_task_pid(const struct results *res, unsigned long long task, long long pid)
+{
+	int n = 0;
+
+	for (int i = 0; i < res->nev; i++)
+		n += res->ev[i].kind == EV_EVENT && res->ev[i].task_index == task &&
+		     res->ev[i].pid == pid;
+	return n;
+}
+
+static void two_tasks_run_together_in_one_loop(struct tc *t)
+{
+	struct target a = { .pid = -1 }, b = { .pid = -1 };
+	struct ups u = { .pid = -1 };
+	struct results res = { 0 };
+	char text[8192], cfg[VM_PATH_MAX];
+	int n1 = native_task(t, text, sizeof(text), "ups_target_fn", "call_detail",
+			     "ups-e2e-task-a", 0, NULL);
+
+	CHECK(n1 > 0 && native_task(t, text + n1, sizeof(text) - (size_t)n1, "ups_target_second",
+				    "call_timestamp_2", "ups-e2e-task-b", 0, NULL) > 0,
+	      "config");
+	if (tc_write(t, tc_path(t, "two-tasks.textproto", cfg), text) < 0 ||
+	    native_start(t, &a, N_TARGETS, 1, 1, "ups-e2e-task-a") < 0 ||
+	    native_start(t, &b, N_TARGETS, 2, 1, "ups-e2e-task-b") < 0)
+		goto out;
+	long long apid = a.pid, bpid = b.pid;
+	const char *args[] = { "run", cfg, "--format", "json", NULL };
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0)
+		goto out;
+	if (target_go(t, &a) < 0 || target_go(t, &b) < 0 || target_wait(t, &a, WAIT_MS) < 0 ||
+	    target_wait(t, &b, WAIT_MS) < 0)
+		goto out;
+	/* Each task ends when its process exits. */
+	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0 ||
+	    results_read(t, u.out, &res) < 0)
+		goto out;
+	EQ(count_task_pid(&res, 0, apid), N_TARGETS, "task 0 events");
+	EQ(count_task_pid(&res, 1, bpid), 1, "task 1 events");
+	const struct probe_sum want[2] = { { N_TARGETS, N_TARGETS, 0, 0 }, { 1, 1, 0, 0 } };
+	check_summary(t, &res, want, 2);
+out:
+	ups_stop(&u, SIGKILL);
+	target_kill(&a);
+	target_kill(&b);
+	results_free(&res);
+}
+
+static void sighup_detaches_cleanly(struct tc *t)
+{
+	struct target a = { .pid = -1 };
+	struct ups u = { .pid = -1 };
+	struct results res = { 0 };
+	char pid[16];
+	const char *cfg = native_config(t, "ups_target_fn", "call_detail", NULL, 0, NULL);
+
+	CHECK(cfg, "config");
+	if (native_start(t, &a, N_TARGETS, 1, 1, NULL) < 0)
+		goto out;
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, NULL };
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0)
+		goto out;
+	if (check_rc(t, &u, ups_stop(&u, SIGHUP), 0, "exit code") < 0 ||
+	    results_read(t, u.out, &res) < 0)
+		goto out;
+	EQ(res.nsummary, 1, "summary written");
+out:
+	ups_stop(&u, SIGKILL);
+	target_kill(&a);
+	results_free(&res);
+}
+
 const struct vmcase vm_native_cases[] = {
 	{ "native.pid_filtered_call_detail", pid_filtered_call_detail },
 	{ "native.all_processes_counts_both", all_processes_counts_both },
@@ -502,5 +575,7 @@ const struct vmcase vm_native_cases[] = {
 	{ "targets.missing_target_process_is_exit_6", missing_target_is_exit_6 },
 	{ "targets.all_matches_takes_every_process", all_matches_takes_every_process },
 	{ "targets.target_exiting_mid_run_is_reported", target_exiting_mid_run_is_reported },
+	{ "targets.two_tasks_run_together_in_one_loop", two_tasks_run_together_in_one_loop },
+	{ "targets.sighup_detaches_cleanly", sighup_detaches_cleanly },
 	{ NULL, NULL },
 };
