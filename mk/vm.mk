@@ -80,9 +80,14 @@ vm-kernels: | deps-host
 	@for k in $(VM_KERNELS); do BUILD=$(BUILD) $(VM_FETCH) kernel $$k $(VM_DIR)/kernel-$$k || \
 		[ $$? = 3 ]; done
 
+ifeq ($(filter aarch64,$(ARCHES)),)
+test-arm64:
+	@echo "test-arm64: ARCHES ($(ARCHES)) has no aarch64: nothing to boot" >&2; exit 1
+else
 test-arm64: $(VM_INITRD) | deps-host
 	@BUILD=$(BUILD) $(TOP)/test/vm/test-arm64.sh --initrd $(VM_INITRD) --dir $(VM_DIR) \
 		--timeout $(VM_TIMEOUT) --smp $(VM_SMP) --mem $(VM_MEM) \
 		$(if $(VM_FILTER),--filter '$(VM_FILTER)') $(VM_KERNELS)
+endif
 
 TEST_STAGES += test-arm64
