@@ -34,6 +34,7 @@ enum ups_record_kind {
 	UPS_REC_ART_TEST_AOT = 13,             /* the update_device_idle layout, ArtTest atom */
 	UPS_REC_START_ACTIVITY_AS_USER = 14,
 	UPS_REC_CALL_RETURN = 100,   /* beyond upstream: kinds >= 100 are ours */
+	UPS_REC_CALL_ARGS = 101,
 };
 
 #define UPS_HIST_SLOTS 64        /* log2(ns) buckets per probe */
@@ -74,6 +75,26 @@ struct call_return {
 struct rec_call_return {
 	struct ups_envelope env;
 	struct call_return r;
+};
+
+/* Uprobestats call_args: call_detail's registers plus up to four
+ * java.lang.String arguments as UTF-8 text.  string_pos[k] is the Java
+ * argument position of strings[k] (0xff: unused); only arguments passed in
+ * registers can be read. */
+#define UPS_ARG_STRINGS 4
+#define UPS_ARG_STRING_LEN 128
+#define UPS_NO_STRING 0xff
+
+struct call_args {
+	struct call_result r;
+	__u8 string_pos[UPS_ARG_STRINGS];
+	__u32 pad;
+	char strings[UPS_ARG_STRINGS][UPS_ARG_STRING_LEN];
+};
+
+struct rec_call_args {
+	struct ups_envelope env;
+	struct call_args a;
 };
 
 /* Entry timestamps of calls in flight, keyed by thread and probe. */
@@ -275,6 +296,10 @@ struct ups_prog_config {
 	__u32 wakeup_bytes;      /* force a consumer wakeup once this much is pending */
 	__u32 filter_pids;       /* 1: only tgids present in the target_pids map */
 	__u32 use_perfbuf;       /* 1: perf event array instead of ring buffer */
+	/* call_args: the register of each String argument (0xff: none) and its
+	 * Java argument position, as the record reports it. */
+	__u8 string_reg[UPS_ARG_STRINGS];
+	__u8 string_pos[UPS_ARG_STRINGS];
 };
 
 #define UPS_ASSERT_SIZE(type, size) \
@@ -343,6 +368,8 @@ UPS_ASSERT_SIZE(struct ups_probe_counters, 16);
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 16);
+UPS_ASSERT_SIZE(struct ups_prog_config, 24);
+UPS_ASSERT_SIZE(struct call_args, 608);
+UPS_ASSERT_SIZE(struct rec_call_args, 648);
 
 #endif

@@ -17,7 +17,7 @@ $(DEMO_APP): $(TOP)/demo/demo_app.c | deps-host
 test-e2e: $(E2E_BIN) $(E2E_TARGETS)
 	@$(TOP)/test/e2e/setup.sh
 	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
-	UPROBESTATS_TESTDATA=$(TESTDATA) python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
+	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
 
 demo: $(E2E_BIN) $(DEMO_APP)
 	@$(TOP)/demo/run.sh $(E2E_BIN) $(DEMO_APP) $(BUILD)/demo

@@ -6,20 +6,6 @@
 #include "probe/fields.h"
 #include "records.h"
 
-int atoms_arg_register(enum arg_abi abi, int32_t pos)
-{
-	int reg;
-
-	if (pos < 0)
-		return -1;
-	switch (abi) {
-	case ARG_ABI_ART_INSTANCE: reg = pos + 2; break; /* ArtMethod*, this */
-	case ARG_ABI_ART_STATIC: reg = pos + 1; break;   /* ArtMethod* */
-	default: reg = pos; break;
-	}
-	return reg < 10 ? reg : -1;
-}
-
 /* ---- SipHash-1-3 as Rust's DefaultHasher::new() computes it ---- */
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
@@ -75,8 +61,29 @@ static void call_detail_atom(const struct plan_probe *p, const void *payload,
 
 	memcpy(&r, payload, sizeof(r));
 	for (size_t i = 0; i < pos->n; i++) {
-		int reg = atoms_arg_register(p->abi, pos->v[i]);
+		int reg = plan_arg_register(p->abi, pos->v[i]);
 		fields_i64(o, "arg", reg >= 0 ? (int64_t)r.regs[reg] : 0);
+	}
+}
+
+/* call_args (ours): as call_detail, but a String position becomes a String
+ * field with its text. */
+static void call_args_atom(const struct plan_probe *p, const void *payload,
+			   struct fields_out *o)
+{
+	const struct i32_list *pos = &p->task_cfg->statsd.primitive_argument_positions;
+	const struct call_args *a = payload;
+
+	for (size_t i = 0; i < pos->n; i++) {
+		int reg = plan_arg_register(p->abi, pos->v[i]);
+		size_t k = UPS_ARG_STRINGS;
+		for (size_t j = 0; j < UPS_ARG_STRINGS; j++)
+			if (a->string_pos[j] == pos->v[i])
+				k = j;
+		if (k < UPS_ARG_STRINGS)
+			fields_str(o, "arg", a->strings[k], UPS_ARG_STRING_LEN);
+		else
+			fields_i64(o, "arg", reg >= 0 ? (int64_t)a->r.regs[reg] : 0);
 	}
 }
 
@@ -258,6 +265,7 @@ static int task_atom(const struct atom_src *src, struct fields_out *o)
 	case UPS_REC_CALL_DETAIL: call_detail_atom(src->probe, p, o); return 1;
 	case UPS_REC_CALL_TIMESTAMP: call_timestamp_atom(p, o); return 1;
 	case UPS_REC_CALL_RETURN: call_return_atom(p, o); return 1;
+	case UPS_REC_CALL_ARGS: call_args_atom(src->probe, p, o); return 1;
 	case UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE: set_uid_atom(p, o); return 1;
 	case UPS_REC_UPDATE_DEVICE_IDLE:
 		update_idle_atom(p + offsetof(struct update_device_idle, changing_uid), o);

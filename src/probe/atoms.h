@@ -28,10 +28,6 @@ struct atom_buf {
 	bool is_uid[CATALOG_MAX_FIELDS];
 };
 
-/* Register index of argument position pos under the probe's ABI, or -1 when
- * it is not in the recorded registers. */
-int atoms_arg_register(enum arg_abi abi, int32_t pos);
-
 /* Fills out and returns 1 when the record becomes an atom; returns 0 when it
  * does not (no logging config for it, or a record upstream writes no atom for). */
 int atoms_from_record(const struct atom_src *src, struct atom_buf *out);

@@ -1,4 +1,5 @@
 #include "probe/catalog.h"
+#include "probe/fields.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,10 +64,31 @@ static size_t decode_call_return(const void *payload, struct field *out, size_t 
 	return n;
 }
 
+static const char *const arg_names[10] = {
+	"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9",
+};
+
+/* call_args: call_detail's registers, then each String argument as "argN"
+ * (N its Java position). */
+static size_t decode_call_args(const void *payload, struct field *out, size_t max)
+{
+	const struct call_args *a = payload;
+	size_t n = decode_call_detail(payload, out, max);
+	struct fields_out o = { .f = out, .n = n, .max = max };
+
+	for (size_t k = 0; k < UPS_ARG_STRINGS; k++) {
+		uint8_t pos = a->string_pos[k];
+		if (pos < 10)
+			fields_str(&o, arg_names[pos], a->strings[k], UPS_ARG_STRING_LEN);
+	}
+	return o.n;
+}
+
 #define RECORD(kind, name, decoder) { kind, #name, sizeof(struct rec_##name), decoder }
 
 static const struct catalog_record records[] = {
 	RECORD(UPS_REC_CALL_RETURN, call_return, decode_call_return),
+	RECORD(UPS_REC_CALL_ARGS, call_args, decode_call_args),
 	RECORD(UPS_REC_CALL_DETAIL, call_detail, decode_call_detail),
 	RECORD(UPS_REC_CALL_TIMESTAMP, call_timestamp, decode_call_timestamp),
 	RECORD(UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE, set_uid_temp_allowlist_state,
@@ -108,9 +130,10 @@ static const struct catalog_program uprobestats_programs[] = {
 	  .is_return = true, .entry = "call_return_entry" },
 	{ .name = "call_latency", .is_return = true, .entry = "call_latency_entry",
 	  .histogram = true },
+	{ .name = "call_args", .map = "call_args_buf", .record_kind = UPS_REC_CALL_ARGS },
 };
 
-static const char *const uprobestats_maps[] = { "call_return_buf", NULL };
+static const char *const uprobestats_maps[] = { "call_return_buf", "call_args_buf", NULL };
 
 /* An entry program writing records of one kind to one output. */
 #define PROG(prog, output, kind) { .name = prog, .map = output, .record_kind = kind }

@@ -189,6 +189,8 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.wakeup_bytes = s->wakeup_bytes;
 	cfg.filter_pids = opts->bpf_pid_filter;
 	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
+	memcpy(cfg.string_reg, p->string_reg, sizeof(cfg.string_reg));
+	memcpy(cfg.string_pos, p->string_pos, sizeof(cfg.string_pos));
 	rc = set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);

@@ -15,6 +15,18 @@ __attribute__((noinline, used, visibility("default"))) long ups_sleep_fn(long ms
 	return ms * 3;
 }
 
+/* Called before each ups_sleep_fn: the entry point of a traced iteration. */
+__attribute__((noinline, used, visibility("default"))) void ups_iteration_begin(long i)
+{
+	__asm__ volatile("" ::"r"(i) : "memory");
+}
+
+/* Called after each ups_sleep_fn: the exit point of the traced iteration. */
+__attribute__((noinline, used, visibility("default"))) void ups_sleep_done(long ms)
+{
+	__asm__ volatile("" ::"r"(ms) : "memory");
+}
+
 int main(int argc, char **argv)
 {
 	int argi = 1;
@@ -35,7 +47,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	long count = atol(argv[argi]), ms = atol(argv[argi + 1]);
-	for (long i = 0; i < count; i++)
+	for (long i = 0; i < count; i++) {
+		ups_iteration_begin(i);
 		total += ups_sleep_fn(ms);
+		ups_sleep_done(ms);
+	}
 	return total == count * ms * 3 ? 0 : 1;
 }

@@ -28,4 +28,24 @@ cc=${CC:-cc}
 	"$top/test/viewer/gen_trace.c" "$top"/src/sink/*.c "$top"/src/common/*.c \
 	|| fail "cannot build gen_trace"
 "$out/gen_trace" "$out/trace.json" || fail "gen_trace failed"
-node "$top/test/viewer/speedscope.mjs" "$out/trace.json" "$top/test/viewer/expected.json" "$out"
+# The writer's own trace, then (when the e2e stage left one) a trace the tool
+# wrote during a real run, with the slices that run measured.
+passed=0 failed=0
+view() {
+	local line
+	line=$(node "$top/test/viewer/speedscope.mjs" "$@" | tee /dev/stderr | tail -n 1)
+	case "$line" in
+	"viewer: "*" passed, "*" failed")
+		set -- $line
+		passed=$((passed + $2)) failed=$((failed + $4)) ;;
+	*) failed=$((failed + 1)) ;;
+	esac
+}
+view "$out/trace.json" "$top/test/viewer/expected.json" "$out" 2>&1
+if [ -f "$out/e2e/trace.json" ]; then
+	view "$out/e2e/trace.json" "$out/e2e/expected.json" "$out/e2e" 2>&1
+else
+	echo "viewer: no trace from the e2e stage (run make test-e2e first for the real-run check)"
+fi
+echo "viewer: $passed passed, $failed failed"
+[ "$failed" = 0 ]
