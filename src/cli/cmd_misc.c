@@ -21,6 +21,8 @@ static const char usage_text[] =
 	"  --output FILE           write those events to FILE instead of stdout\n"
 	"  --statsd[=PATH]         send atoms to statsd (default when /dev/socket/statsdw exists)\n"
 	"  --no-statsd             never send atoms\n"
+	"  --atom-mapping newest|cpp   call_detail atom fields as Int64 (newest, Rust) or\n"
+	"                          Int32 (the C++ handlers)\n"
 	"  --polled-atom ID        at exit, one \"map polled\" atom per task and map (map code,\n"
 	"                          duration ms, events, task id), like upstream's self-metric\n"
 	"  --trace FILE            also write a trace (Perfetto UI, chrome://tracing)\n"

@@ -46,6 +46,7 @@ struct run_opts {
 	bool force_tracefs;
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
+	bool atom_int32_args;        /* --atom-mapping cpp */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -54,7 +55,7 @@ enum {
 	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_POLLED_ATOM,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_POLLED_ATOM, OPT_ATOM_MAPPING,
 };
 
 static const struct option long_opts[] = {
@@ -75,6 +76,7 @@ static const struct option long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
+	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
 	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
@@ -128,6 +130,13 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_RINGBUF:
 		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
+	case OPT_ATOM_MAPPING:
+		if (strcmp(optarg, "newest") && strcmp(optarg, "cpp")) {
+			p_err("--atom-mapping takes newest or cpp, not '%s'", optarg);
+			return EXIT_USAGE;
+		}
+		o->atom_int32_args = !strcmp(optarg, "cpp");
+		return EXIT_OK;
 	case OPT_POLLED_ATOM:
 		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
 		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
@@ -509,7 +518,8 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
-				.duration_override = o.duration };
+				.duration_override = o.duration,
+				.atom_int32_args = o.atom_int32_args };
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);

@@ -62,7 +62,13 @@ static void call_detail_atom(const struct plan_probe *p, const void *payload,
 	memcpy(&r, payload, sizeof(r));
 	for (size_t i = 0; i < pos->n; i++) {
 		int reg = plan_arg_register(p->abi, pos->v[i]);
-		fields_i64(o, "arg", reg >= 0 ? (int64_t)r.regs[reg] : 0);
+		uint64_t v = reg >= 0 ? r.regs[reg] : 0;
+		/* The C++ handlers wrote (int)regs[p]; the newest Rust one the raw
+		 * register as Int64 (the default). */
+		if (p->atom_int32_args)
+			fields_i32(o, "arg", (int32_t)(uint32_t)v);
+		else
+			fields_i64(o, "arg", (int64_t)v);
 	}
 }
 

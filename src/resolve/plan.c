@@ -328,6 +328,7 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 	for (size_t i = 0; i < tc->n_probes; i++) {
 		struct plan_probe *p = &t->probes[i];
 		rc = plan_probe_init(p, (*next_id)++, t, &tc->probes[i], &e);
+		p->atom_int32_args = st->opts->atom_int32_args;
 		if (rc == 0 && !st->opts->no_resolve)
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, &e);
 		if (rc < 0) {

@@ -41,6 +41,7 @@ struct plan_probe {
 	enum resolve_how how;
 	enum arg_abi abi;
 	char note[512];                   /* how it was resolved, warnings (dedup) */
+	bool atom_int32_args;             /* call_detail atoms as the C++ era: Int32 */
 	/* call_args: registers holding java.lang.String arguments (0xff: none)
 	 * and their Java positions, for the program's .rodata. */
 	uint8_t string_reg[4];
@@ -87,6 +88,7 @@ struct plan_opts {
 	const char *const *search_roots;  /* NULL: the defaults for the ISA */
 	size_t n_search_roots;
 	const char *isa;                  /* for the search: "arm64", "x86_64"; NULL: any */
+	bool atom_int32_args;             /* --atom-mapping cpp */
 	/* When set, every per-probe problem is reported here and building goes
 	 * on, so `check` can list them all; the build still fails at the end. */
 	void (*problem)(void *ctx, const char *msg);
