@@ -8,6 +8,8 @@ import signal
 import subprocess
 import tempfile
 import threading
+
+import schema_check
 import time
 
 BIN = os.environ.get("UPROBESTATS_BIN", "build/x86_64/uprobestats")
@@ -166,12 +168,18 @@ class Uprobestats:
         return "\n".join(self.err_lines)
 
     def json_events(self):
+        """Every JSON line of stdout, each checked against the documented schema."""
         evs = []
         for line in self.out_lines:
             try:
-                evs.append(json.loads(line))
+                obj = json.loads(line)
             except ValueError:
                 raise TestFailure(f"not JSON: {line[:200]}")
+            try:
+                schema_check.check_line(obj)
+            except schema_check.SchemaError as e:
+                raise TestFailure(f"JSON line breaks docs/event.schema.json: {e}: {line[:300]}")
+            evs.append(obj)
         return evs
 
 
