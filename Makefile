@@ -34,6 +34,7 @@ include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
 -include $(TOP)/mk/e2e.mk
 -include $(TOP)/mk/vm.mk
+-include $(TOP)/mk/bench.mk
 
 .PHONY: all deps clean distclean
 deps:

@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""bench.py WHICH [--results FILE] [--binary ARCH=PATH]... — uprobestats side by
+side with the bare kernel and bpftrace.
+
+WHICH: all, perhit, throughput, startup, resolve, footprint.
+  perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
+              an empty BPF program (the floor; entry, and entry + return for the
+              uretprobe programs); bpftrace with an empty body and printing pid + 2
+              args; our call_detail, call_timestamp, uretprobe call_return and
+              call_latency.  Interleaved repeats, medians, ratios to the floor.
+  throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
+              generated vs delivered, our CPU per event, peak RSS; JSON to
+              /dev/null and statsd to a local counting receiver.
+  startup     config -> every probe attached, 1/10/100 probes, vs bpftrace.
+  resolve     `methods` and `resolve` on the largest test oat files: ms per MB.
+  footprint   binary size per arch and peak RSS (from throughput, or a short run).
+Each prints its table and appends it, with the date, machine and kernel, to the
+results file.  Needs root; run through `make bench`."""
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
+from e2e import BIN, TESTDATA, Target, target  # noqa: E402
+
+TOOLS = os.environ.get("BENCH_TOOLS_DIR", "build/bench")
+TARGET_MANY = os.environ.get("UPROBESTATS_TARGET_MANY", "build/faults/target_many")
+CALLS = int(os.environ.get("BENCH_CALLS", "1000000"))
+REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+NATIVE = target("target_native")
+MANY_NAMES = [f"ups_many_{g}{i}" for g in range(1, 17) for i in range(8)]
+BPFTRACE_PRINT = 'printf("%d %ld %ld\\n", pid, arg0, arg1);'
+
+
+class BenchError(Exception):
+    pass
+
+
+# ---- small helpers ------------------------------------------------------------------
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="uprobestats-bench.")
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.005)
+    raise BenchError(f"timed out waiting for {what}")
+
+
+def read_until(stream, word, timeout=60):
+    """Reads lines from stream until one holds word; returns them all."""
+    lines = []
+    deadline = time.monotonic() + timeout
+    for line in stream:
+        lines.append(line)
+        if word in line:
+            return lines
+        if time.monotonic() > deadline:
+            break
+    raise BenchError(f"no '{word}' line; got: {''.join(lines)[-1500:]}")
+
+
+def stop(proc, sig=signal.SIGINT, timeout=120):
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def summary_row(stderr_text):
+    """(hits, delivered, dropped_kernel, dropped_sink) from the 'all' row of
+    the summary table uprobestats prints on stderr."""
+    for line in stderr_text.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[0] == "all" and all(x.isdigit() for x in f[1:5]):
+            return tuple(int(x) for x in f[1:5])
+    raise BenchError("no summary row in: " + stderr_text[-1500:])
+
+
+def resolve_offset(binary, symbol):
+    """The file offset uprobestats resolves for an ELF symbol (from `check`)."""
+    cfg = write(os.path.join(tmpdir(), "c.textproto"), native_config(binary, [symbol]))
+    out = subprocess.run([BIN, "check", cfg], capture_output=True, text=True).stdout
+    m = re.search(r"resolved: \S+ \+(0x[0-9a-f]+)", out)
+    if not m:
+        raise BenchError(f"cannot resolve {symbol} in {binary}: {out}")
+    return int(m.group(1), 16)
+
+
+def native_config(binary, symbols, prog="prog_GenericInstrumentation_uprobe_call_detail",
+                  bpf_map="map_GenericInstrumentation_call_detail_buf", atom_id=None):
+    probes = "".join("  probe_configs {\n"
+                     f'    bpf_name: "{prog}"\n    file_paths: "{binary}"\n'
+                     f'    method_signature: "{s}"\n  }}\n' for s in symbols)
+    extra = f'  bpf_maps: "{bpf_map}"\n' if bpf_map else ""
+    if atom_id is not None:
+        extra += f"  statsd_logging_config {{ atom_id: {atom_id} }}\n"
+    return "tasks {\n" + probes + extra + "}\n"
+
+
+def machine():
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    load = " ".join(open("/proc/loadavg").read().split()[:3])
+    return (f"{os.cpu_count()} CPUs ({model}), kernel {platform.release()}, "
+            f"load average at start {load}")
+
+
+def bpftrace_version():
+    p = subprocess.run(["bpftrace", "--version"], capture_output=True, text=True)
+    return p.stdout.strip() or "bpftrace ?"
+
+
+# ---- tracers: start, wait until attached, stop ------------------------------------
+
+
+class Tracer:
+    """A tracing process attached to a target; stop() returns what it
+    delivered (events) when it can tell."""
+
+    def __init__(self, argv, ready_word, stdout=subprocess.DEVNULL, env=None):
+        self.proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                                     env=env)
+        self.err = read_until(self.proc.stderr, ready_word)
+
+    def finish(self):
+        stop(self.proc)
+        self.err += self.proc.stderr.readlines()
+        return "".join(self.err)
+
+
+class Ours(Tracer):
+    """uprobestats writing JSON Lines to /dev/null.  stop() returns the
+    events delivered, or for a histogram-only program (nothing delivered)
+    the hits its histogram counted, as "histogram N"."""
+
+    def __init__(self, cfg, pid, extra=()):
+        super().__init__([BIN, "run", cfg, "--pid", str(pid), "--format", "json", "--output",
+                          os.devnull, "--no-statsd"] + list(extra), "attached")
+
+    def stop(self):
+        hits, delivered, _, _ = summary_row(self.finish())
+        return delivered if delivered else f"histogram {hits:,}"
+
+
+class EmptyLoader(Tracer):
+    def __init__(self, binary, offset, pid, mode):
+        super().__init__([os.path.join(TOOLS, "empty_loader"),
+                          os.path.join(TOOLS, "empty_uprobe.bpf.o"), binary, hex(offset),
+                          str(pid), mode], "attached")
+
+    def stop(self):
+        self.finish()
+        return None
+
+
+class Bpftrace:
+    """bpftrace -p PID with a BEGIN marker: BEGIN fires once every probe is
+    attached.  Its stdout is a pipe (a file would be block-buffered); a
+    thread counts the lines it delivers."""
+
+    def __init__(self, pid, probes, body):
+        prog = 'BEGIN { printf("ATTACHED\\n"); } ' + f"{','.join(probes)} {{ {body} }}"
+        self.proc = subprocess.Popen(["bpftrace", "-p", str(pid), "-e", prog],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines = 0
+        first = self.proc.stdout.readline()
+        while first and b"ATTACHED" not in first:
+            first = self.proc.stdout.readline()
+        if not first:
+            raise BenchError("bpftrace did not attach: "
+                             + self.proc.stderr.read().decode(errors="replace")[-1000:])
+        self.counter = threading.Thread(target=self._count, daemon=True)
+        self.counter.start()
+
+    def _count(self):
+        fd = self.proc.stdout.fileno()
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            self.lines += chunk.count(b"\n")
+
+    def stop(self):
+        stop(self.proc)
+        self.counter.join(30)
+        return self.lines
+
+
+# ---- per-hit cost --------------------------------------------------------------------
+
+
+def perhit_variants(tmp, off):
+    def ours(prog, bpf_map):
+        cfg = write(os.path.join(tmp, f"{prog}.textproto"),
+                    native_config(NATIVE, ["ups_target_fn"], prog, bpf_map))
+        return lambda pid: Ours(cfg, pid)
+    gi = "prog_GenericInstrumentation_uprobe_"
+    probe = f"uprobe:{NATIVE}:ups_target_fn"
+    return {
+        "no probe": None,
+        "floor: empty BPF program (uprobe)": lambda pid: EmptyLoader(NATIVE, off, pid, "entry"),
+        "floor: empty BPF programs (uprobe + uretprobe)":
+            lambda pid: EmptyLoader(NATIVE, off, pid, "both"),
+        "bpftrace, empty body": lambda pid: Bpftrace(pid, [probe], ""),
+        "bpftrace, printf pid + 2 args": lambda pid: Bpftrace(pid, [probe], BPFTRACE_PRINT),
+        "uprobestats call_detail": ours(gi + "call_detail",
+                                        "map_GenericInstrumentation_call_detail_buf"),
+        "uprobestats call_timestamp": ours(gi + "call_timestamp",
+                                           "map_GenericInstrumentation_call_timestamp_buf"),
+        "uprobestats uretprobe call_return": ours("prog_Uprobestats_uretprobe_call_return",
+                                                  None),
+        "uprobestats uretprobe call_latency": ours("prog_Uprobestats_uretprobe_call_latency",
+                                                   None),
+    }
+
+
+def one_perhit_run(tmp, make_tracer):
+    """Seconds the target takes for CALLS calls under the tracer, and what
+    the tracer delivered (None when it cannot tell)."""
+    t = Target(tmp, CALLS, 1)
+    tracer = None
+    try:
+        tracer = make_tracer(t.pid) if make_tracer else None
+        t0 = time.monotonic()
+        t.go()
+        t.wait(timeout=3600)
+        secs = time.monotonic() - t0
+        delivered = tracer.stop() if tracer else None
+    finally:
+        t.kill()
+        if tracer and tracer.proc.poll() is None:
+            stop(tracer.proc)
+    return secs, delivered
+
+
+def bench_perhit():
+    tmp = tmpdir()
+    off = resolve_offset(NATIVE, "ups_target_fn")
+    variants = perhit_variants(tmp, off)
+    times = {k: [] for k in variants}
+    delivered = {k: [] for k in variants}
+    for r in range(REPEATS):
+        order = list(variants)
+        random.shuffle(order)
+        for name in order:
+            secs, d = one_perhit_run(tmp, variants[name])
+            times[name].append(secs)
+            delivered[name].append(d)
+            print(f"  repeat {r + 1}/{REPEATS}: {name}: {secs:.2f}s"
+                  + (f", delivered {d}" if d is not None else ""), flush=True)
+    return perhit_table(times, delivered)
+
+
+def floor_for(name):
+    return ("floor: empty BPF programs (uprobe + uretprobe)" if "uretprobe" in name
+            else "floor: empty BPF program (uprobe)")
+
+
+def perhit_table(times, delivered):
+    us = {k: median(v) / CALLS * 1e6 for k, v in times.items()}
+    rows = [f"Per-hit cost: {CALLS:,} calls of ups_target_fn (6 args) in target_native, "
+            f"median of {REPEATS} interleaved repeats; ratio to the floor of the same kind "
+            "(uprobe, or uprobe + uretprobe for the uretprobe programs).", "",
+            "| variant | µs/hit (median) | runs (s) | ratio to floor | delivered |",
+            "|---|---:|---|---:|---|"]
+    for name in times:
+        ratio = "" if name == "no probe" else f"{us[name] / us[floor_for(name)]:.2f}×"
+        d = delivered[name]
+        dtext = "—" if d[0] is None else ", ".join(
+            "all" if x == CALLS else (x if isinstance(x, str) else f"{x:,}") for x in d)
+        runs = " ".join(f"{t:.2f}" for t in times[name])
+        rows.append(f"| {name} | {us[name]:.2f} | {runs} | {ratio} | {dtext} |")
+    printf = us["bpftrace, printf pid + 2 args"]
+    rows += ["", f"call_detail vs bpftrace printf: {us['uprobestats call_detail'] / printf:.2f}× "
+             "the time per hit."]
+    return "\n".join(rows)
+
+
+# ---- throughput and loss -------------------------------------------------------------
+
+
+def wait_rusage(proc, timeout):
+    """waits for proc, returning its rusage (user s, sys s, max RSS KiB)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return ru.ru_utime, ru.ru_stime, ru.ru_maxrss
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise BenchError("uprobestats did not end in time")
+        time.sleep(0.05)
+
+
+def throughput_run(tmp, sink):
+    """One BENCH_SECONDS run against 2 target threads; sink 'json' or 'statsd'."""
+    statsd = sink == "statsd"
+    cfg = write(os.path.join(tmp, f"tp-{sink}.textproto"),
+                native_config(NATIVE, ["ups_target_fn"], atom_id=915 if statsd else None))
+    rx = sock = None
+    if statsd:
+        sock = os.path.join(tmp, "statsdw")
+        rx = subprocess.Popen([os.path.join(TOOLS, "statsd_sink"), sock],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        read_until(rx.stderr, "ready")
+    t = Target(tmp, 1_000_000_000, 1, threads=2)
+    args = [BIN, "run", cfg, "--pid", str(t.pid), "--duration", str(SECONDS)]
+    args += ["--statsd=" + sock] if statsd else ["--format", "json", "--output", os.devnull,
+                                                 "--no-statsd"]
+    try:
+        u = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        err = read_until(u.stderr, "attached")
+        t.go()
+        user, sys_s, rss = wait_rusage(u, SECONDS + 120)
+        err = "".join(err) + u.stderr.read()
+    finally:
+        t.kill()
+    received = None
+    if rx:
+        stop(rx, signal.SIGTERM)
+        received = int(rx.stdout.read().split()[1])
+    hits, delivered, dk, ds = summary_row(err)
+    return dict(sink=sink, hits=hits, delivered=delivered, dropped_kernel=dk, dropped_sink=ds,
+                user=user, sys=sys_s, rss=rss, received=received, rc=u.returncode)
+
+
+def bench_throughput():
+    tmp = tmpdir()
+    runs = []
+    for sink in ("json", "statsd"):
+        r = throughput_run(tmp, sink)
+        runs.append(r)
+        print(f"  {sink}: {r}", flush=True)
+    rows = [f"Throughput and loss: target_native --threads 2 calling ups_target_fn as fast "
+            f"as it can for {SECONDS} s (uprobestats --duration {SECONDS}, call_detail).", "",
+            "| sink | generated (hits) | delivered | lost (kernel + sink) | events/s | "
+            "user µs/event | user+sys µs/event | peak RSS | statsd datagrams received |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in runs:
+        d = max(r["delivered"], 1)
+        recv = "—" if r["received"] is None else f"{r['received']:,}"
+        rows.append(f"| {r['sink']} | {r['hits']:,} | {r['delivered']:,} | "
+                    f"{r['dropped_kernel'] + r['dropped_sink']:,} | "
+                    f"{r['hits'] / SECONDS:,.0f} | {r['user'] / d * 1e6:.2f} | "
+                    f"{(r['user'] + r['sys']) / d * 1e6:.2f} | {r['rss'] / 1024:.1f} MiB | "
+                    f"{recv} |")
+    return "\n".join(rows), max(r["rss"] for r in runs)
+
+
+# ---- start-up --------------------------------------------------------------------------
+
+
+def startup_ours(tmp, n, pid):
+    cfg = write(os.path.join(tmp, f"start-{n}.textproto"),
+                native_config(TARGET_MANY, MANY_NAMES[:n]))
+    t0 = time.monotonic()
+    tr = Ours(cfg, pid)
+    secs = time.monotonic() - t0
+    line = next((l for l in tr.err if "attached" in l), "")
+    tr.finish()
+    if f"attached {n} probe" not in line:
+        raise BenchError(f"expected {n} probes attached: {line}")
+    return secs
+
+
+def startup_bpftrace(n, pid):
+    probes = [f"uprobe:{TARGET_MANY}:{s}" for s in MANY_NAMES[:n]]
+    t0 = time.monotonic()
+    b = Bpftrace(pid, probes, BPFTRACE_PRINT)
+    secs = time.monotonic() - t0
+    b.stop()
+    return secs
+
+
+def bench_startup():
+    tmp = tmpdir()
+    fifo = os.path.join(tmp, "go")
+    os.mkfifo(fifo)
+    sleeper = subprocess.Popen([TARGET_MANY, "--go-fifo", fifo, "1"], stderr=subprocess.DEVNULL)
+    res = {}
+    try:
+        for r in range(REPEATS + 2):
+            for n in (1, 10, 100):
+                res.setdefault(("ours", n), []).append(startup_ours(tmp, n, sleeper.pid))
+                res.setdefault(("bpftrace", n), []).append(startup_bpftrace(n, sleeper.pid))
+            print(f"  repeat {r + 1}: " + ", ".join(f"{k[0]} {k[1]}: {v[-1] * 1000:.0f} ms"
+                                                   for k, v in res.items()), flush=True)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    rows = [f"Start-up: process start -> every probe attached (our 'attached' line; "
+            f"bpftrace's BEGIN, which runs after its probes attach), probes on distinct "
+            f"functions of target_many, one pid; median of {REPEATS + 2} interleaved runs.", "",
+            "| probes | uprobestats (ms) | bpftrace (ms) | bpftrace / uprobestats |",
+            "|---:|---:|---:|---:|"]
+    for n in (1, 10, 100):
+        o, b = median(res[("ours", n)]), median(res[("bpftrace", n)])
+        rows.append(f"| {n} | {o * 1000:.1f} | {b * 1000:.0f} | {b / o:.1f}× |")
+    return "\n".join(rows)
+
+
+# ---- offset resolution ---------------------------------------------------------------
+
+
+def largest_oat_files(k=5):
+    found = []
+    for root, _, files in os.walk(os.path.join(TESTDATA, "oat")):
+        found += [os.path.join(root, f) for f in files if f.endswith((".odex", ".oat"))]
+    return sorted(found, key=os.path.getsize, reverse=True)[:k]
+
+
+def timed(args, repeats):
+    ts, out = [], ""
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        p = subprocess.run(args, capture_output=True, text=True)
+        ts.append(time.perf_counter() - t0)
+        out = p.stdout
+        if p.returncode:
+            raise BenchError(f"{' '.join(args)}: exit {p.returncode}: {p.stderr[-500:]}")
+    return median(ts), out
+
+
+def first_signature(methods_out):
+    for line in methods_out.splitlines():
+        f = line.split(None, 3)
+        if len(f) == 4 and line.startswith("0x") and not f[3].startswith("<"):
+            return f[3].split("  (")[0]
+    return None
+
+
+def bench_resolve():
+    rows = ["Offset resolution with the built-in reader, median of 7 runs (process start "
+            "included).", "",
+            "| file | size | methods listed | `methods` ms | ms/MB | `resolve` ms |",
+            "|---|---:|---:|---:|---:|---:|"]
+    for path in largest_oat_files():
+        mb = os.path.getsize(path) / 1e6
+        secs, out = timed([BIN, "methods", path], 7)
+        n = sum(1 for l in out.splitlines() if l.startswith("0x"))
+        sig = first_signature(out)
+        rtext = "— (no dex: no signatures)"
+        if sig:
+            rsecs, _ = timed([BIN, "resolve", path, sig], 7)
+            rtext = f"{rsecs * 1000:.1f}"
+        name = os.path.relpath(path, os.path.join(TESTDATA, "oat"))
+        rows.append(f"| {name} | {mb:.2f} MB | {n:,} | {secs * 1000:.1f} | "
+                    f"{secs * 1000 / mb:.1f} | {rtext} |")
+    return "\n".join(rows)
+
+
+# ---- footprint -------------------------------------------------------------------------
+
+
+def bench_footprint(binaries, peak_rss_kib):
+    rows = ["Footprint: stripped static binaries, and peak RSS of the throughput run.", "",
+            "| what | size |", "|---|---:|"]
+    for arch, path in binaries:
+        desc = subprocess.run(["file", "-b", path], capture_output=True, text=True).stdout
+        stripped = "stripped" if ", stripped" in desc else "NOT stripped"
+        rows.append(f"| {arch} binary ({stripped}) | {os.path.getsize(path):,} bytes "
+                    f"({os.path.getsize(path) / 1024:.0f} KiB) |")
+    rows.append(f"| peak RSS, throughput run | {peak_rss_kib / 1024:.1f} MiB |")
+    return "\n".join(rows)
+
+
+# ---- driver ------------------------------------------------------------------------------
+
+
+def append_results(path, which, sections):
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    text = (f"\n## {stamp} — `make bench` ({which})\n\n"
+            f"Machine: {machine()}.  {bpftrace_version()}.\n\n" + "\n\n".join(sections) + "\n")
+    print(text)
+    if path:
+        with open(path, "a") as f:
+            f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("which", choices=["all", "perhit", "throughput", "startup", "resolve",
+                                      "footprint"])
+    ap.add_argument("--results", help="markdown file to append to")
+    ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
+    a = ap.parse_args()
+    binaries = [tuple(b.split("=", 1)) for b in a.binary] or [("x86_64", BIN)]
+    machine_line = machine()
+    print(f"bench: {a.which} on {machine_line}", flush=True)
+    sections, rss = [], None
+    if a.which in ("all", "perhit"):
+        sections.append(bench_perhit())
+    if a.which in ("all", "throughput", "footprint"):
+        text, rss = bench_throughput()
+        if a.which != "footprint":
+            sections.append(text)
+    if a.which in ("all", "startup"):
+        sections.append(bench_startup())
+    if a.which in ("all", "resolve"):
+        sections.append(bench_resolve())
+    if a.which in ("all", "footprint"):
+        sections.append(bench_footprint(binaries, rss))
+    append_results(a.results, a.which, sections)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,204 @@
+"""Signals at every phase (while the config is read, while probes attach,
+while running, while the last records drain), and kill -9 then a rerun.
+After each, the process is gone within seconds, its exit is either a
+documented code or the signal it was sent (before anything was attached),
+and nothing of it stays in tracefs, bpffs or the BPF program list."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from harness import (BIN, EXIT_OK, Snapshot, Target, Uprobestats, check, eq, events,
+                     expect_nothing_left, native_config, remove_events, summary, target,
+                     tmpdir, write_config)
+
+MANY = os.environ.get("UPROBESTATS_TARGET_MANY", target("target_many"))
+MANY_NAMES = [f"ups_many_{g}{i}" for g in range(1, 17) for i in range(8)]
+
+
+def many_probes_config(tmp, n):
+    """n probes, one per function of target_many."""
+    probes = "".join(
+        "  probe_configs {\n"
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"\n'
+        f'    file_paths: "{MANY}"\n    method_signature: "{name}"\n  }}\n'
+        for name in MANY_NAMES[:n])
+    return write_config(tmp, "tasks {\n" + probes +
+                        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"\n}\n')
+
+
+class Sleeper:
+    """A target_many process held at its start line (so probes have a pid)."""
+
+    def __init__(self, tmp):
+        self.fifo = os.path.join(tmp, f"go-{time.monotonic_ns()}")
+        os.mkfifo(self.fifo)
+        self.proc = subprocess.Popen([MANY, "--go-fifo", self.fifo, "1"],
+                                     stderr=subprocess.DEVNULL)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def start(args):
+    return subprocess.Popen([BIN] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def ended_cleanly(p, sig, timeout=30):
+    """Exited within timeout with a documented code or by `sig` itself."""
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise AssertionError(f"still running {timeout}s after signal {sig}")
+    rc = p.returncode
+    check(rc in (0, 1, 6) or rc == -sig,
+          f"after signal {sig}: exit {rc}; stderr: {err[-800:]}")
+    return rc, err
+
+
+def signal_after(args, sig, delay, snap):
+    p = start(args)
+    time.sleep(delay)
+    p.send_signal(sig)
+    rc, err = ended_cleanly(p, sig)
+    expect_nothing_left(p.pid, snap)
+    return rc, err
+
+
+def test_signal_while_reading_a_huge_config():
+    tmp = tmpdir()
+    path = os.path.join(tmp, "huge.textproto")
+    with open(path, "wb") as f:
+        f.write((b"# " + b"x" * 97 + b"\n") * 600_000)
+    snap = Snapshot()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal_after(["run", path, "--duration", "5", "--no-statsd"], sig, 0.05, snap)
+
+
+def test_signal_during_attach_at_many_points():
+    """128 probes on one pid: SIGINT/SIGTERM sent 0..300 ms after start
+    lands before, during and after attach."""
+    tmp = tmpdir()
+    cfg = many_probes_config(tmp, 128)
+    s = Sleeper(tmp)
+    snap = Snapshot()
+    try:
+        for i, delay in enumerate((0.0, 0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3)):
+            sig = signal.SIGINT if i % 2 == 0 else signal.SIGTERM
+            signal_after(["run", cfg, "--pid", str(s.proc.pid), "--format", "json",
+                          "--no-statsd"], sig, delay, snap)
+        for delay in (0.01, 0.05, 0.1):
+            signal_after(["run", cfg, "--pid", str(s.proc.pid), "--force-tracefs",
+                          "--no-statsd"], signal.SIGINT, delay, snap)
+    finally:
+        s.stop()
+
+
+def test_signal_while_running_gives_summary():
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    a = Target(tmp, 1000, 3)
+    snap = Snapshot()
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(a.pid),
+                             "--no-statsd"])
+            u.wait_attached()
+            rc = u.stop(sig)
+            eq(rc, EXIT_OK, f"exit code after {sig.name}; stderr: " + u.stderr())
+            summary(u.json_events())
+            expect_nothing_left(u.proc.pid, snap)
+    finally:
+        a.kill()
+
+
+def test_signal_while_waiting_for_a_target():
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn",
+                                          extra_task="  target_process_selection: "
+                                                     "ANY_APP_PROCESS_ON_START"))
+    snap = Snapshot()
+    p = start(["run", cfg, "--no-statsd"])
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    ended_cleanly(p, signal.SIGINT)
+    expect_nothing_left(p.pid, snap)
+
+
+def test_two_signals_during_the_final_drain():
+    """A burst into a 64 MiB ring drained once every 5 s, then SIGTERM twice:
+    the run still drains, writes every delivered event and accounts for
+    every hit."""
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    a = Target(tmp, 100_000, 1)
+    snap = Snapshot()
+    out_path = os.path.join(tmp, "events.jsonl")
+    try:
+        with open(out_path, "w") as out:
+            u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(a.pid),
+                             "--ringbuf-size", str(64 << 20), "--flush-ms", "5000",
+                             "--no-statsd"], stdout=out)
+            u.wait_attached()
+            a.go()
+            a.wait(timeout=120)
+            u.proc.send_signal(signal.SIGTERM)
+            u.proc.send_signal(signal.SIGTERM)
+            rc = u.wait(timeout=60)
+    finally:
+        a.kill()
+    eq(rc, EXIT_OK, "exit code; stderr: " + u.stderr())
+    with open(out_path) as f:
+        lines = f.readlines()
+    (hits, delivered, dk, ds), = summary([json.loads(lines[-1])])
+    eq(hits, 100_000, "hits")
+    eq(delivered + dk, hits, "delivered + dropped in the kernel")
+    eq(len(events([json.loads(l) for l in lines[:-1]])), delivered, "events written")
+    expect_nothing_left(u.proc.pid, snap)
+
+
+def test_kill_9_at_many_points_then_rerun():
+    """kill -9 at several points of a tracefs attach (events stay in the
+    kernel), then one rerun: it removes the dead runs' events, and after it
+    exits no event of any of them is left."""
+    tmp = tmpdir()
+    cfg = many_probes_config(tmp, 64)
+    s = Sleeper(tmp)
+    snap = Snapshot()
+    dead = []
+    try:
+        for delay in (0.02, 0.05, 0.1, 0.2, 0.4):
+            p = start(["run", cfg, "--pid", str(s.proc.pid), "--force-tracefs",
+                       "--no-statsd"])
+            time.sleep(delay)
+            p.kill()
+            p.communicate()
+            dead.append(p.pid)
+        u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--force-tracefs",
+                         "--duration", "1", "--no-statsd"])
+        rc = u.wait(timeout=60)
+        eq(rc, EXIT_OK, "rerun exit code; stderr: " + u.stderr())
+        expect_nothing_left(u.proc.pid, snap, pids=tuple(dead))
+    finally:
+        s.stop()
+        remove_events(set(dead))
+
+
+def test_kill_9_while_running_pmu_leaves_nothing():
+    tmp = tmpdir()
+    cfg = many_probes_config(tmp, 16)
+    s = Sleeper(tmp)
+    snap = Snapshot()
+    try:
+        u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--no-statsd"])
+        u.wait_attached()
+        u.proc.kill()
+        u.wait()
+        expect_nothing_left(u.proc.pid, snap)
+    finally:
+        s.stop()
