@@ -113,8 +113,10 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_NO_STATSD: o->statsd = SINKS_STATSD_OFF; return EXIT_OK;
 	case OPT_DURATION:
-		if (!cli_parse_u32(optarg, &v, "seconds") || v == 0 || v > INT32_MAX) {
-			p_err("--duration needs a positive number of seconds");
+		if (!cli_parse_u32(optarg, &v, "--duration seconds"))
+			return EXIT_USAGE;
+		if (v == 0 || v > INT32_MAX) {
+			p_err("--duration needs a positive number of seconds, not '%s'", optarg);
 			return EXIT_USAGE;
 		}
 		o->duration = (int32_t)v;
@@ -203,6 +205,8 @@ struct run_state {
 	struct session *session;
 	struct sinks *sinks;
 	uint64_t *dropped_sink;      /* per probe */
+	uint64_t *pending;           /* per probe: events buffered since the last flush */
+	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
 };
 
@@ -216,8 +220,31 @@ static void on_event(void *ctx, const struct event *ev)
 {
 	struct run_state *rs = ctx;
 
-	if (sinks_event(rs->sinks, ev) < 0 && ev->probe)
+	if (!ev->probe)
+		sinks_event(rs->sinks, ev);
+	else if (sinks_event(rs->sinks, ev) < 0)
 		rs->dropped_sink[probe_id_of(ev->probe)]++;
+	else
+		rs->pending[probe_id_of(ev->probe)]++;
+}
+
+/* After each batch: buffered output goes out.  When a write fails, the
+ * events of the batch it carried are lost at the sink, and said once. */
+static void on_flush(void *ctx)
+{
+	struct run_state *rs = ctx;
+	struct err e = { 0 };
+	bool failed = sinks_flush(rs->sinks, &e) < 0;
+
+	for (size_t i = 0; i < rs->plan->n_probes; i++) {
+		if (failed)
+			rs->dropped_sink[i] += rs->pending[i];
+		rs->pending[i] = 0;
+	}
+	if (failed && !rs->output_failed) {
+		rs->output_failed = true;
+		p_err("%s", e.msg);
+	}
 }
 
 /* An atom comes right after the event of the same record (loop.c). */
@@ -244,13 +271,37 @@ static int start_probes(void *ctx, struct err *e)
 		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 		return rc;
 	}
-	p_info("attached %zu probe(s) in %zu place(s) via %s, %s output", rs->plan->n_probes,
-	       session_attachment_count(rs->session), session_attach_mode(rs->session),
+	char procs[64];
+	size_t n = 0;
+	bool every = false, waiting = false;
+	for (size_t i = 0; i < rs->plan->n_tasks; i++) {
+		every |= rs->plan->tasks[i].all_processes;
+		waiting |= rs->plan->tasks[i].wait_for_start;
+		n += rs->plan->tasks[i].n_pids;
+	}
+	if (every)
+		snprintf(procs, sizeof(procs), "every process%s", n ? " and others" : "");
+	else
+		snprintf(procs, sizeof(procs), "%zu process(es)%s", n,
+			 waiting ? " (more when they start)" : "");
+	p_info("attached %zu probe(s) for %s in %zu place(s) via %s, %s output",
+	       rs->plan->n_probes, procs, session_attachment_count(rs->session),
+	       session_attach_mode(rs->session),
 	       output_mode_name(session_output_mode(rs->session)));
 	return 0;
 }
 
 /* ---- the run ---- */
+
+/* A stop signal arrived (they are blocked until the loop reads them). */
+static bool stop_signal_pending(void)
+{
+	sigset_t set;
+
+	return sigpending(&set) == 0 &&
+	       (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM) ||
+		sigismember(&set, SIGHUP));
+}
 
 static void block_signals(void)
 {
@@ -400,8 +451,9 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (st->lost)
 		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
 		      st->lost);
-	if (rc < 0) {
-		p_err("%s", e.msg);
+	if (rc < 0 || rs->output_failed) {
+		if (!rs->output_failed)
+			p_err("%s", e.msg);
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
@@ -409,7 +461,8 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
-	struct loop_output lo = { .event = on_event, .atom = on_atom, .ctx = rs };
+	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
+				  .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
 	struct loop_stats st;
@@ -417,6 +470,11 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	int rc, exit_rc;
 
 	rc = loop_run(rs->plan, rs->session, &lopts, &lo, &st, &e);
+	if (rc == -EINTR) {
+		p_info("%s", e.msg);
+		loop_stats_free(&st);
+		return EXIT_OK;
+	}
 	if (rc < 0) {
 		p_err("%s", e.msg);
 		loop_stats_free(&st);
@@ -467,7 +525,8 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
-				   .force_tracefs = o->force_tracefs };
+				   .force_tracefs = o->force_tracefs,
+				   .interrupted = stop_signal_pending };
 	struct run_state rs = { .plan = plan };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };
@@ -480,9 +539,10 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
 	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
+	rs.pending = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
 	out = open_output(o->output, "--output");
 	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
-	rc = (!rs.dropped_sink || !out || (o->trace && !trace)) ? EXIT_RUNTIME
+	rc = (!rs.dropped_sink || !rs.pending || !out || (o->trace && !trace)) ? EXIT_RUNTIME
 		: open_sinks(o, out, trace, &rs.sinks);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
@@ -493,6 +553,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	if (trace)
 		fclose(trace);
 	free(rs.dropped_sink);
+	free(rs.pending);
 	return rc;
 }
 

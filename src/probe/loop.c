@@ -509,6 +509,8 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 		rc = drain(L);
 		if (rc < 0)
 			return err_set(err, rc, "consuming event buffers: %s", strerror(-rc));
+		if (L->out->flush)
+			L->out->flush(L->out->ctx);
 	}
 	return 0;
 }
@@ -557,6 +559,8 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	rc = run_epoll(&L, ep, tfd, sfd, err);
 	/* Records submitted before the last detach are still in the buffers. */
 	drain(&L);
+	if (out->flush)
+		out->flush(out->ctx);
 out:
 	if (L.rb)
 		ring_buffer__free(L.rb);

@@ -147,8 +147,8 @@ static int method_line(struct parser *p, const char *s, const char *e)
 		if (!memcmp(q, tag, sizeof(tag) - 1))
 			t = q;
 	colon = memchr(s, ':', (size_t)(e - s));
-	if (!t || !colon || colon > t || colon[1] != ' ')
-		return 0;
+	if (!t || !colon || colon + 2 > t || colon[1] != ' ')
+		return 0;   /* also refuses "N: (dex_method_idx=…)": no signature */
 	if (!(m = add(p)))
 		return -ENOMEM;
 	m->signature = arena_strndup(p->out->a, colon + 2, (size_t)(t - colon - 2));

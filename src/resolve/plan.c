@@ -270,6 +270,9 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 	int rc;
 
 	if (opts->n_pids) {
+		for (size_t i = 0; i < opts->n_pids; i++)
+			if (!proc_alive(opts->proc_dir ? opts->proc_dir : "/proc", opts->pids[i]))
+				return err_set(err, -ESRCH, "no process with pid %d", (int)opts->pids[i]);
 		t->pids = malloc(opts->n_pids * sizeof(pid_t));
 		if (!t->pids)
 			return err_set(err, -ENOMEM, "out of memory");

