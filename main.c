@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sys/log.h"
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -26,6 +27,7 @@ static const struct cmd commands[] = {
 	{ "check", cmd_check },
 	{ "methods", cmd_methods },
 	{ "resolve", cmd_resolve },
+	{ "doctor", cmd_doctor },
 	{ "version", cmd_version },
 	{ "--version", cmd_version },
 	{ "help", cmd_help },
@@ -34,9 +36,8 @@ static const struct cmd commands[] = {
 	{ NULL, NULL },
 };
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
-	libbpf_set_print(libbpf_print);
 	if (argc < 2) {
 		cmd_help(0, NULL);
 		return EXIT_USAGE;
@@ -46,4 +47,19 @@ int main(int argc, char **argv)
 			return c->fn(argc - 1, argv + 1);
 	/* `uprobestats [options] CONFIG`: how the Android service runs it. */
 	return cmd_run(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	struct logger lg;
+	struct log_opts lo = { .min_level = LOG_LVL_DEBUG };
+	int rc;
+
+	/* stderr always; logcat too when logd's socket is there (Android). */
+	log_init(&lg, &lo);
+	cli_set_logger(&lg);
+	libbpf_set_print(libbpf_print);
+	rc = dispatch(argc, argv);
+	log_close(&lg);
+	return rc;
 }

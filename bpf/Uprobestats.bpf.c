@@ -5,10 +5,13 @@
  * return duration of each call; its companion uprobe call_return_entry
  * stores the entry time per (thread, probe).
  * call_latency: the same pairing, but the duration only goes into an
- * in-kernel log2 histogram per probe (no record per call). */
+ * in-kernel log2 histogram per probe (no record per call).
+ * call_args: call_detail plus the text of up to four java.lang.String
+ * arguments (which registers hold them is set per probe in ups_cfg). */
 #include "ups_bpf.h"
 
 UPS_OUTPUT(call_return_buf);
+UPS_OUTPUT(call_args_buf);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -112,6 +115,39 @@ int call_latency(void *ctx)
 	count = bpf_map_lookup_elem(&latency_hist, &key);
 	if (count)
 		*count += 1;
+	return 0;
+}
+
+SEC("uprobe/call_args")
+int call_args(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct rec_call_args *rec;
+
+	if (!ups_enter(pid_tgid))
+		return 0;
+	rec = UPS_RESERVE(call_args_buf, struct rec_call_args);
+	if (!rec)
+		return 0;
+	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_ARGS);
+	rec->a.r.pc = UPS_PC(ctx);
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		rec->a.r.regs[i] = i < UPS_NUM_ARG_REGS ? UPS_ARG(ctx, i) : 0;
+	rec->a.pad = 0;
+#pragma unroll
+	for (int k = 0; k < UPS_ARG_STRINGS; k++) {
+		/* Frozen .rodata: the verifier sees constants and prunes unused slots. */
+		__u8 reg = ups_cfg.string_reg[k];
+		rec->a.string_pos[k] = ups_cfg.string_pos[k];
+		rec->a.strings[k][0] = 0;
+		/* From the copied registers: indexing the context by a variable
+		 * would be a modified-ctx dereference the verifier refuses. */
+		if (reg < UPS_NUM_ARG_REGS)
+			ups_read_jstring(rec->a.strings[k], UPS_ARG_STRING_LEN,
+					 UPS_UNTAG(UPS_REF(rec->a.r.regs[reg])));
+	}
+	UPS_SUBMIT(ctx, call_args_buf, rec);
 	return 0;
 }
 

@@ -21,7 +21,20 @@
 enum ups_record_kind {
 	UPS_REC_CALL_DETAIL = 1,
 	UPS_REC_CALL_TIMESTAMP = 2,
+	UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE = 3,
+	UPS_REC_UPDATE_DEVICE_IDLE = 4,        /* newest layout, with method_identifier */
+	UPS_REC_UPDATE_DEVICE_IDLE_LEGACY = 5, /* older layout, no method_identifier */
+	UPS_REC_PROCESS_CHANGE = 6,
+	UPS_REC_BITMAP_CONSTRUCTOR_HEAP = 7,
+	UPS_REC_BITMAP_EVENT = 8,
+	UPS_REC_BIND_SERVICE_LOCKED = 9,
+	UPS_REC_COMPONENT_ENABLED_SETTING = 10,
+	UPS_REC_BINDER_TRANSACTION = 11,
+	UPS_REC_ACCESSIBILITY_EVENT = 12,
+	UPS_REC_ART_TEST_AOT = 13,             /* the update_device_idle layout, ArtTest atom */
+	UPS_REC_START_ACTIVITY_AS_USER = 14,
 	UPS_REC_CALL_RETURN = 100,   /* beyond upstream: kinds >= 100 are ours */
+	UPS_REC_CALL_ARGS = 101,
 };
 
 #define UPS_HIST_SLOTS 64        /* log2(ns) buckets per probe */
@@ -64,6 +77,26 @@ struct rec_call_return {
 	struct call_return r;
 };
 
+/* Uprobestats call_args: call_detail's registers plus up to four
+ * java.lang.String arguments as UTF-8 text.  string_pos[k] is the Java
+ * argument position of strings[k] (0xff: unused); only arguments passed in
+ * registers can be read. */
+#define UPS_ARG_STRINGS 4
+#define UPS_ARG_STRING_LEN 128
+#define UPS_NO_STRING 0xff
+
+struct call_args {
+	struct call_result r;
+	__u8 string_pos[UPS_ARG_STRINGS];
+	__u32 pad;
+	char strings[UPS_ARG_STRINGS][UPS_ARG_STRING_LEN];
+};
+
+struct rec_call_args {
+	struct ups_envelope env;
+	struct call_args a;
+};
+
 /* Entry timestamps of calls in flight, keyed by thread and probe. */
 struct ups_entry_key {
 	__u32 tid;
@@ -80,6 +113,175 @@ struct rec_call_timestamp {
 	struct call_timestamp t;
 };
 
+/* ---- upstream payloads (uprobestats-upstream.md §3).  Java ints are __s32,
+ * Java booleans one byte, upstream's `long` fields __s64/__u64; padding that
+ * the LP64 compiler inserts upstream is spelled out so BPF, arm64 and x86_64
+ * agree byte for byte. ---- */
+
+#define UPS_STR_LEN 128          /* upstream MAX_STRING_LENGTH */
+#define UPS_LONG_STR_LEN 256     /* reason, process_name */
+#define UPS_BINDER_MAX_CODES 10
+
+/* ProcessManagement SetUidTempAllowlistStateRecord: uid (a Java int,
+ * zero-extended), onAllowlist. */
+struct set_uid_temp_allowlist_state {
+	__u64 uid;
+	__u8 on_allowlist;
+	__u8 pad[7];
+};
+
+/* ProcessManagement UpdateDeviceIdleTempAllowlistRecord, newest layout
+ * (method_identifier first); also ArtTest's AOT record. */
+struct update_device_idle {
+	__u64 method_identifier;
+	__s32 changing_uid;
+	__u8 adding;
+	__u8 pad0[3];
+	__s64 duration_ms;
+	__s32 type;
+	__s32 reason_code;
+	char reason[UPS_LONG_STR_LEN];
+	__s32 calling_uid;
+	__u32 pad1;
+};
+
+/* The same record before method_identifier was added. */
+struct update_device_idle_legacy {
+	__s32 changing_uid;
+	__u8 adding;
+	__u8 pad0[3];
+	__s64 duration_ms;
+	__s32 type;
+	__s32 reason_code;
+	char reason[UPS_LONG_STR_LEN];
+	__s32 calling_uid;
+	__u32 pad1;
+};
+
+/* ProcessManagement ProcessChange (set_pid, make_active, on_process_active). */
+struct process_change {
+	__s32 pid;
+	__s32 uid;
+	char process_name[UPS_LONG_STR_LEN];
+};
+
+/* BitmapAllocation bitmap_constructor_heap: the constant 123 ("it fired"). */
+struct bitmap_constructor_heap {
+	__u64 value;
+};
+
+enum bitmap_event_type {
+	BITMAP_EVENT_ALLOCATION = 0,
+	BITMAP_EVENT_DEALLOCATION = 1,
+	BITMAP_EVENT_ACTIVITY_START = 2,
+	BITMAP_EVENT_BITMAP_SCALED = 3,
+};
+
+/* BitmapAllocation BitmapEvent (the newest layout, with the scaled size). */
+struct bitmap_event {
+	__u32 type;
+	__u32 width;
+	__u32 height;
+	__u32 scaled_width;
+	__u32 scaled_height;
+	__u32 pixel_storage_type;
+	__u32 bitmap_size;
+	__u32 uid;               /* upstream: padding; ours: the uid of the process
+				  * that hit the probe (the bitmap atom's uid) */
+	__u64 native_ptr;
+	char activity_name[UPS_STR_LEN];
+};
+
+/* active_bitmaps key: upstream's {tgid, native_ptr}. */
+struct bitmap_key {
+	__u64 tgid;
+	__u64 native_ptr;
+};
+
+/* DisruptiveApp BindServiceLocked. */
+struct bind_service_locked {
+	char intent_action[UPS_STR_LEN];
+	char intent_package[UPS_STR_LEN];
+	char intent_component_name_package[UPS_STR_LEN];
+	char intent_component_name_class[UPS_STR_LEN];
+	__s64 bind_flags;
+	char calling_package[UPS_STR_LEN];
+};
+
+/* DisruptiveApp ComponentEnabledSetting (4-byte aligned: 388 bytes). */
+struct component_enabled_setting {
+	char package_name[UPS_STR_LEN];
+	char class_name[UPS_STR_LEN];
+	__s32 new_state;
+	char calling_package_name[UPS_STR_LEN];
+};
+
+/* Binder BinderTransaction. */
+struct binder_transaction {
+	char interface_descriptor[UPS_STR_LEN];
+	__u64 code;
+	__s32 calling_uid;
+	__u32 pad;
+	__u64 timestamp_ns;
+};
+
+/* Binder filter map: key = descriptor (NUL-padded), value = up to ten codes,
+ * the list ending at the first 0. */
+struct binder_interface_key {
+	char interface_descriptor[UPS_STR_LEN];
+};
+
+struct binder_codes {
+	__u64 codes[UPS_BINDER_MAX_CODES];
+};
+
+enum accessibility_variant {
+	A11Y_VARIANT_PERMISSION_GRANT = 1,
+	A11Y_VARIANT_SERVICE_CONNECTION = 2,
+};
+
+/* Accessibility AccessibilityEvent. */
+struct accessibility_event {
+	__u64 timestamp_ns;
+	__s32 variant;
+	char package_name[UPS_STR_LEN];
+	char permission_name[UPS_STR_LEN];
+	__s32 uid;
+	__s32 code;
+	__u32 pad;
+};
+
+/* ArtTest StartActivityAsUser (JIT). */
+struct start_activity_as_user {
+	__u64 method_identifier;
+	char calling_package[UPS_STR_LEN];
+	__s32 request_code;
+	__s32 start_flags;
+	__s32 user_id;
+	__s32 validate_incoming_user;
+	__u64 x0;
+};
+
+/* Full records: envelope + payload (+ tail padding to 8 where the payload is
+ * 4-byte aligned). */
+#define UPS_RECORD(name, payload_type) \
+	struct rec_##name {                \
+		struct ups_envelope env;   \
+		struct payload_type p;     \
+	}
+
+UPS_RECORD(set_uid_temp_allowlist_state, set_uid_temp_allowlist_state);
+UPS_RECORD(update_device_idle, update_device_idle);
+UPS_RECORD(update_device_idle_legacy, update_device_idle_legacy);
+UPS_RECORD(process_change, process_change);
+UPS_RECORD(bitmap_constructor_heap, bitmap_constructor_heap);
+UPS_RECORD(bitmap_event, bitmap_event);
+UPS_RECORD(bind_service_locked, bind_service_locked);
+UPS_RECORD(component_enabled_setting, component_enabled_setting);
+UPS_RECORD(binder_transaction, binder_transaction);
+UPS_RECORD(accessibility_event, accessibility_event);
+UPS_RECORD(start_activity_as_user, start_activity_as_user);
+
 /* Per-probe counters (a per-CPU array indexed by probe_id). */
 struct ups_probe_counters {
 	__u64 hits;              /* program invocations that passed the filters */
@@ -94,20 +296,80 @@ struct ups_prog_config {
 	__u32 wakeup_bytes;      /* force a consumer wakeup once this much is pending */
 	__u32 filter_pids;       /* 1: only tgids present in the target_pids map */
 	__u32 use_perfbuf;       /* 1: perf event array instead of ring buffer */
+	/* call_args: the register of each String argument (0xff: none) and its
+	 * Java argument position, as the record reports it. */
+	__u8 string_reg[UPS_ARG_STRINGS];
+	__u8 string_pos[UPS_ARG_STRINGS];
 };
 
 #define UPS_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "unexpected size of " #type)
+
+/* Upstream byte offsets (§3) of the fields whose place padding decides. */
+#define UPS_ASSERT_OFFSET(type, member, off) \
+	_Static_assert(__builtin_offsetof(type, member) == (off), "offset of " #type "." #member)
+
+UPS_ASSERT_OFFSET(struct update_device_idle, changing_uid, 8);
+UPS_ASSERT_OFFSET(struct update_device_idle, duration_ms, 16);
+UPS_ASSERT_OFFSET(struct update_device_idle, reason, 32);
+UPS_ASSERT_OFFSET(struct update_device_idle, calling_uid, 288);
+UPS_ASSERT_OFFSET(struct update_device_idle_legacy, duration_ms, 8);
+UPS_ASSERT_OFFSET(struct update_device_idle_legacy, reason, 24);
+UPS_ASSERT_OFFSET(struct update_device_idle_legacy, calling_uid, 280);
+UPS_ASSERT_OFFSET(struct bitmap_event, uid, 28);
+UPS_ASSERT_OFFSET(struct bitmap_event, native_ptr, 32);
+UPS_ASSERT_OFFSET(struct bitmap_event, activity_name, 40);
+UPS_ASSERT_OFFSET(struct bind_service_locked, bind_flags, 512);
+UPS_ASSERT_OFFSET(struct bind_service_locked, calling_package, 520);
+UPS_ASSERT_OFFSET(struct component_enabled_setting, new_state, 256);
+UPS_ASSERT_OFFSET(struct component_enabled_setting, calling_package_name, 260);
+UPS_ASSERT_OFFSET(struct binder_transaction, code, 128);
+UPS_ASSERT_OFFSET(struct binder_transaction, calling_uid, 136);
+UPS_ASSERT_OFFSET(struct binder_transaction, timestamp_ns, 144);
+UPS_ASSERT_OFFSET(struct accessibility_event, package_name, 12);
+UPS_ASSERT_OFFSET(struct accessibility_event, permission_name, 140);
+UPS_ASSERT_OFFSET(struct accessibility_event, uid, 268);
+UPS_ASSERT_OFFSET(struct accessibility_event, code, 272);
+UPS_ASSERT_OFFSET(struct start_activity_as_user, request_code, 136);
+UPS_ASSERT_OFFSET(struct start_activity_as_user, validate_incoming_user, 148);
+UPS_ASSERT_OFFSET(struct start_activity_as_user, x0, 152);
 
 UPS_ASSERT_SIZE(struct ups_envelope, 40);
 UPS_ASSERT_SIZE(struct call_result, 88);
 UPS_ASSERT_SIZE(struct call_timestamp, 16);
 UPS_ASSERT_SIZE(struct rec_call_detail, 128);
 UPS_ASSERT_SIZE(struct rec_call_timestamp, 56);
+UPS_ASSERT_SIZE(struct set_uid_temp_allowlist_state, 16);
+UPS_ASSERT_SIZE(struct update_device_idle, 296);
+UPS_ASSERT_SIZE(struct update_device_idle_legacy, 288);
+UPS_ASSERT_SIZE(struct process_change, 264);
+UPS_ASSERT_SIZE(struct bitmap_constructor_heap, 8);
+UPS_ASSERT_SIZE(struct bitmap_event, 168);
+UPS_ASSERT_SIZE(struct bitmap_key, 16);
+UPS_ASSERT_SIZE(struct bind_service_locked, 648);
+UPS_ASSERT_SIZE(struct component_enabled_setting, 388);
+UPS_ASSERT_SIZE(struct binder_transaction, 152);
+UPS_ASSERT_SIZE(struct binder_interface_key, 128);
+UPS_ASSERT_SIZE(struct binder_codes, 80);
+UPS_ASSERT_SIZE(struct accessibility_event, 280);
+UPS_ASSERT_SIZE(struct start_activity_as_user, 160);
+UPS_ASSERT_SIZE(struct rec_set_uid_temp_allowlist_state, 56);
+UPS_ASSERT_SIZE(struct rec_update_device_idle, 336);
+UPS_ASSERT_SIZE(struct rec_update_device_idle_legacy, 328);
+UPS_ASSERT_SIZE(struct rec_process_change, 304);
+UPS_ASSERT_SIZE(struct rec_bitmap_constructor_heap, 48);
+UPS_ASSERT_SIZE(struct rec_bitmap_event, 208);
+UPS_ASSERT_SIZE(struct rec_bind_service_locked, 688);
+UPS_ASSERT_SIZE(struct rec_component_enabled_setting, 432);
+UPS_ASSERT_SIZE(struct rec_binder_transaction, 192);
+UPS_ASSERT_SIZE(struct rec_accessibility_event, 320);
+UPS_ASSERT_SIZE(struct rec_start_activity_as_user, 200);
 UPS_ASSERT_SIZE(struct ups_probe_counters, 16);
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 16);
+UPS_ASSERT_SIZE(struct ups_prog_config, 24);
+UPS_ASSERT_SIZE(struct call_args, 608);
+UPS_ASSERT_SIZE(struct rec_call_args, 648);
 
 #endif

@@ -72,19 +72,33 @@ static __always_inline struct ups_probe_counters *ups_counters(void)
 	return bpf_map_lookup_elem(&probe_counters, &key);
 }
 
-/* Filters by tgid when asked to and counts the hit.  Returns 0 to skip. */
-static __always_inline int ups_enter(__u64 pid_tgid)
+/* The tgid filter alone (when asked for).  Returns 0 to skip. */
+static __always_inline int ups_pid_ok(__u64 pid_tgid)
 {
-	struct ups_probe_counters *c;
-
 	if (ups_cfg.filter_pids) {
 		__u32 tgid = pid_tgid >> 32;
 		if (!bpf_map_lookup_elem(&target_pids, &tgid))
 			return 0;
 	}
-	c = ups_counters();
+	return 1;
+}
+
+static __always_inline void ups_count_hit(void)
+{
+	struct ups_probe_counters *c = ups_counters();
 	if (c)
 		c->hits++;
+}
+
+/* Filters by tgid when asked to and counts the hit.  Returns 0 to skip.
+ * Programs with a filter of their own (binder interface, flags) call
+ * ups_pid_ok() first and ups_count_hit() once their filter passed, so a hit
+ * always means "a record was due". */
+static __always_inline int ups_enter(__u64 pid_tgid)
+{
+	if (!ups_pid_ok(pid_tgid))
+		return 0;
+	ups_count_hit();
 	return 1;
 }
 
@@ -175,5 +189,15 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 }
 
 #define UPS_SUBMIT(ctx, name, rec) ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
+
+/* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a
+ * record must never carry stale bytes) and fills its envelope. */
+#define UPS_BEGIN(rec, pid_tgid, kind)                         \
+	do {                                                   \
+		__builtin_memset((rec), 0, sizeof(*(rec)));    \
+		ups_fill_envelope(&(rec)->env, (pid_tgid), (kind)); \
+	} while (0)
+
+#include "ups_art.h"
 
 #endif

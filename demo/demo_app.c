@@ -15,8 +15,11 @@ int main(int argc, char **argv)
 {
 	int orders = argc > 1 ? atoi(argv[1]) : 30;
 	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	struct timespec warmup = { 1, 0 };
 	int big = 0;
 
+	/* Open for business after a second: time for the tracer to attach. */
+	nanosleep(&warmup, NULL);
 	for (int i = 0; i < orders; i++) {
 		big += process_order(1000 + i, 250 * (i % 40), i % 3);
 		nanosleep(&tick, NULL);

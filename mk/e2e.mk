@@ -5,7 +5,7 @@ E2E_TARGET_DIR := $(BUILD)/x86_64/tests
 E2E_TARGETS    := $(patsubst $(TOP)/test/targets/%.c,$(E2E_TARGET_DIR)/%,$(wildcard $(TOP)/test/targets/*.c))
 DEMO_APP       := $(BUILD)/x86_64/demo/demo_app
 
-$(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c | deps-host
+$(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c $(wildcard $(TOP)/test/targets/*.h) | deps-host
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
 
@@ -17,7 +17,18 @@ $(DEMO_APP): $(TOP)/demo/demo_app.c | deps-host
 test-e2e: $(E2E_BIN) $(E2E_TARGETS)
 	@$(TOP)/test/e2e/setup.sh
 	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
-	UPROBESTATS_TESTDATA=$(TESTDATA) python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
+	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
 
 demo: $(E2E_BIN) $(DEMO_APP)
 	@$(TOP)/demo/run.sh $(E2E_BIN) $(DEMO_APP) $(BUILD)/demo
+
+# The adb helper against a fake adb; the trace viewer (speedscope in headless
+# Chromium, installed on first use).
+.PHONY: test-tools test-viewer
+test-tools:
+	@$(TOP)/test/tools/test_adb_run.sh
+
+test-viewer: | deps-host
+	@$(TOP)/test/viewer/run.sh
+
+TEST_STAGES += test-e2e test-tools test-viewer

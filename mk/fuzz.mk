@@ -1,17 +1,32 @@
 # libFuzzer targets: test/fuzz/fuzz_<name>.c each define LLVMFuzzerTestOneInput;
 # seeds live in test/fuzz/corpus/<name>/ (committed).  `make fuzz-smoke` runs
 # each briefly (part of `make test`), `make fuzz` runs each for FUZZ_SECONDS.
+#
+# The modules are compiled once, instrumented (fuzzer-no-link + ASan + UBSan),
+# into one archive every target links; only the target files differ.
 FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_OBJ_DIR := $(FUZZ_DIR)/obj
 FUZZ_SRCS    := $(sort $(wildcard $(TOP)/test/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(patsubst $(TOP)/test/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
-FUZZ_CFLAGS  := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -DUPROBESTATS_FUZZ
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_BASE    := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -g -O1 $(FUZZ_SAN) -DUPROBESTATS_FUZZ
+FUZZ_OBJS    := $(patsubst $(TOP)/src/%.c,$(FUZZ_OBJ_DIR)/%.o,$(SRCS))
+FUZZ_LIB     := $(FUZZ_DIR)/libuprobestats-fuzz.a
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_RUNS ?= 20000
 
-$(FUZZ_DIR)/fuzz_%: $(TOP)/test/fuzz/fuzz_%.c $(SRCS) $(HDRS) $(UNIT_EXTRA_DEPS) | deps-host
-	@mkdir -p $(FUZZ_DIR)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(SRCS) -lbpf -lelf -lz
+$(FUZZ_OBJ_DIR)/%.o: $(TOP)/src/%.c $(HDRS) $(UNIT_EXTRA_DEPS) | deps-host
+	@mkdir -p $(@D)
+	@clang $(FUZZ_BASE) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: $(TOP)/test/fuzz/fuzz_%.c $(FUZZ_LIB)
+	@echo "  FUZZ    $(@F)"
+	@clang $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) -lbpf -lelf -lz
 
 .PHONY: fuzz fuzz-smoke fuzz-build
 fuzz-build: $(FUZZ_BINS)

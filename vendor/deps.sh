@@ -28,6 +28,8 @@ declare -A need=(
 	[debian-archive-keyring]=/usr/share/keyrings/debian-archive-keyring.gpg
 	[dexdump]=/usr/bin/dexdump
 	[cpio]=/usr/bin/cpio
+	# make test-arm64 boots arm64 kernels under software emulation
+	[qemu-system-arm]=/usr/bin/qemu-system-aarch64
 	[python3]=/usr/bin/python3
 	[xz-utils]=/usr/bin/xz
 )

@@ -111,7 +111,7 @@ apt_cache() {
 stage_dir() {
 	local parent=$dl/.stage-$1 d
 	mkdir -p "$parent"
-	d=$(mktemp -d "$parent/XXXXXX")
+	d=$(mktemp -d -p "$parent")
 	if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then
 		chown _apt "$d"
 	fi

@@ -4,6 +4,8 @@
 #include "config/problems.h"
 #include "config/validate.h"
 #include "probe/catalog.h"
+#include "sys/log.h"
+#include "sys/properties.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,9 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
-/* -v: set once by main() from argv before anything runs, read everywhere
- * after; the project's one process-wide flag. */
+/* The process-wide CLI state, set once by main() before anything runs:
+ * -v, and the logger (stderr, plus logcat on Android) that p_* write to. */
 bool cli_verbose_flag;
+static struct logger *cli_logger;
+
+void cli_set_logger(struct logger *lg)
+{
+	cli_logger = lg;
+}
 
 void cli_set_verbose(bool v)
 {
@@ -26,8 +34,12 @@ bool cli_verbose(void)
 	return cli_verbose_flag;
 }
 
-static void vprint(const char *prefix, const char *fmt, va_list ap)
+static void vprint(enum log_level level, const char *prefix, const char *fmt, va_list ap)
 {
+	if (cli_logger) {
+		log_vmsg(cli_logger, level, fmt, ap);
+		return;
+	}
 	fputs(prefix, stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -37,7 +49,15 @@ void p_err(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vprint("uprobestats: error: ", fmt, ap);
+	vprint(LOG_LVL_ERROR, "uprobestats: error: ", fmt, ap);
+	va_end(ap);
+}
+
+void p_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprint(LOG_LVL_WARN, "uprobestats: warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -45,7 +65,7 @@ void p_info(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vprint("uprobestats: ", fmt, ap);
+	vprint(LOG_LVL_INFO, "uprobestats: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -55,7 +75,7 @@ void p_debug(const char *fmt, ...)
 	if (!cli_verbose_flag)
 		return;
 	va_start(ap, fmt);
-	vprint("uprobestats: debug: ", fmt, ap);
+	vprint(LOG_LVL_DEBUG, "uprobestats: debug: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -158,4 +178,17 @@ int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_op
 	if (problems.n)
 		config_print_problems(stderr, cfg, &problems);
 	return problems.n_errors ? EXIT_CONFIG : EXIT_OK;
+}
+
+void cli_android_guardrail(struct android_info *info, struct guardrail_opts *g)
+{
+	android_info_read(NULL, info);
+	g->on_android = info->on_android;
+	g->build_type = info->build_type[0] ? info->build_type : NULL;
+	if (info->on_android)
+		p_debug("Android sdk %s, build type %s, abi %s (properties from %s)",
+			info->sdk[0] ? info->sdk : "?", info->build_type[0] ? info->build_type : "?",
+			info->abi[0] ? info->abi : "?", props_source_name(info->source));
+	if (info->problem[0])
+		p_debug("properties: %s", info->problem);
 }

@@ -28,7 +28,12 @@ extern bool cli_verbose_flag;
 void cli_set_verbose(bool v);
 bool cli_verbose(void);
 
+struct logger;
+/* Route p_* through this logger (stderr + logcat on Android); NULL: stderr. */
+void cli_set_logger(struct logger *lg);
+
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -46,9 +51,14 @@ int cli_parse_config_era(const char *s, enum config_era *out);
 int cli_load_config(const char *arg, const struct config_load_opts *lo,
 		    struct uprobestats_config **cfg);
 
+/* Android properties and the guardrail options they imply (on_android,
+ * ro.build.type); off Android both stay unset. */
+struct android_info;
+struct guardrail_opts;
+void cli_android_guardrail(struct android_info *info, struct guardrail_opts *g);
+
 /* Validation and the guardrail, with every problem printed.  Returns
  * EXIT_OK, or EXIT_CONFIG when there are errors (warnings still print). */
-struct guardrail_opts;
 int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_opts *g,
 		 bool pid_given);
 
@@ -56,6 +66,7 @@ int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_methods(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -14,6 +14,7 @@
 #include "config/plan_print.h"
 #include "config/textdump.h"
 #include "resolve/plan.h"
+#include "sys/properties.h"
 
 struct check_opts {
 	const char *config;
@@ -145,6 +146,8 @@ int cmd_check(int argc, char **argv)
 		config_free(cfg);
 		return rc;
 	}
+	struct android_info android;
+	cli_android_guardrail(&android, &o.guardrail);
 	vrc = cli_validate(cfg, &o.guardrail, false);
 	if (o.to_binary) {
 		rc = vrc == EXIT_OK ? write_binary(cfg, o.to_binary) : vrc;

@@ -14,11 +14,15 @@
 
 #include "cli/cli.h"
 #include "config/guardrail.h"
+#include "probe/catalog.h"
 #include "probe/loop.h"
 #include "probe/session.h"
 #include "resolve/plan.h"
 #include "sink/histogram.h"
 #include "sink/sinks.h"
+#include "sink/statsd_atoms.h"
+#include "sys/privilege.h"
+#include "sys/properties.h"
 
 #define MAX_PIDS 256
 
@@ -40,6 +44,9 @@ struct run_opts {
 	bool quiet;
 	enum output_mode output_mode;
 	bool force_tracefs;
+	bool on_android;
+	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
+	bool atom_int32_args;        /* --atom-mapping cpp */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -48,7 +55,7 @@ enum {
 	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_POLLED_ATOM, OPT_ATOM_MAPPING,
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +75,8 @@ static const struct option long_opts[] = {
 	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
+	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
+	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
 	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
@@ -104,8 +113,10 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_NO_STATSD: o->statsd = SINKS_STATSD_OFF; return EXIT_OK;
 	case OPT_DURATION:
-		if (!cli_parse_u32(optarg, &v, "seconds") || v == 0 || v > INT32_MAX) {
-			p_err("--duration needs a positive number of seconds");
+		if (!cli_parse_u32(optarg, &v, "--duration seconds"))
+			return EXIT_USAGE;
+		if (v == 0 || v > INT32_MAX) {
+			p_err("--duration needs a positive number of seconds, not '%s'", optarg);
 			return EXIT_USAGE;
 		}
 		o->duration = (int32_t)v;
@@ -121,6 +132,16 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_RINGBUF:
 		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
+	case OPT_ATOM_MAPPING:
+		if (strcmp(optarg, "newest") && strcmp(optarg, "cpp")) {
+			p_err("--atom-mapping takes newest or cpp, not '%s'", optarg);
+			return EXIT_USAGE;
+		}
+		o->atom_int32_args = !strcmp(optarg, "cpp");
+		return EXIT_OK;
+	case OPT_POLLED_ATOM:
+		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
+		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
 	case OPT_FLUSH:
 		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
 		       ? EXIT_OK : EXIT_USAGE;
@@ -184,6 +205,8 @@ struct run_state {
 	struct session *session;
 	struct sinks *sinks;
 	uint64_t *dropped_sink;      /* per probe */
+	uint64_t *pending;           /* per probe: events buffered since the last flush */
+	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
 };
 
@@ -197,8 +220,31 @@ static void on_event(void *ctx, const struct event *ev)
 {
 	struct run_state *rs = ctx;
 
-	if (sinks_event(rs->sinks, ev) < 0 && ev->probe)
+	if (!ev->probe)
+		sinks_event(rs->sinks, ev);
+	else if (sinks_event(rs->sinks, ev) < 0)
 		rs->dropped_sink[probe_id_of(ev->probe)]++;
+	else
+		rs->pending[probe_id_of(ev->probe)]++;
+}
+
+/* After each batch: buffered output goes out.  When a write fails, the
+ * events of the batch it carried are lost at the sink, and said once. */
+static void on_flush(void *ctx)
+{
+	struct run_state *rs = ctx;
+	struct err e = { 0 };
+	bool failed = sinks_flush(rs->sinks, &e) < 0;
+
+	for (size_t i = 0; i < rs->plan->n_probes; i++) {
+		if (failed)
+			rs->dropped_sink[i] += rs->pending[i];
+		rs->pending[i] = 0;
+	}
+	if (failed && !rs->output_failed) {
+		rs->output_failed = true;
+		p_err("%s", e.msg);
+	}
 }
 
 /* An atom comes right after the event of the same record (loop.c). */
@@ -225,13 +271,37 @@ static int start_probes(void *ctx, struct err *e)
 		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 		return rc;
 	}
-	p_info("attached %zu probe(s) in %zu place(s) via %s, %s output", rs->plan->n_probes,
-	       session_attachment_count(rs->session), session_attach_mode(rs->session),
+	char procs[64];
+	size_t n = 0;
+	bool every = false, waiting = false;
+	for (size_t i = 0; i < rs->plan->n_tasks; i++) {
+		every |= rs->plan->tasks[i].all_processes;
+		waiting |= rs->plan->tasks[i].wait_for_start;
+		n += rs->plan->tasks[i].n_pids;
+	}
+	if (every)
+		snprintf(procs, sizeof(procs), "every process%s", n ? " and others" : "");
+	else
+		snprintf(procs, sizeof(procs), "%zu process(es)%s", n,
+			 waiting ? " (more when they start)" : "");
+	p_info("attached %zu probe(s) for %s in %zu place(s) via %s, %s output",
+	       rs->plan->n_probes, procs, session_attachment_count(rs->session),
+	       session_attach_mode(rs->session),
 	       output_mode_name(session_output_mode(rs->session)));
 	return 0;
 }
 
 /* ---- the run ---- */
+
+/* A stop signal arrived (they are blocked until the loop reads them). */
+static bool stop_signal_pending(void)
+{
+	sigset_t set;
+
+	return sigpending(&set) == 0 &&
+	       (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM) ||
+		sigismember(&set, SIGHUP));
+}
 
 static void block_signals(void)
 {
@@ -289,7 +359,59 @@ static void print_histograms(const struct plan *plan, const struct session *s)
 	}
 }
 
-static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet)
+/* A stable number for a map in the polled atom: object index * 16 + ring
+ * index + 1 (upstream's own enum is not published). */
+static int32_t map_code(const struct plan_probe *p)
+{
+	for (size_t o = 0; o < catalog_object_count(); o++) {
+		const struct catalog_object *obj = catalog_object_at(o);
+		if (obj != p->obj)
+			continue;
+		for (size_t r = 0; obj->ring_maps[r]; r++)
+			if (p->prog->map && !strcmp(obj->ring_maps[r], p->prog->map))
+				return (int32_t)(o * 16 + r + 1);
+	}
+	return 0;
+}
+
+/* Upstream's uprobe_stats_bpf_map_polled, once per task and map at exit:
+ * map, polling duration, events delivered from it, task id. */
+static void send_polled_atoms(struct run_state *rs, const struct loop_stats *st,
+			      int32_t atom_id)
+{
+	const struct plan *plan = rs->plan;
+
+	for (size_t t = 0; t < plan->n_tasks; t++) {
+		const struct plan_task *task = &plan->tasks[t];
+		const struct loop_task_stats *ts = &st->tasks[t];
+		uint64_t dur = ts->end_boot_ns > ts->start_boot_ns
+			       ? ts->end_boot_ns - ts->start_boot_ns : 0;
+		for (size_t i = 0; i < task->n_probes; i++) {
+			const struct plan_probe *p = &task->probes[i];
+			int32_t code = map_code(p);
+			int64_t events = 0;
+			bool first = true;
+			struct polled_atom pa;
+
+			if (!code)
+				continue;
+			for (size_t j = 0; j < task->n_probes; j++) {
+				if (map_code(&task->probes[j]) != code)
+					continue;
+				first &= j >= i;
+				events += (int64_t)st->delivered[task->probes[j].id];
+			}
+			if (!first)
+				continue;  /* one atom per map, sent at its first probe */
+			sinks_atom(rs->sinks, statsd_polled_atom(&pa, atom_id, code,
+								 (int64_t)(dur / 1000000), events,
+								 p->desc.task_id, ts->end_boot_ns));
+		}
+	}
+}
+
+static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
+		  int32_t polled_atom)
 {
 	const struct plan *plan = rs->plan;
 	struct probe_stats *rows = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*rows));
@@ -317,6 +439,8 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet)
 		if (rows[i].duration_ns > run_ns)
 			run_ns = rows[i].duration_ns;
 	}
+	if (polled_atom)
+		send_polled_atoms(rs, st, polled_atom);
 	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
 	free(rows);
 	if (!quiet)
@@ -327,8 +451,9 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet)
 	if (st->lost)
 		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
 		      st->lost);
-	if (rc < 0) {
-		p_err("%s", e.msg);
+	if (rc < 0 || rs->output_failed) {
+		if (!rs->output_failed)
+			p_err("%s", e.msg);
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
@@ -336,21 +461,26 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet)
 
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
-	struct loop_output lo = { .event = on_event, .atom = on_atom, .ctx = rs };
+	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
+				  .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs,
-				   .android = access("/system/build.prop", F_OK) == 0 };
+				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
 
 	rc = loop_run(rs->plan, rs->session, &lopts, &lo, &st, &e);
+	if (rc == -EINTR) {
+		p_info("%s", e.msg);
+		loop_stats_free(&st);
+		return EXIT_OK;
+	}
 	if (rc < 0) {
 		p_err("%s", e.msg);
 		loop_stats_free(&st);
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
-	exit_rc = finish(rs, &st, o->quiet);
+	exit_rc = finish(rs, &st, o->quiet, (int32_t)o->polled_atom);
 	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
 		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
 			exit_rc = EXIT_NO_TARGET;
@@ -373,11 +503,30 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
+/* Before anything touches the kernel: may we?  A refusal is one line saying
+ * what is missing and how to get it. */
+static int check_privileges(const struct android_info *android)
+{
+	struct priv_facts f;
+	struct priv_report r;
+
+	priv_gather(NULL, &f);
+	priv_evaluate(&f, android, &r);
+	if (r.verdict == PRIV_DENIED) {
+		p_err("%s", r.line);
+		return EXIT_PRIVILEGE;
+	}
+	if (r.verdict == PRIV_WARN)
+		p_warn("%s", r.line);
+	return EXIT_OK;
+}
+
 static int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
-				   .force_tracefs = o->force_tracefs };
+				   .force_tracefs = o->force_tracefs,
+				   .interrupted = stop_signal_pending };
 	struct run_state rs = { .plan = plan };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };
@@ -390,9 +539,10 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
 	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
+	rs.pending = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
 	out = open_output(o->output, "--output");
 	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
-	rc = (!rs.dropped_sink || !out || (o->trace && !trace)) ? EXIT_RUNTIME
+	rc = (!rs.dropped_sink || !rs.pending || !out || (o->trace && !trace)) ? EXIT_RUNTIME
 		: open_sinks(o, out, trace, &rs.sinks);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
@@ -403,6 +553,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	if (trace)
 		fclose(trace);
 	free(rs.dropped_sink);
+	free(rs.pending);
 	return rc;
 }
 
@@ -419,13 +570,17 @@ int cmd_run(int argc, char **argv)
 	rc = cli_load_config(o.config, &o.load, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
+	struct android_info android;
+	cli_android_guardrail(&android, &o.guardrail);
+	o.on_android = android.on_android;
 	rc = cli_validate(cfg, &o.guardrail, o.n_pids > 0);
 	if (rc != EXIT_OK) {
 		config_free(cfg);
 		return rc;
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
-				.duration_override = o.duration };
+				.duration_override = o.duration,
+				.atom_int32_args = o.atom_int32_args };
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);
@@ -435,7 +590,9 @@ int cmd_run(int argc, char **argv)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),
 			plan->probe_by_id[i]->note);
-	rc = run_plan(plan, &o);
+	rc = check_privileges(&android);
+	if (rc == EXIT_OK)
+		rc = run_plan(plan, &o);
 	plan_free(plan);
 	config_free(cfg);
 	return rc;

@@ -92,6 +92,12 @@ struct probe_config {
 	char *bpf_map;                    /* era A/B ProbeConfig.bpf_map (field 4 then) */
 	struct binder_filter *binder_filters;
 	size_t n_binder_filters;
+	/* Ours (field numbers >= 1000): how the trace sink shows this probe.  A
+	 * TRACE_ROLE_ENTER probe opens the slice named trace_slice on its thread,
+	 * the TRACE_ROLE_EXIT probe with the same name closes it. */
+	char *trace_slice;
+	bool has_trace_role;
+	int32_t trace_role;               /* enum trace_role */
 	struct src_loc loc;
 	/* Where each singular field was set (kind NONE when absent). */
 	struct src_loc bpf_name_loc;
@@ -99,6 +105,8 @@ struct probe_config {
 	struct src_loc fully_qualified_class_name_loc;
 	struct src_loc method_name_loc;
 	struct src_loc bpf_map_loc;
+	struct src_loc trace_slice_loc;
+	struct src_loc trace_role_loc;
 };
 
 struct statsd_logging_config {
@@ -107,6 +115,12 @@ struct statsd_logging_config {
 	struct i32_list primitive_argument_positions;
 	struct src_loc loc;
 	struct src_loc atom_id_loc;
+};
+
+enum trace_role {
+	TRACE_ROLE_PLAIN = 0,
+	TRACE_ROLE_ENTER = 1,
+	TRACE_ROLE_EXIT = 2,
 };
 
 enum target_process_selection {

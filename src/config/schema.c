@@ -29,6 +29,16 @@ const struct enum_desc schema_enum_tps = {
 	"TargetProcessSelection", tps_values, ARRAY_LEN(tps_values),
 };
 
+static const struct enum_value trace_role_values[] = {
+	{ "PLAIN", TRACE_ROLE_PLAIN },
+	{ "ENTER", TRACE_ROLE_ENTER },
+	{ "EXIT", TRACE_ROLE_EXIT },
+};
+
+const struct enum_desc schema_enum_trace_role = {
+	"TraceRole", trace_role_values, ARRAY_LEN(trace_role_values),
+};
+
 static const struct enum_value atom_field_values[] = {
 	{ "UNKNOWN", ATOM_FIELD_UNKNOWN },
 	{ "CALLING_UID", ATOM_FIELD_CALLING_UID },
@@ -119,6 +129,12 @@ static const struct field_desc probe_fields[] = {
 	    FD_NONE, FD_NONE, NULL, NULL),
 	ROW("binder_transaction_filters", 0, 7, FT_MESSAGE, true, false, OFF(PC, binder_filters),
 	    FD_NONE, OFF(PC, n_binder_filters), FD_NONE, NULL, &schema_binder_filter),
+	/* Ours, beyond upstream: numbers from 1000 so no upstream field collides. */
+	ROW("trace_slice", 0, 1001, FT_STRING, false, false, OFF(PC, trace_slice), FD_NONE,
+	    FD_NONE, OFF(PC, trace_slice_loc), NULL, NULL),
+	ROW("trace_role", 0, 1002, FT_ENUM, false, false, OFF(PC, trace_role),
+	    OFF(PC, has_trace_role), FD_NONE, OFF(PC, trace_role_loc), &schema_enum_trace_role,
+	    NULL),
 };
 #undef PC
 

@@ -314,6 +314,12 @@ static const char *method_label(const struct probe_config *p, char *buf, size_t 
 	return buf;
 }
 
+static bool is_string_type(struct span type)
+{
+	static const char name[] = "java.lang.String";
+	return type.len == sizeof(name) - 1 && !memcmp(type.p, name, type.len);
+}
+
 static void check_position(struct vctx *v, const struct probe_config *p,
 			   const struct params *pa, int32_t pos, const struct src_loc *loc)
 {
@@ -347,10 +353,13 @@ static void check_position(struct vctx *v, const struct probe_config *p,
 		add(v, loc, CP_ARG_POSITION, CS_ERROR, "argument position %d is a %.*s, passed in "
 		    "a floating-point register that the programs do not record", pos,
 		    (int)type.len, type.p);
+	else if (is_string_type(type) && p->bpf_name && strstr(p->bpf_name, "_call_args"))
+		return;   /* call_args records String arguments as text */
 	else if (!sig_is_primitive(type.p, type.len))
 		add(v, loc, CP_ARG_POSITION, CS_ERROR, "argument position %d is %.*s, not a "
-		    "primitive: the atom would get an object reference", pos, (int)type.len,
-		    type.p);
+		    "primitive: the atom would get an object reference%s", pos, (int)type.len,
+		    type.p, is_string_type(type) ? " (prog_Uprobestats_uprobe_call_args records "
+		    "Strings as text)" : "");
 }
 
 /* The programs whose records hold argument registers: GenericInstrumentation's

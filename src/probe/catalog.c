@@ -1,11 +1,20 @@
 #include "probe/catalog.h"
+#include "probe/fields.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "probe/binder_filter.h"
+#include "probe/decode.h"
 #include "records.h"
+#include "Accessibility.skel.h"
+#include "ArtTest.skel.h"
+#include "Binder.skel.h"
+#include "BitmapAllocation.skel.h"
+#include "DisruptiveApp.skel.h"
 #include "GenericInstrumentation.skel.h"
+#include "ProcessManagement.skel.h"
 #include "Uprobestats.skel.h"
 
 static size_t decode_call_detail(const void *payload, struct field *out, size_t max)
@@ -55,11 +64,51 @@ static size_t decode_call_return(const void *payload, struct field *out, size_t 
 	return n;
 }
 
+static const char *const arg_names[10] = {
+	"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9",
+};
+
+/* call_args: call_detail's registers, then each String argument as "argN"
+ * (N its Java position). */
+static size_t decode_call_args(const void *payload, struct field *out, size_t max)
+{
+	const struct call_args *a = payload;
+	size_t n = decode_call_detail(payload, out, max);
+	struct fields_out o = { .f = out, .n = n, .max = max };
+
+	for (size_t k = 0; k < UPS_ARG_STRINGS; k++) {
+		uint8_t pos = a->string_pos[k];
+		if (pos < 10)
+			fields_str(&o, arg_names[pos], a->strings[k], UPS_ARG_STRING_LEN);
+	}
+	return o.n;
+}
+
+#define RECORD(kind, name, decoder) { kind, #name, sizeof(struct rec_##name), decoder }
+
 static const struct catalog_record records[] = {
-	{ UPS_REC_CALL_RETURN, "call_return", sizeof(struct rec_call_return), decode_call_return },
-	{ UPS_REC_CALL_DETAIL, "call_detail", sizeof(struct rec_call_detail), decode_call_detail },
-	{ UPS_REC_CALL_TIMESTAMP, "call_timestamp", sizeof(struct rec_call_timestamp),
-	  decode_call_timestamp },
+	RECORD(UPS_REC_CALL_RETURN, call_return, decode_call_return),
+	RECORD(UPS_REC_CALL_ARGS, call_args, decode_call_args),
+	RECORD(UPS_REC_CALL_DETAIL, call_detail, decode_call_detail),
+	RECORD(UPS_REC_CALL_TIMESTAMP, call_timestamp, decode_call_timestamp),
+	RECORD(UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE, set_uid_temp_allowlist_state,
+	       decode_set_uid_temp_allowlist_state),
+	RECORD(UPS_REC_UPDATE_DEVICE_IDLE, update_device_idle, decode_update_device_idle),
+	RECORD(UPS_REC_UPDATE_DEVICE_IDLE_LEGACY, update_device_idle_legacy,
+	       decode_update_device_idle_legacy),
+	RECORD(UPS_REC_PROCESS_CHANGE, process_change, decode_process_change),
+	RECORD(UPS_REC_BITMAP_CONSTRUCTOR_HEAP, bitmap_constructor_heap,
+	       decode_bitmap_constructor_heap),
+	RECORD(UPS_REC_BITMAP_EVENT, bitmap_event, decode_bitmap_event),
+	RECORD(UPS_REC_BIND_SERVICE_LOCKED, bind_service_locked, decode_bind_service_locked),
+	RECORD(UPS_REC_COMPONENT_ENABLED_SETTING, component_enabled_setting,
+	       decode_component_enabled_setting),
+	RECORD(UPS_REC_BINDER_TRANSACTION, binder_transaction, decode_binder_transaction),
+	RECORD(UPS_REC_ACCESSIBILITY_EVENT, accessibility_event, decode_accessibility_event),
+	{ UPS_REC_ART_TEST_AOT, "art_test_aot", sizeof(struct rec_update_device_idle),
+	  decode_update_device_idle },
+	RECORD(UPS_REC_START_ACTIVITY_AS_USER, start_activity_as_user,
+	       decode_start_activity_as_user),
 };
 
 static const struct catalog_program generic_programs[] = {
@@ -81,25 +130,91 @@ static const struct catalog_program uprobestats_programs[] = {
 	  .is_return = true, .entry = "call_return_entry" },
 	{ .name = "call_latency", .is_return = true, .entry = "call_latency_entry",
 	  .histogram = true },
+	{ .name = "call_args", .map = "call_args_buf", .record_kind = UPS_REC_CALL_ARGS },
 };
 
-static const char *const uprobestats_maps[] = { "call_return_buf", NULL };
+static const char *const uprobestats_maps[] = { "call_return_buf", "call_args_buf", NULL };
+
+/* An entry program writing records of one kind to one output. */
+#define PROG(prog, output, kind) { .name = prog, .map = output, .record_kind = kind }
+
+#define IDLE_RECORDS "update_device_idle_temp_allowlist_records"
+
+static const struct catalog_program process_programs[] = {
+	PROG("set_uid_temp_allowlist_state", "output_buf", UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE),
+	PROG("update_device_idle_temp_allowlist", IDLE_RECORDS, UPS_REC_UPDATE_DEVICE_IDLE),
+	/* The 288-byte record of the versions before method_identifier. */
+	PROG("update_device_idle_temp_allowlist_legacy", IDLE_RECORDS,
+	     UPS_REC_UPDATE_DEVICE_IDLE_LEGACY),
+	PROG("set_pid", "process_change_output_buf", UPS_REC_PROCESS_CHANGE),
+	PROG("make_active", "process_change_output_buf", UPS_REC_PROCESS_CHANGE),
+	PROG("on_process_active", "process_change_output_buf", UPS_REC_PROCESS_CHANGE),
+};
+
+static const char *const process_maps[] = {
+	"output_buf", IDLE_RECORDS, "process_change_output_buf", NULL,
+};
+
+static const struct catalog_program bitmap_programs[] = {
+	PROG("bitmap_constructor_heap", "output_buf", UPS_REC_BITMAP_CONSTRUCTOR_HEAP),
+	PROG("bitmap_creation", "output", UPS_REC_BITMAP_EVENT),
+	PROG("bitmap_creation_for_snapshot", "output", UPS_REC_BITMAP_EVENT),
+	PROG("apply_free_function", "output", UPS_REC_BITMAP_EVENT),
+	PROG("activity_perform_start", "output", UPS_REC_BITMAP_EVENT),
+	PROG("create_scaled_bitmap", "output", UPS_REC_BITMAP_EVENT),
+};
+
+static const char *const bitmap_maps[] = { "output_buf", "output", NULL };
+
+static const struct catalog_program disruptive_programs[] = {
+	PROG("bind_service_locked", "BindServiceLocked_output_buf", UPS_REC_BIND_SERVICE_LOCKED),
+	PROG("set_component_enabled_setting", "ComponentEnabledSetting_output_buf",
+	     UPS_REC_COMPONENT_ENABLED_SETTING),
+};
+
+static const char *const disruptive_maps[] = {
+	"BindServiceLocked_output_buf", "ComponentEnabledSetting_output_buf", NULL,
+};
+
+static const struct catalog_program binder_programs[] = {
+	PROG("exec_transact_internal", "output_buf", UPS_REC_BINDER_TRANSACTION),
+};
+
+static const char *const binder_maps[] = { "output_buf", NULL };
+
+static const struct catalog_program accessibility_programs[] = {
+	PROG("grant_runtime_permission", "output_buf", UPS_REC_ACCESSIBILITY_EVENT),
+	PROG("dispatch_gesture", "output_buf", UPS_REC_ACCESSIBILITY_EVENT),
+};
+
+static const char *const accessibility_maps[] = { "output_buf", NULL };
+
+static const struct catalog_program art_test_programs[] = {
+	PROG("update_device_idle_temp_allowlist", "output_buf_aot", UPS_REC_ART_TEST_AOT),
+	PROG("start_activity_as_user", "output_buf_jit", UPS_REC_START_ACTIVITY_AS_USER),
+};
+
+static const char *const art_test_maps[] = { "output_buf_aot", "output_buf_jit", NULL };
+
+#define OBJECT(obj_name, progs, maps, ...)                          \
+	{                                                           \
+		.name = #obj_name,                                  \
+		.elf_bytes = obj_name##_bpf__elf_bytes,             \
+		.programs = progs,                                  \
+		.n_programs = sizeof(progs) / sizeof(progs[0]),     \
+		.ring_maps = maps,                                  \
+		__VA_ARGS__                                         \
+	}
 
 static const struct catalog_object objects[] = {
-	{
-		.name = "GenericInstrumentation",
-		.elf_bytes = GenericInstrumentation_bpf__elf_bytes,
-		.programs = generic_programs,
-		.n_programs = sizeof(generic_programs) / sizeof(generic_programs[0]),
-		.ring_maps = generic_maps,
-	},
-	{
-		.name = "Uprobestats",
-		.elf_bytes = Uprobestats_bpf__elf_bytes,
-		.programs = uprobestats_programs,
-		.n_programs = sizeof(uprobestats_programs) / sizeof(uprobestats_programs[0]),
-		.ring_maps = uprobestats_maps,
-	},
+	OBJECT(GenericInstrumentation, generic_programs, generic_maps),
+	OBJECT(ProcessManagement, process_programs, process_maps),
+	OBJECT(BitmapAllocation, bitmap_programs, bitmap_maps),
+	OBJECT(DisruptiveApp, disruptive_programs, disruptive_maps),
+	OBJECT(Binder, binder_programs, binder_maps, .prepare = binder_filter_prepare),
+	OBJECT(Accessibility, accessibility_programs, accessibility_maps),
+	OBJECT(ArtTest, art_test_programs, art_test_maps),
+	OBJECT(Uprobestats, uprobestats_programs, uprobestats_maps),
 };
 
 #define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))

@@ -12,9 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/err.h"
 #include "sink/event.h"
 
 #define CATALOG_MAX_FIELDS 16
+
+struct bpf_object;
+struct plan;
 
 struct catalog_record {
 	uint32_t kind;            /* enum ups_record_kind */
@@ -40,6 +44,11 @@ struct catalog_object {
 	const struct catalog_program *programs;
 	size_t n_programs;
 	const char *const *ring_maps; /* NULL-terminated */
+	/* Optional: fills maps the programs read (Binder's interface filter, from
+	 * the config) in the primary instance, whose maps every instance shares.
+	 * Called once per run after every instance has loaded, before any probe
+	 * is attached. */
+	int (*prepare)(struct bpf_object *primary, const struct plan *plan, struct err *err);
 };
 
 size_t catalog_object_count(void);

@@ -82,17 +82,18 @@ static void refresh_clock_offsets(struct loop *L)
 static void emit_atom(struct loop *L, const struct plan_probe *p, const struct event *ev,
 		      uint32_t kind, const void *payload)
 {
-	struct field fields[CATALOG_MAX_FIELDS];
-	int n = atoms_from_record(p, kind, payload, fields, CATALOG_MAX_FIELDS);
+	const struct atom_src src = { .probe = p, .kind = kind, .payload = payload };
+	struct atom_buf buf;
 	struct atom atom;
 
-	if (n < 0 || !L->out->atom)
+	if (!L->out->atom || atoms_from_record(&src, &buf) <= 0)
 		return;
 	atom = (struct atom){
-		.atom_id = (int32_t)p->task_cfg->statsd.atom_id,
+		.atom_id = buf.atom_id,
 		.boot_ns = ev->boot_ns,
-		.fields = fields,
-		.n_fields = (size_t)n,
+		.fields = buf.fields,
+		.n_fields = buf.n_fields,
+		.is_uid = buf.is_uid,
 		.probe = &p->desc,
 	};
 	L->out->atom(L->out->ctx, &atom);
@@ -508,6 +509,8 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 		rc = drain(L);
 		if (rc < 0)
 			return err_set(err, rc, "consuming event buffers: %s", strerror(-rc));
+		if (L->out->flush)
+			L->out->flush(L->out->ctx);
 	}
 	return 0;
 }
@@ -556,6 +559,8 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	rc = run_epoll(&L, ep, tfd, sfd, err);
 	/* Records submitted before the last detach are still in the buffers. */
 	drain(&L);
+	if (out->flush)
+		out->flush(out->ctx);
 out:
 	if (L.rb)
 		ring_buffer__free(L.rb);

@@ -15,6 +15,7 @@
 struct loop_output {
 	void (*event)(void *ctx, const struct event *ev);
 	void (*atom)(void *ctx, const struct atom *atom);
+	void (*flush)(void *ctx);  /* after each drained batch: push output out */
 	void *ctx;
 };
 

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct object_state {
 };
 
 struct session {
+	bool (*interrupted)(void);
 	enum output_mode mode;
 	struct uprobe_pmu pmu;
 	bool use_tracefs;
@@ -162,6 +164,17 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 	return 0;
 }
 
+/* Past this many processes a task's probes are attached once for every
+ * process and filtered by tgid in BPF: each uprobe perf event costs the
+ * kernel ~130 ms to tear down, serialized, so 300 per-process events took a
+ * minute to detach; one filtered event takes one teardown. */
+#define PER_PID_ATTACH_MAX 8
+
+static bool task_filters_in_bpf(const struct plan_task *t, const struct session_opts *opts)
+{
+	return !t->all_processes && (opts->bpf_pid_filter || t->n_pids > PER_PID_ATTACH_MAX);
+}
+
 static int load_instance(struct session *s, struct instance *in, const struct plan_probe *p,
 			 const struct session_opts *opts, struct err *err)
 {
@@ -187,8 +200,10 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	}
 	cfg.probe_id = p->id;
 	cfg.wakeup_bytes = s->wakeup_bytes;
-	cfg.filter_pids = opts->bpf_pid_filter;
+	cfg.filter_pids = task_filters_in_bpf(&s->plan->tasks[p->desc.task_index], opts);
 	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
+	memcpy(cfg.string_reg, p->string_reg, sizeof(cfg.string_reg));
+	memcpy(cfg.string_pos, p->string_pos, sizeof(cfg.string_pos));
 	rc = set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
@@ -316,8 +331,8 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 static void detach_one(struct session *s, struct attachment *a)
 {
 	if (a->tracefs)
-		tracefs_detach(&s->tfs, &a->tp);
-	else
+		tracefs_detach(&s->tfs, &a->tp);   /* closes tp.perf_fd unless -1 */
+	else if (a->perf_fd >= 0)
 		close(a->perf_fd);
 }
 
@@ -348,11 +363,12 @@ static int attach_instance_pid(struct session *s, struct instance *in, pid_t pid
 static int attach_instance(struct session *s, struct instance *in, const struct plan_task *task,
 			   struct err *err)
 {
-	size_t n = task->all_processes ? 1 : task->n_pids;
+	bool once = task->all_processes || task->n_pids > PER_PID_ATTACH_MAX;
+	size_t n = once ? 1 : task->n_pids;
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {
-		rc = attach_instance_pid(s, in, task->all_processes ? -1 : task->pids[i], err);
+		rc = attach_instance_pid(s, in, once ? -1 : task->pids[i], err);
 		if (rc < 0)
 			return rc;
 	}
@@ -371,6 +387,78 @@ static void detach_instance(struct session *s, struct instance *in)
 	detach_instance_from(s, in, 0);
 	free(in->atts);
 	in->atts = NULL;
+}
+
+/* Closing a uprobe perf event waits for the kernel's RCU grace periods
+ * (≈100 ms each on this machine class), so 128 probes took 18 s to detach
+ * one by one.  Closed from several threads the waits overlap. */
+#define CLOSE_THREADS 32
+
+struct fd_closer {
+	const int *fds;
+	size_t n, first, step;
+};
+
+static void *close_slice(void *arg)
+{
+	const struct fd_closer *c = arg;
+	for (size_t i = c->first; i < c->n; i += c->step)
+		close(c->fds[i]);
+	return NULL;
+}
+
+static void close_in_parallel(const int *fds, size_t n)
+{
+	pthread_t th[CLOSE_THREADS];
+	struct fd_closer c[CLOSE_THREADS];
+	size_t step = n < CLOSE_THREADS ? n : CLOSE_THREADS, started = 0;
+
+	if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		return;
+	}
+	for (size_t k = 0; k < step; k++) {
+		c[k] = (struct fd_closer){ .fds = fds, .n = n, .first = k, .step = step };
+		if (pthread_create(&th[k], NULL, close_slice, &c[k]) != 0)
+			break;
+		started++;
+	}
+	for (size_t k = started; k < step; k++)   /* threads we could not start */
+		close_slice(&c[k]);
+	for (size_t k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+}
+
+/* Detaches every instance of task_index (or all, with task_index < 0): the
+ * perf events are closed together, then tracefs events are removed. */
+static void detach_where(struct session *s, long task_index)
+{
+	size_t n = 0;
+	int *fds;
+
+	for (size_t i = 0; i < s->n_instances; i++)
+		n += s->instances[i].n_atts;
+	fds = malloc((n ? n : 1) * sizeof(int));
+	n = 0;
+	for (size_t i = 0; fds && i < s->n_instances; i++) {
+		struct instance *in = &s->instances[i];
+		if (task_index >= 0 && (!in->probe || in->probe->desc.task_index != task_index))
+			continue;
+		for (size_t k = 0; k < in->n_atts; k++) {
+			fds[n++] = in->atts[k].perf_fd;
+			in->atts[k].perf_fd = -1;
+			in->atts[k].tp.perf_fd = -1;
+		}
+	}
+	close_in_parallel(fds, n);
+	free(fds);
+	/* Without memory for the list the fds are still open: close them in turn. */
+	for (size_t i = 0; i < s->n_instances; i++) {
+		struct instance *in = &s->instances[i];
+		if (task_index < 0 || (in->probe && in->probe->desc.task_index == task_index))
+			detach_instance(s, in);
+	}
 }
 
 static int collect_rings(struct session *s, struct err *err)
@@ -424,6 +512,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	if (!s)
 		return err_set(err, -ENOMEM, "out of memory");
 	s->plan = plan;
+	s->interrupted = opts->interrupted;
 	s->ncpus = libbpf_num_possible_cpus();
 	s->instances = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*s->instances));
 	s->objects = calloc(catalog_object_count(), sizeof(*s->objects));
@@ -446,9 +535,15 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 				goto fail;
 		}
 	}
-	for (size_t i = 0; i < s->n_objects && opts->bpf_pid_filter; i++) {
+	for (size_t i = 0; i < s->n_objects; i++) {
 		rc = fill_target_pids(&s->objects[i], plan, err);
 		if (rc < 0)
+			goto fail;
+	}
+	/* Object-specific maps (Binder's interface filter) before any attach. */
+	for (size_t i = 0; i < s->n_objects; i++) {
+		const struct catalog_object *c = s->objects[i].cat;
+		if (c->prepare && (rc = c->prepare(s->objects[i].primary, plan, err)) < 0)
 			goto fail;
 	}
 	rc = collect_rings(s, err);
@@ -484,7 +579,9 @@ int session_attach(struct session *s, struct err *err)
 
 	for (size_t i = 0; i < s->n_instances; i++) {
 		const struct plan_probe *p = s->instances[i].probe;
-		rc = attach_instance(s, &s->instances[i], &s->plan->tasks[p->desc.task_index], err);
+		rc = s->interrupted && s->interrupted()
+		     ? err_set(err, -EINTR, "interrupted while attaching: nothing left attached")
+		     : attach_instance(s, &s->instances[i], &s->plan->tasks[p->desc.task_index], err);
 		if (rc < 0) {
 			/* All or nothing: detach what was attached. */
 			for (size_t j = 0; j <= i; j++)
@@ -497,17 +594,14 @@ int session_attach(struct session *s, struct err *err)
 
 void session_detach_task(struct session *s, uint32_t task_index)
 {
-	for (size_t i = 0; i < s->n_instances; i++)
-		if (s->instances[i].probe && s->instances[i].probe->desc.task_index == task_index)
-			detach_instance(s, &s->instances[i]);
+	detach_where(s, (long)task_index);
 }
 
 void session_close(struct session *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n_instances; i++)
-		detach_instance(s, &s->instances[i]);
+	detach_where(s, -1);
 	/* Secondary instances first: the primaries own the shared maps. */
 	for (size_t i = s->n_instances; i-- > 0;) {
 		bool primary = false;

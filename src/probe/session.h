@@ -30,6 +30,9 @@ struct session_opts {
 	bool force_tracefs;       /* tracefs uprobe_events even where the uprobe PMU exists */
 	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
 	const char *proc_dir;     /* "/proc" unless testing */
+	/* Asked between probes while attaching: true stops the attach (a signal
+	 * is pending), which then detaches what it did and fails with -EINTR. */
+	bool (*interrupted)(void);
 };
 
 /* One output buffer the loop should consume: a ring buffer, or a perf event

@@ -222,6 +222,8 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 	int rc;
 
 	snprintf(r->path, sizeof(r->path), "%s", path);
+	char builtin_err[ERR_MSG_MAX] = "";
+
 	if (opts->mode != JAVA_RESOLVER_OATDUMP) {
 		rc = oat_open(path, &o, err);
 		if (!rc && !(rc = oat_dexset_new(o, path, opts->dex_files, opts->n_dex_files, &ds, err))) {
@@ -240,6 +242,7 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 		}
 		note(r, "built-in reader could not handle %s (%s); falling back to oatdump", path,
 		     err->msg);
+		snprintf(builtin_err, sizeof(builtin_err), "%s", err->msg);
 	}
 	oatdump_sig(sig, have_lr ? &lr : NULL, want, sizeof(want), a);
 	if (!sig->ret_desc && !(have_lr && lr.signature[0]))
@@ -247,6 +250,9 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 			     "with its return type for %s", want);
 	else
 		rc = via_oatdump(opts, path, sig, want, r, err);
+	/* When the fallback fails too, say first why it was needed. */
+	if (rc < 0 && builtin_err[0])
+		err_prefix(err, "%s; the oatdump fallback failed too", builtin_err);
 	if (!rc && have_lr && lr.signature[0]) {    /* the dex was readable: keep its facts */
 		r->flags_known = true;
 		r->access_flags = lr.access_flags;

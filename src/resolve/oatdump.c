@@ -147,8 +147,8 @@ static int method_line(struct parser *p, const char *s, const char *e)
 		if (!memcmp(q, tag, sizeof(tag) - 1))
 			t = q;
 	colon = memchr(s, ':', (size_t)(e - s));
-	if (!t || !colon || colon > t || colon[1] != ' ')
-		return 0;
+	if (!t || !colon || colon + 2 > t || colon[1] != ' ')
+		return 0;   /* also refuses "N: (dex_method_idx=…)": no signature */
 	if (!(m = add(p)))
 		return -ENOMEM;
 	m->signature = arena_strndup(p->out->a, colon + 2, (size_t)(t - colon - 2));
@@ -182,18 +182,34 @@ static void offset_line(struct parser *p, const char *s, const char *e)
 {
 	struct oatdump_method *m = p->out->n ? &p->out->v[p->out->n - 1] : NULL;
 
-	if (m && indent(s, e) == 6 && e - s > 21 && !memcmp(s + 6, "code_offset: 0x", 15))
-		m->code_offset = (uint32_t)strtoul(s + 21, NULL, 16);
+	if (m && indent(s, e) == 6 && e - s > 21 && !memcmp(s + 6, "code_offset: 0x", 15)) {
+		char hex[24];  /* bounded copy: the line is not NUL-terminated */
+		snprintf(hex, sizeof(hex), "%.*s", (int)(e - s - 21), s + 21);
+		m->code_offset = (uint32_t)strtoul(hex, NULL, 16);
+	}
 }
 
-/* Header blocks: a "LABEL:" line followed by its value line(s). */
-static void header_line(struct oatdump_output *o, const char *prev, const char *prev2,
-			const char *s, const char *e)
+/* Does the line [s, e) start with label?  (Lines are not NUL-terminated.) */
+static bool line_starts(const char *s, const char *e, const char *label)
 {
-	if (prev2 && !strncmp(prev2, "MAGIC:", 6) && e - s >= 3 && isdigit((unsigned char)*s))
-		o->version = (unsigned)strtoul(s, NULL, 10);
-	if (prev && !strncmp(prev, "EXECUTABLE OFFSET:", 18) && e - s > 2 && s[0] == '0') {
-		o->exec_offset = (uint32_t)strtoul(s, NULL, 16);
+	size_t n = strlen(label);
+	return s && (size_t)(e - s) >= n && !memcmp(s, label, n);
+}
+
+/* Header blocks: a "LABEL:" line followed by its value line(s).  The value
+ * is parsed from a bounded copy: strtoul must not run past the line. */
+static void header_line(struct oatdump_output *o, const char *prev, const char *prev_e,
+			const char *prev2, const char *prev2_e, const char *s, const char *e)
+{
+	char val[32];
+	size_t n = (size_t)(e - s) < sizeof(val) - 1 ? (size_t)(e - s) : sizeof(val) - 1;
+
+	memcpy(val, s, n);
+	val[n] = '\0';
+	if (line_starts(prev2, prev2_e, "MAGIC:") && e - s >= 3 && isdigit((unsigned char)*s))
+		o->version = (unsigned)strtoul(val, NULL, 10);
+	if (line_starts(prev, prev_e, "EXECUTABLE OFFSET:") && e - s > 2 && s[0] == '0') {
+		o->exec_offset = (uint32_t)strtoul(val, NULL, 16);
 		o->has_exec_offset = true;
 	}
 }
@@ -202,6 +218,7 @@ static int parse_text(const char *buf, size_t len, struct oatdump_output *out, s
 {
 	struct parser p = { out, 0 };
 	const char *s = buf, *end = buf + len, *prev = NULL, *prev2 = NULL;
+	const char *prev_e = NULL, *prev2_e = NULL;
 	bool any = false;
 	int rc;
 
@@ -213,7 +230,7 @@ static int parse_text(const char *buf, size_t len, struct oatdump_output *out, s
 		while (te > s && (te[-1] == '\r' || te[-1] == ' '))
 			te--;   /* "code_offset: 0x%08x " has a trailing space */
 		if (!any)
-			header_line(out, prev, prev2, s, te);
+			header_line(out, prev, prev_e, prev2, prev2_e, s, te);
 		if (te - s >= 11 && !memcmp(s, "OatDexFile:", 11))
 			any = true;
 		if (any) {
@@ -223,7 +240,9 @@ static int parse_text(const char *buf, size_t len, struct oatdump_output *out, s
 			offset_line(&p, s, te);
 		}
 		prev2 = prev;
+		prev2_e = prev_e;
 		prev = s;
+		prev_e = te;
 		s = e + 1;
 	}
 	if (!any)

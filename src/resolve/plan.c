@@ -21,6 +21,20 @@ const char *resolve_how_name(enum resolve_how how)
 	return "?";
 }
 
+int plan_arg_register(enum arg_abi abi, int32_t pos)
+{
+	int reg;
+
+	if (pos < 0)
+		return -1;
+	switch (abi) {
+	case ARG_ABI_ART_INSTANCE: reg = pos + 2; break; /* ArtMethod*, this */
+	case ARG_ABI_ART_STATIC: reg = pos + 1; break;   /* ArtMethod* */
+	default: reg = pos; break;
+	}
+	return reg < 10 ? reg : -1;
+}
+
 const char *arg_abi_name(enum arg_abi abi)
 {
 	switch (abi) {
@@ -84,6 +98,8 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 			p->machine = loc.machine;
 			p->how = RESOLVED_ELF_SYMBOL;
 			p->abi = ARG_ABI_NATIVE;
+			memset(p->string_reg, 0xff, sizeof(p->string_reg));
+			memset(p->string_pos, 0xff, sizeof(p->string_pos));
 			snprintf(p->note, sizeof(p->note), "symbol %s at 0x%llx in %s", method,
 				 (unsigned long long)loc.vaddr, loc.from_dynsym ? ".dynsym" : ".symtab");
 			return 0;
@@ -96,6 +112,42 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 			       files->n - 1);
 	*err = first;
 	return first.code;
+}
+
+/* Registers an argument can be read from in BPF: x0..x7, rdi..r9. */
+static int arg_regs_for(uint16_t machine)
+{
+	return machine == EM_X86_64 ? 6 : 8;
+}
+
+/* call_args: which configured positions are java.lang.String, and where. */
+static int plan_string_args(struct plan_probe *p, const struct java_resolution *r,
+			    struct err *err)
+{
+	const struct i32_list *pos = &p->task_cfg->statsd.primitive_argument_positions;
+	size_t k = 0;
+
+	memset(p->string_reg, 0xff, sizeof(p->string_reg));
+	memset(p->string_pos, 0xff, sizeof(p->string_pos));
+	if (!p->task_cfg->has_statsd_logging_config || strcmp(p->prog->name, "call_args"))
+		return 0;
+	for (size_t i = 0; i < pos->n; i++) {
+		const char *desc = pos->v[i] >= 0 ? java_resolution_param(r, (uint32_t)pos->v[i])
+						  : NULL;
+		int reg = plan_arg_register(p->abi, pos->v[i]);
+		if (!desc || strcmp(desc, "Ljava/lang/String;"))
+			continue;
+		if (reg < 0 || reg >= arg_regs_for(p->machine))
+			return err_set(err, -ENOTSUP, "probe %s: String argument %d is passed on "
+				       "the stack; call_args reads Strings from registers only",
+				       p->program_name, pos->v[i]);
+		if (k == sizeof(p->string_reg))
+			return err_set(err, -ENOTSUP, "probe %s: more than %zu String arguments",
+				       p->program_name, sizeof(p->string_reg));
+		p->string_reg[k] = (uint8_t)reg;
+		p->string_pos[k++] = (uint8_t)pos->v[i];
+	}
+	return 0;
 }
 
 static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
@@ -150,8 +202,9 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		 r->flags_known ? "" : " assumed: no dex access flags",
 		 r->searched ? "file found by search" : "file from file_paths",
 		 r->warning[0] ? "; warning: " : "", r->warning);
+	rc = plan_string_args(p, r, err);
 	free(r);
-	return 0;
+	return rc;
 }
 
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
@@ -169,9 +222,11 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 
 	p->id = id;
 	p->task_cfg = t->cfg;
+	memset(p->string_reg, 0xff, sizeof(p->string_reg));
+	memset(p->string_pos, 0xff, sizeof(p->string_pos));
 	p->cfg = pc;
 	if (!pc->bpf_name || catalog_find_program(pc->bpf_name, &p->obj, &p->prog) < 0) {
-		char known[2048];
+		char known[4096];
 		catalog_program_names(known, sizeof(known));
 		return err_set(err, -ENOENT, "task %u: unknown bpf_name '%s'; known programs: %s",
 			       t->index, pc->bpf_name ? pc->bpf_name : "(none)", known);
@@ -184,7 +239,7 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 		const struct catalog_object *mo;
 		const char *name = i < t->cfg->bpf_maps.n ? t->cfg->bpf_maps.v[i] : pc->bpf_map;
 		if (catalog_find_map(name, &mo, &map) < 0) {
-			char known[2048];
+			char known[4096];
 			catalog_map_names(known, sizeof(known));
 			return err_set(err, -ENOENT, "task %u: unknown map '%s'; known maps: %s",
 				       t->index, name, known);
@@ -200,6 +255,9 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 		.method = pc->method_signature ? pc->method_signature
 					       : (pc->method_name ? pc->method_name : ""),
 		.offset = 0,
+		.role = pc->trace_role == TRACE_ROLE_ENTER ? PROBE_ENTER
+			: pc->trace_role == TRACE_ROLE_EXIT ? PROBE_EXIT : PROBE_PLAIN,
+		.slice = pc->trace_slice,
 	};
 	return 0;
 }
@@ -212,6 +270,9 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 	int rc;
 
 	if (opts->n_pids) {
+		for (size_t i = 0; i < opts->n_pids; i++)
+			if (!proc_alive(opts->proc_dir ? opts->proc_dir : "/proc", opts->pids[i]))
+				return err_set(err, -ESRCH, "no process with pid %d", (int)opts->pids[i]);
 		t->pids = malloc(opts->n_pids * sizeof(pid_t));
 		if (!t->pids)
 			return err_set(err, -ENOMEM, "out of memory");
@@ -270,6 +331,7 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 	for (size_t i = 0; i < tc->n_probes; i++) {
 		struct plan_probe *p = &t->probes[i];
 		rc = plan_probe_init(p, (*next_id)++, t, &tc->probes[i], &e);
+		p->atom_int32_args = st->opts->atom_int32_args;
 		if (rc == 0 && !st->opts->no_resolve)
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, &e);
 		if (rc < 0) {

@@ -41,6 +41,11 @@ struct plan_probe {
 	enum resolve_how how;
 	enum arg_abi abi;
 	char note[512];                   /* how it was resolved, warnings (dedup) */
+	bool atom_int32_args;             /* call_detail atoms as the C++ era: Int32 */
+	/* call_args: registers holding java.lang.String arguments (0xff: none)
+	 * and their Java positions, for the program's .rodata. */
+	uint8_t string_reg[4];
+	uint8_t string_pos[4];
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
 	struct probe_desc desc;           /* points into this struct */
@@ -83,6 +88,7 @@ struct plan_opts {
 	const char *const *search_roots;  /* NULL: the defaults for the ISA */
 	size_t n_search_roots;
 	const char *isa;                  /* for the search: "arm64", "x86_64"; NULL: any */
+	bool atom_int32_args;             /* --atom-mapping cpp */
 	/* When set, every per-probe problem is reported here and building goes
 	 * on, so `check` can list them all; the build still fails at the end. */
 	void (*problem)(void *ctx, const char *msg);
@@ -92,6 +98,10 @@ struct plan_opts {
 int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opts,
 	       struct plan **out, struct err *err);
 void plan_free(struct plan *plan);
+
+/* Register index (in call_detail's regs[]) of Java or C argument position
+ * pos under abi, or -1 when it is not among the ten recorded registers. */
+int plan_arg_register(enum arg_abi abi, int32_t pos);
 
 const char *resolve_how_name(enum resolve_how how);
 const char *arg_abi_name(enum arg_abi abi);

@@ -315,7 +315,9 @@ static bool label_eq(struct label a, struct label b)
 	return a.n == b.n && memcmp(a.s, b.s, a.n) == 0;
 }
 
-/* Viewers (speedscope, catapult) match an "E" to its "B" by name: repeat it. */
+/* Viewers (speedscope, catapult) match an "E" to its "B" by name: repeat it.
+ * speedscope also folds a slice's args into that name, so an "E" carries no
+ * args of its own (the exit's fields stay in the JSON Lines output). */
 static void end_slice(struct trace_out *t, const struct event *ev, struct label name, uint64_t ns,
 		      bool unfinished)
 {
@@ -327,8 +329,6 @@ static void end_slice(struct trace_out *t, const struct event *ev, struct label 
 			json_key(&t->j, "unfinished");
 			json_bool(&t->j, true);
 			json_object_end(&t->j);
-		} else {
-			j_args(t, ev);
 		}
 		j_end(t);
 	} else {

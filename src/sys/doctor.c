@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/mapfile.h"
+#include "config/guardrail.h"
+#include "sink/json_out.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
 
@@ -34,8 +37,7 @@ struct facts {
 	struct android_info android;
 	struct priv_facts priv;
 	struct priv_report verdict;
-	char mounts[16384];
-	bool have_mounts;
+	struct mapped_file mounts;   /* <proc>/mounts; size 0 when unreadable */
 };
 
 static struct row *add_row(struct report *r, const char *key, const char *label,
@@ -160,6 +162,12 @@ static void check_ringbuf(struct report *r, const struct facts *f)
 	}
 }
 
+static int find_mount(const struct facts *f, const char *fstype, char *mnt, size_t size)
+{
+	mnt[0] = '\0';
+	return sys_find_mount((const char *)f->mounts.data, f->mounts.size, fstype, mnt, size);
+}
+
 static const char *const tracefs_dirs[] = { "kernel/tracing", "kernel/debug/tracing" };
 
 /* Where uprobe_events lives under the sys root, or NULL. */
@@ -203,8 +211,7 @@ static void check_tracefs(struct report *r, const struct facts *f)
 	char mnt[256] = "";
 	struct row *row;
 
-	if (f->have_mounts)
-		sys_find_mount(f->mounts, strlen(f->mounts), "tracefs", mnt, sizeof(mnt));
+	find_mount(f, "tracefs", mnt, sizeof(mnt));
 	row = add_row(r, "tracefs", "tracefs", dir ? ST_INFO : ST_WARN,
 		      !dir ? "" : f->o->tracefs_fallback ? "fallback for a missing uprobe PMU"
 							 : "not needed");
@@ -221,8 +228,7 @@ static void check_bpffs(struct report *r, const struct facts *f)
 	char mnt[256];
 	struct row *row = add_row(r, "bpffs", "bpffs", ST_INFO, "not needed (nothing is pinned)");
 
-	if (f->have_mounts && sys_find_mount(f->mounts, strlen(f->mounts), "bpf", mnt,
-					     sizeof(mnt)) == 0)
+	if (find_mount(f, "bpf", mnt, sizeof(mnt)) == 0)
 		found(row, "mounted at %s", mnt);
 	else
 		found(row, "not mounted");
@@ -256,18 +262,16 @@ static void check_android(struct report *r, const struct facts *f)
 static void check_guardrail(struct report *r, const struct facts *f)
 {
 	const struct android_info *a = &f->android;
-	bool on;
-	struct row *row;
+	static const enum guardrail_mode modes[] = { [DOCTOR_GUARDRAIL_AUTO] = GUARDRAIL_AUTO,
+						     [DOCTOR_GUARDRAIL_OFF] = GUARDRAIL_OFF,
+						     [DOCTOR_GUARDRAIL_ON] = GUARDRAIL_USER };
+	struct guardrail_opts g = { .mode = modes[f->o->guardrail], .on_android = a->on_android,
+				    .build_type = a->build_type[0] ? a->build_type : NULL };
+	bool on = guardrail_active(&g);
+	struct row *row = add_row(r, "guardrail", "guardrail", ST_INFO,
+				  on ? "guardrail on: only allowlisted methods" : "guardrail off");
 
-	/* AUTO as in config/guardrail.h: on for user builds and for Android
-	 * builds whose type cannot be read (fail closed); off elsewhere. */
-	if (f->o->guardrail == DOCTOR_GUARDRAIL_AUTO)
-		on = a->on_android && (!a->build_type[0] || !strcmp(a->build_type, "user"));
-	else
-		on = f->o->guardrail == DOCTOR_GUARDRAIL_ON;
-	row = add_row(r, "guardrail", "guardrail", ST_INFO,
-		      on ? "guardrail on: only allowlisted methods" : "guardrail off");
-	if (f->o->guardrail != DOCTOR_GUARDRAIL_AUTO)
+	if (g.mode != GUARDRAIL_AUTO)
 		found(row, "forced %s", on ? "on" : "off");
 	else if (!a->on_android)
 		found(row, "not Android");
@@ -325,36 +329,46 @@ static void print_text(FILE *out, const struct report *r)
 				       : "not ready: see the FAIL lines above");
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void print_json(FILE *out, const struct report *r)
 {
-	fprintf(out, "{\"ready\":%s,\"checks\":{", r->ready ? "true" : "false");
+	struct outbuf o;
+	struct json_out j;
+
+	if (outbuf_init(&o, out, 16384, "doctor", NULL) < 0)
+		return;
+	json_init(&j, &o);
+	json_object_begin(&j);
+	json_key(&j, "ready");
+	json_bool(&j, r->ready);
+	json_key(&j, "checks");
+	json_object_begin(&j);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct row *row = &r->rows[i];
-		fprintf(out, "%s", i ? "," : "");
-		json_str(out, row->key);
-		fprintf(out, ":{\"status\":\"%s\",\"found\":", row->st == ST_FAIL ? "fail"
-							       : status_name(row->st));
-		json_str(out, row->found);
-		fputs(",\"uses\":", out);
-		json_str(out, row->uses);
-		fputc('}', out);
+		json_key(&j, row->key);
+		json_object_begin(&j);
+		json_key(&j, "status");
+		json_cstring(&j, row->st == ST_FAIL ? "fail" : status_name(row->st));
+		json_key(&j, "found");
+		json_cstring(&j, row->found);
+		json_key(&j, "uses");
+		json_cstring(&j, row->uses);
+		json_object_end(&j);
 	}
-	fputs("}}\n", out);
+	json_object_end(&j);
+	json_object_end(&j);
+	json_newline(&j);
+	outbuf_flush(&o);
+	outbuf_free(&o);
+}
+
+/* Android devices have hundreds of mounts: read the whole table. */
+static void read_mounts(struct facts *f)
+{
+	char path[4096];
+
+	if (!sys_path_join(path, sizeof(path), f->p.proc, "mounts") ||
+	    mapfile_open(path, 4u << 20, MAPFILE_ALLOW_EMPTY, &f->mounts, NULL) < 0)
+		memset(&f->mounts, 0, sizeof(f->mounts));
 }
 
 int doctor_run(FILE *out, const struct doctor_opts *opts)
@@ -368,7 +382,7 @@ int doctor_run(FILE *out, const struct doctor_opts *opts)
 	android_info_read(&f.p, &f.android);
 	priv_gather(&f.p, &f.priv);
 	priv_evaluate(&f.priv, &f.android, &f.verdict);
-	f.have_mounts = sys_read_text_at(f.p.proc, "mounts", f.mounts, sizeof(f.mounts)) == 0;
+	read_mounts(&f);
 
 	check_kernel(&r, &f);
 	check_privileges(&r, &f);
@@ -382,6 +396,7 @@ int doctor_run(FILE *out, const struct doctor_opts *opts)
 	check_android(&r, &f);
 	check_guardrail(&r, &f);
 	check_sockets(&r, &f);
+	mapfile_close(&f.mounts);
 	if (opts->json)
 		print_json(out, &r);
 	else

@@ -12,8 +12,10 @@
 
 #include "sys/sysroot.h"
 
+/* --guardrail as the CLI parsed it; AUTO applies config/guardrail.h's rule
+ * (on for Android user builds and Android builds of unknown type). */
 enum doctor_guardrail {
-	DOCTOR_GUARDRAIL_AUTO = 0,   /* on for Android user builds and unknown Android builds */
+	DOCTOR_GUARDRAIL_AUTO = 0,
 	DOCTOR_GUARDRAIL_OFF,
 	DOCTOR_GUARDRAIL_ON,
 };

@@ -297,6 +297,15 @@ void priv_evaluate(const struct priv_facts *f, const struct android_info *androi
 	summary(f, r->line, sizeof(r->line));
 }
 
+void priv_check(const struct sys_paths *paths, const struct android_info *android,
+		struct priv_report *r)
+{
+	struct priv_facts f;
+
+	priv_gather(paths, &f);
+	priv_evaluate(&f, android, r);
+}
+
 const char *priv_verdict_name(enum priv_verdict v)
 {
 	switch (v) {

@@ -59,6 +59,10 @@ void priv_gather(const struct sys_paths *paths, struct priv_facts *f);
 void priv_evaluate(const struct priv_facts *f, const struct android_info *android,
 		   struct priv_report *r);
 
+/* priv_gather + priv_evaluate: the check to run before attaching anything. */
+void priv_check(const struct sys_paths *paths, const struct android_info *android,
+		struct priv_report *r);
+
 bool priv_has_cap(const struct priv_facts *f, int cap);
 const char *priv_verdict_name(enum priv_verdict v);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int proc_argv0(const char *proc_dir, pid_t pid, char *buf, size_t size)
@@ -113,6 +114,8 @@ long proc_uid(const char *proc_dir, pid_t pid)
 
 static bool known_has(const struct proc_watch *w, pid_t pid)
 {
+	if (!w->n_known)
+		return false;
 	return bsearch(&pid, w->known, w->n_known, sizeof(pid_t), cmp_pid) != NULL;
 }
 
@@ -174,7 +177,8 @@ static bool transitional_name(const char *argv0)
 	return false;
 }
 
-/* 1: this is the process, 0: not (never will be), -1: not named yet. */
+/* 1: this is the process; 2: named, not ours (yet: it may still exec or
+ * rename); -1: not named yet; 0: gone. */
 static int watch_match(const struct proc_watch *w, pid_t pid)
 {
 	char argv0[4096];
@@ -185,13 +189,51 @@ static int watch_match(const struct proc_watch *w, pid_t pid)
 	if (rc == -ENODATA || transitional_name(argv0))
 		return -1;
 	if (w->name)
-		return strcmp(argv0, w->name) == 0;
+		return strcmp(argv0, w->name) == 0 ? 1 : 2;
 	if (w->android)
-		return proc_uid(w->proc_dir, pid) >= ANDROID_FIRST_APP_UID;
+		return proc_uid(w->proc_dir, pid) >= ANDROID_FIRST_APP_UID ? 1 : 2;
 	return 1;
 }
 
-pid_t proc_watch_poll(struct proc_watch *w)
+/* The candidate entry of pid, added (first seen now) when new; NULL on ENOMEM. */
+static struct proc_watch_candidate *candidate(struct proc_watch *w, pid_t pid, uint64_t now)
+{
+	for (size_t i = 0; i < w->n_cands; i++)
+		if (w->cands[i].pid == pid)
+			return &w->cands[i];
+	if (w->n_cands == w->cap_cands) {
+		size_t cap = w->cap_cands ? 2 * w->cap_cands : 32;
+		struct proc_watch_candidate *n = realloc(w->cands, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		w->cands = n;
+		w->cap_cands = cap;
+	}
+	w->cands[w->n_cands] = (struct proc_watch_candidate){ pid, now };
+	return &w->cands[w->n_cands++];
+}
+
+/* A candidate that has not matched within its window (or is gone) becomes
+ * known, and is not looked at again. */
+static int settle(struct proc_watch *w, struct proc_watch_candidate *c, int match, uint64_t now)
+{
+	uint64_t window = match < 0 ? PROC_WATCH_UNNAMED_NS : PROC_WATCH_SETTLE_NS;
+	pid_t pid = c->pid;
+
+	if (match != 0 && now - c->first_seen_ns < window)
+		return 0;
+	*c = w->cands[--w->n_cands];
+	return known_add(w, pid);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+pid_t proc_watch_poll_at(struct proc_watch *w, uint64_t now)
 {
 	DIR *d = opendir(w->proc_dir);
 	struct dirent *de;
@@ -200,25 +242,37 @@ pid_t proc_watch_poll(struct proc_watch *w)
 	if (!d)
 		return -errno;
 	while (!found && (de = readdir(d))) {
+		struct proc_watch_candidate *c;
 		pid_t pid;
 		int m;
+
 		if (!parse_pid(de->d_name, &pid) || known_has(w, pid))
 			continue;
+		c = candidate(w, pid, now);
+		if (!c) {
+			found = -ENOMEM;
+			break;
+		}
 		m = watch_match(w, pid);
 		if (m == 1)
 			found = pid;
-		/* Processes with a final name that is not ours are never looked at
-		 * again; those still between fork and naming are. */
-		else if (m == 0 && known_add(w, pid) < 0)
+		else if (settle(w, c, m, now) < 0)
 			found = -ENOMEM;
 	}
 	closedir(d);
 	return found;
 }
 
+pid_t proc_watch_poll(struct proc_watch *w)
+{
+	return proc_watch_poll_at(w, monotonic_ns());
+}
+
 void proc_watch_free(struct proc_watch *w)
 {
 	free(w->known);
+	free(w->cands);
 	w->known = NULL;
-	w->n_known = w->cap_known = 0;
+	w->cands = NULL;
+	w->n_known = w->cap_known = w->n_cands = w->cap_cands = 0;
 }

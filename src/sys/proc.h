@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "common/err.h"
@@ -28,21 +29,36 @@ long proc_uid(const char *proc_dir, pid_t pid);
  * proc_watch_init() remembers every process that exists now; each
  * proc_watch_poll() looks only at processes that appeared since and returns
  * the first whose argv[0] is `name` (or, with name NULL, the first app
- * process: uid >= 10000 on Android, any process elsewhere).  Android apps
- * fork from zygote and only then take their name, so a new process whose
- * cmdline is still empty or "<pre-initialized>" is looked at again later. */
+ * process: uid >= 10000 on Android, any process elsewhere).  A new process
+ * may not have its final name yet — caught between fork and exec, or an
+ * Android app between zygote's fork and taking its package name — so a new
+ * process that does not match is looked at again on every poll for
+ * PROC_WATCH_SETTLE_NS after it was first seen (longer while its name is
+ * zygote's or "<pre-initialized>"). */
+#define PROC_WATCH_SETTLE_NS (2ull * 1000000000ull)
+#define PROC_WATCH_UNNAMED_NS (20ull * 1000000000ull)
+
+struct proc_watch_candidate {
+	pid_t pid;
+	uint64_t first_seen_ns;
+};
+
 struct proc_watch {
 	const char *proc_dir;
 	const char *name;         /* NULL: any app process */
 	bool android;             /* app = uid >= 10000 */
 	pid_t *known;             /* sorted: processes that are not candidates */
 	size_t n_known, cap_known;
+	struct proc_watch_candidate *cands; /* new, not (yet) matching */
+	size_t n_cands, cap_cands;
 };
 
 int proc_watch_init(struct proc_watch *w, const char *proc_dir, const char *name, bool android,
 		    struct err *err);
 /* Returns the pid found, 0 when none yet, or a negative error. */
 pid_t proc_watch_poll(struct proc_watch *w);
+/* The same with the caller's clock (tests). */
+pid_t proc_watch_poll_at(struct proc_watch *w, uint64_t now_ns);
 void proc_watch_free(struct proc_watch *w);
 
 #define ANDROID_FIRST_APP_UID 10000

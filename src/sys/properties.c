@@ -132,22 +132,45 @@ static int areas_get(const char *root, const char *name, char *buf, size_t size,
 
 #define GETPROP_UNAVAILABLE (-ENOSYS)
 
+/* The child starts with an empty signal mask: the CLI blocks SIGINT and
+ * SIGTERM for its own signal handling, getprop should not inherit that. */
+static int spawn_attrs(posix_spawnattr_t *attr)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	if (posix_spawnattr_init(attr))
+		return ENOMEM;
+	if (posix_spawnattr_setsigmask(attr, &none) ||
+	    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK)) {
+		posix_spawnattr_destroy(attr);
+		return EINVAL;
+	}
+	return 0;
+}
+
 static int spawn_getprop(const char *getprop, const char *name, int out_fd, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	char *argv[] = { (char *)getprop, (char *)name, NULL };
-	int rc;
+	int rc = spawn_attrs(&attr);
 
-	if (posix_spawn_file_actions_init(&fa))
+	if (rc)
+		return -rc;
+	if (posix_spawn_file_actions_init(&fa)) {
+		posix_spawnattr_destroy(&attr);
 		return -ENOMEM;
+	}
 	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
 	if (!rc)
 		rc = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	if (!rc)
-		rc = posix_spawn(pid, getprop, &fa, NULL, argv, environ);
+		rc = posix_spawn(pid, getprop, &fa, &attr, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
 	return -rc;
 }
 

@@ -194,10 +194,12 @@ static int unescape_field(const char *s, size_t n, char *out, size_t size)
 
 int sys_find_mount(const char *text, size_t len, const char *fstype, char *mnt, size_t size)
 {
-	const char *p = text, *end = text + len;
+	const char *p = text, *end;
 	size_t tlen = strlen(fstype);
 
-	while (p < end) {
+	if (!text || !len)
+		return -ENOENT;
+	for (end = text + len; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end, *q = p, *dev, *dir, *type;
 		size_t dev_n, dir_n, type_n;

@@ -10,7 +10,7 @@ set -euo pipefail
 results=$1 name=$2
 shift 2
 
-log=$(mktemp "${TMPDIR:-/tmp}/uprobestats-stage.XXXXXX")
+log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 echo "=== $name"
 rc=0

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import tempfile
 import threading
+
+import schema_check
 import time
 
 BIN = os.environ.get("UPROBESTATS_BIN", "build/x86_64/uprobestats")
@@ -66,16 +68,16 @@ def native_config(binary, symbol, prog="call_detail", target_name=None, duration
     return "\n".join(lines) + "\n"
 
 
-class Target:
-    """A target_native process held at its start line until go()."""
+class Held:
+    """A test target (test/targets/NAME ARGS...) started with --go-fifo, held at
+    its start line until go()."""
 
-    def __init__(self, tmp, count, base, argv0=None, threads=1, name="target_native"):
-        self.fifo = os.path.join(tmp, f"go-{base}-{time.monotonic_ns()}")
+    def __init__(self, tmp, name, args, argv0=None):
+        self.fifo = os.path.join(tmp, f"go-{name}-{time.monotonic_ns()}")
         os.mkfifo(self.fifo)
         exe = target(name)
-        args = [argv0 or exe, "--go-fifo", self.fifo, "--threads", str(threads),
-                str(count), str(base)]
-        self.proc = subprocess.Popen(args, executable=exe)
+        self.proc = subprocess.Popen([argv0 or exe, "--go-fifo", self.fifo] + list(args),
+                                     executable=exe, stdout=subprocess.DEVNULL)
         self.pid = self.proc.pid
 
     def go(self):
@@ -90,6 +92,28 @@ class Target:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+class Target(Held):
+    """target_native COUNT BASE, held at its start line until go()."""
+
+    def __init__(self, tmp, count, base, argv0=None, threads=1, name="target_native"):
+        super().__init__(tmp, name, ["--threads", str(threads), str(count), str(base)], argv0)
+
+
+def traced_run(held, args, stdout=subprocess.PIPE, timeout=120):
+    """Runs uprobestats ARGS --pid <held>, releases the target once attached,
+    and waits for both (uprobestats ends when its target exits).  Returns
+    (exit code, the Uprobestats object)."""
+    try:
+        u = Uprobestats(list(args) + ["--pid", str(held.pid)], stdout=stdout)
+        u.wait_attached()
+        held.go()
+        held.wait(timeout)
+        rc = u.wait(timeout)
+    finally:
+        held.kill()
+    return rc, u
 
 
 class Uprobestats:
@@ -144,12 +168,18 @@ class Uprobestats:
         return "\n".join(self.err_lines)
 
     def json_events(self):
+        """Every JSON line of stdout, each checked against the documented schema."""
         evs = []
         for line in self.out_lines:
             try:
-                evs.append(json.loads(line))
+                obj = json.loads(line)
             except ValueError:
                 raise TestFailure(f"not JSON: {line[:200]}")
+            try:
+                schema_check.check_line(obj)
+            except schema_check.SchemaError as e:
+                raise TestFailure(f"JSON line breaks docs/event.schema.json: {e}: {line[:300]}")
+            evs.append(obj)
         return evs
 
 

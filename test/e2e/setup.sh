@@ -8,6 +8,3 @@ if [ "$(id -u)" != 0 ]; then
 fi
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
-# Android's init.rc raises the datagram queue statsd's socket may hold from
-# Linux's default of 10 to 2400; tests that play statsd need the same.
-echo 2400 > /proc/sys/net/unix/max_dgram_qlen

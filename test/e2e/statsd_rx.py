@@ -9,10 +9,29 @@ import threading
 MAGIC = 1937006964
 
 
+QLEN_SYSCTL = "/proc/sys/net/unix/max_dgram_qlen"
+
+
+def _socket_with_queue(qlen):
+    """A datagram socket that queues qlen datagrams, like statsd's on Android
+    (init.rc sets net.unix.max_dgram_qlen to 2400; Linux defaults to 10).  The
+    kernel takes the limit from the sysctl when the socket is created, so set
+    it for that moment only."""
+    with open(QLEN_SYSCTL) as f:
+        old = f.read().strip()
+    with open(QLEN_SYSCTL, "w") as f:
+        f.write(str(qlen))
+    try:
+        return socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    finally:
+        with open(QLEN_SYSCTL, "w") as f:
+            f.write(old)
+
+
 class StatsdReceiver:
-    def __init__(self, path):
+    def __init__(self, path, qlen=2400):
         self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock = _socket_with_queue(qlen)
         self.sock.bind(path)
         self.sock.settimeout(0.2)
         self.datagrams = []
@@ -39,9 +58,23 @@ class StatsdReceiver:
         """[(atom_id, [field values])] of every atom datagram, in order."""
         return [decode_atom(d) for d in self.datagrams if len(d) != 24]
 
+    def typed_atoms(self):
+        """[(atom_id, [(type name, value, {annotation id: value})])], in order."""
+        return [decode_atom_typed(d) for d in self.datagrams if len(d) != 24]
+
 
 def decode_atom(d):
     """Header (11) + magic (4) + event buffer -> (atom_id, values)."""
+    atom_id, fields = decode_atom_typed(d)
+    return atom_id, [v for _, v, _ in fields]
+
+
+TYPE_NAMES = {0: "int32", 1: "int64", 2: "string", 5: "bool"}
+ANNOTATION_IS_UID = 1
+
+
+def decode_atom_typed(d):
+    """(atom_id, [(type name, value, {annotation id: value})]) of one atom."""
     if len(d) < 15 + 16 or d[0] != 5:
         raise ValueError(f"not a statsd datagram: {d[:16].hex()}")
     if struct.unpack_from("<I", d, 11)[0] != MAGIC:
@@ -54,29 +87,37 @@ def decode_atom(d):
     if b[11] & 0x0F != 0:
         raise ValueError("atom id is not INT32")
     pos = 16
-    values = []
+    fields = []
     for _ in range(count - 2):
         t = b[pos]
         n_ann = t >> 4
         kind = t & 0x0F
         pos += 1
         if kind == 0:
-            values.append(struct.unpack_from("<i", b, pos)[0])
+            value = struct.unpack_from("<i", b, pos)[0]
             pos += 4
         elif kind == 1:
-            values.append(struct.unpack_from("<q", b, pos)[0])
+            value = struct.unpack_from("<q", b, pos)[0]
             pos += 8
         elif kind == 5:
-            values.append(bool(b[pos]))
+            value = bool(b[pos])
             pos += 1
         elif kind == 2:
             n = struct.unpack_from("<i", b, pos)[0]
-            values.append(b[pos + 4:pos + 4 + n].decode("utf-8", "replace"))
+            value = b[pos + 4:pos + 4 + n].decode("utf-8", "replace")
             pos += 4 + n
         else:
             raise ValueError(f"field type {kind} not handled by this test decoder")
+        annotations = {}
         for _ in range(n_ann):  # id, value type, value (bool 1 byte, int32 4 bytes)
-            pos += 3 if b[pos + 1] == 5 else 6
+            ann_id, ann_type = b[pos], b[pos + 1]
+            if ann_type == 5:
+                annotations[ann_id] = bool(b[pos + 2])
+                pos += 3
+            else:
+                annotations[ann_id] = struct.unpack_from("<i", b, pos + 2)[0]
+                pos += 6
+        fields.append((TYPE_NAMES[kind], value, annotations))
     if pos != len(b):
         raise ValueError(f"{len(b) - pos} trailing bytes")
-    return atom_id, values
+    return atom_id, fields

@@ -4,9 +4,8 @@ convention; uprobestats resolves them from their Java signatures with the
 built-in reader and must report exactly the calls and values made."""
 import json
 import os
-import subprocess
 
-from e2e import (TESTDATA, Uprobestats, check, eq, events, num, summary, target, tmpdir,
+from e2e import (TESTDATA, Held, check, eq, events, num, run, summary, tmpdir, traced_run,
                  write_config)
 from statsd_rx import StatsdReceiver
 
@@ -58,22 +57,12 @@ def test_art_compiled_methods_by_java_signature():
     n = 50
     init_off, get_off = expected_offsets()
     cfg = write_config(tmp, config(915))
-    fifo = os.path.join(tmp, "go")
-    os.mkfifo(fifo)
     rx = StatsdReceiver(os.path.join(tmp, "statsdw"))
-    proc = subprocess.Popen([target("target_art"), "--go-fifo", fifo, ODEX, str(init_off),
-                             str(get_off), str(n)], stdout=subprocess.DEVNULL)
     try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(proc.pid),
-                         f"--statsd={rx.path}", "-v"])
-        u.wait_attached()
-        with open(fifo, "w") as f:
-            f.write("go\n")
-        eq(proc.wait(timeout=60), 0, "target_art exit code")
-        rc = u.wait()
+        rc, u = traced_run(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]),
+                           ["run", cfg, "--format", "json", f"--statsd={rx.path}",
+                            "--polled-atom", "12345", "-v"])
     finally:
-        if proc.poll() is None:
-            proc.kill()
         rx.close()
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     err = u.stderr()
@@ -94,8 +83,77 @@ def test_art_compiled_methods_by_java_signature():
        "getEventType() return values")
     eq(summary(objs), [(n, n, 0, 0), (n, n, 0, 0)], "per-probe hits, delivered, dropped")
     atoms = rx.atoms()
+    polled = [a for a in atoms if a[0] == 12345]
+    atoms = [a for a in atoms if a[0] != 12345]
+    eq(len(polled), 2, "one polled atom per map")
+    for _, (code, duration_ms, total, task_id) in polled:
+        check(code > 0, "map code")
+        check(duration_ms >= 0, "duration")
+        eq(total, n, "events polled from the map")
+        eq(task_id, 0, "task id")
     detail_atoms = [a for a in atoms if len(a[1]) == 2 and a[1][1] >= 5000000000]
     eq(len(detail_atoms), n, "atoms for call_detail")
     eq(sorted(a[1] for a in detail_atoms), [[100 + i, 5000000000 + i] for i in range(n)],
        "atom fields: positions 1 and 2 (int, long) of an instance method")
     eq({a[0] for a in atoms}, {915}, "atom ids")
+
+
+SEND = ("boolean com.android.location.provider.LocationProviderBase.onSendExtraCommand("
+        "java.lang.String, android.os.Bundle)")
+ASCII_TEXT = "hello, ART strings"
+UTF16_TEXT = "h\u00e9llo w\u00f6rld \u2713 \U0001F600"
+
+
+def test_string_arguments_latin1_and_utf16():
+    """prog_Uprobestats_uprobe_call_args reads java.lang.String arguments as
+    text: compressed (ASCII) and UTF-16 with a surrogate pair."""
+    tmp = tmpdir()
+    n = 20
+    with open(EXPECTED) as f:
+        off = [json.loads(l)["file_offset"] for l in f if SEND in l][0]
+    cfg = write_config(tmp, "tasks {\n"
+                       "  probe_configs {\n"
+                       '    bpf_name: "prog_Uprobestats_uprobe_call_args"\n'
+                       f'    file_paths: "{ODEX}"\n'
+                       f'    method_signature: "{SEND}"\n'
+                       "  }\n"
+                       '  bpf_maps: "map_Uprobestats_call_args_buf"\n'
+                       "  statsd_logging_config { atom_id: 915 primitive_argument_positions: [0] }\n"
+                       "}\n")
+    rx = StatsdReceiver(os.path.join(tmp, "statsdw"))
+    try:
+        rc, u = traced_run(Held(tmp, "target_art_strings", [ODEX, str(off), str(n)]),
+                           ["run", cfg, "--format", "json", f"--statsd={rx.path}"])
+    finally:
+        rx.close()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    texts = [e["fields"]["arg0"] for e in events(u.json_events())]
+    eq(sorted(texts), sorted([ASCII_TEXT, UTF16_TEXT] * (n // 2)), "String arguments as text")
+    eq(sorted(a[1][0] for a in rx.atoms()), sorted([ASCII_TEXT, UTF16_TEXT] * (n // 2)),
+       "String atom fields")
+
+
+def test_static_and_instance_methods_get_their_calling_convention():
+    """The dex access flags decide where arguments are: a static method has no
+    `this`, so its argument 0 is in x1/rsi (upstream assumes instance)."""
+    tmp = tmpdir()
+    static = ("boolean com.android.location.provider.LocationProviderBase.access$400("
+              "com.android.location.provider.LocationProviderBase)")
+    cfg = write_config(tmp, "tasks {\n"
+                       "  probe_configs {\n"
+                       '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"\n'
+                       f'    file_paths: "{ODEX}"\n'
+                       f'    method_signature: "{static}"\n'
+                       "  }\n"
+                       "  probe_configs {\n"
+                       '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"\n'
+                       f'    file_paths: "{ODEX}"\n'
+                       f'    method_signature: "{INIT}"\n'
+                       "  }\n"
+                       "}\n")
+    rc, out, err = run(["check", cfg])
+    eq(rc, 0, "check exit code; stderr: " + err)
+    lines = [l for l in out.splitlines() if "resolved:" in l]
+    eq(len(lines), 2, "resolved lines in: " + out)
+    check("art-static arguments" in lines[0], lines[0])
+    check("art-instance arguments" in lines[1], lines[1])

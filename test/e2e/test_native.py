@@ -4,7 +4,8 @@ import json
 import os
 
 from e2e import (Target, Uprobestats, check, eq, events, native_config, num, summary,
-                 target, tmpdir, write_config)
+                 target, tmpdir, traced_run, write_config)
+from statsd_rx import StatsdReceiver
 
 N = 1000
 BASE = 5000
@@ -148,3 +149,30 @@ def test_burst_of_a_million_calls_loses_nothing():
             last = line
     eq(lines, n + 1, "events written, then the summary")
     eq(summary([json.loads(last)]), [(n, n, 0, 0)], "hits, delivered, dropped")
+
+
+def atoms_of_run(tmp, extra_args):
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn", atom_id=915,
+                                          positions=(0, 3)))
+    rx = StatsdReceiver(os.path.join(tmp, f"statsdw{len(extra_args)}"))
+    try:
+        rc, u = traced_run(Target(tmp, 10, 1), ["run", cfg, "--quiet", f"--statsd={rx.path}"]
+                           + extra_args)
+    finally:
+        rx.close()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    return rx.typed_atoms()
+
+
+def test_atom_fields_newest_int64_or_cpp_int32():
+    """call_detail atoms: the newest handler writes each argument register as
+    Int64; the C++ era as (int) Int32 (--atom-mapping cpp)."""
+    tmp = tmpdir()
+    newest = atoms_of_run(tmp, [])
+    eq(len(newest), 10, "atoms")
+    def shape(atoms):
+        return sorted([(t, v) for t, v, _ in fields] for _, fields in atoms)
+    eq(shape(newest), [[("int64", i), ("int64", 0x1122334455667788)] for i in range(10)],
+       "Int64 fields")
+    cpp = atoms_of_run(tmp, ["--atom-mapping", "cpp"])
+    eq(shape(cpp), [[("int32", i), ("int32", 0x55667788)] for i in range(10)], "Int32 fields")

@@ -1,11 +1,7 @@
 """Return values, entry->exit durations and in-kernel latency histograms
 (uretprobe programs, beyond upstream), and the perf-buffer fallback."""
-import os
-import subprocess
-import time
-
-from e2e import (Target, Uprobestats, check, eq, events, native_config, num, target,
-                 tmpdir, write_config)
+from e2e import (Held, Target, check, eq, events, native_config, num, target, tmpdir,
+                 traced_run, write_config)
 
 
 def latency_config(binary):
@@ -23,28 +19,12 @@ def latency_config(binary):
             "}\n")
 
 
-def start_latency_target(tmp, count, ms):
-    fifo = os.path.join(tmp, "go")
-    os.mkfifo(fifo)
-    proc = subprocess.Popen([target("target_latency"), "--go-fifo", fifo, str(count), str(ms)])
-    return proc, fifo
-
-
 def test_return_values_durations_and_histogram():
     tmp = tmpdir()
     count, ms = 20, 10
     cfg = write_config(tmp, latency_config(target("target_latency")))
-    proc, fifo = start_latency_target(tmp, count, ms)
-    try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(proc.pid)])
-        u.wait_attached()
-        with open(fifo, "w") as f:
-            f.write("go\n")
-        eq(proc.wait(timeout=60), 0, "target exit code")
-        rc = u.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    rc, u = traced_run(Held(tmp, "target_latency", [str(count), str(ms)]),
+                       ["run", cfg, "--format", "json"])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events(), kind="return")
     eq(len(evs), count, "return events")
@@ -65,16 +45,8 @@ def test_forced_perf_buffer_delivers_everything():
     tmp = tmpdir()
     n = 20000
     cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
-    a = Target(tmp, n, 9)
-    try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--force-perfbuf", "--pid", str(a.pid)])
-        u.wait_attached()
-        check("perfbuf output" in u.stderr(), "perf buffer in use: " + u.stderr())
-        a.go()
-        a.wait()
-        rc = u.wait()
-    finally:
-        a.kill()
+    rc, u = traced_run(Target(tmp, n, 9), ["run", cfg, "--format", "json", "--force-perfbuf"])
+    check("perfbuf output" in u.stderr(), "perf buffer in use: " + u.stderr())
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
     eq(len(evs), n, "events; stderr: " + u.stderr())

@@ -127,8 +127,10 @@ def test_thousands_of_matching_processes():
                          "json", "--no-statsd"], stdout=open(os.devnull, "w"))
         u.wait_attached(timeout=MANY_BUDGET_S * 3)
         attach_s = time.monotonic() - t0
-        m = re.search(r"in (\d+) place", u.stderr())
-        check(m and int(m.group(1)) == MANY, f"attached to all {MANY}: {u.stderr()}")
+        # Past a handful of processes the probe is attached once and filtered
+        # by pid in BPF (one perf event to tear down instead of MANY).
+        check(f"for {MANY} process(es) in 1 place(s)" in u.stderr(),
+              f"attached for all {MANY}: {u.stderr()}")
         t1 = time.monotonic()
         u.proc.send_signal(signal.SIGINT)
         rc = u.wait(timeout=max(120, MANY))
@@ -157,7 +159,7 @@ def test_too_many_processes_for_the_fd_limit():
     finally:
         reap(pids)
     if res.rc == EXIT_OK:
-        check("in 200 place" in res.err, "attached everywhere: " + res.err)
+        check("for 200 process(es)" in res.err, "attached everywhere: " + res.err)
         expect_nothing_left(res.pid, snap)
     else:
         expect_error(res, EXIT_RUNTIME, "open|files|limit", snap=snap)

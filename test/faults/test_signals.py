@@ -49,7 +49,7 @@ def start(args):
                             text=True)
 
 
-def ended_cleanly(p, sig, timeout=30):
+def ended_cleanly(p, sig, timeout=30, codes=(0, 1, 6)):
     """Exited within timeout with a documented code or by `sig` itself."""
     try:
         _, err = p.communicate(timeout=timeout)
@@ -58,16 +58,16 @@ def ended_cleanly(p, sig, timeout=30):
         p.communicate()
         raise AssertionError(f"still running {timeout}s after signal {sig}")
     rc = p.returncode
-    check(rc in (0, 1, 6) or rc == -sig,
+    check(rc in codes or rc == -sig,
           f"after signal {sig}: exit {rc}; stderr: {err[-800:]}")
     return rc, err
 
 
-def signal_after(args, sig, delay, snap):
+def signal_after(args, sig, delay, snap, codes=(0, 1, 6)):
     p = start(args)
     time.sleep(delay)
     p.send_signal(sig)
-    rc, err = ended_cleanly(p, sig)
+    rc, err = ended_cleanly(p, sig, codes=codes)
     expect_nothing_left(p.pid, snap)
     return rc, err
 

@@ -21,43 +21,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "art_fake.h"
+#include "go_fifo.h"
+
 typedef void (*init_fn)(void *art_method, void *self, uint32_t name_ref, int32_t type,
 			int64_t timestamp_ns);
 typedef int32_t (*get_fn)(void *art_method, void *self);
 
-/* ART heap references are 32-bit: keep the object below 4 GiB. */
-static void *low_object(size_t size)
-{
-#ifdef MAP_32BIT
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
-		       -1, 0);
-#else
-	void *p = mmap((void *)0x10000000, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-#endif
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static int wait_go(const char *fifo)
-{
-	char line[16];
-	FILE *f = fopen(fifo, "r");
-
-	if (!f || !fgets(line, sizeof(line), f)) {
-		perror(fifo);
-		return -1;
-	}
-	fclose(f);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	int argi = 1;
 	struct stat st;
+	int argi;
 
-	if (argc > 2 && !strcmp(argv[1], "--go-fifo"))
-		argi = 3;
+	heap_init();
+	argi = go_fifo_wait(argc, argv);
 	if (argc - argi != 4) {
 		fprintf(stderr, "usage: target_art [--go-fifo PATH] ODEX INIT_OFF GET_OFF COUNT\n");
 		return 2;
@@ -73,14 +50,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	uint8_t *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	uint8_t *obj = low_object(4096);
-	if (base == MAP_FAILED || !obj || init_off >= (unsigned long)st.st_size ||
+	uint8_t *obj = at(jobj(64), 0);
+	if (base == MAP_FAILED || init_off >= (unsigned long)st.st_size ||
 	    get_off >= (unsigned long)st.st_size) {
-		fprintf(stderr, "target_art: cannot map %s or the object\n", odex);
+		fprintf(stderr, "target_art: cannot map %s\n", odex);
 		return 1;
 	}
-	if (argi == 3 && wait_go(argv[2]) < 0)
-		return 1;
 	init_fn init = (init_fn)(void *)(base + init_off);
 	get_fn get = (get_fn)(void *)(base + get_off);
 	void *art_method = (void *)(uintptr_t)0x7a7a7a70;

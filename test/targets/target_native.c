@@ -2,7 +2,7 @@
  *
  *   target_native [--go-fifo PATH] [--threads T] COUNT BASE
  *
- * Waits (when --go-fifo is given) until a line can be read from the FIFO,
+ * Waits (when --go-fifo comes first) until a line can be read from the FIFO,
  * then calls ups_target_fn(i, BASE + i, -i, 0x1122334455667788, BASE, 7)
  * COUNT times per thread, for i = 0..COUNT-1, and exits.  The function is
  * exported and never inlined, so its symbol is a probe point. */
@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "go_fifo.h"
 
 __attribute__((noinline, used, visibility("default"))) long
 ups_target_fn(long a, long b, long c, long d, long e, long f)
@@ -39,19 +41,11 @@ static void *worker(void *arg __attribute__((unused)))
 
 int main(int argc, char **argv)
 {
-	const char *fifo = NULL;
-	int threads = 1, argi = 1;
+	int threads = 1, argi = go_fifo_wait(argc, argv);
 
-	while (argi < argc && strncmp(argv[argi], "--", 2) == 0) {
-		if (!strcmp(argv[argi], "--go-fifo") && argi + 1 < argc) {
-			fifo = argv[argi + 1];
-			argi += 2;
-		} else if (!strcmp(argv[argi], "--threads") && argi + 1 < argc) {
-			threads = atoi(argv[argi + 1]);
-			argi += 2;
-		} else {
-			break;
-		}
+	if (argi + 1 < argc && !strcmp(argv[argi], "--threads")) {
+		threads = atoi(argv[argi + 1]);
+		argi += 2;
 	}
 	if (argc - argi != 2 || threads < 1 || threads > 64) {
 		fprintf(stderr, "usage: target_native [--go-fifo PATH] [--threads T] COUNT BASE\n");
@@ -59,15 +53,6 @@ int main(int argc, char **argv)
 	}
 	count = atol(argv[argi]);
 	base = atol(argv[argi + 1]);
-	if (fifo) {
-		char line[16];
-		FILE *f = fopen(fifo, "r");
-		if (!f || !fgets(line, sizeof(line), f)) {
-			perror(fifo);
-			return 1;
-		}
-		fclose(f);
-	}
 	pthread_t tids[64];
 	for (int t = 0; t < threads; t++)
 		pthread_create(&tids[t], NULL, worker, NULL);

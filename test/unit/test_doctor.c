@@ -194,6 +194,9 @@ UT_TEST(doctor_plain_linux_unprivileged)
 	make_device(&d, "doc-linux", "6.8.0-45-generic\n", true, false);
 	st_write(d.proc, "self/status", "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n");
 	st_write(d.sys, "fs/selinux/enforce", "0\n");
+	char mounts[4200];
+	snprintf(mounts, sizeof(mounts), "%s/mounts", d.proc);
+	UT_EQ_INT(unlink(mounts), 0);
 	d.opts.probe_ringbuf = ringbuf_eperm;
 	d.opts.guardrail = DOCTOR_GUARDRAIL_ON;
 	out = run(&d.opts, &rc);
@@ -204,6 +207,7 @@ UT_TEST(doctor_plain_linux_unprivileged)
 	UT_CONTAINS(out, "ring buffer (decided at run time)");
 	UT_CONTAINS(out, "not Android (no property store)");
 	UT_CONTAINS(out, "forced on");
+	UT_CONTAINS(out, "not mounted");
 	UT_CONTAINS(out, "text on stdout");
 	UT_CONTAINS(out, "log to stderr");
 	free(out);
@@ -218,5 +222,31 @@ UT_TEST(doctor_runs_on_this_machine)
 	UT_ASSERT(rc == 0 || rc == 1);
 	UT_ASSERT(!strncmp(out, "{\"ready\":", 9));
 	UT_CONTAINS(out, "\"kernel\":{\"status\":\"ok\"");
+	free(out);
+}
+
+UT_TEST(doctor_user_build_through_getprop_turns_the_guardrail_on)
+{
+	struct device d;
+	char gp[4096];
+	int rc;
+	char *out;
+
+	make_device(&d, "doc-user", "5.15.110-android13-4\n", true, false);
+	st_write_script(d.root, "bin/getprop",
+			"case \"$1\" in\n"
+			"ro.build.type) echo user ;;\n"
+			"ro.build.version.sdk) echo 33 ;;\n"
+			"ro.build.version.release) echo 13 ;;\n"
+			"ro.product.cpu.abi) echo x86_64 ;;\n"
+			"ro.debuggable) echo 0 ;;\n"
+			"esac\n");
+	snprintf(gp, sizeof(gp), "%s/bin/getprop", d.root);
+	d.opts.paths.getprop = gp;
+	out = run(&d.opts, &rc);
+	UT_EQ_INT(rc, 0);
+	UT_CONTAINS(out, "sdk 33 (Android 13), user build, abi x86_64, debuggable 0; read from getprop");
+	UT_CONTAINS(out, "user build");
+	UT_CONTAINS(out, "guardrail on: only allowlisted methods");
 	free(out);
 }

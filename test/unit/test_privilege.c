@@ -44,10 +44,7 @@ static void make_tree(struct tree *t, const char *name, int euid, const char *ca
 
 static void verdict(struct tree *t, const struct android_info *a, struct priv_report *r)
 {
-	struct priv_facts f;
-
-	priv_gather(&t->paths, &f);
-	priv_evaluate(&f, a, r);
+	priv_check(&t->paths, a, r);
 }
 
 static struct android_info android(const char *build_type)
@@ -87,6 +84,7 @@ UT_TEST(priv_root_with_all_caps_is_ok)
 	UT_EQ_INT(r.verdict, PRIV_OK);
 	UT_ASSERT(r.caps_ok);
 	UT_CONTAINS(r.line, "uid 0 with CAP_SYS_ADMIN; SELinux enforcing, domain su");
+	UT_EQ_STR(priv_verdict_name(r.verdict), "ok");
 }
 
 UT_TEST(priv_not_root_hint_depends_on_the_build)
@@ -99,6 +97,7 @@ UT_TEST(priv_not_root_hint_depends_on_the_build)
 	verdict(&t, &ud, &r);
 	UT_EQ_INT(r.verdict, PRIV_DENIED);
 	UT_CONTAINS(r.line, "not root (uid 2000): on this userdebug build run `adb root`");
+	UT_EQ_STR(priv_verdict_name(r.verdict), "denied");
 	verdict(&t, &user, &r);
 	UT_CONTAINS(r.line, "user build, where `adb root` is refused: run it through `su -c`");
 	verdict(&t, NULL, &r);

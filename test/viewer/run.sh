@@ -28,4 +28,29 @@ cc=${CC:-cc}
 	"$top/test/viewer/gen_trace.c" "$top"/src/sink/*.c "$top"/src/common/*.c \
 	|| fail "cannot build gen_trace"
 "$out/gen_trace" "$out/trace.json" || fail "gen_trace failed"
-node "$top/test/viewer/speedscope.mjs" "$out/trace.json" "$top/test/viewer/expected.json" "$out"
+# The writer's own trace, then (when the e2e stage left one) a trace the tool
+# wrote during a real run, with the slices that run measured.
+passed=0 failed=0
+view() {
+	local part=$1 line
+	shift
+	# One "viewer: N passed, N failed" line for the whole stage: the parts'
+	# own tallies are shown differently so the test runner counts them once.
+	while IFS= read -r line; do
+		case "$line" in
+		"viewer: "*" passed, "*" failed")
+			set -- $line
+			passed=$((passed + $2)) failed=$((failed + $4))
+			echo "  $part: $2 ok, $4 not ok" ;;
+		*) echo "$line" ;;
+		esac
+	done < <(node "$top/test/viewer/speedscope.mjs" "$@" 2>&1 || echo "viewer: 0 passed, 1 failed")
+}
+view "writer trace" "$out/trace.json" "$top/test/viewer/expected.json" "$out"
+if [ -f "$out/e2e/trace.json" ]; then
+	view "trace of a real run" "$out/e2e/trace.json" "$out/e2e/expected.json" "$out/e2e"
+else
+	echo "viewer: no trace from the e2e stage (run make test-e2e first for the real-run check)"
+fi
+echo "viewer: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -46,8 +46,9 @@ try {
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(`http://127.0.0.1:${port}/index.html#profileURL=/trace.json`);
-  // the toolbar shows "(1/N)" next to the profile name once the import succeeded
-  await page.waitForFunction(() => /\(1\/\d+\)/.test(document.body.innerText), null,
+  // once the import succeeded the toolbar names the profile: "... (pid N)" or
+  // "... (tid N)", with "(1/N)" beside it when there are several threads
+  await page.waitForFunction(() => /\((pid|tid) \d+\)/.test(document.body.innerText), null,
     { timeout: 30000 });
   await page.waitForTimeout(1000);
   await page.screenshot({ path: join(outDir, 'speedscope-time-order.png') });

@@ -1,0 +1,93 @@
+# The shipped arm64 binary on real arm64 kernels: Debian's arm64 kernels (vendor/VM-MANIFEST)
+# booted under qemu-system-aarch64 -M virt (software emulation, no KVM), with an initramfs
+# of busybox-static, build/aarch64/uprobestats exactly as shipped, arm64 builds of the e2e
+# targets and of test/vm/vmtest (the e2e scenarios as one static C program: the VM has
+# no python).  Results come back over the serial console.
+#
+#   make test-arm64       boot every kernel of VM-MANIFEST and run the scenarios in each;
+#                         one "vm-<kernel>: N passed, N failed" line per kernel (a stage
+#                         of `make test`).  An optional kernel the archive does not serve
+#                         is skipped with a message; a required one failing is a failure.
+#   make vm-initramfs     only build the initramfs (build/vm/initramfs.cpio.gz)
+#   make vm-kernels       only fetch and unpack the kernels (build/vm/kernel-<name>/)
+#
+# Variables: VM_KERNELS (default: every kernel in VM-MANIFEST, e.g. VM_KERNELS=6.1),
+# VM_FILTER (only the scenarios whose name contains it), VM_TIMEOUT (seconds per boot,
+# default 900), VM_SMP / VM_MEM (qemu -smp / -m, default 2 / 1024).
+# Downloads are cached under build/vendor/dl/vm/ and unpacked kernels under build/vm/,
+# so a second run does not fetch.
+
+VM_DIR        := $(BUILD)/vm
+VM_BIN_DIR    := $(BUILD)/aarch64/vm
+VM_FETCH      := $(TOP)/vendor/fetch-vm.sh
+VM_MANIFEST   := $(TOP)/vendor/VM-MANIFEST
+VM_INITRD     := $(VM_DIR)/initramfs.cpio.gz
+VM_BUSYBOX    := $(VM_DIR)/busybox
+VM_ARM64_BIN  := $(BUILD)/aarch64/uprobestats
+VM_KERNELS    ?= $(shell awk '!/^[[:space:]]*\#/ && $$1 == "kernel" { print $$2 }' $(VM_MANIFEST))
+VM_TIMEOUT    ?= 900
+VM_SMP        ?= 2
+VM_MEM        ?= 1024
+VM_FILTER     ?=
+
+# The runner is held to the project's warnings; the targets to e2e.mk's flags (they
+# define exported functions without prototypes, on purpose).
+VM_RUNNER_SRCS  := $(sort $(wildcard $(TOP)/test/vm/*.c))
+VM_RUNNER_HDRS  := $(sort $(wildcard $(TOP)/test/vm/*.h))
+VM_RUNNER_FLAGS := $(CSTD) $(WARN) -D_GNU_SOURCE -O2 -g
+VM_TARGET_FLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror
+VM_TARGETS      := $(patsubst $(TOP)/test/targets/%.c,$(VM_BIN_DIR)/%,\
+	$(wildcard $(TOP)/test/targets/*.c))
+VM_ART_SET      := android-13/arm64/realme_ice_ossi_TP1A.220905.001
+VM_ART_DATA     := $(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/com.android.location.provider.,\
+	odex vdex jar) \
+	$(TESTDATA)/oat-expected/$(VM_ART_SET)/com.android.location.provider.odex.jsonl
+
+.PHONY: test-arm64 vm-initramfs vm-kernels
+
+# Static arm64 musl programs, not stripped (the targets' symbols are the probe points).
+# The runner is built like the tool: clang for musl's headers, gcc with musl's specs to
+# link.
+VM_RUNNER_OBJS  := $(patsubst $(TOP)/test/vm/%.c,$(VM_BIN_DIR)/obj/%.o,$(VM_RUNNER_SRCS))
+
+$(VM_BIN_DIR)/obj/%.o: $(TOP)/test/vm/%.c $(VM_RUNNER_HDRS) $(SYSROOT_STAMP_aarch64)
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64)"
+	@$(CC_aarch64) $(VM_RUNNER_FLAGS) -c -o $@ $<
+
+$(VM_BIN_DIR)/vmtest: $(VM_RUNNER_OBJS)
+	@echo "  LINK    $(@:$(TOP)/%=%) (arm64)"
+	@$(LD_aarch64) -static -o $@ $^
+
+# The targets with gcc, as e2e.mk builds them for the host (they use gcc's attributes),
+# through musl's specs file.
+$(VM_BIN_DIR)/target_%: $(TOP)/test/targets/target_%.c $(wildcard $(TOP)/test/targets/*.h) \
+		$(SYSROOT_STAMP_aarch64)
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64)"
+	@$(LD_aarch64) $(VM_TARGET_FLAGS) -static -o $@ $< -lpthread
+
+$(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
+	@BUILD=$(BUILD) $(VM_FETCH) busybox $@
+
+$(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/init $(VM_BUSYBOX) $(VM_ARM64_BIN) \
+		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_ART_DATA) | deps-host
+	@$(TOP)/test/vm/mkinitramfs.sh $@ $(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_BIN_DIR) $(TESTDATA)
+
+vm-initramfs: $(VM_INITRD)
+
+vm-kernels: | deps-host
+	@for k in $(VM_KERNELS); do BUILD=$(BUILD) $(VM_FETCH) kernel $$k $(VM_DIR)/kernel-$$k || \
+		[ $$? = 3 ]; done
+
+ifeq ($(filter aarch64,$(ARCHES)),)
+test-arm64:
+	@echo "test-arm64: ARCHES ($(ARCHES)) has no aarch64: nothing to boot" >&2; exit 1
+else
+test-arm64: $(VM_INITRD) | deps-host
+	@BUILD=$(BUILD) $(TOP)/test/vm/test-arm64.sh --initrd $(VM_INITRD) --dir $(VM_DIR) \
+		--timeout $(VM_TIMEOUT) --smp $(VM_SMP) --mem $(VM_MEM) \
+		$(if $(VM_FILTER),--filter '$(VM_FILTER)') $(VM_KERNELS)
+endif
+
+TEST_STAGES += test-arm64

@@ -1,0 +1,128 @@
+/* Record decoders (probe/decode_*.c) and the defensive string reading they
+ * share (probe/fields.c): every catalog record kind decodes to named fields,
+ * strings stop at NUL, at the field's end, and before invalid UTF-8. */
+#include <stdint.h>
+#include <string.h>
+
+#include "probe/catalog.h"
+#include "probe/decode.h"
+#include "probe/fields.h"
+#include "records.h"
+#include "ut.h"
+
+UT_TEST(fields_str_len_is_bounded_and_valid_utf8)
+{
+	char full[8];
+
+	memset(full, 'a', sizeof(full));
+	UT_EQ_INT(fields_str_len(full, sizeof(full)), 8);          /* no NUL: the size */
+	UT_EQ_INT(fields_str_len("abc\0def", 8), 3);
+	UT_EQ_INT(fields_str_len("ab\xff" "cd", 6), 2);             /* invalid byte */
+	UT_EQ_INT(fields_str_len("a\xc3", 3), 1);                   /* cut sequence */
+	UT_EQ_INT(fields_str_len("caf\xc3\xa9", 5), 5);             /* é */
+	UT_EQ_INT(fields_str_len("\xf0\x9d\x84\x9e!", 6), 5);       /* U+1D11E */
+	UT_EQ_INT(fields_str_len("\xed\xa0\x80", 4), 0);            /* a surrogate */
+	UT_EQ_INT(fields_str_len("\xc0\xaf", 3), 0);                /* overlong */
+	UT_EQ_INT(fields_str_len("\xe2\x98", 2), 0);                /* truncated at the end */
+}
+
+static const struct field *find(const struct field *f, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(f[i].name, name) == 0)
+			return &f[i];
+	return NULL;
+}
+
+UT_TEST(decode_every_record_kind_names_its_fields)
+{
+	static const struct { uint32_t kind; size_t payload; size_t n; } kinds[] = {
+		{ UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE, 16, 2 },
+		{ UPS_REC_UPDATE_DEVICE_IDLE, 296, 8 },
+		{ UPS_REC_UPDATE_DEVICE_IDLE_LEGACY, 288, 7 },
+		{ UPS_REC_PROCESS_CHANGE, 264, 3 },
+		{ UPS_REC_BITMAP_CONSTRUCTOR_HEAP, 8, 1 },
+		{ UPS_REC_BITMAP_EVENT, 168, 10 },
+		{ UPS_REC_BIND_SERVICE_LOCKED, 648, 6 },
+		{ UPS_REC_COMPONENT_ENABLED_SETTING, 388, 4 },
+		{ UPS_REC_BINDER_TRANSACTION, 152, 4 },
+		{ UPS_REC_ACCESSIBILITY_EVENT, 280, 6 },
+		{ UPS_REC_ART_TEST_AOT, 296, 8 },
+		{ UPS_REC_START_ACTIVITY_AS_USER, 160, 7 },
+	};
+	struct field f[CATALOG_MAX_FIELDS];
+	/* The payload sits at the very end of its buffer: ASan catches a decoder
+	 * reading one byte too far. */
+	static uint8_t buf[1024];
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const struct catalog_record *r = catalog_record(kinds[i].kind);
+		uint8_t *p = buf + sizeof(buf) - kinds[i].payload;
+		UT_ASSERT(r != NULL);
+		UT_EQ_INT(r->size, (sizeof(struct ups_envelope) + kinds[i].payload + 7) & ~7u);
+		memset(buf, 'x', sizeof(buf));   /* strings without NUL, garbage numbers */
+		UT_EQ_INT(r->decode(p, f, CATALOG_MAX_FIELDS), kinds[i].n);
+		for (size_t k = 0; k < kinds[i].n; k++)
+			if (f[k].type == FIELD_STRING)
+				UT_ASSERT((const uint8_t *)f[k].v.str.ptr + f[k].v.str.len <=
+					  buf + sizeof(buf));
+	}
+}
+
+UT_TEST(decode_update_device_idle_at_upstream_offsets)
+{
+	uint8_t p[296] = { 0 };
+	uint32_t v;
+	uint64_t d = 300000, id = 0x7000001234;
+	struct field f[CATALOG_MAX_FIELDS];
+	const struct field *x;
+	size_t n;
+
+	memcpy(p, &id, 8);
+	v = 10050;
+	memcpy(p + 8, &v, 4);
+	p[12] = 1;
+	memcpy(p + 16, &d, 8);
+	memcpy(p + 32, "caf\xc3\xa9", 5);
+	v = 2000;
+	memcpy(p + 288, &v, 4);
+	n = decode_update_device_idle(p, f, CATALOG_MAX_FIELDS);
+	UT_EQ_INT(n, 8);
+	UT_ASSERT((x = find(f, n, "method_identifier")) && x->type == FIELD_UINT64);
+	UT_EQ_U64(x->v.u64, id);
+	UT_ASSERT((x = find(f, n, "changing_uid")) && x->v.i32 == 10050);
+	UT_ASSERT((x = find(f, n, "adding")) && x->type == FIELD_BOOL && x->v.b);
+	UT_ASSERT((x = find(f, n, "duration_ms")) && x->v.i64 == 300000);
+	UT_ASSERT((x = find(f, n, "reason")) && x->type == FIELD_STRING);
+	UT_EQ_INT(x->v.str.len, 5);
+	UT_ASSERT(memcmp(x->v.str.ptr, "caf\xc3\xa9", 5) == 0);
+	UT_ASSERT((x = find(f, n, "calling_uid")) && x->v.i32 == 2000);
+}
+
+UT_TEST(decode_binder_transaction_at_upstream_offsets)
+{
+	uint8_t p[152] = { 0 };
+	uint64_t code = 7, ts = 42;
+	int32_t uid = 10001;
+	struct field f[CATALOG_MAX_FIELDS];
+	const struct field *x;
+	size_t n;
+
+	memcpy(p, "com.x.IFoo", 10);
+	memcpy(p + 128, &code, 8);
+	memcpy(p + 136, &uid, 4);
+	memcpy(p + 144, &ts, 8);
+	n = decode_binder_transaction(p, f, CATALOG_MAX_FIELDS);
+	UT_ASSERT((x = find(f, n, "interface_descriptor")) && x->v.str.len == 10);
+	UT_ASSERT((x = find(f, n, "code")) && x->v.i64 == 7);
+	UT_ASSERT((x = find(f, n, "calling_uid")) && x->v.i32 == 10001);
+	UT_ASSERT((x = find(f, n, "timestamp_ns")) && x->v.i64 == 42);
+}
+
+UT_TEST(decode_respects_max_fields)
+{
+	uint8_t p[648] = { 0 };
+	struct field f[2];
+
+	UT_EQ_INT(decode_bind_service_locked(p, f, 2), 2);
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# mkinitramfs.sh OUT BUSYBOX UPROBESTATS BINDIR TESTDATA — the arm64 test VM's initramfs.
+#
+#   OUT          the gzip'd newc cpio to write
+#   BUSYBOX      the static arm64 busybox (/bin/busybox; /init installs its applets)
+#   UPROBESTATS  the shipped arm64 binary, copied as it is (/vm/bin/uprobestats)
+#   BINDIR       arm64 builds of vmtest (/vm/bin/) and of every test/targets/target_*.c
+#                (/vm/targets/)
+#   TESTDATA     the shared test data: the Android 13 arm64 odex (with its .vdex and .jar)
+#                that the ART scenario probes goes to /vm/testdata/, and its expected
+#                offsets, read from the oatdump table beside it, to /vm/art.env
+# Nothing is copied into the repository; the tree is assembled under OUT.d/.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+die() {
+	echo "mkinitramfs: error: $*" >&2
+	exit 1
+}
+[ $# = 5 ] || die "usage: $0 OUT BUSYBOX UPROBESTATS BINDIR TESTDATA"
+out=$1 busybox=$2 ups=$3 bindir=$4 testdata=$5
+command -v cpio >/dev/null || die "cpio not found (run 'make deps' as root)"
+
+art_set=android-13/arm64/realme_ice_ossi_TP1A.220905.001
+art_name=com.android.location.provider
+art_dir=$testdata/oat/$art_set
+art_table=$testdata/oat-expected/$art_set/$art_name.odex.jsonl
+cls=com.android.location.provider.ActivityRecognitionEvent
+
+# file_offset SIGNATURE — the method's file offset in the independent reader's table.
+file_offset() {
+	local sig=$1 line
+	line=$(grep -F "\"signature\": \"$sig\"" "$art_table" | head -n1)
+	[ -n "$line" ] || die "$art_table has no method '$sig'"
+	sed -E 's/.*"file_offset": ([0-9]+).*/\1/' <<<"$line"
+}
+
+for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/target_latency" \
+	"$bindir/target_art" "$bindir/target_programs" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
+	"$art_dir/$art_name.jar" "$art_table"; do
+	[ -f "$f" ] || die "missing $f"
+done
+init_off=$(file_offset "void $cls.<init>(java.lang.String, int, long)")
+get_off=$(file_offset "int $cls.getEventType()")
+
+root=$out.d
+rm -rf "$root"
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,vm/bin,vm/targets,vm/testdata}
+install -m 0755 "$busybox" "$root/bin/busybox"
+install -m 0755 "$here/init" "$root/init"
+install -m 0755 "$ups" "$root/vm/bin/uprobestats"
+install -m 0755 "$bindir/vmtest" "$root/vm/bin/vmtest"
+for t in "$bindir"/target_*; do
+	case "$t" in *.o) continue ;; esac
+	install -m 0755 "$t" "$root/vm/targets/${t##*/}"
+done
+for ext in odex vdex jar; do
+	install -m 0644 "$art_dir/$art_name.$ext" "$root/vm/testdata/$art_name.$ext"
+done
+# What /init checks before it runs anything: the binary in the VM is the one shipped.
+(cd "$(dirname "$ups")" && sha256sum "$(basename "$ups")") |
+	sed 's|  .*|  /vm/bin/uprobestats|' >"$root/vm/uprobestats.sha256"
+cat >"$root/vm/art.env" <<-EOF
+	ART_ODEX=/vm/testdata/$art_name.odex
+	ART_INIT_OFF=$init_off
+	ART_GET_OFF=$get_off
+EOF
+# No dev/console node: /init takes the console from devtmpfs once it is mounted.
+(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -6 -n >"$out.tmp"
+mv "$out.tmp" "$out"
+echo "mkinitramfs: ${out##*/}: $(($(stat -c %s "$out") / 1024)) KiB" \
+	"(<init> at $init_off, getEventType() at $get_off)"

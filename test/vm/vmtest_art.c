@@ -1,0 +1,177 @@
+/* vmtest_art.c — real ART-compiled arm64 code under a probe, as test/e2e/test_art.py
+ * checks the x86_64 case on the host: target_art maps the Android 13 arm64 odex and
+ * calls ActivityRecognitionEvent.<init>(String, int, long) and getEventType() with
+ * ART's managed convention (x0 = ArtMethod*, x1 = this, w2 = the String reference,
+ * w3 = the int, x4 = the long).  uprobestats resolves both methods from their Java
+ * signatures with its built-in OAT reader and must report exactly the calls made, to
+ * JSON and as statsd atoms.  The expected offsets come from the runner's command line
+ * (taken from the independent oatdump table), not from uprobestats. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmtest.h"
+
+#define CALLS 50
+#define ATOM_ID 915
+#define POLLED_ATOM_ID 12345
+#define ART_METHOD 0x7a7a7a70ULL
+#define LONG_BASE 5000000000LL
+#define CLS "com.android.location.provider.ActivityRecognitionEvent"
+#define WAIT_MS 300000
+
+static const char *art_config(struct tc *t)
+{
+	static char path[VM_PATH_MAX];
+	char text[2048];
+	const char *odex = t->env->art_odex;
+
+	snprintf(text, sizeof(text),
+		 "tasks {\n"
+		 "  probe_configs {\n"
+		 "    bpf_name: \"prog_GenericInstrumentation_uprobe_call_detail\"\n"
+		 "    file_paths: \"%s\"\n"
+		 "    method_signature: \"void " CLS ".<init>(java.lang.String, int, long)\"\n"
+		 "  }\n"
+		 "  probe_configs {\n"
+		 "    bpf_name: \"prog_Uprobestats_uretprobe_call_return\"\n"
+		 "    file_paths: \"%s\"\n"
+		 "    fully_qualified_class_name: \"" CLS "\"\n"
+		 "    method_name: \"getEventType\"\n"
+		 "  }\n"
+		 "  bpf_maps: \"map_GenericInstrumentation_call_detail_buf\"\n"
+		 "  bpf_maps: \"map_Uprobestats_call_return_buf\"\n"
+		 "  statsd_logging_config {\n"
+		 "    atom_id: %d\n"
+		 "    primitive_argument_positions: [1, 2]\n"
+		 "  }\n"
+		 "}\n", odex, odex, ATOM_ID);
+	tc_path(t, "art.textproto", path);
+	return tc_write(t, path, text) == 0 ? path : NULL;
+}
+
+/* Call i passed (type 100+i, timestamp 5000000000+i); each i exactly once. */
+static void check_calls(struct tc *t, const struct results *res)
+{
+	char seen[CALLS] = { 0 }, returned[CALLS] = { 0 };
+
+	EQ(results_count(res, EV_EVENT, 0), CALLS, "call_detail events");
+	EQ(results_count(res, EV_RETURN, 0), CALLS, "getEventType() return events");
+	for (int k = 0; k < res->nev; k++) {
+		const struct ev *e = &res->ev[k];
+		if (e->kind == EV_EVENT) {
+			unsigned long long i = e->r[3] - 100;
+			CHECK(e->has & H_REGS, "call_detail event without registers");
+			EQ(e->r[0], ART_METHOD, "ArtMethod* register (x0)");
+			EQ(e->r[2], 0, "the null String reference (x2)");
+			CHECK(i < CALLS && !seen[i],
+			      "int argument (x3) %llu unexpected or seen twice", e->r[3]);
+			seen[i] = 1;
+			EQ(e->r[4], LONG_BASE + (long long)i, "long argument (x4)");
+		} else if (e->kind == EV_RETURN) {
+			unsigned long long i = e->return_value - 100;
+			CHECK(i < CALLS && !returned[i],
+			      "getEventType() returned %llu unexpected or twice", e->return_value);
+			returned[i] = 1;
+		}
+	}
+	const struct probe_sum want[2] = { { CALLS, CALLS, 0, 0 }, { CALLS, CALLS, 0, 0 } };
+	check_summary(t, res, want, 2);
+out:
+	return;
+}
+
+/* Every atom has id 915 but the polled ones (12345, one per map at exit); the
+ * call_detail ones carry (int, long) = positions 1 and 2. */
+static void check_atoms(struct tc *t, const struct statsd_rx *rx)
+{
+	char seen[CALLS] = { 0 };
+	int detail = 0, polled = 0;
+
+	for (int k = 0; k < rx->count; k++) {
+		struct atom a;
+		const char *why = "";
+		int rc = statsd_decode(rx->dgram[k], rx->len[k], &a, &why);
+		if (rc == 1)
+			continue;
+		CHECK(rc == 0, "datagram %d: %s", k, why);
+		if (a.id == POLLED_ATOM_ID) {
+			/* map code, duration_ms, total events, task id: one per map */
+			EQ(a.nvalues, 4, "polled atom fields");
+			CHECK(a.values[0] > 0, "polled atom: map code %lld", a.values[0]);
+			CHECK(a.values[1] >= 0, "polled atom: duration %lld ms", a.values[1]);
+			EQ(a.values[2], CALLS, "polled atom: events polled from the map");
+			EQ(a.values[3], 0, "polled atom: task id");
+			polled++;
+			continue;
+		}
+		EQ(a.id, ATOM_ID, "atom id");
+		if (a.nvalues != 2 || a.values[1] < LONG_BASE)
+			continue;
+		long long i = a.values[0] - 100;
+		CHECK(i >= 0 && i < CALLS && !seen[i], "atom int field %lld unexpected or twice",
+		      a.values[0]);
+		seen[i] = 1;
+		EQ(a.values[1], LONG_BASE + i, "atom long field");
+		detail++;
+	}
+	EQ(detail, CALLS, "atoms for call_detail");
+	EQ(polled, 2, "one polled atom per map");
+out:
+	return;
+}
+
+static void art_compiled_methods_by_java_signature(struct tc *t)
+{
+	const struct vmenv *env = t->env;
+	struct target a = { .pid = -1 };
+	struct ups u = { .pid = -1 };
+	struct results res = { 0 };
+	struct statsd_rx rx = { .fd = -1 };
+	char pid[16], init[32], get[32], n[16], sock[VM_PATH_MAX], statsd[VM_PATH_MAX + 16];
+	char *err = NULL;
+	const char *cfg = art_config(t);
+
+	CHECK(cfg, "config");
+	CHECK(statsd_rx_open(&rx, tc_path(t, "statsdw", sock)) == 0, "cannot bind %s", sock);
+	snprintf(statsd, sizeof(statsd), "--statsd=%s", sock);
+	snprintf(init, sizeof(init), "%lu", env->art_init_off);
+	snprintf(get, sizeof(get), "%lu", env->art_get_off);
+	snprintf(n, sizeof(n), "%d", CALLS);
+	const char *targs[] = { env->art_odex, init, get, n, NULL };
+	if (target_start(t, &a, "target_art", NULL, targs) < 0)
+		goto out;
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, statsd,
+			       "--polled-atom", "12345", "-v", NULL };
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
+		goto out;
+	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, &rx), 0, "exit code") < 0)
+		goto out;
+	statsd_rx_drain(&rx);
+	err = ups_stderr(&u);
+	char want[64];
+	snprintf(want, sizeof(want), "+0x%lx (oat-builtin", env->art_init_off);
+	CHECK(strstr(err, want), "<init> not resolved to the expected %s...)", want);
+	snprintf(want, sizeof(want), "+0x%lx (oat-builtin", env->art_get_off);
+	CHECK(strstr(err, want), "getEventType() not resolved to the expected %s...)", want);
+	CHECK(strstr(err, "instance method"), "instance calling convention not reported");
+	if (results_read(t, u.out, &res) < 0)
+		goto out;
+	check_calls(t, &res);
+	if (!t->failed)
+		check_atoms(t, &rx);
+out:
+	free(err);
+	ups_stop(&u, SIGKILL);
+	target_kill(&a);
+	results_free(&res);
+	statsd_rx_close(&rx);
+}
+
+const struct vmcase vm_art_cases[] = {
+	{ "art.compiled_methods_by_java_signature", art_compiled_methods_by_java_signature },
+	{ NULL, NULL },
+};
