@@ -96,11 +96,27 @@ def test_target_killed_mid_run():
     expect_nothing_left(u.proc.pid, snap)
 
 
+def argv0_of(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return None
+
+
 def spawn_sleepers(n, argv0, fifo):
-    """n target_native processes named argv0, each blocked opening fifo."""
+    """n target_native processes named argv0, each blocked opening fifo;
+    returns once every one of them shows argv0 in /proc."""
     os.mkfifo(fifo)
-    return [os.posix_spawn(NATIVE, [argv0, "--go-fifo", fifo, "1", "1"], os.environ)
+    pids = [os.posix_spawn(NATIVE, [argv0, "--go-fifo", fifo, "1", "1"], os.environ)
             for _ in range(n)]
+    deadline = time.monotonic() + 30
+    while any(argv0_of(p) != argv0 for p in pids):
+        if time.monotonic() > deadline:
+            reap(pids)
+            raise TestFailure(f"{n} processes named {argv0} did not all start")
+        time.sleep(0.05)
+    return pids
 
 
 def reap(pids):
