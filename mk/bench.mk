@@ -56,7 +56,7 @@ $(VALGRIND_BIN): $(TOP)/main.c $(SRCS) $(HDRS) $(UNIT_EXTRA_DEPS) | deps-host
 BENCH_TOOLS := $(BENCH_DIR)/empty_uprobe.bpf.o $(BENCH_DIR)/empty_loader \
 	$(BENCH_DIR)/statsd_sink $(FAULTS_DIR)/target_many
 
-bench: $(BINS) $(E2E_TARGETS) $(BENCH_TOOLS)
+bench: $(BINS) $(E2E_TARGETS) $(BENCH_TOOLS) | bench-deps
 	@$(TOP)/test/e2e/setup.sh
 	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
 	UPROBESTATS_TARGET_MANY=$(FAULTS_DIR)/target_many UPROBESTATS_TESTDATA=$(TESTDATA) \

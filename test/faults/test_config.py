@@ -6,7 +6,7 @@ import os
 import stat
 import threading
 
-from harness import (EXIT_CONFIG, EXIT_USAGE, as_nobody, expect_error, run, target,
+from harness import (EXIT_CONFIG, EXIT_USAGE, as_nobody, check, expect_error, run, target,
                      tmpdir, write_config)
 
 NATIVE = target("target_native")
@@ -274,5 +274,4 @@ def test_config_mode_bits_irrelevant_for_root():
     os.chmod(path, 0)
     res = run(["check", path, "--no-resolve"])
     os.chmod(path, stat.S_IRUSR)
-    if res.rc != 0:
-        raise AssertionError(res.describe())
+    check(res.rc == 0, "root reading a mode-000 config: " + res.describe())

@@ -9,9 +9,9 @@ import signal
 import subprocess
 import time
 
-from harness import (BIN, EXIT_OK, Snapshot, Target, Uprobestats, check, eq, events,
-                     expect_nothing_left, native_config, remove_events, summary, target,
-                     tmpdir, write_config)
+from harness import (BIN, EXIT_OK, Snapshot, Target, TestFailure, Uprobestats, check, eq,
+                     events, expect_nothing_left, native_config, remove_events, summary,
+                     target, tmpdir, write_config)
 
 MANY = os.environ.get("UPROBESTATS_TARGET_MANY", target("target_many"))
 MANY_NAMES = [f"ups_many_{g}{i}" for g in range(1, 17) for i in range(8)]
@@ -56,7 +56,7 @@ def ended_cleanly(p, sig, timeout=30, codes=(0, 1, 6)):
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()
-        raise AssertionError(f"still running {timeout}s after signal {sig}")
+        raise TestFailure(f"still running {timeout}s after signal {sig}")
     rc = p.returncode
     check(rc in codes or rc == -sig,
           f"after signal {sig}: exit {rc}; stderr: {err[-800:]}")
