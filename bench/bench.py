@@ -32,6 +32,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True   # no __pycache__ in the tree
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from e2e import BIN, TESTDATA, Target, target  # noqa: E402
 

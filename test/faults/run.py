@@ -13,6 +13,7 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True   # no __pycache__ in the tree
 sys.path.insert(0, HERE)
 from harness import TestFailure  # noqa: E402
 
