@@ -2,7 +2,8 @@
 # fuzz-campaign.sh DIR CORPUS RUNS CAP NAME... — long libFuzzer runs, one target at
 # a time: each runs until RUNS executions or CAP seconds, whichever comes first,
 # growing build/fuzz/corpus-<name> (the committed seeds stay as they are).
-# Prints one line per target: name, executions, seconds, result (ok / CRASH file),
+# Prints one line per target: name, executions, seconds, result (ok, stopped early
+# by SIGINT, or CRASH with the reproducer's file),
 # and ends with "fuzz-campaign: N passed, N failed".
 set -uo pipefail
 dir=$1 corpus=$2 runs=$3 cap=$4
@@ -25,9 +26,13 @@ for name in "$@"; do
 	if [ "$rc" = 0 ]; then
 		passed=$((passed + 1))
 		result=ok
+	elif grep -q "libFuzzer: run interrupted" "$log"; then
+		passed=$((passed + 1))
+		result="stopped early (interrupted), no crash"
 	else
 		failed=$((failed + 1))
-		result="CRASH $(grep -o "Test unit written to .*" "$log" | sed 's/Test unit written to //')"
+		result="CRASH $(grep -o "Test unit written to .*" "$log" |
+			grep -E '(crash|leak|timeout|oom)-' | sed 's/Test unit written to //')"
 	fi
 	printf '%-14s %12s execs %6ss  %s\n' "$name" "${execs:-0}" "$secs" "$result"
 done
