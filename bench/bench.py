@@ -388,25 +388,26 @@ def bench_throughput():
 
 
 def startup_ours(tmp, n, pid):
+    """(seconds to attach, seconds from SIGINT to exit)."""
     cfg = write(os.path.join(tmp, f"start-{n}.textproto"),
                 native_config(TARGET_MANY, MANY_NAMES[:n]))
     t0 = time.monotonic()
     tr = Ours(cfg, pid)
-    secs = time.monotonic() - t0
+    t1 = time.monotonic()
     line = next((l for l in tr.err if "attached" in l), "")
     tr.finish()
     if f"attached {n} probe" not in line:
         raise BenchError(f"expected {n} probes attached: {line}")
-    return secs
+    return t1 - t0, time.monotonic() - t1
 
 
 def startup_bpftrace(n, pid):
     probes = [f"uprobe:{TARGET_MANY}:{s}" for s in MANY_NAMES[:n]]
     t0 = time.monotonic()
     b = Bpftrace(pid, probes, BPFTRACE_PRINT)
-    secs = time.monotonic() - t0
+    t1 = time.monotonic()
     b.stop()
-    return secs
+    return t1 - t0, time.monotonic() - t1
 
 
 def bench_startup():
@@ -420,19 +421,26 @@ def bench_startup():
             for n in (1, 10, 100):
                 res.setdefault(("ours", n), []).append(startup_ours(tmp, n, sleeper.pid))
                 res.setdefault(("bpftrace", n), []).append(startup_bpftrace(n, sleeper.pid))
-            print(f"  repeat {r + 1}: " + ", ".join(f"{k[0]} {k[1]}: {v[-1] * 1000:.0f} ms"
-                                                   for k, v in res.items()), flush=True)
+            print(f"  repeat {r + 1}: " + ", ".join(
+                f"{k[0]} {k[1]}: {v[-1][0] * 1000:.0f} ms (exit {v[-1][1]:.1f} s)"
+                for k, v in res.items()), flush=True)
     finally:
         sleeper.kill()
         sleeper.wait()
     rows = [f"Start-up: process start -> every probe attached (our 'attached' line; "
             f"bpftrace's BEGIN, which runs after its probes attach), probes on distinct "
-            f"functions of target_many, one pid; median of {REPEATS + 2} interleaved runs.", "",
-            "| probes | uprobestats (ms) | bpftrace (ms) | bpftrace / uprobestats |",
-            "|---:|---:|---:|---:|"]
+            f"functions of target_many, one pid; median of {REPEATS + 2} interleaved runs.  "
+            "Exit: SIGINT -> process gone (every probe detached).", "",
+            "| probes | uprobestats attach (ms) | bpftrace attach (ms) | bpftrace / uprobestats "
+            "| uprobestats exit (s) | bpftrace exit (s) |",
+            "|---:|---:|---:|---:|---:|---:|"]
     for n in (1, 10, 100):
-        o, b = median(res[("ours", n)]), median(res[("bpftrace", n)])
-        rows.append(f"| {n} | {o * 1000:.1f} | {b * 1000:.0f} | {b / o:.1f}× |")
+        o = median([x[0] for x in res[("ours", n)]])
+        b = median([x[0] for x in res[("bpftrace", n)]])
+        oe = median([x[1] for x in res[("ours", n)]])
+        be = median([x[1] for x in res[("bpftrace", n)]])
+        rows.append(f"| {n} | {o * 1000:.1f} | {b * 1000:.0f} | {b / o:.1f}× | {oe:.2f} | "
+                    f"{be:.2f} |")
     return "\n".join(rows)
 
 

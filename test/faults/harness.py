@@ -117,8 +117,8 @@ def bpf_progs():
 
 
 def held_prog_ids():
-    """Programs some live process holds: a bpf-prog fd, or a perf event it
-    attached them to (bpftool perf show)."""
+    """Programs some live process holds: a bpf-prog or bpf_link fd, or a
+    perf event it attached them to (bpftool perf show)."""
     held = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         fddir = f"/proc/{pid}/fd"
@@ -128,7 +128,8 @@ def held_prog_ids():
             continue
         for fd in fds:
             try:
-                if os.readlink(f"{fddir}/{fd}") != "anon_inode:bpf-prog":
+                if os.readlink(f"{fddir}/{fd}") not in ("anon_inode:bpf-prog",
+                                                        "anon_inode:bpf_link"):
                     continue
                 with open(f"/proc/{pid}/fdinfo/{fd}") as f:
                     m = re.search(r"^prog_id:\s*(\d+)", f.read(), re.M)

@@ -15,6 +15,8 @@ from harness import (BIN, EXIT_OK, Snapshot, Target, Uprobestats, check, eq, eve
 
 MANY = os.environ.get("UPROBESTATS_TARGET_MANY", target("target_many"))
 MANY_NAMES = [f"ups_many_{g}{i}" for g in range(1, 17) for i in range(8)]
+# Seconds a run may take to exit after SIGINT.
+EXIT_BUDGET_S = 5.0
 
 
 def many_probes_config(tmp, n):
@@ -70,25 +72,25 @@ def signal_after(args, sig, delay, snap, codes=(0, 1, 6)):
     return rc, err
 
 
-def test_signal_while_reading_a_huge_config():
+def test_signal_while_reading_a_large_config():
+    """A 15 MB config (under the 16 MiB limit) of comments around one task:
+    signals land while it is read and validated."""
     tmp = tmpdir()
-    path = os.path.join(tmp, "huge.textproto")
+    path = os.path.join(tmp, "large.textproto")
     with open(path, "wb") as f:
-        f.write((b"# " + b"x" * 97 + b"\n") * 600_000)
+        f.write((b"# " + b"x" * 97 + b"\n") * 150_000)
+        f.write(native_config(target("target_native"), "ups_target_fn").encode())
     snap = Snapshot()
-    # Either the signal lands while it reads, or the size limit refuses it
-    # first (exit 3, the documented config error): both end cleanly.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal_after(["run", path, "--duration", "5", "--no-statsd"], sig, 0.05, snap,
-                     codes=(0, 1, 3, 6))
+    for sig, delay in ((signal.SIGINT, 0.0), (signal.SIGTERM, 0.02), (signal.SIGINT, 0.05)):
+        signal_after(["run", path, "--duration", "5", "--no-statsd"], sig, delay, snap)
 
 
 def test_signal_during_attach_at_many_points():
-    """16 probes on one pid: SIGINT/SIGTERM sent 0..300 ms after start
-    lands before, during and after attach.  (Each uprobe perf event takes the
-    kernel ~130 ms to tear down, one after another: 16 keeps the test short.)"""
+    """4 probes on one pid: SIGINT/SIGTERM sent 0..300 ms after start lands
+    before, during and after attach.  (Few probes: each attachment costs the
+    kernel a grace period at detach, see the next case.)"""
     tmp = tmpdir()
-    cfg = many_probes_config(tmp, 16)
+    cfg = many_probes_config(tmp, 4)
     s = Sleeper(tmp)
     snap = Snapshot()
     try:
@@ -101,6 +103,28 @@ def test_signal_during_attach_at_many_points():
                           "--no-statsd"], signal.SIGINT, delay, snap)
     finally:
         s.stop()
+
+
+def test_sigint_with_64_probes_exits_promptly():
+    """64 attached probes, then SIGINT: gone within EXIT_BUDGET_S.  Each
+    uprobe perf event closed costs the kernel an RCU grace period (about
+    0.1-0.3 s here), one after the other: 64 take 13-17 s, 128 take 17-40 s."""
+    tmp = tmpdir()
+    cfg = many_probes_config(tmp, 64)
+    s = Sleeper(tmp)
+    snap = Snapshot()
+    try:
+        u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--no-statsd"])
+        u.wait_attached()
+        t0 = time.monotonic()
+        rc = u.stop(signal.SIGINT)
+        secs = time.monotonic() - t0
+    finally:
+        s.stop()
+    eq(rc, EXIT_OK, "exit code; stderr: " + u.stderr())
+    expect_nothing_left(u.proc.pid, snap)
+    check(secs < EXIT_BUDGET_S, f"exit took {secs:.1f}s after SIGINT with 64 probes "
+          f"(budget {EXIT_BUDGET_S:.0f}s)")
 
 
 def test_signal_while_running_gives_summary():
@@ -171,12 +195,12 @@ def test_kill_9_at_many_points_then_rerun():
     kernel), then one rerun: it removes the dead runs' events, and after it
     exits no event of any of them is left."""
     tmp = tmpdir()
-    cfg = many_probes_config(tmp, 64)
+    cfg = many_probes_config(tmp, 8)
     s = Sleeper(tmp)
     snap = Snapshot()
     dead = []
     try:
-        for delay in (0.02, 0.05, 0.1, 0.2, 0.4):
+        for delay in (0.02, 0.05, 0.1, 0.3):
             p = start(["run", cfg, "--pid", str(s.proc.pid), "--force-tracefs",
                        "--no-statsd"])
             time.sleep(delay)
