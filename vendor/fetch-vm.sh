@@ -96,7 +96,7 @@ apt_prepare() {
 stage_dir() {
 	local parent=$dl/.stage d
 	mkdir -p "$parent"
-	d=$(mktemp -d "$parent/XXXXXX")
+	d=$(mktemp -d -p "$parent")
 	if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then
 		chown _apt "$d"
 	fi
@@ -209,7 +209,7 @@ cmd_busybox() {
 	deb=$(fetch_deb "$suite" "$pkg" "$version" "$pin") || rc=$?
 	[ "$rc" = 0 ] || die "busybox ($pkg $version from $suite) could not be fetched"
 	local tmp
-	tmp=$(mktemp -d "${TMPDIR:-/tmp}/vm-busybox.XXXXXX")
+	tmp=$(mktemp -d)
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" ./bin/busybox ||
 		die "${deb##*/} has no /bin/busybox"
 	mkdir -p "$(dirname "$out")"

@@ -58,11 +58,23 @@ void json_array_end(struct json_out *j)
 	close_scope(j, ']');
 }
 
+static bool needs_escape(unsigned char c);
+
 void json_key(struct json_out *j, const char *key)
 {
+	size_t n = strlen(key);
+	size_t i = 0;
+
 	before_value(j);
 	outbuf_putc(j->o, '"');
-	json_escape(j->o, key, strlen(key));
+	/* Keys are the program's own identifiers: copied as they are unless one
+	 * ever needs escaping (checked, not assumed). */
+	while (i < n && !needs_escape((unsigned char)key[i]))
+		i++;
+	if (i == n)
+		outbuf_put(j->o, key, n);
+	else
+		json_escape(j->o, key, n);
 	outbuf_put(j->o, "\":", 2);
 	j->after_key = true;
 }

@@ -1,11 +1,16 @@
 #include "sink/jsonl_out.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e)
 {
-	int rc = outbuf_init(&s->o, f, 0, "json", e);
+	int rc;
+
+	memset(s->cache, 0, sizeof(s->cache));
+	rc = outbuf_init(&s->o, f, 0, "json", e);
 
 	if (rc < 0)
 		return rc;
@@ -107,28 +112,9 @@ static const char *kind_name(enum event_kind k)
 	}
 }
 
-void jsonl_event(struct jsonl_out *s, const struct event *ev)
+/* "task_id" through "map" of probe p (NULL: nulls). */
+static void probe_members(struct json_out *j, const struct probe_desc *p)
 {
-	struct json_out *j = &s->j;
-	const struct probe_desc *p = ev->probe;
-
-	json_object_begin(j);
-	json_key(j, "type");
-	json_cstring(j, kind_name(ev->kind));
-	json_key(j, "boot_ns");
-	json_u64(j, ev->boot_ns);
-	json_key(j, "wall_ns");
-	json_i64(j, ev->wall_ns);
-	json_key(j, "wall");
-	jsonl_wall(j, ev->wall_ns);
-	json_key(j, "pid");
-	json_u64(j, ev->pid);
-	json_key(j, "tid");
-	json_u64(j, ev->tid);
-	json_key(j, "comm");
-	json_cstring(j, ev->comm);
-	json_key(j, "process");
-	json_cstring(j, ev->process);
 	json_key(j, "task_id");
 	if (p)
 		json_i64(j, p->task_id);
@@ -150,6 +136,55 @@ void jsonl_event(struct jsonl_out *s, const struct event *ev)
 	json_cstring(j, p ? p->program : NULL);
 	json_key(j, "map");
 	json_cstring(j, p ? p->map : NULL);
+}
+
+/* Writes probe_members(p) from the cache, rendering it there the first time. */
+static void cached_probe_members(struct jsonl_out *s, const struct probe_desc *p)
+{
+	struct jsonl_probe_text *c = &s->cache[((uintptr_t)p >> 4) % JSONL_PROBE_CACHE];
+	size_t start;
+
+	if (p && c->probe == p) {
+		outbuf_put(&s->o, c->text, c->len);
+		return;
+	}
+	/* Render in place with room to spare, so the bytes stay in the buffer. */
+	if (s->o.cap - s->o.len < 8192)
+		outbuf_flush(&s->o);
+	start = s->o.len;
+	probe_members(&s->j, p);
+	if (!p || s->o.error || s->o.len <= start || s->o.len - start > 8192)
+		return;
+	char *text = malloc(s->o.len - start);
+	if (!text)
+		return;
+	free(c->text);
+	memcpy(text, s->o.buf + start, s->o.len - start);
+	*c = (struct jsonl_probe_text){ .probe = p, .text = text, .len = s->o.len - start };
+}
+
+void jsonl_event(struct jsonl_out *s, const struct event *ev)
+{
+	struct json_out *j = &s->j;
+
+	json_object_begin(j);
+	json_key(j, "type");
+	json_cstring(j, kind_name(ev->kind));
+	json_key(j, "boot_ns");
+	json_u64(j, ev->boot_ns);
+	json_key(j, "wall_ns");
+	json_i64(j, ev->wall_ns);
+	json_key(j, "wall");
+	jsonl_wall(j, ev->wall_ns);
+	json_key(j, "pid");
+	json_u64(j, ev->pid);
+	json_key(j, "tid");
+	json_u64(j, ev->tid);
+	json_key(j, "comm");
+	json_cstring(j, ev->comm);
+	json_key(j, "process");
+	json_cstring(j, ev->process);
+	cached_probe_members(s, ev->probe);
 	if (ev->kind == EVENT_RETURN) {
 		json_key(j, "duration_ns");
 		json_u64(j, ev->duration_ns);
@@ -173,4 +208,8 @@ void jsonl_close(struct jsonl_out *s)
 {
 	outbuf_flush(&s->o);
 	outbuf_free(&s->o);
+	for (size_t i = 0; i < JSONL_PROBE_CACHE; i++) {
+		free(s->cache[i].text);
+		s->cache[i] = (struct jsonl_probe_text){ 0 };
+	}
 }

@@ -16,9 +16,20 @@
 
 #define JSONL_SCHEMA_VERSION 1
 
+/* Per probe, the event members that never change ("task_id" … "map"),
+ * rendered once and copied afterwards: they are half of every line. */
+#define JSONL_PROBE_CACHE 64
+
+struct jsonl_probe_text {
+	const struct probe_desc *probe;
+	char *text;
+	size_t len;
+};
+
 struct jsonl_out {
 	struct outbuf o;
 	struct json_out j;
+	struct jsonl_probe_text cache[JSONL_PROBE_CACHE];
 };
 
 int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e);

@@ -38,7 +38,7 @@ const struct jnode *json_at(const struct jdoc *doc, const struct jnode *arr, int
 int json_count(const struct jdoc *doc, const struct jnode *arr);
 /* A string value equal to S. */
 bool json_str_is(const struct jnode *n, const char *s);
-/* A string value with its escapes decoded (\uXXXX, surrogate pairs included, as
+/* A string value with its escapes decoded (\u escapes, surrogate pairs included, as
  * UTF-8) into BUF, NUL-terminated; its length, or -1 (not a string, bad escape, or
  * longer than SIZE - 1). */
 long json_str_decode(const struct jnode *n, char *buf, size_t size);

@@ -93,7 +93,13 @@ static bool run_case(const struct options *o, const struct vmcase *c)
 	struct tc t = { .env = &o->env, .name = c->name };
 	long long t0 = now_ms();
 
-	snprintf(t.dir, sizeof(t.dir), "%s/vmtest.XXXXXX", o->tmp);
+	/* mkdtemp's template ends in six 'X's. */
+	snprintf(t.dir, sizeof(t.dir), "%s/vmtest.", o->tmp);
+	size_t end = strlen(t.dir);
+	if (end + 6 < sizeof(t.dir)) {
+		memset(t.dir + end, 'X', 6);
+		t.dir[end + 6] = '\0';
+	}
 	if (!mkdtemp(t.dir)) {
 		printf("FAIL %s: cannot create a directory under %s\n", c->name, o->tmp);
 		return false;
