@@ -8,9 +8,11 @@ line ("uprobestats: error: ..." or, for config problems, compiler style
 the exit summary lists are not error lines), never die from a signal it did not get, never
 report "attached", and leave no tracefs uprobe events, bpffs pins or BPF
 programs behind."""
+import atexit
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,8 +48,20 @@ class Result:
         return f"exit {self.rc}; stderr:\n{self.err[-2000:]}"
 
 
+_TMPDIRS = []
+
+
 def tmpdir():
-    return tempfile.mkdtemp(prefix="uprobestats-faults.")
+    """A scratch directory, removed when the suite exits."""
+    d = tempfile.mkdtemp(prefix="uprobestats-faults.")
+    _TMPDIRS.append(d)
+    return d
+
+
+@atexit.register
+def _remove_tmpdirs():
+    for d in _TMPDIRS:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def as_nobody():
