@@ -85,8 +85,46 @@ int oat_class_get(const struct oat_file *o, uint32_t dex_i, uint32_t cdi, uint32
 	return 0;
 }
 
+/* Set bits of bm in bytes [0, byte): from the cursor when it has not passed
+ * byte (then the cursor moves to byte), else from the start. */
+static uint32_t slots_before_byte(const uint8_t *bm, uint32_t byte, struct oat_slot_cursor *cur)
+{
+	uint32_t n;
+
+	if (!cur || cur->byte > byte)
+		return popcount_bytes(bm, byte);
+	n = cur->slots_before + popcount_bytes(bm + cur->byte, byte - cur->byte);
+	cur->byte = byte;
+	cur->slots_before = n;
+	return n;
+}
+
+uint32_t oat_class_next_slotted(const struct oat_file *o, const struct oat_class *c,
+				uint32_t from)
+{
+	uint64_t size, end = c->num_methods;
+	const uint8_t *bm = oat_region(o, &size) + c->bitmap_at;
+
+	if (c->type == OAT_CLASS_NONE_COMPILED)
+		return c->num_methods;
+	if (c->type != OAT_CLASS_SOME_COMPILED)
+		return from < c->num_methods ? from : c->num_methods;
+	if (end > (uint64_t)c->bitmap_bytes * 8)
+		end = (uint64_t)c->bitmap_bytes * 8;
+	for (uint64_t i = from; i < end;) {
+		if (!bm[i / 8])
+			i = (i / 8 + 1) * 8;
+		else if (bm[i / 8] >> (i % 8) & 1)
+			return (uint32_t)i;
+		else
+			i++;
+	}
+	return c->num_methods;
+}
+
 int oat_class_method(const struct oat_file *o, const struct oat_class *c, uint32_t idx,
-		     uint32_t *code_offset, enum oat_miss *why, struct err *err)
+		     struct oat_slot_cursor *cur, uint32_t *code_offset, enum oat_miss *why,
+		     struct err *err)
 {
 	uint64_t size;
 	const uint8_t *b = oat_region(o, &size);
@@ -105,7 +143,7 @@ int oat_class_method(const struct oat_file *o, const struct oat_class *c, uint32
 			return 0;
 		}
 		/* The bitmap is u32 words, little-endian: bit i is byte i/8, bit i%8. */
-		slot = popcount_bytes(bm, idx / 8) + (uint32_t)__builtin_popcount(
+		slot = slots_before_byte(bm, idx / 8, cur) + (uint32_t)__builtin_popcount(
 			bm[idx / 8] & ((1u << (idx % 8)) - 1));
 	}
 	if (slot >= c->n_offsets)

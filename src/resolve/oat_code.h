@@ -46,10 +46,27 @@ enum oat_miss {
 int oat_class_get(const struct oat_file *o, uint32_t dex_i, uint32_t cdi, uint32_t n_methods,
 		  struct oat_class *out, struct err *err);
 
+/* How far a SomeCompiled bitmap has been counted: slots_before is the number
+ * of set bits in bytes [0, byte).  Callers that look up increasing method
+ * indexes of one class pass one cursor (zeroed first) so each bitmap byte is
+ * counted once per class, not once per method. */
+struct oat_slot_cursor {
+	uint32_t byte;
+	uint32_t slots_before;
+};
+
 /* code_offset of the method at class_method_index idx (direct then virtual),
- * raw (Thumb bit kept); 0 with *why set when it has none. */
+ * raw (Thumb bit kept); 0 with *why set when it has none.  cur may be NULL
+ * (a single lookup). */
 int oat_class_method(const struct oat_file *o, const struct oat_class *c, uint32_t idx,
-		     uint32_t *code_offset, enum oat_miss *why, struct err *err);
+		     struct oat_slot_cursor *cur, uint32_t *code_offset, enum oat_miss *why,
+		     struct err *err);
+
+/* The smallest class method index >= from that has a code slot (its bitmap
+ * bit is set, or the class is AllCompiled), or c->num_methods when none has.
+ * Runs of zero bitmap bytes are skipped a byte at a time. */
+uint32_t oat_class_next_slotted(const struct oat_file *o, const struct oat_class *c,
+				uint32_t from);
 
 struct oat_code {
 	uint32_t code_offset;       /* oat-relative, Thumb bit cleared */

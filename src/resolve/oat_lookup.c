@@ -171,7 +171,7 @@ static int finish(const struct oat_file *o, struct oat_dexset *ds, const struct 
 
 	describe(d, r);
 	if ((rc = oat_class_get(o, r->dex_i, r->cdi, n_methods, &c, err)) ||
-	    (rc = oat_class_method(o, &c, r->index_in_class, &r->raw_code_offset, &why, err)))
+	    (rc = oat_class_method(o, &c, r->index_in_class, NULL, &r->raw_code_offset, &why, err)))
 		return r->kind = OAT_LOOKUP_BROKEN, rc;
 	if (!r->raw_code_offset)
 		return not_compiled(o, &c, why, r, err);

@@ -40,18 +40,38 @@ static void note(struct oat_method_list *l, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A real oat file holds at most one code slot per 4 bytes; a listing longer
+ * than that means OatClass records (or dex class_data) are shared by many
+ * class_defs, which dex2oat never writes.  Refusing it bounds time and memory
+ * on crafted files. */
+static int check_listing_size(const struct oat_file *o, const struct oat_method_list *l,
+			      struct err *err)
+{
+	uint64_t most = oat_info(o)->oat_size / 4 + 1;
+
+	if (l->n < most)
+		return 0;
+	return err_set(err, -EINVAL,
+		       "%s: more than %llu compiled methods listed from %llu bytes of oat data: "
+		       "class records are shared between classes (damaged or crafted file)",
+		       oat_name(o), (unsigned long long)most,
+		       (unsigned long long)oat_info(o)->oat_size);
+}
+
 /* Adds one method slot of an OatClass if it has code. */
-static int add_slot(const struct oat_file *o, const struct oat_class *c, struct oat_method *m,
-		    struct oat_method_list *l, size_t *cap, struct err *err)
+static int add_slot(const struct oat_file *o, const struct oat_class *c,
+		    struct oat_slot_cursor *cur, struct oat_method *m, struct oat_method_list *l,
+		    size_t *cap, struct err *err)
 {
 	enum oat_miss why;
 	int rc;
 
-	if ((rc = oat_class_method(o, c, m->index_in_class, &m->raw_code_offset, &why, err)))
+	if ((rc = oat_class_method(o, c, m->index_in_class, cur, &m->raw_code_offset, &why, err)))
 		return rc;
 	if (!m->raw_code_offset)
 		return 0;
-	if ((rc = oat_code_at(o, m->raw_code_offset, &m->code, err)))
+	if ((rc = oat_code_at(o, m->raw_code_offset, &m->code, err)) ||
+	    (rc = check_listing_size(o, l, err)))
 		return rc;
 	if (push(l, cap, m))
 		return err_set(err, -ENOMEM, "out of memory");
@@ -65,6 +85,7 @@ static int list_class_with_dex(const struct oat_file *o, const struct dex_file *
 	struct dex_class_iter it;
 	struct oat_class c;
 	struct dex_method dm;
+	struct oat_slot_cursor cur = { 0 };
 	int rc;
 
 	if ((rc = dex_class_iter_init(d, cdi, &it, err)))
@@ -77,9 +98,86 @@ static int list_class_with_dex(const struct oat_file *o, const struct dex_file *
 		struct oat_method m = { .dex_i = di, .cdi = cdi, .index_in_class = dm.index_in_class,
 					.has_dex = true, .method_idx = dm.method_idx,
 					.access_flags = dm.access_flags };
-		if ((rc = add_slot(o, &c, &m, l, cap, err)))
+		if ((rc = add_slot(o, &c, &cur, &m, l, cap, err)))
 			return rc;
 	}
+	return rc;
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The class_defs of dex di whose OatClass record no earlier class_def points
+ * at: want[cdi] is set for those.  A real file never shares one; a crafted one
+ * that does would be listed once per class_def otherwise. */
+static int first_users_of_records(const struct oat_file *o, uint32_t di, uint32_t n,
+				  bool *want)
+{
+	uint64_t size;
+	const uint8_t *b = oat_region(o, &size);
+	uint64_t table = oat_dex_at(o, di)->class_offsets_offset;
+	uint32_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	uint32_t *claimed = calloc(n ? n : 1, sizeof(*claimed));
+
+	if (!sorted || !claimed) {
+		free(sorted);
+		free(claimed);
+		return -ENOMEM;
+	}
+	/* oat_guess_class_count only counts entries inside the oat data */
+	for (uint32_t i = 0; i < n; i++)
+		sorted[i] = ld32(b + table + 4ull * i);
+	qsort(sorted, n, sizeof(*sorted), by_u32);
+	for (uint32_t cdi = 0; cdi < n; cdi++) {
+		uint32_t off = ld32(b + table + 4ull * cdi);
+		uint32_t *hit = bsearch(&off, sorted, n, sizeof(*sorted), by_u32);
+		/* step back to the first equal entry: its claim flag is the one used */
+		while (hit > sorted && hit[-1] == off)
+			hit--;
+		want[cdi] = !claimed[hit - sorted];
+		claimed[hit - sorted] = 1;
+	}
+	free(sorted);
+	free(claimed);
+	return 0;
+}
+
+/* v194+ without the dex: by class_def and class method index, from the
+ * method counts OatClass records store. */
+static int list_dex_without_signatures(const struct oat_file *o, uint32_t di,
+				       struct oat_method_list *l, size_t *cap, struct err *err)
+{
+	uint32_t n = oat_guess_class_count(o, di), shared = 0;
+	bool *want = malloc((n ? n : 1) * sizeof(*want));
+	int rc = 0;
+
+	if (!want || first_users_of_records(o, di, n, want)) {
+		free(want);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
+	for (uint32_t cdi = 0; cdi < n && !rc; cdi++) {
+		struct oat_class c;
+		struct oat_slot_cursor cur = { 0 };
+		if (!want[cdi]) {
+			shared++;
+			continue;
+		}
+		if ((rc = oat_class_get(o, di, cdi, OAT_UNKNOWN_COUNT, &c, err)))
+			break;
+		for (uint32_t k = oat_class_next_slotted(o, &c, 0); k < c.num_methods && !rc;
+		     k = oat_class_next_slotted(o, &c, k + 1)) {
+			struct oat_method m = { .dex_i = di, .cdi = cdi, .index_in_class = k,
+						.method_idx = DEX_NO_INDEX };
+			rc = add_slot(o, &c, &cur, &m, l, cap, err);
+		}
+	}
+	free(want);
+	if (shared)
+		note(l, "dex #%u: %u class_defs point at an OatClass record another class_def "
+		     "uses; each record was listed once", di, shared);
 	return rc;
 }
 
@@ -104,19 +202,7 @@ static int list_dex(const struct oat_file *o, struct oat_dexset *ds, uint32_t di
 		return 0;
 	}
 	note(l, "dex #%u listed without signatures: %s", di, de.msg);
-	n = oat_guess_class_count(o, di);
-	for (uint32_t cdi = 0; cdi < n; cdi++) {
-		struct oat_class c;
-		if ((rc = oat_class_get(o, di, cdi, OAT_UNKNOWN_COUNT, &c, err)))
-			return rc;
-		for (uint32_t k = 0; k < c.num_methods && c.type != OAT_CLASS_NONE_COMPILED; k++) {
-			struct oat_method m = { .dex_i = di, .cdi = cdi, .index_in_class = k,
-						.method_idx = DEX_NO_INDEX };
-			if ((rc = add_slot(o, &c, &m, l, cap, err)))
-				return rc;
-		}
-	}
-	return 0;
+	return list_dex_without_signatures(o, di, l, cap, err);
 }
 
 struct code_key {

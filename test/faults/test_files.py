@@ -10,8 +10,8 @@ import stat
 import struct
 import subprocess
 
-from harness import (EXIT_RESOLVE, TESTDATA, TestFailure, check, expect_error, run, target,
-                     tmpdir, write_config)
+from harness import (EXIT_RESOLVE, HERE, TESTDATA, TestFailure, check, expect_error, run,
+                     target, tmpdir, write_config)
 
 OAT = os.path.join(TESTDATA, "oat")
 # x86_64, oat v183, dex in the jar next to it (compiled getter at 0x3430).
@@ -352,3 +352,18 @@ def test_oatdump_garbage_output():
     res = run(["resolve", os.path.join(tmp, f"{LOC}.odex"), LOC_SIG, "--resolver", "oatdump",
                "--oatdump", fake], timeout=30)
     expect_error(res, EXIT_RESOLVE)
+
+
+# ---- work bounded by the input size ---------------------------------------------------
+
+QUADRATIC = os.path.join(HERE, "data", "oat-quadratic-listing.odex")
+
+
+def test_methods_on_crafted_odex_is_bounded():
+    """A 22 KB odex found by fuzz_oat (oat v225, arm, dex absent, OatClass
+    records of SOME_COMPILED type with large method counts shared by many
+    class_defs): listing it must end, right or with exit 4, within seconds.
+    Each method index costs a popcount over the bitmap up to it, for every
+    class_def pointing at the record: quadratic, 37 s of CPU here."""
+    res = run(["methods", QUADRATIC], timeout=10)
+    check(res.rc in (0, EXIT_RESOLVE), res.describe())

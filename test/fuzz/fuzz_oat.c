@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (oat_class_get(o, i, 0, 3, &c, &e))
 				continue;
 			for (uint32_t k = 0; k < 3; k++)
-				if (!oat_class_method(o, &c, k, &co, &why, &e) && co)
+				if (!oat_class_method(o, &c, k, NULL, &co, &why, &e) && co)
 					oat_code_at(o, co, &code, &e);
 		}
 		oat_close(o);

@@ -197,7 +197,7 @@ UT_TEST(resolve_explains_abstract_and_profile_exclusion)
 		while (!seen && dex_class_iter_next(&it, &m, &e) > 0) {
 			uint32_t co;
 			enum oat_miss why;
-			if (!m.code_off || oat_class_method(o, &oc, m.index_in_class, &co, &why, &e) ||
+			if (!m.code_off || oat_class_method(o, &oc, m.index_in_class, NULL, &co, &why, &e) ||
 			    why != OAT_MISS_BITMAP)
 				continue;
 			dex_pretty_method(d, m.method_idx, sig, sizeof(sig));
