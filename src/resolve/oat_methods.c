@@ -104,10 +104,17 @@ static int list_class_with_dex(const struct oat_file *o, const struct dex_file *
 	return rc;
 }
 
-static int by_u32(const void *a, const void *b)
+struct record_user {
+	uint32_t record;            /* OatClass offset */
+	uint32_t cdi;
+};
+
+static int by_record_then_cdi(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
+	const struct record_user *x = a, *y = b;
+	if (x->record != y->record)
+		return x->record < y->record ? -1 : 1;
+	return x->cdi < y->cdi ? -1 : x->cdi > y->cdi;
 }
 
 /* The class_defs of dex di whose OatClass record no earlier class_def points
@@ -119,29 +126,17 @@ static int first_users_of_records(const struct oat_file *o, uint32_t di, uint32_
 	uint64_t size;
 	const uint8_t *b = oat_region(o, &size);
 	uint64_t table = oat_dex_at(o, di)->class_offsets_offset;
-	uint32_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-	uint32_t *claimed = calloc(n ? n : 1, sizeof(*claimed));
+	struct record_user *u = malloc((n ? n : 1) * sizeof(*u));
 
-	if (!sorted || !claimed) {
-		free(sorted);
-		free(claimed);
+	if (!u)
 		return -ENOMEM;
-	}
 	/* oat_guess_class_count only counts entries inside the oat data */
 	for (uint32_t i = 0; i < n; i++)
-		sorted[i] = ld32(b + table + 4ull * i);
-	qsort(sorted, n, sizeof(*sorted), by_u32);
-	for (uint32_t cdi = 0; cdi < n; cdi++) {
-		uint32_t off = ld32(b + table + 4ull * cdi);
-		uint32_t *hit = bsearch(&off, sorted, n, sizeof(*sorted), by_u32);
-		/* step back to the first equal entry: its claim flag is the one used */
-		while (hit > sorted && hit[-1] == off)
-			hit--;
-		want[cdi] = !claimed[hit - sorted];
-		claimed[hit - sorted] = 1;
-	}
-	free(sorted);
-	free(claimed);
+		u[i] = (struct record_user){ ld32(b + table + 4ull * i), i };
+	qsort(u, n, sizeof(*u), by_record_then_cdi);
+	for (uint32_t i = 0; i < n; i++)
+		want[u[i].cdi] = i == 0 || u[i - 1].record != u[i].record;
+	free(u);
 	return 0;
 }
 
