@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sink/fmt_fast.h"
+
 void json_init(struct json_out *j, struct outbuf *o)
 {
 	memset(j, 0, sizeof(*j));
@@ -117,54 +119,98 @@ static bool needs_escape(unsigned char c)
 	return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
 }
 
-static void escape_ctrl(struct outbuf *o, unsigned char c)
+/* One escaped ASCII byte (a quote, a backslash or a control character). */
+static char *escape_ascii(char *o, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
-	char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf] };
 
 	switch (c) {
-	case '"': outbuf_put(o, "\\\"", 2); return;
-	case '\\': outbuf_put(o, "\\\\", 2); return;
-	case '\n': outbuf_put(o, "\\n", 2); return;
-	case '\r': outbuf_put(o, "\\r", 2); return;
-	case '\t': outbuf_put(o, "\\t", 2); return;
-	case '\b': outbuf_put(o, "\\b", 2); return;
-	case '\f': outbuf_put(o, "\\f", 2); return;
-	default: outbuf_put(o, u, sizeof(u)); return;
+	case '"': return FMT_LIT(o, "\\\"");
+	case '\\': return FMT_LIT(o, "\\\\");
+	case '\n': return FMT_LIT(o, "\\n");
+	case '\r': return FMT_LIT(o, "\\r");
+	case '\t': return FMT_LIT(o, "\\t");
+	case '\b': return FMT_LIT(o, "\\b");
+	case '\f': return FMT_LIT(o, "\\f");
+	default:
+		o = FMT_LIT(o, "\\u00");
+		*o++ = hex[c >> 4];
+		*o++ = hex[c & 0xf];
+		return o;
 	}
 }
 
-void json_escape(struct outbuf *o, const char *s, size_t n)
+char *json_escape_into(char *o, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0;
+	size_t i = 0, run;
 
 	while (i < n) {
 		/* copy runs of plain ASCII in one go */
 		for (run = i; i < n && !needs_escape(p[i]); i++)
 			;
-		if (i > run)
-			outbuf_put(o, p + run, i - run);
+		o = fmt_copy(o, p + run, i - run);
 		if (i >= n)
 			break;
 		if (p[i] < 0x80) {
-			escape_ctrl(o, p[i]);
-			i++;
+			o = escape_ascii(o, p[i++]);
 			continue;
 		}
 		size_t len = utf8_seq_len(p + i, n - i);
 		if (len == 0) {
-			outbuf_put(o, "\\ufffd", 6);
+			o = FMT_LIT(o, "\\ufffd");
 			i++;
 		} else if (len == 3 && p[i] == 0xe2 && p[i + 1] == 0x80 &&
 			   (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
 			/* U+2028/2029 are valid JSON but break JavaScript eval */
-			outbuf_put(o, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029", 6);
+			o = p[i + 2] == 0xa8 ? FMT_LIT(o, "\\u2028") : FMT_LIT(o, "\\u2029");
 			i += 3;
 		} else {
-			outbuf_put(o, p + i, len);
+			o = fmt_copy(o, p + i, len);
 			i += len;
 		}
+	}
+	return o;
+}
+
+#define ESCAPE_CHUNK 512
+
+/* Length a UTF-8 lead byte announces (1 for anything that cannot lead). */
+static size_t utf8_lead_len(unsigned char c)
+{
+	return c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 1;
+}
+
+/* A prefix of s[0..n) of at most ESCAPE_CHUNK bytes that does not cut a
+ * sequence its lead byte announces, so escaping chunk by chunk gives the
+ * bytes one pass would. */
+static size_t escape_chunk(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t k = n < ESCAPE_CHUNK ? n : ESCAPE_CHUNK;
+
+	if (k == n || (p[k] & 0xc0) != 0x80)
+		return k;
+	for (size_t j = k - 1; j + 3 >= k && j > 0; j--) {
+		if ((p[j] & 0xc0) != 0x80)
+			return j + utf8_lead_len(p[j]) > k ? j : k;
+	}
+	return k;
+}
+
+void json_escape(struct outbuf *o, const char *s, size_t n)
+{
+	char tmp[JSON_ESCAPE_MAX(ESCAPE_CHUNK)];
+
+	while (n) {
+		size_t k = escape_chunk(s, n);
+		char *p = outbuf_reserve(o, JSON_ESCAPE_MAX(k));
+		if (p)
+			outbuf_commit(o, json_escape_into(p, s, k));
+		else /* a buffer smaller than one chunk (tests) */
+			outbuf_put(o, tmp, (size_t)(json_escape_into(tmp, s, k) - tmp));
+		s += k;
+		n -= k;
 	}
 }
 

@@ -50,6 +50,10 @@ void json_newline(struct json_out *j);
 
 /* Escaped string body only (no quotes): for callers composing a string. */
 void json_escape(struct outbuf *o, const char *s, size_t n);
+/* The same into memory with room for JSON_ESCAPE_MAX(n) bytes; returns the
+ * end of what it wrote. */
+#define JSON_ESCAPE_MAX(n) (6 * (size_t)(n))
+char *json_escape_into(char *out, const char *s, size_t n);
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 when it is invalid
  * (overlong, surrogate, above U+10FFFF, truncated). */

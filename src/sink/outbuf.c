@@ -54,6 +54,20 @@ void outbuf_put(struct outbuf *o, const void *p, size_t n)
 	o->len += n;
 }
 
+char *outbuf_reserve(struct outbuf *o, size_t n)
+{
+	if (n > o->cap)
+		return NULL;
+	if (n > o->cap - o->len)
+		drain(o);
+	return o->buf + o->len;
+}
+
+void outbuf_commit(struct outbuf *o, char *end)
+{
+	o->len = (size_t)(end - o->buf);
+}
+
 void outbuf_putc(struct outbuf *o, char c)
 {
 	if (o->len == o->cap)

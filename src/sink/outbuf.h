@@ -30,6 +30,11 @@ int outbuf_init(struct outbuf *o, FILE *f, size_t cap, const char *name, struct 
 void outbuf_free(struct outbuf *o);
 
 void outbuf_put(struct outbuf *o, const void *p, size_t n);
+/* Room for n bytes at the end of the buffer, draining it first when needed;
+ * NULL when n is more than the whole buffer holds.  Write at most n bytes
+ * there, then outbuf_commit(o, end) with the end of what was written. */
+char *outbuf_reserve(struct outbuf *o, size_t n);
+void outbuf_commit(struct outbuf *o, char *end);
 void outbuf_putc(struct outbuf *o, char c);
 void outbuf_puts(struct outbuf *o, const char *s);
 void outbuf_printf(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -3,6 +3,7 @@
 #include "ut.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sink/json_out.h"
 #include "sink/jsonl_out.h"
@@ -154,6 +155,201 @@ UT_TEST(jsonl_records_match_the_schema)
 	UT_CONTAINS(text, "\"probe\":null,\"program\":null,\"map\":null,\"count\":3");
 	cap_free(&c);
 	jc_free(&schema);
+}
+
+/* ---- the per-event writer against the generic one ------------------------ */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Bytes that exercise every escaping rule: ASCII, controls, quotes, valid
+ * 2/3/4-byte UTF-8, U+2028, and broken sequences. */
+static size_t random_text(char *out, size_t cap)
+{
+	static const char *const pieces[] = {
+		"a", "Zz09", " ", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\0",
+		"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x80\xa8", "\xe2\x80\xa9",
+		"\xff", "\xc0\x80", "\xed\xa0\x80", "\xe2\x82", "\x80", "\xf4\x90\x80\x80",
+	};
+	static const size_t lens[] = { 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 4, 3, 3, 1, 2, 3, 2, 1, 4 };
+	size_t n = 0, want = cap >= 2 ? rng() % (cap / 2) : 0;
+
+	while (n < want) {
+		size_t k = rng() % (sizeof(lens) / sizeof(lens[0]));
+		if (n + lens[k] > cap)
+			break;
+		memcpy(out + n, pieces[k], lens[k]);
+		n += lens[k];
+	}
+	return n;
+}
+
+static const int64_t edge_i64[] = { 0, 1, -1, 9, 10, 99, 100, 12345678901234ll,
+				    9223372036854775807ll, -9223372036854775807ll - 1 };
+static const uint64_t edge_u64[] = { 0, 1, 15, 16, 255, 0x1000, 0xffffffffull,
+				     0x8000000000000000ull, 18446744073709551615ull };
+
+static void random_field(struct field *f, char *text, size_t text_cap, int32_t *l32,
+			 int64_t *l64)
+{
+	static const char *const names[] = { "pc", "r0", "uid", "reason", "na\"me", "\xc3\xa9t\xc3\xa9" };
+	static const float floats[] = { 0.0f, 1.5f, -2.25e-10f, 3.4e38f, 1.0f / 0.0f, 0.0f / 0.0f };
+	uint32_t n;
+
+	memset(f, 0, sizeof(*f));
+	f->name = rng() % 9 ? names[rng() % 6] : NULL;
+	f->type = (enum field_type)(rng() % 10); /* 9: not a type: written as null */
+	switch (f->type) {
+	case FIELD_INT32: f->v.i32 = (int32_t)edge_i64[rng() % 10]; break;
+	case FIELD_INT64: f->v.i64 = rng() % 2 ? edge_i64[rng() % 10] : (int64_t)rng(); break;
+	case FIELD_UINT64: f->v.u64 = rng() % 2 ? edge_u64[rng() % 9] : rng() >> (rng() % 64); break;
+	case FIELD_BOOL: f->v.b = rng() % 2; break;
+	case FIELD_FLOAT: f->v.f = floats[rng() % 6]; break;
+	case FIELD_STRING:
+	case FIELD_BYTES:
+		f->v.str.len = (uint32_t)random_text(text, text_cap);
+		f->v.str.ptr = rng() % 8 ? text : NULL;
+		break;
+	case FIELD_INT32_LIST:
+		n = (uint32_t)(rng() % 5);
+		for (uint32_t i = 0; i < n; i++)
+			l32[i] = (int32_t)edge_i64[rng() % 10];
+		f->v.i32s.ptr = l32;
+		f->v.i32s.n = n;
+		break;
+	case FIELD_INT64_LIST:
+		n = (uint32_t)(rng() % 5);
+		for (uint32_t i = 0; i < n; i++)
+			l64[i] = edge_i64[rng() % 10];
+		f->v.i64s.ptr = l64;
+		f->v.i64s.n = n;
+		break;
+	default: break;
+	}
+}
+
+static void random_event(struct event *ev, struct field *f, char (*texts)[96], int32_t (*l32)[4],
+			 int64_t (*l64)[4], char *comm, char *process)
+{
+	static const int64_t walls[] = { 0, -5, 1, 999999999, 1000000000, 1700000000123456789ll,
+					 9223372036854775807ll - 3000000000ll };
+	static const struct probe_desc odd_probe = {
+		.task_id = -3, .task_index = 4294967295u, .probe_index = 2, .program = "p\"rog",
+		.map = NULL, .file = "/data/\xff\n/x", .method = NULL, .offset = 0,
+	};
+
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = (enum event_kind)(rng() % 4);
+	ev->boot_ns = rng() % 2 ? edge_u64[rng() % 9] : rng();
+	ev->wall_ns = rng() % 3 ? walls[rng() % 7] + (int64_t)(rng() % 3000000000ull) : walls[rng() % 7];
+	ev->pid = (uint32_t)rng();
+	ev->tid = (uint32_t)(rng() % 100000);
+	random_text(comm, 32);
+	comm[rng() % 16] = '\0';
+	ev->comm = rng() % 5 ? comm : NULL;
+	process[random_text(process, 95)] = '\0';
+	ev->process = rng() % 5 ? process : NULL;
+	ev->probe = rng() % 3 ? &probe_a : rng() % 2 ? &odd_probe : NULL;
+	ev->duration_ns = rng();
+	ev->n_lost = rng();
+	ev->n_fields = rng() % 12;
+	for (size_t i = 0; i < ev->n_fields; i++)
+		random_field(&f[i], texts[i], sizeof(texts[i]), l32[i], l64[i]);
+	ev->fields = f;
+}
+
+UT_TEST(jsonl_per_event_writer_matches_the_generic_writer)
+{
+	struct capture fast, ref;
+	struct jsonl_out a, b;
+	struct field f[12];
+	char texts[12][96], comm[33], process[96];
+	int32_t l32[12][4];
+	int64_t l64[12][4];
+
+	cap_open(&fast);
+	cap_open(&ref);
+	UT_EQ_INT(jsonl_open(&a, fast.f, NULL), 0);
+	UT_EQ_INT(jsonl_open(&b, ref.f, NULL), 0);
+	for (int i = 0; i < 20000; i++) {
+		struct event ev;
+		random_event(&ev, f, texts, l32, l64, comm, process);
+		jsonl_event(&a, &ev);
+		jsonl_event_generic(&b, &ev);
+	}
+	jsonl_close(&a);
+	jsonl_close(&b);
+	const char *x = cap_text(&fast), *y = cap_text(&ref);
+	size_t at = 0;
+	while (x[at] && x[at] == y[at])
+		at++;
+	if (x[at] != y[at])
+		ut_fail(__FILE__, __LINE__, "outputs differ at byte %zu: fast '%.80s' generic '%.80s'",
+			at, x + (at > 40 ? at - 40 : 0), y + (at > 40 ? at - 40 : 0));
+	UT_ASSERT(fast.len > 1000000);
+	cap_free(&fast);
+	cap_free(&ref);
+}
+
+UT_TEST(jsonl_lines_longer_than_half_the_buffer_are_streamed)
+{
+	struct capture c;
+	struct jsonl_out s;
+	size_t n = 200 * 1024;
+	char *big = malloc(n);
+	struct field f = { .name = "s", .type = FIELD_STRING };
+	struct event ev = { .kind = EVENT_RECORD, .probe = &probe_a, .fields = &f, .n_fields = 1 };
+
+	UT_ASSERT(big != NULL);
+	for (size_t i = 0; i < n; i++)
+		big[i] = i % 1000 == 999 ? '\n' : 'a' + (char)(i % 26);
+	f.v.str.ptr = big;
+	f.v.str.len = (uint32_t)n;
+	cap_open(&c);
+	UT_EQ_INT(jsonl_open(&s, c.f, NULL), 0);
+	jsonl_event(&s, &ev);
+	jsonl_event(&s, &ev);
+	jsonl_close(&s);
+	struct jc_doc d;
+	const char *text = cap_text(&c);
+	const char *nl = strchr(text, '\n');
+	UT_ASSERT(nl != NULL);
+	UT_EQ_INT(jc_parse(&d, text, (size_t)(nl - text)), 0);
+	jc_free(&d);
+	UT_EQ_INT((long long)c.len, 2 * (long long)(nl - text + 1));
+	cap_free(&c);
+	free(big);
+}
+
+UT_TEST(json_escape_in_chunks_matches_one_pass)
+{
+	for (int round = 0; round < 200; round++) {
+		size_t cap = 1 + rng() % 3000;
+		char *in = malloc(cap), *want = malloc(JSON_ESCAPE_MAX(cap) + 1);
+		size_t n;
+		struct capture c;
+		struct outbuf o;
+
+		UT_ASSERT(in && want);
+		n = random_text(in, cap) * 2 <= cap ? random_text(in, cap) : 0;
+		*json_escape_into(want, in, n) = '\0';
+		cap_open(&c);
+		UT_EQ_INT(outbuf_init(&o, c.f, round % 2 ? 16 : 0, "test", NULL), 0);
+		json_escape(&o, in, n);
+		outbuf_flush(&o);
+		outbuf_free(&o);
+		UT_EQ_STR(cap_text(&c), want);
+		cap_free(&c);
+		free(in);
+		free(want);
+	}
 }
 
 /* The validator is not a rubber stamp: each of these breaks the schema. */
