@@ -108,15 +108,7 @@ def test_call_timestamp_event_ids():
     tmp = tmpdir()
     cfg = write_config(tmp, native_config(target("target_native"), "ups_target_second",
                                           prog="call_timestamp_3"))
-    a = Target(tmp, 10, 42, threads=4)
-    try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(a.pid)])
-        u.wait_attached()
-        a.go()
-        a.wait()
-        rc = u.wait()
-    finally:
-        a.kill()
+    rc, u = traced_run(Target(tmp, 10, 42, threads=4), ["run", cfg, "--format", "json"])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = records(u.json_events())
     eq(len(evs), 4, "one event per thread")
@@ -129,17 +121,9 @@ def test_burst_of_a_million_calls_loses_nothing():
     tmp = tmpdir()
     n = 1000000
     cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
-    a = Target(tmp, n, 1)
-    try:
-        out = open(os.path.join(tmp, "events.jsonl"), "w")
-        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(a.pid)], stdout=out)
-        u.wait_attached()
-        a.go()
-        a.wait(timeout=600)
-        rc = u.wait(timeout=120)
-        out.close()
-    finally:
-        a.kill()
+    with open(os.path.join(tmp, "events.jsonl"), "w") as out:
+        rc, u = traced_run(Target(tmp, n, 1), ["run", cfg, "--format", "json"], stdout=out,
+                           timeout=600)
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     lines = 0
     last = None
