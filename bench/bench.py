@@ -251,41 +251,99 @@ def perhit_variants(tmp, off):
     }
 
 
+class ProgStats:
+    """The kernel's own account of the BPF programs running during one run
+    (kernel.bpf_stats_enabled): run count and total run time per program,
+    sampled every half second by a thread (a tracer unloads its programs as
+    soon as its target exits, so the last sample is what remains).  Only one
+    tracer runs at a time, so every kprobe-type program that ran is its."""
+
+    def __init__(self):
+        self.progs = {}
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _sample(self):
+        p = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True)
+        try:
+            progs = json.loads(p.stdout or "[]")
+        except ValueError:
+            return
+        for prog in progs:
+            if prog.get("type") == "kprobe" and prog.get("run_cnt"):
+                self.progs[prog["id"]] = (prog.get("name", "?"), prog["run_cnt"],
+                                          prog.get("run_time_ns", 0))
+
+    def _run(self):
+        while not self._stop.wait(0.5):
+            self._sample()
+
+    def finish(self):
+        """ns of BPF program time per hit (every program's time over the hits
+        of the busiest one: entry + return programs both count), or None."""
+        self._stop.set()
+        self._t.join(10)
+        if not self.progs:
+            return None
+        hits = max(cnt for _, cnt, _ in self.progs.values())
+        return sum(ns for _, _, ns in self.progs.values()) / hits
+
+
 def one_perhit_run(tmp, make_tracer):
-    """Seconds the target takes for CALLS calls under the tracer, and what
-    the tracer delivered (None when it cannot tell)."""
+    """One run of CALLS calls under the tracer: (wall seconds, the target's
+    CPU seconds, BPF ns per hit or None, what the tracer delivered or None).
+    The uprobe trap and the BPF program run in the target's context, so its
+    CPU time (user + sys) is the cost of tracing without the waits other jobs
+    on the machine add to the wall time."""
     t = Target(tmp, CALLS, 1)
     tracer = None
     try:
         tracer = make_tracer(t.pid) if make_tracer else None
+        stats = ProgStats() if tracer else None
         t0 = time.monotonic()
         t.go()
-        t.wait(timeout=3600)
+        user, sys_s, _ = wait_rusage(t.proc, 3600, "the target")
         secs = time.monotonic() - t0
+        prog_ns = stats.finish() if stats else None
         delivered = tracer.stop() if tracer else None
     finally:
         t.kill()
         if tracer and tracer.proc.poll() is None:
             stop(tracer.proc)
-    return secs, delivered
+    return secs, user + sys_s, prog_ns, delivered
+
+
+def bpf_stats(enable):
+    """Turns the kernel's per-program run-time accounting on or off; returns
+    the previous setting."""
+    path = "/proc/sys/kernel/bpf_stats_enabled"
+    with open(path) as f:
+        old = f.read().strip()
+    with open(path, "w") as f:
+        f.write(enable)
+    return old
 
 
 def bench_perhit():
     tmp = tmpdir()
     off = resolve_offset(NATIVE, "ups_target_fn")
     variants = perhit_variants(tmp, off)
-    times = {k: [] for k in variants}
-    delivered = {k: [] for k in variants}
-    for r in range(REPEATS):
-        order = list(variants)
-        random.shuffle(order)
-        for name in order:
-            secs, d = one_perhit_run(tmp, variants[name])
-            times[name].append(secs)
-            delivered[name].append(d)
-            print(f"  repeat {r + 1}/{REPEATS}: {name}: {secs:.2f}s"
-                  + (f", delivered {d}" if d is not None else ""), flush=True)
-    return perhit_table(times, delivered)
+    runs = {k: [] for k in variants}
+    old = bpf_stats("1")
+    try:
+        for r in range(REPEATS):
+            order = list(variants)
+            random.shuffle(order)
+            for name in order:
+                secs, cpu, ns, d = one_perhit_run(tmp, variants[name])
+                runs[name].append((secs, cpu, ns, d))
+                print(f"  repeat {r + 1}/{REPEATS}: {name}: {secs:.2f}s wall, {cpu:.2f}s CPU"
+                      + (f", BPF {ns:.0f} ns/hit" if ns is not None else "")
+                      + (f", delivered {d}" if d is not None else ""), flush=True)
+    finally:
+        bpf_stats(old)
+    return perhit_table(runs)
 
 
 def floor_for(name):
@@ -293,30 +351,48 @@ def floor_for(name):
             else "floor: empty BPF program (uprobe)")
 
 
-def perhit_table(times, delivered):
-    us = {k: median(v) / CALLS * 1e6 for k, v in times.items()}
+def perhit_table(runs):
+    def med(name, i):
+        xs = [r[i] for r in runs[name] if r[i] is not None]
+        return median(xs) if xs else None
+    wall = {k: med(k, 0) / CALLS * 1e6 for k in runs}
+    cpu = {k: med(k, 1) / CALLS * 1e6 for k in runs}
+    prog = {k: med(k, 2) for k in runs}
     rows = [f"Per-hit cost: {CALLS:,} calls of ups_target_fn (6 args) in target_native, "
-            f"median of {REPEATS} interleaved repeats; ratio to the floor of the same kind "
-            "(uprobe, or uprobe + uretprobe for the uretprobe programs).", "",
-            "| variant | µs/hit (median) | runs (s) | ratio to floor | delivered |",
-            "|---|---:|---|---:|---|"]
-    for name in times:
-        ratio = "" if name == "no probe" else f"{us[name] / us[floor_for(name)]:.2f}×"
-        d = delivered[name]
-        dtext = "—" if d[0] is None else ", ".join(
-            "all" if x == CALLS else (x if isinstance(x, str) else f"{x:,}") for x in d)
-        runs = " ".join(f"{t:.2f}" for t in times[name])
-        rows.append(f"| {name} | {us[name]:.2f} | {runs} | {ratio} | {dtext} |")
-    printf = us["bpftrace, printf pid + 2 args"]
-    rows += ["", f"call_detail vs bpftrace printf: {us['uprobestats call_detail'] / printf:.2f}× "
-             "the time per hit."]
+            f"median of {REPEATS} interleaved repeats.  CPU is the target's own (user + sys: "
+            "the trap and the BPF program run in its context); BPF is the kernel's run time "
+            "of the tracer's programs per hit (bpf_stats).  Ratios are to the floor of the "
+            "same kind (uprobe, or uprobe + uretprobe for the uretprobe programs); "
+            "\"by program\" is the floor's CPU plus the program's BPF time above the empty "
+            "program's, over the floor's CPU: what the program itself adds, free of the "
+            "trap's run-to-run noise.", "",
+            "| variant | µs/hit wall | µs/hit CPU | CPU runs (s) | BPF ns/hit | ratio (CPU) | "
+            "ratio (by program) | delivered |",
+            "|---|---:|---:|---|---:|---:|---:|---|"]
+    for name in runs:
+        fl = floor_for(name)
+        ratio = by_prog = ""
+        if name != "no probe":
+            ratio = f"{cpu[name] / cpu[fl]:.3f}×"
+            if prog[name] is not None and prog[fl] is not None:
+                by_prog = f"{(cpu[fl] + (prog[name] - prog[fl]) / 1000) / cpu[fl]:.3f}×"
+        ds = [r[3] for r in runs[name]]
+        dtext = "—" if ds[0] is None else ", ".join(
+            "all" if x == CALLS else (x if isinstance(x, str) else f"{x:,}") for x in ds)
+        cruns = " ".join(f"{r[1]:.2f}" for r in runs[name])
+        ptext = "—" if prog[name] is None else f"{prog[name]:.0f}"
+        rows.append(f"| {name} | {wall[name]:.2f} | {cpu[name]:.2f} | {cruns} | {ptext} | "
+                    f"{ratio} | {by_prog} | {dtext} |")
+    printf = cpu["bpftrace, printf pid + 2 args"]
+    rows += ["", f"call_detail vs bpftrace printf: {cpu['uprobestats call_detail'] / printf:.2f}× "
+             "the CPU per hit."]
     return "\n".join(rows)
 
 
 # ---- throughput and loss -------------------------------------------------------------
 
 
-def wait_rusage(proc, timeout):
+def wait_rusage(proc, timeout, what="uprobestats"):
     """waits for proc, returning its rusage (user s, sys s, max RSS KiB)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -326,7 +402,7 @@ def wait_rusage(proc, timeout):
             return ru.ru_utime, ru.ru_stime, ru.ru_maxrss
         if time.monotonic() > deadline:
             proc.kill()
-            raise BenchError("uprobestats did not end in time")
+            raise BenchError(f"{what} did not end in time")
         time.sleep(0.05)
 
 
