@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"  --bpf-pid-filter        also filter by pid inside the BPF program\n"
 	"  --force-perfbuf         perf event array output even where ring buffers exist\n"
 	"  --force-ringbuf         ring buffer output or fail (kernels before 5.8 have none)\n"
+	"  --force-pmu             attach through uprobe PMU perf events, not uprobe_multi links\n"
+	"                          (the path for kernels before 6.6; slower to detach)\n"
 	"  --force-tracefs         attach through tracefs uprobe_events, not the uprobe PMU\n"
 	"  --guardrail auto|off|user   the user-build method allowlist (auto: on on Android\n"
 	"                          user builds)\n"

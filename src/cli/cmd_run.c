@@ -44,6 +44,7 @@ struct run_opts {
 	bool quiet;
 	enum output_mode output_mode;
 	bool force_tracefs;
+	bool force_pmu;
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
@@ -55,7 +56,7 @@ enum {
 	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_POLLED_ATOM, OPT_ATOM_MAPPING,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM, OPT_ATOM_MAPPING,
 };
 
 static const struct option long_opts[] = {
@@ -75,6 +76,7 @@ static const struct option long_opts[] = {
 	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
+	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
@@ -178,6 +180,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
 		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
+		case OPT_FORCE_PMU: o->force_pmu = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -526,6 +529,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
 				   .force_tracefs = o->force_tracefs,
+				   .force_pmu = o->force_pmu,
 				   .interrupted = stop_signal_pending };
 	struct run_state rs = { .plan = plan };
 	FILE *out = NULL, *trace = NULL;

@@ -1,6 +1,7 @@
 #include "probe/attach.h"
 
 #include <errno.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,112 @@ int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t o
 		close(fd);
 		return err_set(err, -e, "%s+0x%llx: attaching the BPF program: %s", path,
 			       (unsigned long long)offset, strerror(e));
+	}
+	*out_fd = fd;
+	return 0;
+}
+
+/* ---- uprobe_multi links ------------------------------------------------- */
+
+/* BPF_LINK_CREATE's uprobe_multi member (uapi 6.6), laid out by hand: the
+ * headers we build with predate it.  The kernel checks the unused tail of
+ * the attr is zero, so the struct is zeroed whole. */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+#define UPROBE_MULTI_RETURN 1u  /* BPF_F_UPROBE_MULTI_RETURN */
+
+static int link_create_multi(int prog_fd, const char *path, uint64_t offset, bool retprobe,
+			     int pid)
+{
+	struct uprobe_multi_attr a;
+	unsigned long off = (unsigned long)offset;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (__u32)prog_fd;
+	a.attach_type = UPS_ATTACH_UPROBE_MULTI;
+	a.path = (__u64)(uintptr_t)path;
+	a.offsets = (__u64)(uintptr_t)&off;
+	a.cnt = 1;
+	a.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	a.pid = (__u32)pid;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+static int load_trivial_multi_prog(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.insns = (__u64)(uintptr_t)insns;
+	a.insn_cnt = 2;
+	a.license = (__u64)(uintptr_t)"GPL";
+	a.expected_attach_type = UPS_ATTACH_UPROBE_MULTI;
+	fd = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* As libbpf decides: a link on "/" fails with EBADF where uprobe_multi
+ * exists; with pid -1 as well it fails earlier with EINVAL only on kernels
+ * that filter by process (the first ones filtered by thread, which would
+ * miss every call made off the main thread). */
+int uprobe_multi_detect(struct err *err)
+{
+	int prog = load_trivial_multi_prog(), rc;
+
+	if (prog < 0)
+		return err_set(err, prog, "uprobe_multi links: not in this kernel (6.6+): %s",
+			       strerror(-prog));
+	rc = link_create_multi(prog, "/", 0, false, 0);
+	if (rc != -EBADF) {
+		if (rc >= 0)
+			close(rc);
+		close(prog);
+		return err_set(err, -ENOTSUP, "uprobe_multi links: not in this kernel (6.6+): %s",
+			       rc >= 0 ? "a link on / was accepted" : strerror(-rc));
+	}
+	rc = link_create_multi(prog, "/", 0, false, -1);
+	if (rc >= 0)
+		close(rc);
+	close(prog);
+	if (rc != -EINVAL)
+		return err_set(err, -ENOTSUP, "uprobe_multi links: this kernel filters them by "
+			       "thread, not process (kernels before the 2024 fix)");
+	return 0;
+}
+
+int uprobe_attach_multi(const char *path, uint64_t offset, bool retprobe, pid_t pid,
+			int prog_fd, int *out_fd, struct err *err)
+{
+	int fd = link_create_multi(prog_fd, path, offset, retprobe, pid >= 0 ? (int)pid : 0);
+
+	if (fd < 0) {
+		if (pid >= 0)
+			return err_set(err, fd, "%s+0x%llx: uprobe_multi link for pid %d: %s%s", path,
+				       (unsigned long long)offset, (int)pid, strerror(-fd),
+				       attach_hint(-fd));
+		return err_set(err, fd, "%s+0x%llx: uprobe_multi link for all processes: %s%s",
+			       path, (unsigned long long)offset, strerror(-fd), attach_hint(-fd));
 	}
 	*out_fd = fd;
 	return 0;

@@ -5,7 +5,13 @@
  * from sysfs, config1 = path, config2 = file offset, then
  * PERF_EVENT_IOC_SET_BPF.  Per-pid events make the kernel install the
  * breakpoint only in the target's address space, so other processes that map
- * the same file pay nothing. */
+ * the same file pay nothing.
+ *
+ * On 6.6+ kernels whose uprobe_multi links filter by process (libbpf's test:
+ * a negative pid is refused with EINVAL), a BPF link of one offset is used
+ * instead: the same per-process breakpoint, but its teardown does not hold
+ * the tracing event_mutex, so closing many links from several threads takes
+ * one RCU grace period instead of one each (100 probes: 10 s -> 0.2 s). */
 #ifndef UPROBESTATS_PROBE_ATTACH_H
 #define UPROBESTATS_PROBE_ATTACH_H
 
@@ -27,5 +33,18 @@ int uprobe_pmu_detect(struct uprobe_pmu *pmu, struct err *err);
  * detach.  pid < 0 means every process. */
 int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 		      bool retprobe, pid_t pid, int prog_fd, int *out_fd, struct err *err);
+
+/* BPF_TRACE_UPROBE_MULTI, from a uapi newer than the headers we build with. */
+#define UPS_ATTACH_UPROBE_MULTI 48
+
+/* 0 when this kernel has uprobe_multi links with process filtering;
+ * otherwise a negative errno and, in err, why not. */
+int uprobe_multi_detect(struct err *err);
+
+/* A uprobe_multi link of one offset for prog_fd (loaded with expected
+ * attach type UPS_ATTACH_UPROBE_MULTI); *out_fd is the link.  pid < 0 means
+ * every process. */
+int uprobe_attach_multi(const char *path, uint64_t offset, bool retprobe, pid_t pid,
+			int prog_fd, int *out_fd, struct err *err);
 
 #endif

@@ -28,6 +28,7 @@ struct session_opts {
 	bool bpf_pid_filter;      /* also filter by tgid inside the program */
 	enum output_mode output;
 	bool force_tracefs;       /* tracefs uprobe_events even where the uprobe PMU exists */
+	bool force_pmu;           /* uprobe PMU perf events even where uprobe_multi links exist */
 	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
 	const char *proc_dir;     /* "/proc" unless testing */
 	/* Asked between probes while attaching: true stops the attach (a signal
@@ -73,7 +74,7 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 int session_probe_histogram(const struct session *s, uint32_t probe_id,
 			    uint64_t slots[UPS_HIST_SLOTS]);
 
-/* "uprobe PMU" or "tracefs uprobe_events". */
+/* "uprobe_multi links", "uprobe PMU" or "tracefs uprobe_events". */
 const char *session_attach_mode(const struct session *s);
 
 /* The output mode in use (never OUTPUT_AUTO after session_open). */

@@ -87,3 +87,37 @@ def test_loads_without_kernel_btf():
         a.kill()
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     eq(len(events(u.json_events())), N, "events")
+
+
+def kernel_at_least(major, minor):
+    rel = os.uname().release.split("-")[0].split(".")
+    return (int(rel[0]), int(rel[1])) >= (major, minor)
+
+
+def test_uprobe_multi_and_pmu_paths_filter_by_process_not_thread():
+    """The default path (uprobe_multi links where the kernel filters them by
+    process) and --force-pmu both see every thread of the target and nothing
+    of another process mapping the same binary."""
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    default = "via uprobe_multi links" if kernel_at_least(6, 10) else "via uprobe PMU"
+    for flags, path in (([], default), (["--force-pmu"], "via uprobe PMU")):
+        a = Target(tmp, N, 3, threads=3)
+        b = Target(tmp, N, 4)
+        try:
+            u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(a.pid)] + flags)
+            u.wait_attached()
+            check(path in u.stderr(), f"{flags}: expected '{path}' in: {u.stderr()}")
+            b.go()
+            a.go()
+            b.wait()
+            a.wait()
+            rc = u.wait()
+        finally:
+            a.kill()
+            b.kill()
+        eq(rc, 0, f"{flags}: exit code; stderr: " + u.stderr())
+        evs = events(u.json_events())
+        eq(len(evs), 3 * N, f"{flags}: events from the target's 3 threads")
+        eq({e["pid"] for e in evs}, {a.pid}, f"{flags}: only the target process")
+        eq(len({e["tid"] for e in evs}), 3, f"{flags}: threads seen")
