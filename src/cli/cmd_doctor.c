@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "config/guardrail.h"
+#include "probe/attach.h"
 #include "sys/doctor.h"
 #include "sys/privilege.h"
 
@@ -17,7 +18,7 @@ int cmd_doctor(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct doctor_opts o = { .tracefs_fallback = true };
+	struct doctor_opts o = { .tracefs_fallback = true, .probe_uprobe_multi = uprobe_multi_detect };
 	enum guardrail_mode gm = GUARDRAIL_AUTO;
 	int c, rc;
 

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/err.h"
+
 #include "sys/sysroot.h"
 
 /* --guardrail as the CLI parsed it; AUTO applies config/guardrail.h's rule
@@ -29,6 +31,9 @@ struct doctor_opts {
 	/* The attach layer can fall back to tracefs uprobe_events when the
 	 * uprobe PMU is missing. */
 	bool tracefs_fallback;
+	/* 0 when uprobe_multi links with process filtering work here, else a
+	 * negative errno with the reason in err.  NULL: not checked. */
+	int (*probe_uprobe_multi)(struct err *err);
 	enum doctor_guardrail guardrail;
 };
 

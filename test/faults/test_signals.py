@@ -20,6 +20,9 @@ MANY_NAMES = [f"ups_many_{g}{i}" for g in range(1, 17) for i in range(8)]
 # 0.1-0.3 s here), one after another, whatever the tool does: the budget is
 # that cost for 64 probes, not a wish (UPROBESTATS_FAULTS_EXIT_BUDGET overrides).
 EXIT_BUDGET_S = float(os.environ.get("UPROBESTATS_FAULTS_EXIT_BUDGET", 64 * 0.25))
+# uprobe_multi links (6.6+) closed together share one grace period (about
+# 0.2 s for 64 here): a budget 20 times that still catches one-by-one detaching.
+EXIT_BUDGET_MULTI_S = float(os.environ.get("UPROBESTATS_FAULTS_EXIT_BUDGET_MULTI", 5))
 
 
 def many_probes_config(tmp, n):
@@ -112,7 +115,8 @@ def test_sigint_with_64_probes_exits_promptly():
     """64 attached probes, then SIGINT: gone within EXIT_BUDGET_S.  Each
     uprobe perf event closed costs the kernel an RCU grace period (about
     0.1-0.3 s here), one after the other; the tool closes them from several
-    threads (about 6 s for 64 on this machine) and adds nothing of its own."""
+    threads (about 6 s for 64 on this machine) and adds nothing of its own.
+    uprobe_multi links, the default where the kernel has them, wait together."""
     tmp = tmpdir()
     cfg = many_probes_config(tmp, 64)
     s = Sleeper(tmp)
@@ -127,8 +131,9 @@ def test_sigint_with_64_probes_exits_promptly():
         s.stop()
     eq(rc, EXIT_OK, "exit code; stderr: " + u.stderr())
     expect_nothing_left(u.proc.pid, snap)
-    check(secs < EXIT_BUDGET_S, f"exit took {secs:.1f}s after SIGINT with 64 probes "
-          f"(budget {EXIT_BUDGET_S:.0f}s)")
+    budget = EXIT_BUDGET_MULTI_S if "via uprobe_multi links" in u.stderr() else EXIT_BUDGET_S
+    check(secs < budget, f"exit took {secs:.1f}s after SIGINT with 64 probes "
+          f"(budget {budget:.0f}s; {u.stderr()})")
 
 
 def test_signal_while_running_gives_summary():
@@ -221,16 +226,19 @@ def test_kill_9_at_many_points_then_rerun():
         remove_events(set(dead))
 
 
-def test_kill_9_while_running_pmu_leaves_nothing():
+def test_kill_9_while_running_leaves_nothing():
+    """uprobe_multi links (the default here) and uprobe PMU perf events alike
+    go with the process."""
     tmp = tmpdir()
     cfg = many_probes_config(tmp, 16)
-    s = Sleeper(tmp)
-    snap = Snapshot()
-    try:
-        u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--no-statsd"])
-        u.wait_attached()
-        u.proc.kill()
-        u.wait()
-        expect_nothing_left(u.proc.pid, snap)
-    finally:
-        s.stop()
+    for flags in ([], ["--force-pmu"]):
+        s = Sleeper(tmp)
+        snap = Snapshot()
+        try:
+            u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--no-statsd"] + flags)
+            u.wait_attached()
+            u.proc.kill()
+            u.wait()
+            expect_nothing_left(u.proc.pid, snap)
+        finally:
+            s.stop()

@@ -1,5 +1,6 @@
 /* doctor against fixture device trees: a modern phone with everything, an old
  * kernel without ring buffers or the uprobe PMU, and a plain Linux box. */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -248,5 +249,41 @@ UT_TEST(doctor_user_build_through_getprop_turns_the_guardrail_on)
 	UT_CONTAINS(out, "sdk 33 (Android 13), user build, abi x86_64, debuggable 0; read from getprop");
 	UT_CONTAINS(out, "user build");
 	UT_CONTAINS(out, "guardrail on: only allowlisted methods");
+	free(out);
+}
+
+static int multi_yes(struct err *e)
+{
+	(void)e;
+	return 0;
+}
+
+static int multi_thread_filter(struct err *e)
+{
+	return err_set(e, -ENOTSUP, "uprobe_multi links: this kernel filters them by thread");
+}
+
+UT_TEST(doctor_reports_uprobe_multi_links)
+{
+	struct device d;
+	int rc;
+	char *out;
+
+	make_device(&d, "doc-multi", "6.12.23-android16-5-g0\n", true, true);
+	d.opts.probe_uprobe_multi = multi_yes;
+	out = run(&d.opts, &rc);
+	UT_EQ_INT(rc, 0);
+	UT_CONTAINS(out, "supported, filtering by process");
+	UT_CONTAINS(out, "uprobe_multi links (detach together)");
+	free(out);
+	d.opts.probe_uprobe_multi = multi_thread_filter;
+	out = run(&d.opts, &rc);
+	UT_EQ_INT(rc, 0);
+	UT_CONTAINS(out, "this kernel filters them by thread");
+	UT_CONTAINS(out, "uprobe PMU (exit takes ~0.1 s per probe)");
+	free(out);
+	d.opts.probe_uprobe_multi = NULL;
+	out = run(&d.opts, &rc);
+	UT_ASSERT(!strstr(out, "uprobe_multi"));
 	free(out);
 }
