@@ -155,6 +155,7 @@ UT_TEST(sinks_all_at_once_with_summary)
 			   "\"dropped_kernel\":2,\"dropped_sink\":0,\"duration_ns\":60000000000},");
 	UT_CONTAINS(lines, "\"statsd\":{\"path\":\"");
 	UT_CONTAINS(lines, "\"sent\":3,\"dropped\":0,\"last_error\":null,");
+	UT_CONTAINS(lines, "\"loss_atoms\":0,\"waited\":0,\"wait_ns\":0,");
 	UT_CONTAINS(lines, "\"invalid\":1,");
 	UT_CONTAINS(cap_text(&text), "A.f");
 	struct jc_doc td;
