@@ -50,6 +50,9 @@ static int open_all(struct sinks *s, struct err *e)
 		rc = statsd_writer_open(&s->statsd, s->opt.statsd_path, e);
 		if (rc < 0)
 			return rc;
+		if (s->opt.statsd_wait_ms)
+			statsd_writer_set_wait(&s->statsd, s->opt.statsd_wait_ms < 0 ? 0
+					       : (uint32_t)s->opt.statsd_wait_ms);
 		s->statsd_on = true;
 	}
 	if (s->opt.text) {

@@ -3,10 +3,12 @@
 #include "ut.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sink/sinks.h"
 #include "sink/statsd_atoms.h"
+#include "sink/statsd_socket.h"
 #include "sink_testutil.h"
 #include "statsd_decoder.h"
 #include "statsd_testutil.h"
@@ -167,6 +169,52 @@ UT_TEST(sinks_all_at_once_with_summary)
 	cap_free(&trace);
 	cap_free(&err);
 	close(rx);
+}
+
+/* statsd never reads: atoms until its queue is full, then one drop; returns
+ * the summary printed at finish. */
+static void stuck_statsd_run(int32_t wait_ms, const char *name, struct capture *err,
+			     struct sink_report *r)
+{
+	const char *path = ut_tmpfile(name);
+	int rx = st_receiver(path);
+	struct sinks *s;
+	struct err e = { 0 };
+	const struct field f[] = { { .name = "uid", .type = FIELD_INT32, .v.i32 = 1 } };
+	struct atom a = { .atom_id = 926, .boot_ns = 1, .fields = f, .n_fields = 1 };
+	struct sinks_options opt = { .statsd = SINKS_STATSD_ON, .statsd_path = path,
+				     .statsd_wait_ms = wait_ms };
+
+	UT_ASSERT(rx >= 0);
+	cap_open(err);
+	UT_EQ_INT(sinks_open(&s, &opt, &e), 0);
+	for (int i = 0; i < 100000 && sinks_atom(s, &a) == 0; i++)
+		;
+	UT_EQ_INT(sinks_finish(s, NULL, 0, 0, err->f, &e), 0);
+	sinks_report(s, r);
+	sinks_close(s);
+	close(rx);
+}
+
+/* statsd_wait_ms: zeroed options wait (the default budget), NO_WAIT drops at
+ * once; the summary says how many datagrams waited. */
+UT_TEST(sinks_statsd_wait_option_and_summary)
+{
+	struct capture err;
+	struct sink_report r;
+
+	stuck_statsd_run(0, "statsdw-wait-default", &err, &r);
+	UT_EQ_U64(r.statsd.dropped, 1);
+	UT_EQ_U64(r.statsd.waited, 1);
+	UT_ASSERT(r.statsd.wait_ns >= STATSD_WAIT_DEFAULT_MS * 1000000ull);
+	UT_CONTAINS(cap_text(&err), "statsd: 1 datagrams found the queue full and waited for room, ");
+	cap_free(&err);
+
+	stuck_statsd_run(SINKS_STATSD_NO_WAIT, "statsdw-wait-none", &err, &r);
+	UT_EQ_U64(r.statsd.dropped, 1);
+	UT_EQ_U64(r.statsd.waited, 0);
+	UT_ASSERT(!strstr(cap_text(&err), "waited for room"));
+	cap_free(&err);
 }
 
 /* A full disk is named, counted, and reported in the summary. */
