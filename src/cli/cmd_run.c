@@ -483,10 +483,22 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	return EXIT_OK;
 }
 
+/* A signal asks us to stop now: what is left in the buffers (up to a whole
+ * ring buffer) goes to statsd without waiting for room in its queue, so a
+ * slow statsd cannot hold up the exit.  Drops are counted and reported as
+ * always.  A run that ends by itself still waits. */
+static void on_ending(void *ctx, int sig)
+{
+	struct run_state *rs = ctx;
+
+	if (sig)
+		sinks_statsd_stop_waiting(rs->sinks);
+}
+
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
-				  .ctx = rs };
+				  .ending = on_ending, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
 	struct loop_stats st;

@@ -579,7 +579,10 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	watch_tasks(&L);
 	rc = run_epoll(&L, ep, tfd, sfd, err);
 	/* Records submitted before the last detach are still in the buffers: all of
-	 * them, however long a slow sink takes (bounded by the buffer size). */
+	 * them, however long a slow sink takes (bounded by the buffer size; after a
+	 * signal, `ending` lets the run make its sinks stop waiting). */
+	if (out->ending)
+		out->ending(out->ctx, stats->signal);
 	drain(&L, false);
 	if (out->flush)
 		out->flush(out->ctx);

@@ -137,6 +137,12 @@ bool sinks_statsd_on(const struct sinks *s)
 	return s->statsd_on;
 }
 
+void sinks_statsd_stop_waiting(struct sinks *s)
+{
+	if (s->statsd_on)
+		statsd_writer_set_wait(&s->statsd, 0);
+}
+
 int sinks_flush(struct sinks *s, struct err *e)
 {
 	if (s->text_on)

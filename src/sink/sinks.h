@@ -64,6 +64,9 @@ int sinks_event(struct sinks *s, const struct event *ev);
  * counted, and reported to statsd once it reads again. */
 int sinks_atom(struct sinks *s, const struct atom *a);
 bool sinks_statsd_on(const struct sinks *s);
+/* From now on, statsd atoms are dropped (and counted) at once when its queue
+ * is full instead of waiting for room, as with SINKS_STATSD_NO_WAIT. */
+void sinks_statsd_stop_waiting(struct sinks *s);
 
 /* Write buffered output.  Returns 0 or the first write error, with e naming
  * the output ("json output: write failed: No space left on device"). */

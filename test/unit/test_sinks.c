@@ -173,8 +173,8 @@ UT_TEST(sinks_all_at_once_with_summary)
 
 /* statsd never reads: atoms until its queue is full, then one drop; returns
  * the summary printed at finish. */
-static void stuck_statsd_run(int32_t wait_ms, const char *name, struct capture *err,
-			     struct sink_report *r)
+static void stuck_statsd_run(int32_t wait_ms, bool stop_waiting, const char *name,
+			     struct capture *err, struct sink_report *r)
 {
 	const char *path = ut_tmpfile(name);
 	int rx = st_receiver(path);
@@ -188,6 +188,8 @@ static void stuck_statsd_run(int32_t wait_ms, const char *name, struct capture *
 	UT_ASSERT(rx >= 0);
 	cap_open(err);
 	UT_EQ_INT(sinks_open(&s, &opt, &e), 0);
+	if (stop_waiting)
+		sinks_statsd_stop_waiting(s);
 	for (int i = 0; i < 100000 && sinks_atom(s, &a) == 0; i++)
 		;
 	UT_EQ_INT(sinks_finish(s, NULL, 0, 0, err->f, &e), 0);
@@ -197,23 +199,30 @@ static void stuck_statsd_run(int32_t wait_ms, const char *name, struct capture *
 }
 
 /* statsd_wait_ms: zeroed options wait (the default budget), NO_WAIT drops at
- * once; the summary says how many datagrams waited. */
+ * once, and so does sinks_statsd_stop_waiting; the summary says how many
+ * datagrams waited. */
 UT_TEST(sinks_statsd_wait_option_and_summary)
 {
 	struct capture err;
 	struct sink_report r;
 
-	stuck_statsd_run(0, "statsdw-wait-default", &err, &r);
+	stuck_statsd_run(0, false, "statsdw-wait-default", &err, &r);
 	UT_EQ_U64(r.statsd.dropped, 1);
 	UT_EQ_U64(r.statsd.waited, 1);
 	UT_ASSERT(r.statsd.wait_ns >= STATSD_WAIT_DEFAULT_MS * 1000000ull);
 	UT_CONTAINS(cap_text(&err), "statsd: 1 datagrams found the queue full and waited for room, ");
 	cap_free(&err);
 
-	stuck_statsd_run(SINKS_STATSD_NO_WAIT, "statsdw-wait-none", &err, &r);
+	stuck_statsd_run(SINKS_STATSD_NO_WAIT, false, "statsdw-wait-none", &err, &r);
 	UT_EQ_U64(r.statsd.dropped, 1);
 	UT_EQ_U64(r.statsd.waited, 0);
 	UT_ASSERT(!strstr(cap_text(&err), "waited for room"));
+	cap_free(&err);
+
+	/* what the run does on SIGINT/SIGTERM */
+	stuck_statsd_run(0, true, "statsdw-wait-stopped", &err, &r);
+	UT_EQ_U64(r.statsd.dropped, 1);
+	UT_EQ_U64(r.statsd.waited, 0);
 	cap_free(&err);
 }
 
