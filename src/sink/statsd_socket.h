@@ -17,7 +17,8 @@
  * one budget, not one per atom.  wait_ms 0 is libstatssocket's behaviour
  * (never blocks, never retries).  A wait is one poll() bounded by what is left
  * of the budget: with our signals blocked for the loop's signalfd, the budget
- * is what bounds the delay before a SIGINT is seen. */
+ * (with the loop's 100 ms drain slices) bounds the delay before a SIGINT is
+ * seen. */
 #ifndef UPROBESTATS_SINK_STATSD_SOCKET_H
 #define UPROBESTATS_SINK_STATSD_SOCKET_H
 
