@@ -21,6 +21,7 @@
 #include "sink/histogram.h"
 #include "sink/sinks.h"
 #include "sink/statsd_atoms.h"
+#include "sink/statsd_socket.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
 
@@ -34,6 +35,7 @@ struct run_opts {
 	enum trace_format trace_format;
 	enum sinks_statsd_mode statsd;
 	const char *statsd_path;
+	int32_t statsd_wait_ms;      /* as sinks_options: 0 default, SINKS_STATSD_NO_WAIT */
 	int32_t duration;
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
@@ -56,7 +58,8 @@ enum {
 	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM, OPT_ATOM_MAPPING,
+	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
+	OPT_ATOM_MAPPING, OPT_STATSD_WAIT,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "trace-format", required_argument, NULL, OPT_TRACE_FORMAT },
 	{ "statsd", optional_argument, NULL, OPT_STATSD },
 	{ "no-statsd", no_argument, NULL, OPT_NO_STATSD },
+	{ "statsd-wait", required_argument, NULL, OPT_STATSD_WAIT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "all-matches", no_argument, NULL, OPT_ALL_MATCHES },
@@ -87,6 +91,24 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
+
+/* --statsd-wait MS: 0 keeps libstatssocket's drop-at-once; the cap keeps a
+ * stuck statsd from holding the loop (and SIGINT) for long. */
+static int parse_statsd_wait(const char *arg, struct run_opts *o)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > (long)STATSD_WAIT_MAX_MS) {
+		p_err("--statsd-wait takes milliseconds from 0 to %u, not '%s'",
+		      STATSD_WAIT_MAX_MS, arg);
+		return EXIT_USAGE;
+	}
+	o->statsd_wait_ms = v ? (int32_t)v : SINKS_STATSD_NO_WAIT;
+	return EXIT_OK;
+}
 
 static int parse_value_opt(int c, struct run_opts *o)
 {
@@ -114,6 +136,7 @@ static int parse_value_opt(int c, struct run_opts *o)
 		o->statsd_path = optarg;
 		return EXIT_OK;
 	case OPT_NO_STATSD: o->statsd = SINKS_STATSD_OFF; return EXIT_OK;
+	case OPT_STATSD_WAIT: return parse_statsd_wait(optarg, o);
 	case OPT_DURATION:
 		if (!cli_parse_u32(optarg, &v, "--duration seconds"))
 			return EXIT_USAGE;
@@ -330,6 +353,7 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct s
 	struct sinks_options so = {
 		.statsd = o->statsd,
 		.statsd_path = o->statsd_path,
+		.statsd_wait_ms = o->statsd_wait_ms,
 		.trace = trace,
 		.trace_format = o->trace_format,
 		.default_text = out,
@@ -462,10 +486,22 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	return EXIT_OK;
 }
 
+/* A signal asks us to stop now: what is left in the buffers (up to a whole
+ * ring buffer) goes to statsd without waiting for room in its queue, so a
+ * slow statsd cannot hold up the exit.  Drops are counted and reported as
+ * always.  A run that ends by itself still waits. */
+static void on_ending(void *ctx, int sig)
+{
+	struct run_state *rs = ctx;
+
+	if (sig)
+		sinks_statsd_stop_waiting(rs->sinks);
+}
+
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
-				  .ctx = rs };
+				  .ending = on_ending, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
 	struct loop_stats st;

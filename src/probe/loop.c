@@ -43,7 +43,16 @@ struct loop {
 	struct name_cache *names;  /* pid -> process name for events */
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
+	int64_t drain_until;      /* CLOCK_MONOTONIC end of this drain's slice; 0: none */
+	uint32_t drain_count;     /* records since the clock was last read */
 };
+
+/* ring_buffer__consume() returns only once the ring is empty.  While a sink
+ * is slower than the traced process (statsd waiting for room in its queue,
+ * --statsd-wait), that may be never, and the loop would not see a signal or
+ * the duration's end; so a drain hands control back after this long and the
+ * loop resumes it right after looking at its other fds. */
+#define DRAIN_SLICE_NS 100000000 /* 100 ms */
 
 const char *task_end_name(enum task_end e)
 {
@@ -144,6 +153,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
 	emit_atom(L, p, &ev, env.kind, (const char *)data + sizeof(env));
+	/* The record is consumed either way; -EAGAIN only stops this drain.  The
+	 * clock is read every 64 records: a read per record would be a tenth
+	 * of what a whole event costs the JSON sink. */
+	if (L->drain_until && (++L->drain_count & 63) == 0 &&
+	    clock_ns(CLOCK_MONOTONIC) > L->drain_until)
+		return -EAGAIN;
 	return 0;
 }
 
@@ -455,12 +470,21 @@ static int drain_signal(int sfd)
 	return sig;
 }
 
-static int drain(struct loop *L)
+/* Consume what the buffers hold.  sliced: stop after DRAIN_SLICE_NS and
+ * return 1 when records may be left (the caller comes back at once); else
+ * run until the ring buffer is empty.  Perf buffers are read up to the head
+ * seen at the start, so they end by themselves.  Returns 0, 1 or -errno. */
+static int drain(struct loop *L, bool sliced)
 {
 	int rc;
 
-	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0 && rc != -EINTR)
-		return rc;
+	L->drain_until = sliced ? clock_ns(CLOCK_MONOTONIC) + DRAIN_SLICE_NS : 0;
+	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0) {
+		if (rc == -EAGAIN)
+			return 1;
+		if (rc != -EINTR)
+			return rc;
+	}
 	for (size_t i = 0; i < L->n_rings; i++)
 		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
 		    rc != -EINTR)
@@ -471,10 +495,11 @@ static int drain(struct loop *L)
 static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 {
 	struct epoll_event evs[8];
-	int rc;
+	int rc = 0;
 
 	while (L->tasks_running > 0) {
-		int n = epoll_wait(ep, evs, 8, -1);
+		/* a drain cut short: look at signals and timers, then go on with it */
+		int n = epoll_wait(ep, evs, 8, rc > 0 ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -506,7 +531,7 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 			}
 		}
 		/* Wakeups come in batches; the timer drains what is left. */
-		rc = drain(L);
+		rc = drain(L, true);
 		if (rc < 0)
 			return err_set(err, rc, "consuming event buffers: %s", strerror(-rc));
 		if (L->out->flush)
@@ -557,8 +582,12 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		stats->tasks[i].start_boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME);
 	watch_tasks(&L);
 	rc = run_epoll(&L, ep, tfd, sfd, err);
-	/* Records submitted before the last detach are still in the buffers. */
-	drain(&L);
+	/* Records submitted before the last detach are still in the buffers: all of
+	 * them, however long a slow sink takes (bounded by the buffer size; after a
+	 * signal, `ending` lets the run make its sinks stop waiting). */
+	if (out->ending)
+		out->ending(out->ctx, stats->signal);
+	drain(&L, false);
 	if (out->flush)
 		out->flush(out->ctx);
 out:

@@ -16,6 +16,9 @@ struct loop_output {
 	void (*event)(void *ctx, const struct event *ev);
 	void (*atom)(void *ctx, const struct atom *atom);
 	void (*flush)(void *ctx);  /* after each drained batch: push output out */
+	/* The run has ended and the last records are about to be drained; sig is
+	 * the signal that ended it, 0 otherwise.  May be NULL. */
+	void (*ending)(void *ctx, int sig);
 	void *ctx;
 };
 

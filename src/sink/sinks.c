@@ -50,6 +50,9 @@ static int open_all(struct sinks *s, struct err *e)
 		rc = statsd_writer_open(&s->statsd, s->opt.statsd_path, e);
 		if (rc < 0)
 			return rc;
+		if (s->opt.statsd_wait_ms)
+			statsd_writer_set_wait(&s->statsd, s->opt.statsd_wait_ms < 0 ? 0
+					       : (uint32_t)s->opt.statsd_wait_ms);
 		s->statsd_on = true;
 	}
 	if (s->opt.text) {
@@ -132,6 +135,12 @@ int sinks_atom(struct sinks *s, const struct atom *a)
 bool sinks_statsd_on(const struct sinks *s)
 {
 	return s->statsd_on;
+}
+
+void sinks_statsd_stop_waiting(struct sinks *s)
+{
+	if (s->statsd_on)
+		statsd_writer_set_wait(&s->statsd, 0);
 }
 
 int sinks_flush(struct sinks *s, struct err *e)

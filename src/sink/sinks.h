@@ -15,6 +15,7 @@
 #define UPROBESTATS_SINK_SINKS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/err.h"
@@ -28,9 +29,15 @@ enum sinks_statsd_mode {
 	SINKS_STATSD_ON,       /* --statsd[=PATH]: failing to connect is an error */
 };
 
+/* statsd_wait_ms for libstatssocket's behaviour: drop as soon as the queue is full. */
+#define SINKS_STATSD_NO_WAIT (-1)
+
 struct sinks_options {
 	enum sinks_statsd_mode statsd;
 	const char *statsd_path;      /* NULL: /dev/socket/statsdw */
+	int32_t statsd_wait_ms;       /* per-datagram wait for room in statsd's queue:
+				       * 0 (zeroed options) STATSD_WAIT_DEFAULT_MS,
+				       * SINKS_STATSD_NO_WAIT drop at once */
 	FILE *text;                   /* human lines (NULL: only by the default rule) */
 	FILE *json;                   /* JSON Lines */
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
@@ -57,6 +64,9 @@ int sinks_event(struct sinks *s, const struct event *ev);
  * counted, and reported to statsd once it reads again. */
 int sinks_atom(struct sinks *s, const struct atom *a);
 bool sinks_statsd_on(const struct sinks *s);
+/* From now on, statsd atoms are dropped (and counted) at once when its queue
+ * is full instead of waiting for room, as with SINKS_STATSD_NO_WAIT. */
+void sinks_statsd_stop_waiting(struct sinks *s);
 
 /* Write buffered output.  Returns 0 or the first write error, with e naming
  * the output ("json output: write failed: No space left on device"). */

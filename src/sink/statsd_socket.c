@@ -1,6 +1,8 @@
 #include "sink/statsd_socket.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -15,6 +17,14 @@ static uint64_t boot_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -67,10 +77,16 @@ int statsd_writer_open(struct statsd_writer *w, const char *path, struct err *e)
 	strcpy(w->addr.sun_path, path);
 	w->tid = (uint32_t)syscall(SYS_gettid);
 	w->uid = (uint32_t)getuid();
+	w->wait_ms = STATSD_WAIT_DEFAULT_MS;
 	rc = sock_connect(w);
 	if (rc < 0)
 		return err_set(e, rc, "statsd socket %s: cannot connect: %s", path, strerror(-rc));
 	return 0;
+}
+
+void statsd_writer_set_wait(struct statsd_writer *w, uint32_t wait_ms)
+{
+	w->wait_ms = wait_ms;
 }
 
 /* One datagram, EINTR retried.  Returns bytes written or -errno. */
@@ -84,26 +100,64 @@ static ssize_t write_once(int fd, const struct iovec *iov, int n)
 	return r < 0 ? -errno : r;
 }
 
+/* Sleep until fd is writable or ns have passed.  For a connected unix
+ * datagram socket POLLOUT also means the peer's receive queue has room.  An
+ * error or hang-up ends the wait too: the next write reports it. */
+static void wait_writable(int fd, uint64_t ns)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	uint64_t ms = (ns + 999999) / 1000000; /* round up: never spin on 0 */
+
+	(void)poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+}
+
+/* Write one datagram; while statsd's queue is full (EAGAIN), wait for room
+ * and resend until the budget is spent, then give up with -EAGAIN and stay
+ * congested (no more waiting) until a datagram goes through.  Returns bytes
+ * written or -errno. */
+static ssize_t write_waiting(struct statsd_writer *w, const struct iovec *iov, int n)
+{
+	ssize_t rc = write_once(w->fd, iov, n);
+	uint64_t start, deadline, now;
+
+	if (rc >= 0)
+		w->congested = false;
+	if (rc != -EAGAIN || w->wait_ms == 0 || w->congested)
+		return rc;
+	start = now = mono_now_ns();
+	deadline = start + (uint64_t)w->wait_ms * 1000000u;
+	while (rc == -EAGAIN && now < deadline) {
+		wait_writable(w->fd, deadline - now);
+		rc = write_once(w->fd, iov, n);
+		now = mono_now_ns();
+	}
+	w->stats.waited++;
+	w->stats.wait_ns += now - start;
+	w->congested = rc == -EAGAIN;
+	return rc;
+}
+
 static bool is_disconnect(ssize_t rc)
 {
 	return rc == -ENOTCONN || rc == -ECONNREFUSED || rc == -ENOENT;
 }
 
-/* Write one datagram; on a lost connection (statsd restarted, socket file
- * gone) reconnect once and retry once.  Returns 0 or -errno. */
+/* Write one datagram (waiting for room, see write_waiting); on a lost
+ * connection (statsd restarted, socket file gone) reconnect once and retry
+ * once.  Returns 0 or -errno. */
 static int deliver(struct statsd_writer *w, const struct iovec *iov, int n, size_t total)
 {
 	ssize_t rc = -ENOTCONN;
 
 	if (w->fd >= 0)
-		rc = write_once(w->fd, iov, n);
+		rc = write_waiting(w, iov, n);
 	if (is_disconnect(rc) || w->fd < 0) {
 		sock_close(w);
 		int c = sock_connect(w);
 		if (c < 0)
 			return c;
 		w->stats.reconnects++;
-		rc = write_once(w->fd, iov, n);
+		rc = write_waiting(w, iov, n);
 	}
 	if (rc < 0)
 		return (int)rc;

@@ -4,10 +4,21 @@
  * Owns: the AF_UNIX SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC connection to
  * /dev/socket/statsdw (or another path), one datagram per atom (header + magic
  * + event, writev), reconnect-once-and-resend on ENOTCONN/ECONNREFUSED/ENOENT,
- * drop-and-count on EAGAIN and every other error (never blocks, never
- * retries), and loss reporting after recovery: the 24-byte legacy drop
- * datagram, then atom 752 StatsSocketLossReported with per (error, atom id)
- * counts.  The writer never allocates after open. */
+ * drop-and-count on every other error, and loss reporting after recovery: the
+ * 24-byte legacy drop datagram, then atom 752 StatsSocketLossReported with per
+ * (error, atom id) counts.  The writer never allocates after open.
+ *
+ * One difference from libstatssocket, which must never stall the app it lives
+ * in: when statsd's queue is full (EAGAIN) the writer waits for room (poll
+ * POLLOUT) and resends, for at most wait_ms per datagram; meanwhile records
+ * wait in the kernel's ring buffer.  When the budget runs out the datagram is
+ * dropped and counted as before and the writer is "congested": it drops at
+ * once on EAGAIN until a datagram goes through again, so a stuck statsd costs
+ * one budget, not one per atom.  wait_ms 0 is libstatssocket's behaviour
+ * (never blocks, never retries).  A wait is one poll() bounded by what is left
+ * of the budget: with our signals blocked for the loop's signalfd, the budget
+ * (with the loop's 100 ms drain slices) bounds the delay before a SIGINT is
+ * seen. */
 #ifndef UPROBESTATS_SINK_STATSD_SOCKET_H
 #define UPROBESTATS_SINK_STATSD_SOCKET_H
 
@@ -23,6 +34,8 @@
 #define STATSD_LOSS_ATOM_ID 752
 #define STATSD_LOSS_MAX_PAIRS 100          /* beyond: overflow_count++ */
 #define STATSD_LOSS_COOLDOWN_NS 10000000ull /* 10 ms between atom-752 attempts */
+#define STATSD_WAIT_DEFAULT_MS 100u        /* per-datagram wait budget after open */
+#define STATSD_WAIT_MAX_MS 10000u          /* the largest budget --statsd-wait takes */
 
 /* What the writer did, for the exit summary. */
 struct statsd_writer_stats {
@@ -31,6 +44,9 @@ struct statsd_writer_stats {
 	uint64_t reconnects;    /* successful reconnects after a lost connection */
 	uint64_t drop_reports;  /* 24-byte drop datagrams delivered */
 	uint64_t loss_atoms;    /* atom 752 reports delivered */
+	uint64_t waited;        /* datagrams that found the queue full and waited
+				 * (delivered or, once the budget ran out, dropped) */
+	uint64_t wait_ns;       /* total time spent waiting */
 	int last_error;         /* negative errno of the last drop, 0 if none */
 	int32_t last_dropped_atom;
 };
@@ -47,6 +63,8 @@ struct statsd_writer {
 	struct sockaddr_un addr;
 	uint32_t tid;                /* header tid: the single writing thread */
 	uint32_t uid;                /* field 1 of atom 752 */
+	uint32_t wait_ms;            /* per-datagram budget on EAGAIN; 0: drop at once */
+	bool congested;              /* a budget ran out: no waiting until one gets through */
 	/* legacy drop counter, reported by the 24-byte datagram */
 	int32_t legacy_dropped;
 	int32_t legacy_error;
@@ -63,9 +81,14 @@ struct statsd_writer {
 	struct statsd_writer_stats stats;
 };
 
-/* Connect to path (NULL: STATSD_SOCKET_PATH).  Fails with a message naming
- * the path and the reason when the socket cannot be reached. */
+/* Connect to path (NULL: STATSD_SOCKET_PATH), with a wait budget of
+ * STATSD_WAIT_DEFAULT_MS.  Fails with a message naming the path and the
+ * reason when the socket cannot be reached. */
 int statsd_writer_open(struct statsd_writer *w, const char *path, struct err *e);
+
+/* How long one datagram may wait for room in statsd's queue (0: drop at once,
+ * as libstatssocket does).  Any time after open. */
+void statsd_writer_set_wait(struct statsd_writer *w, uint32_t wait_ms);
 
 /* Send one built event for atom_id.  First reports earlier drops if there are
  * any.  Returns 0 when delivered, else the negative errno of the failure: the

@@ -153,6 +153,13 @@ static void statsd_text(FILE *f, const struct sink_report *r)
 		fprintf(f, " (last: %s, atom %d)", strerror(-s->last_error), s->last_dropped_atom);
 	fprintf(f, ", %" PRIu64 " reconnects, %" PRIu64 " drop reports and %" PRIu64
 		   " loss atoms (752) sent\n", s->reconnects, s->drop_reports, s->loss_atoms);
+	if (s->waited) {
+		char dur[64];
+
+		fmt_dur(dur, sizeof(dur), s->wait_ns);
+		fprintf(f, "statsd: %" PRIu64 " datagrams found the queue full and waited for "
+			   "room, %s in all\n", s->waited, dur);
+	}
 	if (r->statsd_invalid)
 		fprintf(f, "statsd: %" PRIu64 " atoms could not be encoded (over 4064 bytes or "
 			   "invalid) and were sent as statsd error events\n", r->statsd_invalid);
@@ -273,6 +280,10 @@ static void statsd_json(struct json_out *j, const struct sink_report *r)
 	json_u64(j, s->drop_reports);
 	json_key(j, "loss_atoms");
 	json_u64(j, s->loss_atoms);
+	json_key(j, "waited");
+	json_u64(j, s->waited);
+	json_key(j, "wait_ns");
+	json_u64(j, s->wait_ns);
 	json_key(j, "invalid");
 	json_u64(j, r->statsd_invalid);
 	json_key(j, "unreported");

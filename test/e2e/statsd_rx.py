@@ -5,6 +5,7 @@ import os
 import socket
 import struct
 import threading
+import time
 
 MAGIC = 1937006964
 
@@ -29,34 +30,57 @@ def _socket_with_queue(qlen):
 
 
 class StatsdReceiver:
-    def __init__(self, path, qlen=2400):
+    """pause_every/pause_s make a slow reader: after every pause_every
+    datagrams it sleeps pause_s (statsd busy elsewhere), so a burst fills the
+    queue while the receiver still keeps up on average."""
+
+    def __init__(self, path, qlen=2400, pause_every=0, pause_s=0.0):
         self.path = path
         self.sock = _socket_with_queue(qlen)
         self.sock.bind(path)
         self.sock.settimeout(0.2)
         self.datagrams = []
+        self._pause_every = pause_every
+        self._pause_s = pause_s
         self._stop = False
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
 
     def _run(self):
-        while not self._stop:
+        # Stops only once the queue is empty: what was sent before close() is read.
+        while True:
             try:
                 self.datagrams.append(self.sock.recv(8192))
             except socket.timeout:
+                if self._stop:
+                    return
                 continue
             except OSError:
                 return
+            if self._pause_every and len(self.datagrams) % self._pause_every == 0:
+                time.sleep(self._pause_s)
 
     def close(self):
         self._stop = True
-        self._t.join(2)
+        self._t.join(10)
         self.sock.close()
         os.unlink(self.path)
+
+    def drop_reports(self):
+        """The 24-byte drop datagrams: [(error, atom id, count)], in order."""
+        # header (11), tag = last error (4), EVENT_TYPE_LONG (1), count | atom << 32 (8)
+        return [(struct.unpack_from("<i", d, 11)[0],) + struct.unpack_from("<ii", d, 16)[::-1]
+                for d in self.datagrams if len(d) == 24]
 
     def atoms(self):
         """[(atom_id, [field values])] of every atom datagram, in order."""
         return [decode_atom(d) for d in self.datagrams if len(d) != 24]
+
+    def atoms_of(self, atom_id):
+        """atoms() of one atom id only (skips atom 752, whose lists this decoder
+        does not read)."""
+        return [decode_atom(d) for d in self.datagrams
+                if len(d) != 24 and struct.unpack_from("<i", d, 15 + 12)[0] == atom_id]
 
     def typed_atoms(self):
         """[(atom_id, [(type name, value, {annotation id: value})])], in order."""

@@ -2,6 +2,7 @@
 filtering, all-process mode, timestamps, a 1,000,000-call burst."""
 import json
 import os
+import time
 
 from e2e import (Target, Uprobestats, check, eq, events, native_config, num, summary,
                  target, tmpdir, traced_run, write_config)
@@ -160,3 +161,77 @@ def test_atom_fields_newest_int64_or_cpp_int32():
        "Int64 fields")
     cpp = atoms_of_run(tmp, ["--atom-mapping", "cpp"])
     eq(shape(cpp), [[("int32", i), ("int32", 0x55667788)] for i in range(10)], "Int32 fields")
+
+
+def burst_to_slow_statsd(tmp, n, wait_args):
+    """n atoms in one burst to a statsd stand-in with a 100-datagram queue that
+    reads 50, then pauses 20 ms (about 2,500 a second: slower than the burst,
+    fast enough on average).  Returns (the 915 atoms received, the drop
+    reports, the JSON summary's statsd object)."""
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn", atom_id=915,
+                                          positions=(0, 3)))
+    rx = StatsdReceiver(os.path.join(tmp, f"statsdw-slow{len(wait_args)}"), qlen=100,
+                        pause_every=50, pause_s=0.02)
+    try:
+        rc, u = traced_run(Target(tmp, n, 1), ["run", cfg, "--format", "json",
+                                               f"--statsd={rx.path}"] + wait_args)
+    finally:
+        rx.close()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    sums = [o for o in u.json_events() if o.get("type") == "summary"]
+    eq(len(sums), 1, "summary lines")
+    return rx.atoms_of(915), rx.drop_reports(), sums[0]["statsd"]
+
+
+def test_burst_of_atoms_past_a_slow_statsd_queue_loses_none():
+    """The writer waits for room in statsd's queue (--statsd-wait, default
+    100 ms) instead of dropping.  With --statsd-wait 0 (libstatssocket) the
+    same burst overflows the queue: drops, each counted and reported."""
+    tmp = tmpdir()
+    n = 3000
+    atoms, reports, st = burst_to_slow_statsd(tmp, n, [])
+    eq(st["dropped"], 0, "atoms dropped with the default wait")
+    eq(len(atoms), n, "atoms received")
+    eq(sorted(a[1][0] for a in atoms), list(range(n)), "first argument of every atom")
+    eq(reports, [], "drop reports")
+    check(st["waited"] > 0, f"some atoms waited for room: {st}")
+    atoms, reports, st = burst_to_slow_statsd(tmp, n, ["--statsd-wait", "0"])
+    check(st["dropped"] > 0, f"the burst overflows the queue without waiting: {st}")
+    eq(st["waited"], 0, "waits with --statsd-wait 0")
+    eq(len(atoms) + st["dropped"], n, "atoms received + dropped")
+    # a drop report also counts atom-752 reports that were dropped in turn
+    check(sum(c for _, _, c in reports) + st["unreported"] >= st["dropped"],
+          f"every drop reported to statsd or counted as unreported: {reports} {st}")
+
+
+def test_atoms_to_a_slow_statsd_do_not_hold_up_sigint():
+    """statsd slower than a target that never stops calling: the loop drains in
+    slices, so it sees SIGINT (ring_buffer__consume alone would never return),
+    and then stops waiting for room, so the exit does not wait for a buffer's
+    worth of atoms to trickle out (~40 s at this reader's pace).  Every atom
+    is still sent or counted as dropped."""
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn", atom_id=915,
+                                          positions=(0, 3)))
+    rx = StatsdReceiver(os.path.join(tmp, "statsdw-busy"), qlen=100, pause_every=20,
+                        pause_s=0.02)
+    a = Target(tmp, 1000000000, 1)
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", f"--statsd={rx.path}",
+                         "--pid", str(a.pid)])
+        u.wait_attached()
+        a.go()
+        time.sleep(1)
+        t0 = time.monotonic()
+        rc = u.stop()
+        took = time.monotonic() - t0
+    finally:
+        a.kill()
+        rx.close()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check(took < 10, f"exit {took:.1f}s after SIGINT")
+    objs = u.json_events()
+    st = [o for o in objs if o.get("type") == "summary"][0]["statsd"]
+    check(st["waited"] > 0, f"atoms waited for room before the signal: {st}")
+    delivered = sum(d for _, d, _, _ in summary(objs))
+    eq(st["sent"] + st["dropped"], delivered, "atoms sent + dropped (each record is one atom)")

@@ -3,10 +3,12 @@
 #include "ut.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sink/sinks.h"
 #include "sink/statsd_atoms.h"
+#include "sink/statsd_socket.h"
 #include "sink_testutil.h"
 #include "statsd_decoder.h"
 #include "statsd_testutil.h"
@@ -155,6 +157,7 @@ UT_TEST(sinks_all_at_once_with_summary)
 			   "\"dropped_kernel\":2,\"dropped_sink\":0,\"duration_ns\":60000000000},");
 	UT_CONTAINS(lines, "\"statsd\":{\"path\":\"");
 	UT_CONTAINS(lines, "\"sent\":3,\"dropped\":0,\"last_error\":null,");
+	UT_CONTAINS(lines, "\"loss_atoms\":0,\"waited\":0,\"wait_ns\":0,");
 	UT_CONTAINS(lines, "\"invalid\":1,");
 	UT_CONTAINS(cap_text(&text), "A.f");
 	struct jc_doc td;
@@ -166,6 +169,61 @@ UT_TEST(sinks_all_at_once_with_summary)
 	cap_free(&trace);
 	cap_free(&err);
 	close(rx);
+}
+
+/* statsd never reads: atoms until its queue is full, then one drop; returns
+ * the summary printed at finish. */
+static void stuck_statsd_run(int32_t wait_ms, bool stop_waiting, const char *name,
+			     struct capture *err, struct sink_report *r)
+{
+	const char *path = ut_tmpfile(name);
+	int rx = st_receiver(path);
+	struct sinks *s;
+	struct err e = { 0 };
+	const struct field f[] = { { .name = "uid", .type = FIELD_INT32, .v.i32 = 1 } };
+	struct atom a = { .atom_id = 926, .boot_ns = 1, .fields = f, .n_fields = 1 };
+	struct sinks_options opt = { .statsd = SINKS_STATSD_ON, .statsd_path = path,
+				     .statsd_wait_ms = wait_ms };
+
+	UT_ASSERT(rx >= 0);
+	cap_open(err);
+	UT_EQ_INT(sinks_open(&s, &opt, &e), 0);
+	if (stop_waiting)
+		sinks_statsd_stop_waiting(s);
+	for (int i = 0; i < 100000 && sinks_atom(s, &a) == 0; i++)
+		;
+	UT_EQ_INT(sinks_finish(s, NULL, 0, 0, err->f, &e), 0);
+	sinks_report(s, r);
+	sinks_close(s);
+	close(rx);
+}
+
+/* statsd_wait_ms: zeroed options wait (the default budget), NO_WAIT drops at
+ * once, and so does sinks_statsd_stop_waiting; the summary says how many
+ * datagrams waited. */
+UT_TEST(sinks_statsd_wait_option_and_summary)
+{
+	struct capture err;
+	struct sink_report r;
+
+	stuck_statsd_run(0, false, "statsdw-wait-default", &err, &r);
+	UT_EQ_U64(r.statsd.dropped, 1);
+	UT_EQ_U64(r.statsd.waited, 1);
+	UT_ASSERT(r.statsd.wait_ns >= STATSD_WAIT_DEFAULT_MS * 1000000ull);
+	UT_CONTAINS(cap_text(&err), "statsd: 1 datagrams found the queue full and waited for room, ");
+	cap_free(&err);
+
+	stuck_statsd_run(SINKS_STATSD_NO_WAIT, false, "statsdw-wait-none", &err, &r);
+	UT_EQ_U64(r.statsd.dropped, 1);
+	UT_EQ_U64(r.statsd.waited, 0);
+	UT_ASSERT(!strstr(cap_text(&err), "waited for room"));
+	cap_free(&err);
+
+	/* what the run does on SIGINT/SIGTERM */
+	stuck_statsd_run(0, true, "statsdw-wait-stopped", &err, &r);
+	UT_EQ_U64(r.statsd.dropped, 1);
+	UT_EQ_U64(r.statsd.waited, 0);
+	cap_free(&err);
 }
 
 /* A full disk is named, counted, and reported in the summary. */

@@ -1,9 +1,16 @@
 /* The statsd writer on a real AF_UNIX datagram socket: exact datagrams, drops
- * under a full receiver queue, the loss report after recovery, reconnects. */
+ * under a full receiver queue, the loss report after recovery, reconnects,
+ * waiting for room in a full queue.  Queue sizes are whatever
+ * net.unix.max_dgram_qlen is here: the tests fill the queue until the first
+ * EAGAIN rather than assume a size.  Timings are asserted only as lower bounds
+ * the code guarantees (a wait lasts its budget) and generous upper bounds. */
 #include "ut.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "sink/statsd_socket.h"
@@ -19,6 +26,14 @@ static void build_940(struct statsd_event *ev, int32_t uid)
 	statsd_event_write_int32(ev, uid);
 	statsd_event_write_bool(ev, true);
 	statsd_event_build(ev);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 UT_TEST(statsd_socket_sends_exact_datagram)
@@ -66,8 +81,9 @@ UT_TEST(statsd_socket_open_names_path_and_reason)
 	UT_CONTAINS(e.msg, "No such file or directory");
 }
 
-/* The receiver stops reading: sends fail with EAGAIN and are counted, nothing
- * blocks.  Once it reads again, the next send first delivers the 24-byte drop
+/* With no wait budget (libstatssocket's behaviour) the receiver stops
+ * reading: sends fail with EAGAIN at once and are counted, nothing blocks.
+ * Once it reads again, the next send first delivers the 24-byte drop
  * datagram, then atom 752, then the atom itself. */
 UT_TEST(statsd_socket_full_queue_drops_then_reports_loss)
 {
@@ -80,9 +96,12 @@ UT_TEST(statsd_socket_full_queue_drops_then_reports_loss)
 	struct sd_datagram d;
 	char why[200] = "";
 	int delivered = 0, dropped = 0;
+	uint64_t t0;
 
 	UT_ASSERT(rx >= 0);
 	UT_EQ_INT(statsd_writer_open(&w, path, &e), 0);
+	statsd_writer_set_wait(&w, 0);
+	t0 = mono_ms();
 	/* Until the queue is full, whatever net.unix.max_dgram_qlen is here. */
 	for (int i = 0; i < 100000 && dropped < 20; i++) {
 		build_940(&ev, i);
@@ -97,6 +116,9 @@ UT_TEST(statsd_socket_full_queue_drops_then_reports_loss)
 	UT_ASSERT(dropped > 0);
 	UT_EQ_INT(w.stats.dropped, dropped);
 	UT_EQ_INT(w.stats.last_error, -EAGAIN);
+	UT_EQ_U64(w.stats.waited, 0); /* never waited */
+	UT_EQ_U64(w.stats.wait_ns, 0);
+	UT_ASSERT(mono_ms() - t0 < 2000);
 	UT_EQ_INT(statsd_writer_unreported(&w), dropped);
 	UT_EQ_INT(st_drain(rx), delivered);
 
@@ -228,6 +250,8 @@ UT_TEST(statsd_socket_close_reports_pending_drops)
 		dropped += statsd_writer_send(&w, ev.buf, ev.len, 940) < 0;
 	}
 	UT_ASSERT(dropped > 0);
+	/* the default budget: the first EAGAIN waited, the others did not */
+	UT_EQ_U64(w.stats.waited, 1);
 	st_drain(rx);
 	statsd_writer_close(&w);
 	long n = st_recv(rx, buf, sizeof(buf));
@@ -238,5 +262,161 @@ UT_TEST(statsd_socket_close_reports_pending_drops)
 	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
 	UT_EQ_INT(d.atom_id, 752);
 	UT_EQ_INT(statsd_writer_unreported(&w), 0);
+	close(rx);
+}
+
+/* Reads `want` datagrams after ~20 ms, each checked to be atom 940 with the
+ * next uid in order.  A 2 s receive timeout ends it if they never come. */
+struct slow_reader {
+	int fd;
+	int want;
+	int got;
+	int wrong;    /* not the expected atom (a drop report, out of order, ...) */
+};
+
+static void *slow_reader_run(void *arg)
+{
+	struct slow_reader *r = arg;
+	struct timeval tv = { .tv_sec = 2 };
+	uint8_t buf[8192];
+	struct sd_datagram d;
+	char why[200];
+
+	(void)setsockopt(r->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+	while (r->got < r->want) {
+		ssize_t n = recv(r->fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)) < 0 ||
+		    d.kind == SD_DROP_REPORT || d.atom_id != 940 || d.fields[0].i64 != r->got)
+			r->wrong++;
+		r->got++;
+	}
+	return NULL;
+}
+
+/* The receiver's queue fills while its reader sleeps ~20 ms, then drains:
+ * with a 100 ms budget the writer waits for room instead of dropping, and
+ * every datagram arrives, in order. */
+UT_TEST(statsd_socket_waits_for_room_and_delivers_everything)
+{
+	const char *path = ut_tmpfile("statsdw-wait");
+	int rx = st_receiver(path);
+	struct slow_reader r = { .fd = rx, .want = 200 };
+	struct statsd_writer w;
+	struct statsd_event ev;
+	struct err e = { 0 };
+	pthread_t th;
+	int failed = 0;
+
+	UT_ASSERT(rx >= 0);
+	UT_EQ_INT(statsd_writer_open(&w, path, &e), 0);
+	statsd_writer_set_wait(&w, 100);
+	UT_EQ_INT(pthread_create(&th, NULL, slow_reader_run, &r), 0);
+	for (int i = 0; i < r.want; i++) {
+		build_940(&ev, i);
+		failed += statsd_writer_send(&w, ev.buf, ev.len, 940) != 0;
+	}
+	pthread_join(th, NULL); /* before any assert: r lives on this stack */
+	UT_EQ_INT(failed, 0);
+	UT_EQ_INT(r.got, r.want);
+	UT_EQ_INT(r.wrong, 0);
+	UT_EQ_U64(w.stats.sent, r.want);
+	UT_EQ_U64(w.stats.dropped, 0);
+	UT_ASSERT(w.stats.waited > 0);
+	UT_ASSERT(w.stats.wait_ns > 0 && w.stats.wait_ns < 2000000000ull);
+	UT_EQ_INT(statsd_writer_unreported(&w), 0);
+	statsd_writer_close(&w);
+	close(rx);
+}
+
+/* Sends until the first drop; returns how many were delivered before it. */
+static int fill_until_drop(struct statsd_writer *w, int *dropped)
+{
+	struct statsd_event ev;
+	int delivered = 0;
+
+	*dropped = 0;
+	for (int i = 0; i < 100000 && !*dropped; i++) {
+		build_940(&ev, i);
+		if (statsd_writer_send(w, ev.buf, ev.len, 940) == 0)
+			delivered++;
+		else
+			(*dropped)++;
+	}
+	return delivered;
+}
+
+/* The receiver stops reading.  With a 50 ms budget the first send that finds
+ * the queue full waits the budget out and drops; the writer is then congested
+ * and the next sends drop at once (a stuck statsd costs one budget, not one
+ * per atom).  Once the receiver reads, the loss report goes out, and the next
+ * time the queue is full the writer waits again. */
+UT_TEST(statsd_socket_stuck_receiver_costs_one_budget)
+{
+	const char *path = ut_tmpfile("statsdw-stuck");
+	int rx = st_receiver(path);
+	struct statsd_writer w;
+	struct statsd_event ev;
+	struct err e = { 0 };
+	uint8_t buf[8192];
+	struct sd_datagram d;
+	char why[200] = "";
+	int delivered, dropped, rc;
+	uint64_t t0;
+
+	UT_ASSERT(rx >= 0);
+	UT_EQ_INT(statsd_writer_open(&w, path, &e), 0);
+	statsd_writer_set_wait(&w, 50);
+	t0 = mono_ms();
+	delivered = fill_until_drop(&w, &dropped);
+	UT_EQ_INT(dropped, 1);
+	UT_ASSERT(mono_ms() - t0 >= 50);
+	UT_EQ_U64(w.stats.waited, 1);
+	UT_ASSERT(w.stats.wait_ns >= 50000000ull && w.stats.wait_ns < 2000000000ull);
+	UT_EQ_INT(w.stats.last_error, -EAGAIN);
+
+	/* congested: 100 more drops at once (waiting would take 5 s) */
+	t0 = mono_ms();
+	for (int i = 0; i < 100; i++) {
+		build_940(&ev, i);
+		rc = statsd_writer_send(&w, ev.buf, ev.len, 940);
+		dropped += rc == -EAGAIN;
+	}
+	UT_ASSERT(mono_ms() - t0 < 2000);
+	UT_EQ_INT(dropped, 101);
+	UT_EQ_U64(w.stats.waited, 1);
+	UT_EQ_U64(w.stats.dropped, 101);
+	UT_EQ_INT(statsd_writer_unreported(&w), 101);
+
+	/* statsd reads again: drop report, atom 752, then the atom */
+	UT_EQ_INT(st_drain(rx), delivered);
+	build_940(&ev, 4242);
+	UT_EQ_INT(statsd_writer_send(&w, ev.buf, ev.len, 940), 0);
+	long n = st_recv(rx, buf, sizeof(buf));
+	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
+	UT_EQ_INT(d.kind, SD_DROP_REPORT);
+	UT_EQ_INT(d.drop_error, -EAGAIN);
+	UT_EQ_INT(d.drop_count, 101);
+	n = st_recv(rx, buf, sizeof(buf));
+	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
+	UT_EQ_INT(d.atom_id, 752);
+	UT_EQ_INT(sd_list_int(&d.fields[6], 0), 101);
+	n = st_recv(rx, buf, sizeof(buf));
+	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
+	UT_EQ_INT(d.fields[0].i64, 4242);
+	UT_EQ_INT(statsd_writer_unreported(&w), 0);
+	UT_EQ_U64(w.stats.waited, 1); /* the report went through without waiting */
+
+	/* no longer congested: the next full queue is waited for again */
+	t0 = mono_ms();
+	fill_until_drop(&w, &dropped);
+	UT_EQ_INT(dropped, 1);
+	UT_ASSERT(mono_ms() - t0 >= 50);
+	UT_EQ_U64(w.stats.waited, 2);
+	statsd_writer_close(&w);
 	close(rx);
 }
