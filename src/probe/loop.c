@@ -43,8 +43,7 @@ struct loop {
 	struct name_cache *names;  /* pid -> process name for events */
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
-	int64_t drain_until;      /* CLOCK_MONOTONIC end of this drain's slice; 0: none */
-	uint32_t drain_count;     /* records since the clock was last read */
+	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -154,10 +153,10 @@ static int on_record(void *ctx, void *data, size_t size)
 		L->out->event(L->out->ctx, &ev);
 	emit_atom(L, p, &ev, env.kind, (const char *)data + sizeof(env));
 	/* The record is consumed either way; -EAGAIN only stops this drain.  The
-	 * clock is read every 64 records: a read per record would be a tenth
-	 * of what a whole event costs the JSON sink. */
-	if (L->drain_until && (++L->drain_count & 63) == 0 &&
-	    clock_ns(CLOCK_MONOTONIC) > L->drain_until)
+	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
+	 * few ns from the vDSO, so it is read for every record: a sink may
+	 * spend up to its wait budget on any one of them. */
+	if (L->drain_until && clock_ns(CLOCK_MONOTONIC_COARSE) > L->drain_until)
 		return -EAGAIN;
 	return 0;
 }
@@ -478,7 +477,7 @@ static int drain(struct loop *L, bool sliced)
 {
 	int rc;
 
-	L->drain_until = sliced ? clock_ns(CLOCK_MONOTONIC) + DRAIN_SLICE_NS : 0;
+	L->drain_until = sliced ? clock_ns(CLOCK_MONOTONIC_COARSE) + DRAIN_SLICE_NS : 0;
 	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0) {
 		if (rc == -EAGAIN)
 			return 1;
