@@ -36,6 +36,26 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* The next two datagrams on rx: the legacy drop report and atom 752, both
+ * saying `count` atoms were dropped with `error`. */
+static void expect_loss_reports(int rx, int error, int count)
+{
+	uint8_t buf[4096];
+	struct sd_datagram d;
+	char why[256];
+	long n = st_recv(rx, buf, sizeof(buf));
+
+	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
+	UT_EQ_INT(d.kind, SD_DROP_REPORT);
+	UT_EQ_INT(d.drop_error, error);
+	UT_EQ_INT(d.drop_count, count);
+	n = st_recv(rx, buf, sizeof(buf));
+	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
+	UT_EQ_INT(d.atom_id, 752);
+	UT_EQ_INT(sd_list_int(&d.fields[4], 0), error);
+	UT_EQ_INT(sd_list_int(&d.fields[6], 0), count);
+}
+
 UT_TEST(statsd_socket_sends_exact_datagram)
 {
 	const char *path = ut_tmpfile("statsdw-exact");
@@ -213,16 +233,8 @@ UT_TEST(statsd_socket_down_then_back_reports_errors)
 	rx = st_receiver(path);
 	UT_ASSERT(rx >= 0);
 	UT_EQ_INT(statsd_writer_send(&w, ev.buf, ev.len, 940), 0);
-	long n = st_recv(rx, buf, sizeof(buf));
-	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
-	UT_EQ_INT(d.kind, SD_DROP_REPORT);
-	UT_EQ_INT(d.drop_error, -ENOENT);
-	UT_EQ_INT(d.drop_count, 2);
-	n = st_recv(rx, buf, sizeof(buf));
-	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
-	UT_EQ_INT(d.atom_id, 752);
-	UT_EQ_INT(sd_list_int(&d.fields[4], 0), -ENOENT);
-	UT_EQ_INT(sd_list_int(&d.fields[6], 0), 2);
+	expect_loss_reports(rx, -ENOENT, 2);
+	long n;
 	n = st_recv(rx, buf, sizeof(buf));
 	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
 	UT_EQ_INT(d.atom_id, 940);
@@ -396,16 +408,8 @@ UT_TEST(statsd_socket_stuck_receiver_costs_one_budget)
 	UT_EQ_INT(st_drain(rx), delivered);
 	build_940(&ev, 4242);
 	UT_EQ_INT(statsd_writer_send(&w, ev.buf, ev.len, 940), 0);
+	expect_loss_reports(rx, -EAGAIN, 101);
 	long n = st_recv(rx, buf, sizeof(buf));
-	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
-	UT_EQ_INT(d.kind, SD_DROP_REPORT);
-	UT_EQ_INT(d.drop_error, -EAGAIN);
-	UT_EQ_INT(d.drop_count, 101);
-	n = st_recv(rx, buf, sizeof(buf));
-	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
-	UT_EQ_INT(d.atom_id, 752);
-	UT_EQ_INT(sd_list_int(&d.fields[6], 0), 101);
-	n = st_recv(rx, buf, sizeof(buf));
 	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
 	UT_EQ_INT(d.fields[0].i64, 4242);
 	UT_EQ_INT(statsd_writer_unreported(&w), 0);
