@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -111,6 +113,29 @@ static void wait_writable(int fd, uint64_t ns)
 	(void)poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms);
 }
 
+/* Bytes of our datagrams statsd has not read yet (a unix socket's sent
+ * datagrams are charged to the sender until the receiver frees them); -1 when
+ * the kernel does not say. */
+static long unread_bytes(int fd)
+{
+	int n;
+
+	return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : -1;
+}
+
+/* After a full queue frees a slot, let statsd read about half of what was
+ * queued before refilling it: resending as soon as one slot is free costs a
+ * wakeup and two syscalls per datagram on both sides (3 us of CPU per event
+ * here); this way it is one short sleep per few hundred datagrams. */
+static void let_queue_drain(int fd, long full, uint64_t deadline)
+{
+	const struct timespec nap = { .tv_nsec = 200000 };
+	long left;
+
+	while (full > 0 && (left = unread_bytes(fd)) > full / 2 && mono_now_ns() < deadline)
+		nanosleep(&nap, NULL);
+}
+
 /* Write one datagram; while statsd's queue is full (EAGAIN), wait for room
  * and resend until the budget is spent, then give up with -EAGAIN and stay
  * congested (no more waiting) until a datagram goes through.  Returns bytes
@@ -126,8 +151,10 @@ static ssize_t write_waiting(struct statsd_writer *w, const struct iovec *iov, i
 		return rc;
 	start = now = mono_now_ns();
 	deadline = start + (uint64_t)w->wait_ms * 1000000u;
+	long full = unread_bytes(w->fd);
 	while (rc == -EAGAIN && now < deadline) {
 		wait_writable(w->fd, deadline - now);
+		let_queue_drain(w->fd, full, deadline);
 		rc = write_once(w->fd, iov, n);
 		now = mono_now_ns();
 	}
