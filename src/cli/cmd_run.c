@@ -273,14 +273,22 @@ static void on_flush(void *ctx)
 	}
 }
 
-/* An atom comes right after the event of the same record (loop.c). */
+/* An atom comes right after the event of the same record (loop.c).  An
+ * atom that cannot be encoded still goes out (as statsd's error event); one
+ * statsd does not take is counted by on_statsd_drop when its batch goes. */
 static void on_atom(void *ctx, const struct atom *a)
 {
 	struct run_state *rs = ctx;
-	int rc = sinks_atom(rs->sinks, a);
 
-	if (rc < 0 && rc != -EMSGSIZE && rc != -EINVAL && a->probe)
-		rs->dropped_sink[probe_id_of(a->probe)]++;
+	(void)sinks_atom(rs->sinks, a);
+}
+
+static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
+{
+	struct run_state *rs = ctx;
+
+	if (probe)
+		rs->dropped_sink[probe_id_of(probe)]++;
 }
 
 static void on_notice(void *ctx, const char *msg)
@@ -348,7 +356,7 @@ static void raise_memlock(void)
 	setrlimit(RLIMIT_MEMLOCK, &r);
 }
 
-static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct sinks **sinks)
+static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct run_state *rs)
 {
 	struct sinks_options so = {
 		.statsd = o->statsd,
@@ -357,6 +365,8 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct s
 		.trace = trace,
 		.trace_format = o->trace_format,
 		.default_text = out,
+		.statsd_dropped = on_statsd_drop,
+		.statsd_dropped_ctx = rs,
 	};
 	struct err e = { 0 };
 
@@ -364,7 +374,7 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct s
 		so.json = out;
 	else if (o->format)
 		so.text = out;
-	if (sinks_open(sinks, &so, &e) < 0) {
+	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
 	}
@@ -583,7 +593,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	out = open_output(o->output, "--output");
 	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
 	rc = (!rs.dropped_sink || !rs.pending || !out || (o->trace && !trace)) ? EXIT_RUNTIME
-		: open_sinks(o, out, trace, &rs.sinks);
+		: open_sinks(o, out, trace, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
 	sinks_close(rs.sinks);

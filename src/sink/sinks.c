@@ -42,6 +42,16 @@ static bool is_socket(const char *path)
 	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+static void statsd_dropped(void *ctx, int32_t atom_id, const void *tag, int error)
+{
+	const struct sinks *s = ctx;
+
+	(void)atom_id;
+	(void)error;
+	if (s->opt.statsd_dropped)
+		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
+}
+
 static int open_all(struct sinks *s, struct err *e)
 {
 	int rc = 0;
@@ -53,6 +63,7 @@ static int open_all(struct sinks *s, struct err *e)
 		if (s->opt.statsd_wait_ms)
 			statsd_writer_set_wait(&s->statsd, s->opt.statsd_wait_ms < 0 ? 0
 					       : (uint32_t)s->opt.statsd_wait_ms);
+		statsd_writer_on_drop(&s->statsd, statsd_dropped, s);
 		s->statsd_on = true;
 	}
 	if (s->opt.text) {
@@ -119,17 +130,17 @@ int sinks_event(struct sinks *s, const struct event *ev)
 int sinks_atom(struct sinks *s, const struct atom *a)
 {
 	uint32_t errors;
-	int rc;
 
 	if (!s->statsd_on || s->finished)
 		return 0;
 	errors = statsd_encode_atom(&s->ev, a);
-	rc = statsd_writer_send(&s->statsd, s->ev.buf, s->ev.len, a->atom_id);
+	/* the tag comes back to statsd_dropped if the atom is dropped */
+	statsd_writer_send_tagged(&s->statsd, s->ev.buf, s->ev.len, a->atom_id, a->probe);
 	if (errors) {
 		s->statsd_invalid++;
 		return errors & STATSD_ERR_OVERFLOW ? -EMSGSIZE : -EINVAL;
 	}
-	return rc;
+	return 0;
 }
 
 bool sinks_statsd_on(const struct sinks *s)
@@ -145,6 +156,9 @@ void sinks_statsd_stop_waiting(struct sinks *s)
 
 int sinks_flush(struct sinks *s, struct err *e)
 {
+	/* statsd drops are counted and reported, never a write error here */
+	if (s->statsd_on)
+		(void)statsd_writer_flush(&s->statsd);
 	if (s->text_on)
 		text_flush(&s->text);
 	if (s->json_on)

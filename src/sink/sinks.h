@@ -43,6 +43,10 @@ struct sinks_options {
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
 	enum trace_format trace_format;
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
+	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
+	 * its batch is flushed: drops are known only then. */
+	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);
+	void *statsd_dropped_ctx;
 };
 
 struct sinks;
@@ -58,17 +62,19 @@ int sinks_open(struct sinks **out, const struct sinks_options *opt, struct err *
  * has failed (the event is then lost there: count it as dropped at the sink). */
 int sinks_event(struct sinks *s, const struct event *ev);
 
-/* statsd.  Returns 0 when delivered or when statsd is off; -EMSGSIZE (or
- * -EINVAL) when the atom could not be encoded and went out as statsd's error
- * event; or the send error (-EAGAIN, -ENOENT, ...): the atom is dropped,
- * counted, and reported to statsd once it reads again. */
+/* statsd: the atom is queued, and sent with its batch (by sinks_flush, or
+ * sooner when the batch is full).  Returns 0 (also when statsd is off), or
+ * -EMSGSIZE (or -EINVAL) when the atom could not be encoded and goes out as
+ * statsd's error event.  An atom statsd does not take (-EAGAIN, -ENOENT, ...)
+ * is dropped, counted, told to statsd_dropped and reported to statsd once it
+ * reads again. */
 int sinks_atom(struct sinks *s, const struct atom *a);
 bool sinks_statsd_on(const struct sinks *s);
 /* From now on, statsd atoms are dropped (and counted) at once when its queue
  * is full instead of waiting for room, as with SINKS_STATSD_NO_WAIT. */
 void sinks_statsd_stop_waiting(struct sinks *s);
 
-/* Write buffered output.  Returns 0 or the first write error, with e naming
+/* Send queued statsd atoms and write buffered output.  Returns 0 or the first write error, with e naming
  * the output ("json output: write failed: No space left on device"). */
 int sinks_flush(struct sinks *s, struct err *e);
 

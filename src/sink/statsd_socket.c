@@ -14,6 +14,9 @@
 
 #define SNDBUF_BYTES (2 * 1024 * 1024)
 
+_Static_assert(STATSD_BATCH_BYTES >= STATSD_MAX_DATAGRAM, "a full-size atom fits a batch");
+_Static_assert(STATSD_BATCH_BYTES <= UINT32_MAX, "offsets are 32-bit");
+
 static uint64_t boot_now_ns(void)
 {
 	struct timespec ts;
@@ -136,13 +139,13 @@ static void let_queue_drain(int fd, long full, uint64_t deadline)
 		nanosleep(&nap, NULL);
 }
 
-/* Write one datagram; while statsd's queue is full (EAGAIN), wait for room
- * and resend until the budget is spent, then give up with -EAGAIN and stay
- * congested (no more waiting) until a datagram goes through.  Returns bytes
- * written or -errno. */
-static ssize_t write_waiting(struct statsd_writer *w, const struct iovec *iov, int n)
+/* After one attempt at a datagram returned rc: while statsd's queue is full
+ * (EAGAIN), wait for room and resend until the budget is spent, then give up
+ * with -EAGAIN and stay congested (no more waiting) until a datagram goes
+ * through.  Returns bytes written or -errno. */
+static ssize_t retry_waiting(struct statsd_writer *w, const struct iovec *iov, int n,
+			     ssize_t rc)
 {
-	ssize_t rc = write_once(w->fd, iov, n);
 	uint64_t start, deadline, now;
 
 	if (rc >= 0)
@@ -164,20 +167,28 @@ static ssize_t write_waiting(struct statsd_writer *w, const struct iovec *iov, i
 	return rc;
 }
 
+/* Write one datagram, waiting for room as retry_waiting does. */
+static ssize_t write_waiting(struct statsd_writer *w, const struct iovec *iov, int n)
+{
+	return retry_waiting(w, iov, n, write_once(w->fd, iov, n));
+}
+
 static bool is_disconnect(ssize_t rc)
 {
 	return rc == -ENOTCONN || rc == -ECONNREFUSED || rc == -ENOENT;
 }
 
-/* Write one datagram (waiting for room, see write_waiting); on a lost
- * connection (statsd restarted, socket file gone) reconnect once and retry
- * once.  Returns 0 or -errno. */
-static int deliver(struct statsd_writer *w, const struct iovec *iov, int n, size_t total)
+/* The rest of delivering one datagram whose first attempt returned first
+ * (-ENOTCONN when there is no socket): wait for room (see retry_waiting); on
+ * a lost connection (statsd restarted, socket file gone) reconnect once and
+ * retry once.  Returns 0 or -errno. */
+static int deliver_after(struct statsd_writer *w, const struct iovec *iov, int n,
+			 size_t total, ssize_t first)
 {
 	ssize_t rc = -ENOTCONN;
 
 	if (w->fd >= 0)
-		rc = write_waiting(w, iov, n);
+		rc = retry_waiting(w, iov, n, first);
 	if (is_disconnect(rc) || w->fd < 0) {
 		sock_close(w);
 		int c = sock_connect(w);
@@ -189,6 +200,12 @@ static int deliver(struct statsd_writer *w, const struct iovec *iov, int n, size
 	if (rc < 0)
 		return (int)rc;
 	return (size_t)rc == total ? 0 : -EMSGSIZE;
+}
+
+/* Write one datagram now, with the rules of deliver_after. */
+static int deliver(struct statsd_writer *w, const struct iovec *iov, int n, size_t total)
+{
+	return deliver_after(w, iov, n, total, w->fd >= 0 ? write_once(w->fd, iov, n) : -ENOTCONN);
 }
 
 static int deliver_event(struct statsd_writer *w, const uint8_t *event, size_t len)
@@ -296,28 +313,133 @@ static void report_drops(struct statsd_writer *w)
 	dump_loss_atom(w);
 }
 
-int statsd_writer_send(struct statsd_writer *w, const uint8_t *event, size_t len,
-		       int32_t atom_id)
+void statsd_writer_on_drop(struct statsd_writer *w, statsd_drop_fn *fn, void *ctx)
+{
+	w->on_drop = fn;
+	w->on_drop_ctx = ctx;
+}
+
+/* The atom is lost: counted for the summary, the caller, and statsd. */
+static void drop_atom(struct statsd_writer *w, int rc, int32_t atom_id, const void *tag)
+{
+	note_drop(w, rc, atom_id);
+	w->stats.dropped++;
+	w->stats.last_error = rc;
+	w->stats.last_dropped_atom = atom_id;
+	if (w->on_drop)
+		w->on_drop(w->on_drop_ctx, atom_id, tag, rc);
+}
+
+/* Queued datagrams [from, n_pending) in one sendmmsg, EINTR retried.
+ * Returns how many went (> 0; a datagram goes whole or not at all), or the
+ * -errno of the first: sendmmsg reports an error only when nothing went, so
+ * after a partial send the next call finds out why the rest did not go. */
+static int send_run(struct statsd_writer *w, size_t from)
+{
+	struct mmsghdr msg[STATSD_BATCH_MAX];
+	struct iovec iov[STATSD_BATCH_MAX];
+	size_t n = w->n_pending - from;
+	int r;
+
+	if (w->fd < 0)
+		return -ENOTCONN;
+	for (size_t i = 0; i < n; i++) {
+		const struct statsd_pending *p = &w->pending[from + i];
+		iov[i] = (struct iovec){ .iov_base = w->batch_buf + p->off, .iov_len = p->len };
+		msg[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+	}
+	do
+		r = sendmmsg(w->fd, msg, (unsigned int)n, 0);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+/* The batch send could not take p (its attempt returned first): the
+ * one-datagram rules decide, and a failure drops it.  Returns 0 or -errno. */
+static int settle_one(struct statsd_writer *w, const struct statsd_pending *p, int first)
+{
+	struct iovec iov = { .iov_base = w->batch_buf + p->off, .iov_len = p->len };
+	int rc = deliver_after(w, &iov, 1, p->len, first);
+
+	if (rc < 0)
+		drop_atom(w, rc, p->atom_id, p->tag);
+	else
+		w->stats.sent++;
+	return rc;
+}
+
+int statsd_writer_flush(struct statsd_writer *w)
+{
+	size_t i = 0;
+	int last = 0;
+
+	while (i < w->n_pending) {
+		/* as without batching: earlier drops are reported before the next atom */
+		report_drops(w);
+		int r = send_run(w, i);
+		if (r > 0) {
+			w->congested = false;
+			w->stats.sent += (uint64_t)r;
+			i += (size_t)r;
+			continue;
+		}
+		int rc = settle_one(w, &w->pending[i], r);
+		if (rc < 0)
+			last = rc;
+		i++;
+	}
+	w->n_pending = 0;
+	w->batch_used = 0;
+	return last;
+}
+
+/* An event larger than the whole batch: sent alone, at once. */
+static void send_alone(struct statsd_writer *w, const uint8_t *event, size_t len,
+		       int32_t atom_id, const void *tag)
 {
 	int rc;
 
+	statsd_writer_flush(w);
 	report_drops(w);
 	rc = deliver_event(w, event, len);
-	if (rc < 0) {
-		note_drop(w, rc, atom_id);
-		w->stats.dropped++;
-		w->stats.last_error = rc;
-		w->stats.last_dropped_atom = atom_id;
-		return rc;
+	if (rc < 0)
+		drop_atom(w, rc, atom_id, tag);
+	else
+		w->stats.sent++;
+}
+
+void statsd_writer_send_tagged(struct statsd_writer *w, const uint8_t *event, size_t len,
+			       int32_t atom_id, const void *tag)
+{
+	size_t total = STATSD_FRAME_LEN + len;
+
+	if (total > STATSD_BATCH_BYTES) {
+		send_alone(w, event, len, atom_id, tag);
+		return;
 	}
-	w->stats.sent++;
-	return 0;
+	if (w->n_pending == STATSD_BATCH_MAX || w->batch_used + total > STATSD_BATCH_BYTES)
+		statsd_writer_flush(w);
+	uint8_t *d = w->batch_buf + w->batch_used;
+	statsd_frame(d, w->tid, realtime_now());
+	memcpy(d + STATSD_FRAME_LEN, event, len);
+	w->pending[w->n_pending++] = (struct statsd_pending){
+		.off = (uint32_t)w->batch_used, .len = (uint32_t)total,
+		.atom_id = atom_id, .tag = tag,
+	};
+	w->batch_used += total;
+}
+
+void statsd_writer_send(struct statsd_writer *w, const uint8_t *event, size_t len,
+			int32_t atom_id)
+{
+	statsd_writer_send_tagged(w, event, len, atom_id, NULL);
 }
 
 void statsd_writer_close(struct statsd_writer *w)
 {
 	if (w->closed)
 		return;
+	statsd_writer_flush(w);
 	w->closed = true;
 	report_drops(w);
 	/* The report just sent may have used up the cool-down: one more try. */

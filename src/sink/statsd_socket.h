@@ -3,7 +3,8 @@
  *
  * Owns: the AF_UNIX SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC connection to
  * /dev/socket/statsdw (or another path), one datagram per atom (header + magic
- * + event, writev), reconnect-once-and-resend on ENOTCONN/ECONNREFUSED/ENOENT,
+ * + event; sent in batches, see below), reconnect-once-and-resend on
+ * ENOTCONN/ECONNREFUSED/ENOENT,
  * drop-and-count on every other error, and loss reporting after recovery: the
  * 24-byte legacy drop datagram, then atom 752 StatsSocketLossReported with per
  * (error, atom id) counts.  The writer never allocates after open.
@@ -18,7 +19,17 @@
  * (never blocks, never retries).  A wait is one poll() bounded by what is left
  * of the budget: with our signals blocked for the loop's signalfd, the budget
  * (with the loop's 100 ms drain slices) bounds the delay before a SIGINT is
- * seen. */
+ * seen.
+ *
+ * Batching: statsd_writer_send only copies the datagram (frame stamped now +
+ * event) into a fixed batch of STATSD_BATCH_MAX; statsd_writer_flush (the sink
+ * set calls it after every drain, send calls it when the batch is full) sends
+ * the batch with sendmmsg, one syscall for many datagrams, each still its own
+ * datagram.  The syscall, not the encoding, is most of the CPU per event.  A
+ * datagram the batch send could not take gets the one-datagram rules above
+ * (wait, reconnect, drop and count), and drops are reported to statsd before
+ * the next datagram of the batch, so what statsd sees is as without batching.
+ * An atom's fate (sent or dropped) is known at flush, not at send. */
 #ifndef UPROBESTATS_SINK_STATSD_SOCKET_H
 #define UPROBESTATS_SINK_STATSD_SOCKET_H
 
@@ -36,6 +47,8 @@
 #define STATSD_LOSS_COOLDOWN_NS 10000000ull /* 10 ms between atom-752 attempts */
 #define STATSD_WAIT_DEFAULT_MS 100u        /* per-datagram wait budget after open */
 #define STATSD_WAIT_MAX_MS 10000u          /* the largest budget --statsd-wait takes */
+#define STATSD_BATCH_MAX 64u               /* datagrams per sendmmsg */
+#define STATSD_BATCH_BYTES (64u * 1024u)   /* their bytes; >= STATSD_MAX_DATAGRAM */
 
 /* What the writer did, for the exit summary. */
 struct statsd_writer_stats {
@@ -57,6 +70,16 @@ struct statsd_loss_pair {
 	int32_t count;
 };
 
+/* One queued datagram: batch_buf[off, off + len) is frame + event. */
+struct statsd_pending {
+	uint32_t off, len;
+	int32_t atom_id;
+	const void *tag;             /* the caller's, handed back on a drop */
+};
+
+/* Told of each atom that was dropped (error: its negative errno), at flush. */
+typedef void statsd_drop_fn(void *ctx, int32_t atom_id, const void *tag, int error);
+
 /* Treat as opaque: use the functions below.  Embeddable (no allocation). */
 struct statsd_writer {
 	int fd;                      /* -1 while disconnected */
@@ -77,8 +100,15 @@ struct statsd_writer {
 	uint64_t loss_last_attempt_ns;
 	bool loss_attempted;
 	bool closed;
+	/* the batch (zeroed at open up to loss_event; the arrays need not be) */
+	size_t n_pending;
+	size_t batch_used;           /* bytes of batch_buf */
+	statsd_drop_fn *on_drop;
+	void *on_drop_ctx;
 	struct statsd_event loss_event;
 	struct statsd_writer_stats stats;
+	struct statsd_pending pending[STATSD_BATCH_MAX];
+	uint8_t batch_buf[STATSD_BATCH_BYTES];
 };
 
 /* Connect to path (NULL: STATSD_SOCKET_PATH), with a wait budget of
@@ -90,13 +120,24 @@ int statsd_writer_open(struct statsd_writer *w, const char *path, struct err *e)
  * as libstatssocket does).  Any time after open. */
 void statsd_writer_set_wait(struct statsd_writer *w, uint32_t wait_ms);
 
-/* Send one built event for atom_id.  First reports earlier drops if there are
- * any.  Returns 0 when delivered, else the negative errno of the failure: the
- * atom is dropped and counted (it will be reported to statsd later). */
-int statsd_writer_send(struct statsd_writer *w, const uint8_t *event, size_t len,
-		       int32_t atom_id);
+/* Call fn for every atom dropped from now on (NULL: none), e.g. to count
+ * drops per probe.  Any time after open. */
+void statsd_writer_on_drop(struct statsd_writer *w, statsd_drop_fn *fn, void *ctx);
 
-/* Last chance to report drops (best effort), then close.  Safe to call twice. */
+/* Queue one built event for atom_id (flushing first when the batch is full);
+ * the frame's realtime is taken now.  Its fate is known after the next
+ * flush: sent, or dropped and counted (stats, on_drop with tag, and reported
+ * to statsd later).  An event too large for the batch goes out at once. */
+void statsd_writer_send_tagged(struct statsd_writer *w, const uint8_t *event, size_t len,
+			       int32_t atom_id, const void *tag);
+void statsd_writer_send(struct statsd_writer *w, const uint8_t *event, size_t len,
+			int32_t atom_id);
+
+/* Send every queued datagram, in order, reporting earlier drops first.
+ * Returns 0 when all went, else the negative errno of the last one dropped. */
+int statsd_writer_flush(struct statsd_writer *w);
+
+/* Flush, last chance to report drops (best effort), then close.  Safe to call twice. */
 void statsd_writer_close(struct statsd_writer *w);
 
 /* Drops not yet reported to statsd (nonzero after close: they were lost

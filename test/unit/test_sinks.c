@@ -92,6 +92,8 @@ UT_TEST(sinks_all_at_once_with_summary)
 			  .is_uid = is_uid };
 	UT_EQ_INT(sinks_event(s, &ev), 0);
 	UT_EQ_INT(sinks_atom(s, &a), 0);
+	UT_EQ_INT(st_recv(rx, buf, sizeof(buf)), -1); /* queued until the flush */
+	UT_EQ_INT(sinks_flush(s, &e), 0);
 	long n = st_recv(rx, buf, sizeof(buf));
 	UT_ASSERT(st_bytes_eq_skip(buf, (size_t)n,
 				   "05 0000 00000000 00000000 74617473 07 04 01 8813000000000000"
@@ -104,6 +106,7 @@ UT_TEST(sinks_all_at_once_with_summary)
 	const struct field fb[] = { { .name = "s", .type = FIELD_STRING, .v.str = { big, 5000 } } };
 	struct atom ab = { .atom_id = 940, .boot_ns = 1, .fields = fb, .n_fields = 1 };
 	UT_EQ_INT(sinks_atom(s, &ab), -EMSGSIZE);
+	UT_EQ_INT(sinks_flush(s, &e), 0);
 	n = st_recv(rx, buf, sizeof(buf));
 	UT_EQ_INT(n, 15 + 21);
 	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), -1);
@@ -111,6 +114,7 @@ UT_TEST(sinks_all_at_once_with_summary)
 	/* the polled atom */
 	struct polled_atom p;
 	UT_EQ_INT(sinks_atom(s, statsd_polled_atom(&p, 100001, 3, 60000, 42, 11, 9)), 0);
+	UT_EQ_INT(sinks_flush(s, &e), 0);
 	n = st_recv(rx, buf, sizeof(buf));
 	UT_EQ_INT(sd_decode_datagram(buf, (size_t)n, &d, why, sizeof(why)), 0);
 	UT_EQ_INT(d.atom_id, 100001);
@@ -171,6 +175,16 @@ UT_TEST(sinks_all_at_once_with_summary)
 	close(rx);
 }
 
+static int dropped;
+static const struct probe_desc *dropped_probe;
+
+static void count_drop(void *ctx, const struct probe_desc *probe)
+{
+	(void)ctx;
+	dropped++;
+	dropped_probe = probe;
+}
+
 /* statsd never reads: atoms until its queue is full, then one drop; returns
  * the summary printed at finish. */
 static void stuck_statsd_run(int32_t wait_ms, bool stop_waiting, const char *name,
@@ -181,17 +195,25 @@ static void stuck_statsd_run(int32_t wait_ms, bool stop_waiting, const char *nam
 	struct sinks *s;
 	struct err e = { 0 };
 	const struct field f[] = { { .name = "uid", .type = FIELD_INT32, .v.i32 = 1 } };
-	struct atom a = { .atom_id = 926, .boot_ns = 1, .fields = f, .n_fields = 1 };
+	struct atom a = { .atom_id = 926, .boot_ns = 1, .fields = f, .n_fields = 1,
+			  .probe = &pa };
 	struct sinks_options opt = { .statsd = SINKS_STATSD_ON, .statsd_path = path,
-				     .statsd_wait_ms = wait_ms };
+				     .statsd_wait_ms = wait_ms, .statsd_dropped = count_drop };
 
 	UT_ASSERT(rx >= 0);
 	cap_open(err);
+	dropped = 0;
+	dropped_probe = NULL;
 	UT_EQ_INT(sinks_open(&s, &opt, &e), 0);
 	if (stop_waiting)
 		sinks_statsd_stop_waiting(s);
-	for (int i = 0; i < 100000 && sinks_atom(s, &a) == 0; i++)
-		;
+	/* one atom per flush: each one's fate is known at its flush */
+	for (int i = 0; i < 100000 && !dropped; i++) {
+		UT_EQ_INT(sinks_atom(s, &a), 0);
+		UT_EQ_INT(sinks_flush(s, &e), 0);
+	}
+	UT_EQ_INT(dropped, 1);
+	UT_EQ_INT(dropped_probe == &pa, true);
 	UT_EQ_INT(sinks_finish(s, NULL, 0, 0, err->f, &e), 0);
 	sinks_report(s, r);
 	sinks_close(s);
