@@ -330,6 +330,16 @@ static void drop_atom(struct statsd_writer *w, int rc, int32_t atom_id, const vo
 		w->on_drop(w->on_drop_ctx, atom_id, tag, rc);
 }
 
+/* sendmmsg(2) itself.  musl's 64-bit sendmmsg() is a loop of sendmsg()
+ * calls (its msghdr has int fields with padding where the kernel has size_t,
+ * and it will not assume the caller zeroed the padding): one syscall per
+ * datagram, the very cost batching is for.  Our headers are built with every
+ * padding byte zero and no control data, so the kernel reads them right. */
+static int sys_sendmmsg(int fd, struct mmsghdr *msg, unsigned int n)
+{
+	return (int)syscall(SYS_sendmmsg, fd, msg, n, 0);
+}
+
 /* Queued datagrams [from, n_pending) in one sendmmsg, EINTR retried.
  * Returns how many went (> 0; a datagram goes whole or not at all), or the
  * -errno of the first: sendmmsg reports an error only when nothing went, so
@@ -343,13 +353,15 @@ static int send_run(struct statsd_writer *w, size_t from)
 
 	if (w->fd < 0)
 		return -ENOTCONN;
+	memset(msg, 0, n * sizeof(msg[0])); /* padding too: see sys_sendmmsg */
 	for (size_t i = 0; i < n; i++) {
 		const struct statsd_pending *p = &w->pending[from + i];
 		iov[i] = (struct iovec){ .iov_base = w->batch_buf + p->off, .iov_len = p->len };
-		msg[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+		msg[i].msg_hdr.msg_iov = &iov[i];
+		msg[i].msg_hdr.msg_iovlen = 1;
 	}
 	do
-		r = sendmmsg(w->fd, msg, (unsigned int)n, 0);
+		r = sys_sendmmsg(w->fd, msg, (unsigned int)n);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : r;
 }
