@@ -17,19 +17,11 @@
 _Static_assert(STATSD_BATCH_BYTES >= STATSD_MAX_DATAGRAM, "a full-size atom fits a batch");
 _Static_assert(STATSD_BATCH_BYTES <= UINT32_MAX, "offsets are 32-bit");
 
-static uint64_t boot_now_ns(void)
+static uint64_t clock_now_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -133,9 +125,8 @@ static long unread_bytes(int fd)
 static void let_queue_drain(int fd, long full, uint64_t deadline)
 {
 	const struct timespec nap = { .tv_nsec = 200000 };
-	long left;
 
-	while (full > 0 && (left = unread_bytes(fd)) > full / 2 && mono_now_ns() < deadline)
+	while (full > 0 && unread_bytes(fd) > full / 2 && clock_now_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&nap, NULL);
 }
 
@@ -152,14 +143,14 @@ static ssize_t retry_waiting(struct statsd_writer *w, const struct iovec *iov, i
 		w->congested = false;
 	if (rc != -EAGAIN || w->wait_ms == 0 || w->congested)
 		return rc;
-	start = now = mono_now_ns();
+	start = now = clock_now_ns(CLOCK_MONOTONIC);
 	deadline = start + (uint64_t)w->wait_ms * 1000000u;
 	long full = unread_bytes(w->fd);
 	while (rc == -EAGAIN && now < deadline) {
 		wait_writable(w->fd, deadline - now);
 		let_queue_drain(w->fd, full, deadline);
 		rc = write_once(w->fd, iov, n);
-		now = mono_now_ns();
+		now = clock_now_ns(CLOCK_MONOTONIC);
 	}
 	w->stats.waited++;
 	w->stats.wait_ns += now - start;
@@ -224,7 +215,7 @@ static int deliver_event(struct statsd_writer *w, const uint8_t *event, size_t l
  * drops are not counted there (only in the legacy counter). */
 static void note_loss(struct statsd_writer *w, int32_t error, int32_t atom_id)
 {
-	uint64_t now = boot_now_ns();
+	uint64_t now = clock_now_ns(CLOCK_BOOTTIME);
 
 	if (atom_id == STATSD_LOSS_ATOM_ID)
 		return;
@@ -258,7 +249,7 @@ static void dump_loss_atom(struct statsd_writer *w)
 	int32_t errs[STATSD_LOSS_MAX_PAIRS], tags[STATSD_LOSS_MAX_PAIRS],
 		counts[STATSD_LOSS_MAX_PAIRS];
 	struct statsd_event *ev = &w->loss_event;
-	uint64_t now = boot_now_ns();
+	uint64_t now = clock_now_ns(CLOCK_BOOTTIME);
 
 	if (w->n_pairs == 0 && w->loss_overflow == 0)
 		return;
