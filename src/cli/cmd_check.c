@@ -13,7 +13,7 @@
 #include "config/guardrail.h"
 #include "config/plan_print.h"
 #include "config/textdump.h"
-#include "resolve/plan.h"
+#include "plan/plan.h"
 #include "sys/properties.h"
 
 struct check_opts {

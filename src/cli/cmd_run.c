@@ -17,7 +17,7 @@
 #include "probe/catalog.h"
 #include "probe/loop.h"
 #include "probe/session.h"
-#include "resolve/plan.h"
+#include "plan/plan.h"
 #include "sink/histogram.h"
 #include "sink/sinks.h"
 #include "sink/statsd_atoms.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "probe/catalog.h"
-#include "resolve/plan.h"
+#include "plan/plan.h"
 #include "sink/event.h"
 
 /* One record, as the loop has it after checking its size. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "records.h"
-#include "resolve/plan.h"
+#include "plan/plan.h"
 
 /* The key is NUL-terminated in BPF: 127 bytes of name at most. */
 #define BINDER_NAME_MAX (UPS_STR_LEN - 1)

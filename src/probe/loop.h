@@ -9,7 +9,7 @@
 
 #include "common/err.h"
 #include "probe/session.h"
-#include "resolve/plan.h"
+#include "plan/plan.h"
 #include "sink/event.h"
 
 struct loop_output {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "resolve/plan.h"
+#include "plan/plan.h"
 #include "records.h"
 
 enum output_mode {

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "common/mapfile.h"
-#include "resolve/dex.h"
-#include "resolve/oat.h"
-#include "resolve/oat_dexfile.h"
+#include "formats/dex.h"
+#include "formats/oat.h"
+#include "formats/oat_dexfile.h"
 
 #define MAGIC "uprobestats-class-index 1\n"
 #define MAX_CACHE ((size_t)256 << 20)

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "common/arena.h"
-#include "resolve/dex.h"
+#include "formats/dex.h"
 #include "resolve/java_sig.h"
-#include "resolve/oat.h"
-#include "resolve/oat_dexfile.h"
+#include "formats/oat.h"
+#include "formats/oat_dexfile.h"
 #include "resolve/oat_lookup.h"
 #include "resolve/oatdump.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "resolve/dex.h"
+#include "formats/dex.h"
 
 #define MAX_TYPE 1024
 #define MAX_PARAMS 255          /* the dex/JVM limit on parameter slots */

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "resolve/dex.h"
-#include "resolve/oat.h"
-#include "resolve/oat_dexfile.h"
-#include "resolve/oat_methods.h"
+#include "formats/dex.h"
+#include "formats/oat.h"
+#include "formats/oat_dexfile.h"
+#include "formats/oat_methods.h"
 
 static void json_str(FILE *out, const char *s)
 {

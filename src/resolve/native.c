@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "resolve/elf.h"
+#include "formats/elf.h"
 
 unsigned native_insn_align(uint16_t machine)
 {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "resolve/dex.h"
-#include "resolve/oat_methods.h"
+#include "formats/dex.h"
+#include "formats/oat_methods.h"
 
 #define COMPILE_HINT                                                                    \
 	"; it runs interpreted or JIT-compiled, so it has no file offset "              \

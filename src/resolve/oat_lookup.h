@@ -14,9 +14,9 @@
 
 #include "common/err.h"
 #include "resolve/java_sig.h"
-#include "resolve/oat.h"
-#include "resolve/oat_code.h"
-#include "resolve/oat_dexfile.h"
+#include "formats/oat.h"
+#include "formats/oat_code.h"
+#include "formats/oat_dexfile.h"
 
 enum oat_lookup_kind {
 	OAT_LOOKUP_FOUND = 0,

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 
 /* ---- property areas ---- */
 

@@ -4,7 +4,7 @@
  * Seeds: classes.dex of three small jars/apks from the test data. */
 #include <stdint.h>
 
-#include "resolve/dex.h"
+#include "formats/dex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "resolve/elf.h"
+#include "formats/elf.h"
 
 static int sym_cb(void *ctx, const char *name, const struct elf_symbol *sym)
 {

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resolve/oat.h"
-#include "resolve/oat_code.h"
-#include "resolve/oat_dexfile.h"
-#include "resolve/oat_methods.h"
+#include "formats/oat.h"
+#include "formats/oat_code.h"
+#include "formats/oat_dexfile.h"
+#include "formats/oat_methods.h"
 
 #define BASE 0x1000u
 

@@ -5,7 +5,7 @@
  * and 021/002 and 027 vdex files built around a real small dex. */
 #include <stdint.h>
 
-#include "resolve/vdex.h"
+#include "formats/vdex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "resolve/zip.h"
+#include "formats/zip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,10 +5,10 @@
 
 #include "common/arena.h"
 #include "oat_testlib.h"
-#include "resolve/dex.h"
+#include "formats/dex.h"
 #include "resolve/java_sig.h"
-#include "resolve/vdex.h"
-#include "resolve/zip.h"
+#include "formats/vdex.h"
+#include "formats/zip.h"
 
 /* ---- zip ----------------------------------------------------------------- */
 

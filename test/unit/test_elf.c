@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "common/mapfile.h"
-#include "resolve/elf.h"
+#include "formats/elf.h"
 
 #define ODEX_ARM "oat/android-13/arm/realme_ice_ossi_TP1A.220905.001/com.android.location.provider.odex"
 #define ODEX_A15 "oat/android-15/arm64/sony_pdx245_XQ-EC72_69.1.A.2.78/" \

@@ -5,15 +5,15 @@
 #include <stdlib.h>
 
 #include "oat_testlib.h"
-#include "resolve/dex.h"
-#include "resolve/oat.h"
-#include "resolve/oat_code.h"
-#include "resolve/oat_dexfile.h"
-#include "resolve/oat_methods.h"
+#include "formats/dex.h"
+#include "formats/oat.h"
+#include "formats/oat_code.h"
+#include "formats/oat_dexfile.h"
+#include "formats/oat_methods.h"
 #include "resolve/oat_lookup.h"
 #include "resolve/java_sig.h"
 #include "common/arena.h"
-#include "resolve/zip.h"
+#include "formats/zip.h"
 
 UT_TEST(oat_opens_every_test_file)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "common/mapfile.h"
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 #include "sys/propfile.h"
 #include "sys_testutil.h"
 #include "ut.h"

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 
 #include "oat_testlib.h"
-#include "resolve/dex.h"
+#include "formats/dex.h"
 #include "resolve/java_resolve.h"
-#include "resolve/oat.h"
-#include "resolve/oat_code.h"
-#include "resolve/oat_dexfile.h"
+#include "formats/oat.h"
+#include "formats/oat_code.h"
+#include "formats/oat_dexfile.h"
 
 /* A plausible first instruction of an ART method for the ISA: a stack-overflow
  * probe, a frame set-up or a register save. */

@@ -1,4 +1,4 @@
-#include "resolve/vdex.h"
+#include "formats/vdex.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/mapfile.h"
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 
 #define V21_FIXED 28            /* magic, 2 versions, 4 u32 sizes */
 #define MAX_SECTIONS 16

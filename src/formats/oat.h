@@ -6,15 +6,15 @@
  * layouts are chosen by checking candidate layouts against the data, the
  * version's own layout first, and oat_info() says which one was used.
  * OatClass records and method headers live in oat_code.h. */
-#ifndef UPROBESTATS_RESOLVE_OAT_H
-#define UPROBESTATS_RESOLVE_OAT_H
+#ifndef UPROBESTATS_FORMATS_OAT_H
+#define UPROBESTATS_FORMATS_OAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
-#include "resolve/elf.h"
+#include "formats/elf.h"
 
 struct oat_file;            /* opaque */
 

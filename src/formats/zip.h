@@ -6,8 +6,8 @@
  * central directory's CRC32 and size).  Enough to find `classesN.dex` next to
  * an odex and to match it by the CRC32 an OatDexFile record carries.
  * Not supported (clear errors): ZIP64, encryption, methods other than 0 and 8. */
-#ifndef UPROBESTATS_RESOLVE_ZIP_H
-#define UPROBESTATS_RESOLVE_ZIP_H
+#ifndef UPROBESTATS_FORMATS_ZIP_H
+#define UPROBESTATS_FORMATS_ZIP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,14 +3,14 @@
  * OatQuickMethodHeader before each method's code and the code size it leads
  * to (directly up to v191, through the CodeInfo bit stream from v192), and
  * the final file offset through the ELF program headers. */
-#ifndef UPROBESTATS_RESOLVE_OAT_CODE_H
-#define UPROBESTATS_RESOLVE_OAT_CODE_H
+#ifndef UPROBESTATS_FORMATS_OAT_CODE_H
+#define UPROBESTATS_FORMATS_OAT_CODE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
-#include "resolve/oat.h"
+#include "formats/oat.h"
 
 enum oat_class_type {
 	OAT_CLASS_ALL_COMPILED = 0,

@@ -1,4 +1,4 @@
-#include "resolve/oat_dexfile.h"
+#include "formats/oat_dexfile.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "resolve/vdex.h"
-#include "resolve/zip.h"
+#include "formats/vdex.h"
+#include "formats/zip.h"
 
 #define MAX_CANDIDATES 12
 #define MAX_DEX_SIZE ((size_t)1 << 30)

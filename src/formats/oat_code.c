@@ -1,10 +1,10 @@
-#include "resolve/oat_code.h"
+#include "formats/oat_code.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <string.h>
 
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 
 #define OATCLASS_COUNT_VERSION 194  /* "Record number of methods in OatClass" */
 #define CODEINFO_SIZE_VERSION 192   /* "Move code size from OatQuickMethodHeader to CodeInfo" */

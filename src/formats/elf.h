@@ -7,8 +7,8 @@
  * section that points outside the file is one clear error naming the file
  * and the offending offsets.  Used for oat/odex files and for native
  * libraries (the native-symbol resolver). */
-#ifndef UPROBESTATS_RESOLVE_ELF_H
-#define UPROBESTATS_RESOLVE_ELF_H
+#ifndef UPROBESTATS_FORMATS_ELF_H
+#define UPROBESTATS_FORMATS_ELF_H
 
 #include <stdbool.h>
 #include <stddef.h>

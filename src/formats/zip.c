@@ -1,4 +1,4 @@
-#include "resolve/zip.h"
+#include "formats/zip.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <zlib.h>
 
 #include "common/mapfile.h"
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 
 #define EOCD_SIG 0x06054b50u
 #define CDIR_SIG 0x02014b50u

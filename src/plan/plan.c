@@ -1,4 +1,4 @@
-#include "resolve/plan.h"
+#include "plan/plan.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resolve/elf.h"
+#include "formats/elf.h"
 #include "resolve/java_resolve.h"
 #include "resolve/native.h"
 #include "sys/proc.h"

@@ -1,4 +1,4 @@
-#include "resolve/elf.h"
+#include "formats/elf.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/mapfile.h"
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 
 /* One symbol table: entries at [off, off + count*entsize), names in
  * [stroff, stroff + strsz).  All ranges were checked against the file. */

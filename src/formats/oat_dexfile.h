@@ -13,14 +13,14 @@
  *   (the stem of "system@framework@x.jar@classes.odex" is x.jar, and
  *   boot-x.oat also tries x.jar).
  * Dex files are opened lazily and cached per record. */
-#ifndef UPROBESTATS_RESOLVE_OAT_DEXFILE_H
-#define UPROBESTATS_RESOLVE_OAT_DEXFILE_H
+#ifndef UPROBESTATS_FORMATS_OAT_DEXFILE_H
+#define UPROBESTATS_FORMATS_OAT_DEXFILE_H
 
 #include <stdint.h>
 
 #include "common/err.h"
-#include "resolve/dex.h"
-#include "resolve/oat.h"
+#include "formats/dex.h"
+#include "formats/oat.h"
 
 struct oat_dexset;          /* opaque */
 

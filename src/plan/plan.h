@@ -2,8 +2,8 @@
  * embedded program, the ring buffer, the file and offset, and the processes.
  * Building the plan attaches nothing; it fails with every problem it can
  * name before anything touches the kernel. */
-#ifndef UPROBESTATS_RESOLVE_PLAN_H
-#define UPROBESTATS_RESOLVE_PLAN_H
+#ifndef UPROBESTATS_PLAN_PLAN_H
+#define UPROBESTATS_PLAN_PLAN_H
 
 #include <limits.h>
 #include <stdbool.h>

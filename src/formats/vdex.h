@@ -9,15 +9,15 @@
  *       1 dex files, 2 verifier deps, 3 type lookup tables).
  * Most vdex files carry no dex at all (the dex stays in the jar/apk); the
  * OatDexFile record's dex_file_offset says where a dex is when there is one. */
-#ifndef UPROBESTATS_RESOLVE_VDEX_H
-#define UPROBESTATS_RESOLVE_VDEX_H
+#ifndef UPROBESTATS_FORMATS_VDEX_H
+#define UPROBESTATS_FORMATS_VDEX_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
-#include "resolve/dex.h"
+#include "formats/dex.h"
 
 struct vdex_file;           /* opaque */
 

@@ -7,17 +7,17 @@
  * method count), with no signatures.  Methods sharing one code offset
  * (de-duplicated code) are grouped.  Used by the `methods` command and the
  * tests that check every method against recorded expectations. */
-#ifndef UPROBESTATS_RESOLVE_OAT_METHODS_H
-#define UPROBESTATS_RESOLVE_OAT_METHODS_H
+#ifndef UPROBESTATS_FORMATS_OAT_METHODS_H
+#define UPROBESTATS_FORMATS_OAT_METHODS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
-#include "resolve/oat.h"
-#include "resolve/oat_code.h"
-#include "resolve/oat_dexfile.h"
+#include "formats/oat.h"
+#include "formats/oat_code.h"
+#include "formats/oat_dexfile.h"
 
 struct oat_method {
 	uint32_t dex_i, cdi, index_in_class;

@@ -1,4 +1,4 @@
-#include "resolve/oat_methods.h"
+#include "formats/oat_methods.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resolve/bytes.h"
-#include "resolve/dex.h"
+#include "common/bytes.h"
+#include "formats/dex.h"
 
 static int push(struct oat_method_list *l, size_t *cap, const struct oat_method *m)
 {

@@ -15,8 +15,8 @@
  *                     which in a vdex points at shared data after all dex files.
  * So a dex is opened over its containing buffer (the whole vdex, or a zip
  * entry) at a header offset, and every read is checked against that buffer. */
-#ifndef UPROBESTATS_RESOLVE_DEX_H
-#define UPROBESTATS_RESOLVE_DEX_H
+#ifndef UPROBESTATS_FORMATS_DEX_H
+#define UPROBESTATS_FORMATS_DEX_H
 
 #include <stdbool.h>
 #include <stddef.h>

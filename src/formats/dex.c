@@ -1,11 +1,11 @@
-#include "resolve/dex.h"
+#include "formats/dex.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 
 #define STD_HEADER 0x70
 #define V41_HEADER 0x78

@@ -1,10 +1,11 @@
-/* bytes.h — bounds-checked little-endian reads shared by the resolve/ parsers.
+/* bytes.h — bounds-checked little-endian reads shared by every parser
+ * (formats/, resolve/, sys/propfile).
  *
  * Every reader takes the buffer and its length and fails (returns false) rather
  * than read past the end, so hostile input can never move a pointer outside the
  * mapping.  Offsets are 64-bit so that "offset + size" cannot wrap. */
-#ifndef UPROBESTATS_RESOLVE_BYTES_H
-#define UPROBESTATS_RESOLVE_BYTES_H
+#ifndef UPROBESTATS_COMMON_BYTES_H
+#define UPROBESTATS_COMMON_BYTES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "resolve/oat.h"
+#include "formats/oat.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resolve/bytes.h"
+#include "common/bytes.h"
 
 #define OAT_MIN_VERSION 170
 #define OAT_MAX_KNOWN 265
