@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +28,9 @@
 #include "sys/properties.h"
 
 #define MAX_PIDS 256
+/* --flush-ms: the drain period bounds latency and the ring buffer must hold
+ * a period's records; past 10 s neither makes sense. */
+#define FLUSH_MAX_MS 10000
 
 struct run_opts {
 	const char *config;
@@ -39,6 +44,8 @@ struct run_opts {
 	int32_t duration;
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
+	unsigned dup_pid_said;
+	bool forced_ringbuf;         /* --force-ringbuf (refused with --force-perfbuf) */
 	bool all_matches;
 	uint32_t ringbuf_size;
 	uint32_t flush_ms;
@@ -110,6 +117,24 @@ static int parse_statsd_wait(const char *arg, struct run_opts *o)
 	return EXIT_OK;
 }
 
+/* The same pid twice would attach twice and report every call twice. */
+static int add_pid(struct run_opts *o, pid_t pid)
+{
+	for (size_t i = 0; i < o->n_pids; i++) {
+		if (o->pids[i] != pid)
+			continue;
+		if (!(o->dup_pid_said++))
+			p_warn("--pid %d is given more than once; it is traced once", (int)pid);
+		return EXIT_OK;
+	}
+	if (o->n_pids == MAX_PIDS) {
+		p_err("at most %d --pid options", MAX_PIDS);
+		return EXIT_USAGE;
+	}
+	o->pids[o->n_pids++] = pid;
+	return EXIT_OK;
+}
+
 static int parse_value_opt(int c, struct run_opts *o)
 {
 	uint32_t v;
@@ -138,23 +163,14 @@ static int parse_value_opt(int c, struct run_opts *o)
 	case OPT_NO_STATSD: o->statsd = SINKS_STATSD_OFF; return EXIT_OK;
 	case OPT_STATSD_WAIT: return parse_statsd_wait(optarg, o);
 	case OPT_DURATION:
-		if (!cli_parse_u32(optarg, &v, "--duration seconds"))
+		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--duration", "seconds"))
 			return EXIT_USAGE;
-		if (v == 0 || v > INT32_MAX) {
-			p_err("--duration needs a positive number of seconds, not '%s'", optarg);
-			return EXIT_USAGE;
-		}
 		o->duration = (int32_t)v;
 		return EXIT_OK;
 	case OPT_PID:
-		if (!cli_parse_u32(optarg, &v, "a pid") || v == 0 || v > INT32_MAX)
+		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--pid", "a process id"))
 			return EXIT_USAGE;
-		if (o->n_pids == MAX_PIDS) {
-			p_err("at most %d --pid options", MAX_PIDS);
-			return EXIT_USAGE;
-		}
-		o->pids[o->n_pids++] = (pid_t)v;
-		return EXIT_OK;
+		return add_pid(o, (pid_t)v);
 	case OPT_RINGBUF:
 		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
 	case OPT_ATOM_MAPPING:
@@ -165,11 +181,11 @@ static int parse_value_opt(int c, struct run_opts *o)
 		o->atom_int32_args = !strcmp(optarg, "cpp");
 		return EXIT_OK;
 	case OPT_POLLED_ATOM:
-		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
-		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
+		return cli_parse_range(optarg, 1, INT32_MAX, &o->polled_atom, "--polled-atom",
+				       "an atom id") ? EXIT_OK : EXIT_USAGE;
 	case OPT_FLUSH:
-		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
-		       ? EXIT_OK : EXIT_USAGE;
+		return cli_parse_range(optarg, 1, FLUSH_MAX_MS, &o->flush_ms, "--flush-ms",
+				       "milliseconds") ? EXIT_OK : EXIT_USAGE;
 	case OPT_CONFIG_FORMAT:
 		return cli_parse_config_format(optarg, &o->load.format) ? EXIT_USAGE : EXIT_OK;
 	case OPT_CONFIG_ERA:
@@ -201,7 +217,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; break;
 		case OPT_QUIET: o->quiet = true; break;
 		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
-		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
+		case OPT_FORCE_RINGBUF: o->forced_ringbuf = true; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case OPT_FORCE_PMU: o->force_pmu = true; break;
 		case 'v': cli_set_verbose(true); break;
@@ -212,6 +228,16 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			if (rc != EXIT_OK)
 				return rc;
 		}
+	}
+	if (o->output_mode == OUTPUT_PERFBUF && o->forced_ringbuf) {
+		p_err("--force-perfbuf and --force-ringbuf contradict each other: give one");
+		return EXIT_USAGE;
+	}
+	if (o->forced_ringbuf)
+		o->output_mode = OUTPUT_RINGBUF;
+	if (o->force_tracefs && o->force_pmu) {
+		p_err("--force-tracefs and --force-pmu contradict each other: give one");
+		return EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		if (optind >= argc)
@@ -296,13 +322,35 @@ static void on_notice(void *ctx, const char *msg)
 	p_info("%s", msg);
 }
 
+/* Every probe and process holds a descriptor (a link or a perf event), each
+ * program and map one more: say what the limit is and about how many. */
+static void say_fd_limit(const struct plan *plan, struct err *e)
+{
+	struct rlimit r = { 0 };
+	size_t need = 16;
+	char msg[sizeof(e->msg)];
+
+	for (size_t i = 0; i < plan->n_tasks; i++)
+		need += plan->tasks[i].n_probes * 3 *
+			(plan->tasks[i].n_pids ? plan->tasks[i].n_pids : 1);
+	getrlimit(RLIMIT_NOFILE, &r);
+	snprintf(msg, sizeof(msg), "%s; this run needs about %zu file descriptors and may "
+		 "have %llu (hard limit %llu): raise it with ulimit -n or trace fewer probes "
+		 "or processes", e->msg, need, (unsigned long long)r.rlim_cur,
+		 (unsigned long long)r.rlim_max);
+	snprintf(e->msg, sizeof(e->msg), "%s", msg);
+}
+
 static int start_probes(void *ctx, struct err *e)
 {
 	struct run_state *rs = ctx;
 	int rc = session_attach(rs->session, e);
 
 	if (rc < 0) {
-		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE
+				  : rc == -ESRCH ? EXIT_NO_TARGET : EXIT_RUNTIME;
+		if (rc == -EMFILE || rc == -ENFILE)
+			say_fd_limit(rs->plan, e);
 		return rc;
 	}
 	char procs[64];
@@ -349,11 +397,16 @@ static void block_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void raise_memlock(void)
+static void raise_limits(void)
 {
 	/* Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK. */
 	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
 	setrlimit(RLIMIT_MEMLOCK, &r);
+	/* Each probe and process holds descriptors: up to the hard limit. */
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
 }
 
 static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct run_state *rs)
@@ -582,9 +635,11 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	struct err e = { 0 };
 	int rc;
 
-	raise_memlock();
+	raise_limits();
 	block_signals();
 	if (session_open(plan, &so, &rs.session, &e) < 0) {
+		if (e.code == -EMFILE || e.code == -ENFILE)
+			say_fd_limit(plan, &e);
 		p_err("%s", e.msg);
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
@@ -607,6 +662,61 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	return rc;
 }
 
+/* path's canonical form, also when the file does not exist yet (its
+ * directory's, plus its name); false when even the directory is not there. */
+static bool canonical_path(const char *path, char out[PATH_MAX])
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (realpath(path, out))
+		return true;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
+	if (!realpath(dir, real))
+		return false;
+	return (size_t)snprintf(out, PATH_MAX, "%s/%s", real, slash ? slash + 1 : path) <
+	       PATH_MAX;
+}
+
+/* Two paths naming one file: the same inode, or the same canonical path. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char ca[PATH_MAX], cb[PATH_MAX];
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+		       !S_ISCHR(sa.st_mode); /* /dev/null twice is fine */
+	return canonical_path(a, ca) && canonical_path(b, cb) && !strcmp(ca, cb);
+}
+
+/* --output and --trace would interleave in one file; either one naming the
+ * config would overwrite it before it is read. */
+static int check_output_paths(const struct run_opts *o)
+{
+	char buf[4096];
+	const char *cfg = cli_config_path(o->config, buf, sizeof(buf));
+
+	if (o->output && o->trace && same_file(o->output, o->trace)) {
+		p_err("--output and --trace both name %s: give each its own file", o->output);
+		return EXIT_USAGE;
+	}
+	if (o->output && same_file(o->output, cfg)) {
+		p_err("--output %s is the config file: writing events there would overwrite it",
+		      o->output);
+		return EXIT_USAGE;
+	}
+	if (o->trace && same_file(o->trace, cfg)) {
+		p_err("--trace %s is the config file: writing the trace there would overwrite it",
+		      o->trace);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
@@ -617,6 +727,9 @@ int cmd_run(int argc, char **argv)
 
 	if (rc != EXIT_OK)
 		return rc < 0 ? EXIT_OK : rc;
+	rc = check_output_paths(&o);
+	if (rc != EXIT_OK)
+		return rc;
 	rc = cli_load_config(o.config, &o.load, &cfg);
 	if (rc != EXIT_OK)
 		return rc;

@@ -271,8 +271,9 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 
 	if (opts->n_pids) {
 		for (size_t i = 0; i < opts->n_pids; i++)
-			if (!proc_alive(opts->proc_dir ? opts->proc_dir : "/proc", opts->pids[i]))
-				return err_set(err, -ESRCH, "no process with pid %d", (int)opts->pids[i]);
+			if ((rc = proc_check_traceable(opts->proc_dir ? opts->proc_dir : "/proc",
+						       opts->pids[i], err)) < 0)
+				return rc;
 		t->pids = malloc(opts->n_pids * sizeof(pid_t));
 		if (!t->pids)
 			return err_set(err, -ENOMEM, "out of memory");

@@ -43,6 +43,7 @@ struct loop {
 	struct name_cache *names;  /* pid -> process name for events */
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
+	int tick_fd;              /* timerfd checking tasks when flush_ms > CHECK_MS */
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
 };
 
@@ -62,6 +63,7 @@ const char *task_end_name(enum task_end e)
 	case TASK_END_SIGNAL: return "signal";
 	case TASK_END_NEVER_STARTED: return "never-started";
 	case TASK_END_ERROR: return "error";
+	case TASK_END_OUTPUT_GONE: return "output-gone";
 	}
 	return "?";
 }
@@ -421,7 +423,11 @@ static int epoll_add(int ep, int fd, uint32_t tag, struct err *err)
 	return 0;
 }
 
-enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH };
+enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH, TAG_TICK };
+
+/* How often the duration and the targets are checked when --flush-ms is
+ * longer: the duration always wins over the drain period. */
+#define CHECK_MS 100
 
 static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 {
@@ -491,6 +497,12 @@ static int drain(struct loop *L, bool sliced)
 	return 0;
 }
 
+static void end_all(struct loop *L, enum task_end why)
+{
+	for (size_t t = 0; t < L->plan->n_tasks; t++)
+		end_task(L, t, why);
+}
+
 static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 {
 	struct epoll_event evs[8];
@@ -499,6 +511,7 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 	while (L->tasks_running > 0) {
 		/* a drain cut short: look at signals and timers, then go on with it */
 		int n = epoll_wait(ep, evs, 8, rc > 0 ? 0 : -1);
+		bool want_drain = rc > 0;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -508,10 +521,13 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 			uint64_t ticks;
 			switch (evs[i].data.u32) {
 			case TAG_TIMER:
-				if (read(tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+			case TAG_TICK:
+				if (read(evs[i].data.u32 == TAG_TIMER ? tfd : L->tick_fd, &ticks,
+					 sizeof(ticks)) < 0 && errno != EAGAIN)
 					return err_set(err, -errno, "timerfd: %s", strerror(errno));
 				refresh_clock_offsets(L);
 				check_tasks(L);
+				want_drain |= evs[i].data.u32 == TAG_TIMER;
 				break;
 			case TAG_WATCH:
 				if (read(L->watch_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
@@ -522,19 +538,26 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 				break;
 			case TAG_SIGNAL:
 				L->stats->signal = drain_signal(sfd);
-				for (size_t t = 0; t < L->plan->n_tasks; t++)
-					end_task(L, t, TASK_END_SIGNAL);
+				end_all(L, TASK_END_SIGNAL);
 				break;
 			default:
+				want_drain = true;
 				break;
 			}
 		}
 		/* Wakeups come in batches; the timer drains what is left. */
+		if (!want_drain)
+			continue;
 		rc = drain(L, true);
 		if (rc < 0)
 			return err_set(err, rc, "consuming event buffers: %s", strerror(-rc));
 		if (L->out->flush)
 			L->out->flush(L->out->ctx);
+		if (L->out->outputs_gone && L->out->outputs_gone(L->out->ctx) &&
+		    L->tasks_running) {
+			end_all(L, TASK_END_OUTPUT_GONE);
+			notice(L, "the output was closed by its reader: detached");
+		}
 	}
 	return 0;
 }
@@ -543,7 +566,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	     const struct loop_output *out, struct loop_stats *stats, struct err *err)
 {
 	struct loop L = { .plan = plan, .session = s, .opts = opts, .out = out, .stats = stats,
-			  .watch_fd = -1 };
+			  .watch_fd = -1, .tick_fd = -1 };
 	int ep = -1, tfd = -1, sfd = -1, rc;
 
 	rc = loop_init(&L, stats, err);
@@ -568,6 +591,11 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		if (L.ring_ctxs[i].pb &&
 		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING, err)) < 0)
 			goto out;
+	if (opts->flush_ms > CHECK_MS) {
+		L.tick_fd = rc = make_timer(CHECK_MS, err);
+		if (rc < 0 || (rc = epoll_add(ep, L.tick_fd, TAG_TICK, err)) < 0)
+			goto out;
+	}
 	if (L.tasks_waiting) {
 		L.watch_fd = rc = make_timer(opts->watch_ms ? opts->watch_ms : 10, err);
 		if (rc < 0 || (rc = epoll_add(ep, L.watch_fd, TAG_WATCH, err)) < 0)
@@ -601,6 +629,8 @@ out:
 	free(L.names);
 	if (L.watch_fd >= 0)
 		close(L.watch_fd);
+	if (L.tick_fd >= 0)
+		close(L.tick_fd);
 	if (ep >= 0)
 		close(ep);
 	if (tfd >= 0)
