@@ -14,30 +14,29 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The process-wide CLI state, set once by main() before anything runs:
- * -v, and the logger (stderr, plus logcat on Android) that p_* write to. */
-bool cli_verbose_flag;
-static struct logger *cli_logger;
-
+/* The process-wide CLI state (-v, the logger) lives in main.c, the one
+ * place CONTRIBUTING allows mutable globals; cli_state() hands it out. */
 void cli_set_logger(struct logger *lg)
 {
-	cli_logger = lg;
+	cli_state()->logger = lg;
 }
 
 void cli_set_verbose(bool v)
 {
-	cli_verbose_flag = v;
+	cli_state()->verbose = v;
 }
 
 bool cli_verbose(void)
 {
-	return cli_verbose_flag;
+	return cli_state()->verbose;
 }
 
 static void vprint(enum log_level level, const char *prefix, const char *fmt, va_list ap)
 {
-	if (cli_logger) {
-		log_vmsg(cli_logger, level, fmt, ap);
+	struct logger *lg = cli_state()->logger;
+
+	if (lg) {
+		log_vmsg(lg, level, fmt, ap);
 		return;
 	}
 	fputs(prefix, stderr);
@@ -72,7 +71,7 @@ void p_info(const char *fmt, ...)
 void p_debug(const char *fmt, ...)
 {
 	va_list ap;
-	if (!cli_verbose_flag)
+	if (!cli_verbose())
 		return;
 	va_start(ap, fmt);
 	vprint(LOG_LVL_DEBUG, "uprobestats: debug: ", fmt, ap);
