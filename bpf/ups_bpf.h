@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ups_bpf.h — what every uprobestats BPF program shares: register access per
  * architecture without kernel headers or BTF, the per-probe config and
  * counters, the pid filter, and ring-buffer submission with batched wakeups.
