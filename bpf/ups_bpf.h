@@ -189,7 +189,8 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 								: BPF_RB_NO_WAKEUP);
 }
 
-#define UPS_SUBMIT(ctx, name, rec) ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
+#define UPS_SUBMIT(ctx, name, rec)                                                                 \
+	ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
 
 /* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a
  * record must never carry stale bytes) and fills its envelope. */
