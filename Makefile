@@ -16,7 +16,8 @@ TESTDATA  ?= $(abspath $(TOP)/../shared/testdata)
 VERSION   := $(shell cat $(TOP)/VERSION 2>/dev/null || echo 0.0.0)
 GITREV    := $(shell git -C $(TOP) rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+	     -Wmissing-prototypes
 CSTD      := -std=gnu11
 DEFS      := -D_GNU_SOURCE -DUPROBESTATS_VERSION='"$(VERSION)"' -DUPROBESTATS_GITREV='"$(GITREV)"'
 

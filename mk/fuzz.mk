@@ -10,7 +10,8 @@ FUZZ_SRCS    := $(sort $(wildcard $(TOP)/test/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(patsubst $(TOP)/test/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_BASE    := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -g -O1 $(FUZZ_SAN) -DUPROBESTATS_FUZZ
+FUZZ_BASE    := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -g -O1 $(FUZZ_SAN) \
+	-DUPROBESTATS_FUZZ
 FUZZ_OBJS    := $(patsubst $(TOP)/src/%.c,$(FUZZ_OBJ_DIR)/%.o,$(SRCS))
 FUZZ_LIB     := $(FUZZ_DIR)/libuprobestats-fuzz.a
 FUZZ_SECONDS ?= 600
@@ -33,7 +34,9 @@ fuzz-build: $(FUZZ_BINS)
 
 # Each target runs over its committed seeds plus FUZZ_SMOKE_RUNS mutations.
 fuzz-smoke: $(FUZZ_BINS)
-	@$(TOP)/test/fuzz/run.sh smoke $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SMOKE_RUNS) $(FUZZ_NAMES)
+	@$(TOP)/test/fuzz/run.sh smoke $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SMOKE_RUNS) \
+		$(FUZZ_NAMES)
 
 fuzz: $(FUZZ_BINS)
-	@$(TOP)/test/fuzz/run.sh long $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SECONDS) $(FUZZ_NAMES)
+	@$(TOP)/test/fuzz/run.sh long $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SECONDS) \
+		$(FUZZ_NAMES)

@@ -3,7 +3,8 @@
 HOST_CC     ?= clang
 UNIT_DIR    := $(BUILD)/host
 UNIT_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-UNIT_CFLAGS := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(TOP)/test/unit -I$(GEN_HOST_DIR) -g -O1 $(UNIT_SAN) -DUPROBESTATS_UNIT_TEST
+UNIT_CFLAGS := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(TOP)/test/unit -I$(GEN_HOST_DIR) -g -O1 \
+	$(UNIT_SAN) -DUPROBESTATS_UNIT_TEST
 UNIT_TESTS  := $(sort $(wildcard $(TOP)/test/unit/*.c))
 UNIT_LIBS   := -lbpf -lelf -lz
 UNIT_BIN    := $(UNIT_DIR)/unit_tests
@@ -15,7 +16,8 @@ $(UNIT_BIN): $(SRCS) $(UNIT_TESTS) $(HDRS) $(TOP)/test/unit/ut.h $(UNIT_EXTRA_DE
 
 .PHONY: unit deps-host
 unit: $(UNIT_BIN)
-	@UPROBESTATS_TESTDATA=$(TESTDATA) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN) $(UT_FILTER)
+	@UPROBESTATS_TESTDATA=$(TESTDATA) ASAN_OPTIONS=detect_leaks=1 \
+		UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN) $(UT_FILTER)
 
 deps-host:
 	@$(TOP)/vendor/deps.sh --quiet

@@ -84,7 +84,8 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 	struct err first = { 0 };
 
 	if (!method || !*method)
-		return err_set(err, -EINVAL, "probe %s: no method_signature (ELF symbol) to look up",
+		return err_set(err, -EINVAL,
+			       "probe %s: no method_signature (ELF symbol) to look up",
 			       p->program_name);
 	if (files->n == 0)
 		return err_set(err, -EINVAL, "probe %s: a native symbol ('%s') needs file_paths "
@@ -101,7 +102,8 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 			memset(p->string_reg, 0xff, sizeof(p->string_reg));
 			memset(p->string_pos, 0xff, sizeof(p->string_pos));
 			snprintf(p->note, sizeof(p->note), "symbol %s at 0x%llx in %s", method,
-				 (unsigned long long)loc.vaddr, loc.from_dynsym ? ".dynsym" : ".symtab");
+				 (unsigned long long)loc.vaddr,
+				 loc.from_dynsym ? ".dynsym" : ".symtab");
 			return 0;
 		}
 		if (i == 0)
