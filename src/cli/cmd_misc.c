@@ -42,6 +42,8 @@ static const char usage_text[] =
 	"  --force-pmu             attach through uprobe PMU perf events, not uprobe_multi links\n"
 	"                          (the path for kernels before 6.6; slower to detach)\n"
 	"  --force-tracefs         attach through tracefs uprobe_events, not the uprobe PMU\n"
+	"  --unsafe-any-symbol     (also check) probe ELF symbols that are not functions, or\n"
+	"                          not proven instruction starts: may corrupt the target\n"
 	"  --guardrail auto|off|user   the user-build method allowlist (auto: on on Android\n"
 	"                          user builds)\n"
 	"  --guardrail-list newest|cpp-v1|cpp-v2|rust\n"

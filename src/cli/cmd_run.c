@@ -45,6 +45,7 @@ struct run_opts {
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
 	unsigned dup_pid_said;
+	bool unsafe_any_symbol;      /* native symbols: no function/boundary proof */
 	bool forced_ringbuf;         /* --force-ringbuf (refused with --force-perfbuf) */
 	bool all_matches;
 	uint32_t ringbuf_size;
@@ -66,7 +67,7 @@ enum {
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_STATSD_WAIT,
+	OPT_ATOM_MAPPING, OPT_STATSD_WAIT, OPT_UNSAFE_ANY_SYMBOL,
 };
 
 static const struct option long_opts[] = {
@@ -88,6 +89,7 @@ static const struct option long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
+	{ "unsafe-any-symbol", no_argument, NULL, OPT_UNSAFE_ANY_SYMBOL },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
@@ -221,6 +223,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_FORCE_RINGBUF: o->forced_ringbuf = true; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case OPT_FORCE_PMU: o->force_pmu = true; break;
+		case OPT_UNSAFE_ANY_SYMBOL: o->unsafe_any_symbol = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -746,6 +749,7 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
+				.unsafe_any_symbol = o.unsafe_any_symbol,
 				.duration_override = o.duration,
 				.atom_int32_args = o.atom_int32_args };
 	if (plan_build(cfg, &po, &plan, &e) < 0) {

@@ -76,7 +76,7 @@ static bool is_java_probe(const struct probe_config *pc)
 		strchr(pc->method_signature, ' '));
 }
 
-static int resolve_native(struct plan_probe *p, struct err *err)
+static int resolve_native(struct plan_probe *p, const struct plan_opts *po, struct err *err)
 {
 	const struct str_list *files = &p->cfg->file_paths;
 	const char *method = p->cfg->method_signature;
@@ -93,7 +93,9 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 	/* file_paths in order, as upstream: the first that resolves wins. */
 	for (size_t i = 0; i < files->n; i++) {
 		struct err e = { 0 };
-		if (native_resolve(files->v[i], method, &loc, &e) == 0) {
+		if (native_resolve(files->v[i], method,
+				   po->unsafe_any_symbol ? NATIVE_UNSAFE_ANY_SYMBOL : 0, &loc,
+				   &e) == 0) {
 			snprintf(p->path, sizeof(p->path), "%s", files->v[i]);
 			p->offset = loc.offset;
 			p->machine = loc.machine;
@@ -193,6 +195,12 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		free(r);
 		return rc;
 	}
+	/* Whatever found it (our reader or oatdump's text), the breakpoint goes
+	 * only on code. */
+	if ((rc = native_check_code_offset(r->path, r->file_offset, err)) < 0) {
+		free(r);
+		return err_prefix(err, "probe %s", p->program_name);
+	}
 	snprintf(p->path, sizeof(p->path), "%s", r->path);
 	p->offset = r->file_offset;
 	p->machine = r->e_machine;
@@ -214,7 +222,7 @@ static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t
 {
 	if (is_java_probe(p->cfg))
 		return resolve_java(p, po, pid, err);
-	return resolve_native(p, err);
+	return resolve_native(p, po, err);
 }
 
 static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *t,

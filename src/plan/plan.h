@@ -89,6 +89,7 @@ struct plan_opts {
 	size_t n_search_roots;
 	const char *isa;                  /* for the search: "arm64", "x86_64"; NULL: any */
 	bool atom_int32_args;             /* --atom-mapping cpp */
+	bool unsafe_any_symbol;           /* --unsafe-any-symbol: NATIVE_UNSAFE_ANY_SYMBOL */
 	/* When set, every per-probe problem is reported here and building goes
 	 * on, so `check` can list them all; the build still fails at the end. */
 	void (*problem)(void *ctx, const char *msg);
