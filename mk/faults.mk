@@ -10,7 +10,8 @@ FAULTS_FILTER  ?=
 # The host (glibc) build of the tool that memcheck runs: the static musl binary's
 # malloc cannot be replaced by valgrind.  DWARF 4: valgrind 3.19 cannot read clang's 5.
 VALGRIND_BIN   := $(BUILD)/valgrind/uprobestats
-VALGRIND_CFLAGS := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -gdwarf-4 -O1
+VALGRIND_CFLAGS := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -gdwarf-4 -O1 \
+	$(HOST_LIBBPF_INC)
 
 .PHONY: test-faults faults-deps
 
@@ -22,10 +23,10 @@ $(FAULTS_DIR)/target_many: $(TOP)/test/faults/target_many.c | deps-host
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $<
 
-$(VALGRIND_BIN): $(TOP)/main.c $(SRCS) $(HDRS) $(UNIT_EXTRA_DEPS) | deps-host
+$(VALGRIND_BIN): $(TOP)/main.c $(SRCS) $(HDRS) $(UNIT_EXTRA_DEPS) $(HOST_LIBBPF) | deps-host
 	@mkdir -p $(@D)
 	@echo "  CC      valgrind/uprobestats (host glibc build for memcheck)"
-	@$(HOST_CC) $(VALGRIND_CFLAGS) -o $@ $(TOP)/main.c $(SRCS) -lbpf -lelf -lz
+	@$(HOST_CC) $(VALGRIND_CFLAGS) -o $@ $(TOP)/main.c $(SRCS) $(HOST_BPF_LIBS)
 
 test-faults: $(E2E_BIN) $(E2E_TARGETS) $(FAULTS_DIR)/target_many $(VALGRIND_BIN) | faults-deps
 	@$(TOP)/test/e2e/setup.sh
