@@ -11,13 +11,13 @@ FUZZ_NAMES   := $(patsubst $(TOP)/test/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_BASE    := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -g -O1 $(FUZZ_SAN) \
-	-DUPROBESTATS_FUZZ
+	-DUPROBESTATS_FUZZ $(HOST_LIBBPF_INC)
 FUZZ_OBJS    := $(patsubst $(TOP)/src/%.c,$(FUZZ_OBJ_DIR)/%.o,$(SRCS))
 FUZZ_LIB     := $(FUZZ_DIR)/libuprobestats-fuzz.a
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_RUNS ?= 20000
 
-$(FUZZ_OBJ_DIR)/%.o: $(TOP)/src/%.c $(HDRS) $(UNIT_EXTRA_DEPS) | deps-host
+$(FUZZ_OBJ_DIR)/%.o: $(TOP)/src/%.c $(HDRS) $(UNIT_EXTRA_DEPS) $(HOST_LIBBPF) | deps-host
 	@mkdir -p $(@D)
 	@clang $(FUZZ_BASE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
@@ -27,7 +27,7 @@ $(FUZZ_LIB): $(FUZZ_OBJS)
 
 $(FUZZ_DIR)/fuzz_%: $(TOP)/test/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@echo "  FUZZ    $(@F)"
-	@clang $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) -lbpf -lelf -lz
+	@clang $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(HOST_BPF_LIBS)
 
 .PHONY: fuzz fuzz-smoke fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include "config/guardrail.h"
+#include "config/load.h"
 #include "config/problems.h"
 #include "config/validate.h"
 #include "probe/catalog.h"
