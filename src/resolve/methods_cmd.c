@@ -163,6 +163,43 @@ int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
 	return rc;
 }
 
+/* The frame info and exit-site fields of `methods --json` for a resolution:
+ * the oat file is opened again and the code found at the resolved offset. */
+static void resolve_json_frame(FILE *out, const struct java_resolution *r)
+{
+	struct oat_file *o;
+	struct oat_code c;
+	struct err e = { 0 };
+	uint64_t base;
+
+	if (oat_open(r->path, &o, &e)) {
+		fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
+		      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":", out);
+		json_str(out, e.msg);
+		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
+		json_str(out, e.msg);
+		return;
+	}
+	base = oat_info(o)->oatdata_off;
+	if (r->file_offset < base || r->file_offset - base > UINT32_MAX ||
+	    oat_code_at(o, (uint32_t)(r->file_offset - base), &c, &e)) {
+		if (!e.msg[0])
+			err_set(&e, -EINVAL, "file offset 0x%llx is not inside the oat data",
+				(unsigned long long)r->file_offset);
+		memset(&c, 0, sizeof(c));
+	}
+	if (e.msg[0]) {
+		fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
+		      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":", out);
+		json_str(out, e.msg);
+		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
+		json_str(out, e.msg);
+	} else {
+		json_frame_exits(out, o, &c);
+	}
+	oat_close(o);
+}
+
 static void resolve_json(FILE *out, const struct java_resolution *r)
 {
 	fputs("{\"path\":", out);
@@ -188,6 +225,7 @@ static void resolve_json(FILE *out, const struct java_resolution *r)
 	json_str(out, r->warning);
 	fputs(",\"notes\":", out);
 	json_str(out, r->notes);
+	resolve_json_frame(out, r);
 	fputs("}\n", out);
 }
 

@@ -160,6 +160,12 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	UT_CONTAINS(out, " arm64 size=200 instance void com.android.location.provider.");
 	free(out);
 	ro.json = true;
+	out = run_cmd(true, &ro, &rc, &e);
+	UT_EQ_INT(rc, 0);
+	UT_CONTAINS(out, "\"frame_size\":64,\"core_spill_mask\":1136656384,\"fp_spill_mask\":0,"
+		    "\"num_stack_maps\":6,\"frameless_leaf\":false,\"frame_error\":null,"
+		    "\"exit_sites\":[16476],\"exit_sites_error\":null}");
+	free(out);
 	ro.signature = "void a.B.c()";
 	out = run_cmd(true, &ro, &rc, &e);
 	UT_EQ_INT(rc, -ENOENT);
