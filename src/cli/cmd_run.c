@@ -261,7 +261,6 @@ struct run_state {
 	struct session *session;
 	struct sinks *sinks;
 	uint64_t *dropped_sink;      /* per probe */
-	uint64_t *pending;           /* per probe: events buffered since the last flush */
 	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
 };
@@ -274,35 +273,33 @@ static uint32_t probe_id_of(const struct probe_desc *d)
 	return ((const struct plan_probe *)p)->id;
 }
 
+/* Events an output loses (a full queue, a failed write) come back one by one
+ * through on_sink_drop, so nothing is counted here. */
 static void on_event(void *ctx, const struct event *ev)
 {
 	struct run_state *rs = ctx;
 
-	if (!ev->probe)
-		sinks_event(rs->sinks, ev);
-	else if (sinks_event(rs->sinks, ev) < 0)
-		rs->dropped_sink[probe_id_of(ev->probe)]++;
-	else
-		rs->pending[probe_id_of(ev->probe)]++;
+	(void)sinks_event(rs->sinks, ev);
 }
 
-/* After each batch: buffered output goes out.  When a write fails, the
- * events of the batch it carried are lost at the sink, and said once. */
+/* After each batch: buffered output goes out, as far as the outputs take it
+ * now.  A failure is said once; a reader gone (EPIPE) is not a failure. */
 static void on_flush(void *ctx)
 {
 	struct run_state *rs = ctx;
 	struct err e = { 0 };
-	bool failed = sinks_flush(rs->sinks, &e) < 0;
 
-	for (size_t i = 0; i < rs->plan->n_probes; i++) {
-		if (failed)
-			rs->dropped_sink[i] += rs->pending[i];
-		rs->pending[i] = 0;
-	}
-	if (failed && !rs->output_failed) {
+	if (sinks_flush(rs->sinks, &e) < 0 && !rs->output_failed && e.code != -EPIPE) {
 		rs->output_failed = true;
 		p_err("%s", e.msg);
 	}
+}
+
+static bool on_outputs_gone(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	return sinks_outputs_gone(rs->sinks);
 }
 
 /* An atom comes right after the event of the same record (loop.c).  An
@@ -315,7 +312,7 @@ static void on_atom(void *ctx, const struct atom *a)
 	(void)sinks_atom(rs->sinks, a);
 }
 
-static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
+static void on_sink_drop(void *ctx, const struct probe_desc *probe)
 {
 	struct run_state *rs = ctx;
 
@@ -424,7 +421,7 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct r
 		.trace = trace,
 		.trace_format = o->trace_format,
 		.default_text = out,
-		.statsd_dropped = on_statsd_drop,
+		.statsd_dropped = on_sink_drop,
 		.statsd_dropped_ctx = rs,
 	};
 	struct err e = { 0 };
@@ -547,6 +544,10 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (st->lost)
 		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
 		      st->lost);
+	if (rc == -EPIPE && !rs->output_failed) {
+		p_info("the output's reader has gone: what came after it is counted as dropped");
+		return EXIT_OK;
+	}
 	if (rc < 0 || rs->output_failed) {
 		if (!rs->output_failed)
 			p_err("%s", e.msg);
@@ -570,7 +571,7 @@ static void on_ending(void *ctx, int sig)
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
-				  .ending = on_ending, .ctx = rs };
+				  .ending = on_ending, .outputs_gone = on_outputs_gone, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs,
 				   .android = o->on_android };
@@ -589,6 +590,10 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 		loop_stats_free(&st);
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
+	/* A reader that does not read gets a bounded wait; then its events are
+	 * lost, and counted before the summary is made. */
+	sinks_settle(rs->sinks, OUTBUF_CLOSE_WAIT_MS);
+	on_flush(rs);
 	exit_rc = finish(rs, &st, o->quiet, (int32_t)o->polled_atom);
 	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
 		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
@@ -651,10 +656,9 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
 	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
-	rs.pending = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
 	out = open_output(o->output, "--output");
 	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
-	rc = (!rs.dropped_sink || !rs.pending || !out || (o->trace && !trace)) ? EXIT_RUNTIME
+	rc = (!rs.dropped_sink || !out || (o->trace && !trace)) ? EXIT_RUNTIME
 		: open_sinks(o, out, trace, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
@@ -665,7 +669,6 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	if (trace)
 		fclose(trace);
 	free(rs.dropped_sink);
-	free(rs.pending);
 	return rc;
 }
 

@@ -45,6 +45,8 @@ struct loop {
 	int watch_fd;             /* timerfd armed while tasks wait */
 	int tick_fd;              /* timerfd checking tasks when flush_ms > CHECK_MS */
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
+	uint64_t *drops_seen;     /* per probe: kernel drops already written as drop records */
+	int64_t drops_checked;    /* CLOCK_MONOTONIC of the last look at the counters */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -171,6 +173,35 @@ static void report_lost(struct loop *L, uint64_t lost)
 		struct event ev = { .kind = EVENT_LOST, .n_lost = lost,
 				    .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME) };
 		L->out->event(L->out->ctx, &ev);
+	}
+}
+
+/* Records the BPF programs could not reserve room for are counted per probe
+ * in the kernel; each new count becomes a drop record, so the event stream
+ * says where it has holes (the summary says how many).  A look costs a map
+ * read per probe: once a second, and once more at the end. */
+#define DROP_CHECK_NS 1000000000
+
+static void report_drops(struct loop *L, bool now)
+{
+	int64_t t = clock_ns(CLOCK_MONOTONIC);
+
+	if (!L->drops_seen || (!now && t - L->drops_checked < DROP_CHECK_NS))
+		return;
+	L->drops_checked = t;
+	for (size_t i = 0; i < L->plan->n_probes; i++) {
+		struct ups_probe_counters c;
+		struct event ev;
+
+		if (session_probe_counters(L->session, (uint32_t)i, &c) < 0 ||
+		    c.drops <= L->drops_seen[i])
+			continue;
+		ev = (struct event){ .kind = EVENT_DROP, .n_lost = c.drops - L->drops_seen[i],
+				     .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME),
+				     .probe = &L->plan->probe_by_id[i]->desc };
+		L->drops_seen[i] = c.drops;
+		if (L->out->event)
+			L->out->event(L->out->ctx, &ev);
 	}
 }
 
@@ -442,8 +473,9 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 	if (!stats->delivered || !stats->tasks)
 		return err_set(err, -ENOMEM, "out of memory");
 	L->watches = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*L->watches));
+	L->drops_seen = calloc(L->plan->n_probes ? L->plan->n_probes : 1, sizeof(uint64_t));
 	L->names = malloc(sizeof(*L->names));
-	if (!L->watches || !L->names)
+	if (!L->watches || !L->names || !L->drops_seen)
 		return err_set(err, -ENOMEM, "out of memory");
 	name_cache_init(L->names, proc_dir(L));
 	/* Known targets now, while they surely run: short-lived ones may be gone
@@ -531,6 +563,7 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 				refresh_clock_offsets(L);
 				check_tasks(L);
 				want_drain |= evs[i].data.u32 == TAG_TIMER;
+				report_drops(L, false);
 				break;
 			case TAG_WATCH:
 				if (read(L->watch_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
@@ -619,6 +652,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	if (out->ending)
 		out->ending(out->ctx, stats->signal);
 	drain(&L, false);
+	report_drops(&L, true);
 	if (out->flush)
 		out->flush(out->ctx);
 out:
@@ -631,6 +665,7 @@ out:
 		stop_waiting(&L, i);
 	free(L.watches);
 	free(L.names);
+	free(L.drops_seen);
 	if (L.watch_fd >= 0)
 		close(L.watch_fd);
 	if (L.tick_fd >= 0)

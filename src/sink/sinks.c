@@ -52,6 +52,16 @@ static void statsd_dropped(void *ctx, int32_t atom_id, const void *tag, int erro
 		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
 }
 
+/* An event lost at the text or JSON output (the event stream); the trace's
+ * losses are its own, reported with its error. */
+static void event_lost(void *ctx, const void *tag)
+{
+	const struct sinks *s = ctx;
+
+	if (s->opt.statsd_dropped)
+		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
+}
+
 static int open_all(struct sinks *s, struct err *e)
 {
 	int rc = 0;
@@ -69,16 +79,19 @@ static int open_all(struct sinks *s, struct err *e)
 	if (s->opt.text) {
 		if ((rc = text_open(&s->text, s->opt.text, e)) < 0)
 			return rc;
+		outbuf_on_lost(&s->text.o, event_lost, s);
 		s->text_on = true;
 	}
 	if (s->opt.json) {
 		if ((rc = jsonl_open(&s->json, s->opt.json, e)) < 0)
 			return rc;
+		outbuf_on_lost(&s->json.o, event_lost, s);
 		s->json_on = true;
 	}
 	if (s->opt.trace) {
 		if ((rc = trace_open(&s->trace, s->opt.trace, s->opt.trace_format, e)) < 0)
 			return rc;
+		outbuf_set_drop_events(&s->trace.o, false);
 		s->trace_on = true;
 	}
 	return 0;
@@ -118,13 +131,41 @@ int sinks_event(struct sinks *s, const struct event *ev)
 {
 	if (s->finished)
 		return -EPIPE;
-	if (s->text_on)
+	if (s->text_on) {
+		outbuf_event_begin(&s->text.o);
 		text_event(&s->text, ev);
-	if (s->json_on)
+		outbuf_event_end(&s->text.o, ev->probe);
+	}
+	if (s->json_on) {
+		outbuf_event_begin(&s->json.o);
 		jsonl_event(&s->json, ev);
-	if (s->trace_on)
+		outbuf_event_end(&s->json.o, ev->probe);
+	}
+	if (s->trace_on) {
+		outbuf_event_begin(&s->trace.o);
 		trace_event(&s->trace, ev);
+		outbuf_event_end(&s->trace.o, ev->probe);
+	}
 	return first_error(s);
+}
+
+bool sinks_outputs_gone(const struct sinks *s)
+{
+	const struct outbuf *outs[3] = { s->text_on ? &s->text.o : NULL,
+					 s->json_on ? &s->json.o : NULL,
+					 s->trace_on ? &s->trace.o : NULL };
+	bool any = false;
+
+	if (s->statsd_on || s->finished)
+		return false;
+	for (size_t i = 0; i < 3; i++) {
+		if (!outs[i])
+			continue;
+		if (outs[i]->error != -EPIPE)
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 int sinks_atom(struct sinks *s, const struct atom *a)
@@ -154,6 +195,20 @@ void sinks_statsd_stop_waiting(struct sinks *s)
 		statsd_writer_set_wait(&s->statsd, 0);
 }
 
+/* The first output error, a real failure before a reader gone (EPIPE). */
+static int outputs_error(const struct sinks *s, struct err *e)
+{
+	const struct outbuf *outs[3] = { s->text_on ? &s->text.o : NULL,
+					 s->json_on ? &s->json.o : NULL,
+					 s->trace_on ? &s->trace.o : NULL };
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < 3; i++)
+			if (outs[i] && outs[i]->error && (pass || outs[i]->error != -EPIPE))
+				return outbuf_check(outs[i], e);
+	return 0;
+}
+
 int sinks_flush(struct sinks *s, struct err *e)
 {
 	/* statsd drops are counted and reported, never a write error here */
@@ -165,14 +220,19 @@ int sinks_flush(struct sinks *s, struct err *e)
 		jsonl_flush(&s->json);
 	if (s->trace_on)
 		trace_flush(&s->trace);
-	int rc = 0;
-	if (s->text_on && (rc = outbuf_check(&s->text.o, e)) < 0)
-		return rc;
-	if (s->json_on && (rc = outbuf_check(&s->json.o, e)) < 0)
-		return rc;
-	if (s->trace_on && (rc = outbuf_check(&s->trace.o, e)) < 0)
-		return rc;
-	return 0;
+	return outputs_error(s, e);
+}
+
+void sinks_settle(struct sinks *s, int wait_ms)
+{
+	if (s->finished)
+		return;
+	if (s->text_on)
+		outbuf_finish(&s->text.o, wait_ms);
+	if (s->json_on)
+		outbuf_finish(&s->json.o, wait_ms);
+	if (s->trace_on)
+		outbuf_finish(&s->trace.o, wait_ms);
 }
 
 static void add_error(struct sink_report *r, const struct outbuf *o)
@@ -230,9 +290,14 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 	finish_outputs(s);
 	sinks_report(s, &r);
 	if (s->json_on) {
+		outbuf_event_begin(&s->json.o);
 		summary_json(&s->json.j, rows, n, &r, run_ns);
 		json_newline(&s->json.j);
+		outbuf_event_end(&s->json.o, NULL);
 	}
+	/* what a slow reader has not taken yet: a bounded wait, then lost */
+	if (s->json_on)
+		outbuf_finish(&s->json.o, OUTBUF_CLOSE_WAIT_MS);
 	rc = sinks_flush(s, e);
 	if (rc < 0)
 		sinks_report(s, &r); /* the summary line itself may have failed */

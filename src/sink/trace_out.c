@@ -436,7 +436,7 @@ void trace_close(struct trace_out *t)
 	close_open_slices(t);
 	if (is_json(t))
 		outbuf_puts(&t->o, "\n]}\n");
-	outbuf_flush(&t->o);
+	outbuf_finish(&t->o, OUTBUF_CLOSE_WAIT_MS);
 	outbuf_free(&t->o);
 	free(t->threads);
 	t->threads = NULL;
