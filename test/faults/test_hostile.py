@@ -290,3 +290,215 @@ def test_descriptor_limit_named():
               prefix=["prlimit", "--nofile=40:40"])
     expect_error(res, EXIT_RUNTIME, r"needs about \d+ file descriptors", r"ulimit -n",
                  snap=snap)
+
+
+# ---- outputs: never block, never mix, count exactly --------------------------------------
+
+
+def json_config(tmp):
+    return cfg_native(tmp)
+
+
+def started(tmp, n, args, stdout, base=5):
+    """target_native n calls, held; uprobestats attached to it; then go."""
+    a = Target(tmp, n, base)
+    u = Uprobestats(["run", json_config(tmp), "--pid", str(a.pid), "--no-statsd"] + args,
+                    stdout=stdout)
+    u.wait_attached()
+    a.go()
+    return a, u
+
+
+def test_blocked_reader_duration_still_ends_the_run():
+    """`run ... | sleep 25`: main sat in a pipe write past --duration."""
+    tmp = tmpdir()
+    r, w = os.pipe()
+    try:
+        a, u = started(tmp, 10_000_000, ["--format", "json", "--duration", "2"], w)
+        os.close(w)
+        t0 = time.monotonic()
+        rc = u.wait(timeout=30)
+        took = time.monotonic() - t0
+        a.kill()
+    finally:
+        os.close(r)
+    check(took < 8, f"ran {took:.1f}s for --duration 2 with a reader that does not read")
+    eq(rc, EXIT_RUNTIME, "exit code (the output failed); " + u.stderr())
+    check(re.search(r"json output: write failed: its reader took nothing", u.stderr()),
+          u.stderr())
+    m = re.search(r"^all\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", u.stderr(), re.M)
+    check(m, "summary on stderr: " + u.stderr())
+    hits, delivered, dk, ds = map(int, m.groups())
+    eq(hits, delivered + dk, "hits = delivered + dropped in the kernel")
+    check(ds > 0, f"events the reader never took are counted as dropped: {m.group(0)}")
+
+
+def test_blocked_reader_sigterm_still_ends_the_run():
+    tmp = tmpdir()
+    r, w = os.pipe()
+    try:
+        a, u = started(tmp, 10_000_000, ["--format", "json"], w)
+        os.close(w)
+        time.sleep(1)
+        t0 = time.monotonic()
+        u.proc.send_signal(signal.SIGTERM)
+        u.wait(timeout=30)
+        took = time.monotonic() - t0
+        a.kill()
+    finally:
+        os.close(r)
+    check(took < 4, f"took {took:.1f}s to stop after SIGTERM with a reader that does not read")
+    check("uprobestats summary" in u.stderr(), u.stderr())
+    expect_nothing_left(u.proc.pid)
+
+
+def test_reader_gone_detaches_and_ends():
+    """`run ... | head -1`: main kept probing until the duration ended."""
+    tmp = tmpdir()
+    r, w = os.pipe()
+    a, u = started(tmp, 10_000_000, ["--format", "json", "--duration", "30"], w)
+    os.close(w)
+    with os.fdopen(r) as reader:
+        first = reader.readline()
+    t0 = time.monotonic()
+    rc = u.wait(timeout=40)
+    took = time.monotonic() - t0
+    a.kill()
+    check(first.startswith('{"type":"event"'), first[:100])
+    check(took < 5, f"probed {took:.1f}s after its only reader had gone")
+    eq(rc, EXIT_OK, "exit code; " + u.stderr())
+    check("closed by its reader" in u.stderr(), u.stderr())
+    check(re.search(r"^all\s+\d+", u.stderr(), re.M), "summary on stderr: " + u.stderr())
+
+
+def shell_run(tmp, n, redirect, *args):
+    """uprobestats under sh with a standard descriptor closed (`>&-`)."""
+    a = Target(tmp, n, 5)
+    try:
+        cmd = " ".join([BIN, "run", json_config(tmp), "--pid", str(a.pid), "--no-statsd",
+                        "--duration", "5"] + list(args)) + " " + redirect
+        p = subprocess.Popen(["sh", "-c", cmd], stderr=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, text=True)
+        time.sleep(1)
+        a.go()
+        a.wait()
+        _, err = p.communicate(timeout=30)
+    finally:
+        a.kill()
+    return p.returncode, err or ""
+
+
+def test_closed_stdout_does_not_fill_the_trace():
+    """`--trace tr.json >&-`: main wrote the JSON events into tr.json."""
+    tmp = tmpdir()
+    tr = os.path.join(tmp, "tr.json")
+    rc, err = shell_run(tmp, 100, ">&-", "--format", "json", "--trace", tr)
+    eq(rc, EXIT_OK, "exit code; " + err)
+    with open(tr) as f:
+        text = f.read()
+    check('"type":"event"' not in text, "event lines in the trace: " + text[:300])
+    doc = json.loads(text)
+    eq(len([e for e in doc["traceEvents"] if e.get("ph") == "i"]), 100, "instant events")
+
+
+def test_closed_stderr_does_not_fill_the_output():
+    """`--output out.json 2>&-`: main wrote the log and summary into out.json."""
+    tmp = tmpdir()
+    out = os.path.join(tmp, "out.json")
+    rc, _ = shell_run(tmp, 100, "2>&-", "--format", "json", "--output", out)
+    eq(rc, EXIT_OK, "exit code")
+    with open(out) as f:
+        lines = f.read().splitlines()
+    bad = [l for l in lines if not l.startswith('{"type":')]
+    check(not bad, f"lines that are not JSON events: {bad[:3]}")
+    eq(len(lines), 101, "100 events and the summary")
+
+
+class TinyFs:
+    """A 64 KiB tmpfs: a disk that fills up."""
+
+    def __init__(self):
+        self.path = tmpdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", self.path],
+                       check=True)
+
+    def close(self):
+        subprocess.run(["umount", "-l", self.path], check=False)
+
+
+def test_full_disk_counts_exactly_and_keeps_whole_lines():
+    """main counted all 20,000 events lost when 115 were written, and cut the
+    last JSON line in half."""
+    tmp = tmpdir()
+    fs = TinyFs()
+    n = 20_000
+    try:
+        out = os.path.join(fs.path, "out.json")
+        a, u = started(tmp, n, ["--format", "json", "--output", out], subprocess.DEVNULL)
+        a.wait()
+        rc = u.wait(timeout=60)
+        with open(out) as f:
+            text = f.read()
+    finally:
+        a.kill()
+        fs.close()
+    eq(rc, EXIT_RUNTIME, "exit code; " + u.stderr())
+    check(text.endswith("\n"), "the last line is cut: " + text[-80:])
+    lines = text.splitlines()
+    for l in lines:
+        json.loads(l)
+    m = re.search(r"^all\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", u.stderr(), re.M)
+    hits, delivered, dk, ds = map(int, m.groups())
+    eq(hits, n, "hits")
+    eq(delivered - ds, len(lines), "events written = delivered - dropped at the sink")
+    check(re.search(rf"\({len(lines)} events written, \d+ lost\)", u.stderr()), u.stderr())
+
+
+def test_failing_trace_loses_only_its_own_events():
+    """main reported every event lost when --trace failed and --output had
+    them all."""
+    tmp = tmpdir()
+    fs = TinyFs()
+    n = 20_000
+    try:
+        out = os.path.join(tmp, "out.json")
+        a, u = started(tmp, n, ["--format", "json", "--output", out,
+                                "--trace", os.path.join(fs.path, "tr.json")],
+                       subprocess.DEVNULL)
+        a.wait()
+        rc = u.wait(timeout=60)
+    finally:
+        a.kill()
+        fs.close()
+    eq(rc, EXIT_RUNTIME, "exit code; " + u.stderr())
+    with open(out) as f:
+        objs = [json.loads(l) for l in f]
+    eq(len([o for o in objs if o["type"] == "event"]), n, "events in --output")
+    (hits, delivered, dk, ds), = summary(objs)
+    eq((hits, delivered, ds), (n, n, 0), "hits, delivered, dropped at the sink")
+    check(re.search(r"trace output: write failed: No space left on device \(\d+ events "
+                    r"written, \d+ lost\)", u.stderr()), u.stderr())
+
+
+def test_ring_buffer_drops_are_written_as_drop_records():
+    """docs/json-schema.md: lost records are always written; main wrote drop
+    records only on the perf-buffer path."""
+    tmp = tmpdir()
+    n = 50_000
+    out = os.path.join(tmp, "out.json")
+    a, u = started(tmp, n, ["--format", "json", "--output", out, "--ringbuf-size", "4096",
+                            "--flush-ms", "1000"], subprocess.DEVNULL)
+    try:
+        a.wait(timeout=120)
+        rc = u.wait(timeout=60)
+    finally:
+        a.kill()
+    eq(rc, EXIT_OK, "exit code; " + u.stderr())
+    with open(out) as f:
+        objs = [json.loads(l) for l in f]
+    (hits, delivered, dk, ds), = summary(objs)
+    check(dk > 0, "a 4 KiB ring drops")
+    drops = [o for o in objs if o["type"] == "drop"]
+    eq(sum(o["count"] for o in drops), dk, "the drop records' counts")
+    check(all(o["probe"] and o["probe"]["method"] == "ups_target_fn" for o in drops),
+          "drop records name their probe")
