@@ -260,7 +260,8 @@ struct run_state {
 	const struct plan *plan;
 	struct session *session;
 	struct sinks *sinks;
-	uint64_t *dropped_sink;      /* per probe */
+	uint64_t *dropped_sink;      /* per probe, at statsd */
+	uint64_t *dropped_stream;    /* per probe, at the text/JSON output */
 	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
 };
@@ -302,6 +303,20 @@ static bool on_outputs_gone(void *ctx)
 	return sinks_outputs_gone(rs->sinks);
 }
 
+static bool on_congested(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	return sinks_congested(rs->sinks);
+}
+
+static void on_settle(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	sinks_settle(rs->sinks, OUTBUF_CLOSE_WAIT_MS);
+}
+
 /* An atom comes right after the event of the same record (loop.c).  An
  * atom that cannot be encoded still goes out (as statsd's error event); one
  * statsd does not take is counted by on_statsd_drop when its batch goes. */
@@ -312,12 +327,22 @@ static void on_atom(void *ctx, const struct atom *a)
 	(void)sinks_atom(rs->sinks, a);
 }
 
-static void on_sink_drop(void *ctx, const struct probe_desc *probe)
+/* Loss is per output: an event statsd dropped may still be in the JSON
+ * output.  A probe's dropped_sink is the most any one output lost. */
+static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
 {
 	struct run_state *rs = ctx;
 
 	if (probe)
 		rs->dropped_sink[probe_id_of(probe)]++;
+}
+
+static void on_stream_drop(void *ctx, const struct probe_desc *probe)
+{
+	struct run_state *rs = ctx;
+
+	if (probe)
+		rs->dropped_stream[probe_id_of(probe)]++;
 }
 
 static void on_notice(void *ctx, const char *msg)
@@ -421,7 +446,8 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct r
 		.trace = trace,
 		.trace_format = o->trace_format,
 		.default_text = out,
-		.statsd_dropped = on_sink_drop,
+		.statsd_dropped = on_statsd_drop,
+		.stream_dropped = on_stream_drop,
 		.statsd_dropped_ctx = rs,
 	};
 	struct err e = { 0 };
@@ -525,7 +551,8 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 			.hits = c.hits,
 			.delivered = st->delivered[i],
 			.dropped_kernel = c.drops,
-			.dropped_sink = rs->dropped_sink[i],
+			.dropped_sink = rs->dropped_sink[i] > rs->dropped_stream[i]
+					? rs->dropped_sink[i] : rs->dropped_stream[i],
 			.duration_ns = ts->end_boot_ns > ts->start_boot_ns
 				       ? ts->end_boot_ns - ts->start_boot_ns : 0,
 		};
@@ -571,7 +598,8 @@ static void on_ending(void *ctx, int sig)
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
-				  .ending = on_ending, .outputs_gone = on_outputs_gone, .ctx = rs };
+				  .ending = on_ending, .outputs_gone = on_outputs_gone,
+				  .congested = on_congested, .settle = on_settle, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs,
 				   .android = o->on_android };
@@ -656,9 +684,10 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
 	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
+	rs.dropped_stream = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
 	out = open_output(o->output, "--output");
 	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
-	rc = (!rs.dropped_sink || !out || (o->trace && !trace)) ? EXIT_RUNTIME
+	rc = (!rs.dropped_sink || !rs.dropped_stream || !out || (o->trace && !trace)) ? EXIT_RUNTIME
 		: open_sinks(o, out, trace, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
@@ -669,6 +698,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	if (trace)
 		fclose(trace);
 	free(rs.dropped_sink);
+	free(rs.dropped_stream);
 	return rc;
 }
 

@@ -47,6 +47,7 @@ struct loop {
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
 	uint64_t *drops_seen;     /* per probe: kernel drops already written as drop records */
 	int64_t drops_checked;    /* CLOCK_MONOTONIC of the last look at the counters */
+	bool congested;           /* an output does not keep up: records wait in the kernel */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -157,6 +158,11 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
 	emit_atom(L, p, &ev, env.kind, (const char *)data + sizeof(env));
+	/* An output that does not keep up: the next records wait in the kernel. */
+	if (L->out->congested && L->out->congested(L->out->ctx)) {
+		L->congested = true;
+		return -EAGAIN;
+	}
 	/* The record is consumed either way; -EAGAIN only stops this drain.  The
 	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
 	 * few ns from the vDSO, so it is read for every record: a sink may
@@ -234,7 +240,8 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 			if (rec && size >= rec->size && size - rec->size < 8)
 				size = (uint32_t)rec->size;
 		}
-		on_record(rc, (void *)(p + 4), size);
+		if (on_record(rc, (void *)(p + 4), size) < 0 && rc->L->congested)
+			return LIBBPF_PERF_EVENT_DONE; /* the rest stays in the buffer */
 	}
 	return LIBBPF_PERF_EVENT_CONT;
 }
@@ -462,6 +469,8 @@ enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH, TAG_TICK };
 /* How often the duration and the targets are checked when --flush-ms is
  * longer: the duration always wins over the drain period. */
 #define CHECK_MS 100
+/* How often a congested output is offered more. */
+#define CONGESTED_RETRY_MS 10
 
 static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 {
@@ -518,6 +527,10 @@ static int drain(struct loop *L, bool sliced)
 {
 	int rc;
 
+	if (L->congested && L->out->congested)
+		L->congested = L->out->congested(L->out->ctx);
+	if (L->congested)
+		return 1;
 	L->drain_until = sliced ? clock_ns(CLOCK_MONOTONIC_COARSE) + DRAIN_SLICE_NS : 0;
 	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0) {
 		if (rc == -EAGAIN)
@@ -525,11 +538,11 @@ static int drain(struct loop *L, bool sliced)
 		if (rc != -EINTR)
 			return rc;
 	}
-	for (size_t i = 0; i < L->n_rings; i++)
+	for (size_t i = 0; i < L->n_rings && !L->congested; i++)
 		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
 		    rc != -EINTR)
 			return rc;
-	return 0;
+	return L->congested ? 1 : 0;
 }
 
 static void end_all(struct loop *L, enum task_end why)
@@ -545,7 +558,7 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 
 	while (L->tasks_running > 0) {
 		/* a drain cut short: look at signals and timers, then go on with it */
-		int n = epoll_wait(ep, evs, 8, rc > 0 ? 0 : -1);
+		int n = epoll_wait(ep, evs, 8, L->congested ? CONGESTED_RETRY_MS : rc > 0 ? 0 : -1);
 		bool want_drain = rc > 0;
 		if (n < 0) {
 			if (errno == EINTR)
@@ -651,7 +664,10 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	 * signal, `ending` lets the run make its sinks stop waiting). */
 	if (out->ending)
 		out->ending(out->ctx, stats->signal);
-	drain(&L, false);
+	/* An output that does not keep up gets a bounded wait each round (its
+	 * reader takes something, or it fails and its events are counted lost). */
+	while (drain(&L, false) == 1 && out->settle)
+		out->settle(out->ctx);
 	report_drops(&L, true);
 	if (out->flush)
 		out->flush(out->ctx);

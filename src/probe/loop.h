@@ -22,6 +22,12 @@ struct loop_output {
 	/* After each flush: true when no output is left to write to (the only
 	 * one's reader has gone, EPIPE), which ends the run.  May be NULL. */
 	bool (*outputs_gone)(void *ctx);
+	/* An output does not keep up: records stay in the kernel's buffer (which
+	 * drops and counts what it cannot hold) until it does.  May be NULL. */
+	bool (*congested)(void *ctx);
+	/* At the end, when an output does not keep up: let it take what it holds,
+	 * waiting a bounded time for a reader that takes nothing.  May be NULL. */
+	void (*settle)(void *ctx);
 	void *ctx;
 };
 

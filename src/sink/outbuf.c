@@ -422,6 +422,16 @@ int outbuf_flush(struct outbuf *o)
 	return o->error;
 }
 
+bool outbuf_congested(struct outbuf *o)
+{
+	size_t limit = o->cap - o->cap / 4;
+
+	if (o->error || o->blocking || !o->buf || o->len - o->head <= limit)
+		return false;
+	outbuf_flush(o);
+	return !o->error && o->len - o->head > limit;
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;

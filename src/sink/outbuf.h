@@ -99,6 +99,12 @@ size_t fmt_seconds(char out[32], uint64_t ns, unsigned decimals);
 /* Pad with spaces up to `width` when n < width. */
 void outbuf_pad(struct outbuf *o, size_t n, size_t width);
 
+/* The output does not keep up: less than a quarter of the buffer is free
+ * even after writing what it takes now.  The loop then leaves records in the
+ * kernel's buffer until it is not (backpressure instead of drops); so a full
+ * queue never meets an event in practice (a quarter holds any line). */
+bool outbuf_congested(struct outbuf *o);
+
 /* Write out what the output takes now, without waiting.  Returns 0 or o->error. */
 int outbuf_flush(struct outbuf *o);
 /* At exit: write everything, waiting up to wait_ms for a reader that does not

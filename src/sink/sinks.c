@@ -58,7 +58,9 @@ static void event_lost(void *ctx, const void *tag)
 {
 	const struct sinks *s = ctx;
 
-	if (s->opt.statsd_dropped)
+	if (s->opt.stream_dropped)
+		s->opt.stream_dropped(s->opt.statsd_dropped_ctx, tag);
+	else if (s->opt.statsd_dropped)
 		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
 }
 
@@ -147,6 +149,15 @@ int sinks_event(struct sinks *s, const struct event *ev)
 		outbuf_event_end(&s->trace.o, ev->probe);
 	}
 	return first_error(s);
+}
+
+bool sinks_congested(struct sinks *s)
+{
+	if (s->finished)
+		return false;
+	return (s->text_on && outbuf_congested(&s->text.o)) ||
+	       (s->json_on && outbuf_congested(&s->json.o)) ||
+	       (s->trace_on && outbuf_congested(&s->trace.o));
 }
 
 bool sinks_outputs_gone(const struct sinks *s)

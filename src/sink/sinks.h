@@ -44,11 +44,13 @@ struct sinks_options {
 	enum trace_format trace_format;
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
 	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
-	 * its batch is flushed: drops are known only then; and of each event the
-	 * text or JSON output lost (a full queue, a failed write).  The trace's
-	 * losses are counted in its own error line, not here. */
+	 * its batch is flushed: drops are known only then.  The trace's losses
+	 * are counted in its own error line, not here. */
 	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);
 	void *statsd_dropped_ctx;
+	/* The text/JSON output's lost events, apart (same ctx); NULL: told to
+	 * statsd_dropped too. */
+	void (*stream_dropped)(void *ctx, const struct probe_desc *probe);
 };
 
 struct sinks;
@@ -64,6 +66,9 @@ int sinks_open(struct sinks **out, const struct sinks_options *opt, struct err *
  * negative errno of an output that has failed; the events lost are told to
  * statsd_dropped (text, JSON) one by one, never guessed here. */
 int sinks_event(struct sinks *s, const struct event *ev);
+/* An output does not keep up with the events (outbuf_congested): the loop
+ * should leave records in the kernel's buffer for now. */
+bool sinks_congested(struct sinks *s);
 /* No output is left: statsd is off and every other output's reader has
  * gone (EPIPE).  The run should detach and end. */
 bool sinks_outputs_gone(const struct sinks *s);
