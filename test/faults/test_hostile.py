@@ -170,6 +170,16 @@ def test_methods_on_a_fifo_does_not_wait_for_a_writer():
     expect_error(run(["methods", fifo], timeout=10), EXIT_RESOLVE, "FIFO")
 
 
+def test_raw_nul_in_a_textproto_string_named():
+    """main cut the string at the NUL (or, in auto mode, read the whole file as
+    binary protobuf); the \\000 escape was already refused."""
+    tmp = tmpdir()
+    text = native_config(NATIVE, "ups_target_fn").replace("ups_target_fn", "ups_target\0fn")
+    cfg = write_config(tmp, text)
+    for fmt in ([], ["--config-format", "text"]):
+        expect_error(run(["check", cfg] + fmt), 3, r":5:\d+: string contains a raw NUL byte")
+
+
 # ---- options ----------------------------------------------------------------------------
 
 
