@@ -180,6 +180,21 @@ def test_raw_nul_in_a_textproto_string_named():
         expect_error(run(["check", cfg] + fmt), 3, r":5:\d+: string contains a raw NUL byte")
 
 
+def test_methods_with_a_vdex_it_cannot_use_is_an_error():
+    """A truncated vdex, or another app's: main said "0 compiled methods" and
+    exited 0."""
+    import shutil
+    from test_files import TZ, TZ_DIR, copy_set, truncate
+    tmp = copy_set(TZ_DIR, TZ, ["odex", "vdex"])
+    odex, vdex = (os.path.join(tmp, f"{TZ}.{e}") for e in ("odex", "vdex"))
+    truncate(vdex, 1000)
+    expect_error(run(["methods", odex]), EXIT_RESOLVE, "no method can be listed",
+                 "past the end")
+    shutil.copyfile(os.path.join(TZ_DIR, "CneApp.vdex"), vdex)
+    expect_error(run(["methods", odex]), EXIT_RESOLVE, "no method can be listed",
+                 "does not belong to this oat")
+
+
 # ---- options ----------------------------------------------------------------------------
 
 
