@@ -47,6 +47,7 @@ const char *arg_abi_name(enum arg_abi abi)
 
 struct build_state {
 	const struct plan_opts *opts;
+	struct native_cache *native;  /* ELF files opened and indexed once per build */
 	struct err *err;
 	int n_problems;
 };
@@ -76,7 +77,8 @@ static bool is_java_probe(const struct probe_config *pc)
 		strchr(pc->method_signature, ' '));
 }
 
-static int resolve_native(struct plan_probe *p, const struct plan_opts *po, struct err *err)
+static int resolve_native(struct plan_probe *p, const struct plan_opts *po,
+			  struct native_cache *nc, struct err *err)
 {
 	const struct str_list *files = &p->cfg->file_paths;
 	const char *method = p->cfg->method_signature;
@@ -93,7 +95,7 @@ static int resolve_native(struct plan_probe *p, const struct plan_opts *po, stru
 	/* file_paths in order, as upstream: the first that resolves wins. */
 	for (size_t i = 0; i < files->n; i++) {
 		struct err e = { 0 };
-		if (native_resolve(files->v[i], method,
+		if (native_resolve(nc, files->v[i], method,
 				   po->unsafe_any_symbol ? NATIVE_UNSAFE_ANY_SYMBOL : 0, &loc,
 				   &e) == 0) {
 			snprintf(p->path, sizeof(p->path), "%s", files->v[i]);
@@ -155,7 +157,7 @@ static int plan_string_args(struct plan_probe *p, const struct java_resolution *
 }
 
 static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
-			struct err *err)
+			struct native_cache *nc, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
 	struct java_resolve_opts jo = {
@@ -197,7 +199,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 	}
 	/* Whatever found it (our reader or oatdump's text), the breakpoint goes
 	 * only on code. */
-	if ((rc = native_check_code_offset(r->path, r->file_offset, err)) < 0) {
+	if ((rc = native_check_code_offset(nc, r->path, r->file_offset, err)) < 0) {
 		free(r);
 		return err_prefix(err, "probe %s", p->program_name);
 	}
@@ -218,11 +220,11 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 }
 
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
-			 struct err *err)
+			 struct native_cache *nc, struct err *err)
 {
 	if (is_java_probe(p->cfg))
-		return resolve_java(p, po, pid, err);
-	return resolve_native(p, po, err);
+		return resolve_java(p, po, pid, nc, err);
+	return resolve_native(p, po, nc, err);
 }
 
 static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *t,
@@ -344,7 +346,7 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 		rc = plan_probe_init(p, (*next_id)++, t, &tc->probes[i], &e);
 		p->atom_int32_args = st->opts->atom_int32_args;
 		if (rc == 0 && !st->opts->no_resolve)
-			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, &e);
+			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)
@@ -359,22 +361,27 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opts,
 	       struct plan **out, struct err *err)
 {
-	struct build_state st = { .opts = opts, .err = err };
+	struct build_state st = { .opts = opts, .err = err, .native = native_cache_new() };
 	struct plan *plan = calloc(1, sizeof(*plan));
 	uint32_t next_id = 0;
 	int rc = 0;
 
 	*out = NULL;
-	if (!plan)
+	if (!plan || !st.native) {
+		free(plan);
+		native_cache_free(st.native);
 		return err_set(err, -ENOMEM, "out of memory");
+	}
 	plan->tasks = calloc(cfg->n_tasks ? cfg->n_tasks : 1, sizeof(*plan->tasks));
 	if (!plan->tasks) {
 		free(plan);
+		native_cache_free(st.native);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	plan->n_tasks = cfg->n_tasks;
 	for (size_t i = 0; i < cfg->n_tasks && rc == 0; i++)
 		rc = plan_task(plan, i, &cfg->tasks[i], &next_id, &st);
+	native_cache_free(st.native);
 	plan->n_probes = next_id;
 	if (rc == 0 && st.n_problems)
 		rc = err_set(err, err->code ? err->code : -EINVAL, "%s%s", err->msg,
