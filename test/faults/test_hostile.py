@@ -325,6 +325,31 @@ def test_duration_wins_over_flush_period():
     check(took < 3, f"ran {took:.1f}s for --duration 1")
 
 
+def test_target_exiting_during_attach_is_exit_6():
+    """A target killed while 128 probes attach (uprobe PMU: one perf event
+    each, the slowest path): main exited 1 ("runtime error").  Killed
+    before the attach it is 6 too; after it, the run ends by itself (0)."""
+    from test_signals import Sleeper
+    tmp = tmpdir()
+    from test_signals import many_probes_config
+    cfg = many_probes_config(tmp, 128)
+    codes = []
+    for i in range(12):
+        s = Sleeper(tmp)
+        p = subprocess.Popen([BIN, "run", cfg, "--pid", str(s.proc.pid), "--duration", "3",
+                              "--no-statsd", "--force-pmu"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(0.01 * i)
+        s.stop()
+        _, err = p.communicate(timeout=60)
+        check(p.returncode in (EXIT_OK, EXIT_NO_TARGET),
+              f"killed after {0.01 * i:.2f}s: exit {p.returncode}; {err[-600:]}")
+        codes.append(p.returncode)
+        if p.returncode == EXIT_NO_TARGET:
+            check(re.search(r"exited|no process", err), err[-600:])
+    check(EXIT_NO_TARGET in codes, f"no kill landed before the attach ended: {codes}")
+
+
 def test_descriptor_limit_named():
     """100 probes under a hard limit of 40 descriptors: main said only "No
     file descriptors available" (or "Too many open files")."""
