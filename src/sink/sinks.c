@@ -6,21 +6,32 @@
 #include <sys/stat.h>
 
 #include "sink/jsonl_out.h"
-#include "sink/statsd_encode.h"
+#include "sink/sink_ops.h"
+#include "sink/statsd_sink.h"
 #include "sink/statsd_socket.h"
 #include "sink/text_out.h"
 
+/* Every sink, in the order each operation visits them (statsd's loss report
+ * and the trace footer before the summary; outputs' errors in this order).
+ * A new sink: its file with its row (sink_ops.h), and one line here. */
+static const struct sink_ops *const table[] = {
+	&statsd_sink,
+	&text_sink,
+	&jsonl_sink,
+	&trace_sink,
+};
+
+#define N_SINKS (sizeof(table) / sizeof(table[0]))
+
 struct sinks {
 	struct sinks_options opt;     /* after sinks_plan */
-	bool statsd_on, text_on, json_on, trace_on, finished;
-	struct statsd_writer statsd;
-	struct statsd_event ev;       /* encode scratch: one atom at a time */
-	uint64_t statsd_invalid;
-	struct text_out text;
-	struct jsonl_out json;
-	struct trace_out trace;
+	void *st[N_SINKS];            /* each open sink's state; NULL: not open */
+	bool finished;
 	struct sink_report final;     /* frozen by sinks_finish */
 };
+
+/* for (each open sink i) — with its row table[i] and its state s->st[i] */
+#define FOR_OPEN(s, i) for (size_t i = 0; i < N_SINKS; i++) if ((s)->st[i])
 
 struct sinks_options sinks_plan(const struct sinks_options *in, bool statsd_socket_exists)
 {
@@ -42,18 +53,8 @@ static bool is_socket(const char *path)
 	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-static void statsd_dropped(void *ctx, int32_t atom_id, const void *tag, int error)
-{
-	const struct sinks *s = ctx;
-
-	(void)atom_id;
-	(void)error;
-	if (s->opt.statsd_dropped)
-		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
-}
-
-/* An event lost at the text or JSON output (the event stream); the trace's
- * losses are its own, reported with its error. */
+/* An event lost at the text or JSON output (the event stream); a sink whose
+ * losses are its own (the trace) reports them in its error line only. */
 static void event_lost(void *ctx, const void *tag)
 {
 	const struct sinks *s = ctx;
@@ -64,37 +65,34 @@ static void event_lost(void *ctx, const void *tag)
 		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
 }
 
+static struct outbuf *output_of(const struct sinks *s, size_t i)
+{
+	return s->st[i] && table[i]->output ? table[i]->output(s->st[i]) : NULL;
+}
+
 static int open_all(struct sinks *s, struct err *e)
 {
-	int rc = 0;
+	for (size_t i = 0; i < N_SINKS; i++) {
+		void *st;
+		int rc;
 
-	if (s->opt.statsd == SINKS_STATSD_ON) {
-		rc = statsd_writer_open(&s->statsd, s->opt.statsd_path, e);
-		if (rc < 0)
+		if (!table[i]->wanted(&s->opt))
+			continue;
+		st = calloc(1, table[i]->state_size);
+		if (!st)
+			return err_set(e, -ENOMEM, "sinks: out of memory");
+		rc = table[i]->open(st, &s->opt, e);
+		if (rc < 0) {
+			free(st);
 			return rc;
-		if (s->opt.statsd_wait_ms)
-			statsd_writer_set_wait(&s->statsd, s->opt.statsd_wait_ms < 0 ? 0
-					       : (uint32_t)s->opt.statsd_wait_ms);
-		statsd_writer_on_drop(&s->statsd, statsd_dropped, s);
-		s->statsd_on = true;
-	}
-	if (s->opt.text) {
-		if ((rc = text_open(&s->text, s->opt.text, e)) < 0)
-			return rc;
-		outbuf_on_lost(&s->text.o, event_lost, s);
-		s->text_on = true;
-	}
-	if (s->opt.json) {
-		if ((rc = jsonl_open(&s->json, s->opt.json, e)) < 0)
-			return rc;
-		outbuf_on_lost(&s->json.o, event_lost, s);
-		s->json_on = true;
-	}
-	if (s->opt.trace) {
-		if ((rc = trace_open(&s->trace, s->opt.trace, s->opt.trace_format, e)) < 0)
-			return rc;
-		outbuf_set_drop_events(&s->trace.o, false);
-		s->trace_on = true;
+		}
+		s->st[i] = st;
+		if (!output_of(s, i))
+			continue;
+		if (table[i]->own_losses)  /* a trace cannot skip a part of itself */
+			outbuf_set_drop_events(output_of(s, i), false);
+		else
+			outbuf_on_lost(output_of(s, i), event_lost, s);
 	}
 	return 0;
 }
@@ -120,12 +118,10 @@ int sinks_open(struct sinks **out, const struct sinks_options *opt, struct err *
 
 static int first_error(const struct sinks *s)
 {
-	if (s->text_on && s->text.o.error)
-		return s->text.o.error;
-	if (s->json_on && s->json.o.error)
-		return s->json.o.error;
-	if (s->trace_on && s->trace.o.error)
-		return s->trace.o.error;
+	FOR_OPEN(s, i) {
+		if (table[i]->output && table[i]->output(s->st[i])->error)
+			return table[i]->output(s->st[i])->error;
+	}
 	return 0;
 }
 
@@ -133,20 +129,15 @@ int sinks_event(struct sinks *s, const struct event *ev)
 {
 	if (s->finished)
 		return -EPIPE;
-	if (s->text_on) {
-		outbuf_event_begin(&s->text.o);
-		text_event(&s->text, ev);
-		outbuf_event_end(&s->text.o, ev->probe);
-	}
-	if (s->json_on) {
-		outbuf_event_begin(&s->json.o);
-		jsonl_event(&s->json, ev);
-		outbuf_event_end(&s->json.o, ev->probe);
-	}
-	if (s->trace_on) {
-		outbuf_event_begin(&s->trace.o);
-		trace_event(&s->trace, ev);
-		outbuf_event_end(&s->trace.o, ev->probe);
+	FOR_OPEN(s, i) {
+		struct outbuf *o = output_of(s, i);
+		if (!table[i]->event)
+			continue;
+		if (o)
+			outbuf_event_begin(o);
+		table[i]->event(s->st[i], ev);
+		if (o)
+			outbuf_event_end(o, ev->probe);
 	}
 	return first_error(s);
 }
@@ -155,95 +146,84 @@ bool sinks_congested(struct sinks *s)
 {
 	if (s->finished)
 		return false;
-	return (s->text_on && outbuf_congested(&s->text.o)) ||
-	       (s->json_on && outbuf_congested(&s->json.o)) ||
-	       (s->trace_on && outbuf_congested(&s->trace.o));
+	FOR_OPEN(s, i) {
+		if (output_of(s, i) && outbuf_congested(output_of(s, i)))
+			return true;
+	}
+	return false;
 }
 
 bool sinks_outputs_gone(const struct sinks *s)
 {
-	const struct outbuf *outs[3] = { s->text_on ? &s->text.o : NULL,
-					 s->json_on ? &s->json.o : NULL,
-					 s->trace_on ? &s->trace.o : NULL };
 	bool any = false;
 
-	if (s->statsd_on || s->finished)
+	if (s->finished || sinks_statsd_on(s))
 		return false;
-	for (size_t i = 0; i < 3; i++) {
-		if (!outs[i])
+	FOR_OPEN(s, i) {
+		if (!output_of(s, i))
 			continue;
-		if (outs[i]->error != -EPIPE)
+		if (output_of(s, i)->error != -EPIPE)
 			return false;
 		any = true;
 	}
 	return any;
 }
 
-int sinks_atom(struct sinks *s, const struct atom *a)
-{
-	uint32_t errors;
-
-	if (!s->statsd_on || s->finished)
-		return 0;
-	errors = statsd_encode_atom(&s->ev, a);
-	/* the tag comes back to statsd_dropped if the atom is dropped */
-	statsd_writer_send_tagged(&s->statsd, s->ev.buf, s->ev.len, a->atom_id, a->probe);
-	if (errors) {
-		s->statsd_invalid++;
-		return errors & STATSD_ERR_OVERFLOW ? -EMSGSIZE : -EINVAL;
-	}
-	return 0;
-}
-
-bool sinks_statsd_on(const struct sinks *s)
-{
-	return s->statsd_on;
-}
-
-void sinks_statsd_stop_waiting(struct sinks *s)
-{
-	if (s->statsd_on)
-		statsd_writer_set_wait(&s->statsd, 0);
-}
-
-/* The first output error, a real failure before a reader gone (EPIPE). */
-static int outputs_error(const struct sinks *s, struct err *e)
-{
-	const struct outbuf *outs[3] = { s->text_on ? &s->text.o : NULL,
-					 s->json_on ? &s->json.o : NULL,
-					 s->trace_on ? &s->trace.o : NULL };
-
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < 3; i++)
-			if (outs[i] && outs[i]->error && (pass || outs[i]->error != -EPIPE))
-				return outbuf_check(outs[i], e);
-	return 0;
-}
-
-int sinks_flush(struct sinks *s, struct err *e)
-{
-	/* statsd drops are counted and reported, never a write error here */
-	if (s->statsd_on)
-		(void)statsd_writer_flush(&s->statsd);
-	if (s->text_on)
-		text_flush(&s->text);
-	if (s->json_on)
-		jsonl_flush(&s->json);
-	if (s->trace_on)
-		trace_flush(&s->trace);
-	return outputs_error(s, e);
-}
-
 void sinks_settle(struct sinks *s, int wait_ms)
 {
 	if (s->finished)
 		return;
-	if (s->text_on)
-		outbuf_finish(&s->text.o, wait_ms);
-	if (s->json_on)
-		outbuf_finish(&s->json.o, wait_ms);
-	if (s->trace_on)
-		outbuf_finish(&s->trace.o, wait_ms);
+	FOR_OPEN(s, i) {
+		if (output_of(s, i))
+			outbuf_finish(output_of(s, i), wait_ms);
+	}
+}
+
+int sinks_atom(struct sinks *s, const struct atom *a)
+{
+	int rc = 0;
+
+	if (s->finished)
+		return 0;
+	FOR_OPEN(s, i) {
+		int r = table[i]->atom ? table[i]->atom(s->st[i], a) : 0;
+		if (r < 0 && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
+bool sinks_statsd_on(const struct sinks *s)
+{
+	FOR_OPEN(s, i) {
+		if (table[i] == &statsd_sink)
+			return true;
+	}
+	return false;
+}
+
+void sinks_statsd_stop_waiting(struct sinks *s)
+{
+	FOR_OPEN(s, i) {
+		if (table[i]->stop_waiting)
+			table[i]->stop_waiting(s->st[i]);
+	}
+}
+
+int sinks_flush(struct sinks *s, struct err *e)
+{
+	FOR_OPEN(s, i) {
+		if (table[i]->flush)
+			table[i]->flush(s->st[i]);
+	}
+	/* the first output error, a real failure before a reader gone (EPIPE) */
+	for (int pass = 0; pass < 2; pass++)
+		FOR_OPEN(s, i) {
+			const struct outbuf *o = output_of(s, i);
+			if (o && o->error && (pass || o->error != -EPIPE))
+				return outbuf_check(o, e);
+		}
+	return 0;
 }
 
 static void add_error(struct sink_report *r, const struct outbuf *o)
@@ -261,33 +241,25 @@ void sinks_report(const struct sinks *s, struct sink_report *r)
 		return;
 	}
 	memset(r, 0, sizeof(*r));
-	r->statsd_on = s->statsd_on;
 	r->statsd_path = s->opt.statsd_path;
-	if (s->statsd_on) {
-		r->statsd = s->statsd.stats;
-		r->statsd_unreported = statsd_writer_unreported(&s->statsd);
+	FOR_OPEN(s, i) {
+		if (table[i]->report)
+			table[i]->report(s->st[i], r);
 	}
-	r->statsd_invalid = s->statsd_invalid;
-	if (s->trace_on) {
-		r->trace_unclosed = s->trace.unclosed;
-		r->trace_orphan_exits = s->trace.orphan_exits;
+	FOR_OPEN(s, i) {
+		if (table[i]->output)
+			add_error(r, output_of(s, i));
 	}
-	if (s->text_on)
-		add_error(r, &s->text.o);
-	if (s->json_on)
-		add_error(r, &s->json.o);
-	if (s->trace_on)
-		add_error(r, &s->trace.o);
 }
 
 /* Trace footer and statsd's last loss report come before the report is
  * taken, so the summary counts them. */
 static void finish_outputs(struct sinks *s)
 {
-	if (s->statsd_on)
-		statsd_writer_close(&s->statsd);
-	if (s->trace_on)
-		trace_close(&s->trace); /* keeps its counters and error for the report */
+	FOR_OPEN(s, i) {
+		if (table[i]->finish)
+			table[i]->finish(s->st[i]);
+	}
 }
 
 int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
@@ -300,15 +272,22 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 		return 0;
 	finish_outputs(s);
 	sinks_report(s, &r);
-	if (s->json_on) {
-		outbuf_event_begin(&s->json.o);
-		summary_json(&s->json.j, rows, n, &r, run_ns);
-		json_newline(&s->json.j);
-		outbuf_event_end(&s->json.o, NULL);
+	FOR_OPEN(s, i) {
+		struct json_out *j = table[i]->summary_stream
+				     ? table[i]->summary_stream(s->st[i]) : NULL;
+		struct outbuf *o = output_of(s, i);
+		if (!j)
+			continue;
+		if (o)
+			outbuf_event_begin(o);
+		summary_json(j, rows, n, &r, run_ns);
+		json_newline(j);
+		if (o) {
+			outbuf_event_end(o, NULL);
+			/* a slow reader: a bounded wait, then lost */
+			outbuf_finish(o, OUTBUF_CLOSE_WAIT_MS);
+		}
 	}
-	/* what a slow reader has not taken yet: a bounded wait, then lost */
-	if (s->json_on)
-		outbuf_finish(&s->json.o, OUTBUF_CLOSE_WAIT_MS);
 	rc = sinks_flush(s, e);
 	if (rc < 0)
 		sinks_report(s, &r); /* the summary line itself may have failed */
@@ -324,9 +303,10 @@ void sinks_close(struct sinks *s)
 		return;
 	if (!s->finished)
 		finish_outputs(s);
-	if (s->text_on)
-		text_close(&s->text);
-	if (s->json_on)
-		jsonl_close(&s->json);
+	FOR_OPEN(s, i) {
+		if (table[i]->close)
+			table[i]->close(s->st[i]);
+		free(s->st[i]);
+	}
 	free(s);
 }
