@@ -18,7 +18,8 @@
  *     calls; in rounds where round % 3 == 1 the innermost leaves them all
  *     through longjmp, in the others each returns round * 100 + its depth.
  *     The last round always returns.  Per returned call as for recurse; per
- *     round that jumped {"unwound": depth + 1}. */
+ *     round that jumped {"unwound": depth + 1}.
+ * ups_tail_caller (never called) ends in a tail call: exit probes refuse it. */
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +111,19 @@ __attribute__((noinline, used, visibility("default"))) long ups_jump(long round,
 	fprintf(out, "{\"ret\": %ld, \"inner\": %llu}\n", r,
 		(unsigned long long)(now_ns() - t0));
 	return r;
+}
+
+/* Never called: a function that ends in a tail call, whose exits cannot be
+ * proven (the refusal test). */
+__attribute__((noinline, used, visibility("default"))) long ups_tail_callee(long i)
+{
+	OPAQUE(i);
+	return i * 7;
+}
+
+__attribute__((noinline, used, visibility("default"))) long ups_tail_caller(long i)
+{
+	return ups_tail_callee(i + 1);
 }
 
 static void run_ra(long count)
