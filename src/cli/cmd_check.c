@@ -163,7 +163,8 @@ int cmd_check(int argc, char **argv)
 	}
 	struct plan_opts po = { .no_resolve = o.no_resolve, .problem = print_problem,
 				.problem_ctx = (void *)o.config, .duration_override = 0,
-				.exit_probes = o.exit_probes, .unsafe_uretprobe = o.unsafe_uretprobe };
+				.exit_probes = o.exit_probes,
+				.unsafe_uretprobe = o.unsafe_uretprobe };
 	if (vrc == EXIT_OK && plan_build(cfg, &po, &plan, &e) < 0)
 		rc = e.code == -ESRCH ? EXIT_NO_TARGET
 		     : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;

@@ -187,7 +187,8 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_GUARDRAIL_LIST:
 		if (guardrail_list_parse(optarg, &o->guardrail.list) < 0) {
-			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'", optarg);
+			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'",
+			      optarg);
 			return EXIT_USAGE;
 		}
 		return EXIT_OK;
@@ -246,7 +247,9 @@ struct run_state {
 /* The plan probe an event's probe_desc belongs to. */
 static uint32_t probe_id_of(const struct probe_desc *d)
 {
-	return ((const struct plan_probe *)((const char *)d - offsetof(struct plan_probe, desc)))->id;
+	const char *p = (const char *)d - offsetof(struct plan_probe, desc);
+
+	return ((const struct plan_probe *)p)->id;
 }
 
 static void on_event(void *ctx, const struct event *ev)
@@ -523,7 +526,8 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
 				  .ending = on_ending, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
+				   .start = start_probes, .start_ctx = rs,
+				   .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;

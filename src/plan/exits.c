@@ -129,9 +129,10 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		return 0;
 	}
 	if (!p->java)
-		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits cannot be "
-			       "proven: %s (a uretprobe needs no exit sites: drop --exit-probes or "
-			       "set exit_probes: false)", p->program_name, probe_what(p), why.msg);
+		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
+			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
+			       "--exit-probes or set exit_probes: false)", p->program_name,
+			       probe_what(p), why.msg);
 	if (!opts->unsafe_uretprobe) {
 		char reason[ERR_MSG_MAX];
 		snprintf(reason, sizeof(reason), "no exit sites: %s", why.msg);

@@ -262,9 +262,11 @@ static char *put_value(char *p, const struct field *f)
 	case FIELD_BOOL: return f->v.b ? FMT_LIT(p, "true") : FMT_LIT(p, "false");
 	case FIELD_FLOAT: return put_float(p, f->v.f);
 	case FIELD_STRING:
-		return put_string(p, f->v.str.ptr ? f->v.str.ptr : "", f->v.str.ptr ? f->v.str.len : 0);
+		return put_string(p, f->v.str.ptr ? f->v.str.ptr : "",
+				  f->v.str.ptr ? f->v.str.len : 0);
 	case FIELD_BYTES:
-		return put_hexbytes(p, (const uint8_t *)f->v.str.ptr, f->v.str.ptr ? f->v.str.len : 0);
+		return put_hexbytes(p, (const uint8_t *)f->v.str.ptr,
+				    f->v.str.ptr ? f->v.str.len : 0);
 	case FIELD_INT32_LIST: return put_list(p, f->v.i32s.ptr, f->v.i32s.n, false);
 	case FIELD_INT64_LIST: return put_list(p, f->v.i64s.ptr, f->v.i64s.n, true);
 	default: return FMT_LIT(p, "null");
@@ -347,9 +349,9 @@ static char *put_wall(struct jsonl_out *s, char *p, int64_t wall_ns)
 		int n;
 		if (!gmtime_r(&t, &tm))
 			return FMT_LIT(p, "null");
-		n = snprintf(s->wall_prefix, sizeof(s->wall_prefix), "\"%04d-%02d-%02dT%02d:%02d:%02d.",
-			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			     tm.tm_sec);
+		n = snprintf(s->wall_prefix, sizeof(s->wall_prefix),
+			     "\"%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900, tm.tm_mon + 1,
+			     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		if (n <= 0 || (size_t)n >= sizeof(s->wall_prefix))
 			return FMT_LIT(p, "null");
 		s->wall_sec = sec;

@@ -74,8 +74,8 @@ bool sinks_statsd_on(const struct sinks *s);
  * is full instead of waiting for room, as with SINKS_STATSD_NO_WAIT. */
 void sinks_statsd_stop_waiting(struct sinks *s);
 
-/* Send queued statsd atoms and write buffered output.  Returns 0 or the first write error, with e naming
- * the output ("json output: write failed: No space left on device"). */
+/* Send queued statsd atoms and write buffered output.  Returns 0 or the first write error, with e
+ * naming the output ("json output: write failed: No space left on device"). */
 int sinks_flush(struct sinks *s, struct err *e);
 
 /* What the sinks saw (statsd counters, trace pairing, write errors). */

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "common/utf8.h"
 #include "sink/json_out.h"
 #include "sink/probe_label.h"
 

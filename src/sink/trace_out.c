@@ -271,7 +271,8 @@ static void drop(struct trace_out *t, const struct event *ev)
 {
 	char name[96];
 	int n = snprintf(name, sizeof(name), "uprobestats: %llu records %s",
-			 (unsigned long long)ev->n_lost, ev->kind == EVENT_DROP ? "dropped" : "lost");
+			 (unsigned long long)ev->n_lost,
+			 ev->kind == EVENT_DROP ? "dropped" : "lost");
 	struct label l = { name, (size_t)n };
 
 	if (is_json(t)) {
@@ -398,10 +399,12 @@ int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *
 	}
 	if (is_json(t)) {
 		outbuf_puts(&t->o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":"
-				   "\"uprobestats\",\"clock\":\"CLOCK_BOOTTIME\"},\"traceEvents\":[\n");
+				   "\"uprobestats\",\"clock\":\"CLOCK_BOOTTIME\"},\"traceEvents\":["
+				   "\n");
 	} else {
 		outbuf_puts(&t->o, "TRACE:\n# tracer: nop\n#\n"
-				   "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+				   "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  "
+				   "FUNCTION\n"
 				   "#              | |        |      |   ||||       |         |\n");
 	}
 	return 0;
