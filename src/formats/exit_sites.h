@@ -44,4 +44,17 @@ int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *cod
 		    struct exit_sites *out, struct err *err);
 void exit_sites_free(struct exit_sites *s);
 
+/* As exit_sites_find(CODE_ART_METHOD), with the frame size from CodeInfo: each
+ * arm64 epilogue must remove exactly `frame` bytes (exit_sites_find takes the
+ * size the method's own prologue allocates instead). */
+int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, uint32_t frame,
+			struct exit_sites *out, struct err *err);
+
+/* The frame size an ART method's own prologue allocates, independently of
+ * CodeInfo: arm64 `sub sp, sp, #N` / `stp xA, xB, [sp, #-N]!` / `str x0,
+ * [sp, #-N]!` (the first sp decrement before any `ret`); x86_64 the pushes
+ * before `sub rsp, N`, plus N, plus the return address.  0 = frameless. */
+int exit_sites_prologue_frame(enum code_arch arch, const uint8_t *code, size_t size,
+			      uint32_t *frame, struct err *err);
+
 #endif
