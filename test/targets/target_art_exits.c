@@ -33,11 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "art_fake.h"
-#include "go_fifo.h"
-
 #if defined(__x86_64__)
 #include <asm/prctl.h>
+
+#include "art_fake.h"
+#include "go_fifo.h"
 
 /* Thread offsets of the Android 11 x86_64 code (from its disassembly). */
 #define THREAD_LOCK_OBJECT 0x388

@@ -36,7 +36,7 @@ file_offset() {
 }
 
 for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/target_latency" \
-	"$bindir/target_art" "$bindir/target_programs" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
+	"$bindir/target_art" "$bindir/target_programs" "$bindir/target_exits" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
 	"$art_dir/$art_name.jar" "$art_table"; do
 	[ -f "$f" ] || die "missing $f"
 done

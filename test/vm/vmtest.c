@@ -122,7 +122,8 @@ static bool run_case(const struct options *o, const struct vmcase *c)
 int main(int argc, char **argv)
 {
 	static const struct vmcase *const groups[] = { vm_native_cases, vm_kernel_cases,
-						       vm_programs_cases, vm_art_cases };
+						       vm_programs_cases, vm_art_cases,
+						       vm_exits_cases };
 	struct options o;
 	int passed = 0, failed = 0;
 

@@ -158,5 +158,6 @@ extern const struct vmcase vm_native_cases[];
 extern const struct vmcase vm_kernel_cases[];
 extern const struct vmcase vm_art_cases[];
 extern const struct vmcase vm_programs_cases[];
+extern const struct vmcase vm_exits_cases[];
 
 #endif

@@ -158,6 +158,8 @@ static void art_compiled_methods_by_java_signature(struct tc *t)
 	snprintf(want, sizeof(want), "+0x%lx (oat-builtin", env->art_get_off);
 	CHECK(strstr(err, want), "getEventType() not resolved to the expected %s...)", want);
 	CHECK(strstr(err, "instance method"), "instance calling convention not reported");
+	/* call_return on Java code: exit probes, never a uretprobe. */
+	CHECK(strstr(err, "exit probes at 1 exit site"), "getEventType(): no exit probes");
 	if (results_read(t, u.out, &res) < 0)
 		goto out;
 	check_calls(t, &res);
