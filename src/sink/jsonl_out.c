@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "sink/fmt_fast.h"
+#include "sink/sink_ops.h"
 
 int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e)
 {
@@ -425,3 +426,52 @@ void jsonl_close(struct jsonl_out *s)
 		s->cache[i] = (struct jsonl_probe_text){ 0 };
 	}
 }
+
+/* ---- the sink's row (sink_ops.h) ---- */
+
+static bool jsonl_wanted(const struct sinks_options *o)
+{
+	return o->json != NULL;
+}
+
+static int jsonl_sink_open(void *st, const struct sinks_options *o, struct err *e)
+{
+	return jsonl_open(st, o->json, e);
+}
+
+static void jsonl_sink_event(void *st, const struct event *ev)
+{
+	jsonl_event(st, ev);
+}
+
+static void jsonl_sink_flush(void *st)
+{
+	jsonl_flush(st);
+}
+
+static const struct outbuf *jsonl_output(const void *st)
+{
+	return &((const struct jsonl_out *)st)->o;
+}
+
+static struct json_out *jsonl_summary_stream(void *st)
+{
+	return &((struct jsonl_out *)st)->j;
+}
+
+static void jsonl_sink_close(void *st)
+{
+	jsonl_close(st);
+}
+
+const struct sink_ops jsonl_sink = {
+	.name = "json",
+	.state_size = sizeof(struct jsonl_out),
+	.wanted = jsonl_wanted,
+	.open = jsonl_sink_open,
+	.event = jsonl_sink_event,
+	.flush = jsonl_sink_flush,
+	.output = jsonl_output,
+	.summary_stream = jsonl_summary_stream,
+	.close = jsonl_sink_close,
+};

@@ -41,4 +41,8 @@ size_t text_escape_nopipe(struct outbuf *o, const char *s, size_t n);
 int text_flush(struct text_out *t);
 void text_close(struct text_out *t);
 
+/* The sink's row in sinks.c's table (sink/sink_ops.h). */
+struct sink_ops;
+extern const struct sink_ops text_sink;
+
 #endif
