@@ -180,3 +180,15 @@ def test_unprovable_native_exits_are_refused_with_the_reason():
     eq(len([l for l in err.splitlines() if "error:" in l]), 1, "one error line: " + err)
     rc, out, err = run(["check", cfg])
     eq(rc, 0, "without --exit-probes the uretprobe is used; stderr: " + err)
+
+
+def test_exit_probes_on_every_attach_and_output_path():
+    """uprobe PMU perf events, tracefs uprobe_events and the perf buffer carry
+    exit probes as uprobe_multi links and the ring buffer do."""
+    rounds, depth = 5, 10
+    for path in ("--force-pmu", "--force-tracefs", "--force-perfbuf"):
+        u, seen = run_target("recurse", rounds, "call_return", "ups_recurse",
+                             ["--exit-probes", path])
+        rets = events(u.json_events(), kind="return")
+        eq(len(rets), rounds * depth, path + ": records")
+        check_durations(rets, seen, path)
