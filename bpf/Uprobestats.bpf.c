@@ -132,7 +132,13 @@ static __always_inline __u32 drop_left_frames(struct ups_pending_stack *st, __u6
 
 	if (depth > UPS_EXIT_DEPTH)
 		depth = UPS_EXIT_DEPTH;
+	/* A bounded loop (5.3+); kernels without them need it unrolled, at
+	 * 5 KiB of code per program. */
+#ifdef UPS_UNROLL_LOOPS
 #pragma unroll
+#else
+#pragma clang loop unroll(disable)
+#endif
 	for (int i = 0; i < UPS_EXIT_DEPTH; i++) {
 		__u64 top_sp;
 		if (depth == 0)
