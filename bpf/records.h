@@ -66,7 +66,8 @@ struct call_timestamp {
 };
 
 /* Uprobestats (beyond upstream) call_return: one record per completed call,
- * from a uretprobe paired with an entry uprobe on the same function. */
+ * from a uretprobe paired with an entry uprobe on the same function, or from
+ * exit probes (uprobes at the entry and at every return instruction). */
 struct call_return {
 	__u64 return_value;      /* x0 / rax at return */
 	__u64 duration_ns;       /* entry -> return, same thread */
