@@ -76,6 +76,14 @@ static int find_exits(struct plan_probe *p, struct err *err)
 	free(code);
 	if (rc < 0)
 		return rc;
+	/* Both programs would run at one instruction, in an order the kernel
+	 * does not promise: the call could not be paired. */
+	if (sites.count && sites.offsets[0] == 0) {
+		exit_sites_free(&sites);
+		return err_set(err, -ENOTSUP, "its first instruction is a return (an empty "
+			       "function): an entry and an exit probe on one instruction cannot "
+			       "be ordered");
+	}
 	p->exit_offsets = calloc(sites.count ? sites.count : 1, sizeof(*p->exit_offsets));
 	if (!p->exit_offsets) {
 		exit_sites_free(&sites);

@@ -168,3 +168,20 @@ UT_TEST(plan_exits_entry_programs_are_untouched)
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
 	UT_ASSERT(!p.exit_probes && !p.exit_offsets);
 }
+
+UT_TEST(plan_exits_a_bare_return_is_refused)
+{
+	static const uint8_t bare[] = { 0xc3 };
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { .exit_probes = true };
+	struct err e = { 0 };
+
+	setup(&p, &pc, bare, sizeof(bare), 0, false);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "its first instruction is a return");
+	setup(&p, &pc, bare, sizeof(bare), 0, true);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "refusing a uretprobe on ART code (no exit sites: its first "
+			   "instruction is a return");
+}
