@@ -73,7 +73,8 @@ STATIC_OPT     ?= -Os
 STATIC_CFLAGS  := $(CSTD) $(WARN) $(DEFS) $(STATIC_OPT) -ffunction-sections -fdata-sections
 # The per-event path (decoding, sinks, the loop) is built -O2: it is small, and
 # -Os made JSON output cost ~7 us of CPU per event.
-HOT_PATH       := src/sink/% src/probe/loop src/probe/decode_% src/probe/fields src/probe/atoms
+HOT_PATH       := src/sink/% src/probe/loop src/catalog/record_kinds src/catalog/fields \
+		  src/probe/atoms
 STATIC_LDFLAGS := -static -Wl,--gc-sections -Wl,-O1 -s
 
 BPF_CLANG      ?= clang
