@@ -90,7 +90,8 @@ static bool a64_epilogue_ok(const struct a64 *a, size_t i)
 	w = wd(a, i - 1);
 	adj = i - 1;
 	if ((amount = a64_add_sp(w))) {
-		if (amount != a->frame && adj > 0 && !a->data[adj - 1] && a64_add_sp(wd(a, adj - 1)))
+		if (amount != a->frame && adj > 0 && !a->data[adj - 1] &&
+		    a64_add_sp(wd(a, adj - 1)))
 			amount += a64_add_sp(wd(a, --adj));
 		if (amount != a->frame)
 			return false;
@@ -126,8 +127,8 @@ static int a64_jump_table(struct a64 *a, size_t i, struct err *err)
 	cmp = i >= 2 ? wd(a, i - 2) : 0;
 	if (i < 2 || (cmp & 0xff80001fu) != 0x7100001fu || (cmp >> 5 & 31) != idx ||
 	    (wd(a, i - 1) & 0xff00001fu) != 0x54000002u)
-		return err_set(err, -EINVAL, "jump table dispatch at +0x%zx: no `cmp w%u, #n; b.hs` "
-			       "before it gives the table size", i * 4, idx);
+		return err_set(err, -EINVAL, "jump table dispatch at +0x%zx: no "
+			       "`cmp w%u, #n; b.hs` before it gives the table size", i * 4, idx);
 	n = ((cmp >> 10) & 0xfff) << ((cmp >> 22 & 1) ? 12 : 0);
 	if (tgt < 0 || tgt % 4 || (uint64_t)tgt / 4 + n > a->nwords)
 		return err_set(err, -EINVAL, "jump table of %u entries at +0x%llx (from the adr at "
@@ -150,8 +151,8 @@ static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
 		if ((w & 0xff00001fu) == 0x5800001fu) {     /* ldr xzr, #n: literal pool marker */
 			size_t n = w >> 5 & 0x7ffff;
 			if (n == 0 || n > a->nwords - i)
-				return err_set(err, -EINVAL, "literal pool at +0x%zx claims %zu words, "
-					       "past the code end", i * 4, n);
+				return err_set(err, -EINVAL, "literal pool at +0x%zx claims "
+					       "%zu words, past the code end", i * 4, n);
 			memset(a->data + i, 1, n);
 			i += n - 1;
 			continue;
@@ -159,8 +160,8 @@ static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
 		if (!a64_is_ret_any(w))
 			continue;
 		if (w != A64_RET)
-			return err_set(err, -EINVAL, "return at +0x%zx is not `ret` (0x%08x), which "
-				       "ART does not emit", i * 4, w);
+			return err_set(err, -EINVAL, "return at +0x%zx is not `ret` (0x%08x), "
+				       "which ART does not emit", i * 4, w);
 		if (!a64_epilogue_ok(a, i))
 			return err_set(err, -EINVAL, "`ret` at +0x%zx does not follow an epilogue "
 				       "that removes the %u-byte frame and reloads lr", i * 4,
@@ -207,9 +208,9 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct err *err)
 			return err_set(err, -EINVAL, "exception return at +0x%zx", i * 4);
 		} else if (a64_branch(w, i, &t, &uncond) &&
 			   (t < 0 || (uint64_t)t >= a->nwords * 4)) {
-			return err_set(err, -EINVAL, "%s at +0x%zx (to %+lld from the function start)",
-				       uncond ? "tail call" : "jump out of the function", i * 4,
-				       (long long)t);
+			return err_set(err, -EINVAL, "%s at +0x%zx (to %+lld from the function "
+				       "start)", uncond ? "tail call" : "jump out of the function",
+				       i * 4, (long long)t);
 		}
 	}
 	return 0;
@@ -253,8 +254,8 @@ static int x86_art(const uint8_t *code, size_t size, struct sitebuf *b, struct e
 		if (!n)
 			return x86_undecodable(code, size, at, err);
 		if (at + n > limit)
-			return err_set(err, -EINVAL, "the instruction at +0x%zx (%u bytes) runs into "
-				       "the constant area at +0x%zx", at, n, limit);
+			return err_set(err, -EINVAL, "the instruction at +0x%zx (%u bytes) runs "
+				       "into the constant area at +0x%zx", at, n, limit);
 		if (in.rip_relative) {
 			int64_t t = (int64_t)(at + n) + in.rip_disp;
 			if (t >= (int64_t)(at + n) && t < (int64_t)limit)

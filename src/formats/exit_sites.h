@@ -32,7 +32,8 @@ enum code_kind { CODE_ART_METHOD, CODE_NATIVE_FUNCTION };
 
 struct exit_sites {
 	uint32_t count;
-	uint32_t *offsets;      /* offsets of each return instruction from the code start, ascending */
+	/* offsets of each return instruction from the code start, ascending */
+	uint32_t *offsets;
 };
 
 /* Every return of the code [code, code+size). ART methods: skip arm64 literal pools and jump

@@ -186,8 +186,8 @@ UT_TEST(codeinfo_refuses_truncation_and_unknown_versions)
 		int rc = codeinfo_decode(199, CODE_ARCH_ARM64, cut, len, 0, &fi, NULL, NULL, &e);
 		free(cut);
 		if (rc != -EINVAL) {
-			ut_fail(__FILE__, __LINE__, "CodeInfo cut to %u of %u bytes: rc %d", len, full,
-				rc);
+			ut_fail(__FILE__, __LINE__, "CodeInfo cut to %u of %u bytes: rc %d", len,
+				full, rc);
 			return;
 		}
 	}
@@ -433,7 +433,8 @@ static void check_method(struct real_stats *st, const struct oat_file *o, enum c
 		return;
 	}
 	if (exit_sites_prologue_frame(a, code, c->code_size, &pro, &e) || pro != fi.frame_size)
-		real_bad(st, "CodeInfo frame != prologue frame", c->code_offset, fi.frame_size, pro);
+		real_bad(st, "CodeInfo frame != prologue frame", c->code_offset, fi.frame_size,
+			 pro);
 	else
 		st->frame_eq++;
 	st->maps += n;

@@ -109,7 +109,8 @@ UT_TEST(insn_x86_64_decodes_hand_checked_encodings)
 		unsigned len = insn_x86_64_decode(b, n, &in);
 
 		if (len != t->len) {
-			ut_fail(__FILE__, __LINE__, "%s: length %u, expected %u", t->hex, len, t->len);
+			ut_fail(__FILE__, __LINE__, "%s: length %u, expected %u", t->hex, len,
+				t->len);
 			return;
 		}
 		if (!len)
