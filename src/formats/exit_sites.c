@@ -241,12 +241,41 @@ static int x86_undecodable(const uint8_t *code, size_t size, size_t at, struct e
 		       at + 2 < size ? code[at + 2] : 0);
 }
 
+#define X86_HIST 8                  /* > 6 pops + add rsp */
+
+static bool x86_is_pop_reg(const struct insn_x86_64 *in)
+{
+	return in->map == 0 && in->opcode >= 0x58 && in->opcode <= 0x5f &&
+	       (!in->rex || (in->rex & 0xfe) == 0x40);
+}
+
+/* The epilogue before a ret removes exactly the frame: pops, before them an
+ * optional `add rsp, N`, with 8 * pops + N + 8 (the return address) = frame.
+ * hist[0] is the instruction just before the ret. */
+static bool x86_epilogue_ok(const struct insn_x86_64 *hist, unsigned n, uint32_t frame)
+{
+	uint64_t amount = 8;
+	unsigned k = 0;
+
+	if (frame == 0)
+		return true;            /* frameless: [rsp] holds the return address */
+	while (k < n && x86_is_pop_reg(&hist[k]))
+		amount += 8, k++;
+	if (k < n && hist[k].map == 0 && (hist[k].opcode == 0x83 || hist[k].opcode == 0x81) &&
+	    hist[k].rex == 0x48 && hist[k].modrm == 0xc4 && hist[k].imm > 0)
+		amount += (uint64_t)hist[k].imm;
+	return amount == frame;
+}
+
 /* ART: linear decode from the start, stopping at the lowest RIP-relative target
- * inside the method (the constant area ART appends after the code). */
-static int x86_art(const uint8_t *code, size_t size, struct sitebuf *b, struct err *err)
+ * inside the method (the constant area ART appends after the code); each ret
+ * must follow an epilogue that removes the frame. */
+static int x86_art(const uint8_t *code, size_t size, uint32_t frame, struct sitebuf *b,
+		   struct err *err)
 {
 	size_t limit = size, at = 0;
-	struct insn_x86_64 in;
+	struct insn_x86_64 in, hist[X86_HIST];
+	unsigned nhist = 0;
 	int rc;
 
 	while (at < limit) {
@@ -261,8 +290,14 @@ static int x86_art(const uint8_t *code, size_t size, struct sitebuf *b, struct e
 			if (t >= (int64_t)(at + n) && t < (int64_t)limit)
 				limit = (size_t)t;
 		}
+		if (in.is_ret && !x86_epilogue_ok(hist, nhist, frame))
+			return err_set(err, -EINVAL, "`ret` at +0x%zx does not follow an epilogue "
+				       "that removes the %u-byte frame", at, frame);
 		if (in.is_ret && (rc = push_site(b, at, err)))
 			return rc;
+		memmove(hist + 1, hist, sizeof(hist[0]) * (X86_HIST - 1));
+		hist[0] = in;
+		nhist += nhist < X86_HIST;
 		at += n;
 	}
 	return 0;
@@ -412,7 +447,7 @@ static int find(enum code_arch arch, enum code_kind kind, const uint8_t *code, s
 	if (arch == CODE_ARCH_ARM64)
 		rc = find_arm64(kind, code, size, frame, &b, err);
 	else if (kind == CODE_ART_METHOD)
-		rc = x86_art(code, size, &b, err);
+		rc = x86_art(code, size, frame, &b, err);
 	else
 		rc = x86_native(code, size, &b, err);
 	if (rc) {
@@ -445,7 +480,7 @@ int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *cod
 	memset(out, 0, sizeof(*out));
 	if ((rc = check_args(arch, code, size, err)))
 		return rc;
-	if (arch == CODE_ARCH_ARM64 && kind == CODE_ART_METHOD &&
+	if (kind == CODE_ART_METHOD &&
 	    (rc = exit_sites_prologue_frame(arch, code, size, &frame, err)))
 		return rc;
 	return find(arch, kind, code, size, frame, out, err);

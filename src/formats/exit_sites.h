@@ -8,7 +8,8 @@
  * epilogue (`add sp, sp, #F` or `ldp xzr|xN, xM, [sp], #F` restoring lr, or
  * a frameless method with no stack adjustment at all).  x86_64: decoded
  * linearly from the code start with insn_x86_64_decode and stopped at the
- * lowest RIP-relative target inside the method (ART's constant area).
+ * lowest RIP-relative target inside the method (ART's constant area); each
+ * `ret` must follow pops and an optional `add rsp, N` that remove the frame.
  *
  * Frameless leaf methods with no stack maps cannot reach a safepoint, so
  * ART never walks through them; either kind of exit probe would be safe.

@@ -311,6 +311,37 @@ UT_TEST(exit_sites_x86_64_stop_at_the_constant_area)
 	UT_CONTAINS(e.msg, "cannot decode the instruction at +0xe");
 }
 
+UT_TEST(exit_sites_x86_64_confirm_epilogues)
+{
+	static const uint8_t m[] = {
+		0x53,                                   /* push rbx */
+		0x48, 0x83, 0xec, 0x10,                 /* sub rsp, 16 */
+		0x85, 0xff, 0x74, 0x06,                 /* test edi, edi; je +6 */
+		0x48, 0x83, 0xc4, 0x10,                 /* add rsp, 16 */
+		0x5b, 0xc3,                             /* pop rbx; ret   <- site +0xe */
+		0x48, 0x83, 0xc4, 0x10,                 /* add rsp, 16 */
+		0x5b, 0xc3,                             /* pop rbx; ret   <- site +0x14 */
+	};
+	uint8_t bad[sizeof(m)];
+	struct exit_sites s;
+	struct err e = { 0 };
+
+	UT_EQ_INT(exit_sites_find(CODE_ARCH_X86_64, CODE_ART_METHOD, m, sizeof(m), &s, &e), 0);
+	UT_EQ_INT(s.count, 2);
+	UT_EQ_INT(s.offsets[0], 0xe);
+	UT_EQ_INT(s.offsets[1], 0x14);
+	exit_sites_free(&s);
+	UT_EQ_INT(exit_sites_find_art(CODE_ARCH_X86_64, m, sizeof(m), 32, &s, &e), 0);
+	exit_sites_free(&s);
+	UT_EQ_INT(exit_sites_find_art(CODE_ARCH_X86_64, m, sizeof(m), 48, &s, &e), -EINVAL);
+	UT_CONTAINS(e.msg, "`ret` at +0xe does not follow an epilogue that removes the 48-byte");
+	memcpy(bad, m, sizeof(m));
+	bad[19] = 0x90;             /* the second path forgets its pop */
+	UT_EQ_INT(exit_sites_find(CODE_ARCH_X86_64, CODE_ART_METHOD, bad, sizeof(m), &s, &e),
+		  -EINVAL);
+	UT_CONTAINS(e.msg, "+0x14");
+}
+
 static int native(enum code_arch a, const uint8_t *b, size_t n, struct exit_sites *s,
 		  struct err *e)
 {
