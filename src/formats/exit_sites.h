@@ -47,8 +47,8 @@ int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *cod
 void exit_sites_free(struct exit_sites *s);
 
 /* As exit_sites_find(CODE_ART_METHOD), with the frame size from CodeInfo: each
- * arm64 epilogue must remove exactly `frame` bytes (exit_sites_find takes the
- * size the method's own prologue allocates instead). */
+ * epilogue (arm64 and x86_64) must remove exactly `frame` bytes (exit_sites_find
+ * takes the size the method's own prologue allocates instead). */
 int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, uint32_t frame,
 			struct exit_sites *out, struct err *err);
 
