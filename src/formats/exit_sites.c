@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CODE_SIZE (256u << 20)  /* larger "functions" are refused */
+#define MAX_CODE_SIZE (16u << 20)   /* larger "functions" are refused */
 #define LR_SEARCH_WORDS 32          /* how far back from `add sp`/`ldp` lr's reload may be */
 
 struct sitebuf {
