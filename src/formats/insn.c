@@ -342,8 +342,9 @@ static int boundary_x86_64(const uint8_t *func, size_t size, size_t off, struct 
 	while (at < off) {
 		unsigned n = insn_x86_64_decode(func + at, size - at, NULL);
 		if (!n)
-			return err_set(err, -EILSEQ, "cannot decode the instruction at +0x%zx (bytes "
-				       "%02x %02x %02x ...), so +0x%zx cannot be proven to start one",
+			return err_set(err, -EILSEQ, "cannot decode the instruction at +0x%zx "
+				       "(bytes %02x %02x %02x ...), so +0x%zx cannot be proven "
+				       "to start one",
 				       at, func[at], at + 1 < size ? func[at + 1] : 0,
 				       at + 2 < size ? func[at + 2] : 0, off);
 		if (at + n > off)
@@ -362,8 +363,9 @@ int insn_boundary_check(enum code_arch arch, const uint8_t *func, size_t size, s
 			       off, size);
 	if (arch == CODE_ARCH_ARM64) {
 		if (off % 4)
-			return err_set(err, -EINVAL, "offset +0x%zx is not 4-byte aligned, so it is "
-				       "inside the arm64 instruction at +0x%zx", off, off & ~(size_t)3);
+			return err_set(err, -EINVAL, "offset +0x%zx is not 4-byte aligned, so "
+				       "it is inside the arm64 instruction at +0x%zx", off,
+				       off & ~(size_t)3);
 		if (off + 4 > size)
 			return err_set(err, -ERANGE, "offset +0x%zx leaves no whole instruction "
 				       "before the function end (%zu bytes)", off, size);
