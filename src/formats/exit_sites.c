@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CODE_SIZE (256u << 20)  /* larger "functions" are refused */
+#define MAX_CODE_SIZE (16u << 20)   /* larger "functions" are refused */
 #define LR_SEARCH_WORDS 32          /* how far back from `add sp`/`ldp` lr's reload may be */
 
 struct sitebuf {
@@ -90,7 +90,8 @@ static bool a64_epilogue_ok(const struct a64 *a, size_t i)
 	w = wd(a, i - 1);
 	adj = i - 1;
 	if ((amount = a64_add_sp(w))) {
-		if (amount != a->frame && adj > 0 && !a->data[adj - 1] && a64_add_sp(wd(a, adj - 1)))
+		if (amount != a->frame && adj > 0 && !a->data[adj - 1] &&
+		    a64_add_sp(wd(a, adj - 1)))
 			amount += a64_add_sp(wd(a, --adj));
 		if (amount != a->frame)
 			return false;
@@ -126,8 +127,8 @@ static int a64_jump_table(struct a64 *a, size_t i, struct err *err)
 	cmp = i >= 2 ? wd(a, i - 2) : 0;
 	if (i < 2 || (cmp & 0xff80001fu) != 0x7100001fu || (cmp >> 5 & 31) != idx ||
 	    (wd(a, i - 1) & 0xff00001fu) != 0x54000002u)
-		return err_set(err, -EINVAL, "jump table dispatch at +0x%zx: no `cmp w%u, #n; b.hs` "
-			       "before it gives the table size", i * 4, idx);
+		return err_set(err, -EINVAL, "jump table dispatch at +0x%zx: no "
+			       "`cmp w%u, #n; b.hs` before it gives the table size", i * 4, idx);
 	n = ((cmp >> 10) & 0xfff) << ((cmp >> 22 & 1) ? 12 : 0);
 	if (tgt < 0 || tgt % 4 || (uint64_t)tgt / 4 + n > a->nwords)
 		return err_set(err, -EINVAL, "jump table of %u entries at +0x%llx (from the adr at "
@@ -150,8 +151,8 @@ static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
 		if ((w & 0xff00001fu) == 0x5800001fu) {     /* ldr xzr, #n: literal pool marker */
 			size_t n = w >> 5 & 0x7ffff;
 			if (n == 0 || n > a->nwords - i)
-				return err_set(err, -EINVAL, "literal pool at +0x%zx claims %zu words, "
-					       "past the code end", i * 4, n);
+				return err_set(err, -EINVAL, "literal pool at +0x%zx claims "
+					       "%zu words, past the code end", i * 4, n);
 			memset(a->data + i, 1, n);
 			i += n - 1;
 			continue;
@@ -159,8 +160,8 @@ static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
 		if (!a64_is_ret_any(w))
 			continue;
 		if (w != A64_RET)
-			return err_set(err, -EINVAL, "return at +0x%zx is not `ret` (0x%08x), which "
-				       "ART does not emit", i * 4, w);
+			return err_set(err, -EINVAL, "return at +0x%zx is not `ret` (0x%08x), "
+				       "which ART does not emit", i * 4, w);
 		if (!a64_epilogue_ok(a, i))
 			return err_set(err, -EINVAL, "`ret` at +0x%zx does not follow an epilogue "
 				       "that removes the %u-byte frame and reloads lr", i * 4,
@@ -207,9 +208,9 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct err *err)
 			return err_set(err, -EINVAL, "exception return at +0x%zx", i * 4);
 		} else if (a64_branch(w, i, &t, &uncond) &&
 			   (t < 0 || (uint64_t)t >= a->nwords * 4)) {
-			return err_set(err, -EINVAL, "%s at +0x%zx (to %+lld from the function start)",
-				       uncond ? "tail call" : "jump out of the function", i * 4,
-				       (long long)t);
+			return err_set(err, -EINVAL, "%s at +0x%zx (to %+lld from the function "
+				       "start)", uncond ? "tail call" : "jump out of the function",
+				       i * 4, (long long)t);
 		}
 	}
 	return 0;
@@ -240,12 +241,41 @@ static int x86_undecodable(const uint8_t *code, size_t size, size_t at, struct e
 		       at + 2 < size ? code[at + 2] : 0);
 }
 
+#define X86_HIST 8                  /* > 6 pops + add rsp */
+
+static bool x86_is_pop_reg(const struct insn_x86_64 *in)
+{
+	return in->map == 0 && in->opcode >= 0x58 && in->opcode <= 0x5f &&
+	       (!in->rex || (in->rex & 0xfe) == 0x40);
+}
+
+/* The epilogue before a ret removes exactly the frame: pops, before them an
+ * optional `add rsp, N`, with 8 * pops + N + 8 (the return address) = frame.
+ * hist[0] is the instruction just before the ret. */
+static bool x86_epilogue_ok(const struct insn_x86_64 *hist, unsigned n, uint32_t frame)
+{
+	uint64_t amount = 8;
+	unsigned k = 0;
+
+	if (frame == 0)
+		return true;            /* frameless: [rsp] holds the return address */
+	while (k < n && x86_is_pop_reg(&hist[k]))
+		amount += 8, k++;
+	if (k < n && hist[k].map == 0 && (hist[k].opcode == 0x83 || hist[k].opcode == 0x81) &&
+	    hist[k].rex == 0x48 && hist[k].modrm == 0xc4 && hist[k].imm > 0)
+		amount += (uint64_t)hist[k].imm;
+	return amount == frame;
+}
+
 /* ART: linear decode from the start, stopping at the lowest RIP-relative target
- * inside the method (the constant area ART appends after the code). */
-static int x86_art(const uint8_t *code, size_t size, struct sitebuf *b, struct err *err)
+ * inside the method (the constant area ART appends after the code); each ret
+ * must follow an epilogue that removes the frame. */
+static int x86_art(const uint8_t *code, size_t size, uint32_t frame, struct sitebuf *b,
+		   struct err *err)
 {
 	size_t limit = size, at = 0;
-	struct insn_x86_64 in;
+	struct insn_x86_64 in, hist[X86_HIST];
+	unsigned nhist = 0;
 	int rc;
 
 	while (at < limit) {
@@ -253,15 +283,21 @@ static int x86_art(const uint8_t *code, size_t size, struct sitebuf *b, struct e
 		if (!n)
 			return x86_undecodable(code, size, at, err);
 		if (at + n > limit)
-			return err_set(err, -EINVAL, "the instruction at +0x%zx (%u bytes) runs into "
-				       "the constant area at +0x%zx", at, n, limit);
+			return err_set(err, -EINVAL, "the instruction at +0x%zx (%u bytes) runs "
+				       "into the constant area at +0x%zx", at, n, limit);
 		if (in.rip_relative) {
 			int64_t t = (int64_t)(at + n) + in.rip_disp;
 			if (t >= (int64_t)(at + n) && t < (int64_t)limit)
 				limit = (size_t)t;
 		}
+		if (in.is_ret && !x86_epilogue_ok(hist, nhist, frame))
+			return err_set(err, -EINVAL, "`ret` at +0x%zx does not follow an epilogue "
+				       "that removes the %u-byte frame", at, frame);
 		if (in.is_ret && (rc = push_site(b, at, err)))
 			return rc;
+		memmove(hist + 1, hist, sizeof(hist[0]) * (X86_HIST - 1));
+		hist[0] = in;
+		nhist += nhist < X86_HIST;
 		at += n;
 	}
 	return 0;
@@ -411,7 +447,7 @@ static int find(enum code_arch arch, enum code_kind kind, const uint8_t *code, s
 	if (arch == CODE_ARCH_ARM64)
 		rc = find_arm64(kind, code, size, frame, &b, err);
 	else if (kind == CODE_ART_METHOD)
-		rc = x86_art(code, size, &b, err);
+		rc = x86_art(code, size, frame, &b, err);
 	else
 		rc = x86_native(code, size, &b, err);
 	if (rc) {
@@ -444,7 +480,7 @@ int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *cod
 	memset(out, 0, sizeof(*out));
 	if ((rc = check_args(arch, code, size, err)))
 		return rc;
-	if (arch == CODE_ARCH_ARM64 && kind == CODE_ART_METHOD &&
+	if (kind == CODE_ART_METHOD &&
 	    (rc = exit_sites_prologue_frame(arch, code, size, &frame, err)))
 		return rc;
 	return find(arch, kind, code, size, frame, out, err);

@@ -189,10 +189,11 @@ static bool is_legacy_prefix(uint8_t b)
 	       b == 0x36 || b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65;
 }
 
-/* VEX-encoded instruction: c4/c5 already consumed. */
+/* VEX (c4/c5) or EVEX (62) instruction, first byte already consumed.  Only
+ * the 0f, 0f 38 and 0f 3a maps are accepted. */
 static bool vex(struct dec *d, uint8_t first)
 {
-	uint8_t b1, b2, op;
+	uint8_t b1, b2, b3, op;
 	unsigned map = 1;
 
 	if (d->opsize16 || d->rep || d->o->rex)
@@ -203,6 +204,11 @@ static bool vex(struct dec *d, uint8_t first)
 	if (first == 0xc4) {
 		map = b1 & 0x1f;
 		if (map < 1 || map > 3 || !byte_at(d, &b2))
+			return false;
+	} else if (first == 0x62) {
+		map = b1 & 0x7;
+		if ((b1 & 0x08) || map < 1 || map > 3 || !byte_at(d, &b2) || !(b2 & 0x04) ||
+		    !byte_at(d, &b3))
 			return false;
 	}
 	if (!byte_at(d, &op))
@@ -253,7 +259,7 @@ static bool one_byte(struct dec *d, uint8_t op)
 	d->o->opcode = op;
 	if (op == 0x0f)
 		return two_byte(d);
-	if (op == 0xc4 || op == 0xc5)
+	if (op == 0xc4 || op == 0xc5 || op == 0x62)
 		return vex(d, op);
 	if (t == BAD || t == ESC || t == PFX)
 		return false;
@@ -336,8 +342,9 @@ static int boundary_x86_64(const uint8_t *func, size_t size, size_t off, struct 
 	while (at < off) {
 		unsigned n = insn_x86_64_decode(func + at, size - at, NULL);
 		if (!n)
-			return err_set(err, -EILSEQ, "cannot decode the instruction at +0x%zx (bytes "
-				       "%02x %02x %02x ...), so +0x%zx cannot be proven to start one",
+			return err_set(err, -EILSEQ, "cannot decode the instruction at +0x%zx "
+				       "(bytes %02x %02x %02x ...), so +0x%zx cannot be proven "
+				       "to start one",
 				       at, func[at], at + 1 < size ? func[at + 1] : 0,
 				       at + 2 < size ? func[at + 2] : 0, off);
 		if (at + n > off)
@@ -356,8 +363,9 @@ int insn_boundary_check(enum code_arch arch, const uint8_t *func, size_t size, s
 			       off, size);
 	if (arch == CODE_ARCH_ARM64) {
 		if (off % 4)
-			return err_set(err, -EINVAL, "offset +0x%zx is not 4-byte aligned, so it is "
-				       "inside the arm64 instruction at +0x%zx", off, off & ~(size_t)3);
+			return err_set(err, -EINVAL, "offset +0x%zx is not 4-byte aligned, so "
+				       "it is inside the arm64 instruction at +0x%zx", off,
+				       off & ~(size_t)3);
 		if (off + 4 > size)
 			return err_set(err, -ERANGE, "offset +0x%zx leaves no whole instruction "
 				       "before the function end (%zu bytes)", off, size);

@@ -1,8 +1,9 @@
 /* insn.h — instruction-level facts for x86_64 and arm64 code.
  *
  * Owns the x86_64 instruction length decoder (legacy prefixes, REX, the
- * one-, two- and three-byte opcode maps, VEX; EVEX and anything else it does
- * not know is refused with length 0, never guessed) and the instruction
+ * one-, two- and three-byte opcode maps, VEX and EVEX in the 0f/0f38/0f3a
+ * maps; anything else it does not know is refused with length 0, never
+ * guessed) and the instruction
  * boundary check that refuses breakpoints placed inside an instruction.
  * arm64 instructions are all 4 bytes, so a boundary there is an aligned
  * offset inside the function. */

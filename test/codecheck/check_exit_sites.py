@@ -12,7 +12,8 @@ Per distinct code range (de-duplicated methods share one):
     instruction boundary, outside data (arm64 literal pools and jump tables,
     x86_64 constant area, all located here from capstone's own output), and
     every such `ret` capstone sees in code is one of the tool's sites;
-  * arm64 epilogues: the instruction before each `ret` removes the frame.
+  * epilogues: the instructions before each `ret` remove the frame (arm64
+    `add sp` / `ldp ..., [sp], #F`; x86_64 `add rsp, N` and pops).
 The oatdump text in oat/oatdump-text (no binary available) checks this
 script's own prologue reader: its FrameSize must equal what the reader finds
 in the CODE listing there.
@@ -146,10 +147,22 @@ def check_arm64(code, frame, sites):
 
 # ---- x86_64 ------------------------------------------------------------------
 
+def x86_epilogue_ok(hist, frame):
+    """pops, then (before them) an optional `add rsp, N`: 8 * pops + N + 8 = frame."""
+    if frame == 0:
+        return True
+    amount, k = 8, 0
+    while k < len(hist) and hist[k][0] == "pop":
+        amount, k = amount + 8, k + 1
+    if k < len(hist) and hist[k][0] == "add" and hist[k][1].startswith("rsp, "):
+        amount += int(hist[k][1].split(", ")[1], 0)
+    return amount == frame
+
+
 def check_x86_64(code, frame, sites):
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     limit, starts, rets, probs = len(code), set(), set(), []
-    pushes, pro, in_prologue, off = 0, None, True, 0
+    pushes, pro, in_prologue, off, hist = 0, None, True, 0, []
     for insn in md.disasm(code, 0):
         if insn.address >= limit:
             break
@@ -162,6 +175,10 @@ def check_x86_64(code, frame, sites):
                 limit = t
         if insn.mnemonic == "ret":
             rets.add(insn.address)
+            if not x86_epilogue_ok(hist, frame):
+                probs.append("`ret` at +0x%x does not follow a %d-byte epilogue"
+                             % (insn.address, frame))
+        hist = ([(insn.mnemonic, insn.op_str)] + hist)[:8]
         if in_prologue:
             if insn.mnemonic == "push" and re.fullmatch(r"r\w+", insn.op_str):
                 pushes += 1
