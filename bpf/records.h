@@ -312,6 +312,10 @@ struct ups_probe_counters {
 				  * pointer of a later entry or exit */
 	__u64 untracked;         /* entries not kept: the thread's pending stack
 				  * was full (their exits give no duration) */
+	/* The uretprobe path (call_return/call_latency without exit probes): */
+	__u64 unpaired;          /* returns whose entry time was gone (a recursive
+				  * call overwrote it, the LRU map evicted it, or
+				  * the call began before attach): no record */
 };
 
 /* The only read-only global of every program object, set per probe before
@@ -390,7 +394,7 @@ UPS_ASSERT_SIZE(struct rec_component_enabled_setting, 432);
 UPS_ASSERT_SIZE(struct rec_binder_transaction, 192);
 UPS_ASSERT_SIZE(struct rec_accessibility_event, 320);
 UPS_ASSERT_SIZE(struct rec_start_activity_as_user, 200);
-UPS_ASSERT_SIZE(struct ups_probe_counters, 32);
+UPS_ASSERT_SIZE(struct ups_probe_counters, 40);
 UPS_ASSERT_SIZE(struct ups_pending_stack, 8 + 16 * UPS_EXIT_DEPTH);
 _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a power of two");
 UPS_ASSERT_SIZE(struct call_return, 24);

@@ -515,6 +515,8 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 			.exit_probes = p->exit_probes,
 			.unwound = c.unwound,
 			.untracked = c.untracked,
+			.uretprobe = p->prog->entry && !p->exit_probes,
+			.unpaired = c.unpaired,
 			.duration_ns = ts->end_boot_ns > ts->start_boot_ns
 				       ? ts->end_boot_ns - ts->start_boot_ns : 0,
 		};

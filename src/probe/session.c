@@ -714,6 +714,7 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 			out->drops += percpu[c].drops;
 			out->unwound += percpu[c].unwound;
 			out->untracked += percpu[c].untracked;
+			out->unpaired += percpu[c].unpaired;
 		}
 	}
 	free(percpu);

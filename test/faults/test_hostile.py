@@ -216,6 +216,37 @@ def test_check_of_116k_probes_is_not_quadratic():
     check(cpu < 3.0, f"check of 116,000 probes took {cpu:.1f}s of CPU")
 
 
+def test_recursion_under_a_uretprobe_counts_every_hit():
+    """call_return on a function recursing 10 deep (the uretprobe path, one
+    entry time per thread): main reported 55 hits, 5 delivered, 0 dropped,
+    and the rest vanished.  Now each return whose entry time a recursive
+    call overwrote is counted as `unpaired`, so every hit is accounted for."""
+    tmp = tmpdir()
+    rounds, depth = 30, 10
+    out = os.path.join(tmp, "target.jsonl")
+    cfg = write_config(tmp, "tasks {\n  probe_configs {\n"
+                       '    bpf_name: "prog_Uprobestats_uretprobe_call_return"\n'
+                       f'    file_paths: "{target("target_exits")}"\n'
+                       '    method_signature: "ups_recurse"\n  }\n}\n')
+    from e2e import Held
+    h = Held(tmp, "target_exits", ["recurse", str(rounds), out])
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(h.pid), "--no-statsd"])
+        u.wait_attached()
+        h.go()
+        h.wait()
+        rc = u.wait(timeout=60)
+    finally:
+        h.kill()
+    eq(rc, EXIT_OK, "exit code; " + u.stderr())
+    objs = u.json_events()
+    row = [o for o in objs if o["type"] == "summary"][0]["probes"][0]
+    eq((row["hits"], row["delivered"], row["dropped_kernel"], row["unpaired"]),
+       (rounds * depth, rounds, 0, rounds * (depth - 1)),
+       "hits, delivered, dropped in the kernel, unpaired")
+    check(f"{rounds * (depth - 1)} returns had no entry time" in u.stderr(), u.stderr())
+
+
 # ---- options ----------------------------------------------------------------------------
 
 
