@@ -177,7 +177,7 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 
 # The skeleton embeds the object; bpftool names its struct and functions after the
 # object file: bpf/<name>.bpf.c -> struct <name>_bpf, <name>_bpf__open_and_load(),
-# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/probe/catalog.c uses it).
+# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/catalog/catalog.c uses it).
 $$(call record-if-changed,$(BUILD)/$(1)/bpf/skel-cmd,$(SKEL_CMD))
 $(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o $(BUILD)/$(1)/bpf/skel-cmd | deps-host
 	@mkdir -p $$(@D)

@@ -693,7 +693,7 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (probe_id >= s->plan->n_probes)
+	if (!s || probe_id >= s->plan->n_probes)
 		return -ENOENT;
 	p = s->plan->probe_by_id[probe_id];
 	for (size_t i = 0; i < s->n_objects; i++)

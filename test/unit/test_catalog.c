@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "catalog/record_kinds.h"
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "records.h"
 #include "ut.h"
 

@@ -5,8 +5,8 @@
  * Android loader pins them: prog_<Object>_uprobe_<name> and
  * map_<Object>_<map>.  Each program names the record kind it writes; the
  * kinds themselves are catalog/record_kinds.h. */
-#ifndef UPROBESTATS_PROBE_CATALOG_H
-#define UPROBESTATS_PROBE_CATALOG_H
+#ifndef UPROBESTATS_CATALOG_CATALOG_H
+#define UPROBESTATS_CATALOG_CATALOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,9 +14,6 @@
 
 #include "catalog/record_kinds.h"
 #include "common/err.h"
-
-struct bpf_object;
-struct plan;
 
 /* Names every embedded object shares (bpf/ups_bpf.h) or that one object's
  * programs use; the one place user space spells them (test_catalog.c checks

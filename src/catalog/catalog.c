@@ -1,4 +1,4 @@
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 
 #include <errno.h>
 #include <stdio.h>
