@@ -247,6 +247,20 @@ UT_TEST(exit_sites_arm64_skip_literal_pools_and_confirm_epilogues)
 	UT_EQ_INT(a64_sites(m, 12, -1, &s, &e), 0);     /* frame from the prologue */
 	UT_EQ_INT(s.count, 2);
 	exit_sites_free(&s);
+	/* breakpoints: code words pass, pool words and the marker do not */
+	{
+		uint8_t b[48];
+		put_words(b, m, 12);
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x14, &e), 0);
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x28, &e),
+			  -EINVAL);
+		UT_CONTAINS(e.msg, "offset +0x28 is data");
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x24, &e),
+			  -EINVAL);
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x15, &e),
+			  -EINVAL);
+		UT_CONTAINS(e.msg, "not 4-byte aligned");
+	}
 	/* a CodeInfo frame that disagrees with the epilogue: refused */
 	UT_EQ_INT(a64_sites(m, 12, 48, &s, &e), -EINVAL);
 	UT_CONTAINS(e.msg, "`ret` at +0x14 does not follow an epilogue");
@@ -304,6 +318,15 @@ UT_TEST(exit_sites_x86_64_stop_at_the_constant_area)
 	UT_EQ_INT(s.count, 1);
 	UT_EQ_INT(s.offsets[0], 7);
 	exit_sites_free(&s);
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 7, &e), 0);
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 12, &e),
+		  -EINVAL);
+	UT_CONTAINS(e.msg, "offset +0xc is in the constant area (data) that starts at +0xc");
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 3, &e),
+		  -EINVAL);
+	UT_CONTAINS(e.msg, "inside the instruction at +0x0 (7 bytes)");
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 16, &e),
+		  -ERANGE);
 	memcpy(bad, m, sizeof(m));
 	bad[3] = 0x10;              /* constant area beyond the end: 0x06 must be decoded */
 	UT_EQ_INT(exit_sites_find(CODE_ARCH_X86_64, CODE_ART_METHOD, bad, sizeof(m), &s, &e),
@@ -483,6 +506,11 @@ static void check_method(struct real_stats *st, const struct oat_file *o, enum c
 		real_bad(st, x.exits_err.msg, c->code_offset, 0, 0);
 	else
 		st->exits++, st->sites += x.sites.count;
+	if (exit_sites_art_boundary_check(a, code, c->code_size, 0, &e))
+		real_bad(st, e.msg, c->code_offset, 0, 0);
+	for (uint32_t i = 0; i < x.sites.count; i++)
+		if (exit_sites_art_boundary_check(a, code, c->code_size, x.sites.offsets[i], &e))
+			real_bad(st, e.msg, c->code_offset, x.sites.offsets[i], 0);
 	oat_method_exits_free(&x);
 }
 
