@@ -410,6 +410,15 @@ static bool x86_is_push_reg(const struct insn_x86_64 *in)
 	       (!in->rex || (in->rex & 0xfe) == 0x40);
 }
 
+static bool x86_is_sub_rsp(const struct insn_x86_64 *in)
+{
+	return in->map == 0 && (in->opcode == 0x83 || in->opcode == 0x81) && in->rex == 0x48 &&
+	       in->modrm == 0xec && in->imm > 0;
+}
+
+/* The first run of register pushes, and the `sub rsp, N` right after it (or a
+ * lone `sub rsp, N`), before the first `ret`.  The Android 14+ class-init check
+ * before the frame ends in a `jmp` to the resolution stub: the scan goes on. */
 static int prologue_x86_64(const uint8_t *code, size_t size, uint32_t *frame, struct err *err)
 {
 	size_t at = 0;
@@ -421,14 +430,15 @@ static int prologue_x86_64(const uint8_t *code, size_t size, uint32_t *frame, st
 		unsigned n = insn_x86_64_decode(code + at, size - at, &in);
 		if (!n)
 			return x86_undecodable(code, size, at, err);
-		if (in.is_ret || in.is_jmp)
+		if (in.is_ret)
 			break;
 		if (x86_is_push_reg(&in)) {
 			pushes++;
-		} else if (in.map == 0 && (in.opcode == 0x83 || in.opcode == 0x81) &&
-			   in.rex == 0x48 && in.modrm == 0xec) {       /* sub rsp, imm */
+		} else if (x86_is_sub_rsp(&in)) {
 			*frame = 8 * pushes + (uint32_t)in.imm + 8;
 			return 0;
+		} else if (pushes) {
+			break;
 		}
 		at += n;
 	}

@@ -188,13 +188,13 @@ def check_x86_64(code, frame, sites):
                 probs.append("`ret` at +0x%x does not follow a %d-byte epilogue"
                              % (insn.address, frame))
         hist = ([(insn.mnemonic, insn.op_str)] + hist)[:8]
-        if in_prologue:
+        if in_prologue:     # the first push run + `sub rsp`, before the first ret
             if insn.mnemonic == "push" and re.fullmatch(r"r\w+", insn.op_str):
                 pushes += 1
             elif insn.mnemonic == "sub" and insn.op_str.startswith("rsp, "):
                 pro = 8 * pushes + int(insn.op_str.split(", ")[1], 0) + 8
                 in_prologue = False
-            elif insn.mnemonic in ("ret", "jmp"):
+            elif insn.mnemonic == "ret" or pushes:
                 in_prologue = False
     else:
         off = limit if off >= limit else off

@@ -365,6 +365,30 @@ UT_TEST(exit_sites_x86_64_confirm_epilogues)
 	UT_CONTAINS(e.msg, "+0x14");
 }
 
+UT_TEST(exit_sites_x86_64_prologue_after_a_class_init_check)
+{
+	static const uint8_t m[] = {
+		0x44, 0x8b, 0x1f,                       /* mov r11d, [rdi] */
+		0x41, 0x80, 0x7b, 0x73, 0xd0,           /* cmp byte [r11+0x73], 0xd0 */
+		0x73, 0x08,                             /* jae frame entry (+0x12) */
+		0x65, 0xff, 0x24, 0x25, 0xe0, 0, 0, 0,  /* jmp gs:[0xe0] (resolution) */
+		0x53,                                   /* push rbx */
+		0x48, 0x83, 0xec, 0x10,                 /* sub rsp, 16 */
+		0x48, 0x83, 0xc4, 0x10,                 /* add rsp, 16 */
+		0x5b, 0xc3,                             /* pop rbx; ret  <- site +0x1c */
+	};
+	struct exit_sites s;
+	struct err e = { 0 };
+	uint32_t frame;
+
+	UT_EQ_INT(exit_sites_prologue_frame(CODE_ARCH_X86_64, m, sizeof(m), &frame, &e), 0);
+	UT_EQ_INT(frame, 32);
+	UT_EQ_INT(exit_sites_find(CODE_ARCH_X86_64, CODE_ART_METHOD, m, sizeof(m), &s, &e), 0);
+	UT_EQ_INT(s.count, 1);
+	UT_EQ_INT(s.offsets[0], 0x1c);
+	exit_sites_free(&s);
+}
+
 static int native(enum code_arch a, const uint8_t *b, size_t n, struct exit_sites *s,
 		  struct err *e)
 {
