@@ -275,6 +275,33 @@ UT_TEST(exit_sites_arm64_skip_literal_pools_and_confirm_epilogues)
 	UT_CONTAINS(e.msg, "literal pool at +0x24");
 }
 
+UT_TEST(exit_sites_arm64_prologue_after_a_class_init_check)
+{
+	static const uint32_t m[] = {
+		0xb9400010,             /* ldr w16, [x0] */
+		0x3941ce11,             /* ldrb w17, [x16, #115] */
+		0x7103423f,             /* cmp w17, #208 */
+		0x54000062,             /* b.hs +12 (frame entry) */
+		0xf9407270,             /* ldr x16, [x19, #224] */
+		0xd61f0200,             /* br x16 (resolution trampoline) */
+		0xa9bf7be0,             /* stp x0, x30, [sp, #-16]! */
+		0xa8c17bff,             /* ldp xzr, x30, [sp], #16 */
+		0xd65f03c0,             /* ret  <- site +0x20 */
+	};
+	uint8_t b[sizeof(m)];
+	struct exit_sites s;
+	struct err e = { 0 };
+	uint32_t frame;
+
+	put_words(b, m, 9);
+	UT_EQ_INT(exit_sites_prologue_frame(CODE_ARCH_ARM64, b, sizeof(b), &frame, &e), 0);
+	UT_EQ_INT(frame, 16);
+	UT_EQ_INT(a64_sites(m, 9, 16, &s, &e), 0);
+	UT_EQ_INT(s.count, 1);
+	UT_EQ_INT(s.offsets[0], 0x20);
+	exit_sites_free(&s);
+}
+
 UT_TEST(exit_sites_arm64_skip_jump_tables)
 {
 	static const uint32_t m[] = {
