@@ -144,6 +144,23 @@ def test_enotsupp_named_on_all_three_attach_paths():
         check("No error information" not in res.err, res.err)
 
 
+def test_java_offset_from_oatdump_must_be_code():
+    """The oatdump fallback (the dex is missing, so our reader cannot) prints
+    a code offset inside the OAT header: main planned a breakpoint there
+    (+0x1010, .rodata); every Java offset must lie in executable code."""
+    from test_files import LOC, LOC_DIR, LOC_SIG, copy_set, fake_oatdump
+    tmp = copy_set(LOC_DIR, LOC, ["odex"])
+    fake_oatdump(tmp, "MAGIC:\noat\n183\n\nOatDexFile:\n"
+                 f"location: /system/framework/{LOC}.jar\n"
+                 f"  0: {LOC_SIG} (dex_method_idx=1)\n"
+                 "    CODE: (code_offset=0x00000010 size=4)...\n")
+    cfg = write_config(tmp, native_config(os.path.join(tmp, f"{LOC}.odex"), LOC_SIG))
+    p = subprocess.run([BIN, "check", cfg], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PATH=tmp + ":" + os.environ["PATH"]))
+    eq(p.returncode, EXIT_RESOLVE, "exit code; " + p.stderr[-800:])
+    check(re.search(r"\+0x1010: not in an executable segment", p.stderr), p.stderr[-800:])
+
+
 # ---- files that are not files ---------------------------------------------------------
 
 
