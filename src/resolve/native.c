@@ -77,7 +77,8 @@ static int check_kind(const struct place *pl, struct err *err)
 	    pl->sym.type != STT_NOTYPE)
 		return err_set(err, -ENOEXEC, "%s: '%s' is %s in %s, not a function: a breakpoint "
 			       "there would corrupt it (--unsafe-any-symbol probes it anyway)",
-			       pl->path, pl->symbol, type_name(pl->sym.type), sec ? sec : "the file");
+			       pl->path, pl->symbol, type_name(pl->sym.type),
+			       sec ? sec : "the file");
 	if (!(pl->seg_flags & PF_X))
 		return err_set(err, -ENOEXEC, "%s: '%s' (0x%llx) is in %s, not in an executable "
 			       "segment: data, not code", pl->path, pl->symbol,
@@ -318,8 +319,8 @@ static int check_x86_boundary(const struct place *pl, struct err *err)
 
 	if (!fn)
 		return err_set(err, -EINVAL, "%s: '%s' (0x%llx) lies in no function symbol, so "
-			       "nothing proves it is the start of an instruction (--unsafe-any-symbol "
-			       "probes it anyway)", pl->path, pl->symbol,
+			       "nothing proves it is the start of an instruction "
+			       "(--unsafe-any-symbol probes it anyway)", pl->path, pl->symbol,
 			       (unsigned long long)pl->vaddr);
 	if (fn->start == pl->vaddr)
 		return 0;  /* a function's own start */

@@ -89,8 +89,8 @@ static int check_fn(void *ctx, const char *name, const struct elf_symbol *sym)
 		if (i + 1 >= sym->size || is_start(t->st, sym->value + i + 1))
 			continue;
 		t->inside++;
-		if (insn_boundary_check(CODE_ARCH_X86_64, t->data + off, sym->size, i + 1, &e) == 0 &&
-		    !t->false_accepts++)
+		if (insn_boundary_check(CODE_ARCH_X86_64, t->data + off, sym->size, i + 1,
+					&e) == 0 && !t->false_accepts++)
 			snprintf(t->first_bad, sizeof(t->first_bad), "%s+0x%llx", name,
 				 (unsigned long long)(i + 1));
 	}
