@@ -127,6 +127,9 @@ static int first_error(const struct sinks *s)
 
 int sinks_event(struct sinks *s, const struct event *ev)
 {
+	/* a lost drop record is no lost hit: counted by its output only */
+	const void *tag = ev->kind == EVENT_DROP || ev->kind == EVENT_LOST ? NULL : ev->probe;
+
 	if (s->finished)
 		return -EPIPE;
 	FOR_OPEN(s, i) {
@@ -137,7 +140,7 @@ int sinks_event(struct sinks *s, const struct event *ev)
 			outbuf_event_begin(o);
 		table[i]->event(s->st[i], ev);
 		if (o)
-			outbuf_event_end(o, ev->probe);
+			outbuf_event_end(o, tag);
 	}
 	return first_error(s);
 }
