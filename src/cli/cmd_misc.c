@@ -35,7 +35,7 @@ static const char usage_text[] =
 	"  --pid N                 probe this process (repeatable; overrides target_process_name)\n"
 	"  --all-matches           every process whose cmdline matches, not just the first\n"
 	"  --ringbuf-size BYTES    per output buffer (default 4 MiB, a power of two)\n"
-	"  --flush-ms MS           drain period: bounds event latency (default 100)\n"
+	"  --flush-ms MS           drain period: bounds event latency (1..10000, default 100)\n"
 	"  --bpf-pid-filter        also filter by pid inside the BPF program\n"
 	"  --force-perfbuf         perf event array output even where ring buffers exist\n"
 	"  --force-ringbuf         ring buffer output or fail (kernels before 5.8 have none)\n"
