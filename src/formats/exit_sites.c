@@ -137,7 +137,9 @@ static int a64_jump_table(struct a64 *a, size_t i, struct err *err)
 	return 0;
 }
 
-static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
+/* Marks ART's data inside the code: jump tables (from their dispatch) and
+ * literal pools (from their marker, in code order). */
+static int a64_mark_data(struct a64 *a, struct err *err)
 {
 	int rc;
 
@@ -146,18 +148,27 @@ static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
 			return rc;
 	for (size_t i = 0; i < a->nwords; i++) {
 		uint32_t w = wd(a, i);
-		if (a->data[i])
-			continue;
-		if ((w & 0xff00001fu) == 0x5800001fu) {     /* ldr xzr, #n: literal pool marker */
-			size_t n = w >> 5 & 0x7ffff;
-			if (n == 0 || n > a->nwords - i)
-				return err_set(err, -EINVAL, "literal pool at +0x%zx claims "
-					       "%zu words, past the code end", i * 4, n);
-			memset(a->data + i, 1, n);
-			i += n - 1;
-			continue;
-		}
-		if (!a64_is_ret_any(w))
+		size_t n = w >> 5 & 0x7ffff;
+		if (a->data[i] || (w & 0xff00001fu) != 0x5800001fu)
+			continue;               /* not `ldr xzr, #n`, the literal pool marker */
+		if (n == 0 || n > a->nwords - i)
+			return err_set(err, -EINVAL, "literal pool at +0x%zx claims %zu words, "
+				       "past the code end", i * 4, n);
+		memset(a->data + i, 1, n);
+		i += n - 1;
+	}
+	return 0;
+}
+
+static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
+{
+	int rc;
+
+	if ((rc = a64_mark_data(a, err)))
+		return rc;
+	for (size_t i = 0; i < a->nwords; i++) {
+		uint32_t w = wd(a, i);
+		if (a->data[i] || !a64_is_ret_any(w))
 			continue;
 		if (w != A64_RET)
 			return err_set(err, -EINVAL, "return at +0x%zx is not `ret` (0x%08x), "
@@ -399,6 +410,15 @@ static bool x86_is_push_reg(const struct insn_x86_64 *in)
 	       (!in->rex || (in->rex & 0xfe) == 0x40);
 }
 
+static bool x86_is_sub_rsp(const struct insn_x86_64 *in)
+{
+	return in->map == 0 && (in->opcode == 0x83 || in->opcode == 0x81) && in->rex == 0x48 &&
+	       in->modrm == 0xec && in->imm > 0;
+}
+
+/* The first run of register pushes, and the `sub rsp, N` right after it (or a
+ * lone `sub rsp, N`), before the first `ret`.  The Android 14+ class-init check
+ * before the frame ends in a `jmp` to the resolution stub: the scan goes on. */
 static int prologue_x86_64(const uint8_t *code, size_t size, uint32_t *frame, struct err *err)
 {
 	size_t at = 0;
@@ -410,14 +430,15 @@ static int prologue_x86_64(const uint8_t *code, size_t size, uint32_t *frame, st
 		unsigned n = insn_x86_64_decode(code + at, size - at, &in);
 		if (!n)
 			return x86_undecodable(code, size, at, err);
-		if (in.is_ret || in.is_jmp)
+		if (in.is_ret)
 			break;
 		if (x86_is_push_reg(&in)) {
 			pushes++;
-		} else if (in.map == 0 && (in.opcode == 0x83 || in.opcode == 0x81) &&
-			   in.rex == 0x48 && in.modrm == 0xec) {       /* sub rsp, imm */
+		} else if (x86_is_sub_rsp(&in)) {
 			*frame = 8 * pushes + (uint32_t)in.imm + 8;
 			return 0;
+		} else if (pushes) {
+			break;
 		}
 		at += n;
 	}
@@ -495,6 +516,66 @@ int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, u
 	if ((rc = check_args(arch, code, size, err)))
 		return rc;
 	return find(arch, CODE_ART_METHOD, code, size, frame, out, err);
+}
+
+static int art_a64_boundary(const uint8_t *code, size_t size, size_t off, struct err *err)
+{
+	struct a64 a = { .code = code, .nwords = size / 4 };
+	int rc;
+
+	if ((rc = insn_boundary_check(CODE_ARCH_ARM64, code, size, off, err)))
+		return rc;
+	if (!(a.data = calloc(a.nwords, 1)))
+		return err_set(err, -ENOMEM, "out of memory for %zu code words", a.nwords);
+	if (!(rc = a64_mark_data(&a, err)) && a.data[off / 4])
+		rc = err_set(err, -EINVAL, "offset +0x%zx is data (a literal pool or jump table) "
+			     "inside the method's code", off);
+	free(a.data);
+	return rc;
+}
+
+/* Decodes the whole method up to its constant area (which is only known at the
+ * end) and checks that off started one of the instructions. */
+static int art_x86_boundary(const uint8_t *code, size_t size, size_t off, struct err *err)
+{
+	size_t limit = size, at = 0, inside = SIZE_MAX;
+	struct insn_x86_64 in;
+	unsigned n = 0, inside_len = 0;
+
+	while (at < limit) {
+		if (!(n = insn_x86_64_decode(code + at, size - at, &in)))
+			return x86_undecodable(code, size, at, err);
+		if (in.rip_relative) {
+			int64_t t = (int64_t)(at + n) + in.rip_disp;
+			if (t >= (int64_t)(at + n) && t < (int64_t)limit)
+				limit = (size_t)t;
+		}
+		if (off > at && off < at + n)
+			inside = at, inside_len = n;
+		at += n;
+	}
+	if (off >= limit)
+		return err_set(err, -EINVAL, "offset +0x%zx is in the constant area (data) that "
+			       "starts at +0x%zx", off, limit);
+	if (inside != SIZE_MAX)
+		return err_set(err, -EINVAL, "offset +0x%zx is inside the instruction at +0x%zx "
+			       "(%u bytes)", off, inside, inside_len);
+	return 0;
+}
+
+int exit_sites_art_boundary_check(enum code_arch arch, const uint8_t *code, size_t size,
+				  size_t off, struct err *err)
+{
+	int rc;
+
+	if ((rc = check_args(arch, code, size, err)))
+		return rc;
+	if (off >= size)
+		return err_set(err, -ERANGE, "offset +0x%zx is outside the method's %zu bytes of "
+			       "code", off, size);
+	if (arch == CODE_ARCH_ARM64)
+		return art_a64_boundary(code, size, off, err);
+	return art_x86_boundary(code, size, off, err);
 }
 
 void exit_sites_free(struct exit_sites *s)

@@ -59,4 +59,12 @@ int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, u
 int exit_sites_prologue_frame(enum code_arch arch, const uint8_t *code, size_t size,
 			      uint32_t *frame, struct err *err);
 
+/* 0 when a breakpoint at code + off (code of one ART method) starts an
+ * instruction and is not data: on arm64 aligned and outside literal pools and
+ * jump tables, on x86_64 an instruction start before the constant area, proven
+ * by decoding the whole method.  Otherwise a negative errno and err saying what
+ * is at off. */
+int exit_sites_art_boundary_check(enum code_arch arch, const uint8_t *code, size_t size,
+				  size_t off, struct err *err);
+
 #endif

@@ -269,8 +269,12 @@ static bool one_byte(struct dec *d, uint8_t op)
 		return false;           /* XOP */
 	if ((op == 0xc6 || op == 0xc7) && (d->o->modrm >> 3 & 7) && d->o->modrm != 0xf8)
 		return false;
-	if (op == 0xc7 && d->o->modrm == 0xf8)
-		return skip(d, d->opsize16 ? 2 : 4);   /* xbegin rel */
+	if (op == 0xc7 && d->o->modrm == 0xf8) {       /* xbegin rel32: a branch */
+		if (d->opsize16 || !skip(d, 4))
+			return false;
+		d->o->imm = le_signed(d->p + d->i - 4, 4);
+		return true;
+	}
 	return immediate(d, t & 0x0f);
 }
 
@@ -285,7 +289,8 @@ static bool classify(struct dec *d)
 		o->is_ret = op == 0xc3 || op == 0xc2;
 		o->is_call = op == 0xe8 || (op == 0xff && (reg == 2 || reg == 3));
 		o->is_jmp = op == 0xe9 || op == 0xeb || (op == 0xff && (reg == 4 || reg == 5));
-		o->is_jcc = (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3);
+		o->is_jcc = (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3) ||
+			    (op == 0xc7 && o->modrm == 0xf8);        /* xbegin's abort path */
 		o->is_indirect = op == 0xff && reg >= 2 && reg <= 5;
 		o->has_rel_target = op == 0xe8 || op == 0xe9 || op == 0xeb || o->is_jcc;
 		o->is_int3 = op == 0xcc;

@@ -247,6 +247,20 @@ UT_TEST(exit_sites_arm64_skip_literal_pools_and_confirm_epilogues)
 	UT_EQ_INT(a64_sites(m, 12, -1, &s, &e), 0);     /* frame from the prologue */
 	UT_EQ_INT(s.count, 2);
 	exit_sites_free(&s);
+	/* breakpoints: code words pass, pool words and the marker do not */
+	{
+		uint8_t b[48];
+		put_words(b, m, 12);
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x14, &e), 0);
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x28, &e),
+			  -EINVAL);
+		UT_CONTAINS(e.msg, "offset +0x28 is data");
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x24, &e),
+			  -EINVAL);
+		UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_ARM64, b, 48, 0x15, &e),
+			  -EINVAL);
+		UT_CONTAINS(e.msg, "not 4-byte aligned");
+	}
 	/* a CodeInfo frame that disagrees with the epilogue: refused */
 	UT_EQ_INT(a64_sites(m, 12, 48, &s, &e), -EINVAL);
 	UT_CONTAINS(e.msg, "`ret` at +0x14 does not follow an epilogue");
@@ -259,6 +273,33 @@ UT_TEST(exit_sites_arm64_skip_literal_pools_and_confirm_epilogues)
 	bad[9] = 0x5800009f;        /* ldr xzr, #4 */
 	UT_EQ_INT(a64_sites(bad, 12, 32, &s, &e), -EINVAL);
 	UT_CONTAINS(e.msg, "literal pool at +0x24");
+}
+
+UT_TEST(exit_sites_arm64_prologue_after_a_class_init_check)
+{
+	static const uint32_t m[] = {
+		0xb9400010,             /* ldr w16, [x0] */
+		0x3941ce11,             /* ldrb w17, [x16, #115] */
+		0x7103423f,             /* cmp w17, #208 */
+		0x54000062,             /* b.hs +12 (frame entry) */
+		0xf9407270,             /* ldr x16, [x19, #224] */
+		0xd61f0200,             /* br x16 (resolution trampoline) */
+		0xa9bf7be0,             /* stp x0, x30, [sp, #-16]! */
+		0xa8c17bff,             /* ldp xzr, x30, [sp], #16 */
+		0xd65f03c0,             /* ret  <- site +0x20 */
+	};
+	uint8_t b[sizeof(m)];
+	struct exit_sites s;
+	struct err e = { 0 };
+	uint32_t frame;
+
+	put_words(b, m, 9);
+	UT_EQ_INT(exit_sites_prologue_frame(CODE_ARCH_ARM64, b, sizeof(b), &frame, &e), 0);
+	UT_EQ_INT(frame, 16);
+	UT_EQ_INT(a64_sites(m, 9, 16, &s, &e), 0);
+	UT_EQ_INT(s.count, 1);
+	UT_EQ_INT(s.offsets[0], 0x20);
+	exit_sites_free(&s);
 }
 
 UT_TEST(exit_sites_arm64_skip_jump_tables)
@@ -304,6 +345,15 @@ UT_TEST(exit_sites_x86_64_stop_at_the_constant_area)
 	UT_EQ_INT(s.count, 1);
 	UT_EQ_INT(s.offsets[0], 7);
 	exit_sites_free(&s);
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 7, &e), 0);
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 12, &e),
+		  -EINVAL);
+	UT_CONTAINS(e.msg, "offset +0xc is in the constant area (data) that starts at +0xc");
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 3, &e),
+		  -EINVAL);
+	UT_CONTAINS(e.msg, "inside the instruction at +0x0 (7 bytes)");
+	UT_EQ_INT(exit_sites_art_boundary_check(CODE_ARCH_X86_64, m, sizeof(m), 16, &e),
+		  -ERANGE);
 	memcpy(bad, m, sizeof(m));
 	bad[3] = 0x10;              /* constant area beyond the end: 0x06 must be decoded */
 	UT_EQ_INT(exit_sites_find(CODE_ARCH_X86_64, CODE_ART_METHOD, bad, sizeof(m), &s, &e),
@@ -340,6 +390,30 @@ UT_TEST(exit_sites_x86_64_confirm_epilogues)
 	UT_EQ_INT(exit_sites_find(CODE_ARCH_X86_64, CODE_ART_METHOD, bad, sizeof(m), &s, &e),
 		  -EINVAL);
 	UT_CONTAINS(e.msg, "+0x14");
+}
+
+UT_TEST(exit_sites_x86_64_prologue_after_a_class_init_check)
+{
+	static const uint8_t m[] = {
+		0x44, 0x8b, 0x1f,                       /* mov r11d, [rdi] */
+		0x41, 0x80, 0x7b, 0x73, 0xd0,           /* cmp byte [r11+0x73], 0xd0 */
+		0x73, 0x08,                             /* jae frame entry (+0x12) */
+		0x65, 0xff, 0x24, 0x25, 0xe0, 0, 0, 0,  /* jmp gs:[0xe0] (resolution) */
+		0x53,                                   /* push rbx */
+		0x48, 0x83, 0xec, 0x10,                 /* sub rsp, 16 */
+		0x48, 0x83, 0xc4, 0x10,                 /* add rsp, 16 */
+		0x5b, 0xc3,                             /* pop rbx; ret  <- site +0x1c */
+	};
+	struct exit_sites s;
+	struct err e = { 0 };
+	uint32_t frame;
+
+	UT_EQ_INT(exit_sites_prologue_frame(CODE_ARCH_X86_64, m, sizeof(m), &frame, &e), 0);
+	UT_EQ_INT(frame, 32);
+	UT_EQ_INT(exit_sites_find(CODE_ARCH_X86_64, CODE_ART_METHOD, m, sizeof(m), &s, &e), 0);
+	UT_EQ_INT(s.count, 1);
+	UT_EQ_INT(s.offsets[0], 0x1c);
+	exit_sites_free(&s);
 }
 
 static int native(enum code_arch a, const uint8_t *b, size_t n, struct exit_sites *s,
@@ -483,6 +557,11 @@ static void check_method(struct real_stats *st, const struct oat_file *o, enum c
 		real_bad(st, x.exits_err.msg, c->code_offset, 0, 0);
 	else
 		st->exits++, st->sites += x.sites.count;
+	if (exit_sites_art_boundary_check(a, code, c->code_size, 0, &e))
+		real_bad(st, e.msg, c->code_offset, 0, 0);
+	for (uint32_t i = 0; i < x.sites.count; i++)
+		if (exit_sites_art_boundary_check(a, code, c->code_size, x.sites.offsets[i], &e))
+			real_bad(st, e.msg, c->code_offset, x.sites.offsets[i], 0);
 	oat_method_exits_free(&x);
 }
 

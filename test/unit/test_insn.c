@@ -63,6 +63,7 @@ static const struct enc ENCODINGS[] = {
 	{ "48a10102030405060708", 10, "", 0 },          /* movabs rax, [moffs64] */
 	{ "67a101020304", 6, "", 0 },                   /* mov eax, [moffs32] */
 	{ "c6f805", 3, "", 0 },                         /* xabort 5 */
+	{ "c7f810000000", 6, "k", 0x10 },               /* xbegin +0x10 */
 	{ "f3480fb8c1", 5, "", 0 },                     /* popcnt rax, rcx */
 	{ "0faef0", 3, "", 0 },                         /* mfence */
 	{ "480fc70e", 4, "", 0 },                       /* cmpxchg16b [rsi] */
