@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/elf.h"
 #include "formats/exit_sites.h"
 #include "formats/oat_exits.h"
 
@@ -151,20 +152,39 @@ static void add_note(struct plan_probe *p, const char *text)
 	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
 }
 
+/* ART code: a Java method, or anything in an OAT file named by an ELF
+ * symbol (oat files carry oatdata/oatexec, never one per method). */
+static bool is_art_code(const struct plan_probe *p)
+{
+	struct elf_file *f;
+	struct elf_symbol sym;
+	struct err e = { 0 };
+	bool oat;
+
+	if (p->java)
+		return true;
+	if (elf_open(p->path, &f, &e) < 0)
+		return false;
+	oat = elf_find_symbol(f, "oatdata", &sym) == 0;
+	elf_close(f);
+	return oat;
+}
+
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
 	struct err why = { 0 };
 	char note[160];
-	bool want;
+	bool want, art;
 
 	if (!p->prog->is_return || !p->prog->exit)
 		return 0;
-	want = pc->has_exit_probes ? pc->exit_probes : (p->java || opts->exit_probes);
+	art = is_art_code(p);
+	want = pc->has_exit_probes ? pc->exit_probes : (art || opts->exit_probes);
 	if (!want) {
-		if (p->java && !opts->unsafe_uretprobe)
+		if (art && !opts->unsafe_uretprobe)
 			return refuse_uretprobe(p, "the probe sets exit_probes: false", err);
-		if (p->java)
+		if (art)
 			add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
 		return 0;
 	}
@@ -175,7 +195,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		add_note(p, note);
 		return 0;
 	}
-	if (!p->java)
+	if (!art)
 		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
 			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
 			       "--exit-probes or set exit_probes: false)", p->program_name,

@@ -242,3 +242,28 @@ UT_TEST(plan_exits_a_bare_return_is_refused)
 	UT_CONTAINS(e.msg, "refusing a uretprobe on ART code (no exit sites: its first "
 			   "instruction is a return");
 }
+
+/* An ELF symbol in an OAT file is ART code too: no uretprobe there either. */
+UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+	struct err e = { 0 };
+
+	setup_java(&p, &pc, 0x3430);
+	p.java = false;
+	p.how = RESOLVED_ELF_SYMBOL;
+	p.code_size = 4;           /* getEventType's code, as if a symbol named it */
+	pc.method_signature = "oatexec";
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_ASSERT(p.exit_probes);  /* by default, as for Java methods */
+	UT_EQ_U64(p.exit_offsets[0], 0x3433);
+	free(p.exit_offsets);
+	p.exit_offsets = NULL;
+	p.exit_probes = false;
+	pc.has_exit_probes = true;
+	pc.exit_probes = false;
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "oatexec: refusing a uretprobe on ART code");
+}
