@@ -25,7 +25,7 @@
 #   STATIC_OPT        -Os                     optimisation of the tool's own code
 #   VENDOR_CFLAGS     -Os -f{function,data}-sections   for libbpf/libelf/zlib
 #   MAX_BINARY_SIZE   1048576                 per-binary budget in check-binaries
-#   TEST_STAGES       static check-binaries unit fuzz-smoke   (+= more; see below)
+#   TEST_STAGES       static check-binaries unit fuzz-smoke test-stale-pins (+= more)
 #   DEBIAN_MIRROR     (environment) the mirror fetch.sh uses instead of the machine's
 # Set by this file for others: UNIT_EXTRA_DEPS (the x86_64 skeletons), BINS (the
 # binaries), SKELS_<arch>, CC_<arch>/LD_<arch>, VENDOR_STAMP_<arch>.
@@ -36,7 +36,7 @@ SYSROOT_DIR   := $(BUILD)/sysroot
 VENDOR_OUT    := $(BUILD)/vendor
 FETCH_SH      := $(TOP)/vendor/fetch.sh
 VENDOR_SH     := $(TOP)/vendor/build.sh
-VENDOR_ENV    := BUILD=$(BUILD) VENDOR_SRC=$(VENDOR_SRC)
+VENDOR_ENV    := BUILD=$(BUILD) VENDOR_SRC=$(VENDOR_SRC) VENDOR_MANIFEST=$(MANIFEST)
 MANIFEST      := $(TOP)/vendor/MANIFEST
 # Written once all source packages are unpacked; lives in vendor/src so that removing
 # the trees also forgets that they were fetched.
@@ -210,6 +210,14 @@ check-binaries: $(BINS)
 		--max-size $(MAX_BINARY_SIZE) \
 		$(foreach a,$(ARCHES),$(a)=$(BUILD)/$(a)/uprobestats$(if $(RUN_$(a)),=$(RUN_$(a))))
 
+# Every pin of vendor/MANIFEST made stale at once: the fetch falls back to what the suite
+# carries and the x86_64 build still succeeds (test/build/stale-pins.sh).
+.PHONY: test-stale-pins
+test-stale-pins: | deps-host
+	@if $(TOP)/test/build/stale-pins.sh $(BUILD); then \
+		echo "stale-pins: 1 passed, 0 failed"; \
+	else echo "stale-pins: 0 passed, 1 failed"; exit 1; fi
+
 # `make test` runs each stage below in order as `$(MAKE) <stage>`, keeps going after a
 # failure, and collects every "<name>: N passed, N failed" line the stages print into
 # $(TEST_RESULTS); the last line is the sum.  A stage that fails without printing such a
@@ -219,7 +227,7 @@ check-binaries: $(BINS)
 # (`make -C DIR test` makes make itself print "Leaving directory" after the sum; add
 # --no-print-directory, as .ci/run does, when the sum must be the very last line.)
 TEST_RESULTS := $(BUILD)/test-results.txt
-TEST_STAGES  += static check-binaries unit fuzz-smoke
+TEST_STAGES  += static check-binaries unit fuzz-smoke test-stale-pins
 TEST_E2E     ?= test-e2e
 TEST_E2E_DEFINED := $(shell grep -qsE '^$(TEST_E2E)[[:space:]]*:' $(TOP)/mk/*.mk && echo y)
 TEST_ALL_STAGES   = $(TEST_STAGES) \
