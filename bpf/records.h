@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* records.h — every record that crosses the kernel/user boundary, declared once
  * for both the BPF programs and user space.
  *
