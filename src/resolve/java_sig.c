@@ -348,12 +348,14 @@ static int check_method_name(const char *method, struct err *err)
 	while (*p) {
 		uint32_t c;
 		size_t m, k = name_char(p, &c, &m);
+		size_t at = (size_t)(p - (const unsigned char *)method);
 		if (!k && *p < 0x80)
-			return err_set(err, -EINVAL, "method name \"%s\" contains '%c'", method, *p);
+			return err_set(err, -EINVAL, "method name \"%s\" contains '%c'", method,
+				       *p);
 		if (!k)
-			return err_set(err, -EINVAL, "method name \"%s\" contains a character dex does "
-				       "not allow in names (byte 0x%02x at %zu)", method, *p,
-				       (size_t)(p - (const unsigned char *)method));
+			return err_set(err, -EINVAL, "method name \"%s\" contains a character "
+				       "dex does not allow in names (byte 0x%02x at %zu)", method,
+				       *p, at);
 		p += k;
 	}
 	return 0;
