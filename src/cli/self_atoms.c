@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "config/signature.h"
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "sink/statsd_atoms.h"
 
 static uint64_t boot_ns(void)

@@ -9,7 +9,7 @@
 
 #include "cli/self_atoms.h"
 #include "config/config.h"
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "statsd_decoder.h"
 #include "statsd_testutil.h"
 
