@@ -98,6 +98,10 @@ struct probe_config {
 	char *trace_slice;
 	bool has_trace_role;
 	int32_t trace_role;               /* enum trace_role */
+	/* Ours: record the call stack of each hit, up to this many frames
+	 * (0: none; overrides --stack for this probe). */
+	bool has_stack_frames;
+	int32_t stack_frames;
 	struct src_loc loc;
 	/* Where each singular field was set (kind NONE when absent). */
 	struct src_loc bpf_name_loc;
@@ -107,6 +111,7 @@ struct probe_config {
 	struct src_loc bpf_map_loc;
 	struct src_loc trace_slice_loc;
 	struct src_loc trace_role_loc;
+	struct src_loc stack_frames_loc;
 };
 
 struct statsd_logging_config {

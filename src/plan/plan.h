@@ -46,6 +46,11 @@ struct plan_probe {
 	 * and their Java positions, for the program's .rodata. */
 	uint8_t string_reg[4];
 	uint8_t string_pos[4];
+	/* --stack / stack_frames: enum ups_stack_mode (0: off), the frames to
+	 * keep and the user-stack bytes each hit copies. */
+	uint32_t stack_mode;
+	uint32_t stack_frames;
+	uint32_t stack_bytes;
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
 	struct probe_desc desc;           /* points into this struct */
@@ -89,6 +94,11 @@ struct plan_opts {
 	size_t n_search_roots;
 	const char *isa;                  /* for the search: "arm64", "x86_64"; NULL: any */
 	bool atom_int32_args;             /* --atom-mapping cpp */
+	/* --stack[=FRAMES] (0: off unless a probe's stack_frames asks),
+	 * --stack-mode, --stack-bytes (0: the defaults). */
+	uint32_t stack_frames;
+	uint32_t stack_mode;
+	uint32_t stack_bytes;
 	/* When set, every per-probe problem is reported here and building goes
 	 * on, so `check` can list them all; the build still fails at the end. */
 	void (*problem)(void *ctx, const char *msg);

@@ -213,6 +213,9 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
 	memcpy(cfg.string_reg, p->string_reg, sizeof(cfg.string_reg));
 	memcpy(cfg.string_pos, p->string_pos, sizeof(cfg.string_pos));
+	cfg.stack_mode = p->stack_mode;
+	cfg.stack_bytes = p->stack_bytes;
+	cfg.stack_frames = p->stack_frames;
 	rc = set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
