@@ -419,7 +419,7 @@ UPS_ASSERT_SIZE(struct ups_probe_counters, 16);
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 24);
+UPS_ASSERT_SIZE(struct ups_prog_config, 40);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

@@ -84,7 +84,27 @@ static size_t decode_call_args(const void *payload, struct field *out, size_t ma
 	return o.n;
 }
 
-#define RECORD(kind, name, decoder) { kind, #name, sizeof(struct rec_##name), decoder }
+/* A stack record: header + wrapped record + PCs or stack bytes (records.h). */
+static size_t stack_stated_size(const void *data, size_t avail)
+{
+	struct ups_stack_hdr h;
+
+	if (avail < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	if (h.inner_len < sizeof(struct ups_envelope) || h.inner_len > UPS_STACK_MAX_INNER ||
+	    h.stack_len > UPS_STACK_MAX_BYTES || h.n_pcs > UPS_STACK_MAX_FRAMES ||
+	    (h.n_pcs && h.stack_len))
+		return 0;
+	return sizeof(h) + ((h.inner_len + 7u) & ~7u) + (size_t)h.n_pcs * 8 + h.stack_len;
+}
+
+size_t catalog_record_size(const struct catalog_record *rec, const void *data, size_t avail)
+{
+	return rec->stated_size ? rec->stated_size(data, avail) : rec->size;
+}
+
+#define RECORD(k, n, dec) { .kind = k, .name = #n, .size = sizeof(struct rec_##n), .decode = dec }
 
 static const struct catalog_record records[] = {
 	RECORD(UPS_REC_CALL_RETURN, call_return, decode_call_return),
@@ -105,10 +125,12 @@ static const struct catalog_record records[] = {
 	       decode_component_enabled_setting),
 	RECORD(UPS_REC_BINDER_TRANSACTION, binder_transaction, decode_binder_transaction),
 	RECORD(UPS_REC_ACCESSIBILITY_EVENT, accessibility_event, decode_accessibility_event),
-	{ UPS_REC_ART_TEST_AOT, "art_test_aot", sizeof(struct rec_update_device_idle),
-	  decode_update_device_idle },
+	{ .kind = UPS_REC_ART_TEST_AOT, .name = "art_test_aot",
+	  .size = sizeof(struct rec_update_device_idle), .decode = decode_update_device_idle },
 	RECORD(UPS_REC_START_ACTIVITY_AS_USER, start_activity_as_user,
 	       decode_start_activity_as_user),
+	{ .kind = UPS_REC_STACK, .name = "stack", .size = sizeof(struct ups_stack_hdr),
+	  .stated_size = stack_stated_size, .wrapper = true },
 };
 
 static const struct catalog_program generic_programs[] = {

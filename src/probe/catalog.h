@@ -26,7 +26,16 @@ struct catalog_record {
 	size_t size;              /* envelope + payload */
 	/* Decode the payload (after the envelope) into fields; returns the count. */
 	size_t (*decode)(const void *payload, struct field *out, size_t max);
+	/* Variable-length kinds (size is then their minimum): the exact length
+	 * the record at data states (avail bytes there), 0 when it states none
+	 * within bounds.  NULL: every record is exactly size bytes. */
+	size_t (*stated_size)(const void *data, size_t avail);
+	/* A wrapper of another record (UPS_REC_STACK): the loop unwraps it. */
+	bool wrapper;
 };
+
+/* The exact length a record of kind rec must have (data: avail bytes). */
+size_t catalog_record_size(const struct catalog_record *rec, const void *data, size_t avail);
 
 struct catalog_program {
 	const char *name;         /* BPF function name and section suffix: "call_detail" */

@@ -16,6 +16,7 @@
 
 #include "probe/atoms.h"
 #include "records.h"
+#include "stack/stacks.h"
 #include "sys/name_cache.h"
 #include "sys/proc.h"
 
@@ -44,6 +45,8 @@ struct loop {
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
+	struct stacks *stacks;    /* when a probe records stacks: the unwinder's caches */
+	struct stack_trace *trace; /* the frames of the record being delivered */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -107,27 +110,78 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 	L->out->atom(L->out->ctx, &atom);
 }
 
+/* The record's envelope and kind when its length is exactly its kind's (and
+ * its probe known); NULL (counted as malformed) otherwise. */
+static const struct catalog_record *check_record(struct loop *L, const void *data, size_t size,
+						 struct ups_envelope *env)
+{
+	const struct catalog_record *rec;
+
+	if (size < sizeof(*env)) {
+		L->stats->malformed++;
+		return NULL;
+	}
+	memcpy(env, data, sizeof(*env));
+	rec = catalog_record(env->kind);
+	if (!rec || size < rec->size || size != catalog_record_size(rec, data, size) ||
+	    env->probe_id >= L->plan->n_probes) {
+		L->stats->malformed++;
+		return NULL;
+	}
+	return rec;
+}
+
+static int deliver(struct loop *L, const void *data, size_t size,
+		   const struct stack_trace *stack);
+
+/* A stack record: unwind it, then deliver the record it wraps (which must
+ * be a plain record of the same probe, thread and time) with the frames. */
+static int on_stack_record(struct loop *L, const void *data, size_t size)
+{
+	struct stack_record r;
+	struct ups_envelope inner;
+	struct stack_trace *st = L->trace;
+
+	if (stack_record_parse(data, size, &r) < 0 || !L->stacks || !st) {
+		L->stats->malformed++;
+		return 0;
+	}
+	memcpy(&inner, r.inner, sizeof(inner));
+	if (inner.kind == UPS_REC_STACK || inner.probe_id != r.hdr.env.probe_id ||
+	    inner.tid != r.hdr.env.tid || inner.ktime_ns != r.hdr.env.ktime_ns) {
+		L->stats->malformed++;
+		return 0;
+	}
+	stacks_walk(L->stacks, &r, L->plan->probe_by_id[inner.probe_id < L->plan->n_probes
+							? inner.probe_id : 0]->stack_frames, st);
+	return deliver(L, r.inner, r.hdr.inner_len, st);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct ring_ctx *rc = ctx;
-	struct loop *L = rc->L;
 	struct ups_envelope env;
-	const struct catalog_record *rec;
+	const struct catalog_record *rec = check_record(rc->L, data, size, &env);
+
+	if (!rec)
+		return 0;
+	if (rec->wrapper)
+		return env.probe_id < rc->L->plan->n_probes ? on_stack_record(rc->L, data, size) : 0;
+	return deliver(rc->L, data, size, NULL);
+}
+
+static int deliver(struct loop *L, const void *data, size_t size,
+		   const struct stack_trace *stack)
+{
+	struct ups_envelope env;
+	const struct catalog_record *rec = check_record(L, data, size, &env);
 	const struct plan_probe *p;
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
 
-	if (size < sizeof(env)) {
-		L->stats->malformed++;
+	if (!rec || rec->wrapper)
 		return 0;
-	}
-	memcpy(&env, data, sizeof(env));
-	rec = catalog_record(env.kind);
-	if (!rec || size != rec->size || env.probe_id >= L->plan->n_probes) {
-		L->stats->malformed++;
-		return 0;
-	}
 	p = L->plan->probe_by_id[env.probe_id];
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
@@ -143,6 +197,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		.fields = fields,
 		.n_fields =
 			rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
+		.stack = stack,
 	};
 	if (ev.kind == EVENT_RETURN) {
 		struct call_return r;
@@ -198,8 +253,9 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 		if (size >= sizeof(env)) {
 			memcpy(&env, p + 4, sizeof(env));
 			rec = catalog_record(env.kind);
-			if (rec && size >= rec->size && size - rec->size < 8)
-				size = (uint32_t)rec->size;
+			size_t want = rec ? catalog_record_size(rec, p + 4, size) : 0;
+			if (want && size >= want && size - want < 8)
+				size = (uint32_t)want;
 		}
 		on_record(rc, (void *)(p + 4), size);
 	}
@@ -458,6 +514,14 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 		stats->tasks[i].waiting = true;
 		L->tasks_waiting++;
 	}
+	for (size_t i = 0; i < L->plan->n_probes && !L->stacks; i++) {
+		if (!L->plan->probe_by_id[i]->stack_mode)
+			continue;
+		L->stacks = stacks_new(proc_dir(L));
+		L->trace = malloc(sizeof(*L->trace));
+		if (!L->stacks || !L->trace)
+			return err_set(err, -ENOMEM, "out of memory");
+	}
 	L->tasks_running = L->plan->n_tasks;
 	refresh_clock_offsets(L);
 	return setup_rings(L, err);
@@ -603,6 +667,8 @@ out:
 		stop_waiting(&L, i);
 	free(L.watches);
 	free(L.names);
+	stacks_free(L.stacks);
+	free(L.trace);
 	if (L.watch_fd >= 0)
 		close(L.watch_fd);
 	if (ep >= 0)

@@ -9,6 +9,7 @@
 
 #include "sink/fmt_fast.h"
 #include "sink/sink_ops.h"
+#include "sink/stack_out.h"
 
 int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e)
 {
@@ -177,6 +178,8 @@ void jsonl_event_generic(struct jsonl_out *s, const struct event *ev)
 	}
 	json_key(j, "fields");
 	jsonl_fields(j, ev->fields, ev->n_fields);
+	if (ev->stack)
+		stack_json_members(j, ev->stack);
 	json_object_end(j);
 	json_newline(j);
 }
@@ -369,7 +372,7 @@ void jsonl_event(struct jsonl_out *s, const struct event *ev)
 	size_t bound;
 	char *p;
 
-	if (!pt) { /* out of memory for the cache */
+	if (!pt || ev->stack) { /* out of memory for the cache; frames: the streaming writer */
 		jsonl_event_generic(s, ev);
 		return;
 	}

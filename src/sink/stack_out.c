@@ -1,0 +1,99 @@
+#include "sink/stack_out.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+size_t stack_frame_label(const struct stack_frame *f, char *buf, size_t size)
+{
+	const char *file = f->file && f->file[0] ? f->file : "anonymous memory";
+	int n;
+
+	if (!size)
+		return 0;
+	if (f->symbol && f->symbol[0])
+		n = snprintf(buf, size, "%s", f->symbol);
+	else if (f->kind == FRAME_INTERPRETED)
+		n = snprintf(buf, size, "[interpreted]");
+	else if (f->kind == FRAME_JIT)
+		n = snprintf(buf, size, "[jit]");
+	else if (f->kind == FRAME_UNKNOWN)
+		n = snprintf(buf, size, "[unknown in %s]", file);
+	else
+		n = snprintf(buf, size, "%s+0x%" PRIx64, file, f->offset);
+	if (n < 0)
+		n = 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+static void frame_json(struct json_out *j, const struct stack_frame *f)
+{
+	char label[600];
+
+	json_object_begin(j);
+	json_key(j, "pc");
+	json_hex(j, f->pc);
+	json_key(j, "kind");
+	json_cstring(j, frame_kind_name(f->kind));
+	json_key(j, "file");
+	json_cstring(j, f->file && f->file[0] ? f->file : NULL);
+	json_key(j, "offset");
+	json_hex(j, f->offset);
+	json_key(j, "symbol");
+	stack_frame_label(f, label, sizeof(label));
+	json_cstring(j, label);
+	if (f->symbol && f->symbol[0] && f->kind == FRAME_NATIVE) {
+		json_key(j, "symbol_offset");
+		json_hex(j, f->symbol_off);
+	}
+	if (f->dex_pc != UINT32_MAX) {
+		json_key(j, "dex_pc");
+		json_u64(j, f->dex_pc);
+	}
+	if (f->line > 0) {
+		json_key(j, "line");
+		json_u64(j, (uint64_t)f->line);
+	}
+	if (f->note) {
+		json_key(j, "note");
+		json_cstring(j, f->note);
+	}
+	json_object_end(j);
+}
+
+void stack_json_members(struct json_out *j, const struct stack_trace *st)
+{
+	json_key(j, "stack");
+	json_array_begin(j);
+	for (size_t i = 0; i < st->n; i++)
+		frame_json(j, &st->frames[i]);
+	json_array_end(j);
+	json_key(j, "stack_end");
+	json_cstring(j, st->end ? st->end : "outermost frame");
+}
+
+void stack_text(struct outbuf *o, const struct stack_trace *st)
+{
+	char label[600];
+
+	for (size_t i = 0; i < st->n; i++) {
+		const struct stack_frame *f = &st->frames[i];
+
+		stack_frame_label(f, label, sizeof(label));
+		outbuf_printf(o, "    #%-2zu 0x%016" PRIx64 " %s", i, f->pc, label);
+		if (f->symbol && f->symbol[0] && f->kind == FRAME_NATIVE)
+			outbuf_printf(o, "+0x%" PRIx64, f->symbol_off);
+		if (f->file && f->file[0])
+			outbuf_printf(o, " (%s+0x%" PRIx64 ")", f->file, f->offset);
+		outbuf_printf(o, " [%s]", frame_kind_name(f->kind));
+		if (f->dex_pc != UINT32_MAX)
+			outbuf_printf(o, " dex_pc=%" PRIu32, f->dex_pc);
+		if (f->line > 0)
+			outbuf_printf(o, " line=%" PRId32, f->line);
+		if (f->note)
+			outbuf_printf(o, " <%s>", f->note);
+		outbuf_putc(o, '\n');
+	}
+	if (st->end && strcmp(st->end, "outermost frame"))
+		outbuf_printf(o, "    (stack ends: %s)\n", st->end);
+}
