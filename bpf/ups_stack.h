@@ -107,8 +107,7 @@ static __always_inline int ups_stack_submit(void *ctx, void *ringbuf, void *perf
 	if (bpf_probe_read_kernel(buf + off, size, rec))
 		return 0;
 	off += (size + 7) & ~7u;
-	if (ups_cfg.stack_mode == UPS_STACK_COPY)
-		h->stack_len = ups_stack_copy(buf + off, UPS_SP(ctx), &h->flags);
+	h->stack_len = ups_stack_copy(buf + off, UPS_SP(ctx), &h->flags);
 	total = off + h->stack_len;
 	if (total > UPS_STACK_SCRATCH)
 		return 0;

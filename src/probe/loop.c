@@ -521,6 +521,9 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 		L->trace = malloc(sizeof(*L->trace));
 		if (!L->stacks || !L->trace)
 			return err_set(err, -ENOMEM, "out of memory");
+		for (size_t t = 0; t < L->plan->n_tasks; t++)
+			for (size_t j = 0; j < L->plan->tasks[t].n_pids; j++)
+				stacks_prime(L->stacks, (uint32_t)L->plan->tasks[t].pids[j]);
 	}
 	L->tasks_running = L->plan->n_tasks;
 	refresh_clock_offsets(L);

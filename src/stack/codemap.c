@@ -40,6 +40,7 @@ struct file {
 	char why[160];
 	struct elf_file *elf;
 	struct cfi_table *cfi;
+	bool has_cfi;                 /* the file has CFI sections (maybe unreadable) */
 	struct sym *syms;
 	size_t n_syms;
 	uint64_t nterp_start, nterp_end;
@@ -295,8 +296,10 @@ static struct file *file_get(struct codemap *m, const char *path)
 		return f;
 	}
 	load_symbols(f);
-	if (cfi_open(f->elf, &f->cfi, &e) < 0)
+	rc = cfi_open(f->elf, &f->cfi, &e);
+	if (rc < 0)
 		f->cfi = NULL;
+	f->has_cfi = rc != -ENOENT;
 	if (elf_find_symbol(f->elf, "oatdata", &(struct elf_symbol){ 0 }) == 0)
 		load_oat(f);
 	return f;
@@ -389,6 +392,11 @@ static const struct mapping *find_mapping(struct codemap *m, struct proc *p, uin
 	return NULL;
 }
 
+void codemap_prime(struct codemap *m, uint32_t pid)
+{
+	proc_get(m, pid);
+}
+
 /* ---- lookup ---- */
 
 static void lookup_java(struct file *f, struct jmethod *j, uint64_t vaddr, uint64_t pc_vaddr,
@@ -434,6 +442,8 @@ static void lookup_native(struct file *f, uint64_t vaddr, uint64_t pc_vaddr,
 		out->kind = FRAME_INTERPRETED;
 	else if (s && !strncmp(s->name, "_ZN3art11interpreter", 21))
 		out->kind = FRAME_INTERPRETED;
+	out->file_has_cfi = f->has_cfi;
+	out->cfi_error = -ENOENT;
 	if (f->cfi) {
 		out->cfi_error = cfi_row_at(f->cfi, vaddr, &out->cfi, &e);
 		out->has_cfi = out->cfi_error == 0;

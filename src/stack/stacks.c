@@ -51,6 +51,11 @@ void stacks_free(struct stacks *s)
 	free(s);
 }
 
+void stacks_prime(struct stacks *s, uint32_t pid)
+{
+	codemap_prime(s->map, pid);
+}
+
 struct lookup_ctx {
 	struct stacks *s;
 	uint32_t pid;

@@ -31,6 +31,9 @@ int stack_record_parse(const void *data, size_t size, struct stack_record *out);
 struct stacks *stacks_new(const char *proc_dir);
 void stacks_free(struct stacks *s);
 
+/* Reads pid's mappings now (see codemap_prime). */
+void stacks_prime(struct stacks *s, uint32_t pid);
+
 /* Unwinds (or symbolizes) up to max_frames frames of the record. */
 void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames,
 		 struct stack_trace *out);

@@ -1,5 +1,6 @@
 #include "stack/unwind.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define X86_RBP 6
@@ -149,7 +150,7 @@ static const char *step_cfi(struct walk *w, const struct cfi_row *row, uint64_t 
 		return "outermost frame";
 	}
 	if (!cfi_reg_value(w, row, row->ra_reg, cfa, ret))
-		return "return address not in the stack slice";
+		return "stack slice ends";
 	for (uint32_t r = 0; r < UNWIND_NREGS && r < CFI_MAX_REGS; r++) {
 		uint64_t v;
 
@@ -235,8 +236,11 @@ static const char *one_frame(struct walk *w, struct stack_trace *out, bool first
 			why = step_cfi(w, &ci.cfi, next_pc, &outermost);
 		else if (ci.at_start && first)
 			why = step_no_frame(w, next_pc);
-		else
+		else if (!ci.file_has_cfi)
 			why = step_fp(w, next_pc);
+		else
+			why = ci.cfi_error == -ENOENT ? "no CFI covers this PC"
+						      : "CFI at this PC not readable";
 		if (outermost)
 			return why;
 		break;

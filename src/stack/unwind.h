@@ -57,6 +57,8 @@ struct code_info {
 	bool has_cfi;
 	struct cfi_row cfi;      /* when has_cfi: addresses already in the process */
 	int cfi_error;           /* why there is no row (-ENOENT: no FDE covers the PC) */
+	bool file_has_cfi;       /* false: the file has no .eh_frame/.debug_frame at all,
+				  * so frame pointers are all there is */
 	/* both: the PC is the first instruction of its symbol/method */
 	bool at_start;
 	const char *why;         /* FRAME_UNKNOWN: what could not be read */

@@ -1,0 +1,146 @@
+"""--stack end to end: call stacks of real uprobe hits on target_stack's known
+chain main -> stk_level1 -> stk_a2 (libstk_a, frame pointers) -> stk_b3
+(libstk_b, no frame pointers, rbp clobbered) -> stk_a4 -> stk_b5 (probed).
+
+Every frame is checked exactly: its symbol, its file, and for return
+addresses the offset from the symbol, which is taken independently from
+objdump's disassembly (the instruction after each call)."""
+import os
+import re
+import subprocess
+
+from e2e import Held, check, eq, events, num, target, tmpdir, traced_run, write_config
+
+N = 50
+CHAIN = ["stk_b5", "stk_a4", "stk_b3", "stk_a2", "stk_level1", "main"]
+
+
+def stack_config(lib):
+    return "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{lib}"',
+        '    method_signature: "stk_b5"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n"
+
+
+def return_offsets(path, caller, callee):
+    """Offsets from caller's start of the instruction after each call to
+    callee (PLT or direct), from objdump -d."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], capture_output=True,
+                         text=True, check=True).stdout
+    m = re.search(r"^([0-9a-f]+) <%s>:\n(.*?)\n\n" % re.escape(caller), out, re.S | re.M)
+    check(m, f"objdump finds {caller} in {path}")
+    start = int(m.group(1), 16)
+    lines = [ln for ln in m.group(2).splitlines() if re.match(r"^\s+[0-9a-f]+:", ln)]
+    offs = []
+    for i, ln in enumerate(lines):
+        if re.search(r"\scall[q]?\s+[0-9a-f]+ <%s(@plt)?>" % re.escape(callee), ln):
+            nxt = lines[i + 1] if i + 1 < len(lines) else None
+            check(nxt, f"an instruction after the call in {caller}")
+            offs.append(int(nxt.split(":")[0], 16) - start)
+    check(offs, f"{caller} calls {callee} in objdump's disassembly")
+    return offs
+
+
+def expected_frames():
+    tdir = os.path.dirname(target("target_stack"))
+    liba = os.path.join(tdir, "libstk_a.so")
+    libb = os.path.join(tdir, "libstk_b.so")
+    exe = target("target_stack")
+    files = [libb, liba, libb, liba, exe, exe]
+    offs = [[0],
+            return_offsets(liba, "stk_a4", "stk_b5"),
+            return_offsets(libb, "stk_b3", "stk_a4"),
+            return_offsets(liba, "stk_a2", "stk_b3"),
+            return_offsets(exe, "stk_level1", "stk_a2"),
+            return_offsets(exe, "main", "stk_level1")]
+    return libb, list(zip(CHAIN, files, offs))
+
+
+def check_stack(ev, want, what):
+    st = ev.get("stack")
+    check(isinstance(st, list), f"{what}: the event has a stack: {ev}")
+    check(len(st) >= len(want), f"{what}: at least {len(want)} frames, got {st}")
+    for i, (sym, path, offs) in enumerate(want):
+        f = st[i]
+        eq(f["symbol"], sym, f"{what}: frame {i} symbol ({st})")
+        eq(f["kind"], "native", f"{what}: frame {i} kind")
+        eq(os.path.realpath(f["file"]), os.path.realpath(path), f"{what}: frame {i} file")
+        check(num(f["symbol_offset"]) in offs,
+              f"{what}: frame {i} ({sym}) return offset {f['symbol_offset']} is one of "
+              f"objdump's {[hex(o) for o in offs]}")
+        check("note" not in f, f"{what}: frame {i} not marked: {f}")
+
+
+def run_stack(mode, extra=()):
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = Held(tmp, "target_stack", [str(N)])
+    folded = os.path.join(tmp, "stacks.folded")
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack=16",
+                              "--stack-mode", mode, "--stacks", folded] + list(extra))
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), N, "events")
+    for ev in evs:
+        check_stack(ev, want, mode)
+    with open(folded) as f:
+        lines = [ln.rstrip("\n") for ln in f if ln.strip()]
+    total = 0
+    for ln in lines:
+        stack, count = ln.rsplit(" ", 1)
+        frames = stack.split(";")
+        eq(frames[-len(CHAIN):], list(reversed(CHAIN)), "folded stack, root first")
+        total += int(count)
+    eq(total, N, "folded counts")
+    return evs
+
+
+def test_stack_copy_native_chain():
+    run_stack("copy")
+
+
+def test_stack_copy_perfbuf():
+    run_stack("copy", ["--force-perfbuf"])
+
+
+def test_stack_kernel_native_chain():
+    """Kernel mode walks compiled Java frames in BPF; with none on the stack
+    it copies the slice like copy mode, and the result is the same."""
+    run_stack("kernel")
+
+
+def test_stack_text_frames():
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = Held(tmp, "target_stack", ["3"])
+    rc, u = traced_run(held, ["run", cfg, "--format", "text", "--stack"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    frames = [ln for ln in u.out_lines if re.match(r"^\s+#\d+\s+0x", ln)]
+    check(len(frames) >= 3 * len(CHAIN), f"indented frames under each event: {u.out_lines}")
+    for i, sym in enumerate(CHAIN):
+        check(re.search(r"#%d\s+0x[0-9a-f]+ %s\b" % (i, re.escape(sym)), "\n".join(frames)),
+              f"text frame #{i} is {sym}: {frames[:8]}")
+
+
+def test_stack_bytes_bounds():
+    """A slice too small for the whole chain ends the walk early and says so:
+    no frame is guessed beyond the copied bytes."""
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = Held(tmp, "target_stack", ["2"])
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack",
+                              "--stack-bytes", "16"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    for ev in events(u.json_events()):
+        st = ev["stack"]
+        check(len(st) < len(CHAIN), f"a 16-byte slice cannot hold the chain: {st}")
+        eq(st[0]["symbol"], "stk_b5", "the probed frame")
+        eq(ev["stack_end"], "stack slice ends", "why the stack ends")
