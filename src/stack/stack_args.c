@@ -34,13 +34,15 @@ static int parse_stack(struct stack_args *a, const char *arg, struct err *e)
 
 static int parse_mode(struct stack_args *a, const char *arg, struct err *e)
 {
-	if (!strcmp(arg, "copy"))
+	if (!strcmp(arg, "copy")) {
 		a->mode = UPS_STACK_COPY;
-	else if (!strcmp(arg, "kernel"))
-		a->mode = UPS_STACK_KERNEL;
-	else
-		return err_set(e, -EINVAL, "--stack-mode takes copy or kernel, not '%s'", arg);
-	return 0;
+		return 0;
+	}
+	if (!strcmp(arg, "kernel"))
+		return err_set(e, -ENOTSUP, "--stack-mode kernel (walking compiled Java frames "
+			       "in BPF) is not in this build; copy mode unwinds the same frames "
+			       "in user space");
+	return err_set(e, -EINVAL, "--stack-mode takes copy, not '%s'", arg);
 }
 
 static int parse_bytes(struct stack_args *a, const char *arg, struct err *e)

@@ -17,7 +17,8 @@ struct plan_opts;
 
 struct stack_args {
 	uint32_t frames;             /* --stack[=FRAMES]; 0: off */
-	uint32_t mode;               /* enum ups_stack_mode; 0: the default (copy) */
+	uint32_t mode;               /* enum ups_stack_mode; 0: the default (copy); the
+				      * kernel walk is refused until the BPF side exists */
 	uint32_t bytes;              /* --stack-bytes; 0: UPS_STACK_DEFAULT_BYTES */
 	const char *folded;          /* --stacks FILE */
 };

@@ -9,7 +9,8 @@ import os
 import re
 import subprocess
 
-from e2e import Held, check, eq, events, num, target, tmpdir, traced_run, write_config
+from e2e import (Held, check, eq, events, num, run, target, tmpdir, traced_run,
+                 write_config)
 
 N = 50
 CHAIN = ["stk_b5", "stk_a4", "stk_b3", "stk_a2", "stk_level1", "main"]
@@ -109,10 +110,15 @@ def test_stack_copy_perfbuf():
     run_stack("copy", ["--force-perfbuf"])
 
 
-def test_stack_kernel_native_chain():
-    """Kernel mode walks compiled Java frames in BPF; with none on the stack
-    it copies the slice like copy mode, and the result is the same."""
-    run_stack("kernel")
+def test_stack_kernel_mode_refused():
+    """The in-kernel Java walk is not built yet: asking for it is an error that
+    says so, never a silent fallback."""
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    rc, out, err = run(["run", cfg, "--stack", "--stack-mode", "kernel", "--duration", "1"])
+    check(rc != 0, "exit code is an error")
+    check("not in this build" in err, "the message says why: " + err)
 
 
 def test_stack_text_frames():
