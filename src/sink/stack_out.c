@@ -72,6 +72,29 @@ void stack_json_members(struct json_out *j, const struct stack_trace *st)
 	json_cstring(j, st->end ? st->end : "outermost frame");
 }
 
+void stack_trace_args(struct json_out *j, const struct stack_trace *st)
+{
+	char label[600], line[900];
+
+	json_key(j, "stack");
+	json_array_begin(j);
+	for (size_t i = 0; i < st->n; i++) {
+		const struct stack_frame *f = &st->frames[i];
+		const char *file = f->file ? strrchr(f->file, '/') : NULL;
+		int n;
+
+		stack_frame_label(f, label, sizeof(label));
+		file = file ? file + 1 : (f->file && f->file[0] ? f->file : "?");
+		n = snprintf(line, sizeof(line), "%s (%s+0x%" PRIx64 ") [%s]", label, file,
+			     f->offset, frame_kind_name(f->kind));
+		json_string(j, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n
+									 : sizeof(line) - 1);
+	}
+	json_array_end(j);
+	json_key(j, "stack_end");
+	json_cstring(j, st->end ? st->end : "outermost frame");
+}
+
 void stack_text(struct outbuf *o, const struct stack_trace *st)
 {
 	char label[600];

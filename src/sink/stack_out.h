@@ -15,6 +15,11 @@
  * "dex_pc":N,"line":N,"note":…},…],"stack_end":"…" (members of the event). */
 void stack_json_members(struct json_out *j, const struct stack_trace *st);
 
+/* "stack":["stk_b5 (libstk_b.so+0x1110)", …] (innermost first) and
+ * "stack_end": the args of a trace event, which Perfetto UI lists with the
+ * slice or instant. */
+void stack_trace_args(struct json_out *j, const struct stack_trace *st);
+
 /* One line per frame, "    #N 0xPC symbol+0xOFF (file+0xOFF) [kind] note". */
 void stack_text(struct outbuf *o, const struct stack_trace *st);
 

@@ -19,18 +19,6 @@ struct walk {
 	void *ctx;
 };
 
-const char *frame_kind_name(enum frame_kind k)
-{
-	switch (k) {
-	case FRAME_NATIVE: return "native";
-	case FRAME_JAVA: return "java";
-	case FRAME_INTERPRETED: return "interpreted";
-	case FRAME_JIT: return "jit";
-	case FRAME_UNKNOWN: return "unknown";
-	}
-	return "unknown";
-}
-
 static int sp_reg(const struct walk *w)
 {
 	return w->in->arch == UNWIND_X86_64 ? X86_RSP : A64_SP;

@@ -99,6 +99,18 @@ struct unwind_input {
 void unwind_walk(const struct unwind_input *in, unwind_lookup_fn lookup, void *ctx,
 		 struct stack_trace *out);
 
-const char *frame_kind_name(enum frame_kind k); /* "java", "native", "interpreted", … */
+/* "java", "native", "interpreted", "jit", "unknown" (inline: the sinks print
+ * it without linking the unwinder). */
+static inline const char *frame_kind_name(enum frame_kind k)
+{
+	switch (k) {
+	case FRAME_NATIVE: return "native";
+	case FRAME_JAVA: return "java";
+	case FRAME_INTERPRETED: return "interpreted";
+	case FRAME_JIT: return "jit";
+	case FRAME_UNKNOWN: return "unknown";
+	}
+	return "unknown";
+}
 
 #endif

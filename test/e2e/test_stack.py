@@ -99,11 +99,21 @@ def run_stack(mode, extra=()):
         eq(frames[-len(CHAIN):], list(reversed(CHAIN)), "folded stack, root first")
         total += int(count)
     eq(total, N, "folded counts")
-    return evs
+    return evs, folded
+
+
+VIEWER_DIR = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer", "e2e-stacks")
 
 
 def test_stack_copy_native_chain():
-    run_stack("copy")
+    evs, folded = run_stack("copy")
+    # For the viewer stage: the folded file and the stacks speedscope must show.
+    import json
+    import shutil
+    os.makedirs(VIEWER_DIR, exist_ok=True)
+    shutil.copy(folded, os.path.join(VIEWER_DIR, "stacks.folded"))
+    with open(os.path.join(VIEWER_DIR, "expected.json"), "w") as f:
+        json.dump({"stacks": {";".join(reversed(CHAIN)): N}, "total": N}, f)
 
 
 def test_stack_copy_perfbuf():
@@ -150,3 +160,24 @@ def test_stack_bytes_bounds():
         check(len(st) < len(CHAIN), f"a 16-byte slice cannot hold the chain: {st}")
         eq(st[0]["symbol"], "stk_b5", "the probed frame")
         eq(ev["stack_end"], "stack slice ends", "why the stack ends")
+
+
+def test_stack_in_trace_args():
+    """The trace file carries each event's frames in its args (Perfetto UI
+    lists them with the event)."""
+    import json
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    trace = os.path.join(tmp, "trace.json")
+    held = Held(tmp, "target_stack", ["4"])
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--trace", trace])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    with open(trace) as f:
+        doc = json.load(f)
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    with_stack = [e for e in evs if "stack" in e.get("args", {})]
+    eq(len(with_stack), 4, "trace events with a stack")
+    for e in with_stack:
+        names = [s.split(" (")[0] for s in e["args"]["stack"]]
+        eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
