@@ -181,3 +181,41 @@ def test_stack_in_trace_args():
     for e in with_stack:
         names = [s.split(" (")[0] for s in e["args"]["stack"]]
         eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
+
+
+def test_stack_real_art_method_at_entry():
+    """Real ART code: target_art maps the Android 11 x86_64 odex and calls the
+    compiled ActivityRecognitionEvent.<init> with ART's calling convention.
+    At the probe (the method's first instruction) frame 0 is that Java method,
+    named from the dex, at the file offset the independent oat-expected table
+    gives; frame 1 is the harness's main (native, by its CFI)."""
+    from test_art import CLS, INIT, ODEX, expected_offsets
+    init_off, get_off = expected_offsets()
+    tmp = tmpdir()
+    cfg = write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{ODEX}"',
+        f'    method_signature: "{INIT}"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n")
+    n = 5
+    rc, u = traced_run(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]),
+                       ["run", cfg, "--format", "json", "--stack"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), n, "events")
+    for ev in evs:
+        st = ev["stack"]
+        check(len(st) >= 2, f"at least the method and the harness: {st}")
+        eq(st[0]["kind"], "java", "frame 0 kind")
+        eq(st[0]["symbol"], INIT, "frame 0 is the compiled method, named from the dex")
+        eq(num(st[0]["offset"]), init_off, "frame 0 file offset")
+        eq(os.path.realpath(st[0]["file"]), os.path.realpath(ODEX), "frame 0 file")
+        eq(st[1]["kind"], "native", "frame 1 kind")
+        eq(st[1]["symbol"], "main", "frame 1: the harness that called it")
+        eq(os.path.realpath(st[1]["file"]), os.path.realpath(target("target_art")),
+           "frame 1 file")
+        check(CLS not in st[1]["symbol"], "no Java frame guessed above the harness")
