@@ -219,3 +219,98 @@ def test_stack_real_art_method_at_entry():
         eq(os.path.realpath(st[1]["file"]), os.path.realpath(target("target_art")),
            "frame 1 file")
         check(CLS not in st[1]["symbol"], "no Java frame guessed above the harness")
+
+
+def java_a_from_objdump(odex, a_off, size):
+    """Frame size and the return offset of A's first Java invoke
+    (call *OFF(%rdi): through the callee ArtMethod's entry point), from
+    objdump's disassembly of the code bytes, independently of our CodeInfo
+    reader: frame = 8 * (pushes + 1) + the prologue's sub from rsp; every
+    call site's return address is a stack map (art-frames.md §2.3)."""
+    out = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64",
+                          f"--start-address={a_off}", f"--stop-address={a_off + size}", odex],
+                         capture_output=True, text=True, check=True).stdout
+    insns = []
+    for ln in out.splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(.*)$", ln)
+        if m and m.group(2):
+            insns.append((int(m.group(1), 16) - a_off, m.group(2).strip()))
+    pushes, sub = 0, None
+    for _, text in insns:
+        if text.startswith("push"):
+            pushes += 1
+        m = re.match(r"sub\s+\$0x([0-9a-f]+),%rsp", text)
+        if m:
+            sub = int(m.group(1), 16)
+            break
+    check(sub is not None, f"A's prologue subtracts from rsp: {insns[:8]}")
+    ret = None
+    for i, (_, text) in enumerate(insns):
+        if re.match(r"call\s+\*0x[0-9a-f]+\(%rdi\)", text):
+            ret = insns[i + 1][0]
+            break
+    check(ret is not None, "A makes a Java call")
+    return 8 * (pushes + 1) + sub, ret
+
+
+def art_stack_run(ret_delta):
+    from test_art import ODEX
+    import json as _json
+    sig = "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
+    exp = os.path.join(os.environ.get("UPROBESTATS_TESTDATA", ""), "oat-expected/android-11/"
+                       "x86_64/aosp_x86_64_RP1A.201105.002_eng/"
+                       "com.android.location.provider.odex.jsonl")
+    with open(exp) as f:
+        a = [m for m in map(_json.loads, f) if m["signature"] == sig][0]
+    frame, ret = java_a_from_objdump(ODEX, a["file_offset"], a["code_size"])
+    tmp = tmpdir()
+    cfg = write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{target("target_art_stack")}"',
+        '    method_signature: "stk_java_callee"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n")
+    held = Held(tmp, "target_art_stack", [ODEX, str(a["file_offset"]), str(ret + ret_delta),
+                                          str(frame), "5"])
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), 5, "events")
+    return evs, sig, a["file_offset"] + ret + ret_delta
+
+
+def test_stack_through_real_art_frame():
+    """harness -> A (a real compiled method of the Android 11 x86_64 odex,
+    its frame built as ART's calling convention builds it) -> B (probed):
+    the unwinder steps from B through A by A's CodeInfo frame size, accepts
+    the return PC into A because it is exactly a stack map's, and reaches the
+    harness.  No method pair of the test data calls another directly (AOT
+    code calls through the callee ArtMethod*), so B is a native stub."""
+    evs, sig, ret_file_off = art_stack_run(0)
+    for ev in evs:
+        st = ev["stack"]
+        names = [f["symbol"] for f in st]
+        check(len(st) >= 4, f"B, A, the harness, main: {names}")
+        eq(st[0]["symbol"], "stk_java_callee", "frame 0: B")
+        eq(st[1]["kind"], "java", "frame 1 kind")
+        eq(st[1]["symbol"], sig, "frame 1: A, named from the dex")
+        eq(num(st[1]["offset"]), ret_file_off, "frame 1: the return PC's file offset")
+        check("dex_pc" in st[1], f"frame 1 has the stack map's dex pc: {st[1]}")
+        check("note" not in st[1], f"frame 1 accepted: {st[1]}")
+        eq(st[2]["symbol"], "stk_art_harness", "frame 2: the harness, past A's frame")
+        eq(st[3]["symbol"], "main", "frame 3")
+
+
+def test_stack_stops_at_return_pc_without_stack_map():
+    """The same stack with the return address into A one byte off: no stack
+    map there, so the walk stops at A, marked, and guesses nothing above."""
+    evs, sig, _ = art_stack_run(1)
+    for ev in evs:
+        st = ev["stack"]
+        eq(len(st), 2, f"B and the refused A only: {st}")
+        eq(st[1]["symbol"], sig, "frame 1 is still named")
+        eq(st[1].get("note"), "return PC matches no stack map", "frame 1 marked")
+        eq(ev["stack_end"], "return PC matches no stack map", "why the stack ends")
