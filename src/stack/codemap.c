@@ -414,6 +414,7 @@ static void lookup_java(struct file *f, struct jmethod *j, uint64_t vaddr, uint6
 		return;
 	}
 	out->frame_size = j->fi.frame_size;
+	out->core_spill_mask = j->fi.core_spill_mask;
 	out->frameless = j->fi.frameless_leaf;
 	for (uint32_t r = 0; r < j->n_rows; r++) {
 		const struct art_stack_map *s = &j->rows[r];

@@ -76,9 +76,41 @@ static const char *step_no_frame(struct walk *w, uint64_t *ret)
 	return NULL;
 }
 
-/* Compiled Java: return PC at sp+F-8, caller sp = sp+F.  ART spills callee
- * saves inside the frame but keeps no frame pointer, so after a Java frame
- * only sp and pc are known (and, on arm64, nothing in lr). */
+/* The callee saves a compiled Java frame spilled (art-frames.md §1.2), so a
+ * native caller's CFI finds them: x86_64 pushes them from r15 down, the
+ * highest register at sp+F-16; arm64 stores them ascending from
+ * sp+F-8*popcount(mask), lr last at sp+F-8. */
+static void restore_java_saves(struct walk *w, uint64_t sp, const struct code_info *ci)
+{
+	/* ART's x86_64 register numbers -> DWARF */
+	static const int8_t x86_dwarf[16] = { 0, 2, 1, 3, -1, 6, 4, 5,
+					      8, 9, 10, 11, 12, 13, 14, 15 };
+	uint32_t mask = ci->core_spill_mask;
+	uint64_t v;
+
+	if (w->in->arch == UNWIND_X86_64) {
+		uint64_t slot = sp + ci->frame_size - 16;
+		for (int r = 15; r >= 0; r--) {
+			if (!((mask >> r) & 1) || x86_dwarf[r] < 0)
+				continue;
+			if (read_u64(w, slot, &v))
+				set_reg(w, x86_dwarf[r], v);
+			slot -= 8;
+		}
+		return;
+	}
+	uint64_t slot = sp + ci->frame_size - 8ull * (uint64_t)__builtin_popcount(mask);
+	for (int r = 0; r < 31; r++) {
+		if (!((mask >> r) & 1))
+			continue;
+		if (r != A64_LR && read_u64(w, slot, &v))
+			set_reg(w, r, v);
+		slot += 8;
+	}
+}
+
+/* Compiled Java: return PC at sp+F-8, caller sp = sp+F, callee saves from
+ * their spill slots.  ART keeps no frame pointer. */
 static const char *step_java(struct walk *w, const struct code_info *ci, bool first,
 			     uint64_t *ret)
 {
@@ -91,6 +123,7 @@ static const char *step_java(struct walk *w, const struct code_info *ci, bool fi
 	if (!read_u64(w, sp + ci->frame_size - 8, ret))
 		return "stack slice ends";
 	w->valid = 0;
+	restore_java_saves(w, sp, ci);
 	set_reg(w, sp_reg(w), sp + ci->frame_size);
 	return NULL;
 }

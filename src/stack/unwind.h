@@ -49,6 +49,7 @@ struct code_info {
 	uint64_t symbol_off;     /* PC - symbol start */
 	/* FRAME_JAVA */
 	uint32_t frame_size;
+	uint32_t core_spill_mask; /* ART's register numbers; the saves are restored */
 	bool frameless;          /* frame size 0: the return address stays in lr/[sp] */
 	bool stack_map_hit;      /* the PC is code + a Default/OSR stack map's native pc */
 	uint32_t dex_pc;         /* of that stack map; UINT32_MAX: none */

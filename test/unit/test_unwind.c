@@ -27,6 +27,7 @@ static int fake_lookup(void *ctx, uint64_t pc, bool is_return, struct code_info 
 		ci->kind = FRAME_JAVA;
 		ci->symbol = "J1";
 		ci->frame_size = 64;
+		ci->core_spill_mask = (1u << 16) | (1u << 5) | (1u << 3); /* ra, rbp, rbx */
 		ci->at_start = pc == 0x1000;
 		ci->stack_map_hit = pc == 0x1040;
 		ci->dex_pc = ci->stack_map_hit ? 7 : UINT32_MAX;
@@ -56,6 +57,18 @@ static int fake_lookup(void *ctx, uint64_t pc, bool is_return, struct code_info 
 		ci->kind = FRAME_INTERPRETED;
 	} else if (q >= 0x6000 && q < 0x7000) {
 		ci->kind = FRAME_JIT;
+	} else if (q >= 0x8000 && q < 0x9000) {
+		ci->kind = FRAME_NATIVE;       /* CFA from rbp, as a stub with a frame pointer */
+		ci->symbol = "S";
+		ci->file_has_cfi = true;
+		ci->has_cfi = true;
+		ci->cfi.cfa_reg = 6;
+		ci->cfi.cfa_off = 16;
+		ci->cfi.ra_reg = 16;
+		ci->cfi.regs[16].kind = CFI_RULE_OFFSET;
+		ci->cfi.regs[16].off = -8;
+		ci->cfi.regs[6].kind = CFI_RULE_OFFSET;
+		ci->cfi.regs[6].off = -16;
 	} else if (q >= 0x7000 && q < 0x8000) {
 		ci->kind = FRAME_NATIVE;
 		ci->symbol = "E";
@@ -224,4 +237,28 @@ UT_TEST(stack_record_length_is_exact)
 	h.inner_len = 8;                            /* shorter than an envelope */
 	memcpy(rec, &h, sizeof(h));
 	UT_EQ_INT(stack_record_parse(rec, sizeof(h) + 8, &r), -EINVAL);
+}
+
+/* J2 -> J1 (spills rbp at sp+F-16, rbx at sp+F-24) -> S, whose CFA is rbp+16:
+ * only the rbp restored from J1's spill slot finds S's caller. */
+UT_TEST(unwind_java_frame_restores_callee_saves_for_a_native_caller)
+{
+	uint8_t stack[512] = { 0 };
+	struct unwind_input in;
+	struct stack_trace st;
+	struct fake fk = { 0 };
+	uint64_t j1 = BASE + 32, s_sp = j1 + 64, s_fp = BASE + 256;
+
+	input(&in, stack, sizeof(stack), 0x2100);
+	put(stack, BASE + 24, 0x1040);              /* J2 -> J1 at a stack map */
+	put(stack, j1 + 56, 0x8010);                /* J1 -> S */
+	put(stack, j1 + 48, s_fp);                  /* J1's spilled rbp: S's frame pointer */
+	put(stack, j1 + 40, 0x1234);                /* J1's spilled rbx */
+	put(stack, s_fp, 0);                        /* S: saved rbp, return address 0 */
+	put(stack, s_fp + 8, 0);
+	(void)s_sp;
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 3);
+	UT_ASSERT(!strcmp(st.frames[2].symbol, "S"));
+	UT_ASSERT(!strcmp(st.end, "outermost frame"));
 }
