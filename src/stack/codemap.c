@@ -9,7 +9,9 @@
 
 #include "formats/codeinfo.h"
 #include "formats/dex.h"
+#include "formats/dex_debug.h"
 #include "formats/elf.h"
+#include "formats/minidebug.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
 #include "formats/oat_methods.h"
@@ -27,7 +29,9 @@ struct jmethod {
 	uint64_t start;               /* code vaddr */
 	uint32_t size;
 	uint32_t list_i;              /* in methods.v */
-	bool decoded, frame_ok;
+	bool decoded, frame_ok, has_dm;
+	const struct dex_file *dex;   /* for line numbers, when has_dm */
+	struct dex_method dm;
 	struct art_frame_info fi;
 	struct art_stack_map *rows;
 	uint32_t n_rows;
@@ -39,6 +43,7 @@ struct file {
 	bool bad;                     /* could not be read */
 	char why[160];
 	struct elf_file *elf;
+	struct minidebug md;          /* .gnu_debugdata's ELF (md.elf NULL: none) */
 	struct cfi_table *cfi;
 	bool has_cfi;                 /* the file has CFI sections (maybe unreadable) */
 	struct sym *syms;
@@ -105,6 +110,8 @@ static void file_free(struct file *f)
 	if (f->cfi)
 		cfi_close(f->cfi);
 	free(f->syms);
+	if (f->md.elf)
+		minidebug_close(&f->md);
 	if (f->elf)
 		elf_close(f->elf);
 	free(f->path);
@@ -167,13 +174,25 @@ static int sym_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* .symtab/.dynsym, and the .symtab of .gnu_debugdata (mini debug info:
+ * most Android libraries and oat files built with it keep their local
+ * function symbols only there). */
 static void load_symbols(struct file *f)
 {
 	struct sym_vec sv = { .f = f };
+	struct err e = { 0 };
 
 	if (elf_foreach_symbol(f->elf, add_sym, &sv) < 0) {
 		free(sv.v);
 		return;
+	}
+	if (minidebug_open(f->elf, &f->md, &e) == 0) {
+		if (elf_foreach_symbol(f->md.elf, add_sym, &sv) < 0) {
+			free(sv.v);
+			return;
+		}
+	} else {
+		f->md.elf = NULL;
 	}
 	qsort(sv.v, sv.n, sizeof(*sv.v), sym_cmp);
 	f->syms = sv.v;
@@ -251,6 +270,24 @@ static struct jmethod *find_jm(struct file *f, uint64_t vaddr)
 	return NULL;
 }
 
+/* The class_data entry of om, for its debug info (line numbers). */
+static void find_dex_method(struct jmethod *j, const struct dex_file *d,
+			    const struct oat_method *om)
+{
+	struct dex_class_iter it;
+	struct err e = { 0 };
+
+	if (dex_class_iter_init(d, om->cdi, &it, &e) < 0)
+		return;
+	while (dex_class_iter_next(&it, &j->dm, &e) > 0) {
+		if (j->dm.index_in_class == om->index_in_class) {
+			j->has_dm = j->dm.method_idx == om->method_idx;
+			j->dex = d;
+			return;
+		}
+	}
+}
+
 static void decode_jm(struct file *f, struct jmethod *j)
 {
 	const struct oat_method *om = &f->methods.v[j->list_i];
@@ -262,8 +299,10 @@ static void decode_jm(struct file *f, struct jmethod *j)
 	j->frame_ok = oat_code_frame_info(f->oat, &om->code, &j->fi, &j->rows, &j->n_rows,
 					  &e) == 0;
 	if (om->has_dex && f->dexes && oat_dexset_get(f->dexes, om->dex_i, &d, &e) == 0 &&
-	    dex_pretty_method(d, om->method_idx, buf, sizeof(buf)) >= 0)
+	    dex_pretty_method(d, om->method_idx, buf, sizeof(buf)) >= 0) {
 		j->name = strdup(buf);
+		find_dex_method(j, d, om);
+	}
 	else if (om->has_dex)
 		snprintf(buf, sizeof(buf), "<dex #%u method %u>", om->dex_i, om->method_idx),
 		j->name = strdup(buf);
@@ -399,7 +438,7 @@ void codemap_prime(struct codemap *m, uint32_t pid)
 
 /* ---- lookup ---- */
 
-static void lookup_java(struct file *f, struct jmethod *j, uint64_t vaddr, uint64_t pc_vaddr,
+static void lookup_java(struct file *f, struct jmethod *j, uint64_t pc_vaddr,
 			struct code_info *out)
 {
 	if (!j->decoded)
@@ -424,7 +463,13 @@ static void lookup_java(struct file *f, struct jmethod *j, uint64_t vaddr, uint6
 			break;
 		}
 	}
-	(void)vaddr;
+	if (out->stack_map_hit && out->dex_pc != UINT32_MAX && j->has_dm) {
+		struct err e = { 0 };
+		uint32_t line;
+		if (dex_method_line(j->dex, &j->dm, out->dex_pc, &line, &e) == 0 && line &&
+		    line <= INT32_MAX)
+			out->line = (int32_t)line;
+	}
 }
 
 static void lookup_native(struct file *f, uint64_t vaddr, uint64_t pc_vaddr,
@@ -499,7 +544,7 @@ int codemap_lookup(struct codemap *m, uint32_t pid, uint64_t pc, bool is_return,
 	}
 	pc_vaddr = vaddr + (pc - q);
 	if (mp->file->oat && (j = find_jm(mp->file, vaddr)) != NULL)
-		lookup_java(mp->file, j, vaddr, pc_vaddr, out);
+		lookup_java(mp->file, j, pc_vaddr, out);
 	else
 		lookup_native(mp->file, vaddr, pc_vaddr, out);
 	return 0;

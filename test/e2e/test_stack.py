@@ -282,6 +282,28 @@ def art_stack_run(ret_delta):
     return evs, sig, a["file_offset"] + ret + ret_delta
 
 
+def dexdump_line(dex_pc):
+    """The line of dex_pc in ActivityChangedEvent.<init> from Debian's dexdump
+    (its first method's positions table), independently of our dex reader."""
+    from test_art import ODEX
+    jar = ODEX[:-len(".odex")] + ".jar"
+    tmp = tmpdir()
+    subprocess.run(["unzip", "-q", "-o", jar, "classes.dex", "-d", tmp], check=True)
+    out = subprocess.run(["dexdump", "-d", os.path.join(tmp, "classes.dex")],
+                         capture_output=True, text=True).stdout
+    cls = out.index("Lcom/android/location/provider/ActivityChangedEvent;'")
+    pos = out.index("positions", cls)
+    line = None
+    for ln in out[pos:].splitlines()[1:]:
+        m = re.match(r"^\s+0x([0-9a-f]+) line=(\d+)", ln)
+        if not m:
+            break
+        if int(m.group(1), 16) <= dex_pc:
+            line = int(m.group(2))
+    check(line is not None, "dexdump gives a line for the dex pc")
+    return line
+
+
 def test_stack_through_real_art_frame():
     """harness -> A (a real compiled method of the Android 11 x86_64 odex,
     its frame built as ART's calling convention builds it) -> B (probed):
@@ -299,6 +321,8 @@ def test_stack_through_real_art_frame():
         eq(st[1]["symbol"], sig, "frame 1: A, named from the dex")
         eq(num(st[1]["offset"]), ret_file_off, "frame 1: the return PC's file offset")
         check("dex_pc" in st[1], f"frame 1 has the stack map's dex pc: {st[1]}")
+        eq(st[1].get("line"), dexdump_line(st[1]["dex_pc"]),
+           "frame 1 source line, as dexdump's positions table gives it")
         check("note" not in st[1], f"frame 1 accepted: {st[1]}")
         eq(st[2]["symbol"], "stk_art_harness", "frame 2: the harness, past A's frame")
         eq(st[3]["symbol"], "main", "frame 3")
