@@ -372,12 +372,13 @@ void jsonl_event(struct jsonl_out *s, const struct event *ev)
 	size_t bound;
 	char *p;
 
-	if (!pt || ev->stack) { /* out of memory for the cache; frames: the streaming writer */
+	if (!pt) { /* out of memory for the cache */
 		jsonl_event_generic(s, ev);
 		return;
 	}
 	bound = 200 + 4 * FMT_U64_MAX + sizeof(s->wall_prefix) + 12 + cstring_bound(ev->comm) +
-		cstring_bound(ev->process) + pt->len + fields_bound(ev->fields, ev->n_fields);
+		cstring_bound(ev->process) + pt->len + fields_bound(ev->fields, ev->n_fields) +
+		(ev->stack ? stack_json_bound(ev->stack) : 0);
 	/* A line that could take half the buffer (long strings): the generic
 	 * writer streams it through. */
 	if (bound > s->o.cap / 2 || !(p = outbuf_reserve(&s->o, bound))) {
@@ -411,6 +412,8 @@ void jsonl_event(struct jsonl_out *s, const struct event *ev)
 	}
 	p = FMT_LIT(p, ",\"fields\":");
 	p = put_fields(p, ev->fields, ev->n_fields);
+	if (ev->stack)
+		p = stack_json_put(p, ev->stack);
 	p = FMT_LIT(p, "}\n");
 	outbuf_commit(&s->o, p);
 }

@@ -20,6 +20,12 @@ void stack_json_members(struct json_out *j, const struct stack_trace *st);
  * slice or instant. */
 void stack_trace_args(struct json_out *j, const struct stack_trace *st);
 
+/* The same bytes as stack_json_members (with the leading comma), written
+ * with the fmt_fast functions into room for stack_json_bound() bytes;
+ * returns the end.  The JSON Lines sink's per-event writer uses it. */
+size_t stack_json_bound(const struct stack_trace *st);
+char *stack_json_put(char *p, const struct stack_trace *st);
+
 /* One line per frame, "    #N 0xPC symbol+0xOFF (file+0xOFF) [kind] note". */
 void stack_text(struct outbuf *o, const struct stack_trace *st);
 

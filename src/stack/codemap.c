@@ -64,14 +64,28 @@ struct mapping {
 
 struct proc {
 	uint32_t pid;
+	uint32_t gen;                 /* bumped at each read of the maps */
 	struct mapping *v;
 	size_t n;
 	int64_t read_ns;
 	uint64_t used;
 };
 
+/* Answers already given: a repeated PC (the common case, a probe's callers
+ * repeat) costs a hash and a copy.  Keyed by pid, the maps generation, pc and
+ * whether it is a return address. */
+#define ANSWER_SLOTS 1024
+struct answer {
+	uint64_t pc;
+	uint32_t pid, gen;
+	bool used, is_return;
+	struct code_info ci;
+};
+
 struct codemap {
 	char proc_dir[256];
+	struct answer answers[ANSWER_SLOTS];
+	uint32_t next_gen;
 	struct proc procs[MAX_PIDS];
 	struct file *files[MAX_FILES];
 	size_t n_files;
@@ -375,6 +389,7 @@ static int read_maps(struct codemap *m, struct proc *p)
 	snprintf(path, sizeof(path), "%s/%u/maps", m->proc_dir, p->pid);
 	fp = fopen(path, "re");
 	p->read_ns = now_ns();
+	p->gen = ++m->next_gen;
 	if (!fp)
 		return -errno;
 	for (size_t i = 0; i < p->n; i++)
@@ -511,10 +526,35 @@ static bool off_to_vaddr(const struct file *f, uint64_t off, uint64_t *vaddr)
 	return false;
 }
 
+static int lookup_uncached(struct codemap *m, struct proc *p, uint64_t pc, bool is_return,
+			   struct code_info *out);
+
 int codemap_lookup(struct codemap *m, uint32_t pid, uint64_t pc, bool is_return,
 		   struct code_info *out)
 {
 	struct proc *p = proc_get(m, pid);
+	uint64_t h = (pc ^ (pc >> 17) ^ ((uint64_t)pid << 7) ^ is_return) * 0x9e3779b97f4a7c15ull;
+	struct answer *a = &m->answers[(h >> 40) % ANSWER_SLOTS];
+	uint32_t gen = p->gen;
+	int rc;
+
+	if (a->used && a->pc == pc && a->pid == pid && a->gen == gen &&
+	    a->is_return == is_return) {
+		*out = a->ci;
+		return 0;
+	}
+	rc = lookup_uncached(m, p, pc, is_return, out);
+	/* a miss that read the maps again has a new generation: keyed by it */
+	if (rc == 0 && out->kind != FRAME_UNKNOWN) {
+		*a = (struct answer){ .pc = pc, .pid = pid, .gen = p->gen, .used = true,
+				      .is_return = is_return, .ci = *out };
+	}
+	return rc;
+}
+
+static int lookup_uncached(struct codemap *m, struct proc *p, uint64_t pc, bool is_return,
+			   struct code_info *out)
+{
 	const struct mapping *mp = find_mapping(m, p, pc);
 	uint64_t q = is_return && pc ? pc - 1 : pc; /* a return address: its call */
 	uint64_t off, vaddr, pc_vaddr;
