@@ -73,7 +73,8 @@ STATIC_OPT     ?= -Os
 STATIC_CFLAGS  := $(CSTD) $(WARN) $(DEFS) $(STATIC_OPT) -ffunction-sections -fdata-sections
 # The per-event path (decoding, sinks, the loop) is built -O2: it is small, and
 # -Os made JSON output cost ~7 us of CPU per event.
-HOT_PATH       := src/sink/% src/probe/loop src/probe/decode_% src/probe/fields src/probe/atoms
+HOT_PATH       := src/sink/% src/probe/loop src/catalog/record_kinds src/catalog/fields \
+		  src/probe/atoms
 STATIC_LDFLAGS := -static -Wl,--gc-sections -Wl,-O1 -s
 
 BPF_CLANG      ?= clang
@@ -172,7 +173,7 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 
 # The skeleton embeds the object; bpftool names its struct and functions after the
 # object file: bpf/<name>.bpf.c -> struct <name>_bpf, <name>_bpf__open_and_load(),
-# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/probe/catalog.c uses it).
+# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/catalog/catalog.c uses it).
 $$(call record-if-changed,$(BUILD)/$(1)/bpf/skel-cmd,$(SKEL_CMD))
 $(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o $(BUILD)/$(1)/bpf/skel-cmd | deps-host
 	@mkdir -p $$(@D)

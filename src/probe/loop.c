@@ -112,23 +112,23 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 
 /* The record's envelope and kind when its length is exactly its kind's (and
  * its probe known); NULL (counted as malformed) otherwise. */
-static const struct catalog_record *check_record(struct loop *L, const void *data, size_t size,
-						 struct ups_envelope *env)
+static const struct record_kind *check_record(struct loop *L, const void *data, size_t size,
+					      struct ups_envelope *env)
 {
-	const struct catalog_record *rec;
+	const struct record_kind *rk;
 
 	if (size < sizeof(*env)) {
 		L->stats->malformed++;
 		return NULL;
 	}
 	memcpy(env, data, sizeof(*env));
-	rec = catalog_record(env->kind);
-	if (!rec || size < rec->size || size != catalog_record_size(rec, data, size) ||
+	rk = record_kind_get(env->kind);
+	if (!rk || size < rk->size || size != record_kind_size(rk, data, size) ||
 	    env->probe_id >= L->plan->n_probes) {
 		L->stats->malformed++;
 		return NULL;
 	}
-	return rec;
+	return rk;
 }
 
 static int deliver(struct loop *L, const void *data, size_t size,
@@ -161,12 +161,12 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct ring_ctx *rc = ctx;
 	struct ups_envelope env;
-	const struct catalog_record *rec = check_record(rc->L, data, size, &env);
+	const struct record_kind *rk = check_record(rc->L, data, size, &env);
 
-	if (!rec)
+	if (!rk)
 		return 0;
-	if (rec->wrapper)
-		return env.probe_id < rc->L->plan->n_probes ? on_stack_record(rc->L, data, size) : 0;
+	if (rk->wrapper)
+		return on_stack_record(rc->L, data, size);
 	return deliver(rc->L, data, size, NULL);
 }
 
@@ -174,19 +174,20 @@ static int deliver(struct loop *L, const void *data, size_t size,
 		   const struct stack_trace *stack)
 {
 	struct ups_envelope env;
-	const struct catalog_record *rec = check_record(L, data, size, &env);
+	const struct record_kind *rk = check_record(L, data, size, &env);
 	const struct plan_probe *p;
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
+	const char *payload = (const char *)data + sizeof(env);
 
-	if (!rec || rec->wrapper)
+	if (!rk || rk->wrapper)
 		return 0;
 	p = L->plan->probe_by_id[env.probe_id];
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
 	ev = (struct event){
-		.kind = env.kind == UPS_REC_CALL_RETURN ? EVENT_RETURN : EVENT_RECORD,
+		.kind = rk->is_return ? EVENT_RETURN : EVENT_RECORD,
 		.boot_ns = env.ktime_ns + (uint64_t)L->mono_to_boot,
 		.wall_ns = (int64_t)env.ktime_ns + L->mono_to_wall,
 		.pid = env.pid,
@@ -195,19 +196,14 @@ static int deliver(struct loop *L, const void *data, size_t size,
 		.process = name_cache_get(L->names, (pid_t)env.pid),
 		.probe = &p->desc,
 		.fields = fields,
-		.n_fields =
-			rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
+		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
+		.duration_ns = record_duration(rk, payload),
 		.stack = stack,
 	};
-	if (ev.kind == EVENT_RETURN) {
-		struct call_return r;
-		memcpy(&r, (const char *)data + sizeof(env), sizeof(r));
-		ev.duration_ns = r.duration_ns;
-	}
 	L->stats->delivered[env.probe_id]++;
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
-	emit_atom(L, p, &ev, env.kind, (const char *)data + sizeof(env));
+	emit_atom(L, p, &ev, env.kind, payload);
 	/* The record is consumed either way; -EAGAIN only stops this drain.  The
 	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
 	 * few ns from the vDSO, so it is read for every record: a sink may
@@ -243,7 +239,7 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 	} else if (h->type == PERF_RECORD_SAMPLE && avail >= 4) {
 		uint32_t size;
 		struct ups_envelope env;
-		const struct catalog_record *rec;
+		const struct record_kind *rk;
 
 		memcpy(&size, p, sizeof(size));
 		if (size > avail - 4) {
@@ -252,8 +248,8 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 		}
 		if (size >= sizeof(env)) {
 			memcpy(&env, p + 4, sizeof(env));
-			rec = catalog_record(env.kind);
-			size_t want = rec ? catalog_record_size(rec, p + 4, size) : 0;
+			rk = record_kind_get(env.kind);
+			size_t want = rk ? record_kind_size(rk, p + 4, size) : 0;
 			if (want && size >= want && size - want < 8)
 				size = (uint32_t)want;
 		}
