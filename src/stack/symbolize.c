@@ -610,7 +610,10 @@ static void java_describe(struct file_ent *f, long mi, uint64_t vaddr, uint64_t 
 	}
 }
 
-static void native_describe(const struct file_ent *f, uint64_t vaddr, struct sym_frame *out)
+/* vaddr: where to look (pc-1 for return addresses); at: the pc itself, which
+ * the +0xOFF is measured to. */
+static void native_describe(const struct file_ent *f, uint64_t vaddr, uint64_t at,
+			    struct sym_frame *out)
 {
 	const struct fsym *s = sym_find(f, vaddr);
 
@@ -622,11 +625,11 @@ static void native_describe(const struct file_ent *f, uint64_t vaddr, struct sym
 		return;
 	if (!strncmp(s->name, "_ZN3art11interpreter", 20))
 		out->kind = SYM_INTERPRETED;
-	if (vaddr == s->start)
+	if (at == s->start)
 		snprintf(out->symbol, sizeof(out->symbol), "%s", s->name);
 	else
 		snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", s->name,
-			 (unsigned long long)(vaddr - s->start));
+			 (unsigned long long)(at - s->start));
 	mark_truncated(out);
 }
 
@@ -659,7 +662,7 @@ int sym_lookup(struct symbolizer *s, const struct sym_maps *m, uint64_t pc, unsi
 	if (mi >= 0)
 		java_describe(w.f, mi, w.vaddr, pc - w.bias, out);
 	else
-		native_describe(w.f, w.vaddr, out);
+		native_describe(w.f, w.vaddr, pc - w.bias, out);
 	if (err)
 		err->code = 0;
 	return 0;

@@ -296,3 +296,178 @@ UT_TEST(symbolize_java_methods_arm64)
 	UT_ASSERT(js.stackmaps > 5000);
 	UT_ASSERT(js.md_names * 10 >= js.methods * 7);
 }
+
+struct nm_sym {
+	unsigned long long value, size;
+	char name[256];
+};
+
+/* Function symbols of the unstripped build (nm -S). */
+static size_t nm_funcs(const char *path, struct nm_sym *v, size_t max)
+{
+	char cmd[1200], line[1024];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", path);
+	f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f) && n < max) {
+		char t;
+		if (sscanf(line, "%llx %llx %c %255s", &v[n].value, &v[n].size, &t, v[n].name) == 4 &&
+		    (t == 't' || t == 'T') && v[n].size)
+			n++;
+	}
+	if (f)
+		pclose(f);
+	return n;
+}
+
+/* The stripped binary with mini debug info: every function of the unstripped
+ * build symbolizes to its name (start) and name+0xOFF (inside); the nterp
+ * range is "interpreted"; CFI rows come from its .eh_frame. */
+UT_TEST(symbolize_native_minidebug_binary)
+{
+	const char *stripped = minidebug_build_test_binary();
+	char full[1024], maps[4096];
+	struct nm_sym syms[64];
+	struct symbolizer *s = NULL;
+	struct sym_maps *m = NULL;
+	struct err e = { 0 };
+	size_t n;
+	unsigned checked = 0, interp = 0;
+
+	UT_ASSERT(stripped);
+	snprintf(full, sizeof(full), "%s", stripped);
+	full[strlen(full) - strlen(".stripped")] = 0;   /* the unstripped "prog" */
+	n = nm_funcs(full, syms, 64);
+	UT_ASSERT(n >= 6);
+	maps_for(stripped, maps, sizeof(maps));
+	UT_ASSERT(!sym_new(NULL, &s, &e));
+	UT_ASSERT(!sym_maps_parse(s, maps, strlen(maps), &m, &e));
+	for (size_t i = 0; i < n; i++) {
+		struct sym_frame fr;
+		struct cfi_row row;
+		uint64_t bias;
+		char want[300];
+		uint64_t pc = BASE + syms[i].value;
+		bool is_interp = !strcmp(syms[i].name, "ExecuteNterpImpl");
+		sym_lookup(s, m, pc, 0, &fr, &e);
+		UT_EQ_STR(fr.symbol, syms[i].name);
+		UT_EQ_INT(fr.kind, is_interp ? SYM_INTERPRETED : SYM_NATIVE);
+		if (syms[i].size > 1) {
+			sym_lookup(s, m, pc + syms[i].size - 1, 0, &fr, &e);
+			snprintf(want, sizeof(want), "%s+0x%llx", syms[i].name, syms[i].size - 1);
+			UT_EQ_STR(fr.symbol, want);
+			/* as a return address just past the function: still this one */
+			sym_lookup(s, m, pc + syms[i].size, SYM_RETURN_ADDRESS, &fr, &e);
+			snprintf(want, sizeof(want), "%s+0x%llx", syms[i].name, syms[i].size);
+			UT_EQ_STR(fr.symbol, want);
+		}
+		interp += is_interp;
+		UT_EQ_INT(sym_cfi_at(s, m, pc, 0, &row, &bias, &e), 0);
+		UT_EQ_U64(bias, BASE);
+		UT_EQ_INT(row.fde_start, syms[i].value);
+		checked++;
+	}
+	UT_EQ_INT(interp, 1);
+	struct sym_stats st;
+	sym_get_stats(s, &st);
+	UT_EQ_INT(st.files_opened, 1);
+	UT_EQ_INT(st.method_tables_built, 0);
+	UT_ASSERT(checked >= 6);
+	sym_maps_free(m);
+	sym_free(s);
+}
+
+static int __attribute__((noinline)) symbolize_probe_target(int x)
+{
+	return x * 7 + 3;
+}
+
+/* This process through its real /proc/self/maps (PIE: a real load bias). */
+UT_TEST(symbolize_self_process)
+{
+	struct symbolizer *s = NULL;
+	struct sym_maps *m = NULL, *m2 = NULL;
+	struct err e = { 0 };
+	struct sym_frame fr;
+	struct cfi_row row;
+	uint64_t pc = (uint64_t)(uintptr_t)&symbolize_probe_target;
+
+	UT_ASSERT(symbolize_probe_target(1) == 10);
+	UT_ASSERT(!sym_new(NULL, &s, &e));
+	UT_ASSERT(!sym_maps_read(s, NULL, getpid(), &m, &e));
+	sym_lookup(s, m, pc, 0, &fr, &e);
+	UT_EQ_INT(fr.kind, SYM_NATIVE);
+	UT_EQ_STR(fr.symbol, "symbolize_probe_target");
+	UT_ASSERT(fr.file && strstr(fr.file, "unit_tests"));
+	sym_lookup(s, m, pc + 2, 0, &fr, &e);
+	UT_EQ_STR(fr.symbol, "symbolize_probe_target+0x2");
+	UT_EQ_INT(sym_cfi_at(s, m, pc, 0, &row, NULL, &e), 0);
+	UT_EQ_INT(row.cfa_reg, CFI_X86_64_RSP);
+	UT_EQ_INT(row.cfa_off, 8);
+	UT_EQ_INT(row.regs[CFI_X86_64_RA].kind, CFI_RULE_OFFSET);
+	UT_EQ_INT(row.regs[CFI_X86_64_RA].off, -8);
+	/* a second maps read reuses every file */
+	struct sym_stats a, b;
+	sym_get_stats(s, &a);
+	UT_ASSERT(!sym_maps_read(s, NULL, getpid(), &m2, &e));
+	sym_lookup(s, m2, pc, 0, &fr, &e);
+	sym_get_stats(s, &b);
+	UT_EQ_INT(b.files_opened, a.files_opened);
+	UT_EQ_INT(b.files_failed, a.files_failed);
+	UT_EQ_STR(fr.symbol, "symbolize_probe_target");
+	/* not a compiled Java method */
+	struct sym_java_method jm;
+	UT_EQ_INT(sym_java_method_at(s, m, pc, 0, &jm, &e), -ENOENT);
+	sym_maps_free(m2);
+	sym_maps_free(m);
+	sym_free(s);
+}
+
+UT_TEST(symbolize_jit_unknown_and_missing_files)
+{
+	const char *maps =
+		"7000000000-7000100000 r-xp 00000000 00:01 11 /memfd:jit-cache (deleted)\n"
+		"7100000000-7100100000 r-xp 00000000 00:00 0 [anon:dalvik-jit-code-cache]\n"
+		"7200000000-7200001000 r-xp 00000000 fd:01 99 /no/such/lib.so\n"
+		"7300000000-7300001000 r--p 00000000 fd:01 98 /no/such/data.bin\n"
+		"7400000000-7400001000 r-xp 00000000 00:00 0 [vdso]\n"
+		"garbage line\n";
+	struct symbolizer *s = NULL;
+	struct sym_maps *m = NULL;
+	struct err e = { 0 };
+	struct sym_frame fr;
+	struct cfi_row row;
+
+	UT_ASSERT(!sym_new(NULL, &s, &e));
+	UT_ASSERT(!sym_maps_parse(s, maps, strlen(maps), &m, &e));
+	sym_lookup(s, m, 0x7000000010, 0, &fr, &e);
+	UT_EQ_INT(fr.kind, SYM_JIT);
+	UT_EQ_U64(fr.file_offset, 0x10);
+	sym_lookup(s, m, 0x7100000010, 0, &fr, &e);
+	UT_EQ_INT(fr.kind, SYM_JIT);
+	e.code = 0;
+	sym_lookup(s, m, 0x7200000010, 0, &fr, &e);
+	UT_EQ_INT(fr.kind, SYM_UNKNOWN);
+	UT_EQ_STR(fr.file, "/no/such/lib.so");
+	UT_ASSERT(e.code < 0);
+	UT_CONTAINS(e.msg, "/no/such/lib.so");
+	sym_lookup(s, m, 0x7300000010, 0, &fr, &e);   /* not executable: no mapping */
+	UT_EQ_INT(fr.kind, SYM_UNKNOWN);
+	UT_ASSERT(fr.file == NULL);
+	sym_lookup(s, m, 0x7400000010, 0, &fr, &e);
+	UT_EQ_INT(fr.kind, SYM_UNKNOWN);
+	UT_EQ_STR(fr.file, "[vdso]");
+	sym_lookup(s, m, 0x10, 0, &fr, &e);
+	UT_EQ_INT(fr.kind, SYM_UNKNOWN);
+	UT_EQ_INT(sym_cfi_at(s, m, 0x7000000010, 0, &row, NULL, &e), -ENOENT);
+	/* the missing file was tried once */
+	sym_lookup(s, m, 0x7200000020, 0, &fr, &e);
+	struct sym_stats st;
+	sym_get_stats(s, &st);
+	UT_EQ_INT(st.files_failed, 1);
+	UT_EQ_STR(sym_kind_name(SYM_INTERPRETED), "interpreted");
+	sym_maps_free(m);
+	sym_free(s);
+}
