@@ -64,7 +64,7 @@ enum sym_kind {
 };
 
 #define SYM_NO_DEX_PC 0xffffffffu
-#define SYM_SYMBOL_MAX 512
+#define SYM_SYMBOL_MAX 1024   /* longer symbols end in "..." */
 
 /* Returned by sym_lookup: strings point into the symbolizer's caches and stay
  * valid until sym_free() (file) or the next lookup (symbol is copied). */

@@ -168,6 +168,9 @@ const char *minidebug_build_test_binary(void)
 		"static int __attribute__((noinline)) leaf_two(int x) { return leaf_one(x) ^ 5; }\\n"
 		"static int __attribute__((noinline)) middle(int x) { return leaf_two(x) + leaf_one(x); }\\n"
 		"int exported_entry(int x) { return middle(x) * 2; }\\n"
+		"volatile int nterp_sink;\\n"
+		"void ExecuteNterpImpl(void) { nterp_sink++; nterp_sink++; }\\n"
+		"void EndExecuteNterpImpl(void) { }\\n"
 		"int main(int c, char **v) { (void)v; return exported_entry(c) & 1; }\\n";
 
 	snprintf(dir, sizeof(dir), "%s", ut_tmpfile("md"));
