@@ -478,6 +478,19 @@ static int epoll_add(int ep, int fd, uint32_t tag, struct err *err)
 
 enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH };
 
+/* The known targets' mappings, read before the probes are attached and
+ * again once they are (a read that fails, the target having exited, keeps
+ * what was read before): code a target maps before its first hit is then
+ * known even if it exits before its records are drained. */
+static void prime_stacks(struct loop *L)
+{
+	if (!L->stacks)
+		return;
+	for (size_t t = 0; t < L->plan->n_tasks; t++)
+		for (size_t j = 0; j < L->plan->tasks[t].n_pids; j++)
+			stacks_prime(L->stacks, (uint32_t)L->plan->tasks[t].pids[j]);
+}
+
 static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 {
 	uint64_t now = (uint64_t)clock_ns(CLOCK_BOOTTIME);
@@ -517,9 +530,7 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 		L->trace = malloc(sizeof(*L->trace));
 		if (!L->stacks || !L->trace)
 			return err_set(err, -ENOMEM, "out of memory");
-		for (size_t t = 0; t < L->plan->n_tasks; t++)
-			for (size_t j = 0; j < L->plan->tasks[t].n_pids; j++)
-				stacks_prime(L->stacks, (uint32_t)L->plan->tasks[t].pids[j]);
+		prime_stacks(L);
 	}
 	L->tasks_running = L->plan->n_tasks;
 	refresh_clock_offsets(L);
@@ -642,6 +653,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	}
 	if (opts->start && (rc = opts->start(opts->start_ctx, err)) < 0)
 		goto out;
+	prime_stacks(&L);
 	/* Durations count from attach (or, for a waiting task, from now until
 	 * its process starts, then again from its attach). */
 	for (size_t i = 0; i < plan->n_tasks; i++)

@@ -381,35 +381,51 @@ static int parse_maps_line(struct codemap *m, const char *line, struct mapping *
 	return 0;
 }
 
+static void free_mappings(struct mapping *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/* Replaces p's mappings with what /proc/PID/maps says now.  A process that
+ * is gone, or has exited and not been reaped (its maps read empty), keeps
+ * what was read before: its records may still be waiting to be drained. */
 static int read_maps(struct codemap *m, struct proc *p)
 {
 	char path[300], line[4352];
+	struct mapping *v = NULL;
+	size_t n = 0;
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "%s/%u/maps", m->proc_dir, p->pid);
 	fp = fopen(path, "re");
 	p->read_ns = now_ns();
-	p->gen = ++m->next_gen;
 	if (!fp)
 		return -errno;
-	for (size_t i = 0; i < p->n; i++)
-		free(p->v[i].name);
-	p->n = 0;
 	while (fgets(line, sizeof(line), fp)) {
 		struct mapping mp;
-		struct mapping *v;
+		struct mapping *nv;
 
 		if (parse_maps_line(m, line, &mp) < 0)
 			continue;
-		v = realloc(p->v, (p->n + 1) * sizeof(*v));
-		if (!v) {
+		nv = realloc(v, (n + 1) * sizeof(*nv));
+		if (!nv) {
 			free(mp.name);
 			break;
 		}
-		p->v = v;
-		p->v[p->n++] = mp;
+		v = nv;
+		v[n++] = mp;
 	}
 	fclose(fp);
+	if (!n) {
+		free(v);
+		return -ESRCH;
+	}
+	free_mappings(p->v, p->n);
+	p->v = v;
+	p->n = n;
+	p->gen = ++m->next_gen;
 	return 0;
 }
 
@@ -448,7 +464,10 @@ static const struct mapping *find_mapping(struct codemap *m, struct proc *p, uin
 
 void codemap_prime(struct codemap *m, uint32_t pid)
 {
-	proc_get(m, pid);
+	struct proc *p = proc_get(m, pid);
+
+	if (now_ns() - p->read_ns > 0)
+		read_maps(m, p);
 }
 
 /* ---- lookup ---- */

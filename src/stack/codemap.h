@@ -26,8 +26,9 @@ struct codemap;
 struct codemap *codemap_new(const char *proc_dir);
 void codemap_free(struct codemap *m);
 
-/* Reads pid's mappings now (a process known at attach may have exited by the
- * time its records are drained; its cached mappings then still serve). */
+/* Reads pid's mappings now, again if they were read before (a process known
+ * at attach may have exited by the time its records are drained; its cached
+ * mappings then still serve, and a failed read keeps them). */
 void codemap_prime(struct codemap *m, uint32_t pid);
 
 int codemap_lookup(struct codemap *m, uint32_t pid, uint64_t pc, bool is_return,

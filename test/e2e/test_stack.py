@@ -13,6 +13,28 @@ from e2e import (Held, check, eq, events, num, run, target, tmpdir, traced_run,
                  write_config)
 
 N = 50
+
+
+def mapped(held, path, timeout=30):
+    """held, once its process has mapped path (the target maps its code
+    before its go line; uprobestats reads the mappings when it attaches, and a
+    target that exits before its records are drained cannot be read later:
+    README Limits)."""
+    import time
+    end = time.monotonic() + timeout
+    want = os.path.realpath(path)
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{held.pid}/maps") as f:
+                # executable: ld.so maps a library read-only first
+                if any(ln.rstrip("\n").endswith(want) and "x" in ln.split()[1] for ln in f):
+                    return held
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"target {held.pid} never mapped {path}")
+
+
 CHAIN = ["stk_b5", "stk_a4", "stk_b3", "stk_a2", "stk_level1", "main"]
 
 
@@ -81,7 +103,7 @@ def run_stack(mode, extra=()):
     libb, want = expected_frames()
     tmp = tmpdir()
     cfg = write_config(tmp, stack_config(libb))
-    held = Held(tmp, "target_stack", [str(N)])
+    held = mapped(Held(tmp, "target_stack", [str(N)]), libb)
     folded = os.path.join(tmp, "stacks.folded")
     rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack=16",
                               "--stack-mode", mode, "--stacks", folded] + list(extra))
@@ -135,7 +157,7 @@ def test_stack_text_frames():
     libb, want = expected_frames()
     tmp = tmpdir()
     cfg = write_config(tmp, stack_config(libb))
-    held = Held(tmp, "target_stack", ["3"])
+    held = mapped(Held(tmp, "target_stack", ["3"]), libb)
     rc, u = traced_run(held, ["run", cfg, "--format", "text", "--stack"])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     frames = [ln for ln in u.out_lines if re.match(r"^\s+#\d+\s+0x", ln)]
@@ -151,7 +173,7 @@ def test_stack_bytes_bounds():
     libb, want = expected_frames()
     tmp = tmpdir()
     cfg = write_config(tmp, stack_config(libb))
-    held = Held(tmp, "target_stack", ["2"])
+    held = mapped(Held(tmp, "target_stack", ["2"]), libb)
     rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack",
                               "--stack-bytes", "16"])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
@@ -170,7 +192,7 @@ def test_stack_in_trace_args():
     tmp = tmpdir()
     cfg = write_config(tmp, stack_config(libb))
     trace = os.path.join(tmp, "trace.json")
-    held = Held(tmp, "target_stack", ["4"])
+    held = mapped(Held(tmp, "target_stack", ["4"]), libb)
     rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--trace", trace])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     with open(trace) as f:
@@ -202,7 +224,8 @@ def test_stack_real_art_method_at_entry():
         '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
         "}"]) + "\n")
     n = 5
-    rc, u = traced_run(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]),
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+    rc, u = traced_run(held,
                        ["run", cfg, "--format", "json", "--stack"])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
@@ -273,8 +296,8 @@ def art_stack_run(ret_delta):
         "  }",
         '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
         "}"]) + "\n")
-    held = Held(tmp, "target_art_stack", [ODEX, str(a["file_offset"]), str(ret + ret_delta),
-                                          str(frame), "5"])
+    held = mapped(Held(tmp, "target_art_stack", [ODEX, str(a["file_offset"]),
+                                                 str(ret + ret_delta), str(frame), "5"]), ODEX)
     rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack"])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
