@@ -21,6 +21,7 @@
 #define CATALOG_MAP_COUNTERS   "probe_counters" /* per probe: hits, drops (per CPU) */
 #define CATALOG_MAP_PIDS       "target_pids"    /* the in-kernel tgid filter */
 #define CATALOG_MAP_HISTOGRAM  "latency_hist"   /* Uprobestats: call_latency's slots */
+#define CATALOG_MAP_PENDING    "pending_calls"  /* Uprobestats: exit probes' calls in flight */
 #define CATALOG_MAP_BINDER_INTERFACES "interfaces" /* Binder: the interface filter */
 /* An output X is a ring buffer X and a perf event array X CATALOG_PERF_SUFFIX
  * (UPS_OUTPUT in ups_bpf.h). */
@@ -39,6 +40,10 @@ struct catalog_program {
 	const char *entry;        /* uprobe attached at the same place first (uretprobe
 				   * pairs: it stores the entry time), or NULL */
 	bool histogram;           /* fills latency_hist instead of writing records */
+	/* The exit-probe form of a return program: exit_entry at the entry and
+	 * exit at every exit site, all plain uprobes (NULL: none). */
+	const char *exit_entry;
+	const char *exit;
 };
 
 enum catalog_prepare {
@@ -48,7 +53,11 @@ enum catalog_prepare {
 
 struct catalog_object {
 	const char *name;         /* "GenericInstrumentation" */
-	const void *(*elf_bytes)(size_t *size);
+	/* The BPF ELF object, gzip-compressed at build time (gen/<arch>/<name>.bpf.z.h);
+	 * catalog_object_elf() inflates it. */
+	const unsigned char *elf_z;
+	size_t elf_z_size;
+	size_t elf_size;          /* inflated */
 	const struct catalog_program *programs;
 	size_t n_programs;
 	const char *const *ring_maps; /* NULL-terminated */
@@ -57,6 +66,12 @@ struct catalog_object {
 	 * every instance has loaded, before any probe is attached. */
 	enum catalog_prepare prepare;
 };
+
+/* The object's ELF bytes, inflated into a malloc'ed buffer (the caller frees it once
+ * libbpf is done with the object): 0, -ENOMEM, or -EINVAL when the embedded copy does
+ * not inflate to its recorded size. */
+int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
+		       struct err *err);
 
 size_t catalog_object_count(void);
 const struct catalog_object *catalog_object_at(size_t i);

@@ -13,11 +13,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/self_atoms.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
 #include "probe/accounting.h"
 #include "probe/loop.h"
 #include "probe/session.h"
+#include "plan/exits.h"
 #include "sink/histogram.h"
 #include "sink/sink_args.h"
 #include "stack/stack_args.h"
@@ -44,7 +46,11 @@ struct run_opts {
 	bool force_pmu;
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
+	uint32_t attached_atom;      /* atom id of the per-probe "attached" atom; 0: none */
+	uint32_t error_atom;         /* atom id of the "internal error" atom; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
+	bool exit_probes;            /* --exit-probes */
+	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -53,7 +59,7 @@ enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING,
+	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE, OPT_ATTACHED_ATOM, OPT_ERROR_ATOM,
 };
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
@@ -69,7 +75,11 @@ static const struct option run_long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
+	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
+	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
+	{ "attached-atom", required_argument, NULL, OPT_ATTACHED_ATOM },
+	{ "error-atom", required_argument, NULL, OPT_ERROR_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
@@ -125,6 +135,12 @@ static int parse_value_opt(int c, struct run_opts *o)
 	case OPT_POLLED_ATOM:
 		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
 		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
+	case OPT_ATTACHED_ATOM:
+	case OPT_ERROR_ATOM: {
+		uint32_t *id = c == OPT_ATTACHED_ATOM ? &o->attached_atom : &o->error_atom;
+		return cli_parse_u32(optarg, id, "an atom id") && *id && *id <= INT32_MAX
+		       ? EXIT_OK : EXIT_USAGE;
+	}
 	case OPT_FLUSH:
 		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
 		       ? EXIT_OK : EXIT_USAGE;
@@ -173,6 +189,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case OPT_FORCE_PMU: o->force_pmu = true; break;
+		case OPT_EXIT_PROBES: o->exit_probes = true; break;
+		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -202,6 +220,9 @@ struct run_state {
 	struct accounting acct;      /* per probe: dropped at the sinks, pending */
 	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
+	int32_t attached_atom;       /* self-metric atom ids (0: not sent) */
+	int32_t error_atom;
+	bool error_sent;
 };
 
 static void on_event(void *ctx, const struct event *ev)
@@ -255,8 +276,14 @@ static int start_probes(void *ctx, struct err *e)
 
 	if (rc < 0) {
 		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+		if (rs->error_atom)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_ATTACHING);
+		rs->error_sent = true;
 		return rc;
 	}
+	if (rs->attached_atom)
+		self_atoms_attached(rs->sinks, rs->plan, rs->attached_atom);
 	char procs[64];
 	size_t n = 0;
 	bool every = false, waiting = false;
@@ -407,6 +434,9 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	}
 	if (rc < 0) {
 		p_err("%s", e.msg);
+		if (rs->error_atom && !rs->error_sent)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_POLLING);
 		loop_stats_free(&st);
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
@@ -458,7 +488,8 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .force_tracefs = o->force_tracefs,
 				   .force_pmu = o->force_pmu,
 				   .interrupted = stop_signal_pending };
-	struct run_state rs = { .plan = plan };
+	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
+				.error_atom = (int32_t)o->error_atom };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };
 	int rc, acct_rc;
@@ -509,12 +540,14 @@ int cmd_run(int argc, char **argv)
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
 				.duration_override = o.duration,
-				.atom_int32_args = o.atom_int32_args };
+				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
+				.unsafe_uretprobe = o.unsafe_uretprobe };
 	stack_args_plan(&o.stacks, &po);
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);
-		return e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
+		return e.code == -ESRCH ? EXIT_NO_TARGET
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
 	for (size_t i = 0; i < plan->n_probes; i++)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,

@@ -6,6 +6,7 @@
  * descriptors against the layouts they describe. */
 #include <bpf/libbpf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog/record_kinds.h"
@@ -13,13 +14,18 @@
 #include "records.h"
 #include "ut.h"
 
-static struct bpf_object *open_object(const struct catalog_object *o)
+/* The inflated bytes (*bytes, freed by the caller after closing the object:
+ * libbpf reads them while it is open). */
+static struct bpf_object *open_object(const struct catalog_object *o, void **bytes)
 {
 	size_t size = 0;
-	const void *bytes = o->elf_bytes(&size);
+	struct err e = { 0 };
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = o->name);
 
-	return bytes && size ? bpf_object__open_mem(bytes, size, &opts) : NULL;
+	*bytes = NULL;
+	if (catalog_object_elf(o, bytes, &size, &e))
+		return NULL;
+	return bpf_object__open_mem(*bytes, size, &opts);
 }
 
 static bool has_program(struct bpf_object *obj, const char *name, bool ret)
@@ -53,6 +59,9 @@ static int check_forward(const struct catalog_object *o, struct bpf_object *obj)
 		const struct catalog_program *p = &o->programs[i];
 		if (!has_program(obj, p->name, p->is_return) ||
 		    (p->entry && !has_program(obj, p->entry, false)) ||
+		    (!p->exit != !p->exit_entry) ||
+		    (p->exit && (!has_program(obj, p->exit, false) ||
+				 !has_program(obj, p->exit_entry, false))) ||
 		    (p->map && (!is_ring_map(o, p->map) || !record_kind_get(p->record_kind))) ||
 		    (!p->map && !p->histogram)) {
 			ut_fail(__FILE__, __LINE__, "%s: program %s", o->name, p->name);
@@ -75,7 +84,9 @@ static bool in_catalog(const struct catalog_object *o, const char *prog)
 {
 	for (size_t i = 0; i < o->n_programs; i++)
 		if (!strcmp(o->programs[i].name, prog) ||
-		    (o->programs[i].entry && !strcmp(o->programs[i].entry, prog)))
+		    (o->programs[i].entry && !strcmp(o->programs[i].entry, prog)) ||
+		    (o->programs[i].exit && !strcmp(o->programs[i].exit, prog)) ||
+		    (o->programs[i].exit_entry && !strcmp(o->programs[i].exit_entry, prog)))
 			return true;
 	return false;
 }
@@ -131,12 +142,21 @@ static bool uses_histogram(const struct catalog_object *o)
 	return false;
 }
 
+static bool uses_exit_probes(const struct catalog_object *o)
+{
+	for (size_t i = 0; i < o->n_programs; i++)
+		if (o->programs[i].exit)
+			return true;
+	return false;
+}
+
 UT_TEST(catalog_matches_the_embedded_objects)
 {
 	UT_ASSERT(catalog_object_count() >= 8);
 	for (size_t i = 0; i < catalog_object_count(); i++) {
 		const struct catalog_object *o = catalog_object_at(i);
-		struct bpf_object *obj = open_object(o);
+		void *bytes;
+		struct bpf_object *obj = open_object(o, &bytes);
 		bool ok;
 
 		UT_ASSERT(obj != NULL);
@@ -145,9 +165,12 @@ UT_TEST(catalog_matches_the_embedded_objects)
 		     bpf_object__find_map_by_name(obj, CATALOG_MAP_PIDS) &&
 		     (!uses_histogram(o) ||
 		      bpf_object__find_map_by_name(obj, CATALOG_MAP_HISTOGRAM)) &&
+		     (!uses_exit_probes(o) ||
+		      bpf_object__find_map_by_name(obj, CATALOG_MAP_PENDING)) &&
 		     (o->prepare != CATALOG_PREPARE_BINDER_FILTER ||
 		      bpf_object__find_map_by_name(obj, CATALOG_MAP_BINDER_INTERFACES));
 		bpf_object__close(obj);
+		free(bytes);
 		if (!ok)
 			ut_fail(__FILE__, __LINE__, "object %s", o->name);
 		UT_ASSERT(ok);
