@@ -465,11 +465,13 @@ int sym_maps_read(struct symbolizer *s, const char *proc_dir, pid_t pid, struct 
 		return err_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
 	for (;;) {
 		if (n + 4096 > cap) {
-			char *nb = cap >= MAX_MAPS_BYTES ? NULL : realloc(buf, cap ? cap * 2 : 65536);
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *nb = cap >= MAX_MAPS_BYTES ? NULL : realloc(buf, ncap);
 			if (!nb) {
 				free(buf);
 				fclose(f);
-				return err_set(err, -ENOMEM, "%s: too large or out of memory", path);
+				return err_set(err, -ENOMEM, "%s: too large or out of memory",
+					       path);
 			}
 			buf = nb;
 			cap = cap ? cap * 2 : 65536;

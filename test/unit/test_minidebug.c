@@ -90,7 +90,8 @@ static void check_file(const char *path, bool has_symbols)
 
 	snprintf(xzf, sizeof(xzf), "%s", ut_tmpfile("gdd.xz"));
 	snprintf(ref, sizeof(ref), "%s", ut_tmpfile("gdd.elf"));
-	snprintf(cmd, sizeof(cmd), "llvm-objcopy --dump-section .gnu_debugdata='%s' '%s' '%s.junk' && "
+	snprintf(cmd, sizeof(cmd),
+		 "llvm-objcopy --dump-section .gnu_debugdata='%s' '%s' '%s.junk' && "
 		 "xz -dc '%s' > '%s'", xzf, path, xzf, xzf, ref);
 	UT_ASSERT(system(cmd) == 0);
 	UT_ASSERT((r = slurp(ref, &rn)) != NULL);
@@ -164,9 +165,10 @@ const char *minidebug_build_test_binary(void)
 	static char out[1024];
 	char dir[1024], cmd[8192];
 	const char *src =
-		"static int __attribute__((noinline)) leaf_one(int x) { return x * 3 + 1; }\\n"
-		"static int __attribute__((noinline)) leaf_two(int x) { return leaf_one(x) ^ 5; }\\n"
-		"static int __attribute__((noinline)) middle(int x) { return leaf_two(x) + leaf_one(x); }\\n"
+		"#define NI __attribute__((noinline))\\n"
+		"static int NI leaf_one(int x) { return x * 3 + 1; }\\n"
+		"static int NI leaf_two(int x) { return leaf_one(x) ^ 5; }\\n"
+		"static int NI middle(int x) { return leaf_two(x) + leaf_one(x); }\\n"
 		"int exported_entry(int x) { return middle(x) * 2; }\\n"
 		"volatile int nterp_sink;\\n"
 		"void ExecuteNterpImpl(void) { nterp_sink++; nterp_sink++; }\\n"

@@ -188,8 +188,9 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 		for (int k = 0; k < 3; k++) {
 			sym_lookup(s, m, probes[k], 0, &fr, &e);
 			if (fr.kind != SYM_JAVA) {
-				ut_fail(__FILE__, __LINE__, "%s: 0x%llx (%s) kind %s: %s", oat_rel,
-					(unsigned long long)foff, want, sym_kind_name(fr.kind), e.msg);
+				ut_fail(__FILE__, __LINE__, "%s: 0x%llx (%s) kind %s: %s",
+					oat_rel, (unsigned long long)foff, want,
+					sym_kind_name(fr.kind), e.msg);
 				goto out;
 			}
 		}
@@ -218,8 +219,8 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 			if (g)
 				pclose(g);
 			if (!ok) {
-				ut_fail(__FILE__, __LINE__, "%s+0x%llx: \"%s\" != \"%s\"", oat_rel, foff,
-					sig, want);
+				ut_fail(__FILE__, __LINE__, "%s+0x%llx: \"%s\" != \"%s\"",
+					oat_rel, foff, sig, want);
 				goto out;
 			}
 		}
@@ -313,8 +314,8 @@ static size_t nm_funcs(const char *path, struct nm_sym *v, size_t max)
 	f = popen(cmd, "r");
 	while (f && fgets(line, sizeof(line), f) && n < max) {
 		char t;
-		if (sscanf(line, "%llx %llx %c %255s", &v[n].value, &v[n].size, &t, v[n].name) == 4 &&
-		    (t == 't' || t == 'T') && v[n].size)
+		int k = sscanf(line, "%llx %llx %c %255s", &v[n].value, &v[n].size, &t, v[n].name);
+		if (k == 4 && (t == 't' || t == 'T') && v[n].size)
 			n++;
 	}
 	if (f)
