@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Accessibility — upstream's a11y permission signals (§3.6):
  *   grant_runtime_permission  PermissionManagerService.grantRuntimePermission(
  *       String packageName, String permName, String, int)

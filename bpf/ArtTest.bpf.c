@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* ArtTest — upstream's ART offsets-API test programs (§3.7, debuggable
  * builds upstream):
  *   update_device_idle_temp_allowlist  AOT code: ProcessManagement's newest

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Binder — upstream's binder transaction program (§3.5) on
  * android.os.Binder.execTransactInternal(int code, Parcel, Parcel, int flags,
  * int callingUid): a record for each transaction whose interface descriptor

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* BitmapAllocation — upstream's bitmap programs (§3.3):
  *   bitmap_constructor_heap        a "did it fire" probe: the constant 123
  *   bitmap_creation                Bitmap.<init>(long, long nativeWrapper, int w, int h, ...)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* DisruptiveApp — upstream's disruptive-app signals (§3.4):
  *   bind_service_locked  ActiveServices.bindServiceLocked(IApplicationThread, IBinder,
  *       Intent, String, IServiceConnection, long flags, String, boolean, int, String,

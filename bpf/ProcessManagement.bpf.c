@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* ProcessManagement — upstream's system_server programs (§3.2):
  *   set_uid_temp_allowlist_state     OomAdjuster.setUidTempAllowlistStateLSP(int, boolean)
  *   update_device_idle_temp_allowlist ActivityManagerService$LocalService

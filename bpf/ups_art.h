@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ups_art.h — reading the managed (ART) world from a uprobe: Java arguments
  * in registers and in the caller's out-args area, 32-bit object references,
  * native pointers with arm64 top-byte tags, and java.lang.String contents

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ups_bpf.h — what every uprobestats BPF program shares: register access per
  * architecture without kernel headers or BTF, the per-probe config and
  * counters, the pid filter, and ring-buffer submission with batched wakeups.
@@ -188,7 +189,8 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 								: BPF_RB_NO_WAKEUP);
 }
 
-#define UPS_SUBMIT(ctx, name, rec) ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
+#define UPS_SUBMIT(ctx, name, rec)                                                                 \
+	ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
 
 /* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a
  * record must never carry stale bytes) and fills its envelope. */

@@ -73,7 +73,8 @@ STATIC_OPT     ?= -Os
 STATIC_CFLAGS  := $(CSTD) $(WARN) $(DEFS) $(STATIC_OPT) -ffunction-sections -fdata-sections
 # The per-event path (decoding, sinks, the loop) is built -O2: it is small, and
 # -Os made JSON output cost ~7 us of CPU per event.
-HOT_PATH       := src/sink/% src/probe/loop src/probe/decode_% src/probe/fields src/probe/atoms
+HOT_PATH       := src/sink/% src/probe/loop src/catalog/record_kinds src/catalog/fields \
+		  src/probe/atoms
 STATIC_LDFLAGS := -static -Wl,--gc-sections -Wl,-O1 -s
 
 BPF_CLANG      ?= clang
@@ -127,7 +128,8 @@ distclean: vendor-clean
 # make 4.3's $(file <) sometimes keeps the final newline, depending on the file's size.)
 str-eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 define record-if-changed
-$(if $(call str-eq,$(strip $(file <$(1))),$(strip $(2))),,$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
+$(if $(call str-eq,$(strip $(file <$(1))),$(strip $(2))),,\
+	$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
 endef
 
 # --- per arch --------------------------------------------------------------------------
@@ -139,7 +141,8 @@ VENDOR_LIBS_$(1)   := $(addprefix $(VENDOR_OUT)/$(1)/lib/,libbpf.a libelf.a libz
 CC_$(1)            := $(STATIC_CC) --target=$(1)-linux-musl -nostdlibinc \
 	-isystem $(SYSROOT_DIR)/$(1)/usr/include/$(1)-linux-musl
 LD_$(1)            := $(TRIPLET_$(1))-gcc -specs=$(SYSROOT_DIR)/$(1)/musl-gcc.specs
-KHDRS_$(1)         := $(SYSROOT_DIR)/$(1)/usr/include $(SYSROOT_DIR)/$(1)/usr/include/$(TRIPLET_$(1))
+KHDRS_$(1)         := $(SYSROOT_DIR)/$(1)/usr/include \
+	$(SYSROOT_DIR)/$(1)/usr/include/$(TRIPLET_$(1))
 SKELS_$(1)         := $(patsubst %,$(GEN_DIR)/$(1)/%.skel.h,$(BPF_NAMES))
 OBJS_$(1)          := $(patsubst $(TOP)/%.c,$(BUILD)/$(1)/obj/%.o,$(STATIC_SRCS))
 INCS_$(1)          := $(INCS) -I$(GEN_DIR)/$(1) -isystem $(VENDOR_OUT)/$(1)/include \
@@ -150,7 +153,8 @@ $$(SYSROOT_STAMP_$(1)): $(MANIFEST) $(FETCH_SH) | deps-host
 	@touch $$@
 
 $$(call record-if-changed,$(VENDOR_OUT)/$(1)/cflags,$(VENDOR_CFLAGS))
-$$(VENDOR_STAMP_$(1)): $(SOURCES_STAMP) $$(SYSROOT_STAMP_$(1)) $(VENDOR_SH) $(VENDOR_OUT)/$(1)/cflags
+$$(VENDOR_STAMP_$(1)): $(SOURCES_STAMP) $$(SYSROOT_STAMP_$(1)) $(VENDOR_SH) \
+		$(VENDOR_OUT)/$(1)/cflags
 	+@$(VENDOR_ENV) VENDOR_CFLAGS="$(VENDOR_CFLAGS)" $(VENDOR_SH) $(1)
 	@touch $$@
 
@@ -169,7 +173,7 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 
 # The skeleton embeds the object; bpftool names its struct and functions after the
 # object file: bpf/<name>.bpf.c -> struct <name>_bpf, <name>_bpf__open_and_load(),
-# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/probe/catalog.c uses it).
+# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/catalog/catalog.c uses it).
 $$(call record-if-changed,$(BUILD)/$(1)/bpf/skel-cmd,$(SKEL_CMD))
 $(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o $(BUILD)/$(1)/bpf/skel-cmd | deps-host
 	@mkdir -p $$(@D)
@@ -189,7 +193,8 @@ $$(call record-if-changed,$$(CFLAGS_FILE_$(1)),$$(CC_$(1)) $(STATIC_CFLAGS) $$(I
 $(BUILD)/$(1)/obj/%.o: $(TOP)/%.c $$(VENDOR_STAMP_$(1)) $$(CFLAGS_FILE_$(1)) | $$(SKELS_$(1))
 	@mkdir -p $$(@D)
 	@echo "  CC      $$(@:$(TOP)/%=%)"
-	@$$(CC_$(1)) $(STATIC_CFLAGS) $$(if $$(filter $(HOT_PATH),$$*),-O2) $$(INCS_$(1)) -MMD -MP -c $$< -o $$@
+	@$$(CC_$(1)) $(STATIC_CFLAGS) $$(if $$(filter $(HOT_PATH),$$*),-O2) $$(INCS_$(1)) \
+		-MMD -MP -c $$< -o $$@
 
 $(BUILD)/$(1)/uprobestats: $$(OBJS_$(1)) $$(VENDOR_STAMP_$(1))
 	@echo "  LINK    $$(@:$(TOP)/%=%)"

@@ -1,9 +1,10 @@
 #include "cli/cli.h"
 
 #include "config/guardrail.h"
+#include "config/load.h"
 #include "config/problems.h"
 #include "config/validate.h"
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "sys/log.h"
 #include "sys/properties.h"
 
@@ -14,30 +15,29 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The process-wide CLI state, set once by main() before anything runs:
- * -v, and the logger (stderr, plus logcat on Android) that p_* write to. */
-bool cli_verbose_flag;
-static struct logger *cli_logger;
-
+/* The process-wide CLI state (-v, the logger) lives in main.c, the one
+ * place CONTRIBUTING allows mutable globals; cli_state() hands it out. */
 void cli_set_logger(struct logger *lg)
 {
-	cli_logger = lg;
+	cli_state()->logger = lg;
 }
 
 void cli_set_verbose(bool v)
 {
-	cli_verbose_flag = v;
+	cli_state()->verbose = v;
 }
 
 bool cli_verbose(void)
 {
-	return cli_verbose_flag;
+	return cli_state()->verbose;
 }
 
 static void vprint(enum log_level level, const char *prefix, const char *fmt, va_list ap)
 {
-	if (cli_logger) {
-		log_vmsg(cli_logger, level, fmt, ap);
+	struct logger *lg = cli_state()->logger;
+
+	if (lg) {
+		log_vmsg(lg, level, fmt, ap);
 		return;
 	}
 	fputs(prefix, stderr);
@@ -72,7 +72,7 @@ void p_info(const char *fmt, ...)
 void p_debug(const char *fmt, ...)
 {
 	va_list ap;
-	if (!cli_verbose_flag)
+	if (!cli_verbose())
 		return;
 	va_start(ap, fmt);
 	vprint(LOG_LVL_DEBUG, "uprobestats: debug: ", fmt, ap);
@@ -187,7 +187,8 @@ void cli_android_guardrail(struct android_info *info, struct guardrail_opts *g)
 	g->build_type = info->build_type[0] ? info->build_type : NULL;
 	if (info->on_android)
 		p_debug("Android sdk %s, build type %s, abi %s (properties from %s)",
-			info->sdk[0] ? info->sdk : "?", info->build_type[0] ? info->build_type : "?",
+			info->sdk[0] ? info->sdk : "?",
+			info->build_type[0] ? info->build_type : "?",
 			info->abi[0] ? info->abi : "?", props_source_name(info->source));
 	if (info->problem[0])
 		p_debug("properties: %s", info->problem);

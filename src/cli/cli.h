@@ -22,13 +22,22 @@ enum exit_code {
 
 #define ANDROID_CONFIG_DIR "/data/misc/uprobestats-configs/"
 
-/* -v: the one process-wide setting (cli.c). */
-extern bool cli_verbose_flag;
+struct logger;
+
+/* The process-wide CLI state, set once before a subcommand runs: -v, and
+ * the logger (stderr, plus logcat on Android) that p_* write to.  Owned by
+ * main.c (the unit tests' ut_main.c has its own), the only file with
+ * mutable globals. */
+struct cli_state {
+	bool verbose;
+	struct logger *logger;
+};
+
+struct cli_state *cli_state(void);
 
 void cli_set_verbose(bool v);
 bool cli_verbose(void);
 
-struct logger;
 /* Route p_* through this logger (stderr + logcat on Android); NULL: stderr. */
 void cli_set_logger(struct logger *lg);
 

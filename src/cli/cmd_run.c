@@ -14,14 +14,14 @@
 
 #include "cli/cli.h"
 #include "config/guardrail.h"
-#include "probe/catalog.h"
+#include "plan/plan.h"
+#include "probe/accounting.h"
 #include "probe/loop.h"
 #include "probe/session.h"
-#include "plan/plan.h"
+#include "plan/exits.h"
 #include "sink/histogram.h"
+#include "sink/sink_args.h"
 #include "sink/sinks.h"
-#include "sink/statsd_atoms.h"
-#include "sink/statsd_socket.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
 
@@ -29,13 +29,7 @@
 
 struct run_opts {
 	const char *config;
-	const char *format;          /* "text" | "json" on stdout */
-	const char *output;          /* file instead of stdout */
-	const char *trace;
-	enum trace_format trace_format;
-	enum sinks_statsd_mode statsd;
-	const char *statsd_path;
-	int32_t statsd_wait_ms;      /* as sinks_options: 0 default, SINKS_STATSD_NO_WAIT */
+	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
 	int32_t duration;
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
@@ -50,26 +44,21 @@ struct run_opts {
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
+	bool exit_probes;            /* --exit-probes */
+	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
 
 enum {
-	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
-	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
+	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_STATSD_WAIT,
+	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
 };
 
-static const struct option long_opts[] = {
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "output", required_argument, NULL, OPT_OUTPUT },
-	{ "trace", required_argument, NULL, OPT_TRACE },
-	{ "trace-format", required_argument, NULL, OPT_TRACE_FORMAT },
-	{ "statsd", optional_argument, NULL, OPT_STATSD },
-	{ "no-statsd", no_argument, NULL, OPT_NO_STATSD },
-	{ "statsd-wait", required_argument, NULL, OPT_STATSD_WAIT },
+/* The run's own options; the output options (sink/sink_args.h) come first. */
+static const struct option run_long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "all-matches", no_argument, NULL, OPT_ALL_MATCHES },
@@ -81,6 +70,8 @@ static const struct option long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
+	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
+	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
@@ -92,51 +83,18 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
-/* --statsd-wait MS: 0 keeps libstatssocket's drop-at-once; the cap keeps a
- * stuck statsd from holding the loop (and SIGINT) for long. */
-static int parse_statsd_wait(const char *arg, struct run_opts *o)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 0 || v > (long)STATSD_WAIT_MAX_MS) {
-		p_err("--statsd-wait takes milliseconds from 0 to %u, not '%s'",
-		      STATSD_WAIT_MAX_MS, arg);
-		return EXIT_USAGE;
-	}
-	o->statsd_wait_ms = v ? (int32_t)v : SINKS_STATSD_NO_WAIT;
-	return EXIT_OK;
-}
-
 static int parse_value_opt(int c, struct run_opts *o)
 {
 	uint32_t v;
 	struct err e = { 0 };
+	int taken = sink_args_parse(&o->sinks, c, optarg, &e);
 
-	switch (c) {
-	case OPT_FORMAT:
-		if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-			p_err("--format takes text or json, not '%s'", optarg);
-			return EXIT_USAGE;
-		}
-		o->format = optarg;
-		return EXIT_OK;
-	case OPT_OUTPUT: o->output = optarg; return EXIT_OK;
-	case OPT_TRACE: o->trace = optarg; return EXIT_OK;
-	case OPT_TRACE_FORMAT:
-		if (trace_parse_format(optarg, &o->trace_format, &e) < 0) {
+	if (taken) {
+		if (taken < 0)
 			p_err("%s", e.msg);
-			return EXIT_USAGE;
-		}
-		return EXIT_OK;
-	case OPT_STATSD:
-		o->statsd = SINKS_STATSD_ON;
-		o->statsd_path = optarg;
-		return EXIT_OK;
-	case OPT_NO_STATSD: o->statsd = SINKS_STATSD_OFF; return EXIT_OK;
-	case OPT_STATSD_WAIT: return parse_statsd_wait(optarg, o);
+		return taken < 0 ? EXIT_USAGE : EXIT_OK;
+	}
+	switch (c) {
 	case OPT_DURATION:
 		if (!cli_parse_u32(optarg, &v, "--duration seconds"))
 			return EXIT_USAGE;
@@ -182,7 +140,8 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_GUARDRAIL_LIST:
 		if (guardrail_list_parse(optarg, &o->guardrail.list) < 0) {
-			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'", optarg);
+			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'",
+			      optarg);
 			return EXIT_USAGE;
 		}
 		return EXIT_OK;
@@ -192,8 +151,17 @@ static int parse_value_opt(int c, struct run_opts *o)
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
+	struct option long_opts[64];
+	size_t n = 0;
 	int c, rc;
 
+	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
+		return EXIT_USAGE;
+	for (size_t i = 0; n < sizeof(long_opts) / sizeof(long_opts[0]); i++) {
+		long_opts[n++] = run_long_opts[i];
+		if (!run_long_opts[i].name)
+			break;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -204,6 +172,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case OPT_FORCE_PMU: o->force_pmu = true; break;
+		case OPT_EXIT_PROBES: o->exit_probes = true; break;
+		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -230,28 +200,16 @@ struct run_state {
 	const struct plan *plan;
 	struct session *session;
 	struct sinks *sinks;
-	uint64_t *dropped_sink;      /* per probe */
-	uint64_t *pending;           /* per probe: events buffered since the last flush */
+	struct accounting acct;      /* per probe: dropped at the sinks, pending */
 	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
 };
-
-/* The plan probe an event's probe_desc belongs to. */
-static uint32_t probe_id_of(const struct probe_desc *d)
-{
-	return ((const struct plan_probe *)((const char *)d - offsetof(struct plan_probe, desc)))->id;
-}
 
 static void on_event(void *ctx, const struct event *ev)
 {
 	struct run_state *rs = ctx;
 
-	if (!ev->probe)
-		sinks_event(rs->sinks, ev);
-	else if (sinks_event(rs->sinks, ev) < 0)
-		rs->dropped_sink[probe_id_of(ev->probe)]++;
-	else
-		rs->pending[probe_id_of(ev->probe)]++;
+	accounting_event(&rs->acct, ev->probe, sinks_event(rs->sinks, ev));
 }
 
 /* After each batch: buffered output goes out.  When a write fails, the
@@ -262,11 +220,7 @@ static void on_flush(void *ctx)
 	struct err e = { 0 };
 	bool failed = sinks_flush(rs->sinks, &e) < 0;
 
-	for (size_t i = 0; i < rs->plan->n_probes; i++) {
-		if (failed)
-			rs->dropped_sink[i] += rs->pending[i];
-		rs->pending[i] = 0;
-	}
+	accounting_flushed(&rs->acct, failed);
 	if (failed && !rs->output_failed) {
 		rs->output_failed = true;
 		p_err("%s", e.msg);
@@ -287,8 +241,7 @@ static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
 {
 	struct run_state *rs = ctx;
 
-	if (probe)
-		rs->dropped_sink[probe_id_of(probe)]++;
+	accounting_sink_drop(&rs->acct, probe);
 }
 
 static void on_notice(void *ctx, const char *msg)
@@ -358,22 +311,11 @@ static void raise_memlock(void)
 
 static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct run_state *rs)
 {
-	struct sinks_options so = {
-		.statsd = o->statsd,
-		.statsd_path = o->statsd_path,
-		.statsd_wait_ms = o->statsd_wait_ms,
-		.trace = trace,
-		.trace_format = o->trace_format,
-		.default_text = out,
-		.statsd_dropped = on_statsd_drop,
-		.statsd_dropped_ctx = rs,
-	};
+	struct sinks_options so = sink_args_options(&o->sinks, out, trace);
 	struct err e = { 0 };
 
-	if (o->format && !strcmp(o->format, "json"))
-		so.json = out;
-	else if (o->format)
-		so.text = out;
+	so.statsd_dropped = on_statsd_drop;
+	so.statsd_dropped_ctx = rs;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
@@ -396,88 +338,26 @@ static void print_histograms(const struct plan *plan, const struct session *s)
 	}
 }
 
-/* A stable number for a map in the polled atom: object index * 16 + ring
- * index + 1 (upstream's own enum is not published). */
-static int32_t map_code(const struct plan_probe *p)
+static void send_atom(void *ctx, const struct atom *a)
 {
-	for (size_t o = 0; o < catalog_object_count(); o++) {
-		const struct catalog_object *obj = catalog_object_at(o);
-		if (obj != p->obj)
-			continue;
-		for (size_t r = 0; obj->ring_maps[r]; r++)
-			if (p->prog->map && !strcmp(obj->ring_maps[r], p->prog->map))
-				return (int32_t)(o * 16 + r + 1);
-	}
-	return 0;
-}
+	struct run_state *rs = ctx;
 
-/* Upstream's uprobe_stats_bpf_map_polled, once per task and map at exit:
- * map, polling duration, events delivered from it, task id. */
-static void send_polled_atoms(struct run_state *rs, const struct loop_stats *st,
-			      int32_t atom_id)
-{
-	const struct plan *plan = rs->plan;
-
-	for (size_t t = 0; t < plan->n_tasks; t++) {
-		const struct plan_task *task = &plan->tasks[t];
-		const struct loop_task_stats *ts = &st->tasks[t];
-		uint64_t dur = ts->end_boot_ns > ts->start_boot_ns
-			       ? ts->end_boot_ns - ts->start_boot_ns : 0;
-		for (size_t i = 0; i < task->n_probes; i++) {
-			const struct plan_probe *p = &task->probes[i];
-			int32_t code = map_code(p);
-			int64_t events = 0;
-			bool first = true;
-			struct polled_atom pa;
-
-			if (!code)
-				continue;
-			for (size_t j = 0; j < task->n_probes; j++) {
-				if (map_code(&task->probes[j]) != code)
-					continue;
-				first &= j >= i;
-				events += (int64_t)st->delivered[task->probes[j].id];
-			}
-			if (!first)
-				continue;  /* one atom per map, sent at its first probe */
-			sinks_atom(rs->sinks, statsd_polled_atom(&pa, atom_id, code,
-								 (int64_t)(dur / 1000000), events,
-								 p->desc.task_id, ts->end_boot_ns));
-		}
-	}
+	sinks_atom(rs->sinks, a);
 }
 
 static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		  int32_t polled_atom)
 {
 	const struct plan *plan = rs->plan;
-	struct probe_stats *rows = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*rows));
-	uint64_t run_ns = 0;
+	uint64_t run_ns;
+	struct probe_stats *rows = accounting_rows(&rs->acct, plan, rs->session, st, &run_ns);
 	struct err e = { 0 };
 	int rc;
 
 	if (!rows)
 		return EXIT_RUNTIME;
-	for (size_t i = 0; i < plan->n_probes; i++) {
-		const struct plan_probe *p = plan->probe_by_id[i];
-		const struct loop_task_stats *ts = &st->tasks[p->desc.task_index];
-		struct ups_probe_counters c;
-
-		session_probe_counters(rs->session, (uint32_t)i, &c);
-		rows[i] = (struct probe_stats){
-			.probe = &p->desc,
-			.hits = c.hits,
-			.delivered = st->delivered[i],
-			.dropped_kernel = c.drops,
-			.dropped_sink = rs->dropped_sink[i],
-			.duration_ns = ts->end_boot_ns > ts->start_boot_ns
-				       ? ts->end_boot_ns - ts->start_boot_ns : 0,
-		};
-		if (rows[i].duration_ns > run_ns)
-			run_ns = rows[i].duration_ns;
-	}
 	if (polled_atom)
-		send_polled_atoms(rs, st, polled_atom);
+		accounting_polled_atoms(plan, st, polled_atom, send_atom, rs);
 	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
 	free(rows);
 	if (!quiet)
@@ -513,7 +393,8 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
 				  .ending = on_ending, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
+				   .start = start_probes, .start_ctx = rs,
+				   .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
@@ -580,7 +461,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	struct run_state rs = { .plan = plan };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };
-	int rc;
+	int rc, acct_rc;
 
 	raise_memlock();
 	block_signals();
@@ -588,11 +469,10 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		p_err("%s", e.msg);
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
-	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
-	rs.pending = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
-	out = open_output(o->output, "--output");
-	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
-	rc = (!rs.dropped_sink || !rs.pending || !out || (o->trace && !trace)) ? EXIT_RUNTIME
+	acct_rc = accounting_init(&rs.acct, plan->n_probes);
+	out = open_output(o->sinks.output, "--output");
+	trace = o->sinks.trace ? open_output(o->sinks.trace, "--trace") : NULL;
+	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace)) ? EXIT_RUNTIME
 		: open_sinks(o, out, trace, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
@@ -602,8 +482,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		fclose(out);
 	if (trace)
 		fclose(trace);
-	free(rs.dropped_sink);
-	free(rs.pending);
+	accounting_free(&rs.acct);
 	return rc;
 }
 
@@ -630,11 +509,13 @@ int cmd_run(int argc, char **argv)
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
 				.duration_override = o.duration,
-				.atom_int32_args = o.atom_int32_args };
+				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
+				.unsafe_uretprobe = o.unsafe_uretprobe };
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);
-		return e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
+		return e.code == -ESRCH ? EXIT_NO_TARGET
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
 	for (size_t i = 0; i < plan->n_probes; i++)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,

@@ -16,7 +16,7 @@
 
 #include "config/config.h"
 
-enum field_type {
+enum schema_type {
 	FT_STRING,   /* char *            | repeated: struct str_list */
 	FT_BOOL,     /* bool              | (repeated bool unsupported) */
 	FT_INT32,    /* int32_t           | repeated: struct i32_list */
@@ -51,7 +51,7 @@ struct field_desc {
 	const char *name;                 /* the text-format name */
 	uint32_t num_b;                   /* field number in era B, 0 = not in that era */
 	uint32_t num_c;                   /* field number in the current era, 0 = not in it */
-	uint8_t type;                     /* enum field_type */
+	uint8_t type;                     /* enum schema_type */
 	uint8_t enc;                      /* enum field_enc, integers only */
 	bool repeated;
 	bool packed;                      /* encoder packs; the decoder accepts both forms */

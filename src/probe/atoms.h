@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "plan/plan.h"
 #include "sink/event.h"
 

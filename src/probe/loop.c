@@ -112,19 +112,20 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct ring_ctx *rc = ctx;
 	struct loop *L = rc->L;
 	struct ups_envelope env;
-	const struct catalog_record *rec;
+	const struct record_kind *rk;
 	const struct plan_probe *p;
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
+	const char *payload = (const char *)data + sizeof(env);
 
 	if (size < sizeof(env)) {
 		L->stats->malformed++;
 		return 0;
 	}
 	memcpy(&env, data, sizeof(env));
-	rec = catalog_record(env.kind);
-	if (!rec || size != rec->size || env.probe_id >= L->plan->n_probes) {
+	rk = record_kind_get(env.kind);
+	if (!rk || size != rk->size || env.probe_id >= L->plan->n_probes) {
 		L->stats->malformed++;
 		return 0;
 	}
@@ -132,7 +133,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
 	ev = (struct event){
-		.kind = env.kind == UPS_REC_CALL_RETURN ? EVENT_RETURN : EVENT_RECORD,
+		.kind = rk->is_return ? EVENT_RETURN : EVENT_RECORD,
 		.boot_ns = env.ktime_ns + (uint64_t)L->mono_to_boot,
 		.wall_ns = (int64_t)env.ktime_ns + L->mono_to_wall,
 		.pid = env.pid,
@@ -141,17 +142,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		.process = name_cache_get(L->names, (pid_t)env.pid),
 		.probe = &p->desc,
 		.fields = fields,
-		.n_fields = rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
+		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
+		.duration_ns = record_duration(rk, payload),
 	};
-	if (ev.kind == EVENT_RETURN) {
-		struct call_return r;
-		memcpy(&r, (const char *)data + sizeof(env), sizeof(r));
-		ev.duration_ns = r.duration_ns;
-	}
 	L->stats->delivered[env.probe_id]++;
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
-	emit_atom(L, p, &ev, env.kind, (const char *)data + sizeof(env));
+	emit_atom(L, p, &ev, env.kind, payload);
 	/* The record is consumed either way; -EAGAIN only stops this drain.  The
 	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
 	 * few ns from the vDSO, so it is read for every record: a sink may
@@ -187,7 +184,7 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 	} else if (h->type == PERF_RECORD_SAMPLE && avail >= 4) {
 		uint32_t size;
 		struct ups_envelope env;
-		const struct catalog_record *rec;
+		const struct record_kind *rk;
 
 		memcpy(&size, p, sizeof(size));
 		if (size > avail - 4) {
@@ -196,9 +193,9 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 		}
 		if (size >= sizeof(env)) {
 			memcpy(&env, p + 4, sizeof(env));
-			rec = catalog_record(env.kind);
-			if (rec && size >= rec->size && size - rec->size < 8)
-				size = (uint32_t)rec->size;
+			rk = record_kind_get(env.kind);
+			if (rk && size >= rk->size && size - rk->size < 8)
+				size = (uint32_t)rk->size;
 		}
 		on_record(rc, (void *)(p + 4), size);
 	}
@@ -221,7 +218,8 @@ static int setup_perf(struct loop *L, struct ring_ctx *c, struct err *err)
 	size_t pages = 1;
 	LIBBPF_OPTS(perf_buffer_raw_opts, ro);
 
-	while (pages * (size_t)page * (size_t)(ncpu > 0 ? ncpu : 1) < c->ring->bytes && pages < 4096)
+	while (pages * (size_t)page * (size_t)(ncpu > 0 ? ncpu : 1) < c->ring->bytes &&
+	       pages < 4096)
 		pages <<= 1;
 	if (pages < 8)
 		pages = 8;
@@ -251,7 +249,8 @@ static int setup_rings(struct loop *L, struct err *err)
 		} else if (!L->rb) {
 			L->rb = ring_buffer__new(r->map_fd, on_record, &L->ring_ctxs[i], NULL);
 			if (!L->rb)
-				return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
+				return err_set(err, -errno, "ring buffer %s: %s", r->map,
+					       strerror(errno));
 		} else if (ring_buffer__add(L->rb, r->map_fd, on_record, &L->ring_ctxs[i]) < 0) {
 			return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
 		}
@@ -566,7 +565,8 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		goto out;
 	for (size_t i = 0; i < L.n_rings; i++)
 		if (L.ring_ctxs[i].pb &&
-		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING, err)) < 0)
+		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING,
+				    err)) < 0)
 			goto out;
 	if (L.tasks_waiting) {
 		L.watch_fd = rc = make_timer(opts->watch_ms ? opts->watch_ms : 10, err);

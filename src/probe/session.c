@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "probe/attach.h"
+#include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
@@ -87,9 +88,8 @@ static int set_config(struct bpf_object *obj, const struct ups_prog_config *cfg,
 	struct bpf_map *map;
 
 	bpf_object__for_each_map(map, obj) {
-		const char *name = bpf_map__name(map);
-		size_t len = strlen(name);
-		if (bpf_map__is_internal(map) && len >= 7 && strcmp(name + len - 7, ".rodata") == 0) {
+		if (bpf_map__is_internal(map) &&
+		    catalog_name_ends(bpf_map__name(map), CATALOG_RODATA_SUFFIX)) {
 			int rc = bpf_map__set_initial_value(map, cfg, sizeof(*cfg));
 			if (rc < 0)
 				return err_set(err, rc, "setting the program config: %s",
@@ -120,11 +120,22 @@ static bool is_output_used(const struct object_state *os, const char *name, bool
 	size_t len = strlen(name);
 	char base[128];
 
-	*is_perf = len > 5 && strcmp(name + len - 5, "_perf") == 0;
-	snprintf(base, sizeof(base), "%.*s", (int)(*is_perf ? len - 5 : len), name);
+	*is_perf = len > strlen(CATALOG_PERF_SUFFIX) &&
+		   catalog_name_ends(name, CATALOG_PERF_SUFFIX);
+	if (*is_perf)
+		len -= strlen(CATALOG_PERF_SUFFIX);
+	snprintf(base, sizeof(base), "%.*s", (int)len, name);
 	for (size_t i = 0; os->cat->ring_maps[i]; i++)
 		if (strcmp(os->cat->ring_maps[i], base) == 0)
 			return os->ring_used[i];
+	return false;
+}
+
+static bool plan_uses_exit_probes(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (plan->probe_by_id[i]->exit_probes)
+			return true;
 	return false;
 }
 
@@ -152,11 +163,15 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 				rc = bpf_map__set_max_entries(map, s->ring_bytes);
 			else
 				rc = make_stand_in(map);
-		} else if (strcmp(name, "probe_counters") == 0) {
-			rc = bpf_map__set_max_entries(map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
-		} else if (strcmp(name, "target_pids") == 0) {
+		} else if (strcmp(name, CATALOG_MAP_COUNTERS) == 0) {
+			rc = bpf_map__set_max_entries(
+				map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
+		} else if (strcmp(name, CATALOG_MAP_PIDS) == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
-		} else if (strcmp(name, "latency_hist") == 0) {
+		} else if (strcmp(name, CATALOG_MAP_PENDING) == 0 &&
+			   !plan_uses_exit_probes(s->plan)) {
+			rc = bpf_map__set_max_entries(map, 1);  /* 4 MiB only when used */
+		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
 			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;
 			rc = bpf_map__set_max_entries(map, (uint32_t)(n * UPS_HIST_SLOTS));
 		}
@@ -175,6 +190,18 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 static bool task_filters_in_bpf(const struct plan_task *t, const struct session_opts *opts)
 {
 	return !t->all_processes && (opts->bpf_pid_filter || t->n_pids > PER_PID_ATTACH_MAX);
+}
+
+/* The program a probe runs at its offset (or, with exit probes, at every
+ * exit site), and the entry program that goes with it (NULL: none). */
+static const char *probe_main_prog(const struct plan_probe *p)
+{
+	return p->exit_probes ? p->prog->exit : p->prog->name;
+}
+
+static const char *probe_entry_prog(const struct plan_probe *p)
+{
+	return p->exit_probes ? p->prog->exit_entry : p->prog->entry;
 }
 
 static int load_instance(struct session *s, struct instance *in, const struct plan_probe *p,
@@ -197,8 +224,10 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	}
 	bpf_object__for_each_program(prog, in->obj) {
 		const char *name = bpf_program__name(prog);
-		bpf_program__set_autoload(prog, strcmp(name, p->prog->name) == 0 ||
-						(p->prog->entry && strcmp(name, p->prog->entry) == 0));
+		bool wanted = strcmp(name, probe_main_prog(p)) == 0 ||
+			      (probe_entry_prog(p) && strcmp(name, probe_entry_prog(p)) == 0);
+
+		bpf_program__set_autoload(prog, wanted);
 		/* a program is loaded for one kind of attachment */
 		if (s->use_multi)
 			bpf_program__set_expected_attach_type(prog, UPS_ATTACH_UPROBE_MULTI);
@@ -255,7 +284,8 @@ static int choose_output(struct session *s, const struct session_opts *opts, str
 {
 	bool has_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 
-	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
+	s->ring_bytes =
+		round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
 	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
 	switch (opts->output) {
 	case OUTPUT_RINGBUF:
@@ -297,7 +327,7 @@ const char *output_mode_name(enum output_mode m)
 static int fill_target_pids(const struct object_state *os, const struct plan *plan,
 			    struct err *err)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(os->primary, "target_pids");
+	struct bpf_map *map = bpf_object__find_map_by_name(os->primary, CATALOG_MAP_PIDS);
 	__u8 one = 1;
 
 	if (!map)
@@ -314,7 +344,7 @@ static int fill_target_pids(const struct object_state *os, const struct plan *pl
 }
 
 static int attach_one(struct session *s, struct instance *in, const char *prog_name,
-		      bool retprobe, pid_t pid, struct err *err)
+		      uint64_t offset, bool retprobe, pid_t pid, struct err *err)
 {
 	const struct plan_probe *p = in->probe;
 	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, prog_name);
@@ -322,19 +352,20 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 	int rc;
 
 	if (!prog)
-		return err_set(err, -ENOENT, "probe %s: program %s missing from the embedded object",
+		return err_set(err, -ENOENT,
+			       "probe %s: program %s missing from the embedded object",
 			       p->program_name, prog_name);
 	memset(a, 0, sizeof(*a));
 	a->tracefs = s->use_tracefs;
 	if (s->use_tracefs) {
-		rc = tracefs_attach(&s->tfs, p->path, p->offset, retprobe, pid,
+		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid,
 				    bpf_program__fd(prog), &a->tp, err);
 		a->perf_fd = a->tp.perf_fd;
 	} else if (s->use_multi) {
-		rc = uprobe_attach_multi(p->path, p->offset, retprobe, pid, bpf_program__fd(prog),
+		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, bpf_program__fd(prog),
 					 &a->perf_fd, err);
 	} else {
-		rc = uprobe_attach_pmu(&s->pmu, p->path, p->offset, retprobe, pid,
+		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid,
 				       bpf_program__fd(prog), &a->perf_fd, err);
 	}
 	if (rc < 0)
@@ -364,14 +395,19 @@ static int grow_atts(struct instance *in, size_t more, struct err *err)
 static int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
 			       struct err *err)
 {
-	const struct catalog_program *cp = in->probe->prog;
-	int rc = grow_atts(in, 2, err);
+	const struct plan_probe *p = in->probe;
+	const struct catalog_program *cp = p->prog;
+	int rc = grow_atts(in, 2 + p->n_exits, err);
 
 	/* The return half first, so no entry is stored without its exit. */
-	if (rc == 0)
-		rc = attach_one(s, in, cp->name, cp->is_return, pid, err);
-	if (rc == 0 && cp->entry)
-		rc = attach_one(s, in, cp->entry, false, pid, err);
+	if (p->exit_probes) {
+		for (uint32_t i = 0; rc == 0 && i < p->n_exits; i++)
+			rc = attach_one(s, in, cp->exit, p->exit_offsets[i], false, pid, err);
+	} else if (rc == 0) {
+		rc = attach_one(s, in, cp->name, p->offset, cp->is_return, pid, err);
+	}
+	if (rc == 0 && probe_entry_prog(p))
+		rc = attach_one(s, in, probe_entry_prog(p), p->offset, false, pid, err);
 	return rc;
 }
 
@@ -490,7 +526,8 @@ static int collect_rings(struct session *s, struct err *err)
 			bool perf = s->mode == OUTPUT_PERFBUF;
 			if (!os->ring_used[r])
 				continue;
-			snprintf(name, sizeof(name), "%s%s", os->cat->ring_maps[r], perf ? "_perf" : "");
+			snprintf(name, sizeof(name), "%s%s", os->cat->ring_maps[r],
+				 perf ? CATALOG_PERF_SUFFIX : "");
 			m = bpf_object__find_map_by_name(os->primary, name);
 			if (!m || bpf_map__fd(m) < 0)
 				return err_set(err, -ENOENT, "output buffer %s not created", name);
@@ -558,8 +595,8 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	}
 	/* Object-specific maps (Binder's interface filter) before any attach. */
 	for (size_t i = 0; i < s->n_objects; i++) {
-		const struct catalog_object *c = s->objects[i].cat;
-		if (c->prepare && (rc = c->prepare(s->objects[i].primary, plan, err)) < 0)
+		if (s->objects[i].cat->prepare == CATALOG_PREPARE_BINDER_FILTER &&
+		    (rc = binder_filter_prepare(s->objects[i].primary, plan, err)) < 0)
 			goto fail;
 	}
 	rc = collect_rings(s, err);
@@ -596,8 +633,10 @@ int session_attach(struct session *s, struct err *err)
 	for (size_t i = 0; i < s->n_instances; i++) {
 		const struct plan_probe *p = s->instances[i].probe;
 		rc = s->interrupted && s->interrupted()
-		     ? err_set(err, -EINTR, "interrupted while attaching: nothing left attached")
-		     : attach_instance(s, &s->instances[i], &s->plan->tasks[p->desc.task_index], err);
+			     ? err_set(err, -EINTR,
+				       "interrupted while attaching: nothing left attached")
+			     : attach_instance(s, &s->instances[i],
+					       &s->plan->tasks[p->desc.task_index], err);
 		if (rc < 0) {
 			/* All or nothing: detach what was attached. */
 			for (size_t j = 0; j <= i; j++)
@@ -662,7 +701,7 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 			os = &s->objects[i];
 	if (!os || !os->primary)
 		return -ENOENT;
-	map = bpf_object__find_map_by_name(os->primary, "probe_counters");
+	map = bpf_object__find_map_by_name(os->primary, CATALOG_MAP_COUNTERS);
 	if (!map)
 		return -ENOENT;
 	percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
@@ -673,6 +712,8 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 		for (int c = 0; c < s->ncpus; c++) {
 			out->hits += percpu[c].hits;
 			out->drops += percpu[c].drops;
+			out->unwound += percpu[c].unwound;
+			out->untracked += percpu[c].untracked;
 		}
 	}
 	free(percpu);
@@ -695,7 +736,7 @@ int session_probe_histogram(const struct session *s, uint32_t probe_id,
 	for (size_t i = 0; i < s->n_objects; i++)
 		if (s->objects[i].cat == p->obj)
 			primary = s->objects[i].primary;
-	map = primary ? bpf_object__find_map_by_name(primary, "latency_hist") : NULL;
+	map = primary ? bpf_object__find_map_by_name(primary, CATALOG_MAP_HISTOGRAM) : NULL;
 	if (!map)
 		return -ENOENT;
 	percpu = calloc((size_t)s->ncpus, sizeof(uint64_t));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "sink/fmt_fast.h"
 
 void json_init(struct json_out *j, struct outbuf *o)
@@ -81,39 +82,6 @@ void json_key(struct json_out *j, const char *key)
 	j->after_key = true;
 }
 
-size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0; /* continuation byte, C0/C1 overlong lead, F5..FF */
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 static bool needs_escape(unsigned char c)
 {
 	return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
@@ -178,7 +146,11 @@ char *json_escape_into(char *o, const char *s, size_t n)
 /* Length a UTF-8 lead byte announces (1 for anything that cannot lead). */
 static size_t utf8_lead_len(unsigned char c)
 {
-	return c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return 2;
+	if (c >= 0xe0 && c <= 0xef)
+		return 3;
+	return c >= 0xf0 && c <= 0xf4 ? 4 : 1;
 }
 
 /* A prefix of s[0..n) of at most ESCAPE_CHUNK bytes that does not cut a

@@ -55,8 +55,4 @@ void json_escape(struct outbuf *o, const char *s, size_t n);
 #define JSON_ESCAPE_MAX(n) (6 * (size_t)(n))
 char *json_escape_into(char *out, const char *s, size_t n);
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 when it is invalid
- * (overlong, surrogate, above U+10FFFF, truncated). */
-size_t utf8_seq_len(const unsigned char *s, size_t n);
-
 #endif
