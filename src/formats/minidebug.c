@@ -37,10 +37,11 @@ int minidebug_open(const struct elf_file *outer, struct minidebug *out, struct e
 		memset(out, 0, sizeof(*out));
 		return rc;
 	}
-	if (elf_machine(out->elf) != elf_machine(outer)) {
+	uint16_t inner_m = elf_machine(out->elf);
+	if (inner_m != elf_machine(outer)) {
 		minidebug_close(out);
 		return err_set(err, -EINVAL, "%s: embedded ELF is for machine %u, the file for %u",
-			       name, elf_machine(out->elf), elf_machine(outer));
+			       name, inner_m, elf_machine(outer));
 	}
 	return 0;
 }

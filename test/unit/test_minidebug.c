@@ -2,6 +2,7 @@
  * test data (their embedded ELF must equal what objcopy + `xz -d` extract, and
  * every symbol `nm` lists in it must be seen by elf_foreach_symbol), and a
  * stripped binary built here the way Android builds mini debug info. */
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +239,33 @@ UT_TEST(minidebug_damaged_section_fails_cleanly)
 		UT_CONTAINS(e.msg, "dmg!.gnu_debugdata");
 		elf_close(m);
 	}
+	free(copy);
+	elf_close(elf);
+}
+
+/* An embedded ELF for another machine is refused (found by fuzz_minidebug: the
+ * message used the embedded ELF after closing it). */
+UT_TEST(minidebug_machine_mismatch_is_refused)
+{
+	const char *p = ut_testdata(
+		"oat/android-11/arm64/xiaomi_sweet_vendor_MIUI12.5.8_RKFMIXM/CneApp.odex");
+	struct elf_file *elf = NULL, *m = NULL;
+	struct minidebug md;
+	struct err e = { 0 };
+	const uint8_t *d;
+	size_t len;
+
+	UT_ASSERT(!elf_open(p, &elf, &e));
+	d = elf_data(elf, &len);
+	uint8_t *copy = malloc(len);
+	UT_ASSERT(copy);
+	memcpy(copy, d, len);
+	copy[18] = EM_X86_64;   /* e_machine of the outer file */
+	copy[19] = 0;
+	UT_ASSERT(!elf_open_mem("x86", copy, len, &m, &e));
+	UT_EQ_INT(minidebug_open(m, &md, &e), -EINVAL);
+	UT_CONTAINS(e.msg, "embedded ELF is for machine 183, the file for 62");
+	elf_close(m);
 	free(copy);
 	elf_close(elf);
 }
