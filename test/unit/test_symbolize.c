@@ -91,7 +91,7 @@ static void strip_sig(const char *sig, char *out, size_t size)
 }
 
 struct jstats {
-	unsigned long methods, stackmaps, lines, md_names;
+	unsigned long methods, stackmaps, lines, md_names, cfi;
 };
 
 /* Every stack map of every compiled method: its native pc, as a return
@@ -233,6 +233,18 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 		UT_EQ_U64(jm.code_size, size);
 		UT_ASSERT(jm.frame_size % 16 == 0);
 		if (has_md) {
+			/* dex2oat's CFI (in .gnu_debugdata's .debug_frame) at the entry:
+			 * CFA = sp + 8 (x86_64: the return address) or sp + 0 (arm64). */
+			struct cfi_row row;
+			bool x86 = jm.e_machine == EM_X86_64;
+			if (sym_cfi_at(s, m, pc, 0, &row, NULL, &e)) {
+				ut_fail(__FILE__, __LINE__, "%s: %s", oat_rel, e.msg);
+				goto out;
+			}
+			UT_EQ_INT(row.cfa_reg, x86 ? CFI_X86_64_RSP : CFI_ARM64_SP);
+			UT_EQ_INT(row.cfa_off, x86 ? 8 : 0);
+			UT_ASSERT(row.from_debug_frame);
+			js->cfi++;
 			struct elf_symbol es;
 			char shortname[4096];
 			strip_sig(sig, shortname, sizeof(shortname));
@@ -269,6 +281,7 @@ UT_TEST(symbolize_java_methods_x86_64)
 		js.lines);
 	UT_ASSERT(js.stackmaps > 1000);
 	UT_ASSERT(js.lines > 500);
+	UT_EQ_INT(js.cfi, js.methods);
 	UT_ASSERT(js.methods > 200);
 	/* dex2oat's symbol names: nearly all (overloads share a name, so the
 	 * symbol with that name may be another overload) */
@@ -295,6 +308,7 @@ UT_TEST(symbolize_java_methods_arm64)
 		js.lines);
 	UT_ASSERT(js.methods > 3000);
 	UT_ASSERT(js.stackmaps > 5000);
+	UT_ASSERT(js.cfi > 2000);
 	UT_ASSERT(js.md_names * 10 >= js.methods * 7);
 }
 
