@@ -91,7 +91,7 @@ static void strip_sig(const char *sig, char *out, size_t size)
 }
 
 struct jstats {
-	unsigned long methods, stackmaps, lines, md_names, cfi;
+	unsigned long methods, stackmaps, lines, md_names, cfi, frames;
 };
 
 /* Every stack map of every compiled method: its native pc, as a return
@@ -245,6 +245,23 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 			UT_EQ_INT(row.cfa_off, x86 ? 8 : 0);
 			UT_ASSERT(row.from_debug_frame);
 			js->cfi++;
+			/* CodeInfo's frame size against dex2oat's CFI: the largest CFA
+			 * offset over the method's rows is the frame size (x86_64 counts
+			 * the return address in both). */
+			int64_t max_off = 0;
+			for (uint64_t a = pc; a < pc + size;) {
+				if (sym_cfi_at(s, m, a, 0, &row, NULL, &e))
+					break;
+				max_off = row.cfa_off > max_off ? row.cfa_off : max_off;
+				a = BASE + row.row_end > a ? BASE + row.row_end : a + 1;
+			}
+			if (jm.frame_size && (uint64_t)max_off != jm.frame_size) {
+				ut_fail(__FILE__, __LINE__, "%s: %s: CodeInfo frame %u, CFI max CFA "
+					"offset %lld", oat_rel, sig, jm.frame_size,
+					(long long)max_off);
+				goto out;
+			}
+			js->frames += jm.frame_size != 0;
 			struct elf_symbol es;
 			char shortname[4096];
 			strip_sig(sig, shortname, sizeof(shortname));
@@ -277,11 +294,12 @@ UT_TEST(symbolize_java_methods_x86_64)
 	snprintf(b, sizeof(b), "oat-expected/android-11/x86_64/%sboot-ext.oat.jsonl", d);
 	java_file(a, b, &js);
 	fprintf(stderr, "    boot-ext.oat: %lu methods, %lu names equal to .gnu_debugdata's, "
-		"%lu stack maps, %lu with a source line\n", js.methods, js.md_names, js.stackmaps,
-		js.lines);
+		"%lu stack maps, %lu with a source line, %lu frame sizes = CFI\n", js.methods,
+		js.md_names, js.stackmaps, js.lines, js.frames);
 	UT_ASSERT(js.stackmaps > 1000);
 	UT_ASSERT(js.lines > 500);
 	UT_EQ_INT(js.cfi, js.methods);
+	UT_ASSERT(js.frames > 100);
 	UT_ASSERT(js.methods > 200);
 	/* dex2oat's symbol names: nearly all (overloads share a name, so the
 	 * symbol with that name may be another overload) */
@@ -304,11 +322,12 @@ UT_TEST(symbolize_java_methods_arm64)
 		java_file(a, b, &js);
 	}
 	fprintf(stderr, "    arm64: %lu methods, %lu names equal to .gnu_debugdata's, "
-		"%lu stack maps, %lu with a line\n", js.methods, js.md_names, js.stackmaps,
-		js.lines);
+		"%lu stack maps, %lu with a line, %lu frame sizes = CFI\n", js.methods, js.md_names,
+		js.stackmaps, js.lines, js.frames);
 	UT_ASSERT(js.methods > 3000);
 	UT_ASSERT(js.stackmaps > 5000);
 	UT_ASSERT(js.cfi > 2000);
+	UT_ASSERT(js.frames > 1000);
 	UT_ASSERT(js.md_names * 10 >= js.methods * 7);
 }
 
