@@ -363,7 +363,8 @@ UT_TEST(cfi_matches_readelf_oat_debug_frame)
 	for (size_t i = 0; i < 2 && !ut_current_failed; i++) {
 		char cmd[2048], xzf[512], out[512];
 		snprintf(xzf, sizeof(xzf), "%s", ut_tmpfile("cfi-gdd.xz"));
-		snprintf(out, sizeof(out), "%s", ut_tmpfile(i ? "cfi-gdd-arm64.elf" : "cfi-gdd.elf"));
+		const char *name = i ? "cfi-gdd-arm64.elf" : "cfi-gdd.elf";
+		snprintf(out, sizeof(out), "%s", ut_tmpfile(name));
 		snprintf(cmd, sizeof(cmd),
 			 "llvm-objcopy --dump-section .gnu_debugdata='%s' '%s' '%s.junk' && "
 			 "xz -dc '%s' > '%s'", xzf, ut_testdata(files[i]), xzf, xzf, out);

@@ -256,9 +256,9 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 				a = BASE + row.row_end > a ? BASE + row.row_end : a + 1;
 			}
 			if (jm.frame_size && (uint64_t)max_off != jm.frame_size) {
-				ut_fail(__FILE__, __LINE__, "%s: %s: CodeInfo frame %u, CFI max CFA "
-					"offset %lld", oat_rel, sig, jm.frame_size,
-					(long long)max_off);
+				ut_fail(__FILE__, __LINE__,
+					"%s: %s: CodeInfo frame %u, CFI max CFA offset %lld",
+					oat_rel, sig, jm.frame_size, (long long)max_off);
 				goto out;
 			}
 			js->frames += jm.frame_size != 0;
