@@ -315,8 +315,10 @@ static int scan_section(struct cfi_table *t, uint8_t sec, struct err *err)
 		if (ld32(s->p + off) == 0 && sec == SEC_EH)
 			break;  /* terminator */
 		if (entry_header(t, sec, off, &c, &id, &is_cie))
-			return err_set(err, -EINVAL, "%s: %s+0x%llx: entry length runs past the section",
-				       elf_name(t->elf), sec == SEC_EH ? ".eh_frame" : ".debug_frame",
+			return err_set(err, -EINVAL,
+				       "%s: %s+0x%llx: entry length runs past the section",
+				       elf_name(t->elf),
+				       sec == SEC_EH ? ".eh_frame" : ".debug_frame",
 				       (unsigned long long)off);
 		if (!is_cie && (rc = add_fde(t, sec, off)))
 			return err_set(err, rc, "%s: out of memory indexing CFI", elf_name(t->elf));
@@ -379,7 +381,8 @@ static bool load_sec(struct cfi_table *t, const char *name, struct cfi_sec *s)
 	if (elf_find_section(t->elf, name, &es) || es.type == SHT_NOBITS ||
 	    !rng_ok(sz, es.offset, es.size) || !es.size)
 		return false;
-	*s = (struct cfi_sec){ .p = d + es.offset, .len = es.size, .addr = es.addr, .present = true };
+	*s = (struct cfi_sec){ .p = d + es.offset, .len = es.size, .addr = es.addr,
+			       .present = true };
 	return true;
 }
 
@@ -462,6 +465,12 @@ struct eval {
 	unsigned insns;
 };
 
+/* factor * data_align, wrapping like the hardware would (hostile input). */
+static int64_t scale(uint64_t factor, int64_t da)
+{
+	return (int64_t)(factor * (uint64_t)da);
+}
+
 static void set_rule(struct eval *ev, uint64_t reg, uint8_t kind, int64_t off, uint64_t r2)
 {
 	if (reg >= CFI_MAX_REGS)
@@ -479,6 +488,23 @@ static void advance(struct eval *ev, uint64_t delta)
 		return;
 	}
 	ev->loc = nl;
+}
+
+/* DW_CFA_remember_state / restore_state (which restores the CFA too, DWARF 5
+ * 6.4.2.4). */
+static void state_op(struct eval *ev, struct cur *c, uint8_t op)
+{
+	if (op == 0x0a && ev->depth == MAX_STATE_DEPTH) {
+		ev->why = "remember_state nested too deep";
+		c->ok = false;
+	} else if (op == 0x0a) {
+		ev->stack[ev->depth++] = ev->st;
+	} else if (!ev->depth) {
+		ev->why = "restore_state without remember_state";
+		c->ok = false;
+	} else {
+		ev->st = ev->stack[--ev->depth];
+	}
 }
 
 /* The DW_CFA_* operations with operands in following bytes. */
@@ -502,29 +528,13 @@ static void extended_op(struct eval *ev, struct cur *c, uint8_t op)
 	case 0x02: advance(ev, rd_n(c, 1)); break;
 	case 0x03: advance(ev, rd_n(c, 2)); break;
 	case 0x04: advance(ev, rd_n(c, 4)); break;
-	case 0x05: r = rd_uleb64(c); set_rule(ev, r, CFI_RULE_OFFSET, (int64_t)rd_uleb64(c) * da, 0);
+	case 0x05: r = rd_uleb64(c); set_rule(ev, r, CFI_RULE_OFFSET, scale(rd_uleb64(c), da), 0);
 		break;
 	case 0x06: r = rd_uleb64(c); if (r < CFI_MAX_REGS) ev->st.regs[r] = ev->init.regs[r]; break;
 	case 0x07: set_rule(ev, rd_uleb64(c), CFI_RULE_UNDEFINED, 0, 0); break;
 	case 0x08: set_rule(ev, rd_uleb64(c), CFI_RULE_SAME, 0, 0); break;
 	case 0x09: r = rd_uleb64(c); set_rule(ev, r, CFI_RULE_REGISTER, 0, rd_uleb64(c)); break;
-	case 0x0a:
-		if (ev->depth == MAX_STATE_DEPTH) {
-			ev->why = "remember_state nested too deep";
-			c->ok = false;
-		} else {
-			ev->stack[ev->depth++] = ev->st;
-		}
-		break;
-	case 0x0b:
-		if (!ev->depth) {
-			ev->why = "restore_state without remember_state";
-			c->ok = false;
-		} else {
-			/* The CFA is restored too (DWARF 5 6.4.2.4). */
-			ev->st = ev->stack[--ev->depth];
-		}
-		break;
+	case 0x0a: case 0x0b: state_op(ev, c, op); break;
 	case 0x0c: ev->st.cfa_reg = (uint32_t)rd_uleb64(c); ev->st.cfa_off = (int64_t)rd_uleb64(c);
 		ev->st.cfa_expr = false; break;
 	case 0x0d: ev->st.cfa_reg = (uint32_t)rd_uleb64(c); ev->st.cfa_expr = false; break;
@@ -540,13 +550,16 @@ static void extended_op(struct eval *ev, struct cur *c, uint8_t op)
 			c->off += v;
 		set_rule(ev, r, CFI_RULE_EXPR, 0, 0);
 		break;
-	case 0x11: r = rd_uleb64(c); set_rule(ev, r, CFI_RULE_OFFSET, rd_sleb64(c) * da, 0); break;
-	case 0x12: ev->st.cfa_reg = (uint32_t)rd_uleb64(c); ev->st.cfa_off = rd_sleb64(c) * da;
+	case 0x11: r = rd_uleb64(c);
+		set_rule(ev, r, CFI_RULE_OFFSET, scale((uint64_t)rd_sleb64(c), da), 0); break;
+	case 0x12: ev->st.cfa_reg = (uint32_t)rd_uleb64(c);
+		ev->st.cfa_off = scale((uint64_t)rd_sleb64(c), da);
 		ev->st.cfa_expr = false; break;
-	case 0x13: ev->st.cfa_off = rd_sleb64(c) * da; break;
+	case 0x13: ev->st.cfa_off = scale((uint64_t)rd_sleb64(c), da); break;
 	case 0x14: r = rd_uleb64(c);
-		set_rule(ev, r, CFI_RULE_VAL_OFFSET, (int64_t)rd_uleb64(c) * da, 0); break;
-	case 0x15: r = rd_uleb64(c); set_rule(ev, r, CFI_RULE_VAL_OFFSET, rd_sleb64(c) * da, 0);
+		set_rule(ev, r, CFI_RULE_VAL_OFFSET, scale(rd_uleb64(c), da), 0); break;
+	case 0x15: r = rd_uleb64(c);
+		set_rule(ev, r, CFI_RULE_VAL_OFFSET, scale((uint64_t)rd_sleb64(c), da), 0);
 		break;
 	case 0x2d:
 		if (ev->t->machine == EM_AARCH64) {
@@ -558,7 +571,7 @@ static void extended_op(struct eval *ev, struct cur *c, uint8_t op)
 		break;
 	case 0x2e: rd_uleb64(c); break;                              /* GNU_args_size */
 	case 0x2f: r = rd_uleb64(c);
-		set_rule(ev, r, CFI_RULE_OFFSET, -(int64_t)rd_uleb64(c) * da, 0); break;
+		set_rule(ev, r, CFI_RULE_OFFSET, scale(0 - rd_uleb64(c), da), 0); break;
 	default:
 		ev->why = "unknown DW_CFA opcode";
 		c->ok = false;
@@ -581,7 +594,7 @@ static int run(struct eval *ev, uint64_t off, uint64_t end, uint8_t sec)
 		switch (op >> 6) {
 		case 1: advance(ev, op & 0x3f); break;
 		case 2: set_rule(ev, op & 0x3f, CFI_RULE_OFFSET,
-				 (int64_t)rd_uleb64(&c) * ev->ci->data_align, 0); break;
+				 scale(rd_uleb64(&c), ev->ci->data_align), 0); break;
 		case 3:
 			if ((op & 0x3f) < CFI_MAX_REGS)
 				ev->st.regs[op & 0x3f] = ev->init.regs[op & 0x3f];
@@ -671,8 +684,9 @@ int cfi_row_at(const struct cfi_table *t, uint64_t vaddr, struct cfi_row *row, s
 			(unsigned long long)f->off, (unsigned long long)f->start,
 			(unsigned long long)f->end, ev->why);
 	} else if (ev->st.cfa_expr) {
-		rc = err_set(err, -ENOTSUP, "%s: %s+0x%llx: the CFA at 0x%llx is a DWARF expression "
-			     "(not evaluated)", elf_name(t->elf), sn, (unsigned long long)f->off,
+		rc = err_set(err, -ENOTSUP,
+			     "%s: %s+0x%llx: the CFA at 0x%llx is a DWARF expression (not evaluated)",
+			     elf_name(t->elf), sn, (unsigned long long)f->off,
 			     (unsigned long long)vaddr);
 	} else {
 		fill_row(ev, &ci, f, row);

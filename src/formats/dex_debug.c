@@ -90,7 +90,8 @@ static int debug_info_at(const struct dex_file *d, const struct dex_method *m, u
 
 	dex_raw(d, &r);
 	if (!m->code_off)
-		return err_set(err, -ENOENT, "%s: method %u has no code", dex_name(d), m->method_idx);
+		return err_set(err, -ENOENT, "%s: method %u has no code", dex_name(d),
+			       m->method_idx);
 	if (r.compact) {
 		if ((rc = cdex_debug_off(d, &r, m->method_idx, &off, err)))
 			return rc;

@@ -23,7 +23,8 @@ int minidebug_open(const struct elf_file *outer, struct minidebug *out, struct e
 		return err_set(err, -ENOENT, "%s: no .gnu_debugdata section", elf_name(outer));
 	d = elf_data(outer, &len);
 	if (s.type == SHT_NOBITS || !rng_ok(len, s.offset, s.size))
-		return err_set(err, -EINVAL, "%s: .gnu_debugdata (0x%llx+0x%llx) lies outside the file",
+		return err_set(err, -EINVAL,
+			       "%s: .gnu_debugdata (0x%llx+0x%llx) lies outside the file",
 			       elf_name(outer), (unsigned long long)s.offset,
 			       (unsigned long long)s.size);
 	snprintf(name, sizeof(name), "%s!.gnu_debugdata", elf_name(outer));
@@ -36,10 +37,11 @@ int minidebug_open(const struct elf_file *outer, struct minidebug *out, struct e
 		memset(out, 0, sizeof(*out));
 		return rc;
 	}
-	if (elf_machine(out->elf) != elf_machine(outer)) {
+	uint16_t inner_m = elf_machine(out->elf);
+	if (inner_m != elf_machine(outer)) {
 		minidebug_close(out);
 		return err_set(err, -EINVAL, "%s: embedded ELF is for machine %u, the file for %u",
-			       name, elf_machine(out->elf), elf_machine(outer));
+			       name, inner_m, elf_machine(outer));
 	}
 	return 0;
 }

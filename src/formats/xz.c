@@ -458,13 +458,14 @@ static int block_header(struct xz *x, uint64_t *csize, uint64_t *usize)
 
 static int verify_check(struct xz *x, unsigned ctype, size_t ustart)
 {
-	size_t n = check_size(ctype);
+	size_t n = check_size(ctype), un = x->out_len - ustart;
+	const uint8_t *u = un ? x->out + ustart : (const uint8_t *)"";
 
 	if (n > x->len - x->pos)
 		return bad(x, x->pos, "truncated block check");
-	if (ctype == 1 && crc32_of(x, x->out + ustart, x->out_len - ustart) != ld32(x->in + x->pos))
+	if (ctype == 1 && crc32_of(x, u, un) != ld32(x->in + x->pos))
 		return bad(x, x->pos, "CRC32 of the decoded block does not match");
-	if (ctype == 4 && crc64_of(x, x->out + ustart, x->out_len - ustart) != ld64(x->in + x->pos))
+	if (ctype == 4 && crc64_of(x, u, un) != ld64(x->in + x->pos))
 		return bad(x, x->pos, "CRC64 of the decoded block does not match");
 	x->pos += n;
 	return 0;

@@ -193,6 +193,20 @@ static int build_symbols(struct file_ent *f)
 
 /* --- Java methods ------------------------------------------------------------------ */
 
+struct jkey {
+	uint64_t vaddr;
+	uint32_t idx;
+};
+
+static int cmp_jkey(const void *a, const void *b)
+{
+	const struct jkey *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
 static int build_java(struct file_ent *f, struct err *err)
 {
 	int rc;
@@ -210,17 +224,17 @@ static int build_java(struct file_ent *f, struct err *err)
 		if (m->dedup_first == i && m->code.code_size)
 			f->jidx[f->n_j++] = (uint32_t)i;
 	}
-	/* insertion into sorted order by vaddr (methods are mostly in code order) */
-	for (size_t i = 1; i < f->n_j; i++) {
-		uint32_t v = f->jidx[i];
-		uint64_t key = f->ml.v[v].code.vaddr;
-		size_t k = i;
-		while (k > 0 && f->ml.v[f->jidx[k - 1]].code.vaddr > key) {
-			f->jidx[k] = f->jidx[k - 1];
-			k--;
-		}
-		f->jidx[k] = v;
-	}
+	/* Sort by code address (profile-guided layouts put code out of class order). */
+	struct jkey *k = malloc((f->n_j ? f->n_j : 1) * sizeof(*k));
+	if (!k)
+		return err_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < f->n_j; i++)
+		k[i] = (struct jkey){ f->ml.v[f->jidx[i]].code.vaddr, f->jidx[i] };
+	if (f->n_j)
+		qsort(k, f->n_j, sizeof(*k), cmp_jkey);
+	for (size_t i = 0; i < f->n_j; i++)
+		f->jidx[i] = k[i].idx;
+	free(k);
 	return 0;
 }
 
@@ -465,11 +479,13 @@ int sym_maps_read(struct symbolizer *s, const char *proc_dir, pid_t pid, struct 
 		return err_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
 	for (;;) {
 		if (n + 4096 > cap) {
-			char *nb = cap >= MAX_MAPS_BYTES ? NULL : realloc(buf, cap ? cap * 2 : 65536);
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *nb = cap >= MAX_MAPS_BYTES ? NULL : realloc(buf, ncap);
 			if (!nb) {
 				free(buf);
 				fclose(f);
-				return err_set(err, -ENOMEM, "%s: too large or out of memory", path);
+				return err_set(err, -ENOMEM, "%s: too large or out of memory",
+					       path);
 			}
 			buf = nb;
 			cap = cap ? cap * 2 : 65536;

@@ -32,6 +32,7 @@ struct rf_state {
 	bool have_row;
 	char row[512];
 	uint64_t row_loc;
+	const char *section;    /* ".eh_frame" or ".debug_frame" */
 	unsigned long checked, refused, failures;
 	char first_fail[512];
 };
@@ -133,8 +134,10 @@ static void check_at(struct rf_state *s, uint64_t pc, const char *row)
 
 static void finish_row(struct rf_state *s, uint64_t end)
 {
-	if (!s->have_row || end <= s->row_loc)
+	if (!s->have_row || end <= s->row_loc) {
+		s->have_row = false;    /* a row at the FDE's end covers nothing */
 		return;
+	}
 	check_at(s, s->row_loc, s->row);
 	check_at(s, end - 1, s->row);
 	check_at(s, s->row_loc + (end - s->row_loc) / 2, s->row);
@@ -167,7 +170,7 @@ static void readelf_compare(const char *path, struct rf_state *s)
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(line, "Contents of the ", 16)) {
 			finish_row(s, s->fde_end);
-			in_eh = strstr(line, ".eh_frame") != NULL;
+			in_eh = strstr(line, s->section) != NULL;
 			continue;
 		}
 		if (!in_eh)
@@ -204,7 +207,7 @@ static void readelf_compare(const char *path, struct rf_state *s)
 		pclose(f);
 }
 
-static void compare_file(const char *path, unsigned long min_rows)
+static void compare_section(const char *path, const char *section, unsigned long min_rows)
 {
 	struct elf_file *elf = NULL;
 	struct cfi_table *t = NULL;
@@ -224,6 +227,7 @@ static void compare_file(const char *path, unsigned long min_rows)
 		return;
 	}
 	s->t = t;
+	s->section = section;
 	s->machine = elf_machine(elf);
 	readelf_compare(path, s);
 	unsigned long checked = s->checked, failures = s->failures;
@@ -247,6 +251,11 @@ static const char *first_existing(const char *const *c)
 	return NULL;
 }
 
+
+static void compare_file(const char *path, unsigned long min_rows)
+{
+	compare_section(path, ".eh_frame", min_rows);
+}
 
 UT_TEST(cfi_matches_readelf_host_libc)
 {
@@ -340,4 +349,26 @@ UT_TEST(cfi_no_sections_is_enoent)
 	UT_EQ_INT(cfi_open(elf, &t, &e), -ENOENT);
 	UT_CONTAINS(e.msg, "no .eh_frame");
 	elf_close(elf);
+}
+
+/* .debug_frame as dex2oat writes it, inside the .gnu_debugdata of real oat
+ * files (x86_64 Android 11, arm64 Android 13): every row readelf prints. */
+UT_TEST(cfi_matches_readelf_oat_debug_frame)
+{
+	static const char *const files[] = {
+		"oat/android-11/x86_64/aosp_x86_64_RP1A.201105.002_eng/boot-ext.oat",
+		"oat/android-13/arm64/realme_ice_ossi_TP1A.220905.001/"
+		"apex@com.android.permission@javalib@service-permission.jar@classes.odex",
+	};
+	for (size_t i = 0; i < 2 && !ut_current_failed; i++) {
+		char cmd[2048], xzf[512], out[512];
+		snprintf(xzf, sizeof(xzf), "%s", ut_tmpfile("cfi-gdd.xz"));
+		const char *name = i ? "cfi-gdd-arm64.elf" : "cfi-gdd.elf";
+		snprintf(out, sizeof(out), "%s", ut_tmpfile(name));
+		snprintf(cmd, sizeof(cmd),
+			 "llvm-objcopy --dump-section .gnu_debugdata='%s' '%s' '%s.junk' && "
+			 "xz -dc '%s' > '%s'", xzf, ut_testdata(files[i]), xzf, xzf, out);
+		UT_ASSERT(system(cmd) == 0);
+		compare_section(out, ".debug_frame", 500);
+	}
 }

@@ -2,6 +2,7 @@
  * test data (their embedded ELF must equal what objcopy + `xz -d` extract, and
  * every symbol `nm` lists in it must be seen by elf_foreach_symbol), and a
  * stripped binary built here the way Android builds mini debug info. */
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,8 @@ static void check_file(const char *path, bool has_symbols)
 
 	snprintf(xzf, sizeof(xzf), "%s", ut_tmpfile("gdd.xz"));
 	snprintf(ref, sizeof(ref), "%s", ut_tmpfile("gdd.elf"));
-	snprintf(cmd, sizeof(cmd), "llvm-objcopy --dump-section .gnu_debugdata='%s' '%s' '%s.junk' && "
+	snprintf(cmd, sizeof(cmd),
+		 "llvm-objcopy --dump-section .gnu_debugdata='%s' '%s' '%s.junk' && "
 		 "xz -dc '%s' > '%s'", xzf, path, xzf, xzf, ref);
 	UT_ASSERT(system(cmd) == 0);
 	UT_ASSERT((r = slurp(ref, &rn)) != NULL);
@@ -164,9 +166,10 @@ const char *minidebug_build_test_binary(void)
 	static char out[1024];
 	char dir[1024], cmd[8192];
 	const char *src =
-		"static int __attribute__((noinline)) leaf_one(int x) { return x * 3 + 1; }\\n"
-		"static int __attribute__((noinline)) leaf_two(int x) { return leaf_one(x) ^ 5; }\\n"
-		"static int __attribute__((noinline)) middle(int x) { return leaf_two(x) + leaf_one(x); }\\n"
+		"#define NI __attribute__((noinline))\\n"
+		"static int NI leaf_one(int x) { return x * 3 + 1; }\\n"
+		"static int NI leaf_two(int x) { return leaf_one(x) ^ 5; }\\n"
+		"static int NI middle(int x) { return leaf_two(x) + leaf_one(x); }\\n"
 		"int exported_entry(int x) { return middle(x) * 2; }\\n"
 		"volatile int nterp_sink;\\n"
 		"void ExecuteNterpImpl(void) { nterp_sink++; nterp_sink++; }\\n"
@@ -236,6 +239,33 @@ UT_TEST(minidebug_damaged_section_fails_cleanly)
 		UT_CONTAINS(e.msg, "dmg!.gnu_debugdata");
 		elf_close(m);
 	}
+	free(copy);
+	elf_close(elf);
+}
+
+/* An embedded ELF for another machine is refused (found by fuzz_minidebug: the
+ * message used the embedded ELF after closing it). */
+UT_TEST(minidebug_machine_mismatch_is_refused)
+{
+	const char *p = ut_testdata(
+		"oat/android-11/arm64/xiaomi_sweet_vendor_MIUI12.5.8_RKFMIXM/CneApp.odex");
+	struct elf_file *elf = NULL, *m = NULL;
+	struct minidebug md;
+	struct err e = { 0 };
+	const uint8_t *d;
+	size_t len;
+
+	UT_ASSERT(!elf_open(p, &elf, &e));
+	d = elf_data(elf, &len);
+	uint8_t *copy = malloc(len);
+	UT_ASSERT(copy);
+	memcpy(copy, d, len);
+	copy[18] = EM_X86_64;   /* e_machine of the outer file */
+	copy[19] = 0;
+	UT_ASSERT(!elf_open_mem("x86", copy, len, &m, &e));
+	UT_EQ_INT(minidebug_open(m, &md, &e), -EINVAL);
+	UT_CONTAINS(e.msg, "embedded ELF is for machine 183, the file for 62");
+	elf_close(m);
 	free(copy);
 	elf_close(elf);
 }

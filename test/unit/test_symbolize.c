@@ -91,7 +91,7 @@ static void strip_sig(const char *sig, char *out, size_t size)
 }
 
 struct jstats {
-	unsigned long methods, stackmaps, lines, md_names;
+	unsigned long methods, stackmaps, lines, md_names, cfi, frames;
 };
 
 /* Every stack map of every compiled method: its native pc, as a return
@@ -188,8 +188,9 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 		for (int k = 0; k < 3; k++) {
 			sym_lookup(s, m, probes[k], 0, &fr, &e);
 			if (fr.kind != SYM_JAVA) {
-				ut_fail(__FILE__, __LINE__, "%s: 0x%llx (%s) kind %s: %s", oat_rel,
-					(unsigned long long)foff, want, sym_kind_name(fr.kind), e.msg);
+				ut_fail(__FILE__, __LINE__, "%s: 0x%llx (%s) kind %s: %s",
+					oat_rel, (unsigned long long)foff, want,
+					sym_kind_name(fr.kind), e.msg);
 				goto out;
 			}
 		}
@@ -218,8 +219,8 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 			if (g)
 				pclose(g);
 			if (!ok) {
-				ut_fail(__FILE__, __LINE__, "%s+0x%llx: \"%s\" != \"%s\"", oat_rel, foff,
-					sig, want);
+				ut_fail(__FILE__, __LINE__, "%s+0x%llx: \"%s\" != \"%s\"",
+					oat_rel, foff, sig, want);
 				goto out;
 			}
 		}
@@ -232,6 +233,35 @@ static void java_file(const char *oat_rel, const char *jsonl_rel, struct jstats 
 		UT_EQ_U64(jm.code_size, size);
 		UT_ASSERT(jm.frame_size % 16 == 0);
 		if (has_md) {
+			/* dex2oat's CFI (in .gnu_debugdata's .debug_frame) at the entry:
+			 * CFA = sp + 8 (x86_64: the return address) or sp + 0 (arm64). */
+			struct cfi_row row;
+			bool x86 = jm.e_machine == EM_X86_64;
+			if (sym_cfi_at(s, m, pc, 0, &row, NULL, &e)) {
+				ut_fail(__FILE__, __LINE__, "%s: %s", oat_rel, e.msg);
+				goto out;
+			}
+			UT_EQ_INT(row.cfa_reg, x86 ? CFI_X86_64_RSP : CFI_ARM64_SP);
+			UT_EQ_INT(row.cfa_off, x86 ? 8 : 0);
+			UT_ASSERT(row.from_debug_frame);
+			js->cfi++;
+			/* CodeInfo's frame size against dex2oat's CFI: the largest CFA
+			 * offset over the method's rows is the frame size (x86_64 counts
+			 * the return address in both). */
+			int64_t max_off = 0;
+			for (uint64_t a = pc; a < pc + size;) {
+				if (sym_cfi_at(s, m, a, 0, &row, NULL, &e))
+					break;
+				max_off = row.cfa_off > max_off ? row.cfa_off : max_off;
+				a = BASE + row.row_end > a ? BASE + row.row_end : a + 1;
+			}
+			if (jm.frame_size && (uint64_t)max_off != jm.frame_size) {
+				ut_fail(__FILE__, __LINE__,
+					"%s: %s: CodeInfo frame %u, CFI max CFA offset %lld",
+					oat_rel, sig, jm.frame_size, (long long)max_off);
+				goto out;
+			}
+			js->frames += jm.frame_size != 0;
 			struct elf_symbol es;
 			char shortname[4096];
 			strip_sig(sig, shortname, sizeof(shortname));
@@ -264,10 +294,12 @@ UT_TEST(symbolize_java_methods_x86_64)
 	snprintf(b, sizeof(b), "oat-expected/android-11/x86_64/%sboot-ext.oat.jsonl", d);
 	java_file(a, b, &js);
 	fprintf(stderr, "    boot-ext.oat: %lu methods, %lu names equal to .gnu_debugdata's, "
-		"%lu stack maps, %lu with a source line\n", js.methods, js.md_names, js.stackmaps,
-		js.lines);
+		"%lu stack maps, %lu with a source line, %lu frame sizes = CFI\n", js.methods,
+		js.md_names, js.stackmaps, js.lines, js.frames);
 	UT_ASSERT(js.stackmaps > 1000);
 	UT_ASSERT(js.lines > 500);
+	UT_EQ_INT(js.cfi, js.methods);
+	UT_ASSERT(js.frames > 100);
 	UT_ASSERT(js.methods > 200);
 	/* dex2oat's symbol names: nearly all (overloads share a name, so the
 	 * symbol with that name may be another overload) */
@@ -290,10 +322,12 @@ UT_TEST(symbolize_java_methods_arm64)
 		java_file(a, b, &js);
 	}
 	fprintf(stderr, "    arm64: %lu methods, %lu names equal to .gnu_debugdata's, "
-		"%lu stack maps, %lu with a line\n", js.methods, js.md_names, js.stackmaps,
-		js.lines);
+		"%lu stack maps, %lu with a line, %lu frame sizes = CFI\n", js.methods, js.md_names,
+		js.stackmaps, js.lines, js.frames);
 	UT_ASSERT(js.methods > 3000);
 	UT_ASSERT(js.stackmaps > 5000);
+	UT_ASSERT(js.cfi > 2000);
+	UT_ASSERT(js.frames > 1000);
 	UT_ASSERT(js.md_names * 10 >= js.methods * 7);
 }
 
@@ -313,8 +347,8 @@ static size_t nm_funcs(const char *path, struct nm_sym *v, size_t max)
 	f = popen(cmd, "r");
 	while (f && fgets(line, sizeof(line), f) && n < max) {
 		char t;
-		if (sscanf(line, "%llx %llx %c %255s", &v[n].value, &v[n].size, &t, v[n].name) == 4 &&
-		    (t == 't' || t == 'T') && v[n].size)
+		int k = sscanf(line, "%llx %llx %c %255s", &v[n].value, &v[n].size, &t, v[n].name);
+		if (k == 4 && (t == 't' || t == 'T') && v[n].size)
 			n++;
 	}
 	if (f)

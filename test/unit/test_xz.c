@@ -195,7 +195,8 @@ UT_TEST(xz_damaged_streams_fail_cleanly)
 			int rc = xz_decode("dmg", z, zn, 1 << 20, &o, &on, &e);
 			z[i] ^= (uint8_t)(1 << bit);
 			if (!rc) {
-				ut_fail(__FILE__, __LINE__, "flip at %zu bit %d not detected", i, bit);
+				ut_fail(__FILE__, __LINE__, "flip at %zu bit %d not detected", i,
+					bit);
 				free(o);
 				break;
 			}
