@@ -472,6 +472,31 @@ void codemap_prime(struct codemap *m, uint32_t pid)
 
 /* ---- lookup ---- */
 
+/* Whether the instruction at vaddr is a return (x86_64 c3, arm64 ret): the
+ * places exit probes use (art-frames.md §6), where no frame exists. */
+static bool is_ret_insn(const struct file *f, uint64_t vaddr)
+{
+	const struct elf_segment *seg;
+	size_t n = elf_load_segments(f->elf, &seg), size;
+	const uint8_t *data = elf_data(f->elf, &size);
+
+	for (size_t i = 0; data && i < n; i++) {
+		uint64_t off;
+		uint32_t w;
+
+		if (vaddr < seg[i].vaddr || vaddr - seg[i].vaddr >= seg[i].filesz)
+			continue;
+		off = seg[i].offset + (vaddr - seg[i].vaddr);
+		if (elf_machine(f->elf) == 62 /* EM_X86_64 */)
+			return off < size && data[off] == 0xc3;
+		if (off > size || size - off < 4)
+			return false;
+		memcpy(&w, data + off, 4);
+		return w == 0xd65f03c0u;
+	}
+	return false;
+}
+
 static void lookup_java(struct file *f, struct jmethod *j, uint64_t pc_vaddr,
 			struct code_info *out)
 {
@@ -488,6 +513,7 @@ static void lookup_java(struct file *f, struct jmethod *j, uint64_t pc_vaddr,
 	}
 	out->frame_size = j->fi.frame_size;
 	out->core_spill_mask = j->fi.core_spill_mask;
+	out->at_exit = is_ret_insn(f, pc_vaddr);
 	out->frameless = j->fi.frameless_leaf;
 	for (uint32_t r = 0; r < j->n_rows; r++) {
 		const struct art_stack_map *s = &j->rows[r];

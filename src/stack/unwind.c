@@ -116,7 +116,7 @@ static const char *step_java(struct walk *w, const struct code_info *ci, bool fi
 {
 	uint64_t sp = w->r[sp_reg(w)];
 
-	if (ci->frameless || (first && ci->at_start))
+	if (ci->frameless || (first && (ci->at_start || ci->at_exit)))
 		return step_no_frame(w, ret);
 	if (ci->frame_size < 16 || ci->frame_size % 16)
 		return "bad frame size";

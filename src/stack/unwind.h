@@ -62,6 +62,9 @@ struct code_info {
 				  * so frame pointers are all there is */
 	/* both: the PC is the first instruction of its symbol/method */
 	bool at_start;
+	/* FRAME_JAVA: the PC is a return instruction (an exit probe's place):
+	 * the frame is already gone, as at the first instruction */
+	bool at_exit;
 	const char *why;         /* FRAME_UNKNOWN: what could not be read */
 };
 

@@ -36,6 +36,7 @@ static int fake_lookup(void *ctx, uint64_t pc, bool is_return, struct code_info 
 		ci->symbol = "J2";
 		ci->frame_size = 32;
 		ci->at_start = pc == 0x2000;
+		ci->at_exit = pc == 0x2ff0;         /* J2's ret */
 		ci->stack_map_hit = pc == 0x2010;
 	} else if (q >= 0x3000 && q < 0x4000) {
 		ci->kind = FRAME_NATIVE;
@@ -261,4 +262,22 @@ UT_TEST(unwind_java_frame_restores_callee_saves_for_a_native_caller)
 	UT_EQ_INT(st.n, 3);
 	UT_ASSERT(!strcmp(st.frames[2].symbol, "S"));
 	UT_ASSERT(!strcmp(st.end, "outermost frame"));
+}
+
+/* At a Java method's ret (an exit probe) the frame is gone: [sp] is the
+ * return address, as at entry, not sp+F-8. */
+UT_TEST(unwind_java_exit_uses_return_address_at_sp)
+{
+	uint8_t stack[256] = { 0 };
+	struct unwind_input in;
+	struct stack_trace st;
+	struct fake fk = { 0 };
+
+	input(&in, stack, sizeof(stack), 0x2ff0);
+	put(stack, BASE, 0x1040);
+	put(stack, BASE + 24, 0x9999);              /* where sp+F-8 would wrongly look */
+	put(stack, BASE + 8 + 64 - 8, 0);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 2);
+	UT_ASSERT(!strcmp(st.frames[1].symbol, "J1"));
 }
