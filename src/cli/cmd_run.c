@@ -24,6 +24,7 @@
 #include "plan/exits.h"
 #include "sink/histogram.h"
 #include "sink/sink_args.h"
+#include "stack/stack_args.h"
 #include "sink/sinks.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
@@ -36,6 +37,7 @@
 struct run_opts {
 	const char *config;
 	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
+	struct stack_args stacks;    /* --stack, --stack-mode, --stack-bytes, --stacks */
 	int32_t duration;
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
@@ -122,6 +124,9 @@ static int parse_value_opt(int c, struct run_opts *o)
 	struct err e = { 0 };
 	int taken = sink_args_parse(&o->sinks, c, optarg, &e);
 
+	if (!taken)
+		taken = stack_args_parse(&o->stacks, c, optarg, &e);
+
 	if (taken) {
 		if (taken < 0)
 			p_err("%s", e.msg);
@@ -186,7 +191,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	size_t n = 0;
 	int c, rc;
 
-	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
+	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0 ||
+	    stack_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
 		return EXIT_USAGE;
 	for (size_t i = 0; n < sizeof(long_opts) / sizeof(long_opts[0]); i++) {
 		long_opts[n++] = run_long_opts[i];
@@ -425,6 +431,7 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct r
 	so.statsd_dropped = on_statsd_drop;
 	so.stream_dropped = on_stream_drop;
 	so.statsd_dropped_ctx = rs;
+	so.folded_stacks = o->stacks.folded;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
@@ -694,6 +701,7 @@ int cmd_run(int argc, char **argv)
 				.duration_override = o.duration,
 				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
+	stack_args_plan(&o.stacks, &po);
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);

@@ -8,6 +8,7 @@
 
 #include "formats/elf.h"
 #include "plan/exits.h"
+#include "records.h"
 #include "resolve/java_resolve.h"
 #include "resolve/native.h"
 #include "sys/proc.h"
@@ -279,6 +280,24 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 	return 0;
 }
 
+/* --stack and the probe's stack_frames (which wins) -> what the program
+ * records.  A program without records (latency histograms) gets none. */
+static int plan_probe_stack(struct plan_probe *p, const struct plan_opts *po, struct err *err)
+{
+	int64_t frames = p->cfg->has_stack_frames ? p->cfg->stack_frames : po->stack_frames;
+
+	if (frames < 0 || frames > UPS_STACK_MAX_FRAMES)
+		return err_set(err, -EINVAL, "task %u probe %u: stack_frames %lld is outside "
+			       "0..%u", p->desc.task_index, p->desc.probe_index,
+			       (long long)frames, UPS_STACK_MAX_FRAMES);
+	if (!frames || !p->prog->record_kind)
+		return 0;
+	p->stack_frames = (uint32_t)frames;
+	p->stack_mode = po->stack_mode ? po->stack_mode : UPS_STACK_COPY;
+	p->stack_bytes = po->stack_bytes ? po->stack_bytes : UPS_STACK_DEFAULT_BYTES;
+	return 0;
+}
+
 static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct err *err)
 {
 	const char *name = t->cfg->target_process_name;
@@ -350,6 +369,8 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 		struct plan_probe *p = &t->probes[i];
 		rc = plan_probe_init(p, (*next_id)++, t, &tc->probes[i], &e);
 		p->atom_int32_args = st->opts->atom_int32_args;
+		if (rc == 0)
+			rc = plan_probe_stack(p, st->opts, &e);
 		if (rc == 0 && !st->opts->no_resolve)
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
 		if (rc < 0) {

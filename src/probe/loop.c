@@ -16,6 +16,7 @@
 
 #include "probe/atoms.h"
 #include "records.h"
+#include "stack/stacks.h"
 #include "sys/name_cache.h"
 #include "sys/proc.h"
 
@@ -48,6 +49,8 @@ struct loop {
 	uint64_t *drops_seen;     /* per probe: kernel drops already written as drop records */
 	int64_t drops_checked;    /* CLOCK_MONOTONIC of the last look at the counters */
 	bool congested;           /* an output does not keep up: records wait in the kernel */
+	struct stacks *stacks;    /* when a probe records stacks: the unwinder's caches */
+	struct stack_trace *trace; /* the frames of the record being delivered */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -112,28 +115,79 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 	L->out->atom(L->out->ctx, &atom);
 }
 
+/* The record's envelope and kind when its length is exactly its kind's (and
+ * its probe known); NULL (counted as malformed) otherwise. */
+static const struct record_kind *check_record(struct loop *L, const void *data, size_t size,
+					      struct ups_envelope *env)
+{
+	const struct record_kind *rk;
+
+	if (size < sizeof(*env)) {
+		L->stats->malformed++;
+		return NULL;
+	}
+	memcpy(env, data, sizeof(*env));
+	rk = record_kind_get(env->kind);
+	if (!rk || size < rk->size || size != record_kind_size(rk, data, size) ||
+	    env->probe_id >= L->plan->n_probes) {
+		L->stats->malformed++;
+		return NULL;
+	}
+	return rk;
+}
+
+static int deliver(struct loop *L, const void *data, size_t size,
+		   const struct stack_trace *stack);
+
+/* A stack record: unwind it, then deliver the record it wraps (which must
+ * be a plain record of the same probe, thread and time) with the frames. */
+static int on_stack_record(struct loop *L, const void *data, size_t size)
+{
+	struct stack_record r;
+	struct ups_envelope inner;
+	struct stack_trace *st = L->trace;
+
+	if (stack_record_parse(data, size, &r) < 0 || !L->stacks || !st) {
+		L->stats->malformed++;
+		return 0;
+	}
+	memcpy(&inner, r.inner, sizeof(inner));
+	if (inner.kind == UPS_REC_STACK || inner.probe_id != r.hdr.env.probe_id ||
+	    inner.tid != r.hdr.env.tid || inner.ktime_ns != r.hdr.env.ktime_ns) {
+		L->stats->malformed++;
+		return 0;
+	}
+	stacks_walk(L->stacks, &r, L->plan->probe_by_id[inner.probe_id < L->plan->n_probes
+							? inner.probe_id : 0]->stack_frames, st);
+	return deliver(L, r.inner, r.hdr.inner_len, st);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct ring_ctx *rc = ctx;
-	struct loop *L = rc->L;
 	struct ups_envelope env;
-	const struct record_kind *rk;
+	const struct record_kind *rk = check_record(rc->L, data, size, &env);
+
+	if (!rk)
+		return 0;
+	if (rk->wrapper)
+		return on_stack_record(rc->L, data, size);
+	return deliver(rc->L, data, size, NULL);
+}
+
+static int deliver(struct loop *L, const void *data, size_t size,
+		   const struct stack_trace *stack)
+{
+	struct ups_envelope env;
+	const struct record_kind *rk = check_record(L, data, size, &env);
 	const struct plan_probe *p;
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
 	const char *payload = (const char *)data + sizeof(env);
 
-	if (size < sizeof(env)) {
-		L->stats->malformed++;
+	if (!rk || rk->wrapper)
 		return 0;
-	}
-	memcpy(&env, data, sizeof(env));
-	rk = record_kind_get(env.kind);
-	if (!rk || size != rk->size || env.probe_id >= L->plan->n_probes) {
-		L->stats->malformed++;
-		return 0;
-	}
 	p = L->plan->probe_by_id[env.probe_id];
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
@@ -149,6 +203,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		.fields = fields,
 		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
 		.duration_ns = record_duration(rk, payload),
+		.stack = stack,
 	};
 	L->stats->delivered[env.probe_id]++;
 	if (L->out->event)
@@ -233,8 +288,9 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 		if (size >= sizeof(env)) {
 			memcpy(&env, p + 4, sizeof(env));
 			rk = record_kind_get(env.kind);
-			if (rk && size >= rk->size && size - rk->size < 8)
-				size = (uint32_t)rk->size;
+			size_t want = rk ? record_kind_size(rk, p + 4, size) : 0;
+			if (want && size >= want && size - want < 8)
+				size = (uint32_t)want;
 		}
 		if (on_record(rc, (void *)(p + 4), size) < 0 && rc->L->congested)
 			return LIBBPF_PERF_EVENT_DONE; /* the rest stays in the buffer */
@@ -468,6 +524,19 @@ enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH, TAG_TICK };
 /* How often a congested output is offered more. */
 #define CONGESTED_RETRY_MS 10
 
+/* The known targets' mappings, read before the probes are attached and
+ * again once they are (a read that fails, the target having exited, keeps
+ * what was read before): code a target maps before its first hit is then
+ * known even if it exits before its records are drained. */
+static void prime_stacks(struct loop *L)
+{
+	if (!L->stacks)
+		return;
+	for (size_t t = 0; t < L->plan->n_tasks; t++)
+		for (size_t j = 0; j < L->plan->tasks[t].n_pids; j++)
+			stacks_prime(L->stacks, (uint32_t)L->plan->tasks[t].pids[j]);
+}
+
 static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 {
 	uint64_t now = (uint64_t)clock_ns(CLOCK_BOOTTIME);
@@ -500,6 +569,15 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 			return rc;
 		stats->tasks[i].waiting = true;
 		L->tasks_waiting++;
+	}
+	for (size_t i = 0; i < L->plan->n_probes && !L->stacks; i++) {
+		if (!L->plan->probe_by_id[i]->stack_mode)
+			continue;
+		L->stacks = stacks_new(proc_dir(L));
+		L->trace = malloc(sizeof(*L->trace));
+		if (!L->stacks || !L->trace)
+			return err_set(err, -ENOMEM, "out of memory");
+		prime_stacks(L);
 	}
 	L->tasks_running = L->plan->n_tasks;
 	refresh_clock_offsets(L);
@@ -649,6 +727,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	}
 	if (opts->start && (rc = opts->start(opts->start_ctx, err)) < 0)
 		goto out;
+	prime_stacks(&L);
 	/* Durations count from attach (or, for a waiting task, from now until
 	 * its process starts, then again from its attach). */
 	for (size_t i = 0; i < plan->n_tasks; i++)
@@ -678,6 +757,8 @@ out:
 	free(L.watches);
 	free(L.names);
 	free(L.drops_seen);
+	stacks_free(L.stacks);
+	free(L.trace);
 	if (L.watch_fd >= 0)
 		close(L.watch_fd);
 	if (L.tick_fd >= 0)

@@ -35,6 +35,7 @@ struct sinks_options {
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
 	enum trace_format trace_format;
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
+	const char *folded_stacks;    /* --stacks FILE: aggregated stacks, folded, at exit */
 	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
 	 * its batch is flushed: drops are known only then. */
 	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);

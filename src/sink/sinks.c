@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sink/folded_out.h"
 #include "sink/jsonl_out.h"
 #include "sink/sink_ops.h"
 #include "sink/statsd_sink.h"
@@ -19,6 +20,7 @@ static const struct sink_ops *const table[] = {
 	&text_sink,
 	&jsonl_sink,
 	&trace_sink,
+	&folded_sink,
 };
 
 #define N_SINKS (sizeof(table) / sizeof(table[0]))

@@ -6,6 +6,7 @@
 #include "sink/json_out.h"
 #include "sink/probe_label.h"
 #include "sink/sink_ops.h"
+#include "sink/stack_out.h"
 
 #define W_BOOT 16
 #define W_ID 7
@@ -226,6 +227,8 @@ void text_event(struct text_out *t, const struct event *ev)
 	}
 	text_fields(o, ev->fields, ev->n_fields, false);
 	outbuf_putc(o, '\n');
+	if (ev->stack)
+		stack_text(o, ev->stack);
 }
 
 int text_flush(struct text_out *t)

@@ -7,6 +7,7 @@
 #include "sink/jsonl_out.h"
 #include "sink/probe_label.h"
 #include "sink/sink_ops.h"
+#include "sink/stack_out.h"
 #include "sink/summary.h"
 #include "sink/text_out.h"
 
@@ -148,6 +149,8 @@ static void j_args(struct trace_out *t, const struct event *ev)
 		json_cstring(j, ev->probe->method);
 	}
 	jsonl_field_members(j, ev->fields, ev->n_fields);
+	if (ev->stack)
+		stack_trace_args(j, ev->stack);
 	json_object_end(j);
 }
 
