@@ -31,7 +31,7 @@ struct {
 static __always_inline int store_entry(void)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
 	__u64 now, *slot;
 
 	if (!ups_enter(pid_tgid))
@@ -52,7 +52,7 @@ static __always_inline int store_entry(void)
  * (attached mid-call, filtered, or evicted). */
 static __always_inline __u64 take_entry(__u64 pid_tgid)
 {
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
 	__u64 *ts = bpf_map_lookup_elem(&entry_times, &key);
 	__u64 entry;
 
@@ -118,7 +118,7 @@ int call_latency(void *ctx)
 
 	if (!entry)
 		return 0;
-	key = ups_cfg.probe_id * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	key = UPS_CFG(probe_id) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
 	count = bpf_map_lookup_elem(&latency_hist, &key);
 	if (count)
 		*count += 1;
@@ -144,9 +144,9 @@ int call_args(void *ctx)
 	rec->a.pad = 0;
 #pragma unroll
 	for (int k = 0; k < UPS_ARG_STRINGS; k++) {
-		/* Frozen .rodata: the verifier sees constants and prunes unused slots. */
-		__u8 reg = ups_cfg.string_reg[k];
-		rec->a.string_pos[k] = ups_cfg.string_pos[k];
+		/* Constants to the verifier: it prunes unused slots. */
+		__u8 reg = UPS_CFG_AT(string_reg, k);
+		rec->a.string_pos[k] = UPS_CFG_AT(string_pos, k);
 		rec->a.strings[k][0] = 0;
 		/* From the copied registers: indexing the context by a variable
 		 * would be a modified-ctx dereference the verifier refuses. */

@@ -92,7 +92,8 @@ BPF_NAMES      := $(patsubst $(TOP)/bpf/%.bpf.c,%,$(BPF_SRCS))
 STATIC_SRCS    := $(TOP)/main.c $(SRCS)
 
 # Host unit tests and fuzzers include the x86_64 skeletons (mk/unit.mk, mk/fuzz.mk).
-UNIT_EXTRA_DEPS := $(patsubst %,$(GEN_DIR)/x86_64/%.skel.h,$(BPF_NAMES))
+UNIT_EXTRA_DEPS := $(patsubst %,$(GEN_DIR)/x86_64/%.skel.h,$(BPF_NAMES)) \
+	$(patsubst %,$(GEN_DIR)/x86_64/%_legacy.skel.h,$(BPF_NAMES))
 
 BINS := $(foreach a,$(ARCHES),$(BUILD)/$(a)/uprobestats)
 
@@ -140,7 +141,9 @@ CC_$(1)            := $(STATIC_CC) --target=$(1)-linux-musl -nostdlibinc \
 	-isystem $(SYSROOT_DIR)/$(1)/usr/include/$(1)-linux-musl
 LD_$(1)            := $(TRIPLET_$(1))-gcc -specs=$(SYSROOT_DIR)/$(1)/musl-gcc.specs
 KHDRS_$(1)         := $(SYSROOT_DIR)/$(1)/usr/include $(SYSROOT_DIR)/$(1)/usr/include/$(TRIPLET_$(1))
-SKELS_$(1)         := $(patsubst %,$(GEN_DIR)/$(1)/%.skel.h,$(BPF_NAMES))
+SKELS_$(1)         := $(patsubst %,$(GEN_DIR)/$(1)/%.skel.h,$(BPF_NAMES)) \
+	$(patsubst %,$(GEN_DIR)/$(1)/%_legacy.skel.h,$(BPF_NAMES))
+LEGACY_OBJS_$(1)   := $(patsubst %,$(BUILD)/$(1)/bpf/legacy/%.bpf.o,$(BPF_NAMES))
 OBJS_$(1)          := $(patsubst $(TOP)/%.c,$(BUILD)/$(1)/obj/%.o,$(STATIC_SRCS))
 INCS_$(1)          := $(INCS) -I$(GEN_DIR)/$(1) -isystem $(VENDOR_OUT)/$(1)/include \
 	$$(addprefix -idirafter ,$$(KHDRS_$(1)))
@@ -166,6 +169,28 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 		-I$(BPF_HDR_DIR) -I$(TOP)/bpf \
 		-MMD -MP -MF $$@.d -c $$< -o $$@
 	@$(BPF_STRIP) -g $$@
+
+# The legacy variant of each object (kernels before 5.5, down to OLDEST_KERNEL): the
+# same source built with -DUPS_LEGACY (bpf/ups_bpf.h), no global data, 4.14's helpers,
+# perf event array output.  .BTF stays (libbpf reads the map definitions from it; a
+# kernel without BTF is not given it), .BTF.ext goes: no CO-RE, no line info needed.
+$(BUILD)/$(1)/bpf/legacy/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_$(1)) \
+		$(BUILD)/$(1)/bpf/cflags | deps-host
+	@mkdir -p $$(@D)
+	@echo "  BPF     $$(@:$(TOP)/%=%)"
+	@$(BPF_CLANG) -target bpf -D__TARGET_ARCH_$(BPF_ARCH_$(1)) -DUPS_LEGACY $(BPF_CFLAGS) \
+		-nostdlibinc \
+		-I$(VENDOR_SRC)/libbpf/include/uapi $$(addprefix -I,$$(KHDRS_$(1))) \
+		-I$(BPF_HDR_DIR) -I$(TOP)/bpf \
+		-MMD -MP -MF $$@.d -c $$< -o $$@
+	@$(BPF_STRIP) -g --remove-section=.BTF.ext --remove-section=.rel.BTF.ext $$@
+
+$(GEN_DIR)/$(1)/%_legacy.skel.h: $(BUILD)/$(1)/bpf/legacy/%.bpf.o \
+		$(BUILD)/$(1)/bpf/skel-cmd | deps-host
+	@mkdir -p $$(@D)
+	@echo "  SKEL    $$(@:$(TOP)/%=%)"
+	@$(BPFTOOL) gen skeleton $$< name $$*_legacy_bpf > $$@.tmp
+	@mv $$@.tmp $$@
 
 # The skeleton embeds the object; bpftool names its struct and functions after the
 # object file: bpf/<name>.bpf.c -> struct <name>_bpf, <name>_bpf__open_and_load(),
@@ -197,7 +222,8 @@ $(BUILD)/$(1)/uprobestats: $$(OBJS_$(1)) $$(VENDOR_STAMP_$(1))
 
 static-$(1): $(BUILD)/$(1)/uprobestats
 
--include $$(OBJS_$(1):.o=.d) $$(patsubst %,$(BUILD)/$(1)/bpf/%.bpf.o.d,$(BPF_NAMES))
+-include $$(OBJS_$(1):.o=.d) $$(patsubst %,$(BUILD)/$(1)/bpf/%.bpf.o.d,$(BPF_NAMES)) \
+	$$(LEGACY_OBJS_$(1):=.d)
 endef
 $(foreach a,$(ARCHES),$(eval $(call STATIC_ARCH_RULES,$(a))))
 

@@ -41,6 +41,8 @@ static const char usage_text[] =
 	"  --force-pmu             attach through uprobe PMU perf events, not uprobe_multi links\n"
 	"                          (the path for kernels before 6.6; slower to detach)\n"
 	"  --force-tracefs         attach through tracefs uprobe_events, not the uprobe PMU\n"
+	"  --target-kernel VERSION load only what a kernel of VERSION (like 4.19) accepts:\n"
+	"                          its objects (legacy before 5.5), output, attach path\n"
 	"  --guardrail auto|off|user   the user-build method allowlist (auto: on on Android\n"
 	"                          user builds)\n"
 	"  --guardrail-list newest|cpp-v1|cpp-v2|rust\n"

@@ -22,6 +22,7 @@
 #include "sink/sinks.h"
 #include "sink/statsd_atoms.h"
 #include "sink/statsd_socket.h"
+#include "sys/kfeatures.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
 
@@ -47,6 +48,7 @@ struct run_opts {
 	enum output_mode output_mode;
 	bool force_tracefs;
 	bool force_pmu;
+	unsigned target_kernel;      /* KVER of --target-kernel; 0: this kernel */
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
@@ -59,7 +61,7 @@ enum {
 	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_STATSD_WAIT,
+	OPT_ATOM_MAPPING, OPT_STATSD_WAIT, OPT_TARGET_KERNEL,
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +83,7 @@ static const struct option long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
+	{ "target-kernel", required_argument, NULL, OPT_TARGET_KERNEL },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
@@ -116,6 +119,12 @@ static int parse_value_opt(int c, struct run_opts *o)
 	struct err e = { 0 };
 
 	switch (c) {
+	case OPT_TARGET_KERNEL:
+		if (kfeatures_parse_version(optarg, &o->target_kernel, &e) < 0) {
+			p_err("--target-kernel: %s", e.msg);
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
 	case OPT_FORMAT:
 		if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
 			p_err("--format takes text or json, not '%s'", optarg);
@@ -318,10 +327,11 @@ static int start_probes(void *ctx, struct err *e)
 	else
 		snprintf(procs, sizeof(procs), "%zu process(es)%s", n,
 			 waiting ? " (more when they start)" : "");
-	p_info("attached %zu probe(s) for %s in %zu place(s) via %s, %s output",
+	p_info("attached %zu probe(s) for %s in %zu place(s) via %s, %s output%s",
 	       rs->plan->n_probes, procs, session_attachment_count(rs->session),
 	       session_attach_mode(rs->session),
-	       output_mode_name(session_output_mode(rs->session)));
+	       output_mode_name(session_output_mode(rs->session)),
+	       session_legacy(rs->session) ? ", legacy objects" : "");
 	return 0;
 }
 
@@ -570,6 +580,35 @@ static int check_privileges(const struct android_info *android)
 	return EXIT_OK;
 }
 
+/* The objects, output and attach path this kernel offers (probed), or, with
+ * --target-kernel, only those a kernel of that version would also offer. */
+static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
+{
+	struct kfeatures k, t;
+	const char *why;
+
+	kfeatures_probe(&k, NULL);   /* uprobe_multi: the session asks itself */
+	if (o->target_kernel) {
+		kfeatures_for_version(o->target_kernel, &t);
+		kfeatures_intersect(&k, &t);
+		if (!t.has[KF_RINGBUF]) {
+			if (so->output == OUTPUT_RINGBUF) {
+				p_err("--force-ringbuf: a %u.%u kernel has no BPF ring buffer (5.8+)",
+				      KVER_MAJOR(o->target_kernel), KVER_MINOR(o->target_kernel));
+				return EXIT_USAGE;
+			}
+			so->output = OUTPUT_PERFBUF;
+		}
+		so->force_pmu |= !t.has[KF_UPROBE_MULTI];
+		so->force_tracefs |= !t.has[KF_UPROBE_PMU];
+	}
+	so->legacy = kfeatures_need_legacy(&k, &why);
+	if (so->legacy)
+		p_debug("legacy BPF objects: %s has no %s", o->target_kernel ? "the target kernel"
+			: "this kernel", why);
+	return EXIT_OK;
+}
+
 static int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
@@ -583,6 +622,8 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	int rc;
 
 	raise_memlock();
+	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
+		return rc;
 	block_signals();
 	if (session_open(plan, &so, &rs.session, &e) < 0) {
 		p_err("%s", e.msg);

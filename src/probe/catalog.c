@@ -16,6 +16,14 @@
 #include "GenericInstrumentation.skel.h"
 #include "ProcessManagement.skel.h"
 #include "Uprobestats.skel.h"
+#include "Accessibility_legacy.skel.h"
+#include "ArtTest_legacy.skel.h"
+#include "Binder_legacy.skel.h"
+#include "BitmapAllocation_legacy.skel.h"
+#include "DisruptiveApp_legacy.skel.h"
+#include "GenericInstrumentation_legacy.skel.h"
+#include "ProcessManagement_legacy.skel.h"
+#include "Uprobestats_legacy.skel.h"
 
 static size_t decode_call_detail(const void *payload, struct field *out, size_t max)
 {
@@ -200,6 +208,7 @@ static const char *const art_test_maps[] = { "output_buf_aot", "output_buf_jit",
 	{                                                           \
 		.name = #obj_name,                                  \
 		.elf_bytes = obj_name##_bpf__elf_bytes,             \
+		.legacy_elf_bytes = obj_name##_legacy_bpf__elf_bytes, \
 		.programs = progs,                                  \
 		.n_programs = sizeof(progs) / sizeof(progs[0]),     \
 		.ring_maps = maps,                                  \

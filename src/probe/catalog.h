@@ -41,6 +41,9 @@ struct catalog_program {
 struct catalog_object {
 	const char *name;         /* "GenericInstrumentation" */
 	const void *(*elf_bytes)(size_t *size);
+	/* The same programs built for kernels before 5.5 (-DUPS_LEGACY): no
+	 * global data, 4.14's helpers, perf event array output. */
+	const void *(*legacy_elf_bytes)(size_t *size);
 	const struct catalog_program *programs;
 	size_t n_programs;
 	const char *const *ring_maps; /* NULL-terminated */

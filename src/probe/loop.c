@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "probe/atoms.h"
+#include "probe/legacy_str.h"
 #include "records.h"
 #include "sys/name_cache.h"
 #include "sys/proc.h"
@@ -44,6 +45,7 @@ struct loop {
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
+	bool perf_cut;            /* a perf buffer's drain stopped at the slice's end */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -107,6 +109,23 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 	L->out->atom(L->out->ctx, &atom);
 }
 
+/* A legacy object's record, copied and with its raw UTF-16 Strings turned
+ * into UTF-8 (probe/legacy_str.h); the string fields are the ones the
+ * record's own decoder finds. */
+static void *legacy_record(const struct catalog_record *rec, void *data, size_t size,
+			   char *copy, size_t cap)
+{
+	struct field f[CATALOG_MAX_FIELDS];
+	size_t n;
+
+	if (size > cap)
+		return data;
+	memcpy(copy, data, size);
+	n = rec->decode(copy + sizeof(struct ups_envelope), f, CATALOG_MAX_FIELDS);
+	legacy_str_fix_record(copy, size, f, n);
+	return copy;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct ring_ctx *rc = ctx;
@@ -117,6 +136,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
+	char legacy_copy[1024];   /* UPS_MAX_RECORD of a legacy object */
 
 	if (size < sizeof(env)) {
 		L->stats->malformed++;
@@ -128,6 +148,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		L->stats->malformed++;
 		return 0;
 	}
+	if (rc->ring->legacy)
+		data = legacy_record(rec, data, size, legacy_copy, sizeof(legacy_copy));
 	p = L->plan->probe_by_id[env.probe_id];
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
@@ -200,7 +222,13 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 			if (rec && size >= rec->size && size - rec->size < 8)
 				size = (uint32_t)rec->size;
 		}
-		on_record(rc, (void *)(p + 4), size);
+		/* The slice is over: leave the rest of this CPU's buffer for the
+		 * next drain (a perf buffer read to its head could take as long as
+		 * a slow sink needs for 4 MiB of records). */
+		if (on_record(rc, (void *)(p + 4), size) == -EAGAIN) {
+			rc->L->perf_cut = true;
+			return LIBBPF_PERF_EVENT_DONE;
+		}
 	}
 	return LIBBPF_PERF_EVENT_CONT;
 }
@@ -472,7 +500,7 @@ static int drain_signal(int sfd)
 /* Consume what the buffers hold.  sliced: stop after DRAIN_SLICE_NS and
  * return 1 when records may be left (the caller comes back at once); else
  * run until the ring buffer is empty.  Perf buffers are read up to the head
- * seen at the start, so they end by themselves.  Returns 0, 1 or -errno. */
+ * seen at the start, and sliced the same way.  Returns 0, 1 or -errno. */
 static int drain(struct loop *L, bool sliced)
 {
 	int rc;
@@ -484,11 +512,12 @@ static int drain(struct loop *L, bool sliced)
 		if (rc != -EINTR)
 			return rc;
 	}
-	for (size_t i = 0; i < L->n_rings; i++)
+	L->perf_cut = false;
+	for (size_t i = 0; i < L->n_rings && !L->perf_cut; i++)
 		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
 		    rc != -EINTR)
 			return rc;
-	return 0;
+	return L->perf_cut ? 1 : 0;
 }
 
 static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)

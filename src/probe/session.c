@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "probe/attach.h"
+#include "probe/legacy_cfg.h"
 #include "probe/tracefs_uprobe.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
@@ -42,6 +43,7 @@ struct object_state {
 struct session {
 	bool (*interrupted)(void);
 	enum output_mode mode;
+	bool legacy;
 	struct uprobe_pmu pmu;
 	bool use_multi;
 	bool use_tracefs;
@@ -185,7 +187,7 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	struct ups_prog_config cfg = { 0 };
 	struct bpf_program *prog;
 	size_t size;
-	const void *bytes = p->obj->elf_bytes(&size);
+	const void *bytes = (s->legacy ? p->obj->legacy_elf_bytes : p->obj->elf_bytes)(&size);
 	int rc;
 
 	in->probe = p;
@@ -209,7 +211,7 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
 	memcpy(cfg.string_reg, p->string_reg, sizeof(cfg.string_reg));
 	memcpy(cfg.string_pos, p->string_pos, sizeof(cfg.string_pos));
-	rc = set_config(in->obj, &cfg, err);
+	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
 	if (rc < 0)
@@ -257,6 +259,13 @@ static int choose_output(struct session *s, const struct session_opts *opts, str
 
 	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
 	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
+	if (s->legacy) {
+		if (opts->output == OUTPUT_RINGBUF)
+			return err_set(err, -ENOTSUP, "the legacy objects (kernels before 5.5) "
+				       "write to the perf buffer only; drop --force-ringbuf");
+		s->mode = OUTPUT_PERFBUF;
+		return 0;
+	}
 	switch (opts->output) {
 	case OUTPUT_RINGBUF:
 		if (!has_ringbuf)
@@ -278,6 +287,11 @@ const char *session_attach_mode(const struct session *s)
 {
 	return s->use_multi ? "uprobe_multi links"
 			    : s->use_tracefs ? "tracefs uprobe_events" : "uprobe PMU";
+}
+
+bool session_legacy(const struct session *s)
+{
+	return s->legacy;
 }
 
 enum output_mode session_output_mode(const struct session *s)
@@ -496,7 +510,7 @@ static int collect_rings(struct session *s, struct err *err)
 				return err_set(err, -ENOENT, "output buffer %s not created", name);
 			s->rings[s->n_rings++] = (struct session_ring){
 				.map_fd = bpf_map__fd(m), .perf = perf, .bytes = s->ring_bytes,
-				.wakeup_bytes = s->wakeup_bytes, .obj = os->cat,
+				.wakeup_bytes = s->wakeup_bytes, .obj = os->cat, .legacy = s->legacy,
 				.map = os->cat->ring_maps[r],
 			};
 		}
@@ -529,6 +543,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 		return err_set(err, -ENOMEM, "out of memory");
 	s->plan = plan;
 	s->interrupted = opts->interrupted;
+	s->legacy = opts->legacy;
 	s->ncpus = libbpf_num_possible_cpus();
 	s->instances = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*s->instances));
 	s->objects = calloc(catalog_object_count(), sizeof(*s->objects));
