@@ -236,6 +236,22 @@ check-binaries: $(BINS)
 		--max-size $(MAX_BINARY_SIZE) \
 		$(foreach a,$(ARCHES),$(a)=$(BUILD)/$(a)/uprobestats$(if $(RUN_$(a)),=$(RUN_$(a))))
 
+# The legacy objects each binary embeds, checked against the oldest supported kernel
+# (KF_OLDEST_KERNEL in src/sys/kfeatures.h) by the binary itself; and a fixture that
+# breaks every rule, so the check is seen to fail.
+LEGACY_FIXTURE := $(BUILD)/x86_64/bpf/fixtures/bad_legacy.bpf.o
+$(LEGACY_FIXTURE): $(TOP)/test/fixtures/bpf/bad_legacy.bpf.c $(SOURCES_STAMP) \
+		$(SYSROOT_STAMP_x86_64) | deps-host
+	@mkdir -p $(@D)
+	@$(BPF_CLANG) -target bpf -D__TARGET_ARCH_x86 $(BPF_CFLAGS) -nostdlibinc \
+		-I$(VENDOR_SRC)/libbpf/include/uapi $(addprefix -I,$(KHDRS_x86_64)) \
+		-I$(BPF_HDR_DIR) -c $< -o $@
+
+.PHONY: check-objects
+check-objects: $(BINS) $(LEGACY_FIXTURE)
+	@$(TOP)/test/build/check-objects.sh --bad $(LEGACY_FIXTURE) \
+		$(foreach a,$(ARCHES),$(a)=$(BUILD)/$(a)/uprobestats$(if $(RUN_$(a)),=$(RUN_$(a))))
+
 # `make test` runs each stage below in order as `$(MAKE) <stage>`, keeps going after a
 # failure, and collects every "<name>: N passed, N failed" line the stages print into
 # $(TEST_RESULTS); the last line is the sum.  A stage that fails without printing such a
@@ -245,7 +261,7 @@ check-binaries: $(BINS)
 # (`make -C DIR test` makes make itself print "Leaving directory" after the sum; add
 # --no-print-directory, as .ci/run does, when the sum must be the very last line.)
 TEST_RESULTS := $(BUILD)/test-results.txt
-TEST_STAGES  += static check-binaries unit fuzz-smoke
+TEST_STAGES  += static check-binaries check-objects unit fuzz-smoke
 TEST_E2E     ?= test-e2e
 TEST_E2E_DEFINED := $(shell grep -qsE '^$(TEST_E2E)[[:space:]]*:' $(TOP)/mk/*.mk && echo y)
 TEST_ALL_STAGES   = $(TEST_STAGES) \

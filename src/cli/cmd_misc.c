@@ -10,6 +10,8 @@ static const char usage_text[] =
 	"       uprobestats methods OAT [--filter TEXT] [--json]   compiled methods and offsets\n"
 	"       uprobestats resolve OAT|- 'SIGNATURE' [--json]    one method's file offset\n"
 	"       uprobestats doctor [--json]            what this device offers, what path is taken\n"
+	"       uprobestats check-objects [--kernel V] [FILE.o...]   the legacy BPF objects (or\n"
+	"                          FILE.o) against what kernel V (default the oldest, 4.14) accepts\n"
 	"       uprobestats --version | --help\n"
 	"\n"
 	"CONFIG is a UprobestatsConfig, textproto or binary.  A bare name (no '/') that is\n"
