@@ -580,6 +580,11 @@ static int check_privileges(const struct android_info *android)
 	return EXIT_OK;
 }
 
+static void print_verifier_log(const char *prog, const char *log)
+{
+	p_debug("verifier log of %s:\n%s", prog, log);
+}
+
 /* The objects, output and attach path this kernel offers (probed), or, with
  * --target-kernel, only those a kernel of that version would also offer. */
 static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
@@ -615,7 +620,8 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
 				   .force_tracefs = o->force_tracefs,
 				   .force_pmu = o->force_pmu,
-				   .interrupted = stop_signal_pending };
+				   .interrupted = stop_signal_pending,
+				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };

@@ -11,6 +11,7 @@
 
 #include "probe/attach.h"
 #include "probe/legacy_cfg.h"
+#include "probe/verifier_log.h"
 #include "probe/tracefs_uprobe.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
@@ -179,6 +180,54 @@ static bool task_filters_in_bpf(const struct plan_task *t, const struct session_
 	return !t->all_processes && (opts->bpf_pid_filter || t->n_pids > PER_PID_ATTACH_MAX);
 }
 
+/* The verifier's log of a refused program (libbpf asks for it only after a
+ * failure).  Big enough for the log of a 4,096-instruction program on old
+ * kernels, which stop at a full buffer instead of keeping its end; the pages
+ * are touched only when a log is written. */
+#define VERIFIER_LOG_SIZE (16u << 20)
+#define MAX_LOADED_PROGS 2        /* a program and its entry half */
+
+/* Loads the object; when the kernel refuses a program, the error names it
+ * and quotes the verifier's reason. */
+static int load_object(struct bpf_object *obj, const struct plan_probe *p,
+		       const struct session_opts *opts, struct err *err)
+{
+	struct bpf_program *prog, *progs[MAX_LOADED_PROGS] = { 0 };
+	char *logs[MAX_LOADED_PROGS] = { 0 }, reason[256] = "";
+	const char *failed = NULL;
+	size_t n = 0;
+	int rc;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog) || n == MAX_LOADED_PROGS)
+			continue;
+		logs[n] = malloc(VERIFIER_LOG_SIZE);
+		if (logs[n]) {
+			logs[n][0] = '\0';
+			bpf_program__set_log_buf(prog, logs[n], VERIFIER_LOG_SIZE);
+		}
+		progs[n++] = prog;
+	}
+	rc = bpf_object__load(obj);
+	for (size_t i = 0; i < n; i++) {
+		if (rc < 0 && logs[i] && logs[i][0] && !failed) {
+			failed = bpf_program__name(progs[i]);
+			verifier_log_reason(logs[i], VERIFIER_LOG_SIZE, reason, sizeof(reason));
+			if (opts->verifier_log)
+				opts->verifier_log(failed, logs[i]);
+		}
+		free(logs[i]);
+	}
+	if (rc < 0 && failed)
+		return err_set(err, rc, "loading program %s (%s) into the kernel: %s; the verifier "
+			       "says: %s", failed, p->program_name, strerror(-rc),
+			       reason[0] ? reason : "(no reason given)");
+	if (rc < 0)
+		return err_set(err, rc, "loading program %s into the kernel: %s (run with -v "
+			       "for the verifier log)", p->program_name, strerror(-rc));
+	return 0;
+}
+
 static int load_instance(struct session *s, struct instance *in, const struct plan_probe *p,
 			 const struct session_opts *opts, struct err *err)
 {
@@ -216,10 +265,9 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 		rc = setup_maps(s, in->obj, os, err);
 	if (rc < 0)
 		return rc;
-	rc = bpf_object__load(in->obj);
+	rc = load_object(in->obj, p, opts, err);
 	if (rc < 0)
-		return err_set(err, rc, "loading program %s into the kernel: %s (run with -v "
-			       "for the verifier log)", p->program_name, strerror(-rc));
+		return rc;
 	if (!os->primary)
 		os->primary = in->obj;
 	return 0;

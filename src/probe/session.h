@@ -35,6 +35,9 @@ struct session_opts {
 	/* Asked between probes while attaching: true stops the attach (a signal
 	 * is pending), which then detaches what it did and fails with -EINTR. */
 	bool (*interrupted)(void);
+	/* Given the whole verifier log of a program the kernel refused (the
+	 * error quotes only its reason); may be NULL. */
+	void (*verifier_log)(const char *prog, const char *log);
 };
 
 /* One output buffer the loop should consume: a ring buffer, or a perf event

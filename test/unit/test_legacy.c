@@ -9,6 +9,7 @@
 #include "probe/legacy_cfg.h"
 #include "probe/legacy_str.h"
 #include "probe/objcheck.h"
+#include "probe/verifier_log.h"
 #include "records.h"
 #include "sys/kfeatures.h"
 #include "ut.h"
@@ -213,4 +214,23 @@ UT_TEST(objcheck_checks_helpers_against_the_kernel)
 	UT_CONTAINS(p.last, "BPF-to-BPF call");
 	p.n = 0;
 	UT_EQ_INT(objcheck_insns("t", "p", insns, 4, KVER(5, 5), collect, &p), 0);
+}
+
+UT_TEST(verifier_log_reason_skips_the_statistics)
+{
+	static const char log[] =
+		"0: R1=ctx(off=0,imm=0) R10=fp0\n"
+		"0: (85) call bpf_probe_read_user#112\n"
+		"unknown func bpf_probe_read_user#112\n"
+		"processed 1 insns (limit 131072) max_states_per_insn 0 total_states 0\n"
+		"verification time 12 usec\n"
+		"stack depth 0\n\n";
+	char out[64];
+
+	verifier_log_reason(log, sizeof(log), out, sizeof(out));
+	UT_EQ_STR(out, "unknown func bpf_probe_read_user#112");
+	verifier_log_reason("only line", 9, out, sizeof(out));   /* no NUL, no newline */
+	UT_EQ_STR(out, "only line");
+	verifier_log_reason("processed 3 insns\n", 18, out, sizeof(out));
+	UT_EQ_STR(out, "");
 }
