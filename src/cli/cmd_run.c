@@ -590,7 +590,7 @@ static void print_verifier_log(const char *prog, const char *log)
 static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 {
 	struct kfeatures k, t;
-	const char *why;
+	enum kfeature why = KF_GLOBAL_DATA;
 
 	kfeatures_probe(&k, NULL);   /* uprobe_multi: the session asks itself */
 	if (o->target_kernel) {
@@ -610,7 +610,7 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 	so->legacy = kfeatures_need_legacy(&k, &why);
 	if (so->legacy)
 		p_debug("legacy BPF objects: %s has no %s", o->target_kernel ? "the target kernel"
-			: "this kernel", why);
+			: "this kernel", kfeature_name(why));
 	return EXIT_OK;
 }
 

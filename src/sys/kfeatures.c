@@ -265,13 +265,15 @@ void kfeatures_intersect(struct kfeatures *k, const struct kfeatures *target)
 
 /* An array map the programs may only read: the kernel support behind
  * .rodata (5.2). */
-static bool probe_global_data(void)
+static bool probe_global_data(bool *denied)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_RDONLY_PROG);
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(int), 8, 1, &o);
 
-	if (fd < 0)
+	if (fd < 0) {
+		*denied = errno == EPERM || errno == EACCES;
 		return false;
+	}
 	close(fd);
 	return true;
 }
@@ -297,7 +299,7 @@ void kfeatures_probe(struct kfeatures *out, int (*multi)(struct err *err))
 	memset(out, 0, sizeof(*out));
 	out->probed = true;
 	out->has[KF_UPROBE_PMU] = access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0;
-	out->has[KF_GLOBAL_DATA] = probe_global_data();
+	out->has[KF_GLOBAL_DATA] = probe_global_data(&out->denied);
 	out->has[KF_PROBE_READ_USER] =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_probe_read_user, NULL) == 1;
 	out->has[KF_RINGBUF] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
@@ -314,18 +316,16 @@ void kfeatures_probe(struct kfeatures *out, int (*multi)(struct err *err))
 	}
 }
 
-bool kfeatures_need_legacy(const struct kfeatures *k, const char **why)
+bool kfeatures_need_legacy(const struct kfeatures *k, enum kfeature *missing)
 {
 	static const enum kfeature needed[] = { KF_GLOBAL_DATA, KF_PROBE_READ_USER };
 
 	for (size_t i = 0; i < N_OF(needed); i++) {
 		if (!k->has[needed[i]]) {
-			if (why)
-				*why = features[needed[i]].name;
+			if (missing)
+				*missing = needed[i];
 			return true;
 		}
 	}
-	if (why)
-		*why = NULL;
 	return false;
 }

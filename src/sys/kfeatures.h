@@ -25,9 +25,9 @@
  * checked (make test) against it.  README's requirements say the same. */
 #define KF_OLDEST_KERNEL KVER(4, 14)
 
-enum kfeature {
-	KF_UPROBE_PMU,        /* perf_event_open on the uprobe PMU (else tracefs) */
+enum kfeature {            /* in the order of their first kernel */
 	KF_BPF_CALLS,         /* BPF-to-BPF calls */
+	KF_UPROBE_PMU,        /* perf_event_open on the uprobe PMU (else tracefs) */
 	KF_BTF,               /* BTF loaded into the kernel */
 	KF_GLOBAL_DATA,       /* .rodata/.data/.bss maps */
 	KF_LARGE_PROGS,       /* 1M verified instructions, no 4,096-instruction cap */
@@ -42,7 +42,8 @@ enum kfeature {
 struct kfeatures {
 	bool has[KF_COUNT];
 	unsigned target;      /* KVER of --target-kernel, 0: this kernel, probed */
-	bool probed;          /* the probes ran (needs the run's privileges) */
+	bool probed;          /* the probes ran */
+	bool denied;          /* the BPF probes were refused (EPERM): results unknown */
 };
 
 /* "ring buffer", and the first kernel that has it. */
@@ -66,8 +67,8 @@ void kfeatures_probe(struct kfeatures *out, int (*multi)(struct err *err));
 void kfeatures_intersect(struct kfeatures *k, const struct kfeatures *target);
 
 /* True when the normal objects cannot load (no global data or no
- * bpf_probe_read_user); why names the first missing feature. */
-bool kfeatures_need_legacy(const struct kfeatures *k, const char **why);
+ * bpf_probe_read_user); *missing (may be NULL) is the first one missing. */
+bool kfeatures_need_legacy(const struct kfeatures *k, enum kfeature *missing);
 
 /* First kernel of BPF helper `id` (include/uapi/linux/bpf.h numbering), or
  * 0 when the table does not know it (newer than it covers). */

@@ -137,7 +137,8 @@ UT_TEST(kfeatures_table_and_versions)
 	struct kfeatures k;
 	struct err e = { 0 };
 	unsigned v;
-	const char *name, *why;
+	const char *name;
+	enum kfeature why;
 
 	UT_EQ_INT(kfeatures_parse_version("4.19.157-g1234", &v, &e), 0);
 	UT_EQ_INT(v, KVER(4, 19));
@@ -147,10 +148,10 @@ UT_TEST(kfeatures_table_and_versions)
 	kfeatures_for_version(KVER(4, 14), &k);
 	UT_ASSERT(!k.has[KF_UPROBE_PMU] && !k.has[KF_RINGBUF] && !k.has[KF_CAP_BPF]);
 	UT_ASSERT(kfeatures_need_legacy(&k, &why));
-	UT_EQ_STR(why, "global data");
+	UT_EQ_INT(why, KF_GLOBAL_DATA);
 	kfeatures_for_version(KVER(5, 4), &k);
 	UT_ASSERT(k.has[KF_UPROBE_PMU] && k.has[KF_GLOBAL_DATA] && kfeatures_need_legacy(&k, &why));
-	UT_EQ_STR(why, "bpf_probe_read_user");
+	UT_EQ_INT(why, KF_PROBE_READ_USER);
 	kfeatures_for_version(KVER(5, 10), &k);
 	UT_ASSERT(!kfeatures_need_legacy(&k, NULL) && k.has[KF_RINGBUF] && !k.has[KF_UPROBE_MULTI]);
 	UT_EQ_INT(kfeatures_helper_since(BPF_FUNC_probe_read_str, &name), KVER(4, 11));
