@@ -21,6 +21,15 @@ TESTDATA = os.environ.get("UPROBESTATS_TESTDATA", "../shared/testdata")
 TARGET_KERNEL = os.environ.get("UPROBESTATS_E2E_TARGET_KERNEL", "")
 
 
+def needs_kernel(version, why):
+    """Marks a test the legacy pass cannot run: it needs a feature of kernel
+    VERSION (run.py lists it as not applicable and does not count it)."""
+    def mark(fn):
+        fn.needs_kernel = (tuple(int(x) for x in version.split(".")), why)
+        return fn
+    return mark
+
+
 def kernel_args(args):
     """args plus --target-kernel in the legacy pass (for `run` only: other
     subcommands do not take it)."""
