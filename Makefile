@@ -16,7 +16,8 @@ TESTDATA  ?= $(abspath $(TOP)/../shared/testdata)
 VERSION   := $(shell cat $(TOP)/VERSION 2>/dev/null || echo 0.0.0)
 GITREV    := $(shell git -C $(TOP) rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+	     -Wmissing-prototypes
 CSTD      := -std=gnu11
 DEFS      := -D_GNU_SOURCE -DUPROBESTATS_VERSION='"$(VERSION)"' -DUPROBESTATS_GITREV='"$(GITREV)"'
 
@@ -27,14 +28,18 @@ INCS      := -I$(TOP)/src -I$(TOP)/bpf
 GEN_DIR   := $(TOP)/gen
 GEN_HOST_DIR := $(GEN_DIR)/x86_64
 
+# Every stage file is required (plain include: a missing one stops make).
 # static.mk first: it sets UNIT_EXTRA_DEPS (the x86_64 skeletons), which the unit and
 # fuzz rules name as prerequisites and so must be set before those rules are read.
--include $(TOP)/mk/static.mk
+# The order of the rest is the order of `make test`'s stages (each appends to
+# TEST_STAGES); faults.mk before bench.mk, which uses its FAULTS_DIR.
+include $(TOP)/mk/static.mk
 include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
--include $(TOP)/mk/e2e.mk
--include $(TOP)/mk/vm.mk
--include $(TOP)/mk/bench.mk
+include $(TOP)/mk/e2e.mk
+include $(TOP)/mk/vm.mk
+include $(TOP)/mk/faults.mk
+include $(TOP)/mk/bench.mk
 
 .PHONY: all deps clean distclean
 deps:

@@ -276,7 +276,8 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 								: BPF_RB_NO_WAKEUP);
 }
 
-#define UPS_SUBMIT(ctx, name, rec) ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
+#define UPS_SUBMIT(ctx, name, rec)                                                                 \
+	ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
 #endif
 
 /* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a

@@ -1,30 +1,22 @@
-# Benchmarks side by side with bpftrace and the bare kernel, and the fault suite.
+# Benchmarks side by side with bpftrace and the bare kernel (the fault suite, whose
+# target_many they share, is mk/faults.mk).
 #
 #   make bench          every benchmark (bench/bench.py); appends to bench/RESULTS.md
 #   make bench BENCH=perhit   one of: perhit throughput startup resolve footprint
-#   make test-faults    bad input, damaged files, runtime faults, signals, privileges,
-#                       memcheck (test/faults/run.py); a `make test` stage
 #   make fuzz-campaign  every fuzzer to FUZZ_RUNS executions or FUZZ_CAP seconds each
 #
 # Variables: BENCH_CALLS (1000000 calls per per-hit run), BENCH_REPEATS (3 interleaved
-# repeats), BENCH_SECONDS (10, the throughput run), FAULTS_FILTER (a substring of the
-# case names to run), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
+# repeats), BENCH_SECONDS (10, the throughput run), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
 BENCH_DIR      := $(BUILD)/bench
 BENCH_CALLS    ?= 1000000
 BENCH_REPEATS  ?= 3
 BENCH_SECONDS  ?= 10
 BENCH          ?= all
-FAULTS_DIR     := $(BUILD)/faults
-FAULTS_FILTER  ?=
 FUZZ_RUNS      ?= 10000000
 FUZZ_CAP       ?= 2400
 BENCH_CFLAGS   := -std=gnu11 -O2 -g -Wall -Wextra -Werror
-# The host (glibc) build of the tool that memcheck runs: the static musl binary's
-# malloc cannot be replaced by valgrind.  DWARF 4: valgrind 3.19 cannot read clang's 5.
-VALGRIND_BIN   := $(BUILD)/valgrind/uprobestats
-VALGRIND_CFLAGS := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -gdwarf-4 -O1
 
-.PHONY: bench test-faults bench-deps fuzz-campaign
+.PHONY: bench bench-deps fuzz-campaign
 
 bench-deps:
 	@$(TOP)/bench/deps.sh
@@ -44,15 +36,6 @@ $(BENCH_DIR)/statsd_sink: $(TOP)/bench/statsd_sink.c | bench-deps
 	@mkdir -p $(@D)
 	clang $(BENCH_CFLAGS) -o $@ $<
 
-$(FAULTS_DIR)/target_many: $(TOP)/test/faults/target_many.c | deps-host
-	@mkdir -p $(@D)
-	gcc -O2 -g -Wall -Wextra -Werror -o $@ $<
-
-$(VALGRIND_BIN): $(TOP)/main.c $(SRCS) $(HDRS) $(UNIT_EXTRA_DEPS) | deps-host
-	@mkdir -p $(@D)
-	@echo "  CC      valgrind/uprobestats (host glibc build for memcheck)"
-	@$(HOST_CC) $(VALGRIND_CFLAGS) -o $@ $(TOP)/main.c $(SRCS) -lbpf -lelf -lz
-
 BENCH_TOOLS := $(BENCH_DIR)/empty_uprobe.bpf.o $(BENCH_DIR)/empty_loader \
 	$(BENCH_DIR)/statsd_sink $(FAULTS_DIR)/target_many
 
@@ -64,15 +47,6 @@ bench: $(BINS) $(E2E_TARGETS) $(BENCH_TOOLS) | bench-deps
 	BENCH_SECONDS=$(BENCH_SECONDS) \
 		python3 $(TOP)/bench/bench.py $(BENCH) --results $(TOP)/bench/RESULTS.md \
 		$(foreach a,$(ARCHES),--binary $(a)=$(BUILD)/$(a)/uprobestats)
-
-test-faults: $(E2E_BIN) $(E2E_TARGETS) $(FAULTS_DIR)/target_many $(VALGRIND_BIN) | bench-deps
-	@$(TOP)/test/e2e/setup.sh
-	@UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
-	UPROBESTATS_TARGET_MANY=$(FAULTS_DIR)/target_many UPROBESTATS_TESTDATA=$(TESTDATA) \
-	UPROBESTATS_VALGRIND_BIN=$(VALGRIND_BIN) \
-		python3 $(TOP)/test/faults/run.py $(FAULTS_FILTER)
-
-TEST_STAGES += test-faults
 
 # Long fuzzing toward a fixed number of executions per target (make fuzz runs each for
 # a fixed time instead); the counts go into bench/RESULTS.md by hand.

@@ -2,7 +2,8 @@
 # real processes (test/targets/), driven by test/e2e/run.py.
 E2E_BIN        ?= $(BUILD)/x86_64/uprobestats
 E2E_TARGET_DIR := $(BUILD)/x86_64/tests
-E2E_TARGETS    := $(patsubst $(TOP)/test/targets/%.c,$(E2E_TARGET_DIR)/%,$(wildcard $(TOP)/test/targets/*.c))
+E2E_TARGETS    := $(patsubst $(TOP)/test/targets/%.c,$(E2E_TARGET_DIR)/%,\
+	$(wildcard $(TOP)/test/targets/*.c))
 DEMO_APP       := $(BUILD)/x86_64/demo/demo_app
 
 $(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c $(wildcard $(TOP)/test/targets/*.h) | deps-host
@@ -17,7 +18,8 @@ $(DEMO_APP): $(TOP)/demo/demo_app.c | deps-host
 test-e2e: $(E2E_BIN) $(E2E_TARGETS)
 	@$(TOP)/test/e2e/setup.sh
 	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
-	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
+	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) \
+		python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
 
 # The same suite again with --target-kernel 4.14 on every run: the legacy objects, the
 # perf buffer and tracefs must give the same counts, arguments, Strings and atoms.

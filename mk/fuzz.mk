@@ -10,13 +10,14 @@ FUZZ_SRCS    := $(sort $(wildcard $(TOP)/test/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(patsubst $(TOP)/test/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_BASE    := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -g -O1 $(FUZZ_SAN) -DUPROBESTATS_FUZZ
+FUZZ_BASE    := $(CSTD) $(WARN) $(DEFS) $(INCS) -I$(GEN_HOST_DIR) -g -O1 $(FUZZ_SAN) \
+	-DUPROBESTATS_FUZZ $(HOST_LIBBPF_INC)
 FUZZ_OBJS    := $(patsubst $(TOP)/src/%.c,$(FUZZ_OBJ_DIR)/%.o,$(SRCS))
 FUZZ_LIB     := $(FUZZ_DIR)/libuprobestats-fuzz.a
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_RUNS ?= 20000
 
-$(FUZZ_OBJ_DIR)/%.o: $(TOP)/src/%.c $(HDRS) $(UNIT_EXTRA_DEPS) | deps-host
+$(FUZZ_OBJ_DIR)/%.o: $(TOP)/src/%.c $(HDRS) $(UNIT_EXTRA_DEPS) $(HOST_LIBBPF) | deps-host
 	@mkdir -p $(@D)
 	@clang $(FUZZ_BASE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
@@ -26,14 +27,16 @@ $(FUZZ_LIB): $(FUZZ_OBJS)
 
 $(FUZZ_DIR)/fuzz_%: $(TOP)/test/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@echo "  FUZZ    $(@F)"
-	@clang $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) -lbpf -lelf -lz
+	@clang $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(HOST_BPF_LIBS)
 
 .PHONY: fuzz fuzz-smoke fuzz-build
 fuzz-build: $(FUZZ_BINS)
 
 # Each target runs over its committed seeds plus FUZZ_SMOKE_RUNS mutations.
 fuzz-smoke: $(FUZZ_BINS)
-	@$(TOP)/test/fuzz/run.sh smoke $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SMOKE_RUNS) $(FUZZ_NAMES)
+	@$(TOP)/test/fuzz/run.sh smoke $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SMOKE_RUNS) \
+		$(FUZZ_NAMES)
 
 fuzz: $(FUZZ_BINS)
-	@$(TOP)/test/fuzz/run.sh long $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SECONDS) $(FUZZ_NAMES)
+	@$(TOP)/test/fuzz/run.sh long $(FUZZ_DIR) $(TOP)/test/fuzz/corpus $(FUZZ_SECONDS) \
+		$(FUZZ_NAMES)

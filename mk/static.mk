@@ -128,7 +128,8 @@ distclean: vendor-clean
 # make 4.3's $(file <) sometimes keeps the final newline, depending on the file's size.)
 str-eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 define record-if-changed
-$(if $(call str-eq,$(strip $(file <$(1))),$(strip $(2))),,$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
+$(if $(call str-eq,$(strip $(file <$(1))),$(strip $(2))),,\
+	$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
 endef
 
 # --- per arch --------------------------------------------------------------------------
@@ -140,7 +141,8 @@ VENDOR_LIBS_$(1)   := $(addprefix $(VENDOR_OUT)/$(1)/lib/,libbpf.a libelf.a libz
 CC_$(1)            := $(STATIC_CC) --target=$(1)-linux-musl -nostdlibinc \
 	-isystem $(SYSROOT_DIR)/$(1)/usr/include/$(1)-linux-musl
 LD_$(1)            := $(TRIPLET_$(1))-gcc -specs=$(SYSROOT_DIR)/$(1)/musl-gcc.specs
-KHDRS_$(1)         := $(SYSROOT_DIR)/$(1)/usr/include $(SYSROOT_DIR)/$(1)/usr/include/$(TRIPLET_$(1))
+KHDRS_$(1)         := $(SYSROOT_DIR)/$(1)/usr/include \
+	$(SYSROOT_DIR)/$(1)/usr/include/$(TRIPLET_$(1))
 SKELS_$(1)         := $(patsubst %,$(GEN_DIR)/$(1)/%.skel.h,$(BPF_NAMES)) \
 	$(patsubst %,$(GEN_DIR)/$(1)/%_legacy.skel.h,$(BPF_NAMES))
 LEGACY_OBJS_$(1)   := $(patsubst %,$(BUILD)/$(1)/bpf/legacy/%.bpf.o,$(BPF_NAMES))
@@ -153,7 +155,8 @@ $$(SYSROOT_STAMP_$(1)): $(MANIFEST) $(FETCH_SH) | deps-host
 	@touch $$@
 
 $$(call record-if-changed,$(VENDOR_OUT)/$(1)/cflags,$(VENDOR_CFLAGS))
-$$(VENDOR_STAMP_$(1)): $(SOURCES_STAMP) $$(SYSROOT_STAMP_$(1)) $(VENDOR_SH) $(VENDOR_OUT)/$(1)/cflags
+$$(VENDOR_STAMP_$(1)): $(SOURCES_STAMP) $$(SYSROOT_STAMP_$(1)) $(VENDOR_SH) \
+		$(VENDOR_OUT)/$(1)/cflags
 	+@$(VENDOR_ENV) VENDOR_CFLAGS="$(VENDOR_CFLAGS)" $(VENDOR_SH) $(1)
 	@touch $$@
 
@@ -214,7 +217,8 @@ $$(call record-if-changed,$$(CFLAGS_FILE_$(1)),$$(CC_$(1)) $(STATIC_CFLAGS) $$(I
 $(BUILD)/$(1)/obj/%.o: $(TOP)/%.c $$(VENDOR_STAMP_$(1)) $$(CFLAGS_FILE_$(1)) | $$(SKELS_$(1))
 	@mkdir -p $$(@D)
 	@echo "  CC      $$(@:$(TOP)/%=%)"
-	@$$(CC_$(1)) $(STATIC_CFLAGS) $$(if $$(filter $(HOT_PATH),$$*),-O2) $$(INCS_$(1)) -MMD -MP -c $$< -o $$@
+	@$$(CC_$(1)) $(STATIC_CFLAGS) $$(if $$(filter $(HOT_PATH),$$*),-O2) $$(INCS_$(1)) \
+		-MMD -MP -c $$< -o $$@
 
 $(BUILD)/$(1)/uprobestats: $$(OBJS_$(1)) $$(VENDOR_STAMP_$(1))
 	@echo "  LINK    $$(@:$(TOP)/%=%)"

@@ -16,7 +16,9 @@ declare -A need=(
 	[qemu-user-static]=/usr/bin/qemu-aarch64-static
 	[zlib1g-dev]=/usr/include/zlib.h
 	[libelf-dev]=/usr/include/libelf.h
-	[libbpf-dev]=/usr/include/bpf/libbpf.h
+	# (no libbpf-dev: unit tests, fuzzers and the memcheck build link the vendored
+	# libbpf, built for the host by mk/unit.mk; bench/deps.sh installs it for the
+	# benchmarks' bare loader)
 	[dpkg-dev]=/usr/bin/dpkg-source
 	# the static build: gcc drives the musl specs for x86_64 (aarch64-linux-gnu-gcc for
 	# arm64), binutils' readelf checks the result; dpkg-source needs patch and bzip2 to

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include "config/guardrail.h"
+#include "config/load.h"
 #include "config/problems.h"
 #include "config/validate.h"
 #include "probe/catalog.h"
@@ -186,7 +187,8 @@ void cli_android_guardrail(struct android_info *info, struct guardrail_opts *g)
 	g->build_type = info->build_type[0] ? info->build_type : NULL;
 	if (info->on_android)
 		p_debug("Android sdk %s, build type %s, abi %s (properties from %s)",
-			info->sdk[0] ? info->sdk : "?", info->build_type[0] ? info->build_type : "?",
+			info->sdk[0] ? info->sdk : "?",
+			info->build_type[0] ? info->build_type : "?",
 			info->abi[0] ? info->abi : "?", props_source_name(info->source));
 	if (info->problem[0])
 		p_debug("properties: %s", info->problem);

@@ -18,7 +18,8 @@ int cmd_doctor(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct doctor_opts o = { .tracefs_fallback = true, .probe_uprobe_multi = uprobe_multi_detect };
+	struct doctor_opts o = { .tracefs_fallback = true,
+				 .probe_uprobe_multi = uprobe_multi_detect };
 	enum guardrail_mode gm = GUARDRAIL_AUTO;
 	int c, rc;
 

@@ -56,7 +56,8 @@ static int parse(int argc, char **argv, struct oat_cli *o, int want_args)
 			break;
 		case OPT_RESOLVER:
 			if (java_resolver_mode_parse(optarg, &o->mode) < 0) {
-				p_err("--resolver takes auto, builtin or oatdump, not '%s'", optarg);
+				p_err("--resolver takes auto, builtin or oatdump, not '%s'",
+				      optarg);
 				return EXIT_USAGE;
 			}
 			break;

@@ -19,9 +19,9 @@
 #include "probe/session.h"
 #include "plan/plan.h"
 #include "sink/histogram.h"
+#include "sink/sink_args.h"
 #include "sink/sinks.h"
 #include "sink/statsd_atoms.h"
-#include "sink/statsd_socket.h"
 #include "sys/kfeatures.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
@@ -30,13 +30,7 @@
 
 struct run_opts {
 	const char *config;
-	const char *format;          /* "text" | "json" on stdout */
-	const char *output;          /* file instead of stdout */
-	const char *trace;
-	enum trace_format trace_format;
-	enum sinks_statsd_mode statsd;
-	const char *statsd_path;
-	int32_t statsd_wait_ms;      /* as sinks_options: 0 default, SINKS_STATSD_NO_WAIT */
+	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
 	int32_t duration;
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
@@ -57,21 +51,14 @@ struct run_opts {
 };
 
 enum {
-	OPT_FORMAT = 256, OPT_OUTPUT, OPT_TRACE, OPT_TRACE_FORMAT, OPT_STATSD, OPT_NO_STATSD,
-	OPT_DURATION, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
+	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_STATSD_WAIT, OPT_TARGET_KERNEL,
+	OPT_ATOM_MAPPING, OPT_TARGET_KERNEL,
 };
 
-static const struct option long_opts[] = {
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "output", required_argument, NULL, OPT_OUTPUT },
-	{ "trace", required_argument, NULL, OPT_TRACE },
-	{ "trace-format", required_argument, NULL, OPT_TRACE_FORMAT },
-	{ "statsd", optional_argument, NULL, OPT_STATSD },
-	{ "no-statsd", no_argument, NULL, OPT_NO_STATSD },
-	{ "statsd-wait", required_argument, NULL, OPT_STATSD_WAIT },
+/* The run's own options; the output options (sink/sink_args.h) come first. */
+static const struct option run_long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "all-matches", no_argument, NULL, OPT_ALL_MATCHES },
@@ -95,29 +82,17 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
-/* --statsd-wait MS: 0 keeps libstatssocket's drop-at-once; the cap keeps a
- * stuck statsd from holding the loop (and SIGINT) for long. */
-static int parse_statsd_wait(const char *arg, struct run_opts *o)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 0 || v > (long)STATSD_WAIT_MAX_MS) {
-		p_err("--statsd-wait takes milliseconds from 0 to %u, not '%s'",
-		      STATSD_WAIT_MAX_MS, arg);
-		return EXIT_USAGE;
-	}
-	o->statsd_wait_ms = v ? (int32_t)v : SINKS_STATSD_NO_WAIT;
-	return EXIT_OK;
-}
-
 static int parse_value_opt(int c, struct run_opts *o)
 {
 	uint32_t v;
 	struct err e = { 0 };
+	int taken = sink_args_parse(&o->sinks, c, optarg, &e);
 
+	if (taken) {
+		if (taken < 0)
+			p_err("%s", e.msg);
+		return taken < 0 ? EXIT_USAGE : EXIT_OK;
+	}
 	switch (c) {
 	case OPT_TARGET_KERNEL:
 		if (kfeatures_parse_version(optarg, &o->target_kernel, &e) < 0) {
@@ -125,27 +100,6 @@ static int parse_value_opt(int c, struct run_opts *o)
 			return EXIT_USAGE;
 		}
 		return EXIT_OK;
-	case OPT_FORMAT:
-		if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-			p_err("--format takes text or json, not '%s'", optarg);
-			return EXIT_USAGE;
-		}
-		o->format = optarg;
-		return EXIT_OK;
-	case OPT_OUTPUT: o->output = optarg; return EXIT_OK;
-	case OPT_TRACE: o->trace = optarg; return EXIT_OK;
-	case OPT_TRACE_FORMAT:
-		if (trace_parse_format(optarg, &o->trace_format, &e) < 0) {
-			p_err("%s", e.msg);
-			return EXIT_USAGE;
-		}
-		return EXIT_OK;
-	case OPT_STATSD:
-		o->statsd = SINKS_STATSD_ON;
-		o->statsd_path = optarg;
-		return EXIT_OK;
-	case OPT_NO_STATSD: o->statsd = SINKS_STATSD_OFF; return EXIT_OK;
-	case OPT_STATSD_WAIT: return parse_statsd_wait(optarg, o);
 	case OPT_DURATION:
 		if (!cli_parse_u32(optarg, &v, "--duration seconds"))
 			return EXIT_USAGE;
@@ -191,7 +145,8 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return EXIT_OK;
 	case OPT_GUARDRAIL_LIST:
 		if (guardrail_list_parse(optarg, &o->guardrail.list) < 0) {
-			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'", optarg);
+			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'",
+			      optarg);
 			return EXIT_USAGE;
 		}
 		return EXIT_OK;
@@ -201,8 +156,17 @@ static int parse_value_opt(int c, struct run_opts *o)
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
+	struct option long_opts[64];
+	size_t n = 0;
 	int c, rc;
 
+	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
+		return EXIT_USAGE;
+	for (size_t i = 0; n < sizeof(long_opts) / sizeof(long_opts[0]); i++) {
+		long_opts[n++] = run_long_opts[i];
+		if (!run_long_opts[i].name)
+			break;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -248,7 +212,9 @@ struct run_state {
 /* The plan probe an event's probe_desc belongs to. */
 static uint32_t probe_id_of(const struct probe_desc *d)
 {
-	return ((const struct plan_probe *)((const char *)d - offsetof(struct plan_probe, desc)))->id;
+	const char *p = (const char *)d - offsetof(struct plan_probe, desc);
+
+	return ((const struct plan_probe *)p)->id;
 }
 
 static void on_event(void *ctx, const struct event *ev)
@@ -368,22 +334,11 @@ static void raise_memlock(void)
 
 static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct run_state *rs)
 {
-	struct sinks_options so = {
-		.statsd = o->statsd,
-		.statsd_path = o->statsd_path,
-		.statsd_wait_ms = o->statsd_wait_ms,
-		.trace = trace,
-		.trace_format = o->trace_format,
-		.default_text = out,
-		.statsd_dropped = on_statsd_drop,
-		.statsd_dropped_ctx = rs,
-	};
+	struct sinks_options so = sink_args_options(&o->sinks, out, trace);
 	struct err e = { 0 };
 
-	if (o->format && !strcmp(o->format, "json"))
-		so.json = out;
-	else if (o->format)
-		so.text = out;
+	so.statsd_dropped = on_statsd_drop;
+	so.statsd_dropped_ctx = rs;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
@@ -523,7 +478,8 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
 				  .ending = on_ending, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
-				   .start = start_probes, .start_ctx = rs, .android = o->on_android };
+				   .start = start_probes, .start_ctx = rs,
+				   .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
@@ -637,9 +593,9 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	}
 	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
 	rs.pending = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
-	out = open_output(o->output, "--output");
-	trace = o->trace ? open_output(o->trace, "--trace") : NULL;
-	rc = (!rs.dropped_sink || !rs.pending || !out || (o->trace && !trace)) ? EXIT_RUNTIME
+	out = open_output(o->sinks.output, "--output");
+	trace = o->sinks.trace ? open_output(o->sinks.trace, "--trace") : NULL;
+	rc = (!rs.dropped_sink || !rs.pending || !out || (o->sinks.trace && !trace)) ? EXIT_RUNTIME
 		: open_sinks(o, out, trace, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);

@@ -22,7 +22,8 @@ static int read_all(int fd, size_t max_size, const char *path,
 			uint8_t *nb;
 			if (max_size && cap >= max_size) {
 				free(buf);
-				return err_set(err, -EFBIG, "%s: larger than the %zu-byte limit", path, max_size);
+				return err_set(err, -EFBIG, "%s: larger than the %zu-byte limit",
+					       path, max_size);
 			}
 			cap *= 2;
 			nb = realloc(buf, cap);
@@ -86,8 +87,9 @@ int mapfile_open(const char *path, size_t max_size, unsigned flags,
 		void *p;
 		if (max_size && (uint64_t)st.st_size > max_size) {
 			close(fd);
-			return err_set(err, -EFBIG, "%s: %lld bytes, larger than the %zu-byte limit",
-				       path, (long long)st.st_size, max_size);
+			return err_set(err, -EFBIG,
+				       "%s: %lld bytes, larger than the %zu-byte limit", path,
+				       (long long)st.st_size, max_size);
 		}
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {

@@ -195,15 +195,7 @@ struct config_load_opts {
 /* "syntax", "field", ... for an error code above; "io" for anything else. */
 const char *config_err_class(int code);
 
-/* Read and parse a config file (text or binary).  On failure *out is NULL and
- * err holds one line: "<file>:<line>:<col>: ..." or "<file>+0x<off>: ...". */
-int config_load_file(const char *path, const struct config_load_opts *opts,
-		     struct uprobestats_config **out, struct err *err);
-
-/* Parse from memory; name is used in messages. */
-int config_load_buffer(const char *name, const void *buf, size_t len,
-		       const struct config_load_opts *opts,
-		       struct uprobestats_config **out, struct err *err);
+/* Loading (config_load_file, config_load_buffer): config/load.h. */
 
 void config_free(struct uprobestats_config *cfg);
 

@@ -44,7 +44,8 @@ static int check_magic(struct dex_file *d, struct err *err, uint64_t *hsize)
 	const uint8_t *p = d->b + d->hdr;
 
 	if (!rng_ok(d->lim, d->hdr, STD_HEADER))
-		return err_set(err, -EINVAL, "%s: truncated dex header (0x70 bytes needed)", d->name);
+		return err_set(err, -EINVAL, "%s: truncated dex header (0x70 bytes needed)",
+			       d->name);
 	if (memcmp(p, "dex\n", 4) == 0 && p[4] == '0' && p[5] >= '0' && p[5] <= '9' &&
 	    p[6] >= '0' && p[6] <= '9' && p[7] == 0) {
 		*hsize = (p[5] == '4' && p[6] >= '1') ? V41_HEADER : STD_HEADER;
@@ -76,21 +77,24 @@ static int set_bases(struct dex_file *d, uint64_t hsize, uint64_t *ids_base, str
 	if (d->compact) {
 		uint32_t data_size = ld32(p + 0x68), data_off = ld32(p + 0x6c);
 		if (!rng_ok(d->lim, d->hdr + data_off, data_size))
-			return bad(d, err, "compact dex data section lies outside the file", d->hdr + 0x6c);
+			return bad(d, err, "compact dex data section lies outside the file",
+				   d->hdr + 0x6c);
 		d->data_base = d->hdr + data_off;
 		return 0;
 	}
 	if (hsize == V41_HEADER) {
 		uint32_t csize = ld32(p + 0x70), hoff = ld32(p + 0x74);
 		if (hoff > d->hdr || !rng_ok(d->lim, d->hdr - hoff, csize))
-			return bad(d, err, "dex container size/offset lie outside the file", d->hdr + 0x70);
+			return bad(d, err, "dex container size/offset lie outside the file",
+				   d->hdr + 0x70);
 		*ids_base = d->data_base = d->hdr - hoff;
 		d->lim = d->hdr - hoff + csize;
 		return 0;
 	}
 	if (!rng_ok(d->lim, d->hdr, d->file_size) || d->file_size < hsize)
-		return err_set(err, -EINVAL, "%s: dex file_size 0x%x exceeds the 0x%llx bytes available",
-			       d->name, d->file_size, (unsigned long long)(d->lim - d->hdr));
+		return err_set(err, -EINVAL,
+			       "%s: dex file_size 0x%x exceeds the 0x%llx bytes available", d->name,
+			       d->file_size, (unsigned long long)(d->lim - d->hdr));
 	d->lim = d->hdr + d->file_size;
 	return 0;
 }

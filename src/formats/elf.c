@@ -148,7 +148,8 @@ static int parse_phdrs(struct elf_file *f, struct err *err)
 	if (f->phentsize < min)
 		return bad(f, err, -EINVAL, "program header entry size too small");
 	if (!rng_ok(f->size, f->phoff, (uint64_t)f->phnum * f->phentsize)) {
-		snprintf(msg, sizeof(msg), "program headers at 0x%llx (%u x %u bytes) lie outside the file",
+		snprintf(msg, sizeof(msg),
+			 "program headers at 0x%llx (%u x %u bytes) lie outside the file",
 			 (unsigned long long)f->phoff, f->phnum, f->phentsize);
 		return bad(f, err, -EINVAL, msg);
 	}
@@ -163,13 +164,15 @@ static int parse_phdrs(struct elf_file *f, struct err *err)
 			continue;
 		if (s->filesz && !rng_ok(f->size, s->offset, s->filesz)) {
 			snprintf(msg, sizeof(msg),
-				 "PT_LOAD[%u] file range 0x%llx+0x%llx extends past the end: truncated?",
+				 "PT_LOAD[%u] file range 0x%llx+0x%llx extends past the "
+				 "end: truncated?",
 				 i, (unsigned long long)s->offset, (unsigned long long)s->filesz);
 			return bad(f, err, -EINVAL, msg);
 		}
 		if (s->filesz > s->memsz || s->vaddr + s->memsz < s->vaddr) {
-			snprintf(msg, sizeof(msg), "PT_LOAD[%u] has filesz 0x%llx > memsz 0x%llx or wraps",
-				 i, (unsigned long long)s->filesz, (unsigned long long)s->memsz);
+			snprintf(msg, sizeof(msg),
+				 "PT_LOAD[%u] has filesz 0x%llx > memsz 0x%llx or wraps", i,
+				 (unsigned long long)s->filesz, (unsigned long long)s->memsz);
 			return bad(f, err, -EINVAL, msg);
 		}
 		f->loads[f->nloads++] = *s;
@@ -246,7 +249,8 @@ static uint64_t gnu_hash_count(const struct elf_file *f, uint64_t off)
 	uint32_t nbuckets, symoffset, bloom_size, maxsym = 0;
 	uint64_t words = f->cls == 64 ? 8 : 4, buckets, chains;
 
-	if (!rd32(f->data, f->size, off, &nbuckets) || !rd32(f->data, f->size, off + 4, &symoffset) ||
+	if (!rd32(f->data, f->size, off, &nbuckets) ||
+	    !rd32(f->data, f->size, off + 4, &symoffset) ||
 	    !rd32(f->data, f->size, off + 8, &bloom_size))
 		return 0;
 	buckets = off + 16 + (uint64_t)bloom_size * words;

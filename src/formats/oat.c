@@ -98,7 +98,8 @@ static int pick_header(struct oat_file *o, struct err *err)
 	uint32_t want = expected_exec(o);
 
 	if (o->info.oat_size < 72 + 4)
-		return err_set(err, -EINVAL, "%s: oat region of %llu bytes is too small for an OatHeader",
+		return err_set(err, -EINVAL,
+			       "%s: oat region of %llu bytes is too small for an OatHeader",
 			       oat_name(o), (unsigned long long)o->info.oat_size);
 	if (!hdr_fits(o, &HDR[def], want)) {
 		size_t n = sizeof(HDR) / sizeof(HDR[0]), k;
@@ -291,14 +292,16 @@ static int pick_records(struct oat_file *o, struct err *err)
 		}
 		if (k == 2 * n)
 			return err_set(err, -EINVAL,
-				       "%s+0x%llx: OatDexFile records (oat v%u) match no known layout",
+				       "%s+0x%llx: OatDexFile records (oat v%u) match no "
+				       "known layout",
 				       oat_name(o),
 				       (unsigned long long)(o->info.oatdata_off +
 							    o->info.oat_dex_files_offset),
 				       o->info.version);
 	}
 	snprintf(o->info.record_layout, sizeof(o->info.record_layout), "OatDexFile %s%s",
-		 REC[pick].name, pick == def ? "" : ", chosen by validation over the version's own");
+		 REC[pick].name,
+		 pick == def ? "" : ", chosen by validation over the version's own");
 	o->dex = calloc(o->info.dex_count ? o->info.dex_count : 1, sizeof(*o->dex));
 	if (!o->dex || !walk_records(o, &REC[pick], true))
 		return err_set(err, -ENOMEM, "out of memory");
@@ -329,13 +332,15 @@ static int locate_region(struct oat_file *o, struct err *err)
 	const uint8_t *base = elf_data(o->elf, &fsize);
 
 	if (elf_find_symbol(o->elf, "oatdata", &data))
-		return err_set(err, -ENOEXEC, "%s: no \"oatdata\" dynamic symbol: not an oat/odex file",
+		return err_set(err, -ENOEXEC,
+			       "%s: no \"oatdata\" dynamic symbol: not an oat/odex file",
 			       oat_name(o));
 	if (elf_find_symbol(o->elf, "oatlastword", &last) || last.value < data.value)
 		return err_set(err, -EINVAL, "%s: missing or misplaced \"oatlastword\" symbol",
 			       oat_name(o));
 	if (elf_vaddr_to_offset(o->elf, data.value, &o->info.oatdata_off, NULL))
-		return err_set(err, -EINVAL, "%s: oatdata (0x%llx) is in no file-backed PT_LOAD segment",
+		return err_set(err, -EINVAL,
+			       "%s: oatdata (0x%llx) is in no file-backed PT_LOAD segment",
 			       oat_name(o), (unsigned long long)data.value);
 	vlast = last.value + 3;
 	if (elf_vaddr_to_offset(o->elf, vlast, &off_last, NULL) ||
@@ -357,8 +362,8 @@ static int parse_fixed_header(struct oat_file *o, struct err *err)
 	const uint8_t *h = o->oat;
 
 	if (memcmp(h, "oat\n", 4) != 0)
-		return err_set(err, -EINVAL, "%s+0x%llx: no \"oat\\n\" magic at oatdata", oat_name(o),
-			       (unsigned long long)o->info.oatdata_off);
+		return err_set(err, -EINVAL, "%s+0x%llx: no \"oat\\n\" magic at oatdata",
+			       oat_name(o), (unsigned long long)o->info.oatdata_off);
 	if (h[4] < '0' || h[4] > '9' || h[5] < '0' || h[5] > '9' || h[6] < '0' || h[6] > '9' ||
 	    h[7])
 		return err_set(err, -EINVAL, "%s+0x%llx: oat version is not 3 digits",
@@ -382,8 +387,8 @@ static int oat_init(struct oat_file *o, struct err *err)
 	o->info.e_machine = elf_machine(o->elf);
 	o->info.isa = oat_isa_name(o->info.e_machine);
 	if (!o->info.isa)
-		return err_set(err, -ENOTSUP, "%s: ELF machine %u is not an Android ISA", oat_name(o),
-			       o->info.e_machine);
+		return err_set(err, -ENOTSUP, "%s: ELF machine %u is not an Android ISA",
+			       oat_name(o), o->info.e_machine);
 	if ((rc = locate_region(o, err)) || (rc = parse_fixed_header(o, err)) ||
 	    (rc = pick_header(o, err)) || (rc = pick_records(o, err)))
 		return rc;
@@ -476,7 +481,8 @@ uint32_t oat_guess_class_count(const struct oat_file *o, uint32_t dex_i)
 		return 0;
 	start = o->dex[dex_i].class_offsets_offset;
 	for (uint32_t i = 0; i < o->info.dex_count; i++)
-		if (o->dex[i].class_offsets_offset > start && o->dex[i].class_offsets_offset < limit)
+		if (o->dex[i].class_offsets_offset > start &&
+		    o->dex[i].class_offsets_offset < limit)
 			limit = o->dex[i].class_offsets_offset;
 	while (n < MAX_CLASSES && start + 4ull * n + 4 <= limit) {
 		uint32_t c = ld32(o->oat + start + 4ull * n);

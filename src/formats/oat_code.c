@@ -55,10 +55,12 @@ int oat_class_get(const struct oat_file *o, uint32_t dex_i, uint32_t cdi, uint32
 		p += 4;
 		if (n_methods != OAT_UNKNOWN_COUNT && out->num_methods != n_methods)
 			return err_set(err, -EINVAL,
-				       "%s+0x%llx: OatClass of class_def %u counts %u methods but the "
-				       "dex class_data has %u (oat/dex mismatch or unknown layout)",
-				       oat_name(o), (unsigned long long)(oat_info(o)->oatdata_off + off),
-				       cdi, out->num_methods, n_methods);
+				       "%s+0x%llx: OatClass of class_def %u counts %u methods but "
+				       "the dex class_data has %u (oat/dex mismatch or unknown "
+				       "layout)",
+				       oat_name(o),
+				       (unsigned long long)(oat_info(o)->oatdata_off + off), cdi,
+				       out->num_methods, n_methods);
 		if (out->type == OAT_CLASS_SOME_COMPILED)
 			out->bitmap_bytes = ((out->num_methods + 31) / 32) * 4;
 	} else if (out->type == OAT_CLASS_SOME_COMPILED) {
@@ -148,7 +150,8 @@ int oat_class_method(const struct oat_file *o, const struct oat_class *c, uint32
 	}
 	if (slot >= c->n_offsets)
 		return err_set(err, -EINVAL,
-			       "%s: method index %u is beyond the %u code offsets of OatClass at 0x%x",
+			       "%s: method index %u is beyond the %u code offsets of OatClass "
+			       "at 0x%x",
 			       oat_name(o), idx, c->n_offsets, c->offset);
 	*code_offset = ld32(b + c->methods_at + 4ull * slot);
 	if (!*code_offset)
@@ -257,7 +260,8 @@ int oat_code_at(const struct oat_file *o, uint32_t raw, struct oat_code *out, st
 	if (out->code_offset < in->executable_offset || out->code_offset >= in->oat_size ||
 	    out->code_offset < 8)
 		return err_set(err, -EINVAL,
-			       "%s: code offset 0x%x lies outside .text [0x%x, 0x%llx) of the oat data",
+			       "%s: code offset 0x%x lies outside .text [0x%x, 0x%llx) of the "
+			       "oat data",
 			       oat_name(o), raw, in->executable_offset,
 			       (unsigned long long)in->oat_size);
 	header_order(in->version, order, &n);
@@ -268,7 +272,8 @@ int oat_code_at(const struct oat_file *o, uint32_t raw, struct oat_code *out, st
 		return err_set(err, -EINVAL,
 			       "%s+0x%llx: the method header before code offset 0x%x decodes to no "
 			       "plausible code size (tried %s)",
-			       oat_name(o), (unsigned long long)(in->oatdata_off + out->code_offset - 4),
+			       oat_name(o),
+			       (unsigned long long)(in->oatdata_off + out->code_offset - 4),
 			       out->code_offset, HDR_NAMES[order[0]]);
 	out->vaddr = in->oatdata_vaddr + out->code_offset;
 	if (elf_vaddr_to_offset(oat_elf(o), out->vaddr, &out->file_offset, &out->seg_flags) ||

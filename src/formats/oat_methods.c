@@ -95,8 +95,9 @@ static int list_class_with_dex(const struct oat_file *o, const struct dex_file *
 	if (c.type == OAT_CLASS_NONE_COMPILED)
 		return 0;
 	while ((rc = dex_class_iter_next(&it, &dm, err)) > 0) {
-		struct oat_method m = { .dex_i = di, .cdi = cdi, .index_in_class = dm.index_in_class,
-					.has_dex = true, .method_idx = dm.method_idx,
+		struct oat_method m = { .dex_i = di, .cdi = cdi,
+					.index_in_class = dm.index_in_class, .has_dex = true,
+					.method_idx = dm.method_idx,
 					.access_flags = dm.access_flags };
 		if ((rc = add_slot(o, &c, &cur, &m, l, cap, err)))
 			return rc;
@@ -293,7 +294,8 @@ static int scan_class(const struct oat_file *o, uint32_t di, uint32_t cdi, uint3
 		return 0;
 	for (uint32_t s = 0; s < c.n_offsets; s++) {
 		uint32_t v = ld32(b + c.methods_at + 4ull * s);
-		if (v && (v & mask) == code_offset && (rc = fn(ctx, di, cdi, slot_to_index(o, &c, s))))
+		if (v && (v & mask) == code_offset &&
+		    (rc = fn(ctx, di, cdi, slot_to_index(o, &c, s))))
 			return rc;
 	}
 	return 0;

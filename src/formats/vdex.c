@@ -41,8 +41,9 @@ static int parse_v21(struct vdex_file *v, struct err *err)
 	v->n_dex = ld32(d + 12);
 	v->checksums = V21_FIXED;
 	if (!rng_ok(v->size, v->checksums, 4ull * v->n_dex))
-		return err_set(err, -EINVAL, "%s: vdex checksum table (%u entries) runs past the end",
-			       v->name, v->n_dex);
+		return err_set(err, -EINVAL,
+			       "%s: vdex checksum table (%u entries) runs past the end", v->name,
+			       v->n_dex);
 	if (!has_dex)
 		return 0;
 	uint64_t sh = v->checksums + 4ull * v->n_dex;
@@ -61,13 +62,15 @@ static int parse_v27(struct vdex_file *v, struct err *err)
 	uint32_t n;
 
 	if (!rd32(v->data, v->size, 8, &n) || n > MAX_SECTIONS || !rng_ok(v->size, 12, 12ull * n))
-		return err_set(err, -EINVAL, "%s: truncated or bad vdex 027 section table", v->name);
+		return err_set(err, -EINVAL, "%s: truncated or bad vdex 027 section table",
+			       v->name);
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *s = v->data + 12 + 12ull * i;
 		uint32_t kind = ld32(s), off = ld32(s + 4), size = ld32(s + 8);
 		if (size && !rng_ok(v->size, off, size))
 			return err_set(err, -EINVAL,
-				       "%s: vdex section %u (kind %u) at 0x%x+0x%x runs past the end",
+				       "%s: vdex section %u (kind %u) at 0x%x+0x%x runs past "
+				       "the end",
 				       v->name, i, kind, off, size);
 		if (kind == 0) {
 			v->checksums = off;
@@ -105,7 +108,8 @@ int vdex_open_mem(const char *name, const void *buf, size_t len, struct vdex_fil
 			rc = parse_v27(v, err);
 		} else {
 			rc = err_set(err, -ENOTSUP,
-				     "%s: vdex version \"%.3s\" is not one of Android 10-16 (021, 027)",
+				     "%s: vdex version \"%.3s\" is not one of Android 10-16 "
+				     "(021, 027)",
 				     v->name, (const char *)v->data + 4);
 		}
 	}
@@ -166,7 +170,8 @@ int vdex_open_dex(const struct vdex_file *v, uint32_t dex_file_offset, struct de
 			       v->name);
 	if (dex_file_offset < v->dex_begin || dex_file_offset >= v->dex_end)
 		return err_set(err, -EINVAL,
-			       "%s: dex offset 0x%x is outside the vdex dex section [0x%llx, 0x%llx)",
+			       "%s: dex offset 0x%x is outside the vdex dex section "
+			       "[0x%llx, 0x%llx)",
 			       v->name, dex_file_offset, (unsigned long long)v->dex_begin,
 			       (unsigned long long)v->dex_end);
 	snprintf(name, sizeof(name), "%s@0x%x", v->name, dex_file_offset);

@@ -46,11 +46,12 @@ static int find_eocd(struct zip_archive *z, struct err *err)
 			return err_set(err, -ENOTSUP, "%s: ZIP64 archives are not supported",
 				       z->name);
 		if (disk || cd_disk || n_here != n)
-			return err_set(err, -ENOTSUP, "%s: multi-disk zip archives are not supported",
-				       z->name);
+			return err_set(err, -ENOTSUP,
+				       "%s: multi-disk zip archives are not supported", z->name);
 		if ((uint64_t)cd_off + cd_size > pos)
 			return err_set(err, -EINVAL,
-				       "%s+0x%llx: central directory 0x%x+0x%x overlaps the end record",
+				       "%s+0x%llx: central directory 0x%x+0x%x overlaps the "
+				       "end record",
 				       z->name, (unsigned long long)pos, cd_off, cd_size);
 		z->cd_off = cd_off;
 		z->cd_size = cd_size;
@@ -136,8 +137,9 @@ int zip_next(const struct zip_archive *z, uint64_t *cursor, struct zip_entry *ou
 	xlen = ld16(p + 30);
 	clen = ld16(p + 32);
 	if ((uint64_t)CDIR_SIZE + nlen + xlen + clen > end - pos)
-		return err_set(err, -EINVAL, "%s+0x%llx: central directory entry overruns the directory",
-			       z->name, (unsigned long long)pos);
+		return err_set(err, -EINVAL,
+			       "%s+0x%llx: central directory entry overruns the directory", z->name,
+			       (unsigned long long)pos);
 	out->flags = ld16(p + 8);
 	out->method = ld16(p + 10);
 	out->crc32 = ld32(p + 16);
@@ -180,8 +182,8 @@ static int inflate_entry(const struct zip_archive *z, const struct zip_entry *e,
 	zr = inflate(&zs, Z_FINISH);
 	inflateEnd(&zs);
 	if (zr != Z_STREAM_END || zs.total_out != e->uncomp_size)
-		return err_set(err, -EINVAL, "%s: entry %.*s: corrupt deflate data (zlib %d)", z->name,
-			       (int)e->name_len, e->name, zr);
+		return err_set(err, -EINVAL, "%s: entry %.*s: corrupt deflate data (zlib %d)",
+			       z->name, (int)e->name_len, e->name, zr);
 	return 0;
 }
 
@@ -205,7 +207,8 @@ int zip_read(const struct zip_archive *z, const struct zip_entry *e, size_t max_
 	 * (alignment padding in the extra field): the data follows the local ones. */
 	start = lo + LOCAL_SIZE + ld16(z->data + lo + 26) + ld16(z->data + lo + 28);
 	if (!rng_ok(z->size, start, e->comp_size))
-		return err_set(err, -EINVAL, "%s+0x%llx: entry %.*s data (0x%llx bytes) runs past the end",
+		return err_set(err, -EINVAL,
+			       "%s+0x%llx: entry %.*s data (0x%llx bytes) runs past the end",
 			       z->name, (unsigned long long)start, (int)e->name_len, e->name,
 			       (unsigned long long)e->comp_size);
 	if (e->uncomp_size > max_size)
@@ -221,8 +224,9 @@ int zip_read(const struct zip_archive *z, const struct zip_entry *e, size_t max_
 		return 0;
 	}
 	if (e->method != 8)
-		return err_set(err, -ENOTSUP, "%s: entry %.*s uses compression method %u (only 0 and 8)",
-			       z->name, (int)e->name_len, e->name, e->method);
+		return err_set(err, -ENOTSUP,
+			       "%s: entry %.*s uses compression method %u (only 0 and 8)", z->name,
+			       (int)e->name_len, e->name, e->method);
 	buf = malloc(e->uncomp_size ? e->uncomp_size : 1);
 	if (!buf)
 		return err_set(err, -ENOMEM, "%s: out of memory inflating %.*s", z->name,

@@ -84,7 +84,8 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 	struct err first = { 0 };
 
 	if (!method || !*method)
-		return err_set(err, -EINVAL, "probe %s: no method_signature (ELF symbol) to look up",
+		return err_set(err, -EINVAL,
+			       "probe %s: no method_signature (ELF symbol) to look up",
 			       p->program_name);
 	if (files->n == 0)
 		return err_set(err, -EINVAL, "probe %s: a native symbol ('%s') needs file_paths "
@@ -101,7 +102,8 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 			memset(p->string_reg, 0xff, sizeof(p->string_reg));
 			memset(p->string_pos, 0xff, sizeof(p->string_pos));
 			snprintf(p->note, sizeof(p->note), "symbol %s at 0x%llx in %s", method,
-				 (unsigned long long)loc.vaddr, loc.from_dynsym ? ".dynsym" : ".symtab");
+				 (unsigned long long)loc.vaddr,
+				 loc.from_dynsym ? ".dynsym" : ".symtab");
 			return 0;
 		}
 		if (i == 0)
@@ -272,7 +274,8 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 	if (opts->n_pids) {
 		for (size_t i = 0; i < opts->n_pids; i++)
 			if (!proc_alive(opts->proc_dir ? opts->proc_dir : "/proc", opts->pids[i]))
-				return err_set(err, -ESRCH, "no process with pid %d", (int)opts->pids[i]);
+				return err_set(err, -ESRCH, "no process with pid %d",
+					       (int)opts->pids[i]);
 		t->pids = malloc(opts->n_pids * sizeof(pid_t));
 		if (!t->pids)
 			return err_set(err, -ENOMEM, "out of memory");

@@ -203,8 +203,8 @@ int uprobe_attach_multi(const char *path, uint64_t offset, bool retprobe, pid_t 
 
 	if (fd < 0) {
 		if (pid >= 0)
-			return err_set(err, fd, "%s+0x%llx: uprobe_multi link for pid %d: %s%s", path,
-				       (unsigned long long)offset, (int)pid, strerror(-fd),
+			return err_set(err, fd, "%s+0x%llx: uprobe_multi link for pid %d: %s%s",
+				       path, (unsigned long long)offset, (int)pid, strerror(-fd),
 				       attach_hint(-fd));
 		return err_set(err, fd, "%s+0x%llx: uprobe_multi link for all processes: %s%s",
 			       path, (unsigned long long)offset, strerror(-fd), attach_hint(-fd));

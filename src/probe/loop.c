@@ -163,7 +163,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		.process = name_cache_get(L->names, (pid_t)env.pid),
 		.probe = &p->desc,
 		.fields = fields,
-		.n_fields = rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
+		.n_fields =
+			rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
 	};
 	if (ev.kind == EVENT_RETURN) {
 		struct call_return r;
@@ -249,7 +250,8 @@ static int setup_perf(struct loop *L, struct ring_ctx *c, struct err *err)
 	size_t pages = 1;
 	LIBBPF_OPTS(perf_buffer_raw_opts, ro);
 
-	while (pages * (size_t)page * (size_t)(ncpu > 0 ? ncpu : 1) < c->ring->bytes && pages < 4096)
+	while (pages * (size_t)page * (size_t)(ncpu > 0 ? ncpu : 1) < c->ring->bytes &&
+	       pages < 4096)
 		pages <<= 1;
 	if (pages < 8)
 		pages = 8;
@@ -279,7 +281,8 @@ static int setup_rings(struct loop *L, struct err *err)
 		} else if (!L->rb) {
 			L->rb = ring_buffer__new(r->map_fd, on_record, &L->ring_ctxs[i], NULL);
 			if (!L->rb)
-				return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
+				return err_set(err, -errno, "ring buffer %s: %s", r->map,
+					       strerror(errno));
 		} else if (ring_buffer__add(L->rb, r->map_fd, on_record, &L->ring_ctxs[i]) < 0) {
 			return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
 		}
@@ -595,7 +598,8 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		goto out;
 	for (size_t i = 0; i < L.n_rings; i++)
 		if (L.ring_ctxs[i].pb &&
-		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING, err)) < 0)
+		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING,
+				    err)) < 0)
 			goto out;
 	if (L.tasks_waiting) {
 		L.watch_fd = rc = make_timer(opts->watch_ms ? opts->watch_ms : 10, err);

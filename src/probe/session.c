@@ -92,7 +92,8 @@ static int set_config(struct bpf_object *obj, const struct ups_prog_config *cfg,
 	bpf_object__for_each_map(map, obj) {
 		const char *name = bpf_map__name(map);
 		size_t len = strlen(name);
-		if (bpf_map__is_internal(map) && len >= 7 && strcmp(name + len - 7, ".rodata") == 0) {
+		if (bpf_map__is_internal(map) && len >= 7 &&
+		    strcmp(name + len - 7, ".rodata") == 0) {
 			int rc = bpf_map__set_initial_value(map, cfg, sizeof(*cfg));
 			if (rc < 0)
 				return err_set(err, rc, "setting the program config: %s",
@@ -156,7 +157,8 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			else
 				rc = make_stand_in(map);
 		} else if (strcmp(name, "probe_counters") == 0) {
-			rc = bpf_map__set_max_entries(map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
+			rc = bpf_map__set_max_entries(
+				map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
 		} else if (strcmp(name, "target_pids") == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
 		} else if (strcmp(name, "latency_hist") == 0) {
@@ -248,8 +250,10 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	}
 	bpf_object__for_each_program(prog, in->obj) {
 		const char *name = bpf_program__name(prog);
-		bpf_program__set_autoload(prog, strcmp(name, p->prog->name) == 0 ||
-						(p->prog->entry && strcmp(name, p->prog->entry) == 0));
+		bool wanted = strcmp(name, p->prog->name) == 0 ||
+			      (p->prog->entry && strcmp(name, p->prog->entry) == 0);
+
+		bpf_program__set_autoload(prog, wanted);
 		/* a program is loaded for one kind of attachment */
 		if (s->use_multi)
 			bpf_program__set_expected_attach_type(prog, UPS_ATTACH_UPROBE_MULTI);
@@ -305,7 +309,8 @@ static int choose_output(struct session *s, const struct session_opts *opts, str
 {
 	bool has_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 
-	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
+	s->ring_bytes =
+		round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
 	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
 	if (s->legacy) {
 		if (opts->output == OUTPUT_RINGBUF)
@@ -384,7 +389,8 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 	int rc;
 
 	if (!prog)
-		return err_set(err, -ENOENT, "probe %s: program %s missing from the embedded object",
+		return err_set(err, -ENOENT,
+			       "probe %s: program %s missing from the embedded object",
 			       p->program_name, prog_name);
 	memset(a, 0, sizeof(*a));
 	a->tracefs = s->use_tracefs;
@@ -552,7 +558,8 @@ static int collect_rings(struct session *s, struct err *err)
 			bool perf = s->mode == OUTPUT_PERFBUF;
 			if (!os->ring_used[r])
 				continue;
-			snprintf(name, sizeof(name), "%s%s", os->cat->ring_maps[r], perf ? "_perf" : "");
+			snprintf(name, sizeof(name), "%s%s", os->cat->ring_maps[r],
+				 perf ? "_perf" : "");
 			m = bpf_object__find_map_by_name(os->primary, name);
 			if (!m || bpf_map__fd(m) < 0)
 				return err_set(err, -ENOENT, "output buffer %s not created", name);
@@ -659,8 +666,10 @@ int session_attach(struct session *s, struct err *err)
 	for (size_t i = 0; i < s->n_instances; i++) {
 		const struct plan_probe *p = s->instances[i].probe;
 		rc = s->interrupted && s->interrupted()
-		     ? err_set(err, -EINTR, "interrupted while attaching: nothing left attached")
-		     : attach_instance(s, &s->instances[i], &s->plan->tasks[p->desc.task_index], err);
+			     ? err_set(err, -EINTR,
+				       "interrupted while attaching: nothing left attached")
+			     : attach_instance(s, &s->instances[i],
+					       &s->plan->tasks[p->desc.task_index], err);
 		if (rc < 0) {
 			/* All or nothing: detach what was attached. */
 			for (size_t j = 0; j <= i; j++)

@@ -29,8 +29,10 @@ int tracefs_open(struct tracefs *t, const char *root, struct err *err)
 			return 0;
 		}
 	}
-	return err_set(err, -ENOENT, "no tracefs with uprobe_events (tried /sys/kernel/tracing "
-		       "and /sys/kernel/debug/tracing): mount -t tracefs tracefs /sys/kernel/tracing");
+	return err_set(err, -ENOENT,
+		       "no tracefs with uprobe_events (tried /sys/kernel/tracing "
+		       "and /sys/kernel/debug/tracing): mount -t tracefs tracefs "
+		       "/sys/kernel/tracing");
 }
 
 static int write_events(const struct tracefs *t, const char *line)

@@ -68,7 +68,8 @@ static bool read_cache(struct class_index *ci, const char *file, const char *key
 	if (mapfile_open(file, MAX_CACHE, 0, &mf, &e))
 		return false;
 	bool ok = mf.size > hl && !memcmp(mf.data, MAGIC, strlen(MAGIC)) &&
-		  !memcmp(mf.data + strlen(MAGIC), key, strlen(key)) && mf.data[mf.size - 1] == '\n';
+		  !memcmp(mf.data + strlen(MAGIC), key, strlen(key)) &&
+		  mf.data[mf.size - 1] == '\n';
 	/* keep the "\n" that ends the key line: every entry is then "\n<desc>\n" */
 	ci->len = 0;
 	if (ok && put(ci, (const char *)mf.data + hl - 1, mf.size - hl + 1) == 0) {
@@ -131,7 +132,8 @@ static int build(struct class_index *ci, const struct oat_file *o, const char *o
 		for (uint32_t k = 0; k < dex_class_def_count(d); k++) {
 			struct dex_class_def cd;
 			const char *desc;
-			if (dex_class_def_at(d, k, &cd) || !(desc = dex_type_descriptor(d, cd.class_idx)))
+			if (dex_class_def_at(d, k, &cd) ||
+			    !(desc = dex_type_descriptor(d, cd.class_idx)))
 				continue;
 			if (put(ci, desc, strlen(desc)) || put(ci, "\n", 1)) {
 				oat_dexset_free(ds);

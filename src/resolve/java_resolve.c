@@ -226,7 +226,8 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 
 	if (opts->mode != JAVA_RESOLVER_OATDUMP) {
 		rc = oat_open(path, &o, err);
-		if (!rc && !(rc = oat_dexset_new(o, path, opts->dex_files, opts->n_dex_files, &ds, err))) {
+		if (!rc &&
+		    !(rc = oat_dexset_new(o, path, opts->dex_files, opts->n_dex_files, &ds, err))) {
 			describe_oat(o, r);
 			rc = oat_lookup_method(o, ds, sig, &lr, err);
 			have_lr = true;

@@ -170,13 +170,15 @@ int java_sig_from_parts(const char *class_name, const char *method, const char *
 
 	memset(out, 0, sizeof(*out));
 	if (!class_name || !*class_name || !method || !*method)
-		return err_set(err, -EINVAL, "a Java method needs both a class name and a method name");
+		return err_set(err, -EINVAL,
+			       "a Java method needs both a class name and a method name");
 	if ((rc = set_class(out, class_name, a, err)))
 		return rc;
 	out->name = arena_strdup(a, method);
 	for (const char *p = method; *p; p++)
 		if (strchr(" ()[];/.", *p))
-			return err_set(err, -EINVAL, "method name \"%s\" contains '%c'", method, *p);
+			return err_set(err, -EINVAL, "method name \"%s\" contains '%c'", method,
+				       *p);
 	out->params_given = params_given;
 	return add_params(out, params, params_given ? n_params : 0, a, err);
 }
@@ -245,11 +247,13 @@ int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, stru
 	memset(out, 0, sizeof(*out));
 	if (!open || !close || close < open)
 		return err_set(err, -EINVAL,
-			       "method signature \"%s\": expected \"<return type> <class>.<method>(<params>)\"",
+			       "method signature \"%s\": expected \"<return type> "
+			       "<class>.<method>(<params>)\"",
 			       text);
 	for (const char *p = close + 1; *p; p++)
 		if (!isspace((unsigned char)*p))
-			return err_set(err, -EINVAL, "method signature \"%s\": text after ')'", text);
+			return err_set(err, -EINVAL, "method signature \"%s\": text after ')'",
+				       text);
 	if ((size_t)(open - text) >= sizeof(prefix))
 		return err_set(err, -ENAMETOOLONG, "method signature \"%s\" is too long", text);
 	snprintf(prefix, sizeof(prefix), "%.*s", (int)(open - text), text);
@@ -266,7 +270,8 @@ int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, stru
 	dot = strrchr(qual, '.');
 	if (!dot || dot == qual || !dot[1])
 		return err_set(err, -EINVAL,
-			       "method signature \"%s\": \"%s\" is not <class>.<method>", text, qual);
+			       "method signature \"%s\": \"%s\" is not <class>.<method>", text,
+			       qual);
 	*dot = 0;
 	if ((rc = split_params(open + 1, (size_t)(close - open - 1), a, &params, &n)))
 		return err_set(err, rc, "method signature \"%s\": bad parameter list", text);

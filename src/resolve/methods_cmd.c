@@ -133,7 +133,8 @@ static void resolve_json(FILE *out, const struct java_resolution *r)
 	fputs("{\"path\":", out);
 	json_str(out, r->path);
 	fprintf(out, ",\"file_offset\":%llu,\"isa\":\"%s\",\"code_size\":%u,\"thumb\":%s",
-		(unsigned long long)r->file_offset, r->isa, r->code_size, r->thumb ? "true" : "false");
+		(unsigned long long)r->file_offset, r->isa, r->code_size,
+		r->thumb ? "true" : "false");
 	if (r->flags_known)
 		fprintf(out, ",\"access_flags\":%u,\"static\":%s", r->access_flags,
 			r->is_static ? "true" : "false");

@@ -38,13 +38,14 @@ static int find_in_class(const struct dex_file *d, uint32_t cdi, const struct ja
 		char pretty[1024];
 		struct dex_method_id mid;
 		const char *name;
-		if (dex_method_id_at(d, m.method_idx, &mid) || !(name = dex_string(d, mid.name_idx)) ||
-		    strcmp(name, sig->name) != 0)
+		if (dex_method_id_at(d, m.method_idx, &mid) ||
+		    !(name = dex_string(d, mid.name_idx)) || strcmp(name, sig->name) != 0)
 			continue;
 		dex_pretty_method(d, m.method_idx, pretty, sizeof(pretty));
-		bool match = sig->params_given ? dex_method_matches(d, m.method_idx, sig->name,
-								     sig->ret_desc, params, sig->n_params)
-					       : true;
+		bool match = sig->params_given
+				     ? dex_method_matches(d, m.method_idx, sig->name, sig->ret_desc,
+							  params, sig->n_params)
+				     : true;
 		if (!match) {
 			append(others, others_size, pretty);
 			continue;
@@ -61,9 +62,10 @@ static int find_in_class(const struct dex_file *d, uint32_t cdi, const struct ja
 	if (rc < 0)
 		return rc;
 	if (hits > 1)
-		return err_set(err, -ENOTUNIQ, "%s.%s has %d overloads; give the parameter list "
-			       "(candidates: %s; %s)", sig->class_name, sig->name, hits, r->signature,
-			       others);
+		return err_set(err, -ENOTUNIQ,
+			       "%s.%s has %d overloads; give the parameter list "
+			       "(candidates: %s; %s)",
+			       sig->class_name, sig->name, hits, r->signature, others);
 	return hits ? 0 : -ENOENT;
 }
 
@@ -77,7 +79,9 @@ static void describe(const struct dex_file *d, struct oat_lookup_result *r)
 	if (dex_method_id_at(d, r->method_idx, &mid) || dex_proto_at(d, mid.proto_idx, &pr))
 		return;
 	snprintf(r->ret_desc, sizeof(r->ret_desc), "%s",
-		 dex_type_descriptor(d, pr.return_type_idx) ? dex_type_descriptor(d, pr.return_type_idx) : "?");
+		 dex_type_descriptor(d, pr.return_type_idx)
+			 ? dex_type_descriptor(d, pr.return_type_idx)
+			 : "?");
 	for (uint32_t i = 0; i < pr.n_params; i++) {
 		const char *t = dex_type_descriptor(d, dex_proto_param(d, &pr, i));
 		size_t l = t ? strlen(t) : 0;
@@ -115,14 +119,17 @@ static int not_compiled(const struct oat_file *o, const struct oat_class *c, enu
 		snprintf(reason, sizeof(reason), "it is abstract: there is no code of its own; "
 			 "probe the implementing class's method");
 	else if (r->access_flags & DEX_ACC_NATIVE)
-		snprintf(reason, sizeof(reason), "it is native and has no compiled JNI stub (calls go "
+		snprintf(reason, sizeof(reason),
+			 "it is native and has no compiled JNI stub (calls go "
 			 "through the generic JNI trampoline); probe the native function instead");
 	else if (fr)
-		snprintf(reason, sizeof(reason), "the oat file was compiled with compiler-filter '%s', %s",
-			 filter, fr);
+		snprintf(reason, sizeof(reason),
+			 "the oat file was compiled with compiler-filter '%s', %s", filter, fr);
 	else if (why == OAT_MISS_CLASS_NONE)
-		snprintf(reason, sizeof(reason), "its class is not compiled (OatClass NoneCompiled, "
-			 "class status %u%s)", c->status,
+		snprintf(reason, sizeof(reason),
+			 "its class is not compiled (OatClass NoneCompiled, "
+			 "class status %u%s)",
+			 c->status,
 			 c->status < 10 ? ": verification failed or was deferred to run time" : "");
 	else if (why == OAT_MISS_BITMAP)
 		snprintf(reason, sizeof(reason), "its class is only partly compiled and the "
@@ -227,9 +234,11 @@ int oat_lookup_method(const struct oat_file *o, struct oat_dexset *ds, const str
 		rc = find_in_class(d, out->cdi, sig, out, &nm, others, sizeof(others), err);
 		if (rc == -ENOENT) {
 			out->kind = OAT_LOOKUP_NO_METHOD;
-			err_set(err, -ENOENT, "%s: class %s (dex #%u) has no method %s%s%s; if it is "
-				"inherited, probe the declaring class", oat_name(o), sig->class_name, di,
-				want, *others ? "; same-named: " : "", others);
+			err_set(err, -ENOENT,
+				"%s: class %s (dex #%u) has no method %s%s%s; if it is "
+				"inherited, probe the declaring class",
+				oat_name(o), sig->class_name, di, want,
+				*others ? "; same-named: " : "", others);
 		} else if (rc == -ENOTUNIQ) {
 			out->kind = OAT_LOOKUP_AMBIGUOUS;
 			rc = err->code = -EINVAL;

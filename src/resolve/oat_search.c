@@ -56,7 +56,8 @@ struct cands {
 
 static bool is_oat_name(const char *p, size_t n)
 {
-	return (n > 5 && !memcmp(p + n - 5, ".odex", 5)) || (n > 4 && !memcmp(p + n - 4, ".oat", 4));
+	return (n > 5 && !memcmp(p + n - 5, ".odex", 5)) ||
+	       (n > 4 && !memcmp(p + n - 4, ".oat", 4));
 }
 
 static void add(struct cands *c, const char *path, const char *why)
@@ -230,9 +231,9 @@ int oat_search_class(const struct oat_search_opts *o, const char *class_desc,
 		}
 	}
 	rc = err_set(err, -ENOENT,
-		     "no oat/odex file %s%sdefines class %s (%zu files searched%s%s): the class may "
-		     "be in an app that is not AOT-compiled (then it runs interpreted or JIT-compiled "
-		     "and has no file offset), or outside the search roots",
+		     "no oat/odex file %s%sdefines class %s (%zu files searched%s%s): the class "
+		     "may be in an app that is not AOT-compiled (then it runs interpreted or "
+		     "JIT-compiled and has no file offset), or outside the search roots",
 		     o->pid > 0 ? "mapped by the target process or " : "",
 		     o->roots ? "under the given roots " : "under the default roots ", class_desc,
 		     c->n, *skipped ? "; unreadable: " : "", skipped);

@@ -72,8 +72,8 @@ static char *json_str(struct arena *a, const char *s, const char *end, const cha
 			if (*q == '\\' && q + 1 < end) {
 				q++;
 				if (*q == 'u' && end - q > 4) {   /* \u00XX: keep ASCII only */
-					unsigned c = (unsigned)strtoul((char[]){ q[1], q[2], q[3], q[4], 0 },
-								       NULL, 16);
+					unsigned c = (unsigned)strtoul(
+						(char[]){ q[1], q[2], q[3], q[4], 0 }, NULL, 16);
 					v[n++] = c < 0x80 ? (char)c : '?';
 					q += 4;
 					continue;
@@ -104,16 +104,20 @@ static int parse_json(const char *buf, size_t len, struct oatdump_output *out, s
 		const char *nl = memchr(s, '\n', (size_t)(end - s)), *e = nl ? nl : end;
 		line++;
 		if (e > s && *s == '{') {
-			char *m = json_str(out->a, s, e, "method"), *off = json_str(out->a, s, e, "offset");
+			char *m = json_str(out->a, s, e, "method"),
+			     *off = json_str(out->a, s, e, "offset");
 			struct oatdump_method *x;
 			char *endp;
 			if (!m || !off)
-				return err_set(err, -EINVAL, "oatdump JSON line %zu: no \"method\" and "
-					       "\"offset\" strings", line);
+				return err_set(err, -EINVAL,
+					       "oatdump JSON line %zu: no \"method\" and "
+					       "\"offset\" strings",
+					       line);
 			unsigned long v = strtoul(off, &endp, 16);
 			if (*endp || !*off || v > 0xffffffffUL)
-				return err_set(err, -EINVAL, "oatdump JSON line %zu: bad offset \"%s\"",
-					       line, off);
+				return err_set(err, -EINVAL,
+					       "oatdump JSON line %zu: bad offset \"%s\"", line,
+					       off);
 			if (!(x = add(&p)))
 				return err_set(err, -ENOMEM, "out of memory");
 			x->signature = m;
@@ -335,8 +339,10 @@ static int run_once(const struct oatdump_run_opts *o, bool json, struct oatdump_
 	rc = subproc_run(argv, o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS, MAX_OUTPUT, &r,
 			 err);
 	if (!rc && (r.signaled || r.exit_code))
-		rc = r.signaled ? err_set(err, -EIO, "%s %s: killed by signal %d", bin, a_oat, r.signal)
-				: err_set(err, -EIO, "%s %s: exit status %d", bin, a_oat, r.exit_code);
+		rc = r.signaled
+			     ? err_set(err, -EIO, "%s %s: killed by signal %d", bin, a_oat,
+				       r.signal)
+			     : err_set(err, -EIO, "%s %s: exit status %d", bin, a_oat, r.exit_code);
 	if (!rc)
 		rc = json ? oatdump_parse_json(r.out ? r.out : "", r.out_len, out, err)
 			  : oatdump_parse_text(r.out ? r.out : "", r.out_len, out, err);

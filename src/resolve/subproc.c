@@ -173,7 +173,8 @@ int subproc_run(char *const argv[], int timeout_ms, size_t max_out, struct subpr
 	if (rc == -EFBIG)
 		return err_set(err, rc, "%s printed more than %zu bytes", argv[0], max_out);
 	if (rc)
-		return err_set(err, rc, "%s: reading its output failed: %s", argv[0], strerror(-rc));
+		return err_set(err, rc, "%s: reading its output failed: %s", argv[0],
+			       strerror(-rc));
 	if (WIFSIGNALED(status)) {
 		r->signaled = true;
 		r->signal = WTERMSIG(status);

@@ -146,7 +146,11 @@ char *json_escape_into(char *o, const char *s, size_t n)
 /* Length a UTF-8 lead byte announces (1 for anything that cannot lead). */
 static size_t utf8_lead_len(unsigned char c)
 {
-	return c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return 2;
+	if (c >= 0xe0 && c <= 0xef)
+		return 3;
+	return c >= 0xf0 && c <= 0xf4 ? 4 : 1;
 }
 
 /* A prefix of s[0..n) of at most ESCAPE_CHUNK bytes that does not cut a

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "sink/fmt_fast.h"
+#include "sink/sink_ops.h"
 
 int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e)
 {
@@ -262,9 +263,11 @@ static char *put_value(char *p, const struct field *f)
 	case FIELD_BOOL: return f->v.b ? FMT_LIT(p, "true") : FMT_LIT(p, "false");
 	case FIELD_FLOAT: return put_float(p, f->v.f);
 	case FIELD_STRING:
-		return put_string(p, f->v.str.ptr ? f->v.str.ptr : "", f->v.str.ptr ? f->v.str.len : 0);
+		return put_string(p, f->v.str.ptr ? f->v.str.ptr : "",
+				  f->v.str.ptr ? f->v.str.len : 0);
 	case FIELD_BYTES:
-		return put_hexbytes(p, (const uint8_t *)f->v.str.ptr, f->v.str.ptr ? f->v.str.len : 0);
+		return put_hexbytes(p, (const uint8_t *)f->v.str.ptr,
+				    f->v.str.ptr ? f->v.str.len : 0);
 	case FIELD_INT32_LIST: return put_list(p, f->v.i32s.ptr, f->v.i32s.n, false);
 	case FIELD_INT64_LIST: return put_list(p, f->v.i64s.ptr, f->v.i64s.n, true);
 	default: return FMT_LIT(p, "null");
@@ -347,9 +350,9 @@ static char *put_wall(struct jsonl_out *s, char *p, int64_t wall_ns)
 		int n;
 		if (!gmtime_r(&t, &tm))
 			return FMT_LIT(p, "null");
-		n = snprintf(s->wall_prefix, sizeof(s->wall_prefix), "\"%04d-%02d-%02dT%02d:%02d:%02d.",
-			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			     tm.tm_sec);
+		n = snprintf(s->wall_prefix, sizeof(s->wall_prefix),
+			     "\"%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900, tm.tm_mon + 1,
+			     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		if (n <= 0 || (size_t)n >= sizeof(s->wall_prefix))
 			return FMT_LIT(p, "null");
 		s->wall_sec = sec;
@@ -423,3 +426,52 @@ void jsonl_close(struct jsonl_out *s)
 		s->cache[i] = (struct jsonl_probe_text){ 0 };
 	}
 }
+
+/* ---- the sink's row (sink_ops.h) ---- */
+
+static bool jsonl_wanted(const struct sinks_options *o)
+{
+	return o->json != NULL;
+}
+
+static int jsonl_sink_open(void *st, const struct sinks_options *o, struct err *e)
+{
+	return jsonl_open(st, o->json, e);
+}
+
+static void jsonl_sink_event(void *st, const struct event *ev)
+{
+	jsonl_event(st, ev);
+}
+
+static void jsonl_sink_flush(void *st)
+{
+	jsonl_flush(st);
+}
+
+static const struct outbuf *jsonl_output(const void *st)
+{
+	return &((const struct jsonl_out *)st)->o;
+}
+
+static struct json_out *jsonl_summary_stream(void *st)
+{
+	return &((struct jsonl_out *)st)->j;
+}
+
+static void jsonl_sink_close(void *st)
+{
+	jsonl_close(st);
+}
+
+const struct sink_ops jsonl_sink = {
+	.name = "json",
+	.state_size = sizeof(struct jsonl_out),
+	.wanted = jsonl_wanted,
+	.open = jsonl_sink_open,
+	.event = jsonl_sink_event,
+	.flush = jsonl_sink_flush,
+	.output = jsonl_output,
+	.summary_stream = jsonl_summary_stream,
+	.close = jsonl_sink_close,
+};

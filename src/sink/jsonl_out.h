@@ -55,4 +55,8 @@ void jsonl_field_members(struct json_out *j, const struct field *f, size_t n);
 /* "2025-03-01T12:00:00.123456789Z", or null when wall_ns is 0. */
 void jsonl_wall(struct json_out *j, int64_t wall_ns);
 
+/* The sink's row in sinks.c's table (sink/sink_ops.h). */
+struct sink_ops;
+extern const struct sink_ops jsonl_sink;
+
 #endif

@@ -6,21 +6,32 @@
 #include <sys/stat.h>
 
 #include "sink/jsonl_out.h"
-#include "sink/statsd_encode.h"
+#include "sink/sink_ops.h"
+#include "sink/statsd_sink.h"
 #include "sink/statsd_socket.h"
 #include "sink/text_out.h"
 
+/* Every sink, in the order each operation visits them (statsd's loss report
+ * and the trace footer before the summary; outputs' errors in this order).
+ * A new sink: its file with its row (sink_ops.h), and one line here. */
+static const struct sink_ops *const table[] = {
+	&statsd_sink,
+	&text_sink,
+	&jsonl_sink,
+	&trace_sink,
+};
+
+#define N_SINKS (sizeof(table) / sizeof(table[0]))
+
 struct sinks {
 	struct sinks_options opt;     /* after sinks_plan */
-	bool statsd_on, text_on, json_on, trace_on, finished;
-	struct statsd_writer statsd;
-	struct statsd_event ev;       /* encode scratch: one atom at a time */
-	uint64_t statsd_invalid;
-	struct text_out text;
-	struct jsonl_out json;
-	struct trace_out trace;
+	void *st[N_SINKS];            /* each open sink's state; NULL: not open */
+	bool finished;
 	struct sink_report final;     /* frozen by sinks_finish */
 };
+
+/* for (each open sink i) — with its row table[i] and its state s->st[i] */
+#define FOR_OPEN(s, i) for (size_t i = 0; i < N_SINKS; i++) if ((s)->st[i])
 
 struct sinks_options sinks_plan(const struct sinks_options *in, bool statsd_socket_exists)
 {
@@ -42,44 +53,23 @@ static bool is_socket(const char *path)
 	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-static void statsd_dropped(void *ctx, int32_t atom_id, const void *tag, int error)
-{
-	const struct sinks *s = ctx;
-
-	(void)atom_id;
-	(void)error;
-	if (s->opt.statsd_dropped)
-		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
-}
-
 static int open_all(struct sinks *s, struct err *e)
 {
-	int rc = 0;
+	for (size_t i = 0; i < N_SINKS; i++) {
+		void *st;
+		int rc;
 
-	if (s->opt.statsd == SINKS_STATSD_ON) {
-		rc = statsd_writer_open(&s->statsd, s->opt.statsd_path, e);
-		if (rc < 0)
+		if (!table[i]->wanted(&s->opt))
+			continue;
+		st = calloc(1, table[i]->state_size);
+		if (!st)
+			return err_set(e, -ENOMEM, "sinks: out of memory");
+		rc = table[i]->open(st, &s->opt, e);
+		if (rc < 0) {
+			free(st);
 			return rc;
-		if (s->opt.statsd_wait_ms)
-			statsd_writer_set_wait(&s->statsd, s->opt.statsd_wait_ms < 0 ? 0
-					       : (uint32_t)s->opt.statsd_wait_ms);
-		statsd_writer_on_drop(&s->statsd, statsd_dropped, s);
-		s->statsd_on = true;
-	}
-	if (s->opt.text) {
-		if ((rc = text_open(&s->text, s->opt.text, e)) < 0)
-			return rc;
-		s->text_on = true;
-	}
-	if (s->opt.json) {
-		if ((rc = jsonl_open(&s->json, s->opt.json, e)) < 0)
-			return rc;
-		s->json_on = true;
-	}
-	if (s->opt.trace) {
-		if ((rc = trace_open(&s->trace, s->opt.trace, s->opt.trace_format, e)) < 0)
-			return rc;
-		s->trace_on = true;
+		}
+		s->st[i] = st;
 	}
 	return 0;
 }
@@ -105,12 +95,10 @@ int sinks_open(struct sinks **out, const struct sinks_options *opt, struct err *
 
 static int first_error(const struct sinks *s)
 {
-	if (s->text_on && s->text.o.error)
-		return s->text.o.error;
-	if (s->json_on && s->json.o.error)
-		return s->json.o.error;
-	if (s->trace_on && s->trace.o.error)
-		return s->trace.o.error;
+	FOR_OPEN(s, i) {
+		if (table[i]->output && table[i]->output(s->st[i])->error)
+			return table[i]->output(s->st[i])->error;
+	}
 	return 0;
 }
 
@@ -118,60 +106,56 @@ int sinks_event(struct sinks *s, const struct event *ev)
 {
 	if (s->finished)
 		return -EPIPE;
-	if (s->text_on)
-		text_event(&s->text, ev);
-	if (s->json_on)
-		jsonl_event(&s->json, ev);
-	if (s->trace_on)
-		trace_event(&s->trace, ev);
+	FOR_OPEN(s, i) {
+		if (table[i]->event)
+			table[i]->event(s->st[i], ev);
+	}
 	return first_error(s);
 }
 
 int sinks_atom(struct sinks *s, const struct atom *a)
 {
-	uint32_t errors;
+	int rc = 0;
 
-	if (!s->statsd_on || s->finished)
+	if (s->finished)
 		return 0;
-	errors = statsd_encode_atom(&s->ev, a);
-	/* the tag comes back to statsd_dropped if the atom is dropped */
-	statsd_writer_send_tagged(&s->statsd, s->ev.buf, s->ev.len, a->atom_id, a->probe);
-	if (errors) {
-		s->statsd_invalid++;
-		return errors & STATSD_ERR_OVERFLOW ? -EMSGSIZE : -EINVAL;
+	FOR_OPEN(s, i) {
+		int r = table[i]->atom ? table[i]->atom(s->st[i], a) : 0;
+		if (r < 0 && !rc)
+			rc = r;
 	}
-	return 0;
+	return rc;
 }
 
 bool sinks_statsd_on(const struct sinks *s)
 {
-	return s->statsd_on;
+	FOR_OPEN(s, i) {
+		if (table[i] == &statsd_sink)
+			return true;
+	}
+	return false;
 }
 
 void sinks_statsd_stop_waiting(struct sinks *s)
 {
-	if (s->statsd_on)
-		statsd_writer_set_wait(&s->statsd, 0);
+	FOR_OPEN(s, i) {
+		if (table[i]->stop_waiting)
+			table[i]->stop_waiting(s->st[i]);
+	}
 }
 
 int sinks_flush(struct sinks *s, struct err *e)
 {
-	/* statsd drops are counted and reported, never a write error here */
-	if (s->statsd_on)
-		(void)statsd_writer_flush(&s->statsd);
-	if (s->text_on)
-		text_flush(&s->text);
-	if (s->json_on)
-		jsonl_flush(&s->json);
-	if (s->trace_on)
-		trace_flush(&s->trace);
-	int rc = 0;
-	if (s->text_on && (rc = outbuf_check(&s->text.o, e)) < 0)
-		return rc;
-	if (s->json_on && (rc = outbuf_check(&s->json.o, e)) < 0)
-		return rc;
-	if (s->trace_on && (rc = outbuf_check(&s->trace.o, e)) < 0)
-		return rc;
+	int rc;
+
+	FOR_OPEN(s, i) {
+		if (table[i]->flush)
+			table[i]->flush(s->st[i]);
+	}
+	FOR_OPEN(s, i) {
+		if (table[i]->output && (rc = outbuf_check(table[i]->output(s->st[i]), e)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -190,33 +174,25 @@ void sinks_report(const struct sinks *s, struct sink_report *r)
 		return;
 	}
 	memset(r, 0, sizeof(*r));
-	r->statsd_on = s->statsd_on;
 	r->statsd_path = s->opt.statsd_path;
-	if (s->statsd_on) {
-		r->statsd = s->statsd.stats;
-		r->statsd_unreported = statsd_writer_unreported(&s->statsd);
+	FOR_OPEN(s, i) {
+		if (table[i]->report)
+			table[i]->report(s->st[i], r);
 	}
-	r->statsd_invalid = s->statsd_invalid;
-	if (s->trace_on) {
-		r->trace_unclosed = s->trace.unclosed;
-		r->trace_orphan_exits = s->trace.orphan_exits;
+	FOR_OPEN(s, i) {
+		if (table[i]->output)
+			add_error(r, table[i]->output(s->st[i]));
 	}
-	if (s->text_on)
-		add_error(r, &s->text.o);
-	if (s->json_on)
-		add_error(r, &s->json.o);
-	if (s->trace_on)
-		add_error(r, &s->trace.o);
 }
 
 /* Trace footer and statsd's last loss report come before the report is
  * taken, so the summary counts them. */
 static void finish_outputs(struct sinks *s)
 {
-	if (s->statsd_on)
-		statsd_writer_close(&s->statsd);
-	if (s->trace_on)
-		trace_close(&s->trace); /* keeps its counters and error for the report */
+	FOR_OPEN(s, i) {
+		if (table[i]->finish)
+			table[i]->finish(s->st[i]);
+	}
 }
 
 int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
@@ -229,9 +205,13 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 		return 0;
 	finish_outputs(s);
 	sinks_report(s, &r);
-	if (s->json_on) {
-		summary_json(&s->json.j, rows, n, &r, run_ns);
-		json_newline(&s->json.j);
+	FOR_OPEN(s, i) {
+		struct json_out *j = table[i]->summary_stream
+				     ? table[i]->summary_stream(s->st[i]) : NULL;
+		if (j) {
+			summary_json(j, rows, n, &r, run_ns);
+			json_newline(j);
+		}
 	}
 	rc = sinks_flush(s, e);
 	if (rc < 0)
@@ -248,9 +228,10 @@ void sinks_close(struct sinks *s)
 		return;
 	if (!s->finished)
 		finish_outputs(s);
-	if (s->text_on)
-		text_close(&s->text);
-	if (s->json_on)
-		jsonl_close(&s->json);
+	FOR_OPEN(s, i) {
+		if (table[i]->close)
+			table[i]->close(s->st[i]);
+		free(s->st[i]);
+	}
 	free(s);
 }

@@ -20,34 +20,9 @@
 
 #include "common/err.h"
 #include "sink/event.h"
+#include "sink/sink_types.h"
 #include "sink/summary.h"
 #include "sink/trace_out.h"
-
-enum sinks_statsd_mode {
-	SINKS_STATSD_AUTO = 0, /* on when statsd_path is a socket */
-	SINKS_STATSD_OFF,
-	SINKS_STATSD_ON,       /* --statsd[=PATH]: failing to connect is an error */
-};
-
-/* statsd_wait_ms for libstatssocket's behaviour: drop as soon as the queue is full. */
-#define SINKS_STATSD_NO_WAIT (-1)
-
-struct sinks_options {
-	enum sinks_statsd_mode statsd;
-	const char *statsd_path;      /* NULL: /dev/socket/statsdw */
-	int32_t statsd_wait_ms;       /* per-datagram wait for room in statsd's queue:
-				       * 0 (zeroed options) STATSD_WAIT_DEFAULT_MS,
-				       * SINKS_STATSD_NO_WAIT drop at once */
-	FILE *text;                   /* human lines (NULL: only by the default rule) */
-	FILE *json;                   /* JSON Lines */
-	FILE *trace;                  /* trace file (the caller opens and closes it) */
-	enum trace_format trace_format;
-	FILE *default_text;           /* where the default text goes; NULL: stdout */
-	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
-	 * its batch is flushed: drops are known only then. */
-	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);
-	void *statsd_dropped_ctx;
-};
 
 struct sinks;
 
@@ -74,8 +49,8 @@ bool sinks_statsd_on(const struct sinks *s);
  * is full instead of waiting for room, as with SINKS_STATSD_NO_WAIT. */
 void sinks_statsd_stop_waiting(struct sinks *s);
 
-/* Send queued statsd atoms and write buffered output.  Returns 0 or the first write error, with e naming
- * the output ("json output: write failed: No space left on device"). */
+/* Send queued statsd atoms and write buffered output.  Returns 0 or the first write error, with e
+ * naming the output ("json output: write failed: No space left on device"). */
 int sinks_flush(struct sinks *s, struct err *e);
 
 /* What the sinks saw (statsd counters, trace pairing, write errors). */

@@ -5,6 +5,7 @@
 #include "common/utf8.h"
 #include "sink/json_out.h"
 #include "sink/probe_label.h"
+#include "sink/sink_ops.h"
 
 #define W_BOOT 16
 #define W_ID 7
@@ -237,3 +238,46 @@ void text_close(struct text_out *t)
 	outbuf_flush(&t->o);
 	outbuf_free(&t->o);
 }
+
+/* ---- the sink's row (sink_ops.h) ---- */
+
+static bool text_wanted(const struct sinks_options *o)
+{
+	return o->text != NULL;
+}
+
+static int text_sink_open(void *st, const struct sinks_options *o, struct err *e)
+{
+	return text_open(st, o->text, e);
+}
+
+static void text_sink_event(void *st, const struct event *ev)
+{
+	text_event(st, ev);
+}
+
+static void text_sink_flush(void *st)
+{
+	text_flush(st);
+}
+
+static const struct outbuf *text_output(const void *st)
+{
+	return &((const struct text_out *)st)->o;
+}
+
+static void text_sink_close(void *st)
+{
+	text_close(st);
+}
+
+const struct sink_ops text_sink = {
+	.name = "text",
+	.state_size = sizeof(struct text_out),
+	.wanted = text_wanted,
+	.open = text_sink_open,
+	.event = text_sink_event,
+	.flush = text_sink_flush,
+	.output = text_output,
+	.close = text_sink_close,
+};

@@ -1,9 +1,13 @@
 /* text_out.h — the human-readable sink: one aligned line per event.
  *
- *   #        BOOT_S     PID     TID COMM             PROBE                                    FIELDS
- *   1234.567890123    1234    1240 system_server    OomAdjuster.setUidTempAllowlistStateLSP  uid=10001 onAllowlist=true
- *   1234.567990000    1234    1240 system_server    Foo.bar                                  <- dur=1.234ms ret=0x0
- *   1235.000000000       -       - -                DROP call_detail                         lost=12 (kernel ring buffer full)
+ *   #        BOOT_S     PID     TID COMM             PROBE                                    …
+ *   1234.567890123    1234    1240 system_server    OomAdjuster.setUidTempAllowlistStateLSP  …
+ *   1234.567990000    1234    1240 system_server    Foo.bar                                  …
+ *   1235.000000000       -       - -                DROP call_detail                         …
+ * and then the FIELDS column, e.g. (one per line above):
+ *   uid=10001 onAllowlist=true
+ *   <- dur=1.234ms ret=0x0
+ *   lost=12 (kernel ring buffer full)
  *
  * Columns are fixed width (longer values push the rest right by one space).
  * Strings are quoted with C-style escapes; invalid UTF-8 and control bytes
@@ -36,5 +40,9 @@ void text_fields(struct outbuf *o, const struct field *f, size_t n, bool no_pipe
 size_t text_escape_nopipe(struct outbuf *o, const char *s, size_t n);
 int text_flush(struct text_out *t);
 void text_close(struct text_out *t);
+
+/* The sink's row in sinks.c's table (sink/sink_ops.h). */
+struct sink_ops;
+extern const struct sink_ops text_sink;
 
 #endif

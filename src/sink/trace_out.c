@@ -6,6 +6,8 @@
 
 #include "sink/jsonl_out.h"
 #include "sink/probe_label.h"
+#include "sink/sink_ops.h"
+#include "sink/summary.h"
 #include "sink/text_out.h"
 
 #define INITIAL_THREADS 256u
@@ -271,7 +273,8 @@ static void drop(struct trace_out *t, const struct event *ev)
 {
 	char name[96];
 	int n = snprintf(name, sizeof(name), "uprobestats: %llu records %s",
-			 (unsigned long long)ev->n_lost, ev->kind == EVENT_DROP ? "dropped" : "lost");
+			 (unsigned long long)ev->n_lost,
+			 ev->kind == EVENT_DROP ? "dropped" : "lost");
 	struct label l = { name, (size_t)n };
 
 	if (is_json(t)) {
@@ -398,10 +401,12 @@ int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *
 	}
 	if (is_json(t)) {
 		outbuf_puts(&t->o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":"
-				   "\"uprobestats\",\"clock\":\"CLOCK_BOOTTIME\"},\"traceEvents\":[\n");
+				   "\"uprobestats\",\"clock\":\"CLOCK_BOOTTIME\"},\"traceEvents\":["
+				   "\n");
 	} else {
 		outbuf_puts(&t->o, "TRACE:\n# tracer: nop\n#\n"
-				   "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+				   "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  "
+				   "FUNCTION\n"
 				   "#              | |        |      |   ||||       |         |\n");
 	}
 	return 0;
@@ -439,3 +444,57 @@ void trace_close(struct trace_out *t)
 	t->threads = NULL;
 	t->cap = t->used = 0;
 }
+
+/* ---- the sink's row (sink_ops.h) ---- */
+
+static bool trace_wanted(const struct sinks_options *o)
+{
+	return o->trace != NULL;
+}
+
+static int trace_sink_open(void *st, const struct sinks_options *o, struct err *e)
+{
+	return trace_open(st, o->trace, o->trace_format, e);
+}
+
+static void trace_sink_event(void *st, const struct event *ev)
+{
+	trace_event(st, ev);
+}
+
+static void trace_sink_flush(void *st)
+{
+	trace_flush(st);
+}
+
+static const struct outbuf *trace_output(const void *st)
+{
+	return &((const struct trace_out *)st)->o;
+}
+
+/* The footer goes before the report is taken; trace_close keeps its
+ * counters and its error for the report. */
+static void trace_sink_finish(void *st)
+{
+	trace_close(st);
+}
+
+static void trace_report(const void *st, struct sink_report *r)
+{
+	const struct trace_out *t = st;
+
+	r->trace_unclosed = t->unclosed;
+	r->trace_orphan_exits = t->orphan_exits;
+}
+
+const struct sink_ops trace_sink = {
+	.name = "trace",
+	.state_size = sizeof(struct trace_out),
+	.wanted = trace_wanted,
+	.open = trace_sink_open,
+	.event = trace_sink_event,
+	.flush = trace_sink_flush,
+	.output = trace_output,
+	.finish = trace_sink_finish,
+	.report = trace_report,
+};

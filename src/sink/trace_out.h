@@ -32,13 +32,9 @@
 #include "sink/event.h"
 #include "sink/json_out.h"
 #include "sink/outbuf.h"
+#include "sink/sink_types.h"
 
 #define TRACE_MAX_DEPTH 32  /* open enter slices per thread */
-
-enum trace_format {
-	TRACE_FORMAT_JSON,
-	TRACE_FORMAT_SYSTRACE,
-};
 
 struct trace_thread;
 
@@ -62,5 +58,9 @@ void trace_event(struct trace_out *t, const struct event *ev);
 int trace_flush(struct trace_out *t);
 /* Ends open slices, writes the footer, flushes and frees (not the FILE*). */
 void trace_close(struct trace_out *t);
+
+/* The sink's row in sinks.c's table (sink/sink_ops.h). */
+struct sink_ops;
+extern const struct sink_ops trace_sink;
 
 #endif

@@ -89,8 +89,9 @@ static void check_privileges(struct report *r, const struct facts *f)
 {
 	static const enum status st[] = { [PRIV_OK] = ST_OK, [PRIV_WARN] = ST_WARN,
 					   [PRIV_DENIED] = ST_FAIL };
-	struct row *row = add_row(r, "privileges", "privileges", st[f->verdict.verdict],
-				  f->verdict.verdict == PRIV_DENIED ? "cannot attach" : "can attach");
+	struct row *row =
+		add_row(r, "privileges", "privileges", st[f->verdict.verdict],
+			f->verdict.verdict == PRIV_DENIED ? "cannot attach" : "can attach");
 	char caps[160];
 	struct row *c;
 

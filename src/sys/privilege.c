@@ -25,8 +25,9 @@ static const char *parse_num(const char *p, const char *end, int base, uint64_t 
 
 	for (; p < end; p++) {
 		int d = isdigit((unsigned char)*p) ? *p - '0'
-			: (base == 16 && isxdigit((unsigned char)*p)) ? tolower((unsigned char)*p) - 'a' + 10
-			: -1;
+			: (base == 16 && isxdigit((unsigned char)*p))
+				? tolower((unsigned char)*p) - 'a' + 10
+				: -1;
 		if (d < 0)
 			break;
 		if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
@@ -229,8 +230,8 @@ static bool privileged_domain(const char *d)
 /* Domains the platform policy never allows to trace. */
 static bool confined_domain(const char *d)
 {
-	return !strcmp(d, "shell") || !strcmp(d, "untrusted_app") || !strncmp(d, "untrusted_app_", 14) ||
-	       !strcmp(d, "adbd");
+	return !strcmp(d, "shell") || !strcmp(d, "untrusted_app") ||
+	       !strncmp(d, "untrusted_app_", 14) || !strcmp(d, "adbd");
 }
 
 static enum priv_verdict check_selinux(const struct priv_facts *f, char *buf, size_t size)

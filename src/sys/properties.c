@@ -239,7 +239,8 @@ static int getprop_run(const char *getprop, const char *name, char *buf, size_t 
 	ssize_t len;
 
 	if (!getprop[0] || access(getprop, X_OK) != 0)
-		return err_set(err, GETPROP_UNAVAILABLE, "no getprop at %s", getprop[0] ? getprop : "(disabled)");
+		return err_set(err, GETPROP_UNAVAILABLE, "no getprop at %s",
+			       getprop[0] ? getprop : "(disabled)");
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return err_set(err, -errno, "getprop: pipe: %s", strerror(errno));
 	int rc = spawn_getprop(getprop, name, pfd[1], &pid);
@@ -283,7 +284,8 @@ int props_get(const struct sys_paths *paths, const char *name, char *buf, size_t
 		if (arc == -ENOENT)
 			return err_set(err, -ENOENT, "%s: not set", name);
 		if (arc == -ERANGE)
-			return err_set(err, -ERANGE, "%s: value longer than %zu bytes", name, size - 1);
+			return err_set(err, -ERANGE, "%s: value longer than %zu bytes", name,
+				       size - 1);
 		return 0;
 	}
 	/* The areas are missing, unreadable or not understood: ask getprop. */
@@ -348,7 +350,8 @@ void android_info_read(const struct sys_paths *paths, struct android_info *info)
 	enum props_source srcs[5];
 
 	memset(info, 0, sizeof(*info));
-	srcs[0] = read_one(paths, "ro.build.type", info->build_type, sizeof(info->build_type), info);
+	srcs[0] =
+		read_one(paths, "ro.build.type", info->build_type, sizeof(info->build_type), info);
 	srcs[1] = read_one(paths, "ro.build.version.sdk", info->sdk, sizeof(info->sdk), info);
 	srcs[2] = read_one(paths, "ro.build.version.release", info->release,
 			   sizeof(info->release), info);

@@ -176,7 +176,8 @@ static int area_read_info(const struct area *a, uint32_t info, const char *name,
 	 * to the right place. */
 	if (!rng_ok(a->len, (uint64_t)info + PROP_INFO_SIZE, n + 1) ||
 	    memcmp(a->d + info + PROP_INFO_SIZE, name, n + 1) != 0)
-		return area_bad(a, err, info, "prop_info does not carry the name it is filed under");
+		return area_bad(a, err, info,
+				"prop_info does not carry the name it is filed under");
 	if (load_serial(a->d + info) & SERIAL_LONG)
 		return read_long_value(a, info, out, size, err);
 	return read_short_value(a, info, out, size, err);

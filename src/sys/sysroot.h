@@ -18,10 +18,11 @@
 struct sys_paths {
 	const char *proc;        /* "/proc" */
 	const char *sys;         /* "/sys" */
-	const char *props;       /* "/dev/__properties__" (a directory, or one file before Android 7) */
+	const char *props; /* "/dev/__properties__" (a directory, or one file before Android 7) */
 	const char *getprop;     /* "/system/bin/getprop"; "" turns the fallback off */
 	const char *sockets;     /* "/dev/socket": logdw, statsdw */
-	const char *uname_release; /* kernel release override; NULL: <proc>/sys/kernel/osrelease, then uname(2) */
+	const char *uname_release; /* kernel release override; NULL: <proc>/sys/kernel/osrelease,
+				      then uname(2) */
 };
 
 /* Copy of in (which may be NULL) with every NULL field set to its default. */

@@ -7,6 +7,7 @@
 #include "common/arena.h"
 #include "config/config.h"
 #include "config/encode.h"
+#include "config/load.h"
 #include "config/model.h"
 #include "config/protobuf.h"
 #include "config/schema.h"

@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "config/encode.h"
 #include "config/guardrail.h"
+#include "config/load.h"
 #include "config/validate.h"
 
 enum step {

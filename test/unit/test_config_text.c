@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "config/load.h"
 #include "config_testdata.h"
 
 static struct uprobestats_config *load_text(const char *text, struct err *e)

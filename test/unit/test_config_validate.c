@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "config/guardrail.h"
+#include "config/load.h"
 #include "config/plan_print.h"
 #include "config/signature.h"
 #include "config/validate.h"

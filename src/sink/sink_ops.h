@@ -1,0 +1,43 @@
+/* sink_ops.h — what a sink is to the sink set: one row of operations.
+ *
+ * A sink is one file that defines its row (text_out.c: text_sink) and one
+ * entry in sinks.c's table; sinks.c calls the rows of the open sinks in
+ * table order and knows nothing else about them.  Every operation gets the
+ * sink's own state (state_size bytes, zeroed, owned by sinks.c).  Optional
+ * operations are NULL. */
+#ifndef UPROBESTATS_SINK_SINK_OPS_H
+#define UPROBESTATS_SINK_SINK_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "sink/event.h"
+#include "sink/sink_types.h"
+
+struct json_out;
+struct outbuf;
+struct sink_report;
+
+struct sink_ops {
+	const char *name;
+	size_t state_size;
+	/* Whether the options (after sinks_plan) ask for this sink. */
+	bool (*wanted)(const struct sinks_options *o);
+	int (*open)(void *st, const struct sinks_options *o, struct err *e);
+	void (*event)(void *st, const struct event *ev);       /* decoded records */
+	int (*atom)(void *st, const struct atom *a);           /* statsd atoms (sinks_atom) */
+	void (*flush)(void *st);                               /* push buffered output out */
+	/* Its output buffer, whose write errors sinks_event/flush/report name. */
+	const struct outbuf *(*output)(const void *st);
+	void (*stop_waiting)(void *st);                        /* a signal ended the run */
+	/* At exit, before the report is taken: footers, last loss reports. */
+	void (*finish)(void *st);
+	void (*report)(const void *st, struct sink_report *r); /* its counters */
+	/* A JSON Lines stream that gets the "summary" line at exit. */
+	struct json_out *(*summary_stream)(void *st);
+	void (*close)(void *st);                               /* release (after finish) */
+};
+
+#endif

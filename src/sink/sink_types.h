@@ -1,0 +1,44 @@
+/* sink_types.h — the sink set's options (which sinks, where, how), shared by
+ * the set (sinks.h) and the sinks' rows (sink_ops.h) without either
+ * importing the other. */
+#ifndef UPROBESTATS_SINK_SINK_TYPES_H
+#define UPROBESTATS_SINK_SINK_TYPES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sink/event.h"
+
+/* The trace file's format (sink/trace_out.h). */
+enum trace_format {
+	TRACE_FORMAT_JSON,
+	TRACE_FORMAT_SYSTRACE,
+};
+
+enum sinks_statsd_mode {
+	SINKS_STATSD_AUTO = 0, /* on when statsd_path is a socket */
+	SINKS_STATSD_OFF,
+	SINKS_STATSD_ON,       /* --statsd[=PATH]: failing to connect is an error */
+};
+
+/* statsd_wait_ms for libstatssocket's behaviour: drop as soon as the queue is full. */
+#define SINKS_STATSD_NO_WAIT (-1)
+
+struct sinks_options {
+	enum sinks_statsd_mode statsd;
+	const char *statsd_path;      /* NULL: /dev/socket/statsdw */
+	int32_t statsd_wait_ms;       /* per-datagram wait for room in statsd's queue:
+				       * 0 (zeroed options) STATSD_WAIT_DEFAULT_MS,
+				       * SINKS_STATSD_NO_WAIT drop at once */
+	FILE *text;                   /* human lines (NULL: only by the default rule) */
+	FILE *json;                   /* JSON Lines */
+	FILE *trace;                  /* trace file (the caller opens and closes it) */
+	enum trace_format trace_format;
+	FILE *default_text;           /* where the default text goes; NULL: stdout */
+	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
+	 * its batch is flushed: drops are known only then. */
+	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);
+	void *statsd_dropped_ctx;
+};
+
+#endif
