@@ -554,8 +554,9 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 		kfeatures_intersect(&k, &t);
 		if (!t.has[KF_RINGBUF]) {
 			if (so->output == OUTPUT_RINGBUF) {
-				p_err("--force-ringbuf: a %u.%u kernel has no BPF ring buffer (5.8+)",
-				      KVER_MAJOR(o->target_kernel), KVER_MINOR(o->target_kernel));
+				p_err("--force-ringbuf: a %u.%u kernel has no BPF ring buffer "
+				      "(5.8+)", KVER_MAJOR(o->target_kernel),
+				      KVER_MINOR(o->target_kernel));
 				return EXIT_USAGE;
 			}
 			so->output = OUTPUT_PERFBUF;

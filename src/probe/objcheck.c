@@ -90,29 +90,28 @@ static size_t check_loops(const char *object, const char *prog, const struct bpf
 			  size_t n, objcheck_report_fn report, void *ctx)
 {
 	enum { NEW, ON_STACK, DONE };
-	unsigned char *state = calloc(n ? n : 1, 1);
+	unsigned char *state = calloc(n ? n : 1, 1), *seen = calloc(n ? n : 1, 1);
 	size_t *stack = malloc((n ? n : 1) * sizeof(*stack)), depth = 0, bad = 0;
 
-	if (!state || !stack || !n) {
-		free(state);
-		free(stack);
-		return 0;
-	}
+	if (!state || !seen || !stack || !n)
+		goto out;
 	stack[depth++] = 0;
 	state[0] = ON_STACK;
 	while (depth) {
-		size_t i = stack[depth - 1], a, b, next = SIZE_MAX;
+		size_t i = stack[depth - 1], succ[2], next = SIZE_MAX;
 
-		successors(insns, n, i, &a, &b);
-		for (size_t k = 0; k < 2 && next == SIZE_MAX; k++) {
-			size_t t = k ? b : a;
+		successors(insns, n, i, &succ[0], &succ[1]);
+		/* seen[i]: how many of i's edges were followed already */
+		while (seen[i] < 2 && next == SIZE_MAX) {
+			size_t t = succ[seen[i]++];
 			if (t == SIZE_MAX)
 				continue;
 			if (state[t] == NEW)
 				next = t;
 			else if (state[t] == ON_STACK && bad++ < 8)
-				problem(report, ctx, object, "program %s: instruction %zu jumps back "
-					"to %zu (a loop; bounded loops need 5.3)", prog, i, t);
+				problem(report, ctx, object, "program %s: instruction %zu "
+					"jumps back to %zu (a loop; bounded loops need 5.3)",
+					prog, i, t);
 		}
 		if (next == SIZE_MAX) {
 			state[i] = DONE;
@@ -122,7 +121,9 @@ static size_t check_loops(const char *object, const char *prog, const struct bpf
 			stack[depth++] = next;
 		}
 	}
+out:
 	free(state);
+	free(seen);
 	free(stack);
 	return bad;
 }

@@ -565,7 +565,8 @@ static int collect_rings(struct session *s, struct err *err)
 				return err_set(err, -ENOENT, "output buffer %s not created", name);
 			s->rings[s->n_rings++] = (struct session_ring){
 				.map_fd = bpf_map__fd(m), .perf = perf, .bytes = s->ring_bytes,
-				.wakeup_bytes = s->wakeup_bytes, .obj = os->cat, .legacy = s->legacy,
+				.wakeup_bytes = s->wakeup_bytes, .obj = os->cat,
+				.legacy = s->legacy,
 				.map = os->cat->ring_maps[r],
 			};
 		}

@@ -152,7 +152,8 @@ static void check_bpf_objects(struct report *r, const struct facts *f)
 
 	if (f->k.denied) {
 		row = add_row(r, "bpf_objects", "BPF objects", ST_WARN, "decided at run time");
-		found(row, "could not probe the kernel's BPF features (needs the run's privileges)");
+		found(row, "could not probe the kernel's BPF features (needs the run's "
+		      "privileges)");
 		return;
 	}
 	row = add_row(r, "bpf_objects", "BPF objects", legacy ? ST_INFO : ST_OK,
