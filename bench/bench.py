@@ -7,7 +7,9 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               an empty BPF program (the floor; entry, and entry + return for the
               uretprobe programs); bpftrace with an empty body and printing pid + 2
               args; our call_detail, call_timestamp, uretprobe call_return and
-              call_latency.  Interleaved repeats, medians, ratios to the floor.
+              call_latency; call_detail through the perf buffer and uprobe PMU with
+              the normal and with the legacy objects (--target-kernel 4.19), and the
+              legacy call_return.  Interleaved repeats, medians, ratios to the floor.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
@@ -227,10 +229,10 @@ class Bpftrace:
 
 
 def perhit_variants(tmp, off):
-    def ours(prog, bpf_map):
+    def ours(prog, bpf_map, extra=()):
         cfg = write(os.path.join(tmp, f"{prog}.textproto"),
                     native_config(NATIVE, ["ups_target_fn"], prog, bpf_map))
-        return lambda pid: Ours(cfg, pid)
+        return lambda pid: Ours(cfg, pid, extra)
     gi = "prog_GenericInstrumentation_uprobe_"
     probe = f"uprobe:{NATIVE}:ups_target_fn"
     return {
@@ -242,6 +244,16 @@ def perhit_variants(tmp, off):
         "bpftrace, printf pid + 2 args": lambda pid: Bpftrace(pid, [probe], BPFTRACE_PRINT),
         "uprobestats call_detail": ours(gi + "call_detail",
                                         "map_GenericInstrumentation_call_detail_buf"),
+        # The legacy objects (kernels before 5.5) beside the normal ones on the same
+        # output and attach path (perf buffer, uprobe PMU): 4.19 is such a kernel.
+        "uprobestats call_detail, perf buffer + PMU":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ("--force-perfbuf", "--force-pmu")),
+        "uprobestats call_detail, legacy objects (--target-kernel 4.19)":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ("--target-kernel", "4.19")),
+        "uprobestats uretprobe call_return, legacy objects (--target-kernel 4.19)":
+            ours("prog_Uprobestats_uretprobe_call_return", None, ("--target-kernel", "4.19")),
         "uprobestats call_timestamp": ours(gi + "call_timestamp",
                                            "map_GenericInstrumentation_call_timestamp_buf"),
         "uprobestats uretprobe call_return": ours("prog_Uprobestats_uretprobe_call_return",
