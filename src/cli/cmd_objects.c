@@ -26,8 +26,13 @@ static int check_embedded(unsigned kver, size_t *objects, size_t *problems)
 		const struct catalog_object *o = catalog_object_at(i);
 		struct err e = { 0 };
 		size_t size;
-		const void *elf = o->legacy_elf_bytes(&size);
-		int rc = objcheck_object(o->name, elf, size, kver, print_problem, NULL, &e);
+		void *elf;
+		int rc = catalog_object_legacy_elf(o, &elf, &size, &e);
+
+		if (rc == 0) {
+			rc = objcheck_object(o->name, elf, size, kver, print_problem, NULL, &e);
+			free(elf);
+		}
 
 		if (rc < 0) {
 			p_err("%s", e.msg);

@@ -3,27 +3,29 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "probe/binder_filter.h"
 #include "probe/decode.h"
 #include "records.h"
-#include "Accessibility.skel.h"
-#include "ArtTest.skel.h"
-#include "Binder.skel.h"
-#include "BitmapAllocation.skel.h"
-#include "DisruptiveApp.skel.h"
-#include "GenericInstrumentation.skel.h"
-#include "ProcessManagement.skel.h"
-#include "Uprobestats.skel.h"
-#include "Accessibility_legacy.skel.h"
-#include "ArtTest_legacy.skel.h"
-#include "Binder_legacy.skel.h"
-#include "BitmapAllocation_legacy.skel.h"
-#include "DisruptiveApp_legacy.skel.h"
-#include "GenericInstrumentation_legacy.skel.h"
-#include "ProcessManagement_legacy.skel.h"
-#include "Uprobestats_legacy.skel.h"
+#include "Accessibility.bpf.z.h"
+#include "ArtTest.bpf.z.h"
+#include "Binder.bpf.z.h"
+#include "BitmapAllocation.bpf.z.h"
+#include "DisruptiveApp.bpf.z.h"
+#include "GenericInstrumentation.bpf.z.h"
+#include "ProcessManagement.bpf.z.h"
+#include "Uprobestats.bpf.z.h"
+#include "Accessibility.legacy.bpf.z.h"
+#include "ArtTest.legacy.bpf.z.h"
+#include "Binder.legacy.bpf.z.h"
+#include "BitmapAllocation.legacy.bpf.z.h"
+#include "DisruptiveApp.legacy.bpf.z.h"
+#include "GenericInstrumentation.legacy.bpf.z.h"
+#include "ProcessManagement.legacy.bpf.z.h"
+#include "Uprobestats.legacy.bpf.z.h"
 
 static size_t decode_call_detail(const void *payload, struct field *out, size_t max)
 {
@@ -219,8 +221,12 @@ static const char *const art_test_maps[] = { "output_buf_aot", "output_buf_jit",
 #define OBJECT(obj_name, progs, maps, ...)                          \
 	{                                                           \
 		.name = #obj_name,                                  \
-		.elf_bytes = obj_name##_bpf__elf_bytes,             \
-		.legacy_elf_bytes = obj_name##_legacy_bpf__elf_bytes, \
+		.elf_z = obj_name##_bpf_z,                          \
+		.elf_z_size = sizeof(obj_name##_bpf_z),             \
+		.elf_size = obj_name##_bpf_size,                    \
+		.legacy_elf_z = obj_name##_legacy_bpf_z,            \
+		.legacy_elf_z_size = sizeof(obj_name##_legacy_bpf_z), \
+		.legacy_elf_size = obj_name##_legacy_bpf_size,      \
 		.programs = progs,                                  \
 		.n_programs = sizeof(progs) / sizeof(progs[0]),     \
 		.ring_maps = maps,                                  \
@@ -239,6 +245,48 @@ static const struct catalog_object objects[] = {
 };
 
 #define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))
+
+static int inflate_object(const char *name, const unsigned char *elf_z, size_t elf_z_size,
+			  size_t elf_size, void **bytes, size_t *size, struct err *err)
+{
+	z_stream z = { .next_in = (Bytef *)elf_z, .avail_in = (uInt)elf_z_size };
+	unsigned char *buf = malloc(elf_size ? elf_size : 1);
+	int zrc;
+
+	if (!buf)
+		return err_set(err, -ENOMEM, "out of memory inflating object %s", name);
+	/* 16 + MAX_WBITS: the gzip wrapper that `gzip -9 -n` wrote at build time */
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(buf);
+		return err_set(err, -ENOMEM, "zlib: cannot inflate object %s", name);
+	}
+	z.next_out = buf;
+	z.avail_out = (uInt)elf_size;
+	zrc = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	if (zrc != Z_STREAM_END || z.total_out != elf_size) {
+		free(buf);
+		return err_set(err, -EINVAL, "embedded object %s: inflating gave %lu of %zu bytes "
+			       "(zlib %d): the binary is damaged", name, z.total_out,
+			       elf_size, zrc);
+	}
+	*bytes = buf;
+	*size = elf_size;
+	return 0;
+}
+
+int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
+		       struct err *err)
+{
+	return inflate_object(o->name, o->elf_z, o->elf_z_size, o->elf_size, bytes, size, err);
+}
+
+int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size_t *size,
+			      struct err *err)
+{
+	return inflate_object(o->name, o->legacy_elf_z, o->legacy_elf_z_size, o->legacy_elf_size,
+			      bytes, size, err);
+}
 
 size_t catalog_object_count(void)
 {

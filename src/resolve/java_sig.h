@@ -11,7 +11,15 @@
  * Types map as InversePrettyDescriptor does: primitives to one letter,
  * "[]" pairs to leading '[', everything else to "L" + '/'-separated name +
  * ";" ('$' kept).  A type already written as a descriptor ("[I",
- * "Ljava/lang/String;") is taken as is. */
+ * "Ljava/lang/String;") is taken as is.
+ * Names: every dex SimpleName character is accepted ('$', '-', '_', digits
+ * first, the non-ASCII ranges of the dex format, and dex 040's spaces);
+ * anything else is refused.  Supplementary characters are turned into the
+ * MUTF-8 surrogate pairs dex stores.  In the text form the return type is the
+ * first word after modifiers and everything up to '(' is <class>.<method>, so
+ * class and method names may hold spaces; a parameter or return type with a
+ * space must be a descriptor there ("La/My Class;").  The parts form takes
+ * each field whole. */
 #ifndef UPROBESTATS_RESOLVE_JAVA_SIG_H
 #define UPROBESTATS_RESOLVE_JAVA_SIG_H
 
