@@ -128,6 +128,147 @@ out:
 	return bad;
 }
 
+/* What a register or 8-byte stack slot may hold, as a set: a pointer to the
+ * stack, a map value (from bpf_map_lookup_elem), or anything else. */
+enum { MAY_STACK = 1, MAY_MAP_VALUE = 2, MAY_OTHER = 4 };
+
+#define STACK_SLOTS 64   /* 512 bytes of stack, 8 per slot */
+
+struct flow_state {
+	unsigned char reg[11];
+	unsigned char slot[STACK_SLOTS];
+};
+
+/* The stack slot a load or store at [r10 + off] of 8 bytes names, or -1. */
+static int stack_slot(const struct bpf_insn *in, unsigned base)
+{
+	int off = in->off;
+
+	if (base != BPF_REG_10 || off >= 0 || off < -8 * STACK_SLOTS || off % 8)
+		return -1;
+	return (-off / 8) - 1;
+}
+
+/* The state after instruction i (one of the two halves of a 64-bit load is i). */
+static void flow_step(const struct bpf_insn *in, struct flow_state *st)
+{
+	unsigned cls = BPF_CLASS(in->code), op = BPF_OP(in->code), d = in->dst_reg & 0xf;
+	unsigned sreg = in->src_reg & 0xf;
+	int slot;
+
+	if (d > 10 || sreg > 10)
+		return;
+	if (cls == BPF_JMP && op == BPF_CALL) {
+		for (unsigned r = 1; r <= 5; r++)
+			st->reg[r] = MAY_OTHER;
+		st->reg[0] = in->src_reg == 0 && in->imm == BPF_FUNC_map_lookup_elem
+			     ? MAY_MAP_VALUE : MAY_OTHER;
+	} else if (cls == BPF_ALU64 && op == BPF_MOV) {
+		st->reg[d] = BPF_SRC(in->code) == BPF_X ? st->reg[sreg] : MAY_OTHER;
+	} else if (cls == BPF_ALU64 && (op == BPF_ADD || op == BPF_SUB)) {
+		/* pointer +/- something stays that pointer */
+		if (BPF_SRC(in->code) == BPF_X && !(st->reg[d] & (MAY_STACK | MAY_MAP_VALUE)))
+			st->reg[d] = (st->reg[sreg] & (MAY_STACK | MAY_MAP_VALUE)) | MAY_OTHER;
+	} else if (cls == BPF_ALU64 || cls == BPF_ALU || cls == BPF_LD) {
+		st->reg[d] = MAY_OTHER;
+	} else if (cls == BPF_LDX) {
+		slot = BPF_SIZE(in->code) == BPF_DW ? stack_slot(in, sreg) : -1;
+		st->reg[d] = slot >= 0 ? st->slot[slot] : MAY_OTHER;
+	} else if (cls == BPF_STX || cls == BPF_ST) {
+		slot = stack_slot(in, d);
+		if (slot >= 0)
+			st->slot[slot] = cls == BPF_STX && BPF_SIZE(in->code) == BPF_DW &&
+					 BPF_MODE(in->code) == BPF_MEM ? st->reg[sreg] : MAY_OTHER;
+	}
+}
+
+static bool flow_merge(struct flow_state *into, const struct flow_state *from)
+{
+	bool changed = false;
+
+	for (size_t r = 0; r < sizeof(into->reg); r++) {
+		changed |= (into->reg[r] | from->reg[r]) != into->reg[r];
+		into->reg[r] |= from->reg[r];
+	}
+	for (size_t k = 0; k < STACK_SLOTS; k++) {
+		changed |= (into->slot[k] | from->slot[k]) != into->slot[k];
+		into->slot[k] |= from->slot[k];
+	}
+	return changed;
+}
+
+/* Forward data flow to a fixed point (the sets only grow, so it ends). */
+static void flow_run(const struct bpf_insn *insns, size_t n, struct flow_state *in_state,
+		     bool *reached)
+{
+	size_t *work = malloc(n * sizeof(*work)), top = 0;
+	bool *queued = calloc(n, sizeof(*queued));
+
+	if (!work || !queued)
+		goto out;
+	memset(&in_state[0], MAY_OTHER, sizeof(in_state[0]));
+	in_state[0].reg[BPF_REG_10] = MAY_STACK;
+	reached[0] = queued[0] = true;
+	work[top++] = 0;
+	while (top) {
+		size_t i = work[--top], succ[2];
+		struct flow_state st = in_state[i];
+
+		queued[i] = false;
+		flow_step(&insns[i], &st);
+		successors(insns, n, i, &succ[0], &succ[1]);
+		for (size_t k = 0; k < 2; k++) {
+			size_t t = succ[k];
+			if (t == SIZE_MAX)
+				continue;
+			if ((!reached[t] || flow_merge(&in_state[t], &st)) && !queued[t]) {
+				if (!reached[t])
+					in_state[t] = st;
+				reached[t] = queued[t] = true;
+				work[top++] = t;
+			}
+		}
+	}
+out:
+	free(work);
+	free(queued);
+}
+
+/* A map value as a map helper's key or value: before 4.18 the verifier takes
+ * only stack pointers there. */
+static size_t check_map_args(const char *object, const char *prog, const struct bpf_insn *insns,
+			     size_t n, objcheck_report_fn report, void *ctx)
+{
+	struct flow_state *in_state = n ? calloc(n, sizeof(*in_state)) : NULL;
+	bool *reached = n ? calloc(n, sizeof(*reached)) : NULL;
+	size_t bad = 0;
+
+	if (!in_state || !reached)
+		goto out;
+	flow_run(insns, n, in_state, reached);
+	for (size_t i = 0; i < n; i++) {
+		int id = insns[i].imm;
+		unsigned last = id == BPF_FUNC_map_update_elem ? BPF_REG_3 : BPF_REG_2;
+
+		if (!reached[i] || insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg != 0 ||
+		    (id != BPF_FUNC_map_lookup_elem && id != BPF_FUNC_map_update_elem &&
+		     id != BPF_FUNC_map_delete_elem))
+			continue;
+		for (unsigned reg = BPF_REG_2; reg <= last; reg++) {
+			if (!(in_state[i].reg[reg] & MAY_MAP_VALUE))
+				continue;
+			problem(report, ctx, object, "program %s: instruction %zu passes a map value "
+				"as the %s of a map helper (stack only before 4.18)", prog, i,
+				reg == BPF_REG_2 ? "key" : "value");
+			bad++;
+		}
+	}
+out:
+	free(in_state);
+	free(reached);
+	return bad;
+}
+
 size_t objcheck_insns(const char *object, const char *prog, const struct bpf_insn *insns,
 		      size_t n, unsigned kver, objcheck_report_fn report, void *ctx)
 {
@@ -158,6 +299,8 @@ size_t objcheck_insns(const char *object, const char *prog, const struct bpf_ins
 	}
 	if (!has(kver, KF_BOUNDED_LOOPS))
 		bad += check_loops(object, prog, insns, n, report, ctx);
+	if (kver < KVER(4, 18))
+		bad += check_map_args(object, prog, insns, n, report, ctx);
 	return bad;
 }
 

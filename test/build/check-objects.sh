@@ -35,7 +35,7 @@ rc=0
 out=$("$first" check-objects "$bad" 2>&1) || rc=$?
 if [ "$rc" = 1 ]; then ok "the bad fixture fails the check"; else fail "the bad fixture: exit $rc, expected 1"; fi
 for want in 'global data' 'calls helper probe_read_user (112), new in 5.5' \
-	'jumps back' 'over the 4096' 'type ring buffer (27), new in 5.8' 'CO-RE relocations'; do
+	'jumps back' 'over the 4096' 'passes a map value as the key' 'type ring buffer (27), new in 5.8' 'CO-RE relocations'; do
 	if grep -qF "$want" <<<"$out"; then ok "the bad fixture: reported '$want'"
 	else fail "the bad fixture: '$want' not reported" "$(tr '\n' '|' <<<"$out")"; fi
 done

@@ -235,3 +235,27 @@ UT_TEST(verifier_log_reason_skips_the_statistics)
 	verifier_log_reason("processed 3 insns\n", 18, out, sizeof(out));
 	UT_EQ_STR(out, "");
 }
+
+UT_TEST(objcheck_finds_map_values_used_as_map_keys)
+{
+	/* r2 = r10 - 4; call lookup; if r0 == 0 goto exit; r7 = r0; (join) r2 = r7; call lookup */
+	struct bpf_insn bad[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = 0, .off = 4 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 7, .src_reg = 0 },
+		{ .code = BPF_JMP | BPF_JA, .off = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 7 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_delete_elem },
+		EXIT_INSN,
+	};
+	struct problems p = { 0 };
+
+	UT_EQ_INT(objcheck_insns("t", "p", bad, 9, KVER(4, 14), collect, &p), 1);
+	UT_CONTAINS(p.last, "instruction 7 passes a map value as the key");
+	p.n = 0;
+	UT_EQ_INT(objcheck_insns("t", "p", bad, 9, KVER(4, 18), collect, &p), 0);
+	bad[6].src_reg = 10;   /* a stack pointer instead: fine on 4.14 */
+	UT_EQ_INT(objcheck_insns("t", "p", bad, 9, KVER(4, 14), collect, &p), 0);
+}
