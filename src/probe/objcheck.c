@@ -257,9 +257,9 @@ static size_t check_map_args(const char *object, const char *prog, const struct 
 		for (unsigned reg = BPF_REG_2; reg <= last; reg++) {
 			if (!(in_state[i].reg[reg] & MAY_MAP_VALUE))
 				continue;
-			problem(report, ctx, object, "program %s: instruction %zu passes a map value "
-				"as the %s of a map helper (stack only before 4.18)", prog, i,
-				reg == BPF_REG_2 ? "key" : "value");
+			problem(report, ctx, object, "program %s: instruction %zu passes a map "
+				"value as the %s of a map helper (stack only before 4.18)", prog,
+				i, reg == BPF_REG_2 ? "key" : "value");
 			bad++;
 		}
 	}
