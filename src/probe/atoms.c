@@ -288,7 +288,8 @@ static int task_atom(const struct atom_src *src, struct fields_out *o)
 	case UPS_REC_COMPONENT_ENABLED_SETTING: return component_enabled_atom(p, o);
 	case UPS_REC_ART_TEST_AOT: art_test_aot_atom(p, o); return 1;
 	case UPS_REC_START_ACTIVITY_AS_USER: art_test_jit_atom(p, o); return 1;
-	default: return 0;   /* process_change, accessibility: no atom (docs/programs.md) */
+	default: return 0;   /* process_change, accessibility, malware_signal: no atom
+			      * (docs/programs.md) */
 	}
 }
 
@@ -303,6 +304,14 @@ int atoms_from_record(const struct atom_src *src, struct atom_buf *out)
 	out->n_fields = 0;
 	if (src->kind == UPS_REC_BINDER_TRANSACTION) {
 		rc = binder_atom(src, out, &o);
+	} else if (src->kind == UPS_REC_BINDER_START_ACTIVITY) {
+		/* CalyxOS's handler: always atom 915 (test_uprobestats_atom_reported),
+		 * Int32 calling_uid, whatever the task's logging config says. */
+		struct binder_start_activity r;
+		memcpy(&r, src->payload, sizeof(r));
+		out->atom_id = ATOM_TEST_UPROBESTATS_ATOM_REPORTED;
+		fields_i32(&o, "calling_uid", r.calling_uid);
+		rc = 1;
 	} else {
 		if (!t->has_statsd_logging_config || !t->statsd.has_atom_id)
 			return 0;

@@ -13,9 +13,11 @@
 #include "Accessibility.bpf.z.h"
 #include "ArtTest.bpf.z.h"
 #include "Binder.bpf.z.h"
+#include "BinderExecTransactInternal.bpf.z.h"
 #include "BitmapAllocation.bpf.z.h"
 #include "DisruptiveApp.bpf.z.h"
 #include "GenericInstrumentation.bpf.z.h"
+#include "MalwareSignal.bpf.z.h"
 #include "ProcessManagement.bpf.z.h"
 #include "Uprobestats.bpf.z.h"
 #include "Accessibility.legacy.bpf.z.h"
@@ -119,6 +121,9 @@ static const struct catalog_record records[] = {
 	  decode_update_device_idle },
 	RECORD(UPS_REC_START_ACTIVITY_AS_USER, start_activity_as_user,
 	       decode_start_activity_as_user),
+	RECORD(UPS_REC_MALWARE_SIGNAL, malware_signal, decode_malware_signal),
+	RECORD(UPS_REC_BINDER_START_ACTIVITY, binder_start_activity,
+	       decode_binder_start_activity),
 };
 
 static const struct catalog_program generic_programs[] = {
@@ -218,6 +223,20 @@ static const struct catalog_program art_test_programs[] = {
 
 static const char *const art_test_maps[] = { "output_buf_aot", "output_buf_jit", NULL };
 
+/* Historical programs (LMODroid/CalyxOS configs): docs/programs.md. */
+static const struct catalog_program malware_signal_programs[] = {
+	PROG("add_bound_client_uid", "output_buf", UPS_REC_MALWARE_SIGNAL),
+	PROG("set_component_enabled_setting", "output_buf", UPS_REC_MALWARE_SIGNAL),
+};
+
+static const char *const malware_signal_maps[] = { "output_buf", NULL };
+
+static const struct catalog_program binder_start_activity_programs[] = {
+	PROG("activity_task_manager_startActivity", "output_buf", UPS_REC_BINDER_START_ACTIVITY),
+};
+
+static const char *const binder_start_activity_maps[] = { "output_buf", NULL };
+
 #define OBJECT(obj_name, progs, maps, ...)                          \
 	{                                                           \
 		.name = #obj_name,                                  \
@@ -242,6 +261,9 @@ static const struct catalog_object objects[] = {
 	OBJECT(Accessibility, accessibility_programs, accessibility_maps),
 	OBJECT(ArtTest, art_test_programs, art_test_maps),
 	OBJECT(Uprobestats, uprobestats_programs, uprobestats_maps),
+	OBJECT(MalwareSignal, malware_signal_programs, malware_signal_maps),
+	OBJECT(BinderExecTransactInternal, binder_start_activity_programs,
+	       binder_start_activity_maps),
 };
 
 #define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))

@@ -25,5 +25,7 @@ size_t decode_bind_service_locked(const void *payload, struct field *out, size_t
 size_t decode_component_enabled_setting(const void *payload, struct field *out, size_t max);
 size_t decode_binder_transaction(const void *payload, struct field *out, size_t max);
 size_t decode_accessibility_event(const void *payload, struct field *out, size_t max);
+size_t decode_malware_signal(const void *payload, struct field *out, size_t max);
+size_t decode_binder_start_activity(const void *payload, struct field *out, size_t max);
 
 #endif

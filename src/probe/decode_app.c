@@ -103,3 +103,46 @@ size_t decode_accessibility_event(const void *payload, struct field *out, size_t
 	fields_i32(&o, "code", r.code);
 	return o.n;
 }
+
+/* MalwareSignal: "signal" names the half the program filled (wm_bound_uid from
+ * add_bound_client_uid, component_enabled_setting from set_component_enabled_setting),
+ * then that half's fields, as upstream's debug log printed them. */
+size_t decode_malware_signal(const void *payload, struct field *out, size_t max)
+{
+#define MS(m) (const char *)payload + offsetof(struct malware_signal, m)
+	struct fields_out o = { .f = out, .max = max };
+	struct malware_signal r;
+
+	memcpy(&r, payload, sizeof(r));
+	if (r.wm_bound_uid.initialized) {
+		fields_str(&o, "signal", "wm_bound_uid", sizeof("wm_bound_uid"));
+		fields_u64(&o, "client_uid", r.wm_bound_uid.client_uid);
+		fields_str(&o, "client_package_name", MS(wm_bound_uid.client_package_name),
+			   UPS_MALWARE_STR_LEN);
+		fields_u64(&o, "bind_flags", r.wm_bound_uid.bind_flags);
+	}
+	if (r.component_enabled_setting.initialized) {
+		fields_str(&o, "signal", "component_enabled_setting",
+			   sizeof("component_enabled_setting"));
+		fields_str(&o, "package_name", MS(component_enabled_setting.package_name),
+			   UPS_MALWARE_STR_LEN);
+		fields_str(&o, "class_name", MS(component_enabled_setting.class_name),
+			   UPS_MALWARE_STR_LEN);
+		fields_i32(&o, "new_state", r.component_enabled_setting.new_state);
+		fields_str(&o, "calling_package_name",
+			   MS(component_enabled_setting.calling_package_name),
+			   UPS_MALWARE_STR_LEN);
+	}
+	return o.n;
+#undef MS
+}
+
+size_t decode_binder_start_activity(const void *payload, struct field *out, size_t max)
+{
+	struct fields_out o = { .f = out, .max = max };
+	struct binder_start_activity r;
+
+	memcpy(&r, payload, sizeof(r));
+	fields_uid(&o, "calling_uid", r.calling_uid);
+	return o.n;
+}
