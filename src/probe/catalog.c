@@ -23,9 +23,11 @@
 #include "Accessibility.legacy.bpf.z.h"
 #include "ArtTest.legacy.bpf.z.h"
 #include "Binder.legacy.bpf.z.h"
+#include "BinderExecTransactInternal.legacy.bpf.z.h"
 #include "BitmapAllocation.legacy.bpf.z.h"
 #include "DisruptiveApp.legacy.bpf.z.h"
 #include "GenericInstrumentation.legacy.bpf.z.h"
+#include "MalwareSignal.legacy.bpf.z.h"
 #include "ProcessManagement.legacy.bpf.z.h"
 #include "Uprobestats.legacy.bpf.z.h"
 
