@@ -36,6 +36,7 @@ GEN_HOST_DIR := $(GEN_DIR)/x86_64
 include $(TOP)/mk/static.mk
 include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
+include $(TOP)/mk/codecheck.mk
 include $(TOP)/mk/e2e.mk
 include $(TOP)/mk/vm.mk
 include $(TOP)/mk/faults.mk

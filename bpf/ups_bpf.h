@@ -57,6 +57,8 @@ static __always_inline __u64 ups_x86_arg(const struct ups_regs *r, int i)
  * constants.  UPS_CFG(field) reads a scalar, UPS_CFG_AT(field, k) an array
  * element (k a constant once unrolled). */
 #ifdef UPS_LEGACY
+/* No bounded loops before 5.3: every loop of a legacy object is unrolled. */
+#define UPS_UNROLL_LOOPS
 #define UPS_IMM(field)                                                          \
 	({                                                                      \
 		__u64 __v;                                                      \

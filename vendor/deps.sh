@@ -33,6 +33,8 @@ declare -A need=(
 	# make test-arm64 boots arm64 kernels under software emulation
 	[qemu-system-arm]=/usr/bin/qemu-system-aarch64
 	[python3]=/usr/bin/python3
+	# test-codecheck: an independent disassembler for the exit-site and frame checks
+	[python3-capstone]=/usr/lib/python3/dist-packages/capstone/__init__.py
 	[xz-utils]=/usr/bin/xz
 )
 missing=()

@@ -17,6 +17,7 @@
 #include "probe/catalog.h"
 #include "probe/loop.h"
 #include "probe/session.h"
+#include "plan/exits.h"
 #include "plan/plan.h"
 #include "sink/histogram.h"
 #include "sink/sink_args.h"
@@ -46,6 +47,8 @@ struct run_opts {
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
+	bool exit_probes;            /* --exit-probes */
+	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -54,7 +57,7 @@ enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_TARGET_KERNEL,
+	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE, OPT_TARGET_KERNEL,
 };
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
@@ -70,6 +73,8 @@ static const struct option run_long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
+	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
+	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "target-kernel", required_argument, NULL, OPT_TARGET_KERNEL },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
@@ -177,6 +182,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case OPT_FORCE_PMU: o->force_pmu = true; break;
+		case OPT_EXIT_PROBES: o->exit_probes = true; break;
+		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -435,6 +442,9 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 			.delivered = st->delivered[i],
 			.dropped_kernel = c.drops,
 			.dropped_sink = rs->dropped_sink[i],
+			.exit_probes = p->exit_probes,
+			.unwound = c.unwound,
+			.untracked = c.untracked,
 			.duration_ns = ts->end_boot_ns > ts->start_boot_ns
 				       ? ts->end_boot_ns - ts->start_boot_ns : 0,
 		};
@@ -634,11 +644,13 @@ int cmd_run(int argc, char **argv)
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
 				.duration_override = o.duration,
-				.atom_int32_args = o.atom_int32_args };
+				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
+				.unsafe_uretprobe = o.unsafe_uretprobe };
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);
-		return e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
+		return e.code == -ESRCH ? EXIT_NO_TARGET
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
 	for (size_t i = 0; i < plan->n_probes; i++)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,

@@ -200,7 +200,8 @@ static const char *const HDR_NAMES[H_NKINDS] = {
 };
 
 /* Code size under one header interpretation; false when implausible. */
-static bool try_header(const struct oat_file *o, enum hdr_kind k, uint32_t code, uint32_t *size)
+static bool try_header(const struct oat_file *o, enum hdr_kind k, uint32_t code, uint32_t *size,
+		       uint32_t *ci_at)
 {
 	const struct oat_info *in = oat_info(o);
 	uint64_t len;
@@ -210,6 +211,8 @@ static bool try_header(const struct oat_file *o, enum hdr_kind k, uint32_t code,
 	switch (k) {
 	case H_SIZE8:
 		*size = data & 0x7fffffffu;
+		ci = ld32(b + code - 8);    /* vmap_table_offset: back from the code */
+		*ci_at = ci && ci <= code - 8 && code - ci >= in->header_size ? code - ci : 0;
 		return *size && (uint64_t)code + *size <= len;
 	case H_BIT30:
 		if (!(data & 0x40000000u))
@@ -230,6 +233,7 @@ static bool try_header(const struct oat_file *o, enum hdr_kind k, uint32_t code,
 		return false;
 	if (!oat_codeinfo_code_size(b + (code - ci), len - (code - ci), size))
 		return false;
+	*ci_at = code - ci;
 	return *size && (uint64_t)code + *size <= len;
 }
 
@@ -266,7 +270,8 @@ int oat_code_at(const struct oat_file *o, uint32_t raw, struct oat_code *out, st
 			       (unsigned long long)in->oat_size);
 	header_order(in->version, order, &n);
 	for (int i = 0; i < n && !out->header_kind; i++)
-		if (try_header(o, order[i], out->code_offset, &out->code_size))
+		if (try_header(o, order[i], out->code_offset, &out->code_size,
+			       &out->codeinfo_offset))
 			out->header_kind = HDR_NAMES[order[i]];
 	if (!out->header_kind)
 		return err_set(err, -EINVAL,

@@ -75,6 +75,7 @@ struct oat_code {
 	uint64_t vaddr, file_offset;
 	uint32_t seg_flags;         /* PF_* of the PT_LOAD holding the code */
 	const char *header_kind;    /* which OatQuickMethodHeader decode applied */
+	uint32_t codeinfo_offset;   /* oat-relative offset of the CodeInfo (0: none) */
 };
 
 /* Decodes the method header before raw_code_offset and maps the code to its

@@ -36,6 +36,10 @@ struct catalog_program {
 	const char *entry;        /* uprobe attached at the same place first (uretprobe
 				   * pairs: it stores the entry time), or NULL */
 	bool histogram;           /* fills latency_hist instead of writing records */
+	/* The exit-probe form of a return program: exit_entry at the entry and
+	 * exit at every exit site, all plain uprobes (NULL: none). */
+	const char *exit_entry;
+	const char *exit;
 };
 
 struct catalog_object {

@@ -147,7 +147,9 @@ UT_TEST(methods_and_resolve_commands_print_results)
 		  ".<init>(java.util.List)\",\"dex_method_idx\":72,\"dex_index\":0,\"class_def_idx\":0,"
 		  "\"class_method_index\":0,\"code_offset\":12304,\"file_offset\":16400,"
 		  "\"code_size\":200,\"isa\":\"arm64\",\"thumb\":false,\"access_flags\":65537,"
-		  "\"dedup_group\":0,\"dedup_count\":1}\n");
+		  "\"dedup_group\":0,\"dedup_count\":1,\"frame_size\":64,\"core_spill_mask\":1136656384,"
+		  "\"fp_spill_mask\":0,\"num_stack_maps\":6,\"frameless_leaf\":false,"
+		  "\"frame_error\":null,\"exit_sites\":[16476],\"exit_sites_error\":null}\n");
 	free(out);
 
 	struct resolve_cmd_opts ro = { .file = mo.file, .signature = "void com.android.location."
@@ -158,6 +160,12 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	UT_CONTAINS(out, " arm64 size=200 instance void com.android.location.provider.");
 	free(out);
 	ro.json = true;
+	out = run_cmd(true, &ro, &rc, &e);
+	UT_EQ_INT(rc, 0);
+	UT_CONTAINS(out, "\"frame_size\":64,\"core_spill_mask\":1136656384,\"fp_spill_mask\":0,"
+		    "\"num_stack_maps\":6,\"frameless_leaf\":false,\"frame_error\":null,"
+		    "\"exit_sites\":[16476],\"exit_sites_error\":null}");
+	free(out);
 	ro.signature = "void a.B.c()";
 	out = run_cmd(true, &ro, &rc, &e);
 	UT_EQ_INT(rc, -ENOENT);

@@ -1,0 +1,60 @@
+/* exit_sites.h — the return instructions of one method's or function's code.
+ *
+ * ART methods (CODE_ART_METHOD): every `ret` of the compiled code, where a
+ * plain uprobe can stand in for a uretprobe without touching the return
+ * address.  arm64: aligned words are scanned; literal pools (marker
+ * `ldr xzr, #n`) and packed-switch jump tables (the `adr` target after
+ * `cmp/b.hs`) are skipped, and each `ret` (0xd65f03c0) must follow its
+ * epilogue (`add sp, sp, #F` or `ldp xzr|xN, xM, [sp], #F` restoring lr, or
+ * a frameless method with no stack adjustment at all).  x86_64: decoded
+ * linearly from the code start with insn_x86_64_decode and stopped at the
+ * lowest RIP-relative target inside the method (ART's constant area).
+ *
+ * Frameless leaf methods with no stack maps cannot reach a safepoint, so
+ * ART never walks through them; either kind of exit probe would be safe.
+ * uprobestats uses exit sites for them as well (one mechanism for all Java
+ * code, and no uretprobe ever goes on ART code).
+ *
+ * Native functions (CODE_NATIVE_FUNCTION): the set of exits is returned only
+ * when it is proven: every byte decodes, every branch stays inside the
+ * function, there is no tail call or unbounded indirect jump; otherwise the
+ * function is refused with the reason and offset. */
+#ifndef UPROBESTATS_FORMATS_EXIT_SITES_H
+#define UPROBESTATS_FORMATS_EXIT_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "formats/insn.h"
+
+enum code_kind { CODE_ART_METHOD, CODE_NATIVE_FUNCTION };
+
+struct exit_sites {
+	uint32_t count;
+	uint32_t *offsets;      /* offsets of each return instruction from the code start, ascending */
+};
+
+/* Every return of the code [code, code+size). ART methods: skip arm64 literal pools and jump
+ * tables, stop at the x86_64 constant area; arm64 `ret` must be confirmed by its epilogue.
+ * Native functions: refuse (negative errno, err naming the reason and offset, e.g. "tail call
+ * at +0x1c", "jump out of the function at +0x40", "cannot decode at +0x12") whenever the set of
+ * exits cannot be proven; never guess. */
+int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *code, size_t size,
+		    struct exit_sites *out, struct err *err);
+void exit_sites_free(struct exit_sites *s);
+
+/* As exit_sites_find(CODE_ART_METHOD), with the frame size from CodeInfo: each
+ * arm64 epilogue must remove exactly `frame` bytes (exit_sites_find takes the
+ * size the method's own prologue allocates instead). */
+int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, uint32_t frame,
+			struct exit_sites *out, struct err *err);
+
+/* The frame size an ART method's own prologue allocates, independently of
+ * CodeInfo: arm64 `sub sp, sp, #N` / `stp xA, xB, [sp, #-N]!` / `str x0,
+ * [sp, #-N]!` (the first sp decrement before any `ret`); x86_64 the pushes
+ * before `sub rsp, N`, plus N, plus the return address.  0 = frameless. */
+int exit_sites_prologue_frame(enum code_arch arch, const uint8_t *code, size_t size,
+			      uint32_t *frame, struct err *err);
+
+#endif
