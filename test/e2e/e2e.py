@@ -34,8 +34,8 @@ def kernel_args(args):
     """args plus --target-kernel in the legacy pass (for `run` only: other
     subcommands do not take it)."""
     args = list(args)
-    if TARGET_KERNEL and (not args or args[0] == "run" or not args[0].isalpha()) \
-            and "--target-kernel" not in args:
+    runs = bool(args) and (args[0] == "run" or "/" in args[0] or "." in args[0])
+    if TARGET_KERNEL and runs and "--target-kernel" not in args:
         args += ["--target-kernel", TARGET_KERNEL]
     return args
 
