@@ -2,7 +2,7 @@
 # embed-bpf.sh NAME OBJECT — a C header that embeds the BPF object OBJECT compressed:
 #   static const unsigned char NAME_bpf_z[]   the object, gzip -9 -n
 #   #define NAME_bpf_size                      its size inflated
-# src/probe/catalog.c includes it; catalog_object_elf() inflates it with the zlib that
+# src/catalog/catalog.c includes it; catalog_object_elf() inflates it with the zlib that
 # libbpf/libelf already link, when a probe of this object is loaded.  Compressed, the
 # eight objects take about a fifth of their size in the binary.
 set -eu

@@ -73,7 +73,8 @@ STATIC_OPT     ?= -Os
 STATIC_CFLAGS  := $(CSTD) $(WARN) $(DEFS) $(STATIC_OPT) -ffunction-sections -fdata-sections
 # The per-event path (decoding, sinks, the loop) is built -O2: it is small, and
 # -Os made JSON output cost ~7 us of CPU per event.
-HOT_PATH       := src/sink/% src/probe/loop src/probe/decode_% src/probe/fields src/probe/atoms
+HOT_PATH       := src/sink/% src/probe/loop src/catalog/record_kinds src/catalog/fields \
+		  src/probe/atoms
 STATIC_LDFLAGS := -static -Wl,--gc-sections -Wl,-O1 -s
 
 BPF_CLANG      ?= clang
@@ -195,7 +196,7 @@ $(GEN_DIR)/$(1)/%.legacy.bpf.z.h: $(BUILD)/$(1)/bpf/legacy/%.bpf.o $(TOP)/mk/emb
 	@mv $$@.tmp $$@
 
 # The object embedded gzip-compressed (mk/embed-bpf.sh): <name>_bpf_z[] and
-# <name>_bpf_size, which src/probe/catalog.c includes and inflates at load.
+# <name>_bpf_size, which src/catalog/catalog.c includes and inflates at load.
 $(GEN_DIR)/$(1)/%.bpf.z.h: $(BUILD)/$(1)/bpf/%.bpf.o $(TOP)/mk/embed-bpf.sh | deps-host
 	@mkdir -p $$(@D)
 	@echo "  EMBED   $$(@:$(TOP)/%=%)"

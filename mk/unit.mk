@@ -6,7 +6,8 @@ HOST_CC     ?= clang
 # The vendored libbpf (vendor/src/libbpf: vendor/MANIFEST's version, the one linked
 # into build/<arch>/uprobestats), built once more for the host with its own Makefile:
 # glibc, the system's libelf and zlib, no sanitizers (ASan checks the callers; an
-# uninstrumented library also serves valgrind's memcheck build, mk/faults.mk).  The
+# uninstrumented library also serves valgrind's memcheck build, mk/faults.mk, hence
+# DWARF 4: valgrind 3.19 cannot read clang's default DWARF 5).  The
 # unit tests, the fuzzers and that memcheck build compile against its headers and
 # link it, never the system's libbpf-dev.
 HOST_LIBBPF_DIR := $(BUILD)/host/libbpf
@@ -19,7 +20,7 @@ $(HOST_LIBBPF): $(SOURCES_STAMP) | deps-host
 	@mkdir -p $(HOST_LIBBPF_DIR)/obj $(HOST_LIBBPF_DIR)/dest
 	@echo "  LIBBPF  host libbpf.a (vendored sources)"
 	@$(MAKE) --no-print-directory -s -C $(VENDOR_SRC)/libbpf/src BUILD_STATIC_ONLY=y \
-		NO_PKG_CONFIG=1 CC="$(HOST_CC)" CFLAGS="-g -O1 -std=gnu89 -Wall" \
+		NO_PKG_CONFIG=1 CC="$(HOST_CC)" CFLAGS="-gdwarf-4 -O1 -std=gnu89 -Wall" \
 		OBJDIR=$(HOST_LIBBPF_DIR)/obj DESTDIR=$(HOST_LIBBPF_DIR)/dest PREFIX= \
 		LIBDIR=/lib INCLUDEDIR=/include install install_uapi_headers \
 		> $(HOST_LIBBPF_DIR)/build.log 2>&1 || \

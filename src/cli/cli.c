@@ -4,7 +4,7 @@
 #include "config/load.h"
 #include "config/problems.h"
 #include "config/validate.h"
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "sys/log.h"
 #include "sys/properties.h"
 

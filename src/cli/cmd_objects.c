@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "common/mapfile.h"
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "probe/objcheck.h"
 #include "sys/kfeatures.h"
 

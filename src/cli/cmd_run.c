@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/self_atoms.h"
 #include "config/guardrail.h"
-#include "probe/catalog.h"
+#include "plan/plan.h"
+#include "probe/accounting.h"
 #include "probe/loop.h"
 #include "probe/session.h"
 #include "plan/exits.h"
@@ -46,6 +48,8 @@ struct run_opts {
 	unsigned target_kernel;      /* KVER of --target-kernel; 0: this kernel */
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
+	uint32_t attached_atom;      /* atom id of the per-probe "attached" atom; 0: none */
+	uint32_t error_atom;         /* atom id of the "internal error" atom; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
 	bool exit_probes;            /* --exit-probes */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
@@ -57,7 +61,8 @@ enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE, OPT_TARGET_KERNEL,
+	OPT_ATOM_MAPPING, OPT_ATTACHED_ATOM, OPT_ERROR_ATOM, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
+	OPT_TARGET_KERNEL,
 };
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
@@ -77,6 +82,8 @@ static const struct option run_long_opts[] = {
 	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "target-kernel", required_argument, NULL, OPT_TARGET_KERNEL },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
+	{ "attached-atom", required_argument, NULL, OPT_ATTACHED_ATOM },
+	{ "error-atom", required_argument, NULL, OPT_ERROR_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
@@ -135,6 +142,12 @@ static int parse_value_opt(int c, struct run_opts *o)
 	case OPT_POLLED_ATOM:
 		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
 		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
+	case OPT_ATTACHED_ATOM:
+	case OPT_ERROR_ATOM: {
+		uint32_t *id = c == OPT_ATTACHED_ATOM ? &o->attached_atom : &o->error_atom;
+		return cli_parse_u32(optarg, id, "an atom id") && *id && *id <= INT32_MAX
+		       ? EXIT_OK : EXIT_USAGE;
+	}
 	case OPT_FLUSH:
 		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
 		       ? EXIT_OK : EXIT_USAGE;
@@ -210,30 +223,19 @@ struct run_state {
 	const struct plan *plan;
 	struct session *session;
 	struct sinks *sinks;
-	uint64_t *dropped_sink;      /* per probe */
-	uint64_t *pending;           /* per probe: events buffered since the last flush */
+	struct accounting acct;      /* per probe: dropped at the sinks, pending */
 	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
+	int32_t attached_atom;       /* self-metric atom ids (0: not sent) */
+	int32_t error_atom;
+	bool error_sent;
 };
-
-/* The plan probe an event's probe_desc belongs to. */
-static uint32_t probe_id_of(const struct probe_desc *d)
-{
-	const char *p = (const char *)d - offsetof(struct plan_probe, desc);
-
-	return ((const struct plan_probe *)p)->id;
-}
 
 static void on_event(void *ctx, const struct event *ev)
 {
 	struct run_state *rs = ctx;
 
-	if (!ev->probe)
-		sinks_event(rs->sinks, ev);
-	else if (sinks_event(rs->sinks, ev) < 0)
-		rs->dropped_sink[probe_id_of(ev->probe)]++;
-	else
-		rs->pending[probe_id_of(ev->probe)]++;
+	accounting_event(&rs->acct, ev->probe, sinks_event(rs->sinks, ev));
 }
 
 /* After each batch: buffered output goes out.  When a write fails, the
@@ -244,11 +246,7 @@ static void on_flush(void *ctx)
 	struct err e = { 0 };
 	bool failed = sinks_flush(rs->sinks, &e) < 0;
 
-	for (size_t i = 0; i < rs->plan->n_probes; i++) {
-		if (failed)
-			rs->dropped_sink[i] += rs->pending[i];
-		rs->pending[i] = 0;
-	}
+	accounting_flushed(&rs->acct, failed);
 	if (failed && !rs->output_failed) {
 		rs->output_failed = true;
 		p_err("%s", e.msg);
@@ -269,8 +267,7 @@ static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
 {
 	struct run_state *rs = ctx;
 
-	if (probe)
-		rs->dropped_sink[probe_id_of(probe)]++;
+	accounting_sink_drop(&rs->acct, probe);
 }
 
 static void on_notice(void *ctx, const char *msg)
@@ -285,8 +282,14 @@ static int start_probes(void *ctx, struct err *e)
 
 	if (rc < 0) {
 		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+		if (rs->error_atom)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_ATTACHING);
+		rs->error_sent = true;
 		return rc;
 	}
+	if (rs->attached_atom)
+		self_atoms_attached(rs->sinks, rs->plan, rs->attached_atom);
 	char procs[64];
 	size_t n = 0;
 	bool every = false, waiting = false;
@@ -368,91 +371,26 @@ static void print_histograms(const struct plan *plan, const struct session *s)
 	}
 }
 
-/* A stable number for a map in the polled atom: object index * 16 + ring
- * index + 1 (upstream's own enum is not published). */
-static int32_t map_code(const struct plan_probe *p)
+static void send_atom(void *ctx, const struct atom *a)
 {
-	for (size_t o = 0; o < catalog_object_count(); o++) {
-		const struct catalog_object *obj = catalog_object_at(o);
-		if (obj != p->obj)
-			continue;
-		for (size_t r = 0; obj->ring_maps[r]; r++)
-			if (p->prog->map && !strcmp(obj->ring_maps[r], p->prog->map))
-				return (int32_t)(o * 16 + r + 1);
-	}
-	return 0;
-}
+	struct run_state *rs = ctx;
 
-/* Upstream's uprobe_stats_bpf_map_polled, once per task and map at exit:
- * map, polling duration, events delivered from it, task id. */
-static void send_polled_atoms(struct run_state *rs, const struct loop_stats *st,
-			      int32_t atom_id)
-{
-	const struct plan *plan = rs->plan;
-
-	for (size_t t = 0; t < plan->n_tasks; t++) {
-		const struct plan_task *task = &plan->tasks[t];
-		const struct loop_task_stats *ts = &st->tasks[t];
-		uint64_t dur = ts->end_boot_ns > ts->start_boot_ns
-			       ? ts->end_boot_ns - ts->start_boot_ns : 0;
-		for (size_t i = 0; i < task->n_probes; i++) {
-			const struct plan_probe *p = &task->probes[i];
-			int32_t code = map_code(p);
-			int64_t events = 0;
-			bool first = true;
-			struct polled_atom pa;
-
-			if (!code)
-				continue;
-			for (size_t j = 0; j < task->n_probes; j++) {
-				if (map_code(&task->probes[j]) != code)
-					continue;
-				first &= j >= i;
-				events += (int64_t)st->delivered[task->probes[j].id];
-			}
-			if (!first)
-				continue;  /* one atom per map, sent at its first probe */
-			sinks_atom(rs->sinks, statsd_polled_atom(&pa, atom_id, code,
-								 (int64_t)(dur / 1000000), events,
-								 p->desc.task_id, ts->end_boot_ns));
-		}
-	}
+	sinks_atom(rs->sinks, a);
 }
 
 static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		  int32_t polled_atom)
 {
 	const struct plan *plan = rs->plan;
-	struct probe_stats *rows = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*rows));
-	uint64_t run_ns = 0;
+	uint64_t run_ns;
+	struct probe_stats *rows = accounting_rows(&rs->acct, plan, rs->session, st, &run_ns);
 	struct err e = { 0 };
 	int rc;
 
 	if (!rows)
 		return EXIT_RUNTIME;
-	for (size_t i = 0; i < plan->n_probes; i++) {
-		const struct plan_probe *p = plan->probe_by_id[i];
-		const struct loop_task_stats *ts = &st->tasks[p->desc.task_index];
-		struct ups_probe_counters c;
-
-		session_probe_counters(rs->session, (uint32_t)i, &c);
-		rows[i] = (struct probe_stats){
-			.probe = &p->desc,
-			.hits = c.hits,
-			.delivered = st->delivered[i],
-			.dropped_kernel = c.drops,
-			.dropped_sink = rs->dropped_sink[i],
-			.exit_probes = p->exit_probes,
-			.unwound = c.unwound,
-			.untracked = c.untracked,
-			.duration_ns = ts->end_boot_ns > ts->start_boot_ns
-				       ? ts->end_boot_ns - ts->start_boot_ns : 0,
-		};
-		if (rows[i].duration_ns > run_ns)
-			run_ns = rows[i].duration_ns;
-	}
 	if (polled_atom)
-		send_polled_atoms(rs, st, polled_atom);
+		accounting_polled_atoms(plan, st, polled_atom, send_atom, rs);
 	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
 	free(rows);
 	if (!quiet)
@@ -502,6 +440,9 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	}
 	if (rc < 0) {
 		p_err("%s", e.msg);
+		if (rs->error_atom && !rs->error_sent)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_POLLING);
 		loop_stats_free(&st);
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
@@ -589,10 +530,11 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .force_pmu = o->force_pmu,
 				   .interrupted = stop_signal_pending,
 				   .verifier_log = print_verifier_log };
-	struct run_state rs = { .plan = plan };
+	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
+				.error_atom = (int32_t)o->error_atom };
 	FILE *out = NULL, *trace = NULL;
 	struct err e = { 0 };
-	int rc;
+	int rc, acct_rc;
 
 	raise_memlock();
 	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
@@ -602,11 +544,10 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		p_err("%s", e.msg);
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
-	rs.dropped_sink = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
-	rs.pending = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(uint64_t));
+	acct_rc = accounting_init(&rs.acct, plan->n_probes);
 	out = open_output(o->sinks.output, "--output");
 	trace = o->sinks.trace ? open_output(o->sinks.trace, "--trace") : NULL;
-	rc = (!rs.dropped_sink || !rs.pending || !out || (o->sinks.trace && !trace)) ? EXIT_RUNTIME
+	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace)) ? EXIT_RUNTIME
 		: open_sinks(o, out, trace, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
@@ -616,8 +557,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		fclose(out);
 	if (trace)
 		fclose(trace);
-	free(rs.dropped_sink);
-	free(rs.pending);
+	accounting_free(&rs.acct);
 	return rc;
 }
 

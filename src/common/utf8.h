@@ -1,4 +1,4 @@
-/* utf8.h — UTF-8 validation shared by the record decoders (probe/fields) and
+/* utf8.h — UTF-8 validation shared by the record decoders (catalog/fields) and
  * the text and JSON writers (sink/): one definition of a valid sequence.
  * Inline: both callers run per byte on the per-event path. */
 #ifndef UPROBESTATS_COMMON_UTF8_H

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "catalog/catalog.h"
 #include "common/err.h"
 #include "config/config.h"
-#include "probe/catalog.h"
 #include "sink/event.h"
 
 /* How argument positions map to registers (call_detail's regs[]). */
@@ -57,6 +57,15 @@ struct plan_probe {
 	char map_name[160];               /* map_<Obj>_<map> */
 	struct probe_desc desc;           /* points into this struct */
 };
+
+/* The run-wide id of the probe a probe_desc (from an event or an atom)
+ * belongs to: every probe_desc the run hands out is a plan_probe's desc. */
+static inline uint32_t plan_probe_id(const struct probe_desc *d)
+{
+	const char *p = (const char *)d - offsetof(struct plan_probe, desc);
+
+	return ((const struct plan_probe *)p)->id;
+}
 
 struct plan_task {
 	uint32_t index;

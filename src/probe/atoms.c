@@ -3,7 +3,8 @@
 #include <string.h>
 
 #include "probe/binder_filter.h"
-#include "probe/fields.h"
+#include "catalog/fields.h"
+#include "catalog/record_kinds.h"
 #include "records.h"
 
 /* ---- SipHash-1-3 as Rust's DefaultHasher::new() computes it ---- */
@@ -93,145 +94,56 @@ static void call_args_atom(const struct plan_probe *p, const void *payload,
 	}
 }
 
-/* call_timestamp: Int32 event, Int64 timestamp. */
-static void call_timestamp_atom(const void *payload, struct fields_out *o)
-{
-	struct call_timestamp t;
+/* ---- from the descriptor (catalog/record_kinds.h) ---- */
 
-	memcpy(&t, payload, sizeof(t));
-	fields_i32(o, "event", (int32_t)t.event);
-	fields_i64(o, "timestamp_ns", (int64_t)t.timestamp_ns);
+static int64_t field_value(const struct field *f)
+{
+	switch (f->type) {
+	case FIELD_INT32: return f->v.i32;
+	case FIELD_UINT64: return (int64_t)f->v.u64;
+	case FIELD_BOOL: return f->v.b;
+	default: return f->v.i64;
+	}
 }
 
-/* call_return (ours): Int64 return value, Int64 duration in ns. */
-static void call_return_atom(const void *payload, struct fields_out *o)
+/* One atom field from the decoded field f, converted to its atom type. */
+static void atom_field(struct fields_out *o, const struct rk_atom_field *af,
+		       const struct field *f)
 {
-	struct call_return r;
+	const char *name = af->name ? af->name : f->name;
+	int64_t v = field_value(f);
 
-	memcpy(&r, payload, sizeof(r));
-	fields_i64(o, "return_value", (int64_t)r.return_value);
-	fields_i64(o, "duration_ns", (int64_t)r.duration_ns);
+	switch (af->type) {
+	case RK_AT_INT32:
+		if (af->is_uid)
+			fields_uid(o, name, (int32_t)v);
+		else
+			fields_i32(o, name, (int32_t)v);
+		break;
+	case RK_AT_INT64: fields_i64(o, name, v); break;
+	case RK_AT_BOOL: fields_bool(o, name, v != 0); break;
+	case RK_AT_STRING: fields_str(o, name, f->v.str.ptr, f->v.str.len); break;
+	case RK_AT_HASH:
+		fields_i64(o, name, atoms_string_hash(f->v.str.ptr, f->v.str.len));
+		break;
+	}
 }
 
-/* Int32 uid, Bool onAllowlist. */
-static void set_uid_atom(const void *payload, struct fields_out *o)
+/* RK_ATOM_FIELDS: the record's fields, decoded, in the descriptor's atom
+ * order and types; none when its atom_when says so. */
+static int fields_atom(const struct record_kind *rk, const void *payload,
+		       struct fields_out *o)
 {
-	struct set_uid_temp_allowlist_state r;
+	struct field dec[CATALOG_MAX_FIELDS];
+	size_t n;
 
-	memcpy(&r, payload, sizeof(r));
-	fields_i32(o, "uid", (int32_t)r.uid);
-	fields_bool(o, "on_allowlist", r.on_allowlist != 0);
-}
-
-/* The seven DeviceIdleTempAllowlistUpdated fields; both layouts share the
- * tail from changing_uid on, so base points at changing_uid. */
-static void update_idle_atom(const char *base, struct fields_out *o)
-{
-	struct update_device_idle_legacy r;
-
-	memcpy(&r, base, offsetof(struct update_device_idle_legacy, reason));
-	memcpy(&r.calling_uid, base + offsetof(struct update_device_idle_legacy, calling_uid),
-	       sizeof(r.calling_uid));
-	fields_i32(o, "changing_uid", r.changing_uid);
-	fields_bool(o, "adding", r.adding != 0);
-	fields_i64(o, "duration_ms", r.duration_ms);
-	fields_i32(o, "type", r.type);
-	fields_i32(o, "reason_code", r.reason_code);
-	FIELDS_STR_MEMBER(o, "reason", base, struct update_device_idle_legacy, reason);
-	fields_i32(o, "calling_uid", r.calling_uid);
-}
-
-/* ArtTest AOT: Int64 adding, Int64 reason_code, Int64 hash(reason). */
-static void art_test_aot_atom(const void *payload, struct fields_out *o)
-{
-	struct update_device_idle r;
-	const char *reason = (const char *)payload + offsetof(struct update_device_idle, reason);
-
-	memcpy(&r, payload, offsetof(struct update_device_idle, reason));
-	fields_i64(o, "adding", r.adding != 0);
-	fields_i64(o, "reason_code", r.reason_code);
-	fields_i64(o, "reason_hash",
-		   atoms_string_hash(reason, fields_str_len(reason, sizeof(r.reason))));
-}
-
-/* ArtTest JIT: Int64 validate_incoming_user, Int64 user_id,
- * Int64 hash(calling_package). */
-static void art_test_jit_atom(const void *payload, struct fields_out *o)
-{
-	struct start_activity_as_user r;
-	const char *pkg = (const char *)payload +
-			  offsetof(struct start_activity_as_user, calling_package);
-
-	memcpy(&r, payload, sizeof(r));
-	fields_i64(o, "validate_incoming_user", r.validate_incoming_user);
-	fields_i64(o, "user_id", r.user_id);
-	fields_i64(o, "calling_package_hash",
-		   atoms_string_hash(pkg, fields_str_len(pkg, sizeof(r.calling_package))));
-}
-
-/* Bitmap, upstream's V0 handler: an allocation becomes
- * AndroidGraphicsBitmapAllocated(Int32 uid [is_uid], Int32 width, Int32 height);
- * other bitmap events write no atom. */
-static int bitmap_atom(const void *payload, struct fields_out *o)
-{
-	struct bitmap_event r;
-
-	memcpy(&r, payload, sizeof(r));
-	if (r.type != BITMAP_EVENT_ALLOCATION)
+	if (rk->atom_when && !rk->atom_when(payload))
 		return 0;
-	fields_uid(o, "uid", (int32_t)r.uid);
-	fields_i32(o, "width", (int32_t)r.width);
-	fields_i32(o, "height", (int32_t)r.height);
+	n = record_decode(rk, payload, dec, CATALOG_MAX_FIELDS);
+	for (size_t i = 0; i < rk->n_atom_fields; i++)
+		if (rk->atom_fields[i].field < n)
+			atom_field(o, &rk->atom_fields[i], &dec[rk->atom_fields[i].field]);
 	return 1;
-}
-
-/* BindServiceLockedWithBalFlagsReported(String intent_package, Int64 flags,
- * String calling_package, String intent_action, String component package,
- * String component class); none when every string is empty (upstream's
- * BpfDataInvalid) or the BAL flag is missing. */
-static int bind_service_atom(const void *payload, struct fields_out *o)
-{
-#define BSL(m) (const char *)payload + offsetof(struct bind_service_locked, m), UPS_STR_LEN
-	int64_t flags;
-
-	memcpy(&flags, (const char *)payload + offsetof(struct bind_service_locked, bind_flags),
-	       sizeof(flags));
-	if (!(flags & 0x00100000) ||
-	    (!fields_str_len(BSL(intent_action)) && !fields_str_len(BSL(intent_package)) &&
-	     !fields_str_len(BSL(intent_component_name_package)) &&
-	     !fields_str_len(BSL(intent_component_name_class)) &&
-	     !fields_str_len(BSL(calling_package))))
-		return 0;
-	fields_str(o, "intent_package", BSL(intent_package));
-	fields_i64(o, "flags", flags);
-	fields_str(o, "calling_package", BSL(calling_package));
-	fields_str(o, "intent_action", BSL(intent_action));
-	fields_str(o, "intent_component_name_package", BSL(intent_component_name_package));
-	fields_str(o, "intent_component_name_class", BSL(intent_component_name_class));
-	return 1;
-#undef BSL
-}
-
-/* SetComponentEnabledSettingReported(String package, String class,
- * Int32 new_state, String calling_package), only for disabling states
- * (new_state >= 2) of a named component; is_launcher_activity needs the
- * package manager and is not written. */
-static int component_enabled_atom(const void *payload, struct fields_out *o)
-{
-#define CES(m) (const char *)payload + offsetof(struct component_enabled_setting, m), UPS_STR_LEN
-	int32_t state;
-
-	memcpy(&state,
-	       (const char *)payload + offsetof(struct component_enabled_setting, new_state),
-	       sizeof(state));
-	if (state < 2 || !fields_str_len(CES(package_name)) || !fields_str_len(CES(class_name)))
-		return 0;
-	fields_str(o, "package_name", CES(package_name));
-	fields_str(o, "class_name", CES(class_name));
-	fields_i32(o, "new_state", state);
-	fields_str(o, "calling_package_name", CES(calling_package_name));
-	return 1;
-#undef CES
 }
 
 /* Binder: the matched method_config's atom_config, fields in the order of
@@ -263,31 +175,17 @@ static int binder_atom(const struct atom_src *src, struct atom_buf *out, struct 
 }
 
 /* Kinds whose atom id is the task's statsd_logging_config.atom_id. */
-static int task_atom(const struct atom_src *src, struct fields_out *o)
+static int task_atom(const struct atom_src *src, const struct record_kind *rk,
+		     struct fields_out *o)
 {
-	const char *p = src->payload;
-
-	switch (src->kind) {
-	case UPS_REC_CALL_DETAIL: call_detail_atom(src->probe, p, o); return 1;
-	case UPS_REC_CALL_TIMESTAMP: call_timestamp_atom(p, o); return 1;
-	case UPS_REC_CALL_RETURN: call_return_atom(p, o); return 1;
-	case UPS_REC_CALL_ARGS: call_args_atom(src->probe, p, o); return 1;
-	case UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE: set_uid_atom(p, o); return 1;
-	case UPS_REC_UPDATE_DEVICE_IDLE:
-		update_idle_atom(p + offsetof(struct update_device_idle, changing_uid), o);
+	switch (rk->atom) {
+	case RK_ATOM_FIELDS: return fields_atom(rk, src->payload, o);
+	case RK_ATOM_ARGS:
+		if (src->kind == UPS_REC_CALL_ARGS)
+			call_args_atom(src->probe, src->payload, o);
+		else
+			call_detail_atom(src->probe, src->payload, o);
 		return 1;
-	case UPS_REC_UPDATE_DEVICE_IDLE_LEGACY: update_idle_atom(p, o); return 1;
-	case UPS_REC_BITMAP_CONSTRUCTOR_HEAP: {
-		struct bitmap_constructor_heap r;
-		memcpy(&r, p, sizeof(r));
-		fields_i64(o, "value", (int64_t)r.value);
-		return 1;
-	}
-	case UPS_REC_BITMAP_EVENT: return bitmap_atom(p, o);
-	case UPS_REC_BIND_SERVICE_LOCKED: return bind_service_atom(p, o);
-	case UPS_REC_COMPONENT_ENABLED_SETTING: return component_enabled_atom(p, o);
-	case UPS_REC_ART_TEST_AOT: art_test_aot_atom(p, o); return 1;
-	case UPS_REC_START_ACTIVITY_AS_USER: art_test_jit_atom(p, o); return 1;
 	default: return 0;   /* process_change, accessibility, malware_signal: no atom
 			      * (docs/programs.md) */
 	}
@@ -298,25 +196,21 @@ int atoms_from_record(const struct atom_src *src, struct atom_buf *out)
 	const struct task_config *t = src->probe->task_cfg;
 	struct fields_out o = { .f = out->fields, .is_uid = out->is_uid,
 				.max = CATALOG_MAX_FIELDS };
+	const struct record_kind *rk = record_kind_get(src->kind);
 	int rc;
 
 	out->atom_id = 0;
 	out->n_fields = 0;
-	if (src->kind == UPS_REC_BINDER_TRANSACTION) {
+	if (rk && rk->atom == RK_ATOM_BINDER) {
 		rc = binder_atom(src, out, &o);
-	} else if (src->kind == UPS_REC_BINDER_START_ACTIVITY) {
-		/* CalyxOS's handler: always atom 915 (test_uprobestats_atom_reported),
-		 * Int32 calling_uid, whatever the task's logging config says. */
-		struct binder_start_activity r;
-		memcpy(&r, src->payload, sizeof(r));
-		out->atom_id = ATOM_TEST_UPROBESTATS_ATOM_REPORTED;
-		fields_i32(&o, "calling_uid", r.calling_uid);
-		rc = 1;
+	} else if (rk && rk->fixed_atom_id) {
+		out->atom_id = rk->fixed_atom_id;     /* whatever the task's logging config */
+		rc = task_atom(src, rk, &o);
 	} else {
 		if (!t->has_statsd_logging_config || !t->statsd.has_atom_id)
 			return 0;
 		out->atom_id = (int32_t)t->statsd.atom_id;
-		rc = task_atom(src, &o);
+		rc = rk ? task_atom(src, rk, &o) : 0;
 	}
 	out->n_fields = o.n;
 	return rc;

@@ -8,13 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 #include "plan/plan.h"
 #include "sink/event.h"
-
-/* test_uprobestats_atom_reported: the atom CalyxOS's BinderExecTransactInternal
- * handler writes (Int32 calling_uid). */
-#define ATOM_TEST_UPROBESTATS_ATOM_REPORTED 915
 
 /* One record, as the loop has it after checking its size. */
 struct atom_src {

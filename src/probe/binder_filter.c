@@ -109,7 +109,7 @@ static int collect(const struct plan *plan, struct entry **out, size_t *n_out, s
 
 int binder_filter_prepare(struct bpf_object *primary, const struct plan *plan, struct err *err)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(primary, "interfaces");
+	struct bpf_map *map = bpf_object__find_map_by_name(primary, CATALOG_MAP_BINDER_INTERFACES);
 	struct entry *v;
 	size_t n;
 	int rc;

@@ -15,7 +15,7 @@
 struct bpf_object;
 struct plan;
 
-/* The catalog's prepare hook: fills `interfaces` in the primary instance with
+/* The session's CATALOG_PREPARE_BINDER_FILTER step: fills `interfaces` in the primary instance with
  * the filters of every Binder probe of the plan (one map per run, as upstream
  * pins one).  Fails, naming the probe, on a filter the map cannot express. */
 int binder_filter_prepare(struct bpf_object *primary, const struct plan *plan, struct err *err);

@@ -112,7 +112,7 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 /* A legacy object's record, copied and with its raw UTF-16 Strings turned
  * into UTF-8 (probe/legacy_str.h); the string fields are the ones the
  * record's own decoder finds. */
-static void *legacy_record(const struct catalog_record *rec, void *data, size_t size,
+static void *legacy_record(const struct record_kind *rk, void *data, size_t size,
 			   char *copy, size_t cap)
 {
 	struct field f[CATALOG_MAX_FIELDS];
@@ -121,7 +121,7 @@ static void *legacy_record(const struct catalog_record *rec, void *data, size_t 
 	if (size > cap)
 		return data;
 	memcpy(copy, data, size);
-	n = rec->decode(copy + sizeof(struct ups_envelope), f, CATALOG_MAX_FIELDS);
+	n = record_decode(rk, copy + sizeof(struct ups_envelope), f, CATALOG_MAX_FIELDS);
 	legacy_str_fix_record(copy, size, f, n);
 	return copy;
 }
@@ -131,30 +131,32 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct ring_ctx *rc = ctx;
 	struct loop *L = rc->L;
 	struct ups_envelope env;
-	const struct catalog_record *rec;
+	const struct record_kind *rk;
 	const struct plan_probe *p;
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
 	char legacy_copy[1024];   /* UPS_MAX_RECORD of a legacy object */
+	const char *payload;
 
 	if (size < sizeof(env)) {
 		L->stats->malformed++;
 		return 0;
 	}
 	memcpy(&env, data, sizeof(env));
-	rec = catalog_record(env.kind);
-	if (!rec || size != rec->size || env.probe_id >= L->plan->n_probes) {
+	rk = record_kind_get(env.kind);
+	if (!rk || size != rk->size || env.probe_id >= L->plan->n_probes) {
 		L->stats->malformed++;
 		return 0;
 	}
 	if (rc->ring->legacy)
-		data = legacy_record(rec, data, size, legacy_copy, sizeof(legacy_copy));
+		data = legacy_record(rk, data, size, legacy_copy, sizeof(legacy_copy));
+	payload = (const char *)data + sizeof(env);
 	p = L->plan->probe_by_id[env.probe_id];
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
 	ev = (struct event){
-		.kind = env.kind == UPS_REC_CALL_RETURN ? EVENT_RETURN : EVENT_RECORD,
+		.kind = rk->is_return ? EVENT_RETURN : EVENT_RECORD,
 		.boot_ns = env.ktime_ns + (uint64_t)L->mono_to_boot,
 		.wall_ns = (int64_t)env.ktime_ns + L->mono_to_wall,
 		.pid = env.pid,
@@ -163,18 +165,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		.process = name_cache_get(L->names, (pid_t)env.pid),
 		.probe = &p->desc,
 		.fields = fields,
-		.n_fields =
-			rec->decode((const char *)data + sizeof(env), fields, CATALOG_MAX_FIELDS),
+		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
+		.duration_ns = record_duration(rk, payload),
 	};
-	if (ev.kind == EVENT_RETURN) {
-		struct call_return r;
-		memcpy(&r, (const char *)data + sizeof(env), sizeof(r));
-		ev.duration_ns = r.duration_ns;
-	}
 	L->stats->delivered[env.probe_id]++;
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
-	emit_atom(L, p, &ev, env.kind, (const char *)data + sizeof(env));
+	emit_atom(L, p, &ev, env.kind, payload);
 	/* The record is consumed either way; -EAGAIN only stops this drain.  The
 	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
 	 * few ns from the vDSO, so it is read for every record: a sink may
@@ -210,7 +207,7 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 	} else if (h->type == PERF_RECORD_SAMPLE && avail >= 4) {
 		uint32_t size;
 		struct ups_envelope env;
-		const struct catalog_record *rec;
+		const struct record_kind *rk;
 
 		memcpy(&size, p, sizeof(size));
 		if (size > avail - 4) {
@@ -219,9 +216,9 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 		}
 		if (size >= sizeof(env)) {
 			memcpy(&env, p + 4, sizeof(env));
-			rec = catalog_record(env.kind);
-			if (rec && size >= rec->size && size - rec->size < 8)
-				size = (uint32_t)rec->size;
+			rk = record_kind_get(env.kind);
+			if (rk && size >= rk->size && size - rk->size < 8)
+				size = (uint32_t)rk->size;
 		}
 		/* The slice is over: leave the rest of this CPU's buffer for the
 		 * next drain (a perf buffer read to its head could take as long as

@@ -12,6 +12,7 @@
 #include "probe/attach.h"
 #include "probe/legacy_cfg.h"
 #include "probe/verifier_log.h"
+#include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
@@ -92,10 +93,8 @@ static int set_config(struct bpf_object *obj, const struct ups_prog_config *cfg,
 	struct bpf_map *map;
 
 	bpf_object__for_each_map(map, obj) {
-		const char *name = bpf_map__name(map);
-		size_t len = strlen(name);
-		if (bpf_map__is_internal(map) && len >= 7 &&
-		    strcmp(name + len - 7, ".rodata") == 0) {
+		if (bpf_map__is_internal(map) &&
+		    catalog_name_ends(bpf_map__name(map), CATALOG_RODATA_SUFFIX)) {
 			int rc = bpf_map__set_initial_value(map, cfg, sizeof(*cfg));
 			if (rc < 0)
 				return err_set(err, rc, "setting the program config: %s",
@@ -126,8 +125,11 @@ static bool is_output_used(const struct object_state *os, const char *name, bool
 	size_t len = strlen(name);
 	char base[128];
 
-	*is_perf = len > 5 && strcmp(name + len - 5, "_perf") == 0;
-	snprintf(base, sizeof(base), "%.*s", (int)(*is_perf ? len - 5 : len), name);
+	*is_perf = len > strlen(CATALOG_PERF_SUFFIX) &&
+		   catalog_name_ends(name, CATALOG_PERF_SUFFIX);
+	if (*is_perf)
+		len -= strlen(CATALOG_PERF_SUFFIX);
+	snprintf(base, sizeof(base), "%.*s", (int)len, name);
 	for (size_t i = 0; os->cat->ring_maps[i]; i++)
 		if (strcmp(os->cat->ring_maps[i], base) == 0)
 			return os->ring_used[i];
@@ -166,14 +168,14 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 				rc = bpf_map__set_max_entries(map, s->ring_bytes);
 			else
 				rc = make_stand_in(map);
-		} else if (strcmp(name, "probe_counters") == 0) {
+		} else if (strcmp(name, CATALOG_MAP_COUNTERS) == 0) {
 			rc = bpf_map__set_max_entries(
 				map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
-		} else if (strcmp(name, "target_pids") == 0) {
+		} else if (strcmp(name, CATALOG_MAP_PIDS) == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
 		} else if (strcmp(name, "pending_calls") == 0 && !plan_uses_exit_probes(s->plan)) {
 			rc = bpf_map__set_max_entries(map, 1);  /* 4 MiB only when used */
-		} else if (strcmp(name, "latency_hist") == 0) {
+		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
 			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;
 			rc = bpf_map__set_max_entries(map, (uint32_t)(n * UPS_HIST_SLOTS));
 		}
@@ -389,7 +391,7 @@ const char *output_mode_name(enum output_mode m)
 static int fill_target_pids(const struct object_state *os, const struct plan *plan,
 			    struct err *err)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(os->primary, "target_pids");
+	struct bpf_map *map = bpf_object__find_map_by_name(os->primary, CATALOG_MAP_PIDS);
 	__u8 one = 1;
 
 	if (!map)
@@ -589,7 +591,7 @@ static int collect_rings(struct session *s, struct err *err)
 			if (!os->ring_used[r])
 				continue;
 			snprintf(name, sizeof(name), "%s%s", os->cat->ring_maps[r],
-				 perf ? "_perf" : "");
+				 perf ? CATALOG_PERF_SUFFIX : "");
 			m = bpf_object__find_map_by_name(os->primary, name);
 			if (!m || bpf_map__fd(m) < 0)
 				return err_set(err, -ENOENT, "output buffer %s not created", name);
@@ -659,8 +661,8 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	}
 	/* Object-specific maps (Binder's interface filter) before any attach. */
 	for (size_t i = 0; i < s->n_objects; i++) {
-		const struct catalog_object *c = s->objects[i].cat;
-		if (c->prepare && (rc = c->prepare(s->objects[i].primary, plan, err)) < 0)
+		if (s->objects[i].cat->prepare == CATALOG_PREPARE_BINDER_FILTER &&
+		    (rc = binder_filter_prepare(s->objects[i].primary, plan, err)) < 0)
 			goto fail;
 	}
 	rc = collect_rings(s, err);
@@ -767,7 +769,7 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 			os = &s->objects[i];
 	if (!os || !os->primary)
 		return -ENOENT;
-	map = bpf_object__find_map_by_name(os->primary, "probe_counters");
+	map = bpf_object__find_map_by_name(os->primary, CATALOG_MAP_COUNTERS);
 	if (!map)
 		return -ENOENT;
 	percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
@@ -802,7 +804,7 @@ int session_probe_histogram(const struct session *s, uint32_t probe_id,
 	for (size_t i = 0; i < s->n_objects; i++)
 		if (s->objects[i].cat == p->obj)
 			primary = s->objects[i].primary;
-	map = primary ? bpf_object__find_map_by_name(primary, "latency_hist") : NULL;
+	map = primary ? bpf_object__find_map_by_name(primary, CATALOG_MAP_HISTOGRAM) : NULL;
 	if (!map)
 		return -ENOENT;
 	percpu = calloc((size_t)s->ncpus, sizeof(uint64_t));

@@ -4,9 +4,9 @@ no definite or indirect leaks.
 
 The shipped binary is static musl: memcheck cannot replace its malloc, so
 heap errors and leaks would go unseen.  These cases run a host glibc build
-of the same sources ($UPROBESTATS_VALGRIND_BIN, built by mk/bench.mk with
-the system's libbpf) with valgrind.supp, which hides only libbpf's own
-partially-sized bpf() attrs."""
+of the same sources ($UPROBESTATS_VALGRIND_BIN, built by mk/faults.mk with
+the vendored libbpf built for the host) with valgrind.supp, which hides only
+libbpf's own partially-sized bpf() attrs."""
 import os
 import re
 import subprocess

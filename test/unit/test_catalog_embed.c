@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 
 UT_TEST(catalog_objects_inflate_to_bpf_elf)
 {

@@ -6,7 +6,7 @@
  * names are facts. */
 #include "ut.h"
 
-#include "probe/catalog.h"
+#include "catalog/catalog.h"
 
 /* bpf_name values of those configs. */
 static const char *const CONFIG_PROGRAMS[] = {

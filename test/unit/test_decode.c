@@ -1,12 +1,12 @@
-/* Record decoders (probe/decode_*.c) and the defensive string reading they
- * share (probe/fields.c): every catalog record kind decodes to named fields,
- * strings stop at NUL, at the field's end, and before invalid UTF-8. */
+/* Record decoding from the kind descriptors (catalog/record_kinds.c) and the
+ * defensive string reading it uses (catalog/fields.c): every record kind
+ * decodes to named fields, strings stop at NUL, at the field's end, and
+ * before invalid UTF-8. */
 #include <stdint.h>
 #include <string.h>
 
-#include "probe/catalog.h"
-#include "probe/decode.h"
-#include "probe/fields.h"
+#include "catalog/fields.h"
+#include "catalog/record_kinds.h"
 #include "records.h"
 #include "ut.h"
 
@@ -58,12 +58,12 @@ UT_TEST(decode_every_record_kind_names_its_fields)
 	static uint8_t buf[1024];
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		const struct catalog_record *r = catalog_record(kinds[i].kind);
+		const struct record_kind *r = record_kind_get(kinds[i].kind);
 		uint8_t *p = buf + sizeof(buf) - kinds[i].payload;
 		UT_ASSERT(r != NULL);
 		UT_EQ_INT(r->size, (sizeof(struct ups_envelope) + kinds[i].payload + 7) & ~7u);
 		memset(buf, 'x', sizeof(buf));   /* strings without NUL, garbage numbers */
-		UT_EQ_INT(r->decode(p, f, CATALOG_MAX_FIELDS), kinds[i].n);
+		UT_EQ_INT(record_decode(r, p, f, CATALOG_MAX_FIELDS), kinds[i].n);
 		for (size_t k = 0; k < kinds[i].n; k++)
 			if (f[k].type == FIELD_STRING)
 				UT_ASSERT((const uint8_t *)f[k].v.str.ptr + f[k].v.str.len <=
@@ -88,7 +88,7 @@ UT_TEST(decode_update_device_idle_at_upstream_offsets)
 	memcpy(p + 32, "caf\xc3\xa9", 5);
 	v = 2000;
 	memcpy(p + 288, &v, 4);
-	n = decode_update_device_idle(p, f, CATALOG_MAX_FIELDS);
+	n = record_decode(record_kind_get(UPS_REC_UPDATE_DEVICE_IDLE), p, f, CATALOG_MAX_FIELDS);
 	UT_EQ_INT(n, 8);
 	UT_ASSERT((x = find(f, n, "method_identifier")) && x->type == FIELD_UINT64);
 	UT_EQ_U64(x->v.u64, id);
@@ -114,7 +114,7 @@ UT_TEST(decode_binder_transaction_at_upstream_offsets)
 	memcpy(p + 128, &code, 8);
 	memcpy(p + 136, &uid, 4);
 	memcpy(p + 144, &ts, 8);
-	n = decode_binder_transaction(p, f, CATALOG_MAX_FIELDS);
+	n = record_decode(record_kind_get(UPS_REC_BINDER_TRANSACTION), p, f, CATALOG_MAX_FIELDS);
 	UT_ASSERT((x = find(f, n, "interface_descriptor")) && x->v.str.len == 10);
 	UT_ASSERT((x = find(f, n, "code")) && x->v.i64 == 7);
 	UT_ASSERT((x = find(f, n, "calling_uid")) && x->v.i32 == 10001);
@@ -136,7 +136,7 @@ UT_TEST(decode_malware_signal_at_upstream_offsets)
 	memcpy(p + 8, "com.x.bound", 11);
 	memcpy(p + 72, &flags, 8);
 	p[80] = 1;
-	n = decode_malware_signal(p, f, CATALOG_MAX_FIELDS);
+	n = record_decode(record_kind_get(UPS_REC_MALWARE_SIGNAL), p, f, CATALOG_MAX_FIELDS);
 	UT_EQ_INT(n, 4);
 	UT_ASSERT((x = find(f, n, "signal")) && x->v.str.len == strlen("wm_bound_uid"));
 	UT_ASSERT((x = find(f, n, "client_uid")) && x->v.u64 == 10123);
@@ -150,14 +150,14 @@ UT_TEST(decode_malware_signal_at_upstream_offsets)
 	memcpy(p + 209, &state, 4);
 	memcpy(p + 213, "shell", 5);
 	p[277] = 1;
-	n = decode_malware_signal(p, f, CATALOG_MAX_FIELDS);
+	n = record_decode(record_kind_get(UPS_REC_MALWARE_SIGNAL), p, f, CATALOG_MAX_FIELDS);
 	UT_EQ_INT(n, 5);
 	UT_ASSERT((x = find(f, n, "package_name")) && x->v.str.len == 5);
 	UT_ASSERT((x = find(f, n, "class_name")) && x->v.str.len == 64);
 	UT_ASSERT((x = find(f, n, "new_state")) && x->v.i32 == 2);
 	UT_ASSERT((x = find(f, n, "calling_package_name")) && x->v.str.len == 5);
 	p[277] = 0;
-	UT_EQ_INT(decode_malware_signal(p, f, CATALOG_MAX_FIELDS), 0);
+	UT_EQ_INT(record_decode(record_kind_get(UPS_REC_MALWARE_SIGNAL), p, f, CATALOG_MAX_FIELDS), 0);
 }
 
 UT_TEST(decode_respects_max_fields)
@@ -165,5 +165,5 @@ UT_TEST(decode_respects_max_fields)
 	uint8_t p[648] = { 0 };
 	struct field f[2];
 
-	UT_EQ_INT(decode_bind_service_locked(p, f, 2), 2);
+	UT_EQ_INT(record_decode(record_kind_get(UPS_REC_BIND_SERVICE_LOCKED), p, f, 2), 2);
 }

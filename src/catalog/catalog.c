@@ -1,5 +1,4 @@
-#include "probe/catalog.h"
-#include "probe/fields.h"
+#include "catalog/catalog.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,8 +6,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "probe/binder_filter.h"
-#include "probe/decode.h"
 #include "records.h"
 #include "Accessibility.bpf.z.h"
 #include "ArtTest.bpf.z.h"
@@ -30,103 +27,6 @@
 #include "MalwareSignal.legacy.bpf.z.h"
 #include "ProcessManagement.legacy.bpf.z.h"
 #include "Uprobestats.legacy.bpf.z.h"
-
-static size_t decode_call_detail(const void *payload, struct field *out, size_t max)
-{
-	static const char *const reg_names[10] = {
-		"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9",
-	};
-	struct call_result r;
-	size_t n = 0;
-
-	memcpy(&r, payload, sizeof(r));
-	if (n < max)
-		out[n++] = (struct field){ .name = "pc", .type = FIELD_UINT64, .v.u64 = r.pc };
-	for (size_t i = 0; i < 10 && n < max; i++)
-		out[n++] = (struct field){ .name = reg_names[i], .type = FIELD_UINT64,
-					   .v.u64 = r.regs[i] };
-	return n;
-}
-
-static size_t decode_call_timestamp(const void *payload, struct field *out, size_t max)
-{
-	struct call_timestamp t;
-	size_t n = 0;
-
-	memcpy(&t, payload, sizeof(t));
-	if (n < max)
-		out[n++] = (struct field){ .name = "event", .type = FIELD_INT32,
-					   .v.i32 = (int32_t)t.event };
-	if (n < max)
-		out[n++] = (struct field){ .name = "timestamp_ns", .type = FIELD_INT64,
-					   .v.i64 = (int64_t)t.timestamp_ns };
-	return n;
-}
-
-static size_t decode_call_return(const void *payload, struct field *out, size_t max)
-{
-	struct call_return r;
-	size_t n = 0;
-
-	memcpy(&r, payload, sizeof(r));
-	if (n < max)
-		out[n++] = (struct field){ .name = "return_value", .type = FIELD_INT64,
-					   .v.i64 = (int64_t)r.return_value };
-	if (n < max)
-		out[n++] = (struct field){ .name = "duration_ns", .type = FIELD_INT64,
-					   .v.i64 = (int64_t)r.duration_ns };
-	return n;
-}
-
-static const char *const arg_names[10] = {
-	"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9",
-};
-
-/* call_args: call_detail's registers, then each String argument as "argN"
- * (N its Java position). */
-static size_t decode_call_args(const void *payload, struct field *out, size_t max)
-{
-	const struct call_args *a = payload;
-	size_t n = decode_call_detail(payload, out, max);
-	struct fields_out o = { .f = out, .n = n, .max = max };
-
-	for (size_t k = 0; k < UPS_ARG_STRINGS; k++) {
-		uint8_t pos = a->string_pos[k];
-		if (pos < 10)
-			fields_str(&o, arg_names[pos], a->strings[k], UPS_ARG_STRING_LEN);
-	}
-	return o.n;
-}
-
-#define RECORD(kind, name, decoder) { kind, #name, sizeof(struct rec_##name), decoder }
-
-static const struct catalog_record records[] = {
-	RECORD(UPS_REC_CALL_RETURN, call_return, decode_call_return),
-	RECORD(UPS_REC_CALL_ARGS, call_args, decode_call_args),
-	RECORD(UPS_REC_CALL_DETAIL, call_detail, decode_call_detail),
-	RECORD(UPS_REC_CALL_TIMESTAMP, call_timestamp, decode_call_timestamp),
-	RECORD(UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE, set_uid_temp_allowlist_state,
-	       decode_set_uid_temp_allowlist_state),
-	RECORD(UPS_REC_UPDATE_DEVICE_IDLE, update_device_idle, decode_update_device_idle),
-	RECORD(UPS_REC_UPDATE_DEVICE_IDLE_LEGACY, update_device_idle_legacy,
-	       decode_update_device_idle_legacy),
-	RECORD(UPS_REC_PROCESS_CHANGE, process_change, decode_process_change),
-	RECORD(UPS_REC_BITMAP_CONSTRUCTOR_HEAP, bitmap_constructor_heap,
-	       decode_bitmap_constructor_heap),
-	RECORD(UPS_REC_BITMAP_EVENT, bitmap_event, decode_bitmap_event),
-	RECORD(UPS_REC_BIND_SERVICE_LOCKED, bind_service_locked, decode_bind_service_locked),
-	RECORD(UPS_REC_COMPONENT_ENABLED_SETTING, component_enabled_setting,
-	       decode_component_enabled_setting),
-	RECORD(UPS_REC_BINDER_TRANSACTION, binder_transaction, decode_binder_transaction),
-	RECORD(UPS_REC_ACCESSIBILITY_EVENT, accessibility_event, decode_accessibility_event),
-	{ UPS_REC_ART_TEST_AOT, "art_test_aot", sizeof(struct rec_update_device_idle),
-	  decode_update_device_idle },
-	RECORD(UPS_REC_START_ACTIVITY_AS_USER, start_activity_as_user,
-	       decode_start_activity_as_user),
-	RECORD(UPS_REC_MALWARE_SIGNAL, malware_signal, decode_malware_signal),
-	RECORD(UPS_REC_BINDER_START_ACTIVITY, binder_start_activity,
-	       decode_binder_start_activity),
-};
 
 static const struct catalog_program generic_programs[] = {
 	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
@@ -260,7 +160,7 @@ static const struct catalog_object objects[] = {
 	OBJECT(ProcessManagement, process_programs, process_maps),
 	OBJECT(BitmapAllocation, bitmap_programs, bitmap_maps),
 	OBJECT(DisruptiveApp, disruptive_programs, disruptive_maps),
-	OBJECT(Binder, binder_programs, binder_maps, .prepare = binder_filter_prepare),
+	OBJECT(Binder, binder_programs, binder_maps, .prepare = CATALOG_PREPARE_BINDER_FILTER),
 	OBJECT(Accessibility, accessibility_programs, accessibility_maps),
 	OBJECT(ArtTest, art_test_programs, art_test_maps),
 	OBJECT(Uprobestats, uprobestats_programs, uprobestats_maps),
@@ -313,6 +213,13 @@ int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size
 			      bytes, size, err);
 }
 
+bool catalog_name_ends(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
 size_t catalog_object_count(void)
 {
 	return N_OBJECTS;
@@ -321,14 +228,6 @@ size_t catalog_object_count(void)
 const struct catalog_object *catalog_object_at(size_t i)
 {
 	return i < N_OBJECTS ? &objects[i] : NULL;
-}
-
-const struct catalog_record *catalog_record(uint32_t kind)
-{
-	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
-		if (records[i].kind == kind)
-			return &records[i];
-	return NULL;
 }
 
 /* Splits "<prefix><Object>_<rest>" where Object is a known object name. */

@@ -3,30 +3,33 @@
  * Every upstream object (GenericInstrumentation, …) is embedded as ELF bytes
  * (from its bpftool skeleton).  A config names programs and maps the way the
  * Android loader pins them: prog_<Object>_uprobe_<name> and
- * map_<Object>_<map>.  For each record kind the catalog knows its size and how
- * to decode it into named fields. */
-#ifndef UPROBESTATS_PROBE_CATALOG_H
-#define UPROBESTATS_PROBE_CATALOG_H
+ * map_<Object>_<map>.  Each program names the record kind it writes; the
+ * kinds themselves are catalog/record_kinds.h. */
+#ifndef UPROBESTATS_CATALOG_CATALOG_H
+#define UPROBESTATS_CATALOG_CATALOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog/record_kinds.h"
 #include "common/err.h"
-#include "sink/event.h"
 
-#define CATALOG_MAX_FIELDS 16
+/* Names every embedded object shares (bpf/ups_bpf.h) or that one object's
+ * programs use; the one place user space spells them (test_catalog.c checks
+ * them against the objects). */
+#define CATALOG_MAP_COUNTERS   "probe_counters" /* per probe: hits, drops (per CPU) */
+#define CATALOG_MAP_PIDS       "target_pids"    /* the in-kernel tgid filter */
+#define CATALOG_MAP_HISTOGRAM  "latency_hist"   /* Uprobestats: call_latency's slots */
+#define CATALOG_MAP_BINDER_INTERFACES "interfaces" /* Binder: the interface filter */
+/* An output X is a ring buffer X and a perf event array X CATALOG_PERF_SUFFIX
+ * (UPS_OUTPUT in ups_bpf.h). */
+#define CATALOG_PERF_SUFFIX    "_perf"
+/* The internal map holding struct ups_prog_config ("<object>.rodata"). */
+#define CATALOG_RODATA_SUFFIX  ".rodata"
 
-struct bpf_object;
-struct plan;
-
-struct catalog_record {
-	uint32_t kind;            /* enum ups_record_kind */
-	const char *name;         /* "call_detail" */
-	size_t size;              /* envelope + payload */
-	/* Decode the payload (after the envelope) into fields; returns the count. */
-	size_t (*decode)(const void *payload, struct field *out, size_t max);
-};
+/* Whether name ends with suffix. */
+bool catalog_name_ends(const char *name, const char *suffix);
 
 struct catalog_program {
 	const char *name;         /* BPF function name and section suffix: "call_detail" */
@@ -40,6 +43,11 @@ struct catalog_program {
 	 * exit at every exit site, all plain uprobes (NULL: none). */
 	const char *exit_entry;
 	const char *exit;
+};
+
+enum catalog_prepare {
+	CATALOG_PREPARE_NONE = 0,
+	CATALOG_PREPARE_BINDER_FILTER, /* `interfaces` from the config (probe/binder_filter.h) */
 };
 
 struct catalog_object {
@@ -58,11 +66,10 @@ struct catalog_object {
 	const struct catalog_program *programs;
 	size_t n_programs;
 	const char *const *ring_maps; /* NULL-terminated */
-	/* Optional: fills maps the programs read (Binder's interface filter, from
-	 * the config) in the primary instance, whose maps every instance shares.
-	 * Called once per run after every instance has loaded, before any probe
-	 * is attached. */
-	int (*prepare)(struct bpf_object *primary, const struct plan *plan, struct err *err);
+	/* Maps the programs read that the session fills from the config in the
+	 * primary instance (whose maps every instance shares), once per run after
+	 * every instance has loaded, before any probe is attached. */
+	enum catalog_prepare prepare;
 };
 
 /* The object's ELF bytes, inflated into a malloc'ed buffer (the caller frees it once
@@ -76,7 +83,6 @@ int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size
 
 size_t catalog_object_count(void);
 const struct catalog_object *catalog_object_at(size_t i);
-const struct catalog_record *catalog_record(uint32_t kind);
 
 /* "prog_GenericInstrumentation_uprobe_call_detail" -> object + program. */
 int catalog_find_program(const char *config_name, const struct catalog_object **obj,

@@ -1,4 +1,4 @@
-#include "probe/fields.h"
+#include "catalog/fields.h"
 
 #include <string.h>
 

@@ -2,8 +2,8 @@
  * mappings hand to the sinks, with record strings read defensively: a
  * fixed-size char field of a record is bounded by its size, ends at its first
  * NUL, and is cut before the first byte that is not valid UTF-8. */
-#ifndef UPROBESTATS_PROBE_FIELDS_H
-#define UPROBESTATS_PROBE_FIELDS_H
+#ifndef UPROBESTATS_CATALOG_FIELDS_H
+#define UPROBESTATS_CATALOG_FIELDS_H
 
 #include <stdbool.h>
 #include <stddef.h>
