@@ -76,8 +76,8 @@ static int table_header(struct bits *r, bool interleaved, unsigned ncols, struct
 	}
 	t->data = r->pos;
 	if (r->bad || (uint64_t)t->rows * t->row_bits > r->nbits - r->pos)
-		return err_set(err, -EINVAL, "CodeInfo bit table of %u rows x %u bits runs past the "
-			       "data", t->rows, t->row_bits);
+		return err_set(err, -EINVAL, "CodeInfo bit table of %u rows x %u bits runs past "
+			       "the data", t->rows, t->row_bits);
 	return 0;
 }
 
@@ -212,8 +212,8 @@ int codeinfo_decode(unsigned ver, enum code_arch arch, const uint8_t *buf, size_
 		return rc;
 	/* Every stack map has a native pc, so a table with rows has a pc column. */
 	if (present && tab.rows && !tab.width[1])
-		return err_set(err, -EINVAL, "CodeInfo stack-map table has %u rows but no native pc "
-			       "column", tab.rows);
+		return err_set(err, -EINVAL, "CodeInfo stack-map table has %u rows but no native "
+			       "pc column", tab.rows);
 	out->frame_size = h.frame * 16;
 	out->core_spill_mask = h.core;
 	out->fp_spill_mask = h.fp;

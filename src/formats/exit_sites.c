@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CODE_SIZE (256u << 20)  /* larger "functions" are refused */
+#define MAX_CODE_SIZE (16u << 20)   /* larger "functions" are refused */
 #define LR_SEARCH_WORDS 32          /* how far back from `add sp`/`ldp` lr's reload may be */
 
 struct sitebuf {
@@ -90,7 +90,8 @@ static bool a64_epilogue_ok(const struct a64 *a, size_t i)
 	w = wd(a, i - 1);
 	adj = i - 1;
 	if ((amount = a64_add_sp(w))) {
-		if (amount != a->frame && adj > 0 && !a->data[adj - 1] && a64_add_sp(wd(a, adj - 1)))
+		if (amount != a->frame && adj > 0 && !a->data[adj - 1] &&
+		    a64_add_sp(wd(a, adj - 1)))
 			amount += a64_add_sp(wd(a, --adj));
 		if (amount != a->frame)
 			return false;
@@ -126,8 +127,8 @@ static int a64_jump_table(struct a64 *a, size_t i, struct err *err)
 	cmp = i >= 2 ? wd(a, i - 2) : 0;
 	if (i < 2 || (cmp & 0xff80001fu) != 0x7100001fu || (cmp >> 5 & 31) != idx ||
 	    (wd(a, i - 1) & 0xff00001fu) != 0x54000002u)
-		return err_set(err, -EINVAL, "jump table dispatch at +0x%zx: no `cmp w%u, #n; b.hs` "
-			       "before it gives the table size", i * 4, idx);
+		return err_set(err, -EINVAL, "jump table dispatch at +0x%zx: no "
+			       "`cmp w%u, #n; b.hs` before it gives the table size", i * 4, idx);
 	n = ((cmp >> 10) & 0xfff) << ((cmp >> 22 & 1) ? 12 : 0);
 	if (tgt < 0 || tgt % 4 || (uint64_t)tgt / 4 + n > a->nwords)
 		return err_set(err, -EINVAL, "jump table of %u entries at +0x%llx (from the adr at "
@@ -136,7 +137,9 @@ static int a64_jump_table(struct a64 *a, size_t i, struct err *err)
 	return 0;
 }
 
-static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
+/* Marks ART's data inside the code: jump tables (from their dispatch) and
+ * literal pools (from their marker, in code order). */
+static int a64_mark_data(struct a64 *a, struct err *err)
 {
 	int rc;
 
@@ -145,22 +148,31 @@ static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
 			return rc;
 	for (size_t i = 0; i < a->nwords; i++) {
 		uint32_t w = wd(a, i);
-		if (a->data[i])
-			continue;
-		if ((w & 0xff00001fu) == 0x5800001fu) {     /* ldr xzr, #n: literal pool marker */
-			size_t n = w >> 5 & 0x7ffff;
-			if (n == 0 || n > a->nwords - i)
-				return err_set(err, -EINVAL, "literal pool at +0x%zx claims %zu words, "
-					       "past the code end", i * 4, n);
-			memset(a->data + i, 1, n);
-			i += n - 1;
-			continue;
-		}
-		if (!a64_is_ret_any(w))
+		size_t n = w >> 5 & 0x7ffff;
+		if (a->data[i] || (w & 0xff00001fu) != 0x5800001fu)
+			continue;               /* not `ldr xzr, #n`, the literal pool marker */
+		if (n == 0 || n > a->nwords - i)
+			return err_set(err, -EINVAL, "literal pool at +0x%zx claims %zu words, "
+				       "past the code end", i * 4, n);
+		memset(a->data + i, 1, n);
+		i += n - 1;
+	}
+	return 0;
+}
+
+static int a64_art(struct a64 *a, struct sitebuf *b, struct err *err)
+{
+	int rc;
+
+	if ((rc = a64_mark_data(a, err)))
+		return rc;
+	for (size_t i = 0; i < a->nwords; i++) {
+		uint32_t w = wd(a, i);
+		if (a->data[i] || !a64_is_ret_any(w))
 			continue;
 		if (w != A64_RET)
-			return err_set(err, -EINVAL, "return at +0x%zx is not `ret` (0x%08x), which "
-				       "ART does not emit", i * 4, w);
+			return err_set(err, -EINVAL, "return at +0x%zx is not `ret` (0x%08x), "
+				       "which ART does not emit", i * 4, w);
 		if (!a64_epilogue_ok(a, i))
 			return err_set(err, -EINVAL, "`ret` at +0x%zx does not follow an epilogue "
 				       "that removes the %u-byte frame and reloads lr", i * 4,
@@ -207,9 +219,9 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct err *err)
 			return err_set(err, -EINVAL, "exception return at +0x%zx", i * 4);
 		} else if (a64_branch(w, i, &t, &uncond) &&
 			   (t < 0 || (uint64_t)t >= a->nwords * 4)) {
-			return err_set(err, -EINVAL, "%s at +0x%zx (to %+lld from the function start)",
-				       uncond ? "tail call" : "jump out of the function", i * 4,
-				       (long long)t);
+			return err_set(err, -EINVAL, "%s at +0x%zx (to %+lld from the function "
+				       "start)", uncond ? "tail call" : "jump out of the function",
+				       i * 4, (long long)t);
 		}
 	}
 	return 0;
@@ -240,12 +252,41 @@ static int x86_undecodable(const uint8_t *code, size_t size, size_t at, struct e
 		       at + 2 < size ? code[at + 2] : 0);
 }
 
+#define X86_HIST 8                  /* > 6 pops + add rsp */
+
+static bool x86_is_pop_reg(const struct insn_x86_64 *in)
+{
+	return in->map == 0 && in->opcode >= 0x58 && in->opcode <= 0x5f &&
+	       (!in->rex || (in->rex & 0xfe) == 0x40);
+}
+
+/* The epilogue before a ret removes exactly the frame: pops, before them an
+ * optional `add rsp, N`, with 8 * pops + N + 8 (the return address) = frame.
+ * hist[0] is the instruction just before the ret. */
+static bool x86_epilogue_ok(const struct insn_x86_64 *hist, unsigned n, uint32_t frame)
+{
+	uint64_t amount = 8;
+	unsigned k = 0;
+
+	if (frame == 0)
+		return true;            /* frameless: [rsp] holds the return address */
+	while (k < n && x86_is_pop_reg(&hist[k]))
+		amount += 8, k++;
+	if (k < n && hist[k].map == 0 && (hist[k].opcode == 0x83 || hist[k].opcode == 0x81) &&
+	    hist[k].rex == 0x48 && hist[k].modrm == 0xc4 && hist[k].imm > 0)
+		amount += (uint64_t)hist[k].imm;
+	return amount == frame;
+}
+
 /* ART: linear decode from the start, stopping at the lowest RIP-relative target
- * inside the method (the constant area ART appends after the code). */
-static int x86_art(const uint8_t *code, size_t size, struct sitebuf *b, struct err *err)
+ * inside the method (the constant area ART appends after the code); each ret
+ * must follow an epilogue that removes the frame. */
+static int x86_art(const uint8_t *code, size_t size, uint32_t frame, struct sitebuf *b,
+		   struct err *err)
 {
 	size_t limit = size, at = 0;
-	struct insn_x86_64 in;
+	struct insn_x86_64 in, hist[X86_HIST];
+	unsigned nhist = 0;
 	int rc;
 
 	while (at < limit) {
@@ -253,15 +294,21 @@ static int x86_art(const uint8_t *code, size_t size, struct sitebuf *b, struct e
 		if (!n)
 			return x86_undecodable(code, size, at, err);
 		if (at + n > limit)
-			return err_set(err, -EINVAL, "the instruction at +0x%zx (%u bytes) runs into "
-				       "the constant area at +0x%zx", at, n, limit);
+			return err_set(err, -EINVAL, "the instruction at +0x%zx (%u bytes) runs "
+				       "into the constant area at +0x%zx", at, n, limit);
 		if (in.rip_relative) {
 			int64_t t = (int64_t)(at + n) + in.rip_disp;
 			if (t >= (int64_t)(at + n) && t < (int64_t)limit)
 				limit = (size_t)t;
 		}
+		if (in.is_ret && !x86_epilogue_ok(hist, nhist, frame))
+			return err_set(err, -EINVAL, "`ret` at +0x%zx does not follow an epilogue "
+				       "that removes the %u-byte frame", at, frame);
 		if (in.is_ret && (rc = push_site(b, at, err)))
 			return rc;
+		memmove(hist + 1, hist, sizeof(hist[0]) * (X86_HIST - 1));
+		hist[0] = in;
+		nhist += nhist < X86_HIST;
 		at += n;
 	}
 	return 0;
@@ -363,6 +410,15 @@ static bool x86_is_push_reg(const struct insn_x86_64 *in)
 	       (!in->rex || (in->rex & 0xfe) == 0x40);
 }
 
+static bool x86_is_sub_rsp(const struct insn_x86_64 *in)
+{
+	return in->map == 0 && (in->opcode == 0x83 || in->opcode == 0x81) && in->rex == 0x48 &&
+	       in->modrm == 0xec && in->imm > 0;
+}
+
+/* The first run of register pushes, and the `sub rsp, N` right after it (or a
+ * lone `sub rsp, N`), before the first `ret`.  The Android 14+ class-init check
+ * before the frame ends in a `jmp` to the resolution stub: the scan goes on. */
 static int prologue_x86_64(const uint8_t *code, size_t size, uint32_t *frame, struct err *err)
 {
 	size_t at = 0;
@@ -374,14 +430,15 @@ static int prologue_x86_64(const uint8_t *code, size_t size, uint32_t *frame, st
 		unsigned n = insn_x86_64_decode(code + at, size - at, &in);
 		if (!n)
 			return x86_undecodable(code, size, at, err);
-		if (in.is_ret || in.is_jmp)
+		if (in.is_ret)
 			break;
 		if (x86_is_push_reg(&in)) {
 			pushes++;
-		} else if (in.map == 0 && (in.opcode == 0x83 || in.opcode == 0x81) &&
-			   in.rex == 0x48 && in.modrm == 0xec) {       /* sub rsp, imm */
+		} else if (x86_is_sub_rsp(&in)) {
 			*frame = 8 * pushes + (uint32_t)in.imm + 8;
 			return 0;
+		} else if (pushes) {
+			break;
 		}
 		at += n;
 	}
@@ -411,7 +468,7 @@ static int find(enum code_arch arch, enum code_kind kind, const uint8_t *code, s
 	if (arch == CODE_ARCH_ARM64)
 		rc = find_arm64(kind, code, size, frame, &b, err);
 	else if (kind == CODE_ART_METHOD)
-		rc = x86_art(code, size, &b, err);
+		rc = x86_art(code, size, frame, &b, err);
 	else
 		rc = x86_native(code, size, &b, err);
 	if (rc) {
@@ -444,7 +501,7 @@ int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *cod
 	memset(out, 0, sizeof(*out));
 	if ((rc = check_args(arch, code, size, err)))
 		return rc;
-	if (arch == CODE_ARCH_ARM64 && kind == CODE_ART_METHOD &&
+	if (kind == CODE_ART_METHOD &&
 	    (rc = exit_sites_prologue_frame(arch, code, size, &frame, err)))
 		return rc;
 	return find(arch, kind, code, size, frame, out, err);
@@ -459,6 +516,66 @@ int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, u
 	if ((rc = check_args(arch, code, size, err)))
 		return rc;
 	return find(arch, CODE_ART_METHOD, code, size, frame, out, err);
+}
+
+static int art_a64_boundary(const uint8_t *code, size_t size, size_t off, struct err *err)
+{
+	struct a64 a = { .code = code, .nwords = size / 4 };
+	int rc;
+
+	if ((rc = insn_boundary_check(CODE_ARCH_ARM64, code, size, off, err)))
+		return rc;
+	if (!(a.data = calloc(a.nwords, 1)))
+		return err_set(err, -ENOMEM, "out of memory for %zu code words", a.nwords);
+	if (!(rc = a64_mark_data(&a, err)) && a.data[off / 4])
+		rc = err_set(err, -EINVAL, "offset +0x%zx is data (a literal pool or jump table) "
+			     "inside the method's code", off);
+	free(a.data);
+	return rc;
+}
+
+/* Decodes the whole method up to its constant area (which is only known at the
+ * end) and checks that off started one of the instructions. */
+static int art_x86_boundary(const uint8_t *code, size_t size, size_t off, struct err *err)
+{
+	size_t limit = size, at = 0, inside = SIZE_MAX;
+	struct insn_x86_64 in;
+	unsigned n = 0, inside_len = 0;
+
+	while (at < limit) {
+		if (!(n = insn_x86_64_decode(code + at, size - at, &in)))
+			return x86_undecodable(code, size, at, err);
+		if (in.rip_relative) {
+			int64_t t = (int64_t)(at + n) + in.rip_disp;
+			if (t >= (int64_t)(at + n) && t < (int64_t)limit)
+				limit = (size_t)t;
+		}
+		if (off > at && off < at + n)
+			inside = at, inside_len = n;
+		at += n;
+	}
+	if (off >= limit)
+		return err_set(err, -EINVAL, "offset +0x%zx is in the constant area (data) that "
+			       "starts at +0x%zx", off, limit);
+	if (inside != SIZE_MAX)
+		return err_set(err, -EINVAL, "offset +0x%zx is inside the instruction at +0x%zx "
+			       "(%u bytes)", off, inside, inside_len);
+	return 0;
+}
+
+int exit_sites_art_boundary_check(enum code_arch arch, const uint8_t *code, size_t size,
+				  size_t off, struct err *err)
+{
+	int rc;
+
+	if ((rc = check_args(arch, code, size, err)))
+		return rc;
+	if (off >= size)
+		return err_set(err, -ERANGE, "offset +0x%zx is outside the method's %zu bytes of "
+			       "code", off, size);
+	if (arch == CODE_ARCH_ARM64)
+		return art_a64_boundary(code, size, off, err);
+	return art_x86_boundary(code, size, off, err);
 }
 
 void exit_sites_free(struct exit_sites *s)

@@ -8,7 +8,8 @@
  * epilogue (`add sp, sp, #F` or `ldp xzr|xN, xM, [sp], #F` restoring lr, or
  * a frameless method with no stack adjustment at all).  x86_64: decoded
  * linearly from the code start with insn_x86_64_decode and stopped at the
- * lowest RIP-relative target inside the method (ART's constant area).
+ * lowest RIP-relative target inside the method (ART's constant area); each
+ * `ret` must follow pops and an optional `add rsp, N` that remove the frame.
  *
  * Frameless leaf methods with no stack maps cannot reach a safepoint, so
  * ART never walks through them; either kind of exit probe would be safe.
@@ -32,7 +33,8 @@ enum code_kind { CODE_ART_METHOD, CODE_NATIVE_FUNCTION };
 
 struct exit_sites {
 	uint32_t count;
-	uint32_t *offsets;      /* offsets of each return instruction from the code start, ascending */
+	/* offsets of each return instruction from the code start, ascending */
+	uint32_t *offsets;
 };
 
 /* Every return of the code [code, code+size). ART methods: skip arm64 literal pools and jump
@@ -45,8 +47,8 @@ int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *cod
 void exit_sites_free(struct exit_sites *s);
 
 /* As exit_sites_find(CODE_ART_METHOD), with the frame size from CodeInfo: each
- * arm64 epilogue must remove exactly `frame` bytes (exit_sites_find takes the
- * size the method's own prologue allocates instead). */
+ * epilogue (arm64 and x86_64) must remove exactly `frame` bytes (exit_sites_find
+ * takes the size the method's own prologue allocates instead). */
 int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, uint32_t frame,
 			struct exit_sites *out, struct err *err);
 
@@ -56,5 +58,13 @@ int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, u
  * before `sub rsp, N`, plus N, plus the return address.  0 = frameless. */
 int exit_sites_prologue_frame(enum code_arch arch, const uint8_t *code, size_t size,
 			      uint32_t *frame, struct err *err);
+
+/* 0 when a breakpoint at code + off (code of one ART method) starts an
+ * instruction and is not data: on arm64 aligned and outside literal pools and
+ * jump tables, on x86_64 an instruction start before the constant area, proven
+ * by decoding the whole method.  Otherwise a negative errno and err saying what
+ * is at off. */
+int exit_sites_art_boundary_check(enum code_arch arch, const uint8_t *code, size_t size,
+				  size_t off, struct err *err);
 
 #endif

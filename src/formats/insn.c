@@ -269,8 +269,12 @@ static bool one_byte(struct dec *d, uint8_t op)
 		return false;           /* XOP */
 	if ((op == 0xc6 || op == 0xc7) && (d->o->modrm >> 3 & 7) && d->o->modrm != 0xf8)
 		return false;
-	if (op == 0xc7 && d->o->modrm == 0xf8)
-		return skip(d, d->opsize16 ? 2 : 4);   /* xbegin rel */
+	if (op == 0xc7 && d->o->modrm == 0xf8) {       /* xbegin rel32: a branch */
+		if (d->opsize16 || !skip(d, 4))
+			return false;
+		d->o->imm = le_signed(d->p + d->i - 4, 4);
+		return true;
+	}
 	return immediate(d, t & 0x0f);
 }
 
@@ -285,7 +289,8 @@ static bool classify(struct dec *d)
 		o->is_ret = op == 0xc3 || op == 0xc2;
 		o->is_call = op == 0xe8 || (op == 0xff && (reg == 2 || reg == 3));
 		o->is_jmp = op == 0xe9 || op == 0xeb || (op == 0xff && (reg == 4 || reg == 5));
-		o->is_jcc = (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3);
+		o->is_jcc = (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3) ||
+			    (op == 0xc7 && o->modrm == 0xf8);        /* xbegin's abort path */
 		o->is_indirect = op == 0xff && reg >= 2 && reg <= 5;
 		o->has_rel_target = op == 0xe8 || op == 0xe9 || op == 0xeb || o->is_jcc;
 		o->is_int3 = op == 0xcc;
@@ -342,8 +347,9 @@ static int boundary_x86_64(const uint8_t *func, size_t size, size_t off, struct 
 	while (at < off) {
 		unsigned n = insn_x86_64_decode(func + at, size - at, NULL);
 		if (!n)
-			return err_set(err, -EILSEQ, "cannot decode the instruction at +0x%zx (bytes "
-				       "%02x %02x %02x ...), so +0x%zx cannot be proven to start one",
+			return err_set(err, -EILSEQ, "cannot decode the instruction at +0x%zx "
+				       "(bytes %02x %02x %02x ...), so +0x%zx cannot be proven "
+				       "to start one",
 				       at, func[at], at + 1 < size ? func[at + 1] : 0,
 				       at + 2 < size ? func[at + 2] : 0, off);
 		if (at + n > off)
@@ -362,8 +368,9 @@ int insn_boundary_check(enum code_arch arch, const uint8_t *func, size_t size, s
 			       off, size);
 	if (arch == CODE_ARCH_ARM64) {
 		if (off % 4)
-			return err_set(err, -EINVAL, "offset +0x%zx is not 4-byte aligned, so it is "
-				       "inside the arm64 instruction at +0x%zx", off, off & ~(size_t)3);
+			return err_set(err, -EINVAL, "offset +0x%zx is not 4-byte aligned, so "
+				       "it is inside the arm64 instruction at +0x%zx", off,
+				       off & ~(size_t)3);
 		if (off + 4 > size)
 			return err_set(err, -ERANGE, "offset +0x%zx leaves no whole instruction "
 				       "before the function end (%zu bytes)", off, size);

@@ -36,41 +36,44 @@ static void method_sig(struct oat_dexset *ds, const struct oat_method *m, char *
 			 m->index_in_class);
 }
 
+static void json_null_frame(FILE *out, const char *why)
+{
+	fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
+	      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":", out);
+	json_str(out, why);
+}
+
 /* ,"frame_size":..,"core_spill_mask":..,"fp_spill_mask":..,"num_stack_maps":..,
  * "frameless_leaf":..,"frame_error":..,"exit_sites":[file offsets],"exit_sites_error":..
  * (values null and the *_error a string when unknown). */
-static void json_frame_exits(FILE *out, const struct oat_file *o, const struct oat_code *c)
+static void json_frame_exits(FILE *out, const struct oat_method_exits *x)
 {
-	struct oat_method_exits x;
-	const struct art_frame_info *f = &x.frame;
+	const struct art_frame_info *f = &x->frame;
 
-	oat_method_exits_get(o, c, &x);
-	if (!x.frame_rc)
+	if (!x->frame_rc)
 		fprintf(out, ",\"frame_size\":%u,\"core_spill_mask\":%u,\"fp_spill_mask\":%u,"
 			"\"num_stack_maps\":%u,\"frameless_leaf\":%s,\"frame_error\":null",
 			f->frame_size, f->core_spill_mask, f->fp_spill_mask, f->num_stack_maps,
 			f->frameless_leaf ? "true" : "false");
-	else {
-		fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
-		      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":", out);
-		json_str(out, x.frame_err.msg);
-	}
-	if (x.exits_rc) {
+	else
+		json_null_frame(out, x->frame_err.msg);
+	if (x->exits_rc) {
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
-		json_str(out, x.exits_err.msg);
-	} else {
-		fputs(",\"exit_sites\":[", out);
-		for (uint32_t i = 0; i < x.sites.count; i++)
-			fprintf(out, "%s%llu", i ? "," : "",
-				(unsigned long long)(x.code_file_offset + x.sites.offsets[i]));
-		fputs("],\"exit_sites_error\":null", out);
+		json_str(out, x->exits_err.msg);
+		return;
 	}
-	oat_method_exits_free(&x);
+	fputs(",\"exit_sites\":[", out);
+	for (uint32_t i = 0; i < x->sites.count; i++)
+		fprintf(out, "%s%llu", i ? "," : "",
+			(unsigned long long)(x->code_file_offset + x->sites.offsets[i]));
+	fputs("],\"exit_sites_error\":null", out);
 }
 
 static void print_json(FILE *out, const struct oat_file *o, const struct oat_method *m,
 		       const char *sig)
 {
+	struct oat_method_exits x;
+
 	fputs("{\"signature\":", out);
 	if (m->has_dex)
 		json_str(out, sig);
@@ -90,7 +93,9 @@ static void print_json(FILE *out, const struct oat_file *o, const struct oat_met
 	else
 		fputs("\"access_flags\":null", out);
 	fprintf(out, ",\"dedup_group\":%zu,\"dedup_count\":%u", m->dedup_first, m->dedup_n);
-	json_frame_exits(out, o, &m->code);
+	oat_method_exits_get(o, &m->code, &x);
+	json_frame_exits(out, &x);
+	oat_method_exits_free(&x);
 	fputs("}\n", out);
 }
 
@@ -163,41 +168,20 @@ int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
 	return rc;
 }
 
-/* The frame info and exit-site fields of `methods --json` for a resolution:
- * the oat file is opened again and the code found at the resolved offset. */
+/* The frame info and exit-site fields of `methods --json` for a resolution. */
 static void resolve_json_frame(FILE *out, const struct java_resolution *r)
 {
-	struct oat_file *o;
-	struct oat_code c;
+	struct oat_method_exits x;
 	struct err e = { 0 };
-	uint64_t base;
 
-	if (oat_open(r->path, &o, &e)) {
-		fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
-		      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":", out);
-		json_str(out, e.msg);
+	if (oat_method_exits_at(r->path, r->file_offset, &x, &e)) {
+		json_null_frame(out, e.msg);
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
 		json_str(out, e.msg);
 		return;
 	}
-	base = oat_info(o)->oatdata_off;
-	if (r->file_offset < base || r->file_offset - base > UINT32_MAX ||
-	    oat_code_at(o, (uint32_t)(r->file_offset - base), &c, &e)) {
-		if (!e.msg[0])
-			err_set(&e, -EINVAL, "file offset 0x%llx is not inside the oat data",
-				(unsigned long long)r->file_offset);
-		memset(&c, 0, sizeof(c));
-	}
-	if (e.msg[0]) {
-		fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
-		      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":", out);
-		json_str(out, e.msg);
-		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
-		json_str(out, e.msg);
-	} else {
-		json_frame_exits(out, o, &c);
-	}
-	oat_close(o);
+	json_frame_exits(out, &x);
+	oat_method_exits_free(&x);
 }
 
 static void resolve_json(FILE *out, const struct java_resolution *r)

@@ -12,7 +12,14 @@ Per distinct code range (de-duplicated methods share one):
     instruction boundary, outside data (arm64 literal pools and jump tables,
     x86_64 constant area, all located here from capstone's own output), and
     every such `ret` capstone sees in code is one of the tool's sites;
-  * arm64 epilogues: the instruction before each `ret` removes the frame.
+  * epilogues: the instructions before each `ret` remove the frame (arm64
+    `add sp` / `ldp ..., [sp], #F`; x86_64 `add rsp, N` and pops).
+Where a file carries dex2oat's own unwind info (.gnu_debugdata: an xz-packed
+ELF with .debug_frame, read with binutils' readelf), that is a third source:
+the largest CFA offset of each method's FDE is its frame (for a JNI stub,
+which grows the stack again for the native call, one of its CFA offsets), and
+the places where
+the CFA drops back to the entry value (rsp+8 / sp+0) are its returns.
 The oatdump text in oat/oatdump-text (no binary available) checks this
 script's own prologue reader: its FrameSize must equal what the reader finds
 in the CODE listing there.
@@ -21,11 +28,14 @@ Prints one "codecheck <part>: N passed, N failed" line per part; exits 1 on
 any failure.  A tool refusal (exit_sites_error) on real ART code is a failure.
 """
 import json
+import lzma
 import os
 import re
 import struct
 import subprocess
 import sys
+
+import tempfile
 
 import capstone
 
@@ -146,10 +156,22 @@ def check_arm64(code, frame, sites):
 
 # ---- x86_64 ------------------------------------------------------------------
 
+def x86_epilogue_ok(hist, frame):
+    """pops, then (before them) an optional `add rsp, N`: 8 * pops + N + 8 = frame."""
+    if frame == 0:
+        return True
+    amount, k = 8, 0
+    while k < len(hist) and hist[k][0] == "pop":
+        amount, k = amount + 8, k + 1
+    if k < len(hist) and hist[k][0] == "add" and hist[k][1].startswith("rsp, "):
+        amount += int(hist[k][1].split(", ")[1], 0)
+    return amount == frame
+
+
 def check_x86_64(code, frame, sites):
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     limit, starts, rets, probs = len(code), set(), set(), []
-    pushes, pro, in_prologue, off = 0, None, True, 0
+    pushes, pro, in_prologue, off, hist = 0, None, True, 0, []
     for insn in md.disasm(code, 0):
         if insn.address >= limit:
             break
@@ -162,13 +184,17 @@ def check_x86_64(code, frame, sites):
                 limit = t
         if insn.mnemonic == "ret":
             rets.add(insn.address)
-        if in_prologue:
+            if not x86_epilogue_ok(hist, frame):
+                probs.append("`ret` at +0x%x does not follow a %d-byte epilogue"
+                             % (insn.address, frame))
+        hist = ([(insn.mnemonic, insn.op_str)] + hist)[:8]
+        if in_prologue:     # the first push run + `sub rsp`, before the first ret
             if insn.mnemonic == "push" and re.fullmatch(r"r\w+", insn.op_str):
                 pushes += 1
             elif insn.mnemonic == "sub" and insn.op_str.startswith("rsp, "):
                 pro = 8 * pushes + int(insn.op_str.split(", ")[1], 0) + 8
                 in_prologue = False
-            elif insn.mnemonic in ("ret", "jmp"):
+            elif insn.mnemonic == "ret" or pushes:
                 in_prologue = False
     else:
         off = limit if off >= limit else off
@@ -209,8 +235,70 @@ def check_oatdump_text():
     return passed, failed
 
 
+# ---- dex2oat's CFI (.gnu_debugdata .debug_frame) -------------------------------
+
+def cfi_fdes(path):
+    """{pc_lo: (pc_hi, [(loc, cfa_offset)])} from the file's mini debug info, or {}."""
+    sec = subprocess.run(["readelf", "-S", "-W", path], capture_output=True, text=True).stdout
+    m = re.search(r"\.gnu_debugdata\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)", sec)
+    if not m:
+        return {}
+    with open(path, "rb") as fh:
+        fh.seek(int(m.group(1), 16))
+        packed = fh.read(int(m.group(2), 16))
+    with tempfile.NamedTemporaryFile(suffix=".elf") as tmp:
+        tmp.write(lzma.decompress(packed))
+        tmp.flush()
+        text = subprocess.run(["readelf", "--debug-dump=frames-interp", tmp.name],
+                              capture_output=True, text=True).stdout
+    fdes, cur = {}, None
+    for line in text.splitlines():
+        f = re.search(r"FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", line)
+        if f:
+            cur = []
+            fdes[int(f.group(1), 16)] = (int(f.group(2), 16), cur)
+            continue
+        r = re.match(r"([0-9a-f]{8,}) (\w+)\+(\d+) ", line)
+        if r and cur is not None:
+            cur.append((int(r.group(1), 16), int(r.group(3))))
+    return fdes
+
+
+def check_cfi(fdes, ranges, isa, totals):
+    """Frame and (for framed methods) returns against the CFI of each method."""
+    base = 8 if isa == "x86_64" else 0
+    n = 0
+    for lo, (hi, rows) in sorted(fdes.items()):
+        m = ranges.get(lo)
+        if m is None or not rows or m["frame_error"] or m["exit_sites_error"]:
+            continue
+        n += 1
+        where = "%s at 0x%x" % ((m["signature"] or "?")[:80], lo)
+        offs = [off for _, off in rows]
+        frame = max(offs) if max(offs) > base else 0
+        if m["access_flags"] and m["access_flags"] & 0x100 and m["frame_size"] in offs:
+            # JNI stub: it grows the stack again for the native call's arguments, so
+            # the managed frame is one of its CFA offsets, not the largest.
+            frame = m["frame_size"]
+        rets = {loc - lo for (loc, off), (_, prev) in zip(rows[1:], rows)
+                if off == base and prev > base and loc < hi}
+        probs = []
+        if hi - lo != m["code_size"]:
+            probs.append("FDE covers %d bytes, code_size %d" % (hi - lo, m["code_size"]))
+        if frame != m["frame_size"]:
+            probs.append("CFI frame %d, CodeInfo frame %d" % (frame, m["frame_size"]))
+        sites = {s - lo for s in m["exit_sites"]}
+        if frame and rets != sites:
+            probs.append("CFI returns %s, exit sites %s" % (sorted(rets), sorted(sites)))
+        if probs:
+            totals["cfi"][1].extend("%s: %s" % (where, p) for p in probs)
+        else:
+            totals["cfi"][0] += 1
+    return n
+
+
 def main():
-    totals = {"frame": [0, []], "exit-sites": [0, []]}
+    totals = {"frame": [0, []], "exit-sites": [0, []], "cfi": [0, []]}
     for path in oat_files():
         out = subprocess.run([BIN, "methods", "--json", path], capture_output=True, text=True)
         if out.returncode != 0:
@@ -251,10 +339,12 @@ def main():
                 totals["exit-sites"][1].extend("%s: %s" % (where, p) for p in probs)
             else:
                 totals["exit-sites"][0] += 1
+        ncfi = check_cfi(cfi_fdes(path), ranges, isa, totals)
         print("  %-100s %s methods %d (%d code ranges), frame = prologue %d, exit sites %d "
-              "= capstone rets %d, ret-encoding data words skipped %d, failed ranges %d" % (
+              "= capstone rets %d, ret-encoding data words skipped %d, failed ranges %d, "
+              "checked against CFI %d" % (
                   os.path.relpath(path, TD), isa, st["methods"], st["ranges"], st["frame_ok"],
-                  st["sites"], st["rets"], st["data_rets"], st["fail"]))
+                  st["sites"], st["rets"], st["data_rets"], st["fail"], ncfi))
     totals["oatdump-text"] = list(check_oatdump_text())
     rc = 0
     for part, (passed, failed) in totals.items():

@@ -1,8 +1,8 @@
-/* fuzz_insn — the x86_64 length decoder, insn_boundary_check and
+/* fuzz_insn — the x86_64 length decoder, insn_boundary_check,
  * exit_sites_find (both architectures, ART and native mode, with and without
- * a frame size) over arbitrary bytes.  The code is copied into an exactly
- * sized buffer so ASan catches any read past its end.
- * Seeds: a few real method bodies (x86_64 and arm64) and libc-style code. */
+ * a frame size) and the ART breakpoint check over arbitrary bytes.  The code
+ * is copied into an exactly sized buffer so ASan catches any read past its end.
+ * Seeds: a few real method bodies (arm64 v170/v225/v244, x86_64 v183). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	insn_boundary_check(CODE_ARCH_X86_64, c, size, data[0] % size, NULL);
 	insn_boundary_check(CODE_ARCH_ARM64, c, size, data[0] % size, NULL);
+	exit_sites_art_boundary_check(CODE_ARCH_X86_64, c, size, data[0] % size, NULL);
+	if (size >= 4)
+		exit_sites_art_boundary_check(CODE_ARCH_ARM64, c, size & ~(size_t)3,
+					      data[0] % (size & ~(size_t)3), NULL);
 	sites(CODE_ARCH_X86_64, CODE_ART_METHOD, c, size);
 	sites(CODE_ARCH_X86_64, CODE_NATIVE_FUNCTION, c, size);
 	sites(CODE_ARCH_ARM64, CODE_ART_METHOD, c, size & ~(size_t)3);

@@ -1,5 +1,6 @@
 /* fuzz_oat — the oat reader (header and record layout detection, OatClass,
- * method headers, dex-less listing) over arbitrary oat data.
+ * method headers, dex-less listing, CodeInfo and exit sites of the methods
+ * found) over arbitrary oat data.
  *
  * Input: u32 executable_offset (0 = no oatexec), u16 e_machine, u16 pad,
  * then the oat region (oatdata .. oatlastword + 4).  The target wraps it in a
@@ -15,6 +16,7 @@
 #include "formats/oat.h"
 #include "formats/oat_code.h"
 #include "formats/oat_dexfile.h"
+#include "formats/oat_exits.h"
 #include "formats/oat_methods.h"
 
 #define BASE 0x1000u
@@ -94,8 +96,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		oat_kv_get(o, "compiler-filter");
 		/* no dex can be found here: v194+ files are listed without one */
 		if (!oat_dexset_new(o, "/nonexistent/fuzz.odex", NULL, 0, &ds, &e)) {
-			if (!oat_list_methods(o, ds, &l, &e))
+			if (!oat_list_methods(o, ds, &l, &e)) {
+				for (size_t m = 0; m < l.n && m < 64; m++) {
+					struct oat_method_exits x;  /* CodeInfo + exit sites */
+					oat_method_exits_get(o, &l.v[m].code, &x);
+					oat_method_exits_free(&x);
+				}
 				oat_method_list_free(&l);
+			}
 			oat_dexset_free(ds);
 		}
 		for (uint32_t i = 0; i < oat_dex_count(o) && i < 4; i++) {
@@ -106,8 +114,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (oat_class_get(o, i, 0, 3, &c, &e))
 				continue;
 			for (uint32_t k = 0; k < 3; k++)
-				if (!oat_class_method(o, &c, k, NULL, &co, &why, &e) && co)
-					oat_code_at(o, co, &code, &e);
+				if (!oat_class_method(o, &c, k, NULL, &co, &why, &e) && co &&
+				    !oat_code_at(o, co, &code, &e)) {
+					struct oat_method_exits x;
+					oat_method_exits_get(o, &code, &x);
+					oat_method_exits_free(&x);
+				}
 		}
 		oat_close(o);
 	}

@@ -62,7 +62,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < count; i++) {
 		init(art_method, obj, 0, (int32_t)(100 + i), 5000000000LL + i);
 		if (get(art_method, obj) != (int32_t)(100 + i)) {
-			fprintf(stderr, "target_art: call %ld returned %d\n", i, get(art_method, obj));
+			fprintf(stderr, "target_art: call %ld returned %d\n", i,
+				get(art_method, obj));
 			return 1;
 		}
 	}

@@ -370,7 +370,8 @@ static int check_object(struct v *v, int s, int at)
 			 v->doc->nodes[c].key);
 		snprintf(v->path + plen, sizeof(v->path) - plen, ".%s", key);
 		int sub = jc_get(v->sc, props, key);
-		if (sub < 0 && addl >= 0 && v->sc->nodes[addl].type == JC_BOOL && !v->sc->nodes[addl].b)
+		if (sub < 0 && addl >= 0 && v->sc->nodes[addl].type == JC_BOOL &&
+		    !v->sc->nodes[addl].b)
 			return vfail(v, "member not allowed by the schema");
 		if (sub < 0 && addl >= 0 && v->sc->nodes[addl].type == JC_OBJECT)
 			sub = addl;

@@ -215,7 +215,8 @@ UT_TEST(doctor_plain_linux_unprivileged)
 	char *out;
 
 	make_device(&d, "doc-linux", "6.8.0-45-generic\n", true, false);
-	st_write(d.proc, "self/status", "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n");
+	st_write(d.proc, "self/status",
+		 "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n");
 	st_write(d.sys, "fs/selinux/enforce", "0\n");
 	char mounts[4200];
 	snprintf(mounts, sizeof(mounts), "%s/mounts", d.proc);

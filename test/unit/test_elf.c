@@ -7,7 +7,8 @@
 #include "common/mapfile.h"
 #include "formats/elf.h"
 
-#define ODEX_ARM "oat/android-13/arm/realme_ice_ossi_TP1A.220905.001/com.android.location.provider.odex"
+#define ODEX_ARM "oat/android-13/arm/realme_ice_ossi_TP1A.220905.001/" \
+		 "com.android.location.provider.odex"
 #define ODEX_A15 "oat/android-15/arm64/sony_pdx245_XQ-EC72_69.1.A.2.78/" \
 	"apex@com.android.media@javalib@service-media-s.jar@classes.odex"
 

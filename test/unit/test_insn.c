@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "formats/elf.h"
+#include "formats/exit_sites.h"
 #include "formats/insn.h"
 
 struct enc {
@@ -62,6 +63,7 @@ static const struct enc ENCODINGS[] = {
 	{ "48a10102030405060708", 10, "", 0 },          /* movabs rax, [moffs64] */
 	{ "67a101020304", 6, "", 0 },                   /* mov eax, [moffs32] */
 	{ "c6f805", 3, "", 0 },                         /* xabort 5 */
+	{ "c7f810000000", 6, "k", 0x10 },               /* xbegin +0x10 */
 	{ "f3480fb8c1", 5, "", 0 },                     /* popcnt rax, rcx */
 	{ "0faef0", 3, "", 0 },                         /* mfence */
 	{ "480fc70e", 4, "", 0 },                       /* cmpxchg16b [rsi] */
@@ -109,7 +111,8 @@ UT_TEST(insn_x86_64_decodes_hand_checked_encodings)
 		unsigned len = insn_x86_64_decode(b, n, &in);
 
 		if (len != t->len) {
-			ut_fail(__FILE__, __LINE__, "%s: length %u, expected %u", t->hex, len, t->len);
+			ut_fail(__FILE__, __LINE__, "%s: length %u, expected %u", t->hex, len,
+				t->len);
 			return;
 		}
 		if (!len)
@@ -160,7 +163,9 @@ struct func_cmp {
 	size_t size;
 	uint64_t start;             /* vaddr of the current function */
 	uint64_t *starts;           /* objdump's instruction starts in it */
+	bool *is_ret;               /* ... and whether each is a `ret` */
 	size_t n, cap;
+	unsigned long native_proven, native_refused, native_sites;
 	unsigned long funcs, insns, mismatches, boundary_checks;
 	uint64_t prefix_at;         /* a prefix objdump printed alone, for the next line */
 	char first_bad[256];
@@ -172,6 +177,34 @@ static void note_bad(struct func_cmp *c, const char *fmt, unsigned long long a,
 	c->mismatches++;
 	if (!c->first_bad[0])
 		snprintf(c->first_bad, sizeof(c->first_bad), fmt, a, b);
+}
+
+/* exit_sites_find in native mode: when it proves a function's exits, they are
+ * exactly objdump's `ret` instructions. */
+static void compare_native_exits(struct func_cmp *c, const uint8_t *f, size_t len)
+{
+	struct exit_sites s;
+	size_t k = 0, rets = 0;
+
+	if (exit_sites_find(CODE_ARCH_X86_64, CODE_NATIVE_FUNCTION, f, len, &s, NULL)) {
+		c->native_refused++;
+		return;
+	}
+	c->native_proven++;
+	c->native_sites += s.count;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!c->is_ret[i])
+			continue;
+		rets++;
+		while (k < s.count && s.offsets[k] < c->starts[i] - c->start)
+			k++;
+		if (k == s.count || s.offsets[k] != c->starts[i] - c->start)
+			note_bad(c, "objdump ret at 0x%llx is not an exit site (function 0x%llx)",
+				 c->starts[i], c->start);
+	}
+	if (rets != s.count)
+		note_bad(c, "%llu exit sites but %llu objdump rets", s.count, rets);
+	exit_sites_free(&s);
 }
 
 /* Decode [start, end) linearly and compare with objdump's starts; check the
@@ -204,6 +237,7 @@ static void compare_function(struct func_cmp *c, uint64_t end)
 		c->insns++;
 		at += n, k++;
 	}
+	compare_native_exits(c, f, len);
 	if (len > 256)
 		return;
 	k = 0;
@@ -235,6 +269,15 @@ static bool prefix_only(const char *line)
 	return false;
 }
 
+static bool is_ret_line(const char *line)
+{
+	const char *t = strchr(line, '\t');
+	char word[32];
+
+	return t && sscanf(t, " %31s", word) == 1 && (!strcmp(word, "retq") ||
+						       !strcmp(word, "ret"));
+}
+
 static void objdump_line(struct func_cmp *c, const char *line)
 {
 	unsigned long long a;
@@ -256,7 +299,9 @@ static void objdump_line(struct func_cmp *c, const char *line)
 		if (c->n == c->cap) {
 			c->cap = c->cap ? 2 * c->cap : 1024;
 			c->starts = realloc(c->starts, c->cap * sizeof(*c->starts));
+			c->is_ret = realloc(c->is_ret, c->cap * sizeof(*c->is_ret));
 		}
+		c->is_ret[c->n] = is_ret_line(line);
 		c->starts[c->n++] = a;
 	}
 }
@@ -281,11 +326,15 @@ static void check_binary(const char *path, unsigned long min_funcs)
 		objdump_line(&c, line);
 	pclose(p);
 	free(c.starts);
+	free(c.is_ret);
 	elf_close(c.elf);
 	printf("    %s: %lu functions, %lu instructions decoded, %lu boundary verdicts, "
-	       "%lu mismatches%s%s\n", path, c.funcs, c.insns, c.boundary_checks, c.mismatches,
+	       "native exits proven for %lu functions (%lu sites = objdump's rets), refused for "
+	       "%lu, %lu mismatches%s%s\n", path, c.funcs, c.insns, c.boundary_checks,
+	       c.native_proven, c.native_sites, c.native_refused, c.mismatches,
 	       c.mismatches ? ": first " : "", c.first_bad);
 	UT_ASSERT(c.funcs >= min_funcs);
+	UT_ASSERT(c.native_proven > 0 && c.native_sites > 0);
 	UT_EQ_INT(c.mismatches, 0);
 }
 

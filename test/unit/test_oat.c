@@ -123,7 +123,8 @@ static void check_expected(const char *rel)
 			  jnum(line, "class_method_index", &cmi));
 		const struct oat_method *m = find_method(&l, di, cdi, cmi);
 		if (!m)
-			ut_fail(__FILE__, __LINE__, "%s: missing %lld/%lld/%lld", rel, di, cdi, cmi);
+			ut_fail(__FILE__, __LINE__, "%s: missing %lld/%lld/%lld", rel, di, cdi,
+				cmi);
 		UT_ASSERT(m);
 		UT_ASSERT(jnum(line, "code_offset", &v));
 		UT_EQ_U64(m->code.code_offset, v);
@@ -233,7 +234,9 @@ UT_TEST(oat_survives_truncation_and_corruption)
 static int by_start(const void *a, const void *b)
 {
 	const struct oat_method *x = a, *y = b;
-	return x->code.file_offset < y->code.file_offset ? -1 : x->code.file_offset > y->code.file_offset;
+	if (x->code.file_offset != y->code.file_offset)
+		return x->code.file_offset < y->code.file_offset ? -1 : 1;
+	return 0;
 }
 
 /* Every file: compiled code lies inside an executable PT_LOAD's file range,
@@ -260,7 +263,8 @@ UT_TEST(oat_code_ranges_and_class_counts_are_consistent)
 			bool inside = false;
 			for (size_t s = 0; s < nseg; s++)
 				if ((segs[s].flags & PF_X) && c->file_offset >= segs[s].offset &&
-				    c->file_offset + c->code_size <= segs[s].offset + segs[s].filesz)
+				    c->file_offset + c->code_size <=
+					    segs[s].offset + segs[s].filesz)
 					inside = true;
 			UT_ASSERT(inside);
 		}

@@ -60,11 +60,13 @@ UT_TEST(oatdump_parses_json_and_text_variants)
 	const char *json =
 		"I oatdump: Starting runtime in imageless mode\n"
 		"{\"method\":\"void a.B.<init>()\",\"offset\":\"0x00001010\"}\n"
-		"{\"method\": \"java.lang.String a.B$C.q(int[], java.lang.String)\", \"offset\": \"0x2021\"}\n"
+		"{\"method\": \"java.lang.String a.B$C.q(int[], java.lang.String)\", "
+		"\"offset\": \"0x2021\"}\n"
 		"{\"method\":\"void a.B.n()\",\"offset\":\"0x00000000\"}\n";
 	UT_EQ_INT(oatdump_parse_json(json, strlen(json), &o, &e), 0);
 	UT_EQ_INT(o.n, 3);
-	const struct oatdump_method *m = oatdump_find(&o, "java.lang.String a.B$C.q(int[],java.lang.String)");
+	const struct oatdump_method *m =
+		oatdump_find(&o, "java.lang.String a.B$C.q(int[],java.lang.String)");
 	UT_ASSERT(m);
 	UT_EQ_U64(m->code_offset, 0x2021);
 	UT_ASSERT(!m->has_size);
@@ -79,7 +81,8 @@ UT_TEST(oatdump_parses_json_and_text_variants)
 		"3: La/B; (offset=0x00000abc) (type_idx=7) (Verified) (OatClassSomeCompiled)\n"
 		"  0: void a.B.m(long) (dex_method_idx=12)\n"
 		"    DEX CODE:\n"
-		"      0x0000: 1a00 0000  | const-string v0, \"  9: void x.Y.z() (dex_method_idx=1)\"\n"
+		"      0x0000: 1a00 0000  | const-string v0, "
+		"\"  9: void x.Y.z() (dex_method_idx=1)\"\n"
 		"    OatMethodOffsets (offset=0x00000ac4)\n"
 		"      code_offset: 0x00002011 \n"
 		"    CODE: (code_offset=0x00002011 size_offset=0x0000200d size=64)...\n"
@@ -136,11 +139,13 @@ UT_TEST(oatdump_fallback_replays_recorded_output)
 	 * (code offsets oatdata-relative, as oat-expected records them). */
 	snprintf(body, sizeof(body),
 		 "case \"$*\" in *--dump-method-and-offset-as-json*) exit 3;; esac\n"
-		 "case \"$*\" in *--oat-file=*com.android.location.provider.odex*) ;; *) exit 4;; esac\n"
+		 "case \"$*\" in *--oat-file=*com.android.location.provider.odex*) ;; "
+		 "*) exit 4;; esac\n"
 		 "cat <<'EOF'\nMAGIC:\noat\n225\n\nOatDexFile:\n"
 		 "0: Lcom/android/location/provider/ActivityChangedEvent; (offset=0x00000ab0) "
 		 "(type_idx=1) (Verified) (AllCompiled)\n"
-		 "  0: void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List) "
+		 "  0: void com.android.location.provider.ActivityChangedEvent."
+		 "<init>(java.util.List) "
 		 "(dex_method_idx=72)\n"
 		 "    CODE: (code_offset=0x%08x size=160)...\nEOF\n", 0x3010);
 	const char *bin = script("oatdump-text", body);
@@ -166,7 +171,8 @@ UT_TEST(oatdump_auto_falls_back_when_the_dex_is_missing)
 	const char *bin = script("oatdump-json",
 		"case \"$*\" in *--dump-method-and-offset-as-json*) ;; *) exit 3;; esac\n"
 		"echo 'W oatdump: imageless mode' >&2\n"
-		"echo '{\"method\":\"void com.android.server.media.Fake.<init>()\",\"offset\":\"0x00004010\"}'\n");
+		"echo '{\"method\":\"void com.android.server.media.Fake.<init>()\","
+		"\"offset\":\"0x00004010\"}'\n");
 	UT_EQ_INT(run_fake(bin, rel, "void com.android.server.media.Fake.<init>()", JAVA_RESOLVER_AUTO,
 			   0, &r, &e), 0);
 	UT_EQ_INT(r.found_by, JAVA_FOUND_OATDUMP);
@@ -185,10 +191,12 @@ UT_TEST(oatdump_errors_and_timeouts_are_reported)
 	struct java_resolution r;
 	struct err e = { 0 };
 	const char *rel = TD_A13 "com.android.location.provider.odex";
-	const char *sig = "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)";
+	const char *sig =
+		"void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)";
 
-	const char *bin = script("oatdump-fail", "echo 'Failed to open oat file: version 225 != 230' >&2\n"
-					       "exit 1\n");
+	const char *bin = script("oatdump-fail",
+				 "echo 'Failed to open oat file: version 225 != 230' >&2\n"
+				 "exit 1\n");
 	UT_EQ_INT(run_fake(bin, rel, sig, JAVA_RESOLVER_OATDUMP, 0, &r, &e), -EIO);
 	UT_CONTAINS(e.msg, "exit status 1");
 	UT_CONTAINS(e.msg, "oatdump stderr: Failed to open oat file: version 225 != 230");

@@ -197,7 +197,8 @@ UT_TEST(resolve_explains_abstract_and_profile_exclusion)
 		while (!seen && dex_class_iter_next(&it, &m, &e) > 0) {
 			uint32_t co;
 			enum oat_miss why;
-			if (!m.code_off || oat_class_method(o, &oc, m.index_in_class, NULL, &co, &why, &e) ||
+			if (!m.code_off ||
+			    oat_class_method(o, &oc, m.index_in_class, NULL, &co, &why, &e) ||
 			    why != OAT_MISS_BITMAP)
 				continue;
 			dex_pretty_method(d, m.method_idx, sig, sizeof(sig));
@@ -280,7 +281,8 @@ UT_TEST(resolve_warns_about_shared_code)
 	long long *offs = calloc(800, sizeof(*offs));
 	size_t n = 0;
 	while (fgets(line, sizeof(line), f) && n < 800)
-		if (jstr(line, "signature", sigs[n], sizeof(sigs[0])) && jnum(line, "code_offset", &off))
+		if (jstr(line, "signature", sigs[n], sizeof(sigs[0])) &&
+		    jnum(line, "code_offset", &off))
 			offs[n++] = off;
 	fclose(f);
 	for (size_t i = 0; i < n && !done; i++)

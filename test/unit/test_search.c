@@ -16,18 +16,21 @@
  *   root/c/com.android.location.provider.{odex,jar} x86_64 */
 static const char *fixture(char *root_buf, size_t size)
 {
+#define LOC "com.android.location.provider"
 	static const char *const links[][2] = {
 		{ "a/org.apache.http.legacy.odex", TD_A13 "org.apache.http.legacy.odex" },
 		{ "a/org.apache.http.legacy.jar", TD_A13 "org.apache.http.legacy.jar" },
-		{ "b/com.android.location.provider.odex", TD_A13 "com.android.location.provider.odex" },
-		{ "b/com.android.location.provider.jar", TD_A13 "com.android.location.provider.jar" },
-		{ "c/com.android.location.provider.odex", TD_A11X "com.android.location.provider.odex" },
-		{ "c/com.android.location.provider.jar", TD_A11X "com.android.location.provider.jar" },
+		{ "b/" LOC ".odex", TD_A13 LOC ".odex" },
+		{ "b/" LOC ".jar", TD_A13 LOC ".jar" },
+		{ "c/" LOC ".odex", TD_A11X LOC ".odex" },
+		{ "c/" LOC ".jar", TD_A11X LOC ".jar" },
 	};
+#undef LOC
 	char p[4096];
 	const char *root = root_buf;
 
-	snprintf(root_buf, size, "%s", ut_tmpfile("searchroot"));   /* ut_tmpfile reuses its buffer */
+	/* ut_tmpfile reuses its buffer */
+	snprintf(root_buf, size, "%s", ut_tmpfile("searchroot"));
 
 	mkdir(root, 0755);
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
@@ -47,8 +50,10 @@ static const char *fake_maps(const char *root, char *p, size_t size)
 	FILE *f = fopen(p, "w");
 
 	fprintf(f, "5f000000-5f001000 r--p 00000000 fd:00 11 /system/bin/app_process64\n"
-		   "70000000-70004000 r--p 00000000 fd:00 12 %s/b/com.android.location.provider.odex\n"
-		   "70004000-70009000 r-xp 00004000 fd:00 12 %s/b/com.android.location.provider.odex\n"
+		   "70000000-70004000 r--p 00000000 fd:00 12 "
+		   "%s/b/com.android.location.provider.odex\n"
+		   "70004000-70009000 r-xp 00004000 fd:00 12 "
+		   "%s/b/com.android.location.provider.odex\n"
 		   "7100000-7101000 rw-p 00000000 00:00 0 [anon:dalvik-main space]\n", root, root);
 	fclose(f);
 	return p;
@@ -128,7 +133,9 @@ static char *run_cmd(bool resolve, const void *opts, int *rc, struct err *e)
 
 UT_TEST(methods_and_resolve_commands_print_results)
 {
-	struct methods_cmd_opts mo = { .file = ut_testdata(TD_A13 "com.android.location.provider.odex") };
+	struct methods_cmd_opts mo = {
+		.file = ut_testdata(TD_A13 "com.android.location.provider.odex"),
+	};
 	struct err e = { 0 };
 	int rc, lines = 0;
 	char *out = run_cmd(false, &mo, &rc, &e);

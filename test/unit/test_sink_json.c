@@ -15,7 +15,8 @@ static const struct probe_desc probe_a = {
 	.program = "prog_ProcessManagement_uprobe_set_uid_temp_allowlist_state",
 	.map = "map_ProcessManagement_output_buf",
 	.file = "/system/framework/oat/arm64/services.odex",
-	.method = "void com.android.server.am.OomAdjuster.setUidTempAllowlistStateLSP(int, boolean)",
+	.method = "void com.android.server.am.OomAdjuster."
+		  "setUidTempAllowlistStateLSP(int, boolean)",
 	.offset = 0x1a2b3c,
 };
 
@@ -178,7 +179,9 @@ static size_t random_text(char *out, size_t cap)
 		"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x80\xa8", "\xe2\x80\xa9",
 		"\xff", "\xc0\x80", "\xed\xa0\x80", "\xe2\x82", "\x80", "\xf4\x90\x80\x80",
 	};
-	static const size_t lens[] = { 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 4, 3, 3, 1, 2, 3, 2, 1, 4 };
+	static const size_t lens[] = {
+		1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 4, 3, 3, 1, 2, 3, 2, 1, 4,
+	};
 	size_t n = 0, want = cap >= 2 ? rng() % (cap / 2) : 0;
 
 	while (n < want) {
@@ -199,7 +202,9 @@ static const uint64_t edge_u64[] = { 0, 1, 15, 16, 255, 0x1000, 0xffffffffull,
 static void random_field(struct field *f, char *text, size_t text_cap, int32_t *l32,
 			 int64_t *l64)
 {
-	static const char *const names[] = { "pc", "r0", "uid", "reason", "na\"me", "\xc3\xa9t\xc3\xa9" };
+	static const char *const names[] = {
+		"pc", "r0", "uid", "reason", "na\"me", "\xc3\xa9t\xc3\xa9",
+	};
 	static const float floats[] = { 0.0f, 1.5f, -2.25e-10f, 3.4e38f, 1.0f / 0.0f, 0.0f / 0.0f };
 	uint32_t n;
 
@@ -209,7 +214,9 @@ static void random_field(struct field *f, char *text, size_t text_cap, int32_t *
 	switch (f->type) {
 	case FIELD_INT32: f->v.i32 = (int32_t)edge_i64[rng() % 10]; break;
 	case FIELD_INT64: f->v.i64 = rng() % 2 ? edge_i64[rng() % 10] : (int64_t)rng(); break;
-	case FIELD_UINT64: f->v.u64 = rng() % 2 ? edge_u64[rng() % 9] : rng() >> (rng() % 64); break;
+	case FIELD_UINT64:
+		f->v.u64 = rng() % 2 ? edge_u64[rng() % 9] : rng() >> (rng() % 64);
+		break;
 	case FIELD_BOOL: f->v.b = rng() % 2; break;
 	case FIELD_FLOAT: f->v.f = floats[rng() % 6]; break;
 	case FIELD_STRING:
@@ -248,7 +255,8 @@ static void random_event(struct event *ev, struct field *f, char (*texts)[96], i
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = (enum event_kind)(rng() % 4);
 	ev->boot_ns = rng() % 2 ? edge_u64[rng() % 9] : rng();
-	ev->wall_ns = rng() % 3 ? walls[rng() % 7] + (int64_t)(rng() % 3000000000ull) : walls[rng() % 7];
+	ev->wall_ns = rng() % 3 ? walls[rng() % 7] + (int64_t)(rng() % 3000000000ull)
+				: walls[rng() % 7];
 	ev->pid = (uint32_t)rng();
 	ev->tid = (uint32_t)(rng() % 100000);
 	random_text(comm, 32);
@@ -291,7 +299,8 @@ UT_TEST(jsonl_per_event_writer_matches_the_generic_writer)
 	while (x[at] && x[at] == y[at])
 		at++;
 	if (x[at] != y[at])
-		ut_fail(__FILE__, __LINE__, "outputs differ at byte %zu: fast '%.80s' generic '%.80s'",
+		ut_fail(__FILE__, __LINE__,
+			"outputs differ at byte %zu: fast '%.80s' generic '%.80s'",
 			at, x + (at > 40 ? at - 40 : 0), y + (at > 40 ? at - 40 : 0));
 	UT_ASSERT(fast.len > 1000000);
 	cap_free(&fast);
