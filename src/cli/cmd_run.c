@@ -20,7 +20,6 @@
 #include "probe/loop.h"
 #include "probe/session.h"
 #include "plan/exits.h"
-#include "plan/plan.h"
 #include "sink/histogram.h"
 #include "sink/sink_args.h"
 #include "sink/sinks.h"

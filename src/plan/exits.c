@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/elf.h"
 #include "formats/exit_sites.h"
+#include "formats/oat_exits.h"
 
 /* Larger code than this is not read (no compiled method or function we
  * would probe comes near it). */
@@ -29,9 +31,8 @@ static int read_code(const struct plan_probe *p, uint8_t **out, struct err *err)
 	int fd;
 
 	if (p->code_size == 0)
-		return err_set(err, -ENODATA, "the code size is unknown%s",
-			       p->how == RESOLVED_OATDUMP ? " (resolved through oatdump)"
-							  : " (the symbol has no size)");
+		return err_set(err, -ENODATA, "the code size is unknown (the symbol has no "
+			       "size)");
 	if (p->code_size > MAX_CODE_BYTES)
 		return err_set(err, -EFBIG, "%llu bytes of code, over the %u we read",
 			       (unsigned long long)p->code_size, MAX_CODE_BYTES);
@@ -53,8 +54,58 @@ static int read_code(const struct plan_probe *p, uint8_t **out, struct err *err)
 	return 0;
 }
 
-/* The exit sites of p's code as file offsets, in p. */
-static int find_exits(struct plan_probe *p, struct err *err)
+/* Both programs would run at one instruction, in an order the kernel does
+ * not promise: the call could not be paired. */
+static int check_not_bare(const struct exit_sites *sites, struct err *err)
+{
+	if (sites->count && sites->offsets[0] == 0)
+		return err_set(err, -ENOTSUP, "its first instruction is a return (an empty "
+			       "function): an entry and an exit probe on one instruction cannot "
+			       "be ordered");
+	return 0;
+}
+
+static int keep_sites(struct plan_probe *p, const struct exit_sites *sites, uint64_t base,
+		      struct err *err)
+{
+	int rc = check_not_bare(sites, err);
+
+	if (rc < 0)
+		return rc;
+	p->exit_offsets = calloc(sites->count ? sites->count : 1, sizeof(*p->exit_offsets));
+	if (!p->exit_offsets)
+		return err_set(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < sites->count; i++)
+		p->exit_offsets[i] = base + sites->offsets[i];
+	p->n_exits = sites->count;
+	return 0;
+}
+
+/* A Java method: the oat reader's exits, each epilogue checked against the
+ * frame CodeInfo records (and that frame against the method's prologue). */
+static int find_exits_java(struct plan_probe *p, struct err *err)
+{
+	struct oat_method_exits m;
+	int rc = oat_method_exits_at(p->path, p->offset, &m, err);
+
+	if (rc < 0)
+		return rc;
+	if (m.exits_rc < 0) {
+		*err = m.exits_err;
+		rc = m.exits_rc;
+	} else if (m.code_file_offset != p->offset) {
+		rc = err_set(err, -EINVAL, "%s: the method header found for +0x%llx starts its "
+			     "code at +0x%llx", p->path, (unsigned long long)p->offset,
+			     (unsigned long long)m.code_file_offset);
+	} else {
+		rc = keep_sites(p, &m.sites, m.code_file_offset, err);
+	}
+	oat_method_exits_free(&m);
+	return rc;
+}
+
+/* An ELF function: its symbol's bytes, exits proven or refused. */
+static int find_exits_native(struct plan_probe *p, struct err *err)
 {
 	enum code_arch arch;
 	struct exit_sites sites = { 0 };
@@ -71,29 +122,18 @@ static int find_exits(struct plan_probe *p, struct err *err)
 	rc = read_code(p, &code, err);
 	if (rc < 0)
 		return rc;
-	rc = exit_sites_find(arch, p->java ? CODE_ART_METHOD : CODE_NATIVE_FUNCTION, code,
-			     (size_t)p->code_size, &sites, err);
+	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)p->code_size, &sites,
+			     err);
 	free(code);
-	if (rc < 0)
-		return rc;
-	/* Both programs would run at one instruction, in an order the kernel
-	 * does not promise: the call could not be paired. */
-	if (sites.count && sites.offsets[0] == 0) {
-		exit_sites_free(&sites);
-		return err_set(err, -ENOTSUP, "its first instruction is a return (an empty "
-			       "function): an entry and an exit probe on one instruction cannot "
-			       "be ordered");
-	}
-	p->exit_offsets = calloc(sites.count ? sites.count : 1, sizeof(*p->exit_offsets));
-	if (!p->exit_offsets) {
-		exit_sites_free(&sites);
-		return err_set(err, -ENOMEM, "out of memory");
-	}
-	for (uint32_t i = 0; i < sites.count; i++)
-		p->exit_offsets[i] = p->offset + sites.offsets[i];
-	p->n_exits = sites.count;
+	if (rc == 0)
+		rc = keep_sites(p, &sites, p->offset, err);
 	exit_sites_free(&sites);
-	return 0;
+	return rc;
+}
+
+static int find_exits(struct plan_probe *p, struct err *err)
+{
+	return p->java ? find_exits_java(p, err) : find_exits_native(p, err);
 }
 
 static int refuse_uretprobe(const struct plan_probe *p, const char *why, struct err *err)
@@ -112,20 +152,39 @@ static void add_note(struct plan_probe *p, const char *text)
 	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
 }
 
+/* ART code: a Java method, or anything in an OAT file named by an ELF
+ * symbol (oat files carry oatdata/oatexec, never one per method). */
+static bool is_art_code(const struct plan_probe *p)
+{
+	struct elf_file *f;
+	struct elf_symbol sym;
+	struct err e = { 0 };
+	bool oat;
+
+	if (p->java)
+		return true;
+	if (elf_open(p->path, &f, &e) < 0)
+		return false;
+	oat = elf_find_symbol(f, "oatdata", &sym) == 0;
+	elf_close(f);
+	return oat;
+}
+
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
 	struct err why = { 0 };
 	char note[160];
-	bool want;
+	bool want, art;
 
 	if (!p->prog->is_return || !p->prog->exit)
 		return 0;
-	want = pc->has_exit_probes ? pc->exit_probes : (p->java || opts->exit_probes);
+	art = is_art_code(p);
+	want = pc->has_exit_probes ? pc->exit_probes : (art || opts->exit_probes);
 	if (!want) {
-		if (p->java && !opts->unsafe_uretprobe)
+		if (art && !opts->unsafe_uretprobe)
 			return refuse_uretprobe(p, "the probe sets exit_probes: false", err);
-		if (p->java)
+		if (art)
 			add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
 		return 0;
 	}
@@ -136,7 +195,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		add_note(p, note);
 		return 0;
 	}
-	if (!p->java)
+	if (!art)
 		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
 			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
 			       "--exit-probes or set exit_probes: false)", p->program_name,

@@ -6,9 +6,10 @@
  * Java frames by those addresses (GC roots, exceptions, stack dumps) and
  * aborts, or visits the wrong roots, on one it did not compile.  So Java
  * methods always get exit probes: plain uprobes at the entry and at every
- * return instruction found by formats/exit_sites.h.  When those cannot be
- * found, the probe is refused (naming the method and why) unless
- * --unsafe-uretprobe.  ELF functions keep their uretprobe unless
+ * return instruction the oat reader proves against the method's CodeInfo
+ * frame (formats/oat_exits.h; ELF functions: formats/exit_sites.h).  When
+ * those cannot be found, the probe is refused (naming the method and why)
+ * unless --unsafe-uretprobe.  ELF functions keep their uretprobe unless
  * --exit-probes or the probe's exit_probes field asks for exit sites; a
  * function whose exits cannot be proven is then refused, never guessed. */
 #ifndef UPROBESTATS_PLAN_EXITS_H

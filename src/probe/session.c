@@ -173,7 +173,8 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 				map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
 		} else if (strcmp(name, CATALOG_MAP_PIDS) == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
-		} else if (strcmp(name, "pending_calls") == 0 && !plan_uses_exit_probes(s->plan)) {
+		} else if (strcmp(name, CATALOG_MAP_PENDING) == 0 &&
+			   !plan_uses_exit_probes(s->plan)) {
 			rc = bpf_map__set_max_entries(map, 1);  /* 4 MiB only when used */
 		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
 			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;

@@ -51,6 +51,26 @@ static void setup(struct plan_probe *p, struct probe_config *pc, const uint8_t *
 	p->how = java ? RESOLVED_OAT_BUILTIN : RESOLVED_ELF_SYMBOL;
 }
 
+#define ODEX "oat/android-11/x86_64/aosp_x86_64_RP1A.201105.002_eng/" \
+	     "com.android.location.provider.odex"
+
+/* A Java method of the real Android 11 x86_64 odex, at its code's file
+ * offset (from the independent table in oat-expected). */
+static void setup_java(struct plan_probe *p, struct probe_config *pc, uint64_t offset)
+{
+	memset(p, 0, sizeof(*p));
+	memset(pc, 0, sizeof(*pc));
+	pc->method_signature = "int a.B.get()";
+	p->cfg = pc;
+	p->prog = return_program("prog_Uprobestats_uretprobe_call_return");
+	snprintf(p->program_name, sizeof(p->program_name), "prog_Uprobestats_uretprobe_call_return");
+	snprintf(p->path, sizeof(p->path), "%s", ut_testdata(ODEX));
+	p->offset = offset;
+	p->machine = EM_X86_64;
+	p->java = true;
+	p->how = RESOLVED_OAT_BUILTIN;
+}
+
 UT_TEST(plan_exits_native_keeps_its_uretprobe_unless_asked)
 {
 	struct plan_probe p;
@@ -110,11 +130,47 @@ UT_TEST(plan_exits_java_gets_exit_probes_by_default)
 	struct plan_opts o = { 0 };
 	struct err e = { 0 };
 
-	setup(&p, &pc, leaf, sizeof(leaf), 16, true);
+	/* int ActivityRecognitionEvent.getEventType(): mov eax, [rsi+12]; ret */
+	setup_java(&p, &pc, 0x3430);
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
 	UT_ASSERT(p.exit_probes);
 	UT_EQ_INT(p.n_exits, 1);
-	UT_EQ_U64(p.exit_offsets[0], 18);
+	UT_EQ_U64(p.exit_offsets[0], 0x3433);
+	free(p.exit_offsets);
+	/* void LocationProviderBase.setAllowed(boolean): two returns */
+	setup_java(&p, &pc, 0x60c0);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_EQ_INT(p.n_exits, 2);
+	UT_EQ_U64(p.exit_offsets[0], 0x612d);
+	UT_EQ_U64(p.exit_offsets[1], 0x61ef);
+	UT_CONTAINS(p.note, "exit probes at 2 exit sites");
+	free(p.exit_offsets);
+}
+
+/* The same methods in the Android 13 arm64 odex (the VM scenarios' file). */
+UT_TEST(plan_exits_java_arm64_methods)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+	struct err e = { 0 };
+
+	setup_java(&p, &pc, 31328);  /* isEnabled(): ret at +0x38 */
+	snprintf(p.path, sizeof(p.path), "%s",
+		 ut_testdata("oat/android-13/arm64/realme_ice_ossi_TP1A.220905.001/"
+			     "com.android.location.provider.odex"));
+	p.machine = EM_AARCH64;
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_EQ_INT(p.n_exits, 1);
+	UT_EQ_U64(p.exit_offsets[0], 31328 + 0x38);
+	free(p.exit_offsets);
+	p.exit_offsets = NULL;
+	p.note[0] = '\0';
+	p.offset = 32224;            /* setAllowed(boolean): rets at +0x78, +0x17c */
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_EQ_INT(p.n_exits, 2);
+	UT_EQ_U64(p.exit_offsets[0], 32224 + 0x78);
+	UT_EQ_U64(p.exit_offsets[1], 32224 + 0x17c);
 	free(p.exit_offsets);
 }
 
@@ -125,7 +181,7 @@ UT_TEST(plan_exits_java_uretprobe_refused_unless_unsafe)
 	struct plan_opts o = { 0 };
 	struct err e = { 0 };
 
-	setup(&p, &pc, leaf, sizeof(leaf), 16, true);
+	setup_java(&p, &pc, 0x3430);
 	pc.has_exit_probes = true;
 	pc.exit_probes = false;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
@@ -138,21 +194,21 @@ UT_TEST(plan_exits_java_uretprobe_refused_unless_unsafe)
 	UT_CONTAINS(p.note, "UNSAFE: uretprobe on ART code");
 }
 
-UT_TEST(plan_exits_java_without_code_size_is_refused_with_the_reason)
+UT_TEST(plan_exits_java_without_exit_sites_is_refused_with_the_reason)
 {
 	struct plan_probe p;
 	struct probe_config pc;
 	struct plan_opts o = { 0 };
 	struct err e = { 0 };
 
+	/* Not an oat file: no method header, no CodeInfo, no exits. */
 	setup(&p, &pc, leaf, sizeof(leaf), 16, true);
-	p.code_size = 0;
-	p.how = RESOLVED_OATDUMP;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
-	UT_CONTAINS(e.msg, "no exit sites: the code size is unknown (resolved through oatdump)");
+	UT_CONTAINS(e.msg, "refusing a uretprobe on ART code (no exit sites: ");
 	o.unsafe_uretprobe = true;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
 	UT_ASSERT(!p.exit_probes);
+	UT_CONTAINS(p.note, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe; no exit sites)");
 }
 
 UT_TEST(plan_exits_entry_programs_are_untouched)
@@ -180,8 +236,34 @@ UT_TEST(plan_exits_a_bare_return_is_refused)
 	setup(&p, &pc, bare, sizeof(bare), 0, false);
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
 	UT_CONTAINS(e.msg, "its first instruction is a return");
-	setup(&p, &pc, bare, sizeof(bare), 0, true);
+	/* void FusedProvider.<init>(): a lone ret */
+	setup_java(&p, &pc, 0x4ee0);
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
 	UT_CONTAINS(e.msg, "refusing a uretprobe on ART code (no exit sites: its first "
 			   "instruction is a return");
+}
+
+/* An ELF symbol in an OAT file is ART code too: no uretprobe there either. */
+UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+	struct err e = { 0 };
+
+	setup_java(&p, &pc, 0x3430);
+	p.java = false;
+	p.how = RESOLVED_ELF_SYMBOL;
+	p.code_size = 4;           /* getEventType's code, as if a symbol named it */
+	pc.method_signature = "oatexec";
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_ASSERT(p.exit_probes);  /* by default, as for Java methods */
+	UT_EQ_U64(p.exit_offsets[0], 0x3433);
+	free(p.exit_offsets);
+	p.exit_offsets = NULL;
+	p.exit_probes = false;
+	pc.has_exit_probes = true;
+	pc.exit_probes = false;
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "oatexec: refusing a uretprobe on ART code");
 }
