@@ -493,7 +493,8 @@ static void split_prefix(char *prefix, char **ret, char **qual)
 	*qual = p;
 }
 
-int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, struct err *err)
+static int parse_text(const char *text, bool whole_params, struct arena *a,
+		      struct java_sig *out, struct err *err)
 {
 	const char *open = strchr(text, '('), *close = strrchr(text, ')');
 	char prefix[2 * MAX_TYPE], *qual, *ret, *dot, **params;
@@ -528,8 +529,8 @@ int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, stru
 	*dot = 0;
 	if ((rc = split_params(open + 1, (size_t)(close - open - 1), a, &params, &n)))
 		return err_set(err, rc, "method signature \"%s\": bad parameter list", text);
-	if ((rc = from_parts(qual, dot + 1, (const char *const *)params, n, true, false, a, out,
-			     err)))
+	if ((rc = from_parts(qual, dot + 1, (const char *const *)params, n, true, whole_params, a,
+			     out, err)))
 		return err_prefix(err, "method signature \"%s\"", text);
 	out->ret_desc = desc_dup(a, ret, false, &rc);
 	if (rc) {
@@ -537,6 +538,17 @@ int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, stru
 		return err_prefix(err, "method signature \"%s\"", text);
 	}
 	return 0;
+}
+
+int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, struct err *err)
+{
+	return parse_text(text, false, a, out, err);
+}
+
+int java_sig_parse_whole_params(const char *text, struct arena *a, struct java_sig *out,
+				struct err *err)
+{
+	return parse_text(text, true, a, out, err);
 }
 
 char *java_sig_class_variant(const struct java_sig *s, unsigned k, struct arena *a)

@@ -5,9 +5,10 @@
  * printed as `methods` prints it (dex_pretty_descriptor, PrettyMethod order) and
  * read back by java_sig_parse and, as parts, by java_sig_from_parts.  Every
  * descriptor must come back byte for byte; any mismatch aborts.
- * Spaces go only inside the class and method names (not first or last), the
- * places where the text form keeps them (a parameter or return type with a space
- * is written as a descriptor: test_sig_roundtrip.c covers that). */
+ * Spaces go inside names (never first or last) of the class, the method and the
+ * parameter types; a text whose parameters hold spaces is read back as the
+ * resolver's second reading does (java_sig_parse_whole_params).  A return type
+ * with a space must be a descriptor, so return types get none. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,8 +104,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dex_pretty_descriptor(cls, pcls, sizeof(pcls));
 	dex_pretty_descriptor(ret, pret, sizeof(pret));
 	n = (size_t)snprintf(text, sizeof(text), "%s %s.%s(", pret, pcls, meth);
+	bool spaced = false;
 	for (unsigned i = 0; i < np; i++) {
-		type_desc(&s, false, false, params[i], sizeof(params[i]));
+		type_desc(&s, true, false, params[i], sizeof(params[i]));
+		spaced |= strchr(params[i], ' ') != NULL;
 		dex_pretty_descriptor(params[i], pretty[i], sizeof(pretty[i]));
 		pv[i] = pretty[i];
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", i ? ", " : "", pretty[i]);
@@ -116,7 +119,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct err err = { 0 };
 	if (!a)
 		return 0;
-	must(java_sig_parse(text, a, &js, &err) == 0, err.msg, text);
+	if (spaced)
+		must(java_sig_parse_whole_params(text, a, &js, &err) == 0, err.msg, text);
+	else
+		must(java_sig_parse(text, a, &js, &err) == 0, err.msg, text);
 	must(!strcmp(js.class_desc, cls), "class", text);
 	must(!strcmp(js.name, meth), "method", text);
 	must(!strcmp(js.ret_desc, ret), "return", text);

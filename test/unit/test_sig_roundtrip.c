@@ -270,3 +270,35 @@ UT_TEST(sig_parses_every_name_form)
 	UT_CONTAINS(why, "modifier");
 	arena_free(a);
 }
+
+/* A parameter type with a space (dex 040) in the text form: the usual reading
+ * takes "a.My Class" as type a.My and parameter name Class; the resolver reads
+ * the signature again with whole parameters when the first names no method. */
+UT_TEST(sig_whole_params_second_reading)
+{
+	struct arena *a = arena_new();
+	struct java_sig s;
+	struct err e = { 0 };
+	const char *odex = ut_testdata(TD_A11X "com.android.location.provider.odex");
+	struct java_resolution r;
+
+	UT_EQ_INT(java_sig_parse("void a.B.m(a.My Class, int)", a, &s, &e), 0);
+	UT_EQ_STR(s.params[0], "La/My;");
+	UT_EQ_INT(java_sig_parse_whole_params("void a.B.m(a.My Class, int)", a, &s, &e), 0);
+	UT_EQ_STR(s.params[0], "La/My Class;");
+	UT_EQ_STR(s.params[1], "I");
+	UT_EQ_INT(java_sig_parse_whole_params("void a.B.m(final int[] v)", a, &s, &e), -EINVAL);
+
+	/* parameter names still work, and a missing method keeps the first reading's
+	 * error */
+	struct java_resolve_opts o = {
+		.method_signature = "void com.android.location.provider.ActivityRecognitionEvent"
+				    ".<init>(java.lang.String name, int type, long time)",
+		.file_paths = &odex, .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN };
+	UT_EQ_INT(java_resolve(&o, &r, &e), 0);
+	o.method_signature = "void com.android.location.provider.ActivityRecognitionEvent"
+			     ".nope(java.lang.String name)";
+	UT_EQ_INT(java_resolve(&o, &r, &e), -ENOENT);
+	UT_CONTAINS(e.msg, "nope");
+	arena_free(a);
+}
