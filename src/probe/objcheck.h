@@ -7,8 +7,9 @@
  * the kernel (or not in the table), more instructions than the kernel
  * verifies, a back-edge, a BPF-to-BPF call or a JMP32 instruction the kernel
  * lacks, a map value passed as a map helper's key or value (before 4.18; a
- * forward data flow over registers and stack slots); per object: a .rodata/.data/.bss/.kconfig section or map, a map type
- * the kernel lacks, CO-RE relocations (they need kernel BTF). */
+ * forward data flow over registers and stack slots); per object: a
+ * .rodata/.data/.bss/.kconfig section or map, a map type the kernel lacks,
+ * CO-RE relocations (they need kernel BTF). */
 #ifndef UPROBESTATS_PROBE_OBJCHECK_H
 #define UPROBESTATS_PROBE_OBJCHECK_H
 

@@ -244,7 +244,8 @@ static int check_legacy(const struct catalog_object *o, struct bpf_object *obj)
 	}
 	bpf_object__for_each_map(map, obj) {
 		if (bpf_map__is_internal(map) || bpf_map__type(map) == BPF_MAP_TYPE_RINGBUF) {
-			ut_fail(__FILE__, __LINE__, "%s: legacy map %s", o->name, bpf_map__name(map));
+			ut_fail(__FILE__, __LINE__, "%s: legacy map %s", o->name,
+				bpf_map__name(map));
 			return -1;
 		}
 	}

@@ -24,8 +24,9 @@ struct options {
 static void usage(void)
 {
 	fprintf(stderr, "usage: vmtest --name NAME --bin UPROBESTATS --targets DIR "
-			"[--art ODEX:INIT_OFF:GET_OFF] [--art-exits IS_ENABLED_OFF:SET_ALLOWED_OFF] "
-			"[--tmp DIR] [--legacy-pass VERSION] [FILTER]\n");
+			"[--art ODEX:INIT_OFF:GET_OFF] "
+			"[--art-exits IS_ENABLED_OFF:SET_ALLOWED_OFF] [--tmp DIR] "
+			"[--legacy-pass VERSION] [FILTER]\n");
 	exit(2);
 }
 
