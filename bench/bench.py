@@ -6,8 +6,10 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
   perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
               an empty BPF program (the floor; entry, and entry + return for the
               uretprobe programs); bpftrace with an empty body and printing pid + 2
-              args; our call_detail, call_timestamp, uretprobe call_return and
-              call_latency.  Interleaved repeats, medians, ratios to the floor.
+              args; our call_detail, call_timestamp, call_return and call_latency as
+              uretprobes and as exit probes (with their own floor: an empty uprobe at
+              the entry and one at the return).  Interleaved repeats, medians,
+              ratios to the floor.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
@@ -226,11 +228,24 @@ class Bpftrace:
 # ---- per-hit cost --------------------------------------------------------------------
 
 
+def exit_offset(binary, symbol, off):
+    """The file offset of the function's (only) return instruction, from
+    llvm-objdump: the floor of exit probes puts its second uprobe there."""
+    out = subprocess.run(["llvm-objdump", "-d", f"--disassemble-symbols={symbol}", binary],
+                         capture_output=True, text=True).stdout
+    addrs = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):.*\tret", out, re.M)]
+    start = re.search(r"^([0-9a-f]+) <", out, re.M)
+    if len(addrs) != 1 or not start:
+        raise BenchError(f"{symbol}: expected one ret in:\n{out}")
+    return off + addrs[0] - int(start.group(1), 16)
+
+
 def perhit_variants(tmp, off):
-    def ours(prog, bpf_map):
+    def ours(prog, bpf_map, extra=()):
         cfg = write(os.path.join(tmp, f"{prog}.textproto"),
                     native_config(NATIVE, ["ups_target_fn"], prog, bpf_map))
-        return lambda pid: Ours(cfg, pid)
+        return lambda pid: Ours(cfg, pid, extra)
+    exit_off = exit_offset(NATIVE, "ups_target_fn", off)
     gi = "prog_GenericInstrumentation_uprobe_"
     probe = f"uprobe:{NATIVE}:ups_target_fn"
     return {
@@ -248,6 +263,12 @@ def perhit_variants(tmp, off):
                                                   None),
         "uprobestats uretprobe call_latency": ours("prog_Uprobestats_uretprobe_call_latency",
                                                    None),
+        "floor: empty BPF programs (uprobe at entry + uprobe at exit)":
+            lambda pid: EmptyLoader(NATIVE, off, pid, f"exit:{exit_off:#x}"),
+        "uprobestats exit-probe call_return": ours("prog_Uprobestats_uretprobe_call_return",
+                                                   None, ["--exit-probes"]),
+        "uprobestats exit-probe call_latency": ours("prog_Uprobestats_uretprobe_call_latency",
+                                                    None, ["--exit-probes"]),
     }
 
 
@@ -347,6 +368,8 @@ def bench_perhit():
 
 
 def floor_for(name):
+    if "exit-probe" in name:
+        return "floor: empty BPF programs (uprobe at entry + uprobe at exit)"
     return ("floor: empty BPF programs (uprobe + uretprobe)" if "uretprobe" in name
             else "floor: empty BPF program (uprobe)")
 
@@ -362,7 +385,10 @@ def perhit_table(runs):
             f"median of {REPEATS} interleaved repeats.  CPU is the target's own (user + sys: "
             "the trap and the BPF program run in its context); BPF is the kernel's run time "
             "of the tracer's programs per hit (bpf_stats).  Ratios are to the floor of the "
-            "same kind (uprobe, or uprobe + uretprobe for the uretprobe programs): of the "
+            "same kind (uprobe; uprobe + uretprobe for the uretprobe programs; uprobe at the "
+            "entry + uprobe at the return instruction for the exit-probe programs), and "
+            "the exit-probe rows' \"vs uretprobe floor\" is their CPU over the uretprobe "
+            "floor's: what exit probes cost against the path they replace.  Of the "
             "medians, of the fastest runs (the least disturbed by other jobs), and "
             "\"by program\" is the floor's CPU plus the program's BPF time above the empty "
             "program's, over the floor's CPU: what the program itself adds, free of the "
@@ -388,6 +414,12 @@ def perhit_table(runs):
     printf = cpu["bpftrace, printf pid + 2 args"]
     rows += ["", f"call_detail vs bpftrace printf: {cpu['uprobestats call_detail'] / printf:.2f}× "
              "the CPU per hit."]
+    ret_floor = cpu["floor: empty BPF programs (uprobe + uretprobe)"]
+    for prog in ("call_return", "call_latency"):
+        rows.append(f"{prog} vs uretprobe floor: exit probes "
+                    f"{cpu['uprobestats exit-probe ' + prog] / ret_floor:.3f}×, uretprobe "
+                    f"{cpu['uprobestats uretprobe ' + prog] / ret_floor:.3f}× the CPU per hit "
+                    "of the empty uprobe + uretprobe pair.")
     return "\n".join(rows)
 
 

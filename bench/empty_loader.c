@@ -1,8 +1,10 @@
 /* empty_loader — attach bench/empty_uprobe.bpf.o's empty programs to one
  * function of one process and wait: the bare kernel cost of a uprobe hit.
  *
- *   empty_loader OBJ BINARY FILE_OFFSET PID entry|return|both
+ *   empty_loader OBJ BINARY FILE_OFFSET PID entry|return|both|exit:EXIT_OFFSET
  *
+ * exit:EXIT_OFFSET: the empty entry program at FILE_OFFSET and again at the
+ * return instruction at EXIT_OFFSET (the floor of exit probes: two uprobes).
  * Prints "empty_loader: attached" on stderr once every link is in place, then
  * waits for SIGINT or SIGTERM (or for PID to exit) and detaches. */
 #include <errno.h>
@@ -43,7 +45,8 @@ static struct bpf_link *attach(struct bpf_object *obj, const char *prog_name, bo
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: empty_loader OBJ BINARY FILE_OFFSET PID entry|return|both\n");
+	fprintf(stderr, "usage: empty_loader OBJ BINARY FILE_OFFSET PID "
+			"entry|return|both|exit:EXIT_OFFSET\n");
 	return 2;
 }
 
@@ -59,7 +62,9 @@ int main(int argc, char **argv)
 	size_t offset = strtoul(argv[3], NULL, 0);
 	pid_t pid = (pid_t)atoi(argv[4]);
 	const char *mode = argv[5];
-	bool entry = !strcmp(mode, "entry") || !strcmp(mode, "both");
+	bool at_exit = !strncmp(mode, "exit:", 5);
+	size_t exit_offset = at_exit ? strtoul(mode + 5, NULL, 0) : 0;
+	bool entry = !strcmp(mode, "entry") || !strcmp(mode, "both") || at_exit;
 	bool ret = !strcmp(mode, "return") || !strcmp(mode, "both");
 	if (!entry && !ret)
 		return usage();
@@ -75,6 +80,9 @@ int main(int argc, char **argv)
 	if (entry && !(links[0] = attach(obj, "empty_entry", false, pid, argv[2], offset)))
 		goto out;
 	if (ret && !(links[1] = attach(obj, "empty_return", true, pid, argv[2], offset)))
+		goto out;
+	if (at_exit &&
+	    !(links[1] = attach(obj, "empty_entry", false, pid, argv[2], exit_offset)))
 		goto out;
 	fprintf(stderr, "empty_loader: attached\n");
 	while (!stop && kill(pid, 0) == 0)

@@ -6,6 +6,12 @@
  * stores the entry time per (thread, probe).
  * call_latency: the same pairing, but the duration only goes into an
  * in-kernel log2 histogram per probe (no record per call).
+ * Exit-probe forms of both (exit_entry + call_return_exit/call_latency_exit):
+ * plain uprobes at the entry and at every exit site (return instruction) of
+ * the function, never touching its return address; entries and exits pair
+ * by stack pointer on a small stack of calls in flight per (thread, probe),
+ * so recursion keeps every call and frames left by an exception or longjmp
+ * are counted as unwound (docs/programs.md, "Exit probes").
  * call_args: call_detail plus the text of up to four java.lang.String
  * arguments (which registers hold them is set per probe in ups_cfg). */
 #include "ups_bpf.h"
@@ -89,6 +95,153 @@ int call_return(void *ctx)
 	return 0;
 }
 
+/* ---- exit probes ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct ups_entry_key);
+	__type(value, struct ups_pending_stack);
+} pending_calls SEC(".maps");
+
+/* Never written: the zeroed value a thread's first entry starts from (the
+ * stack is larger than the BPF stack frame). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ups_pending_stack);
+} pending_zero SEC(".maps");
+
+/* A slot index the verifier can bound: the compiler must not drop the mask
+ * (it would, knowing the depth was checked), hence the opaque copy. */
+static __always_inline __u64 slot(__u32 i)
+{
+	__u64 v = i;
+
+	asm volatile("" : "+r"(v));
+	return v & (UPS_EXIT_DEPTH - 1);
+}
+
+/* Drops the calls on top of st whose sp is below sp (or equal to it, with
+ * or_equal): frames left without an exit.  Returns how many. */
+static __always_inline __u32 drop_left_frames(struct ups_pending_stack *st, __u64 sp,
+					      int or_equal)
+{
+	__u32 depth = st->depth, n = 0;
+
+	if (depth > UPS_EXIT_DEPTH)
+		depth = UPS_EXIT_DEPTH;
+	/* A bounded loop (5.3+); kernels without them need it unrolled, at
+	 * 5 KiB of code per program. */
+#ifdef UPS_UNROLL_LOOPS
+#pragma unroll
+#else
+#pragma clang loop unroll(disable)
+#endif
+	for (int i = 0; i < UPS_EXIT_DEPTH; i++) {
+		__u64 top_sp;
+		if (depth == 0)
+			break;
+		top_sp = st->calls[slot(depth - 1)].sp;
+		if (top_sp > sp || (!or_equal && top_sp == sp))
+			break;
+		depth--;
+		n++;
+	}
+	st->depth = depth;
+	return n;
+}
+
+static __always_inline void count_exit_problems(__u32 unwound, __u32 untracked)
+{
+	struct ups_probe_counters *c;
+
+	if (!unwound && !untracked)
+		return;
+	c = ups_counters();
+	if (c) {
+		c->unwound += unwound;
+		c->untracked += untracked;
+	}
+}
+
+SEC("uprobe/exit_entry")
+int exit_entry(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_pending_stack *st;
+	__u64 sp = UPS_SP(ctx), now;
+	__u32 zero = 0, unwound, depth;
+
+	if (!ups_enter(pid_tgid))
+		return 0;
+	now = bpf_ktime_get_ns();
+	st = bpf_map_lookup_elem(&pending_calls, &key);
+	if (!st) {
+		struct ups_pending_stack *z = bpf_map_lookup_elem(&pending_zero, &zero);
+		if (!z)
+			return 0;
+		bpf_map_update_elem(&pending_calls, &key, z, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&pending_calls, &key);
+		if (!st)
+			return 0;
+	}
+	/* A call still pending at this sp or below was left without an exit. */
+	unwound = drop_left_frames(st, sp, 1);
+	depth = st->depth;
+	if (depth >= UPS_EXIT_DEPTH) {
+		count_exit_problems(unwound, 1);
+		return 0;
+	}
+	st->calls[slot(depth)].sp = sp;
+	st->calls[slot(depth)].entry_ns = now;
+	st->depth = depth + 1;
+	count_exit_problems(unwound, 0);
+	return 0;
+}
+
+/* At an exit site: the entry time of the call returning now, or 0 when its
+ * entry was not kept (attached mid-call, stack full, filtered, evicted). */
+static __always_inline __u64 take_exit(void *ctx, __u64 pid_tgid)
+{
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_pending_stack *st = bpf_map_lookup_elem(&pending_calls, &key);
+	__u64 sp = UPS_SP(ctx), entry = 0;
+	__u32 depth;
+
+	if (!st)
+		return 0;
+	count_exit_problems(drop_left_frames(st, sp, 0), 0);
+	depth = st->depth;
+	if (depth && depth <= UPS_EXIT_DEPTH && st->calls[slot(depth - 1)].sp == sp) {
+		entry = st->calls[slot(depth - 1)].entry_ns;
+		st->depth = depth - 1;
+	}
+	return entry;
+}
+
+SEC("uprobe/call_return_exit")
+int call_return_exit(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 entry = take_exit(ctx, pid_tgid);
+	struct rec_call_return *rec;
+
+	if (!entry)
+		return 0;
+	rec = UPS_RESERVE(call_return_buf, struct rec_call_return);
+	if (!rec)
+		return 0;
+	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_RETURN);
+	rec->r.return_value = UPS_RET(ctx);
+	rec->r.entry_ns = entry;
+	rec->r.duration_ns = rec->env.ktime_ns - entry;
+	UPS_SUBMIT(ctx, call_return_buf, rec);
+	return 0;
+}
+
 static __always_inline __u32 log2_slot(__u64 v)
 {
 	__u32 slot = 0;
@@ -113,6 +266,22 @@ SEC("uretprobe/call_latency")
 int call_latency(void *ctx)
 {
 	__u64 entry = take_entry(bpf_get_current_pid_tgid());
+	__u32 key;
+	__u64 *count;
+
+	if (!entry)
+		return 0;
+	key = ups_cfg.probe_id * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	count = bpf_map_lookup_elem(&latency_hist, &key);
+	if (count)
+		*count += 1;
+	return 0;
+}
+
+SEC("uprobe/call_latency_exit")
+int call_latency_exit(void *ctx)
+{
+	__u64 entry = take_exit(ctx, bpf_get_current_pid_tgid());
 	__u32 key;
 	__u64 *count;
 

@@ -66,7 +66,8 @@ struct call_timestamp {
 };
 
 /* Uprobestats (beyond upstream) call_return: one record per completed call,
- * from a uretprobe paired with an entry uprobe on the same function. */
+ * from a uretprobe paired with an entry uprobe on the same function, or from
+ * exit probes (uprobes at the entry and at every return instruction). */
 struct call_return {
 	__u64 return_value;      /* x0 / rax at return */
 	__u64 duration_ns;       /* entry -> return, same thread */
@@ -102,6 +103,24 @@ struct rec_call_args {
 struct ups_entry_key {
 	__u32 tid;
 	__u32 probe_id;
+};
+
+/* Exit probes: the calls of one probe in flight on one thread, innermost
+ * last.  sp is the stack pointer at the entry, which equals the one at the
+ * matching exit (arm64: sp; x86_64: rsp pointing at the return address), so
+ * an exit pairs with the entry of the same sp; the stack grows down, so an
+ * entry below the current sp belongs to a frame already left. */
+#define UPS_EXIT_DEPTH 32       /* a power of two (BPF masks indexes with it) */
+
+struct ups_pending_call {
+	__u64 sp;
+	__u64 entry_ns;
+};
+
+struct ups_pending_stack {
+	__u32 depth;
+	__u32 pad;
+	struct ups_pending_call calls[UPS_EXIT_DEPTH];
 };
 
 struct rec_call_detail {
@@ -287,6 +306,12 @@ UPS_RECORD(start_activity_as_user, start_activity_as_user);
 struct ups_probe_counters {
 	__u64 hits;              /* program invocations that passed the filters */
 	__u64 drops;             /* ring-buffer reservations that failed */
+	/* Exit probes (call_return/call_latency at exit sites): */
+	__u64 unwound;           /* entries whose frame was left without an exit
+				  * (exception, longjmp): found below the stack
+				  * pointer of a later entry or exit */
+	__u64 untracked;         /* entries not kept: the thread's pending stack
+				  * was full (their exits give no duration) */
 };
 
 /* The only read-only global of every program object, set per probe before
@@ -365,7 +390,9 @@ UPS_ASSERT_SIZE(struct rec_component_enabled_setting, 432);
 UPS_ASSERT_SIZE(struct rec_binder_transaction, 192);
 UPS_ASSERT_SIZE(struct rec_accessibility_event, 320);
 UPS_ASSERT_SIZE(struct rec_start_activity_as_user, 200);
-UPS_ASSERT_SIZE(struct ups_probe_counters, 16);
+UPS_ASSERT_SIZE(struct ups_probe_counters, 32);
+UPS_ASSERT_SIZE(struct ups_pending_stack, 8 + 16 * UPS_EXIT_DEPTH);
+_Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a power of two");
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);

@@ -13,6 +13,7 @@
 #include "config/guardrail.h"
 #include "config/plan_print.h"
 #include "config/textdump.h"
+#include "plan/exits.h"
 #include "plan/plan.h"
 #include "sys/properties.h"
 
@@ -21,12 +22,14 @@ struct check_opts {
 	bool no_resolve;
 	const char *to_binary;
 	bool to_text;
+	bool exit_probes;            /* as run's --exit-probes / --unsafe-uretprobe */
+	bool unsafe_uretprobe;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
 
 enum { OPT_NO_RESOLVE = 256, OPT_TO_BINARY, OPT_TO_TEXT, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-       OPT_GUARDRAIL };
+       OPT_GUARDRAIL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE };
 
 static const struct option long_opts[] = {
 	{ "no-resolve", no_argument, NULL, OPT_NO_RESOLVE },
@@ -35,6 +38,8 @@ static const struct option long_opts[] = {
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
 	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
+	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
+	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -50,6 +55,8 @@ static int parse_check_opts(int argc, char **argv, struct check_opts *o)
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
 		case OPT_TO_BINARY: o->to_binary = optarg; break;
 		case OPT_TO_TEXT: o->to_text = true; break;
+		case OPT_EXIT_PROBES: o->exit_probes = true; break;
+		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
 		case OPT_CONFIG_FORMAT:
 			if (cli_parse_config_format(optarg, &o->load.format))
 				return EXIT_USAGE;
@@ -155,9 +162,12 @@ int cmd_check(int argc, char **argv)
 		return rc;
 	}
 	struct plan_opts po = { .no_resolve = o.no_resolve, .problem = print_problem,
-				.problem_ctx = (void *)o.config, .duration_override = 0 };
+				.problem_ctx = (void *)o.config, .duration_override = 0,
+				.exit_probes = o.exit_probes,
+				.unsafe_uretprobe = o.unsafe_uretprobe };
 	if (vrc == EXIT_OK && plan_build(cfg, &po, &plan, &e) < 0)
-		rc = e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
+		rc = e.code == -ESRCH ? EXIT_NO_TARGET
+		     : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	struct hook_ctx h = { .plan = plan };
 	struct plan_print_opts pp = { .verbose = cli_verbose(), .probe_hook = probe_hook,
 				      .hook_ctx = &h };

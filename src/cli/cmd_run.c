@@ -18,6 +18,7 @@
 #include "probe/accounting.h"
 #include "probe/loop.h"
 #include "probe/session.h"
+#include "plan/exits.h"
 #include "sink/histogram.h"
 #include "sink/sink_args.h"
 #include "sink/sinks.h"
@@ -43,6 +44,8 @@ struct run_opts {
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
+	bool exit_probes;            /* --exit-probes */
+	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -51,7 +54,7 @@ enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING,
+	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
 };
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
@@ -67,6 +70,8 @@ static const struct option run_long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
+	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
+	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
@@ -167,6 +172,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case OPT_FORCE_PMU: o->force_pmu = true; break;
+		case OPT_EXIT_PROBES: o->exit_probes = true; break;
+		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
 		case 'v': cli_set_verbose(true); break;
 		case 'h': cmd_help(0, NULL); return -1;
 		case '?': return EXIT_USAGE;
@@ -502,11 +509,13 @@ int cmd_run(int argc, char **argv)
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
 				.duration_override = o.duration,
-				.atom_int32_args = o.atom_int32_args };
+				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
+				.unsafe_uretprobe = o.unsafe_uretprobe };
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);
-		return e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
+		return e.code == -ESRCH ? EXIT_NO_TARGET
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
 	for (size_t i = 0; i < plan->n_probes; i++)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,

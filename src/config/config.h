@@ -98,6 +98,11 @@ struct probe_config {
 	char *trace_slice;
 	bool has_trace_role;
 	int32_t trace_role;               /* enum trace_role */
+	/* Ours: call_return/call_latency at the exit sites (plain uprobes)
+	 * instead of a uretprobe; unset: Java methods yes, ELF functions only
+	 * with --exit-probes.  false on a Java method needs --unsafe-uretprobe. */
+	bool has_exit_probes;
+	bool exit_probes;
 	struct src_loc loc;
 	/* Where each singular field was set (kind NONE when absent). */
 	struct src_loc bpf_name_loc;
@@ -107,6 +112,7 @@ struct probe_config {
 	struct src_loc bpf_map_loc;
 	struct src_loc trace_slice_loc;
 	struct src_loc trace_role_loc;
+	struct src_loc exit_probes_loc;
 };
 
 struct statsd_logging_config {

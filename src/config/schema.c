@@ -135,6 +135,8 @@ static const struct field_desc probe_fields[] = {
 	ROW("trace_role", 0, 1002, FT_ENUM, false, false, OFF(PC, trace_role),
 	    OFF(PC, has_trace_role), FD_NONE, OFF(PC, trace_role_loc), &schema_enum_trace_role,
 	    NULL),
+	ROW("exit_probes", 0, 1003, FT_BOOL, false, false, OFF(PC, exit_probes),
+	    OFF(PC, has_exit_probes), FD_NONE, OFF(PC, exit_probes_loc), NULL, NULL),
 };
 #undef PC
 

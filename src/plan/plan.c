@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "formats/elf.h"
+#include "plan/exits.h"
 #include "resolve/java_resolve.h"
 #include "resolve/native.h"
 #include "sys/proc.h"
@@ -96,6 +97,7 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 		if (native_resolve(files->v[i], method, &loc, &e) == 0) {
 			snprintf(p->path, sizeof(p->path), "%s", files->v[i]);
 			p->offset = loc.offset;
+			p->code_size = loc.size;
 			p->machine = loc.machine;
 			p->how = RESOLVED_ELF_SYMBOL;
 			p->abi = ARG_ABI_NATIVE;
@@ -195,6 +197,8 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 	}
 	snprintf(p->path, sizeof(p->path), "%s", r->path);
 	p->offset = r->file_offset;
+	p->code_size = r->code_size;
+	p->java = true;
 	p->machine = r->e_machine;
 	p->how = r->found_by == JAVA_FOUND_OATDUMP ? RESOLVED_OATDUMP : RESOLVED_OAT_BUILTIN;
 	/* Upstream assumes instance methods; the dex access flags say which. */
@@ -212,9 +216,9 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			 struct err *err)
 {
-	if (is_java_probe(p->cfg))
-		return resolve_java(p, po, pid, err);
-	return resolve_native(p, err);
+	int rc = is_java_probe(p->cfg) ? resolve_java(p, po, pid, err) : resolve_native(p, err);
+
+	return rc < 0 ? rc : plan_choose_exits(p, po, err);
 }
 
 static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *t,
@@ -392,6 +396,8 @@ void plan_free(struct plan *plan)
 	if (!plan)
 		return;
 	for (size_t i = 0; i < plan->n_tasks; i++) {
+		for (size_t j = 0; j < plan->tasks[i].n_probes; j++)
+			free(plan->tasks[i].probes[j].exit_offsets);
 		free(plan->tasks[i].probes);
 		free(plan->tasks[i].pids);
 	}

@@ -46,6 +46,13 @@ struct plan_probe {
 	 * and their Java positions, for the program's .rodata. */
 	uint8_t string_reg[4];
 	uint8_t string_pos[4];
+	/* Return programs (call_return, call_latency): plain uprobes at the
+	 * entry and at every exit site instead of a uretprobe (plan/exits.h). */
+	bool java;                        /* a Java method (ART code) */
+	uint64_t code_size;               /* bytes of code at offset (0: unknown) */
+	bool exit_probes;
+	uint32_t n_exits;
+	uint64_t *exit_offsets;           /* file offsets of the exit sites; owned */
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
 	struct probe_desc desc;           /* points into this struct */
@@ -98,6 +105,8 @@ struct plan_opts {
 	size_t n_search_roots;
 	const char *isa;                  /* for the search: "arm64", "x86_64"; NULL: any */
 	bool atom_int32_args;             /* --atom-mapping cpp */
+	bool exit_probes;                 /* --exit-probes: native return programs too */
+	bool unsafe_uretprobe;            /* --unsafe-uretprobe: allow uretprobes on ART code */
 	/* When set, every per-probe problem is reported here and building goes
 	 * on, so `check` can list them all; the build still fails at the end. */
 	void (*problem)(void *ctx, const char *msg);

@@ -77,6 +77,9 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 			.dropped_kernel = c.drops,
 			.dropped_sink = a->dropped_sink[i],
 			.duration_ns = polled_ns(&st->tasks[p->desc.task_index]),
+			.exit_probes = p->exit_probes,
+			.unwound = c.unwound,
+			.untracked = c.untracked,
 		};
 		if (rows[i].duration_ns > *run_ns)
 			*run_ns = rows[i].duration_ns;

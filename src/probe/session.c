@@ -131,6 +131,14 @@ static bool is_output_used(const struct object_state *os, const char *name, bool
 	return false;
 }
 
+static bool plan_uses_exit_probes(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (plan->probe_by_id[i]->exit_probes)
+			return true;
+	return false;
+}
+
 /* Sizes the primary's maps, or points an instance's maps at the primary's. */
 static int setup_maps(struct session *s, struct bpf_object *obj, struct object_state *os,
 		      struct err *err)
@@ -160,6 +168,9 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 				map, s->plan->n_probes ? (uint32_t)s->plan->n_probes : 1);
 		} else if (strcmp(name, CATALOG_MAP_PIDS) == 0) {
 			rc = bpf_map__set_max_entries(map, MAX_TARGET_PIDS);
+		} else if (strcmp(name, CATALOG_MAP_PENDING) == 0 &&
+			   !plan_uses_exit_probes(s->plan)) {
+			rc = bpf_map__set_max_entries(map, 1);  /* 4 MiB only when used */
 		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
 			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;
 			rc = bpf_map__set_max_entries(map, (uint32_t)(n * UPS_HIST_SLOTS));
@@ -179,6 +190,18 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 static bool task_filters_in_bpf(const struct plan_task *t, const struct session_opts *opts)
 {
 	return !t->all_processes && (opts->bpf_pid_filter || t->n_pids > PER_PID_ATTACH_MAX);
+}
+
+/* The program a probe runs at its offset (or, with exit probes, at every
+ * exit site), and the entry program that goes with it (NULL: none). */
+static const char *probe_main_prog(const struct plan_probe *p)
+{
+	return p->exit_probes ? p->prog->exit : p->prog->name;
+}
+
+static const char *probe_entry_prog(const struct plan_probe *p)
+{
+	return p->exit_probes ? p->prog->exit_entry : p->prog->entry;
 }
 
 static int load_instance(struct session *s, struct instance *in, const struct plan_probe *p,
@@ -201,8 +224,8 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	}
 	bpf_object__for_each_program(prog, in->obj) {
 		const char *name = bpf_program__name(prog);
-		bool wanted = strcmp(name, p->prog->name) == 0 ||
-			      (p->prog->entry && strcmp(name, p->prog->entry) == 0);
+		bool wanted = strcmp(name, probe_main_prog(p)) == 0 ||
+			      (probe_entry_prog(p) && strcmp(name, probe_entry_prog(p)) == 0);
 
 		bpf_program__set_autoload(prog, wanted);
 		/* a program is loaded for one kind of attachment */
@@ -321,7 +344,7 @@ static int fill_target_pids(const struct object_state *os, const struct plan *pl
 }
 
 static int attach_one(struct session *s, struct instance *in, const char *prog_name,
-		      bool retprobe, pid_t pid, struct err *err)
+		      uint64_t offset, bool retprobe, pid_t pid, struct err *err)
 {
 	const struct plan_probe *p = in->probe;
 	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, prog_name);
@@ -335,14 +358,14 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 	memset(a, 0, sizeof(*a));
 	a->tracefs = s->use_tracefs;
 	if (s->use_tracefs) {
-		rc = tracefs_attach(&s->tfs, p->path, p->offset, retprobe, pid,
+		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid,
 				    bpf_program__fd(prog), &a->tp, err);
 		a->perf_fd = a->tp.perf_fd;
 	} else if (s->use_multi) {
-		rc = uprobe_attach_multi(p->path, p->offset, retprobe, pid, bpf_program__fd(prog),
+		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, bpf_program__fd(prog),
 					 &a->perf_fd, err);
 	} else {
-		rc = uprobe_attach_pmu(&s->pmu, p->path, p->offset, retprobe, pid,
+		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid,
 				       bpf_program__fd(prog), &a->perf_fd, err);
 	}
 	if (rc < 0)
@@ -372,14 +395,19 @@ static int grow_atts(struct instance *in, size_t more, struct err *err)
 static int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
 			       struct err *err)
 {
-	const struct catalog_program *cp = in->probe->prog;
-	int rc = grow_atts(in, 2, err);
+	const struct plan_probe *p = in->probe;
+	const struct catalog_program *cp = p->prog;
+	int rc = grow_atts(in, 2 + p->n_exits, err);
 
 	/* The return half first, so no entry is stored without its exit. */
-	if (rc == 0)
-		rc = attach_one(s, in, cp->name, cp->is_return, pid, err);
-	if (rc == 0 && cp->entry)
-		rc = attach_one(s, in, cp->entry, false, pid, err);
+	if (p->exit_probes) {
+		for (uint32_t i = 0; rc == 0 && i < p->n_exits; i++)
+			rc = attach_one(s, in, cp->exit, p->exit_offsets[i], false, pid, err);
+	} else if (rc == 0) {
+		rc = attach_one(s, in, cp->name, p->offset, cp->is_return, pid, err);
+	}
+	if (rc == 0 && probe_entry_prog(p))
+		rc = attach_one(s, in, probe_entry_prog(p), p->offset, false, pid, err);
 	return rc;
 }
 
@@ -684,6 +712,8 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 		for (int c = 0; c < s->ncpus; c++) {
 			out->hits += percpu[c].hits;
 			out->drops += percpu[c].drops;
+			out->unwound += percpu[c].unwound;
+			out->untracked += percpu[c].untracked;
 		}
 	}
 	free(percpu);

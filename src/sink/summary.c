@@ -14,6 +14,8 @@ static const char *const heads[N_COLS] = {
 
 struct totals {
 	uint64_t hits, delivered, dropped_kernel, dropped_sink, duration_ns;
+	uint64_t unwound, untracked;
+	bool exit_probes;
 };
 
 struct cells {
@@ -26,6 +28,9 @@ static void add(struct totals *t, const struct probe_stats *r)
 	t->delivered += r->delivered;
 	t->dropped_kernel += r->dropped_kernel;
 	t->dropped_sink += r->dropped_sink;
+	t->unwound += r->unwound;
+	t->untracked += r->untracked;
+	t->exit_probes |= r->exit_probes;
 	if (r->duration_ns > t->duration_ns)
 		t->duration_ns = r->duration_ns;
 }
@@ -168,6 +173,24 @@ static void statsd_text(FILE *f, const struct sink_report *r)
 			r->statsd_unreported);
 }
 
+/* Exit probes: calls that never returned through an exit site, per probe
+ * (only when there are any, so the table of other programs is unchanged). */
+static void exit_probe_text(FILE *f, const struct probe_stats *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct label l = probe_label(rows[i].probe);
+		char task[32];
+
+		if (!rows[i].unwound && !rows[i].untracked)
+			continue;
+		fmt_task(task, sizeof(task), rows[i].probe);
+		fprintf(f, "exit probes, task %s, %.*s: %" PRIu64 " calls unwound (left by an "
+			   "exception or longjmp: no duration), %" PRIu64 " entries untracked "
+			   "(pending stack full)\n", task, (int)(l.n < 200 ? l.n : 200), l.s,
+			rows[i].unwound, rows[i].untracked);
+	}
+}
+
 void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 		  const struct sink_report *r, uint64_t run_ns)
 {
@@ -185,6 +208,7 @@ void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 	if (r && r->trace_orphan_exits)
 		fprintf(f, "trace: %" PRIu64 " exits had no matching enter on their thread\n",
 			r->trace_orphan_exits);
+	exit_probe_text(f, rows, n);
 	for (size_t i = 0; r && i < r->n_errors; i++)
 		fprintf(f, "error: %s\n", r->errors[i]);
 	if (all.dropped_kernel || all.dropped_sink)
@@ -205,6 +229,12 @@ static void counts_json(struct json_out *j, const struct totals *t)
 	json_u64(j, t->dropped_sink);
 	json_key(j, "duration_ns");
 	json_u64(j, t->duration_ns);
+	if (!t->exit_probes)
+		return;
+	json_key(j, "unwound");
+	json_u64(j, t->unwound);
+	json_key(j, "untracked");
+	json_u64(j, t->untracked);
 }
 
 static void probe_json(struct json_out *j, const struct probe_stats *r)

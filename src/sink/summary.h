@@ -26,6 +26,12 @@ struct probe_stats {
 	uint64_t dropped_kernel;  /* records lost before user space (ring full, perf lost) */
 	uint64_t dropped_sink;    /* events or atoms a sink could not deliver */
 	uint64_t duration_ns;     /* time the probe was attached and polled */
+	bool exit_probes;         /* the probe uses exit probes: the two counters below
+				   * are shown (and only then, so other rows stay as
+				   * they were) */
+	uint64_t unwound;         /* exit probes: calls left without an exit (exception,
+				   * longjmp), never given a duration */
+	uint64_t untracked;       /* exit probes: entries not kept (pending stack full) */
 };
 
 #define SINK_REPORT_MAX_ERRORS 4

@@ -68,6 +68,7 @@ def test_art_compiled_methods_by_java_signature():
     err = u.stderr()
     check(f"+0x{init_off:x} (oat-builtin" in err, "resolved <init> to the expected offset: " + err)
     check(f"+0x{get_off:x} (oat-builtin" in err, "resolved getEventType to the expected offset")
+    check("exit probes at 1 exit site" in err, "call_return on a Java method: exit probes")
     check("instance method" in err, "instance calling convention")
     objs = u.json_events()
     calls = events(objs)
@@ -157,3 +158,97 @@ def test_static_and_instance_methods_get_their_calling_convention():
     eq(len(lines), 2, "resolved lines in: " + out)
     check("art-static arguments" in lines[0], lines[0])
     check("art-instance arguments" in lines[1], lines[1])
+
+
+IS_ENABLED = "boolean com.android.location.provider.LocationProviderBase.isEnabled()"
+SET_ALLOWED = "void com.android.location.provider.LocationProviderBase.setAllowed(boolean)"
+# Time outside the probed window the target's "outer" measurement includes
+# at most (clock reads and the call instruction), and clock-read slack.
+SLACK_NS = 2000
+
+
+def method_offsets(*sigs):
+    with open(EXPECTED) as f:
+        table = {m["signature"]: m["file_offset"] for m in map(json.loads, f)}
+    return [table[s] for s in sigs]
+
+
+def return_probe(sig, extra=""):
+    return ("  probe_configs {\n"
+            '    bpf_name: "prog_Uprobestats_uretprobe_call_return"\n'
+            f'    file_paths: "{ODEX}"\n'
+            f'    method_signature: "{sig}"\n{extra}'
+            "  }\n")
+
+
+def test_art_methods_with_frames_stack_maps_and_two_exits():
+    """call_return on real compiled methods that ART could walk through: a
+    frame, calls with stack maps (a virtual call; monitor enter/exit) and, in
+    setAllowed, two return instructions.  The tool must use exit probes (no
+    uretprobe on ART code) at every return, and report every call once with
+    its return value and a duration inside the target's own bounds."""
+    tmp = tmpdir()
+    n = 200
+    ie_off, sa_off = method_offsets(IS_ENABLED, SET_ALLOWED)
+    cfg = write_config(tmp, "tasks {\n" + return_probe(IS_ENABLED) + return_probe(SET_ALLOWED)
+                       + "}\n")
+    out = os.path.join(tmp, "calls.jsonl")
+    rc, u = traced_run(Held(tmp, "target_art_exits", [ODEX, str(ie_off), str(sa_off), str(n), out]),
+                       ["run", cfg, "--format", "json", "-v"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    err = u.stderr()
+    check(f"+0x{ie_off:x} (oat-builtin" in err and "exit probes at 1 exit site" in err,
+          "isEnabled: exit probes at its one return: " + err)
+    check(f"+0x{sa_off:x} (oat-builtin" in err and "exit probes at 2 exit sites" in err,
+          "setAllowed: exit probes at both returns: " + err)
+    with open(out) as f:
+        calls = [json.loads(line) for line in f]
+    objs = u.json_events()
+    rets = sorted(events(objs, kind="return"), key=lambda e: e["boot_ns"])
+    by_probe = {0: [], 1: []}
+    for e in rets:
+        by_probe[e["probe_index"]].append(e)
+    for idx, name in ((0, "isEnabled"), (1, "setAllowed")):
+        mine = [c for c in calls if c["m"] == name]
+        eq(len(mine), n, f"{name}: calls made")
+        eq(len(by_probe[idx]), n, f"{name}: one record per call")
+        for c, e in zip(mine, by_probe[idx]):
+            d = num(e["fields"]["duration_ns"])
+            check(c["inner"] - SLACK_NS <= d <= c["outer"] + SLACK_NS,
+                  f"{name}: duration {d} ns; the target measured {c['inner']} ns in its "
+                  f"callees and {c['outer']} ns around the call")
+            if name == "isEnabled":
+                eq(num(e["fields"]["return_value"]), c["ret"], "isEnabled() return value")
+    exits = [c["exit"] for c in calls if c["m"] == "setAllowed"]
+    check(0 < sum(exits) < n, f"both of setAllowed's returns taken ({sum(exits)} of {n})")
+    row = [(p["hits"], p["delivered"], p["unwound"], p["untracked"])
+           for p in [o for o in objs if o.get("type") == "summary"][0]["probes"]]
+    eq(row, [(n, n, 0, 0), (n, n, 0, 0)], "hits, delivered, unwound, untracked per probe")
+
+
+def test_uretprobe_on_java_code_is_refused_unless_unsafe():
+    """A configuration that would still put a uretprobe on ART code (here the
+    probe's own exit_probes: false) is refused before anything is attached,
+    naming the method and the reason; --unsafe-uretprobe accepts it."""
+    tmp = tmpdir()
+    cfg = write_config(tmp, "tasks {\n" + return_probe(GET, "    exit_probes: false\n") + "}\n")
+    for cmd in (["check", cfg], ["run", cfg, "--pid", str(os.getpid()), "--duration", "1"]):
+        rc, out, err = run(cmd)
+        eq(rc, 3, f"{cmd[0]}: exit code; stderr: " + err)
+        lines = [l for l in err.splitlines() if "error:" in l]
+        eq(len(lines), 1, f"{cmd[0]}: one error line: " + err)
+        check(GET in lines[0] and "refusing a uretprobe on ART code" in lines[0]
+              and "exit_probes: false" in lines[0] and "--unsafe-uretprobe" in lines[0],
+              f"{cmd[0]}: names the method, the reason and the override: " + lines[0])
+    rc, out, err = run(["check", cfg, "--unsafe-uretprobe"])
+    eq(rc, 0, "--unsafe-uretprobe accepts it; stderr: " + err)
+    check("UNSAFE: uretprobe on ART code" in out, "the plan says so: " + out)
+    # With the override it really runs as a uretprobe (getEventType is a leaf
+    # here, called from C: nothing walks it).
+    init_off, get_off = expected_offsets()
+    rc, u = traced_run(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), "20"]),
+                       ["run", cfg, "--format", "json", "--unsafe-uretprobe"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    rets = events(u.json_events(), kind="return")
+    eq(sorted(num(e["fields"]["return_value"]) for e in rets), [100 + i for i in range(20)],
+       "return values through the uretprobe")

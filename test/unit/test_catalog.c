@@ -53,6 +53,9 @@ static int check_forward(const struct catalog_object *o, struct bpf_object *obj)
 		const struct catalog_program *p = &o->programs[i];
 		if (!has_program(obj, p->name, p->is_return) ||
 		    (p->entry && !has_program(obj, p->entry, false)) ||
+		    (!p->exit != !p->exit_entry) ||
+		    (p->exit && (!has_program(obj, p->exit, false) ||
+				 !has_program(obj, p->exit_entry, false))) ||
 		    (p->map && (!is_ring_map(o, p->map) || !record_kind_get(p->record_kind))) ||
 		    (!p->map && !p->histogram)) {
 			ut_fail(__FILE__, __LINE__, "%s: program %s", o->name, p->name);
@@ -75,7 +78,9 @@ static bool in_catalog(const struct catalog_object *o, const char *prog)
 {
 	for (size_t i = 0; i < o->n_programs; i++)
 		if (!strcmp(o->programs[i].name, prog) ||
-		    (o->programs[i].entry && !strcmp(o->programs[i].entry, prog)))
+		    (o->programs[i].entry && !strcmp(o->programs[i].entry, prog)) ||
+		    (o->programs[i].exit && !strcmp(o->programs[i].exit, prog)) ||
+		    (o->programs[i].exit_entry && !strcmp(o->programs[i].exit_entry, prog)))
 			return true;
 	return false;
 }
@@ -131,6 +136,14 @@ static bool uses_histogram(const struct catalog_object *o)
 	return false;
 }
 
+static bool uses_exit_probes(const struct catalog_object *o)
+{
+	for (size_t i = 0; i < o->n_programs; i++)
+		if (o->programs[i].exit)
+			return true;
+	return false;
+}
+
 UT_TEST(catalog_matches_the_embedded_objects)
 {
 	UT_ASSERT(catalog_object_count() >= 8);
@@ -145,6 +158,8 @@ UT_TEST(catalog_matches_the_embedded_objects)
 		     bpf_object__find_map_by_name(obj, CATALOG_MAP_PIDS) &&
 		     (!uses_histogram(o) ||
 		      bpf_object__find_map_by_name(obj, CATALOG_MAP_HISTOGRAM)) &&
+		     (!uses_exit_probes(o) ||
+		      bpf_object__find_map_by_name(obj, CATALOG_MAP_PENDING)) &&
 		     (o->prepare != CATALOG_PREPARE_BINDER_FILTER ||
 		      bpf_object__find_map_by_name(obj, CATALOG_MAP_BINDER_INTERFACES));
 		bpf_object__close(obj);

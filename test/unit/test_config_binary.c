@@ -229,6 +229,45 @@ UT_TEST(config_binary_negative_int32_uses_ten_bytes_and_round_trips)
 	config_free(b);
 }
 
+/* Our exit_probes field (1003): unset, true and false all survive text ->
+ * binary -> model and the text dump (false must stay "set to false"). */
+UT_TEST(config_exit_probes_field_round_trips_set_and_unset)
+{
+	static const char text[] =
+		"tasks { probe_configs { bpf_name: \"a\" exit_probes: true }\n"
+		"        probe_configs { bpf_name: \"b\" exit_probes: false }\n"
+		"        probe_configs { bpf_name: \"c\" } }";
+	struct config_load_opts o = { .format = CONFIG_FORMAT_TEXT };
+	struct uprobestats_config *a = NULL, *b = NULL, *c = NULL;
+	struct err e = { 0 };
+	char why[256], *dump = NULL;
+	size_t len, dump_len = 0;
+	uint8_t *bin;
+
+	UT_EQ_INT(config_load_buffer("t", text, sizeof(text) - 1, &o, &a, &e), 0);
+	UT_ASSERT(a->tasks[0].probes[0].has_exit_probes && a->tasks[0].probes[0].exit_probes);
+	UT_ASSERT(a->tasks[0].probes[1].has_exit_probes && !a->tasks[0].probes[1].exit_probes);
+	UT_ASSERT(!a->tasks[0].probes[2].has_exit_probes);
+	UT_EQ_INT(config_encode_binary(a, CONFIG_ERA_AUTO, &bin, &len, NULL, &e), 0);
+	UT_EQ_INT(load_bin((const char *)bin, len, CONFIG_ERA_AUTO, &b, &e), 0);
+	if (!config_equal(a, b, why, sizeof(why)))
+		ut_fail(__FILE__, __LINE__, "binary differs: %s", why);
+	UT_ASSERT(b->tasks[0].probes[1].has_exit_probes && !b->tasks[0].probes[1].exit_probes);
+	FILE *f = open_memstream(&dump, &dump_len);
+	UT_ASSERT(f);
+	UT_EQ_INT(config_dump_text(a, f), 0);
+	fclose(f);
+	UT_ASSERT(strstr(dump, "exit_probes: false") != NULL);
+	UT_EQ_INT(config_load_buffer("dump", dump, dump_len, &o, &c, &e), 0);
+	if (!config_equal(a, c, why, sizeof(why)))
+		ut_fail(__FILE__, __LINE__, "text dump differs: %s", why);
+	free(dump);
+	free(bin);
+	config_free(a);
+	config_free(b);
+	config_free(c);
+}
+
 UT_TEST(config_schema_rows_are_in_field_number_order)
 {
 	const struct msg_desc *all[] = { &schema_config, &schema_task, &schema_probe,

@@ -36,12 +36,15 @@ file_offset() {
 }
 
 for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/target_latency" \
-	"$bindir/target_art" "$bindir/target_programs" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
+	"$bindir/target_art" "$bindir/target_programs" "$bindir/target_exits" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
 	"$art_dir/$art_name.jar" "$art_table"; do
 	[ -f "$f" ] || die "missing $f"
 done
 init_off=$(file_offset "void $cls.<init>(java.lang.String, int, long)")
 get_off=$(file_offset "int $cls.getEventType()")
+base=com.android.location.provider.LocationProviderBase
+is_enabled_off=$(file_offset "boolean $base.isEnabled()")
+set_allowed_off=$(file_offset "void $base.setAllowed(boolean)")
 
 root=$out.d
 rm -rf "$root"
@@ -64,6 +67,8 @@ cat >"$root/vm/art.env" <<-EOF
 	ART_ODEX=/vm/testdata/$art_name.odex
 	ART_INIT_OFF=$init_off
 	ART_GET_OFF=$get_off
+	ART_IS_ENABLED_OFF=$is_enabled_off
+	ART_SET_ALLOWED_OFF=$set_allowed_off
 EOF
 # No dev/console node: /init takes the console from devtmpfs once it is mounted.
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |

@@ -302,7 +302,8 @@ static int read_event(const struct jdoc *d, const struct jnode *root, struct ev 
 		return -1;
 	e->pid = (long long)pid;
 	e->tid = (long long)tid;
-	if (get_u64(d, root, "task_index", &e->task_index) < 0)
+	if (get_u64(d, root, "task_index", &e->task_index) < 0 ||
+	    get_u64(d, root, "probe_index", &e->probe_index) < 0)
 		return -1;
 	e->has = 0;
 	int nregs = 0;

@@ -23,7 +23,8 @@ struct options {
 static void usage(void)
 {
 	fprintf(stderr, "usage: vmtest --name NAME --bin UPROBESTATS --targets DIR "
-			"[--art ODEX:INIT_OFF:GET_OFF] [--tmp DIR] [FILTER]\n");
+			"[--art ODEX:INIT_OFF:GET_OFF] [--art-exits IS_ENABLED_OFF:SET_ALLOWED_OFF] "
+			"[--tmp DIR] [FILTER]\n");
 	exit(2);
 }
 
@@ -44,6 +45,17 @@ static int parse_art(const char *spec, struct vmenv *env)
 		return -1;
 	env->art_get_off = strtoul(c2 + 1, &end, 0);
 	return *end == '\0' && env->art_init_off && env->art_get_off ? 0 : -1;
+}
+
+static int parse_art_exits(const char *spec, struct vmenv *env)
+{
+	char *end;
+
+	env->art_is_enabled_off = strtoul(spec, &end, 0);
+	if (*end != ':')
+		return -1;
+	env->art_set_allowed_off = strtoul(end + 1, &end, 0);
+	return *end == '\0' && env->art_is_enabled_off && env->art_set_allowed_off ? 0 : -1;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -71,7 +83,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		else if (!strcmp(a, "--art") && parse_art(v, &o->env) < 0)
 			fprintf(stderr, "vmtest: --art %s: expected ODEX:INIT_OFF:GET_OFF\n", v),
 			    exit(2);
-		else if (strcmp(a, "--art"))
+		else if (!strcmp(a, "--art-exits") && parse_art_exits(v, &o->env) < 0)
+			fprintf(stderr, "vmtest: --art-exits %s: expected IS_ENABLED_OFF:"
+					"SET_ALLOWED_OFF\n", v), exit(2);
+		else if (strcmp(a, "--art") && strcmp(a, "--art-exits"))
 			usage();
 		i++;
 	}
@@ -122,7 +137,8 @@ static bool run_case(const struct options *o, const struct vmcase *c)
 int main(int argc, char **argv)
 {
 	static const struct vmcase *const groups[] = { vm_native_cases, vm_kernel_cases,
-						       vm_programs_cases, vm_art_cases };
+						       vm_programs_cases, vm_art_cases,
+						       vm_exits_cases };
 	struct options o;
 	int passed = 0, failed = 0;
 

@@ -17,6 +17,8 @@ struct vmenv {
 	const char *targets;  /* directory of target_native, target_latency, target_art */
 	const char *art_odex; /* the arm64 odex the ART test probes (NULL: test skipped) */
 	unsigned long art_init_off, art_get_off; /* expected offsets, from the oatdump table */
+	/* LocationProviderBase.isEnabled() and setAllowed(boolean), same table (0: not given) */
+	unsigned long art_is_enabled_off, art_set_allowed_off;
 	char *argv0;          /* the runner's own argv[0] bytes (its /proc/PID/cmdline) */
 	size_t argv0_size;    /* their size, the NUL included */
 	const char *argv0_orig; /* a copy of what they said at start */
@@ -110,7 +112,7 @@ struct ev {
 	enum ev_kind kind;
 	unsigned has;
 	long long pid, tid;
-	unsigned long long task_index;
+	unsigned long long task_index, probe_index;
 	unsigned long long r[6];
 	unsigned long long event_id, timestamp_ns, return_value, duration_ns, top_duration_ns;
 };
@@ -158,5 +160,6 @@ extern const struct vmcase vm_native_cases[];
 extern const struct vmcase vm_kernel_cases[];
 extern const struct vmcase vm_art_cases[];
 extern const struct vmcase vm_programs_cases[];
+extern const struct vmcase vm_exits_cases[];
 
 #endif

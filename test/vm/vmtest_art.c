@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmproc.h"
 #include "vmtest.h"
 
 #define CALLS 50
@@ -158,6 +159,8 @@ static void art_compiled_methods_by_java_signature(struct tc *t)
 	snprintf(want, sizeof(want), "+0x%lx (oat-builtin", env->art_get_off);
 	CHECK(strstr(err, want), "getEventType() not resolved to the expected %s...)", want);
 	CHECK(strstr(err, "instance method"), "instance calling convention not reported");
+	/* call_return on Java code: exit probes, never a uretprobe. */
+	CHECK(strstr(err, "exit probes at 1 exit site"), "getEventType(): no exit probes");
 	if (results_read(t, u.out, &res) < 0)
 		goto out;
 	check_calls(t, &res);
@@ -171,7 +174,150 @@ out:
 	statsd_rx_close(&rx);
 }
 
+/* --- exit probes on methods with frames, stack maps and two returns ------------------- */
+
+#define EXIT_CALLS 100
+#define SLACK_NS 2000ULL
+#define BASE_CLS "com.android.location.provider.LocationProviderBase"
+
+struct art_call {
+	int is_enabled;                /* else setAllowed */
+	unsigned ret, exit;
+	unsigned long long inner, outer;
+};
+
+static int read_art_calls(struct tc *t, const char *path, struct art_call *c, int max)
+{
+	char *text = read_file(path, NULL), *line, *save = NULL;
+	int n = 0;
+
+	if (!text) {
+		tc_fail(t, "cannot read the target's %s", path);
+		return -1;
+	}
+	for (line = strtok_r(text, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct art_call *k = &c[n];
+		memset(k, 0, sizeof(*k));
+		if (sscanf(line, "{\"m\": \"isEnabled\", \"ret\": %u, \"inner\": %llu, "
+				 "\"outer\": %llu}", &k->ret, &k->inner, &k->outer) == 3)
+			k->is_enabled = 1, n++;
+		else if (sscanf(line, "{\"m\": \"setAllowed\", \"exit\": %u, \"inner\": %llu, "
+				      "\"outer\": %llu}", &k->exit, &k->inner, &k->outer) == 3)
+			n++;
+	}
+	free(text);
+	return n;
+}
+
+static const char *exits_art_config(struct tc *t)
+{
+	static char path[VM_PATH_MAX];
+	char text[2048];
+	const char *odex = t->env->art_odex;
+
+	snprintf(text, sizeof(text),
+		 "tasks {\n"
+		 "  probe_configs {\n"
+		 "    bpf_name: \"prog_Uprobestats_uretprobe_call_return\"\n"
+		 "    file_paths: \"%s\"\n"
+		 "    method_signature: \"boolean " BASE_CLS ".isEnabled()\"\n"
+		 "  }\n"
+		 "  probe_configs {\n"
+		 "    bpf_name: \"prog_Uprobestats_uretprobe_call_return\"\n"
+		 "    file_paths: \"%s\"\n"
+		 "    method_signature: \"void " BASE_CLS ".setAllowed(boolean)\"\n"
+		 "  }\n"
+		 "}\n", odex, odex);
+	tc_path(t, "art-exits.textproto", path);
+	return tc_write(t, path, text) == 0 ? path : NULL;
+}
+
+/* The records of probe P (sorted by time: the JSON stream is in time order per
+ * probe) against the target's calls of that method, in order. */
+static void check_art_records(struct tc *t, const struct results *res, const struct art_call *c,
+			      int n, int is_enabled)
+{
+	int k = 0, j = 0;
+
+	for (int i = 0; i < res->nev; i++) {
+		const struct ev *e = &res->ev[i];
+		if (e->kind != EV_RETURN || e->task_index != 0 || e->probe_index != !is_enabled)
+			continue;
+		while (j < n && c[j].is_enabled != is_enabled)
+			j++;
+		CHECK(j < n, "more records than calls of %s", is_enabled ? "isEnabled" : "setAllowed");
+		CHECK(e->duration_ns + SLACK_NS >= c[j].inner && e->duration_ns <= c[j].outer + SLACK_NS,
+		      "%s call %d took %llu ns; the target measured %llu ns in its callees, %llu ns "
+		      "around the call", is_enabled ? "isEnabled" : "setAllowed", k, e->duration_ns,
+		      c[j].inner, c[j].outer);
+		if (is_enabled)
+			EQ(e->return_value, c[j].ret, "isEnabled() return value");
+		j++;
+		k++;
+	}
+	EQ(k, EXIT_CALLS, is_enabled ? "isEnabled records" : "setAllowed records");
+out:
+	return;
+}
+
+static void art_exit_probes_frames_stack_maps_two_exits(struct tc *t)
+{
+	static struct art_call calls[2 * EXIT_CALLS + 8];
+	const struct vmenv *env = t->env;
+	struct target a = { .pid = -1 };
+	struct ups u = { .pid = -1 };
+	struct results res = { 0 };
+	char pid[16], ie[32], sa[32], n[16], out[VM_PATH_MAX];
+	char *err = NULL;
+	const char *cfg = exits_art_config(t);
+	int got, changed = 0;
+
+	CHECK(env->art_is_enabled_off && env->art_set_allowed_off, "no --art-exits offsets given");
+	CHECK(cfg, "config");
+	snprintf(ie, sizeof(ie), "%lu", env->art_is_enabled_off);
+	snprintf(sa, sizeof(sa), "%lu", env->art_set_allowed_off);
+	snprintf(n, sizeof(n), "%d", EXIT_CALLS);
+	tc_path(t, "calls.jsonl", out);
+	const char *targs[] = { env->art_odex, ie, sa, n, out, NULL };
+	if (target_start(t, &a, "target_art_exits", NULL, targs) < 0)
+		goto out;
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
+		goto out;
+	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+		goto out;
+	err = ups_stderr(&u);
+	CHECK(strstr(err, "exit probes at 1 exit site"), "isEnabled(): not on exit probes");
+	CHECK(strstr(err, "exit probes at 2 exit sites"), "setAllowed(): not on its two returns");
+	got = read_art_calls(t, out, calls, (int)(sizeof(calls) / sizeof(calls[0])));
+	EQ(got, 2 * EXIT_CALLS, "calls the target made");
+	for (int i = 0; i < got; i++)
+		changed += !calls[i].is_enabled && calls[i].exit;
+	CHECK(changed > 0 && changed < EXIT_CALLS, "setAllowed took both returns (%d changed)",
+	      changed);
+	if (results_read(t, u.out, &res) < 0)
+		goto out;
+	check_art_records(t, &res, calls, got, 1);
+	if (!t->failed)
+		check_art_records(t, &res, calls, got, 0);
+	if (!t->failed) {
+		const struct probe_sum want[2] = { { EXIT_CALLS, EXIT_CALLS, 0, 0 },
+						   { EXIT_CALLS, EXIT_CALLS, 0, 0 } };
+		check_summary(t, &res, want, 2);
+	}
+out:
+	free(err);
+	ups_stop(&u, SIGKILL);
+	target_kill(&a);
+	results_free(&res);
+}
+
 const struct vmcase vm_art_cases[] = {
 	{ "art.compiled_methods_by_java_signature", art_compiled_methods_by_java_signature },
+	{ "art.exit_probes_frames_stack_maps_two_exits",
+	  art_exit_probes_frames_stack_maps_two_exits },
 	{ NULL, NULL },
 };

@@ -1,0 +1,190 @@
+#include "plan/exits.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "formats/exit_sites.h"
+#include "formats/oat_exits.h"
+
+/* Larger code than this is not read (no compiled method or function we
+ * would probe comes near it). */
+#define MAX_CODE_BYTES (16u << 20)
+
+static const char *probe_what(const struct plan_probe *p)
+{
+	const struct probe_config *pc = p->cfg;
+
+	if (pc->method_signature && *pc->method_signature)
+		return pc->method_signature;
+	return pc->method_name ? pc->method_name : "?";
+}
+
+static int read_code(const struct plan_probe *p, uint8_t **out, struct err *err)
+{
+	uint8_t *buf;
+	ssize_t n;
+	int fd;
+
+	if (p->code_size == 0)
+		return err_set(err, -ENODATA, "the code size is unknown (the symbol has no "
+			       "size)");
+	if (p->code_size > MAX_CODE_BYTES)
+		return err_set(err, -EFBIG, "%llu bytes of code, over the %u we read",
+			       (unsigned long long)p->code_size, MAX_CODE_BYTES);
+	buf = malloc(p->code_size);
+	if (!buf)
+		return err_set(err, -ENOMEM, "out of memory");
+	fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : pread(fd, buf, p->code_size, (off_t)p->offset);
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)p->code_size) {
+		int e = n < 0 ? errno : EIO;
+		free(buf);
+		return err_set(err, -e, "%s+0x%llx: reading %llu bytes of code: %s", p->path,
+			       (unsigned long long)p->offset, (unsigned long long)p->code_size,
+			       n < 0 ? strerror(e) : "file too short");
+	}
+	*out = buf;
+	return 0;
+}
+
+/* Both programs would run at one instruction, in an order the kernel does
+ * not promise: the call could not be paired. */
+static int check_not_bare(const struct exit_sites *sites, struct err *err)
+{
+	if (sites->count && sites->offsets[0] == 0)
+		return err_set(err, -ENOTSUP, "its first instruction is a return (an empty "
+			       "function): an entry and an exit probe on one instruction cannot "
+			       "be ordered");
+	return 0;
+}
+
+static int keep_sites(struct plan_probe *p, const struct exit_sites *sites, uint64_t base,
+		      struct err *err)
+{
+	int rc = check_not_bare(sites, err);
+
+	if (rc < 0)
+		return rc;
+	p->exit_offsets = calloc(sites->count ? sites->count : 1, sizeof(*p->exit_offsets));
+	if (!p->exit_offsets)
+		return err_set(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < sites->count; i++)
+		p->exit_offsets[i] = base + sites->offsets[i];
+	p->n_exits = sites->count;
+	return 0;
+}
+
+/* A Java method: the oat reader's exits, each epilogue checked against the
+ * frame CodeInfo records (and that frame against the method's prologue). */
+static int find_exits_java(struct plan_probe *p, struct err *err)
+{
+	struct oat_method_exits m;
+	int rc = oat_method_exits_at(p->path, p->offset, &m, err);
+
+	if (rc < 0)
+		return rc;
+	if (m.exits_rc < 0) {
+		*err = m.exits_err;
+		rc = m.exits_rc;
+	} else if (m.code_file_offset != p->offset) {
+		rc = err_set(err, -EINVAL, "%s: the method header found for +0x%llx starts its "
+			     "code at +0x%llx", p->path, (unsigned long long)p->offset,
+			     (unsigned long long)m.code_file_offset);
+	} else {
+		rc = keep_sites(p, &m.sites, m.code_file_offset, err);
+	}
+	oat_method_exits_free(&m);
+	return rc;
+}
+
+/* An ELF function: its symbol's bytes, exits proven or refused. */
+static int find_exits_native(struct plan_probe *p, struct err *err)
+{
+	enum code_arch arch;
+	struct exit_sites sites = { 0 };
+	uint8_t *code = NULL;
+	int rc;
+
+	if (p->machine == EM_X86_64)
+		arch = CODE_ARCH_X86_64;
+	else if (p->machine == EM_AARCH64)
+		arch = CODE_ARCH_ARM64;
+	else
+		return err_set(err, -ENOTSUP, "no exit-site finder for ELF machine %u (x86_64 and "
+			       "arm64 only)", p->machine);
+	rc = read_code(p, &code, err);
+	if (rc < 0)
+		return rc;
+	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)p->code_size, &sites,
+			     err);
+	free(code);
+	if (rc == 0)
+		rc = keep_sites(p, &sites, p->offset, err);
+	exit_sites_free(&sites);
+	return rc;
+}
+
+static int find_exits(struct plan_probe *p, struct err *err)
+{
+	return p->java ? find_exits_java(p, err) : find_exits_native(p, err);
+}
+
+static int refuse_uretprobe(const struct plan_probe *p, const char *why, struct err *err)
+{
+	return err_set(err, PLAN_REFUSED, "probe %s: %s: refusing a uretprobe on ART code (%s): "
+		       "it rewrites the return address that ART walks its stack by, which aborts "
+		       "the runtime or corrupts GC roots (system_server: a phone restart); "
+		       "--unsafe-uretprobe attaches it anyway", p->program_name, probe_what(p),
+		       why);
+}
+
+static void add_note(struct plan_probe *p, const char *text)
+{
+	size_t len = strlen(p->note);
+
+	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
+}
+
+int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
+{
+	const struct probe_config *pc = p->cfg;
+	struct err why = { 0 };
+	char note[160];
+	bool want;
+
+	if (!p->prog->is_return || !p->prog->exit)
+		return 0;
+	want = pc->has_exit_probes ? pc->exit_probes : (p->java || opts->exit_probes);
+	if (!want) {
+		if (p->java && !opts->unsafe_uretprobe)
+			return refuse_uretprobe(p, "the probe sets exit_probes: false", err);
+		if (p->java)
+			add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
+		return 0;
+	}
+	if (find_exits(p, &why) == 0) {
+		p->exit_probes = true;
+		snprintf(note, sizeof(note), "exit probes at %u exit site%s", p->n_exits,
+			 p->n_exits == 1 ? "" : "s");
+		add_note(p, note);
+		return 0;
+	}
+	if (!p->java)
+		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
+			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
+			       "--exit-probes or set exit_probes: false)", p->program_name,
+			       probe_what(p), why.msg);
+	if (!opts->unsafe_uretprobe) {
+		char reason[ERR_MSG_MAX];
+		snprintf(reason, sizeof(reason), "no exit sites: %s", why.msg);
+		return refuse_uretprobe(p, reason, err);
+	}
+	add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe; no exit sites)");
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* exits.h — the plan's choice, per return program (call_return,
+ * call_latency), between a uretprobe and exit probes, and the file offsets
+ * of the exit sites.
+ *
+ * A uretprobe rewrites the return address of the probed call; ART walks its
+ * Java frames by those addresses (GC roots, exceptions, stack dumps) and
+ * aborts, or visits the wrong roots, on one it did not compile.  So Java
+ * methods always get exit probes: plain uprobes at the entry and at every
+ * return instruction the oat reader proves against the method's CodeInfo
+ * frame (formats/oat_exits.h; ELF functions: formats/exit_sites.h).  When
+ * those cannot be found, the probe is refused (naming the method and why)
+ * unless --unsafe-uretprobe.  ELF functions keep their uretprobe unless
+ * --exit-probes or the probe's exit_probes field asks for exit sites; a
+ * function whose exits cannot be proven is then refused, never guessed. */
+#ifndef UPROBESTATS_PLAN_EXITS_H
+#define UPROBESTATS_PLAN_EXITS_H
+
+#include <errno.h>
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "plan/plan.h"
+
+/* The error code of a refusal (main maps it to the config-error exit). */
+#define PLAN_REFUSED (-ECANCELED)
+
+/* Decides p->exit_probes and fills p->exit_offsets for a resolved probe
+ * (p->path, p->offset, p->code_size, p->machine, p->java).  Nothing to do
+ * for programs without a return half.  0, or PLAN_REFUSED / another
+ * negative errno with err set. */
+int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err);
+
+#endif
