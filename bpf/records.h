@@ -326,6 +326,9 @@ struct ups_prog_config {
 	 * Java argument position, as the record reports it. */
 	__u8 string_reg[UPS_ARG_STRINGS];
 	__u8 string_pos[UPS_ARG_STRINGS];
+	/* call_args: bit k set: slot k's register is a native char *, read as a
+	 * C string (the same 127 bytes), not a java.lang.String. */
+	__u32 string_native;
 };
 
 #define UPS_ASSERT_SIZE(type, size) \
@@ -396,7 +399,7 @@ _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a 
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 24);
+UPS_ASSERT_SIZE(struct ups_prog_config, 28);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

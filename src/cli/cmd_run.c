@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
 #include "probe/accounting.h"
@@ -24,31 +25,6 @@
 #include "sink/sinks.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
-
-#define MAX_PIDS 256
-
-struct run_opts {
-	const char *config;
-	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
-	int32_t duration;
-	pid_t pids[MAX_PIDS];
-	size_t n_pids;
-	bool all_matches;
-	uint32_t ringbuf_size;
-	uint32_t flush_ms;
-	bool bpf_pid_filter;
-	bool quiet;
-	enum output_mode output_mode;
-	bool force_tracefs;
-	bool force_pmu;
-	bool on_android;
-	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
-	bool atom_int32_args;        /* --atom-mapping cpp */
-	bool exit_probes;            /* --exit-probes */
-	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
-	struct config_load_opts load;
-	struct guardrail_opts guardrail;
-};
 
 enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
@@ -146,7 +122,39 @@ static int parse_value_opt(int c, struct run_opts *o)
 		}
 		return EXIT_OK;
 	}
-	return EXIT_USAGE;
+	return RUN_OPT_NOT_MINE;
+}
+
+int run_opts_getopt(struct option *opts, size_t *n, size_t max)
+{
+	if (sink_args_getopt(opts, n, max) < 0)
+		return -ENOSPC;
+	for (size_t i = 0; run_long_opts[i].name; i++) {
+		if (*n + 1 >= max)
+			return -ENOSPC;
+		opts[(*n)++] = run_long_opts[i];
+	}
+	opts[*n] = (struct option){ 0 };
+	return 0;
+}
+
+int run_opts_take(int c, struct run_opts *o)
+{
+	switch (c) {
+	case OPT_ALL_MATCHES: o->all_matches = true; return EXIT_OK;
+	case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; return EXIT_OK;
+	case OPT_QUIET: o->quiet = true; return EXIT_OK;
+	case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; return EXIT_OK;
+	case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; return EXIT_OK;
+	case OPT_FORCE_TRACEFS: o->force_tracefs = true; return EXIT_OK;
+	case OPT_FORCE_PMU: o->force_pmu = true; return EXIT_OK;
+	case OPT_EXIT_PROBES: o->exit_probes = true; return EXIT_OK;
+	case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; return EXIT_OK;
+	case 'v': cli_set_verbose(true); return EXIT_OK;
+	case 'h': return RUN_OPT_HELP;
+	case '?': return EXIT_USAGE;
+	}
+	return parse_value_opt(c, o);
 }
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
@@ -155,33 +163,17 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	size_t n = 0;
 	int c, rc;
 
-	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
+	if (run_opts_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
 		return EXIT_USAGE;
-	for (size_t i = 0; n < sizeof(long_opts) / sizeof(long_opts[0]); i++) {
-		long_opts[n++] = run_long_opts[i];
-		if (!run_long_opts[i].name)
-			break;
-	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ALL_MATCHES: o->all_matches = true; break;
-		case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; break;
-		case OPT_QUIET: o->quiet = true; break;
-		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
-		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
-		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
-		case OPT_FORCE_PMU: o->force_pmu = true; break;
-		case OPT_EXIT_PROBES: o->exit_probes = true; break;
-		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
-		case 'v': cli_set_verbose(true); break;
-		case 'h': cmd_help(0, NULL); return -1;
-		case '?': return EXIT_USAGE;
-		default:
-			rc = parse_value_opt(c, o);
-			if (rc != EXIT_OK)
-				return rc;
+		rc = run_opts_take(c, o);
+		if (rc == RUN_OPT_HELP) {
+			cmd_help(0, NULL);
+			return -1;
 		}
+		if (rc != EXIT_OK)
+			return rc == RUN_OPT_NOT_MINE ? EXIT_USAGE : rc;
 	}
 	if (optind != argc - 1) {
 		if (optind >= argc)
@@ -309,11 +301,13 @@ static void raise_memlock(void)
 	setrlimit(RLIMIT_MEMLOCK, &r);
 }
 
-static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct run_state *rs)
+static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, FILE *profile,
+		      struct run_state *rs)
 {
 	struct sinks_options so = sink_args_options(&o->sinks, out, trace);
 	struct err e = { 0 };
 
+	so.profile = profile;
 	so.statsd_dropped = on_statsd_drop;
 	so.statsd_dropped_ctx = rs;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
@@ -435,7 +429,7 @@ static FILE *open_output(const char *path, const char *what)
 
 /* Before anything touches the kernel: may we?  A refusal is one line saying
  * what is missing and how to get it. */
-static int check_privileges(const struct android_info *android)
+int run_check_privileges(const struct android_info *android)
 {
 	struct priv_facts f;
 	struct priv_report r;
@@ -451,7 +445,7 @@ static int check_privileges(const struct android_info *android)
 	return EXIT_OK;
 }
 
-static int run_plan(const struct plan *plan, const struct run_opts *o)
+int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
@@ -459,7 +453,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .force_pmu = o->force_pmu,
 				   .interrupted = stop_signal_pending };
 	struct run_state rs = { .plan = plan };
-	FILE *out = NULL, *trace = NULL;
+	FILE *out = NULL, *trace = NULL, *profile = NULL;
 	struct err e = { 0 };
 	int rc, acct_rc;
 
@@ -472,8 +466,10 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	acct_rc = accounting_init(&rs.acct, plan->n_probes);
 	out = open_output(o->sinks.output, "--output");
 	trace = o->sinks.trace ? open_output(o->sinks.trace, "--trace") : NULL;
-	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace)) ? EXIT_RUNTIME
-		: open_sinks(o, out, trace, &rs);
+	profile = !o->sinks.profile ? NULL : !strcmp(o->sinks.profile, "-") ? stderr
+		  : open_output(o->sinks.profile, "--profile");
+	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace) || (o->sinks.profile && !profile))
+		? EXIT_RUNTIME : open_sinks(o, out, trace, profile, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
 	sinks_close(rs.sinks);
@@ -482,6 +478,8 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		fclose(out);
 	if (trace)
 		fclose(trace);
+	if (profile && profile != stderr)
+		fclose(profile);
 	accounting_free(&rs.acct);
 	return rc;
 }
@@ -521,7 +519,7 @@ int cmd_run(int argc, char **argv)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),
 			plan->probe_by_id[i]->note);
-	rc = check_privileges(&android);
+	rc = run_check_privileges(&android);
 	if (rc == EXIT_OK)
 		rc = run_plan(plan, &o);
 	plan_free(plan);

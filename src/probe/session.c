@@ -238,6 +238,7 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
 	memcpy(cfg.string_reg, p->string_reg, sizeof(cfg.string_reg));
 	memcpy(cfg.string_pos, p->string_pos, sizeof(cfg.string_pos));
+	cfg.string_native = p->string_native;
 	rc = set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);

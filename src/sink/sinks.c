@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "sink/jsonl_out.h"
+#include "sink/profile.h"
 #include "sink/sink_ops.h"
 #include "sink/statsd_sink.h"
 #include "sink/statsd_socket.h"
@@ -19,6 +20,7 @@ static const struct sink_ops *const table[] = {
 	&text_sink,
 	&jsonl_sink,
 	&trace_sink,
+	&profile_sink,
 };
 
 #define N_SINKS (sizeof(table) / sizeof(table[0]))
@@ -203,6 +205,10 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 
 	if (s->finished)
 		return 0;
+	FOR_OPEN(s, i) {
+		if (table[i]->probe_rows)
+			table[i]->probe_rows(s->st[i], rows, n);
+	}
 	finish_outputs(s);
 	sinks_report(s, &r);
 	FOR_OPEN(s, i) {
