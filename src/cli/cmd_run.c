@@ -299,6 +299,14 @@ static void raise_memlock(void)
 	/* Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK. */
 	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
 	setrlimit(RLIMIT_MEMLOCK, &r);
+	/* Each probe holds its own object's descriptors (about 18 with exit
+	 * probes: programs, links, maps): thousands of probes (trace) need far
+	 * more than the usual 1024 (root may raise the hard limit too). */
+	r = (struct rlimit){ 1u << 20, 1u << 20 };
+	if (setrlimit(RLIMIT_NOFILE, &r) < 0 && getrlimit(RLIMIT_NOFILE, &r) == 0) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
 }
 
 static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, FILE *profile,

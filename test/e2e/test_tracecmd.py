@@ -1,0 +1,174 @@
+"""`uprobestats trace PATTERN...`: the one-line command without a config file.
+Exact counts, return values and durations against the target's own view, the
+flat profile (calls, total and self by nesting, percentiles) recomputed from
+the events, 2,000 generated functions traced with one glob, a native char *
+argument, and --emit-config run through `run` giving the same events."""
+import json
+import os
+
+from e2e import Held, check, eq, events, num, run, target, tmpdir, traced_run
+
+GEN_COUNT = 3
+
+
+def profile_rows(path):
+    with open(path) as f:
+        objs = [json.loads(line) for line in f if line.strip()]
+    eq(len(objs), 1, "profile lines")
+    eq(objs[0]["type"], "profile", "profile line type")
+    check(objs[0]["complete"], "profile complete")
+    return objs[0]["methods"]
+
+
+def self_times(evs):
+    """{method: (total, self)} from return events, by nesting per thread: a
+    call's children are the calls of its thread inside [entry, exit]."""
+    out = {}
+    by_tid = {}
+    for e in evs:
+        d = e["duration_ns"]
+        by_tid.setdefault(e["tid"], []).append((e["boot_ns"] - d, e["boot_ns"], e))
+    for calls in by_tid.values():
+        for entry, end, e in calls:
+            kids = [c for c in calls if c[0] > entry and c[1] < end]
+            # direct children: not inside another child
+            direct = [c for c in kids if not any(o is not c and o[0] < c[0] and o[1] > c[1]
+                                                 for o in kids)]
+            d = e["duration_ns"]
+            m = e["probe"]["method"]
+            t, s = out.get(m, (0, 0))
+            out[m] = (t + d, s + d - sum(c[1] - c[0] for c in direct))
+    return out
+
+
+def trace_run(tmp, held, args):
+    prof = os.path.join(tmp, "profile.json")
+    rc, u = traced_run(held, ["trace", "--format", "json", "--profile-format", "json",
+                              "--profile", prof] + args)
+    eq(rc, 0, "trace exit code; stderr: " + u.stderr())
+    return u, profile_rows(prof)
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def test_trace_ret_recursion_values_durations_and_profile():
+    tmp = tmpdir()
+    rounds = 4
+    out = os.path.join(tmp, "out.jsonl")
+    bin_ = target("target_exits")
+    u, rows = trace_run(tmp, Held(tmp, "target_exits", ["recurse", str(rounds), out]),
+                        ["--ret", f"{bin_}:ups_recurse"])
+    evs = events(u.json_events(), kind="return")
+    eq(len(evs), rounds * 10, "return events (10 nested calls a round)")
+    seen = read_jsonl(out)
+    inner = {o["ret"]: o["inner"] for o in seen if "inner" in o}
+    outer = {o["ret"]: o["outer"] for o in seen if "outer" in o}
+    eq(sorted(num(e["fields"]["return_value"]) for e in evs), sorted(inner),
+       "return values")
+    for e in evs:
+        r = num(e["fields"]["return_value"])
+        d = e["duration_ns"]
+        check(inner[r] <= d, f"call returning {r}: {d} ns < its own {inner[r]} ns")
+        if r in outer:
+            check(d <= outer[r], f"call returning {r}: {d} ns > its caller's {outer[r]} ns")
+    eq(len(rows), 1, "profile rows")
+    row = rows[0]
+    eq(row["method"], "ups_recurse", "profile method")
+    eq(row["calls"], rounds * 10, "profile calls")
+    eq(row["unwound"], 0, "unwound")
+    durs = sorted(e["duration_ns"] for e in evs)
+    eq(row["total_ns"], sum(durs), "profile total = sum of durations")
+    eq(row["max_ns"], durs[-1], "profile max")
+    eq(row["p50_ns"], durs[(len(durs) * 50 + 99) // 100 - 1], "profile p50 (nearest rank)")
+    eq(row["p99_ns"], durs[(len(durs) * 99 + 99) // 100 - 1], "profile p99 (nearest rank)")
+    total, self_ = self_times(evs)["ups_recurse"]
+    eq(row["self_ns"], self_, "profile self time = durations minus direct children's")
+    check(0 < self_ < total, f"self {self_} within total {total}")
+
+
+def gen_pattern():
+    return f"{target('target_gen')}:ups_gen_[01]*"
+
+
+def test_trace_2000_functions_one_glob_every_call_counted():
+    tmp = tmpdir()
+    out = os.path.join(tmp, "out.json")
+    u, rows = trace_run(tmp, Held(tmp, "target_gen", [str(GEN_COUNT), out]),
+                        ["--ret", gen_pattern()])
+    eq(len(rows), 2000, "profile rows (one per function)")
+    by = {r["method"]: r for r in rows}
+    for i in range(2000):
+        r = by.get(f"ups_gen_{i:04d}")
+        check(r is not None, f"ups_gen_{i:04d} missing from the profile")
+        eq((r["calls"], r["returns"], r["unwound"]), (GEN_COUNT, GEN_COUNT, 0),
+           f"ups_gen_{i:04d} calls, returns, unwound")
+        if i % 4 == 3:
+            eq(r["self_ns"], r["total_ns"], f"leaf ups_gen_{i:04d}: self = total")
+        else:
+            callee = by[f"ups_gen_{i + 1:04d}"]
+            eq(r["self_ns"], r["total_ns"] - callee["total_ns"],
+               f"ups_gen_{i:04d}: self = total - callee's total")
+            check(r["self_ns"] > 0, f"ups_gen_{i:04d}: self time > 0")
+    evs = events(u.json_events(), kind="return")
+    eq(len(evs), 2000 * GEN_COUNT, "return events")
+    for e in evs:
+        i = int(e["probe"]["method"][-4:])
+        want = sum(range(i, (i // 4) * 4 + 4))
+        eq(num(e["fields"]["return_value"]), want, f"ups_gen_{i:04d} return value")
+    eq(read_jsonl(out)[0]["calls"], GEN_COUNT, "target rounds")
+
+
+def test_trace_native_char_pointer_argument():
+    tmp = tmpdir()
+    out = os.path.join(tmp, "out.json")
+    u, rows = trace_run(tmp, Held(tmp, "target_gen", [str(GEN_COUNT), out]),
+                        ["--args", "0:str,1", f"{target('target_gen')}:ups_gen_str"])
+    evs = events(u.json_events())
+    eq(len(evs), GEN_COUNT, "entry events")
+    eq(sorted(e["fields"]["arg0"] for e in evs),
+       [f"round-{r}" for r in range(GEN_COUNT)], "char * argument text")
+    eq(sorted(num(e["fields"]["r1"]) for e in evs), list(range(GEN_COUNT)), "argument 1")
+    eq(rows[0]["calls"], GEN_COUNT, "profile calls (entry only)")
+    eq(rows[0]["returns"], 0, "no return probe without --ret")
+
+
+def test_emit_config_round_trip_gives_the_same_events():
+    tmp = tmpdir()
+    cfg = os.path.join(tmp, "trace.textproto")
+    bin_ = target("target_exits")
+    rc, _, err = run(["trace", "--ret", "--emit-config", cfg, f"{bin_}:ups_recurse"])
+    eq(rc, 0, "emit exit code; stderr: " + err)
+    with open(cfg) as f:
+        text = f.read()
+    check("prog_Uprobestats_uretprobe_call_return" in text and "exit_probes: true" in text,
+          "emitted config:\n" + text)
+    rc, _, err = run(["check", cfg])
+    eq(rc, 0, "check of the emitted config; output: " + err)
+
+    def returns(args):
+        out = os.path.join(tmp, f"out{len(args)}.jsonl")
+        rc, u = traced_run(Held(tmp, "target_exits", ["recurse", "3", out]),
+                           args + ["--format", "json"])
+        eq(rc, 0, f"{args[0]} exit code; stderr: " + u.stderr())
+        return sorted((e["probe"]["method"], e["probe"]["offset"], e["program"],
+                       num(e["fields"]["return_value"]))
+                      for e in events(u.json_events(), kind="return"))
+
+    a = returns(["trace", "--ret", f"{bin_}:ups_recurse"])
+    b = returns(["run", cfg])
+    eq(len(a), 30, "trace's return events")
+    eq(b, a, "run of the emitted config vs trace: (method, offset, program, return value)")
+
+
+def test_bad_args_and_missing_pattern_are_usage_errors():
+    bin_ = target("target_exits")
+    for args in (["trace"], ["trace", "--args", "x", f"{bin_}:ups_recurse"],
+                 ["trace", "--args", "0:string", f"{bin_}:ups_recurse"],
+                 ["trace", "--args", "0,", f"{bin_}:ups_recurse"],
+                 ["trace", "--statsd", f"{bin_}:ups_recurse"]):
+        rc, _, err = run(args)
+        eq(rc, 2, f"{args}: exit code; stderr: {err}")
+        eq(len(err.strip().splitlines()), 1, f"{args}: one line: {err}")
