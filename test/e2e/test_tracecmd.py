@@ -172,3 +172,30 @@ def test_bad_args_and_missing_pattern_are_usage_errors():
         rc, _, err = run(args)
         eq(rc, 2, f"{args}: exit code; stderr: {err}")
         eq(len(err.strip().splitlines()), 1, f"{args}: one line: {err}")
+
+
+def test_profile_accuracy_against_the_targets_own_clock():
+    """Known sleeps nested 3 deep: each method's total and self time within
+    1% + 50 us a call of what the target measured itself."""
+    tmp = tmpdir()
+    count = 20
+    out = os.path.join(tmp, "out.jsonl")
+    bin_ = target("target_sleeps")
+    _, rows = trace_run(tmp, Held(tmp, "target_sleeps", [str(count), out]),
+                        ["--ret"] + [f"{bin_}:ups_sl_{f}" for f in ("outer", "mid", "inner")])
+    own = {}
+    for o in read_jsonl(out):
+        if "fn" in o:
+            t, s, n = own.get(o["fn"], (0, 0, 0))
+            own[o["fn"]] = (t + o["total"], s + o["self"], n + 1)
+    by = {r["method"]: r for r in rows}
+    eq(sorted(by), sorted(own), "profiled methods")
+    eq([r["method"] for r in rows], ["ups_sl_outer", "ups_sl_mid", "ups_sl_inner"],
+       "sorted by total time")
+    for fn, (t, s, n) in own.items():
+        r = by[fn]
+        eq(r["calls"], count, f"{fn} calls")
+        for what, mine, theirs in (("total", r["total_ns"], t), ("self", r["self_ns"], s)):
+            tol = theirs * 0.01 + 50000 * n
+            check(abs(mine - theirs) <= tol,
+                  f"{fn} {what}: profile {mine} ns vs target {theirs} ns (tolerance {tol:.0f})")
