@@ -34,6 +34,8 @@ enum ups_record_kind {
 	UPS_REC_ACCESSIBILITY_EVENT = 12,
 	UPS_REC_ART_TEST_AOT = 13,             /* the update_device_idle layout, ArtTest atom */
 	UPS_REC_START_ACTIVITY_AS_USER = 14,
+	UPS_REC_MALWARE_SIGNAL = 15,           /* LMODroid/CalyxOS MalwareSignal (historical) */
+	UPS_REC_BINDER_START_ACTIVITY = 16,    /* CalyxOS BinderExecTransactInternal */
 	UPS_REC_CALL_RETURN = 100,   /* beyond upstream: kinds >= 100 are ours */
 	UPS_REC_CALL_ARGS = 101,
 };
@@ -282,6 +284,37 @@ struct start_activity_as_user {
 	__u64 x0;
 };
 
+/* MalwareSignal (LMODroid/CalyxOS, before DisruptiveApp; §3.8): one record type
+ * for two programs, packed to 1-byte alignment as upstream declares it, with
+ * 64-byte strings.  Exactly one of the two halves has initialized = 1. */
+#define UPS_MALWARE_STR_LEN 64
+
+struct wm_bound_uid {
+	__u64 client_uid;
+	char client_package_name[UPS_MALWARE_STR_LEN];
+	__u64 bind_flags;
+	__u8 initialized;
+} __attribute__((packed));
+
+struct malware_component_enabled_setting {
+	char package_name[UPS_MALWARE_STR_LEN];
+	char class_name[UPS_MALWARE_STR_LEN];
+	__s32 new_state;
+	char calling_package_name[UPS_MALWARE_STR_LEN];
+	__u8 initialized;
+} __attribute__((packed));
+
+struct malware_signal {
+	struct wm_bound_uid wm_bound_uid;
+	struct malware_component_enabled_setting component_enabled_setting;
+} __attribute__((packed));
+
+/* BinderExecTransactInternal (CalyxOS, before Binder; §3.5): the calling uid of
+ * each IActivityTaskManager.startActivity transaction (code 1). */
+struct binder_start_activity {
+	__s32 calling_uid;
+};
+
 /* Full records: envelope + payload (+ tail padding to 8 where the payload is
  * 4-byte aligned). */
 #define UPS_RECORD(name, payload_type) \
@@ -301,6 +334,8 @@ UPS_RECORD(component_enabled_setting, component_enabled_setting);
 UPS_RECORD(binder_transaction, binder_transaction);
 UPS_RECORD(accessibility_event, accessibility_event);
 UPS_RECORD(start_activity_as_user, start_activity_as_user);
+UPS_RECORD(malware_signal, malware_signal);
+UPS_RECORD(binder_start_activity, binder_start_activity);
 
 /* Per-probe counters (a per-CPU array indexed by probe_id). */
 struct ups_probe_counters {
@@ -363,7 +398,15 @@ UPS_ASSERT_OFFSET(struct start_activity_as_user, request_code, 136);
 UPS_ASSERT_OFFSET(struct start_activity_as_user, validate_incoming_user, 148);
 UPS_ASSERT_OFFSET(struct start_activity_as_user, x0, 152);
 
+UPS_ASSERT_OFFSET(struct malware_signal, wm_bound_uid.bind_flags, 72);
+UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting, 81);
+UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.new_state, 209);
+UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.initialized, 277);
+
 UPS_ASSERT_SIZE(struct ups_envelope, 40);
+UPS_ASSERT_SIZE(struct malware_signal, 278);
+UPS_ASSERT_SIZE(struct rec_malware_signal, 320);
+UPS_ASSERT_SIZE(struct rec_binder_start_activity, 48);
 UPS_ASSERT_SIZE(struct call_result, 88);
 UPS_ASSERT_SIZE(struct call_timestamp, 16);
 UPS_ASSERT_SIZE(struct rec_call_detail, 128);

@@ -1,9 +1,9 @@
 # Static, stripped musl builds of uprobestats for x86_64 and aarch64, with the BPF
-# programs embedded as libbpf skeletons and libbpf/libelf/zlib built from Debian sources.
+# programs embedded gzip-compressed (inflated at load) and libbpf/libelf/zlib built from Debian sources.
 #
 #   make / make static   build/<arch>/uprobestats for every arch in ARCHES, sizes printed
 #   make static-<arch>   one arch (x86_64 or aarch64)
-#   make skeletons       gen/<arch>/<name>.skel.h for every bpf/<name>.bpf.c
+#   make skeletons       gen/<arch>/<name>.bpf.z.h (the compressed object) per bpf/<name>.bpf.c
 #   make vendor          fetch + build the third-party static libraries only
 #   make check-binaries  static/stripped/size checks and `--version` (arm64 under qemu)
 #   make test            every test stage in order, then one "N passed, N failed" line
@@ -14,7 +14,7 @@
 #                   --fetch.sh sysroot--> build/sysroot/<arch>/ (musl-dev, linux-libc-dev)
 #   vendor/build.sh <arch>             -> build/vendor/<arch>/{lib,include}/
 #   bpf/<name>.bpf.c --clang -target bpf--> build/<arch>/bpf/<name>.bpf.o (llvm-strip -g)
-#                    --bpftool gen skeleton--> gen/<arch>/<name>.skel.h (struct <name>_bpf)
+#                    --mk/embed-bpf.sh (gzip -9)--> gen/<arch>/<name>.bpf.z.h
 #   main.c $(SRCS)  --clang --target=<arch>-linux-musl--> build/<arch>/obj/**.o
 #                   --<arch>-linux-gnu-gcc + musl specs, -static, --gc-sections, -s-->
 #                   build/<arch>/uprobestats
@@ -24,10 +24,10 @@
 #   ARCHES            x86_64 aarch64          which binaries `make` builds
 #   STATIC_OPT        -Os                     optimisation of the tool's own code
 #   VENDOR_CFLAGS     -Os -f{function,data}-sections   for libbpf/libelf/zlib
-#   MAX_BINARY_SIZE   1048576                 per-binary budget in check-binaries
-#   TEST_STAGES       static check-binaries unit fuzz-smoke   (+= more; see below)
+#   MAX_BINARY_SIZE   819200 (800 KiB)        per-binary budget in check-binaries
+#   TEST_STAGES       static check-binaries unit fuzz-smoke test-stale-pins (+= more)
 #   DEBIAN_MIRROR     (environment) the mirror fetch.sh uses instead of the machine's
-# Set by this file for others: UNIT_EXTRA_DEPS (the x86_64 skeletons), BINS (the
+# Set by this file for others: UNIT_EXTRA_DEPS (the x86_64 embedded objects), BINS (the
 # binaries), SKELS_<arch>, CC_<arch>/LD_<arch>, VENDOR_STAMP_<arch>.
 
 ARCHES        ?= x86_64 aarch64
@@ -36,7 +36,7 @@ SYSROOT_DIR   := $(BUILD)/sysroot
 VENDOR_OUT    := $(BUILD)/vendor
 FETCH_SH      := $(TOP)/vendor/fetch.sh
 VENDOR_SH     := $(TOP)/vendor/build.sh
-VENDOR_ENV    := BUILD=$(BUILD) VENDOR_SRC=$(VENDOR_SRC)
+VENDOR_ENV    := BUILD=$(BUILD) VENDOR_SRC=$(VENDOR_SRC) VENDOR_MANIFEST=$(MANIFEST)
 MANIFEST      := $(TOP)/vendor/MANIFEST
 # Written once all source packages are unpacked; lives in vendor/src so that removing
 # the trees also forgets that they were fetched.
@@ -49,7 +49,7 @@ BPF_HDR_DIR   := $(VENDOR_SRC)/bpf-include
 VENDOR_CFLAGS ?= -Os -ffunction-sections -fdata-sections
 
 # Size budget for each binary, checked by check-binaries.
-MAX_BINARY_SIZE ?= 1048576
+MAX_BINARY_SIZE ?= 819200
 
 # Per-arch settings: gcc triplet, the kernel's name for the arch in __TARGET_ARCH_*.
 TRIPLET_x86_64   := x86_64-linux-gnu
@@ -79,21 +79,19 @@ STATIC_LDFLAGS := -static -Wl,--gc-sections -Wl,-O1 -s
 
 BPF_CLANG      ?= clang
 BPF_STRIP      ?= llvm-strip
-BPFTOOL        ?= bpftool
 # -nostdlibinc: a BPF object must not pick up the build machine's glibc or asm/ headers;
 # clang's own stddef.h/stdint.h/stdbool.h stay available.  libbpf's include/uapi comes
 # first (the bpf.h the loader was written against), then the target arch's kernel
 # headers (asm/ptrace.h for the PT_REGS_* macros), then libbpf's bpf_helpers.h & co.
 BPF_CFLAGS     ?= -O2 -g -Wall -Werror
-SKEL_CMD        = $(BPFTOOL) gen skeleton $$<
 BPF_SRCS       := $(sort $(wildcard $(TOP)/bpf/*.bpf.c))
 BPF_NAMES      := $(patsubst $(TOP)/bpf/%.bpf.c,%,$(BPF_SRCS))
 
 # The tool's sources: main.c plus every module (SRCS, from the top-level Makefile).
 STATIC_SRCS    := $(TOP)/main.c $(SRCS)
 
-# Host unit tests and fuzzers include the x86_64 skeletons (mk/unit.mk, mk/fuzz.mk).
-UNIT_EXTRA_DEPS := $(patsubst %,$(GEN_DIR)/x86_64/%.skel.h,$(BPF_NAMES))
+# Host unit tests and fuzzers include the x86_64 embedded objects (mk/unit.mk, mk/fuzz.mk).
+UNIT_EXTRA_DEPS := $(patsubst %,$(GEN_DIR)/x86_64/%.bpf.z.h,$(BPF_NAMES))
 
 BINS := $(foreach a,$(ARCHES),$(BUILD)/$(a)/uprobestats)
 
@@ -143,7 +141,7 @@ CC_$(1)            := $(STATIC_CC) --target=$(1)-linux-musl -nostdlibinc \
 LD_$(1)            := $(TRIPLET_$(1))-gcc -specs=$(SYSROOT_DIR)/$(1)/musl-gcc.specs
 KHDRS_$(1)         := $(SYSROOT_DIR)/$(1)/usr/include \
 	$(SYSROOT_DIR)/$(1)/usr/include/$(TRIPLET_$(1))
-SKELS_$(1)         := $(patsubst %,$(GEN_DIR)/$(1)/%.skel.h,$(BPF_NAMES))
+SKELS_$(1)         := $(patsubst %,$(GEN_DIR)/$(1)/%.bpf.z.h,$(BPF_NAMES))
 OBJS_$(1)          := $(patsubst $(TOP)/%.c,$(BUILD)/$(1)/obj/%.o,$(STATIC_SRCS))
 INCS_$(1)          := $(INCS) -I$(GEN_DIR)/$(1) -isystem $(VENDOR_OUT)/$(1)/include \
 	$$(addprefix -idirafter ,$$(KHDRS_$(1)))
@@ -158,7 +156,7 @@ $$(VENDOR_STAMP_$(1)): $(SOURCES_STAMP) $$(SYSROOT_STAMP_$(1)) $(VENDOR_SH) \
 	+@$(VENDOR_ENV) VENDOR_CFLAGS="$(VENDOR_CFLAGS)" $(VENDOR_SH) $(1)
 	@touch $$@
 
-# BPF objects: one per program and arch; BTF stays (bpftool needs it), DWARF goes.
+# BPF objects: one per program and arch; BTF stays (libbpf needs it), DWARF goes.
 $$(call record-if-changed,$(BUILD)/$(1)/bpf/cflags,$(BPF_CLANG) $(BPF_ARCH_$(1)) $(BPF_CFLAGS))
 $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_$(1)) \
 		$(BUILD)/$(1)/bpf/cflags | deps-host
@@ -171,14 +169,12 @@ $(BUILD)/$(1)/bpf/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT_STAMP_
 		-MMD -MP -MF $$@.d -c $$< -o $$@
 	@$(BPF_STRIP) -g $$@
 
-# The skeleton embeds the object; bpftool names its struct and functions after the
-# object file: bpf/<name>.bpf.c -> struct <name>_bpf, <name>_bpf__open_and_load(),
-# <name>_bpf__elf_bytes() (libbpf-bootstrap's convention; src/catalog/catalog.c uses it).
-$$(call record-if-changed,$(BUILD)/$(1)/bpf/skel-cmd,$(SKEL_CMD))
-$(GEN_DIR)/$(1)/%.skel.h: $(BUILD)/$(1)/bpf/%.bpf.o $(BUILD)/$(1)/bpf/skel-cmd | deps-host
+# The object embedded gzip-compressed (mk/embed-bpf.sh): <name>_bpf_z[] and
+# <name>_bpf_size, which src/catalog/catalog.c includes and inflates at load.
+$(GEN_DIR)/$(1)/%.bpf.z.h: $(BUILD)/$(1)/bpf/%.bpf.o $(TOP)/mk/embed-bpf.sh | deps-host
 	@mkdir -p $$(@D)
-	@echo "  SKEL    $$(@:$(TOP)/%=%)"
-	@$(SKEL_CMD) > $$@.tmp
+	@echo "  EMBED   $$(@:$(TOP)/%=%)"
+	@$(TOP)/mk/embed-bpf.sh $$* $$< > $$@.tmp
 	@mv $$@.tmp $$@
 
 # The compile command, kept in a file rewritten only when it changes (a new git revision
@@ -215,6 +211,14 @@ check-binaries: $(BINS)
 		--max-size $(MAX_BINARY_SIZE) \
 		$(foreach a,$(ARCHES),$(a)=$(BUILD)/$(a)/uprobestats$(if $(RUN_$(a)),=$(RUN_$(a))))
 
+# Every pin of vendor/MANIFEST made stale at once: the fetch falls back to what the suite
+# carries and the x86_64 build still succeeds (test/build/stale-pins.sh).
+.PHONY: test-stale-pins
+test-stale-pins: | deps-host
+	@if $(TOP)/test/build/stale-pins.sh $(BUILD); then \
+		echo "stale-pins: 1 passed, 0 failed"; \
+	else echo "stale-pins: 0 passed, 1 failed"; exit 1; fi
+
 # `make test` runs each stage below in order as `$(MAKE) <stage>`, keeps going after a
 # failure, and collects every "<name>: N passed, N failed" line the stages print into
 # $(TEST_RESULTS); the last line is the sum.  A stage that fails without printing such a
@@ -224,7 +228,7 @@ check-binaries: $(BINS)
 # (`make -C DIR test` makes make itself print "Leaving directory" after the sum; add
 # --no-print-directory, as .ci/run does, when the sum must be the very last line.)
 TEST_RESULTS := $(BUILD)/test-results.txt
-TEST_STAGES  += static check-binaries unit fuzz-smoke
+TEST_STAGES  += static check-binaries unit fuzz-smoke test-stale-pins
 TEST_E2E     ?= test-e2e
 TEST_E2E_DEFINED := $(shell grep -qsE '^$(TEST_E2E)[[:space:]]*:' $(TOP)/mk/*.mk && echo y)
 TEST_ALL_STAGES   = $(TEST_STAGES) \

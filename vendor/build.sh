@@ -67,7 +67,7 @@ mkdir -p "$out/lib" "$out/include" "$work"
 
 build_zlib() {
 	local w=$work/zlib logf=$work/zlib.log
-	log "zlib $(cut -d' ' -f2 "$src/zlib/.vendor-stamp")"
+	log "zlib $(tail -n1 "$src/zlib/.vendor-stamp" | cut -d' ' -f2)"
 	rm -rf "$w" "$logf"
 	cp -a "$src/zlib" "$w"
 	# zlib's configure is a plain shell script that honours CC/AR/RANLIB/CFLAGS.
@@ -133,7 +133,7 @@ build_libelf() {
 
 build_libbpf() {
 	local b=$src/libbpf w=$work/libbpf logf=$work/libbpf.log
-	log "libbpf $(cut -d' ' -f2 "$src/libbpf/.vendor-stamp")"
+	log "libbpf $(tail -n1 "$src/libbpf/.vendor-stamp" | cut -d' ' -f2)"
 	rm -rf "$w" "$logf"
 	mkdir -p "$w/obj" "$w/dest"
 	# NO_PKG_CONFIG: the machine's pkg-config would point at glibc-built libelf/zlib.

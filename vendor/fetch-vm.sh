@@ -16,13 +16,20 @@
 # build/vendor/dl/vm/.  Only Debian's archive is contacted, and only when a pinned .deb is
 # not in that cache; an unpacked DIR whose stamp names the same pin is left as it is.
 #
-# Environment: BUILD (default <top>/build), DEBIAN_MIRROR (default: the Debian mirror in
+# A pin the suite no longer carries is followed, not fatal: a kernel to the one the
+# suite's kernel metapackage (linux-image-cloud-arm64, or the line's 8th word) depends on
+# now, busybox to the suite's current version; apt checks the download against the
+# signed suite index, whose sha256 is checked here too, and one line names the old and
+# new package and the sha256 to pin.
+#
+# Environment: BUILD (default <top>/build), VM_MANIFEST (default <top>/vendor/VM-MANIFEST),
+# DEBIAN_MIRROR (default: the Debian mirror in
 # the machine's apt sources, else http://deb.debian.org/debian).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$top/build}
-manifest=$top/vendor/VM-MANIFEST
+manifest=${VM_MANIFEST:-$top/vendor/VM-MANIFEST}
 dl=$build/vendor/dl/vm
 aptroot=$build/vendor/apt
 EXIT_SKIPPED=3
@@ -122,6 +129,10 @@ fetch_deb() {
 			"see $aptroot/vm-$suite/update.log"
 		return 2
 	fi
+	if [ -z "$(index_sha "$suite" "$pkg" "$version")" ]; then
+		log "the suite $suite no longer carries $pkg $version"
+		return 3
+	fi
 	log "downloading $pkg $version (arm64, $suite)"
 	local stage got_file got
 	stage=$(stage_dir)
@@ -143,6 +154,44 @@ fetch_deb() {
 	mv -f "$got_file" "$f"
 	rm -rf "$stage" "$stage.log"
 	echo "$f"
+}
+
+# index_sha SUITE PACKAGE VERSION — the .deb's sha256 in the suite's signed index.
+index_sha() {
+	set_apt_opts "$1"
+	apt-cache "${apt_opts[@]}" show "$2=$3" 2>/dev/null | awk '/^SHA256:/ && !n++ { print $2 }'
+}
+
+# candidate SUITE PACKAGE — the version of PACKAGE the suite carries now, or nothing.
+candidate() {
+	set_apt_opts "$1"
+	apt-cache "${apt_opts[@]}" policy "$2" 2>/dev/null |
+		awk '/Candidate:/ && $2 != "(none)" { print $2 }'
+}
+
+# current_kernel SUITE META — "PACKAGE VERSION SHA256" of the kernel the metapackage META
+# (linux-image-cloud-arm64) depends on in SUITE now: its -unsigned build when the suite
+# has one (as the pins are), else the package itself.  Nothing when META is not there.
+current_kernel() {
+	local suite=$1 meta=$2 dep pkg ver
+	set_apt_opts "$suite"
+	dep=$(apt-cache "${apt_opts[@]}" depends "$meta" 2>/dev/null |
+		awk '$1 ~ /Depends:$/ && $2 ~ /^linux-image-[0-9]/ && !n++ { print $2 }')
+	[ -n "$dep" ] || return 0
+	for pkg in "$dep-unsigned" "$dep"; do
+		ver=$(candidate "$suite" "$pkg")
+		[ -n "$ver" ] || continue
+		echo "$pkg $ver $(index_sha "$suite" "$pkg" "$ver")"
+		return 0
+	done
+}
+
+# replaced WHAT SUITE OLD-PACKAGE OLD-VERSION NEW-PACKAGE NEW-VERSION SHA256 — the one line
+# that says a pin was followed to what the suite carries now.
+replaced() {
+	echo "vm-fetch: warning: $2 no longer carries $3 $4 (vendor/VM-MANIFEST $1);" \
+		"using $5 $6, verified by apt against the signed suite index;" \
+		"to pin it: $5 $6 $7" >&2
 }
 
 # kernel_line NAME — "SUITE PACKAGE VERSION SHA256 KIND" of the kernel called NAME.
@@ -170,6 +219,21 @@ cmd_kernel() {
 	fi
 	local deb rc=0
 	deb=$(fetch_deb "$suite" "$pkg" "$version" "$pin") || rc=$?
+	if [ "$rc" = 3 ]; then
+		# Not in the suite any more (a point release or security update replaced it):
+		# follow the suite's kernel metapackage to the kernel it carries now.
+		local meta cur
+		meta=$(manifest_lines kernel | awk -v n="$name" '$2 == n { print $8 }')
+		cur=$(current_kernel "$suite" "${meta:-linux-image-cloud-arm64}")
+		if [ -n "$cur" ]; then
+			local npkg nver nsha
+			read -r npkg nver nsha <<<"$cur"
+			replaced "kernel $name" "$suite" "$pkg" "$version" "$npkg" "$nver" "$nsha"
+			rc=0
+			deb=$(fetch_deb "$suite" "$npkg" "$nver" "$nsha") || rc=$?
+			pkg=$npkg version=$nver
+		fi
+	fi
 	if [ "$rc" != 0 ]; then
 		# 1: a checksum mismatch or another error (already reported): never skipped.
 		[ "$rc" = 2 ] || [ "$rc" = 3 ] || exit 1
@@ -207,6 +271,15 @@ cmd_busybox() {
 	read -r suite pkg version pin <<<"$(manifest_lines busybox | awk '{ print $2, $3, $4, $5 }')"
 	[ -n "$pin" ] || die "VM-MANIFEST has no busybox line"
 	deb=$(fetch_deb "$suite" "$pkg" "$version" "$pin") || rc=$?
+	if [ "$rc" = 3 ]; then
+		local nver nsha
+		nver=$(candidate "$suite" "$pkg")
+		if [ -n "$nver" ] && nsha=$(index_sha "$suite" "$pkg" "$nver") && [ -n "$nsha" ]; then
+			replaced busybox "$suite" "$pkg" "$version" "$pkg" "$nver" "$nsha"
+			rc=0
+			deb=$(fetch_deb "$suite" "$pkg" "$nver" "$nsha") || rc=$?
+		fi
+	fi
 	[ "$rc" = 0 ] || die "busybox ($pkg $version from $suite) could not be fetched"
 	local tmp
 	tmp=$(mktemp -d)

@@ -16,14 +16,20 @@
 # the .dsc/.deb against the sha256 pinned in MANIFEST; the .dsc's own Checksums-Sha256
 # cover the tarballs (checked here, and again by dpkg-source -x).
 #
+# A pin the suite no longer carries (a point release or security update replaced it) is
+# not an error: the version the suite carries now is fetched instead -- apt checks it
+# against the suite's signed index, and the sha256 it is checked against here comes from
+# that index too -- and one line says which version replaced which and the sha256 to pin.
+# A pinned version the suite still carries must match its sha256 exactly.
+#
 # Environment: BUILD (default <top>/build), VENDOR_SRC (default <top>/vendor/src),
-# DEBIAN_MIRROR (default: the Debian mirror in the machine's apt sources, else
+# VENDOR_MANIFEST (default <top>/vendor/MANIFEST), DEBIAN_MIRROR (default: the Debian mirror in the machine's apt sources, else
 # http://deb.debian.org/debian).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$top/build}
-manifest=$top/vendor/MANIFEST
+manifest=${VENDOR_MANIFEST:-$top/vendor/MANIFEST}
 srcroot=${VENDOR_SRC:-$top/vendor/src}
 dl=$build/vendor/dl
 aptroot=$build/vendor/apt
@@ -132,40 +138,102 @@ dsc_cached() {
 	done < <(dsc_files "$dl/$dsc")
 }
 
+# newest VERSION... — the highest Debian version of those given.
+newest() {
+	local best="" v
+	for v in "$@"; do
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
+			best=$v
+		fi
+	done
+	echo "$best"
+}
+
+# src_versions NAME — the versions of source package NAME the suite carries, one a line.
+src_versions() {
+	apt_cache src amd64 showsrc --only-source "$1" 2>/dev/null | awk '/^Version:/ { print $2 }'
+}
+
+# src_index_sha NAME VERSION — the sha256 of NAME_VERSION.dsc in the suite's signed
+# Sources index.
+src_index_sha() {
+	local dsc="${1}_${2#*:}.dsc"
+	apt_cache src amd64 showsrc --only-source "$1" 2>/dev/null | awk -v v="$2" -v f="$dsc" '
+		/^Version:/ { cur = $2 }
+		/^Checksums-Sha256:/ { in_sums = 1; next }
+		/^[^ ]/ { in_sums = 0 }
+		in_sums && cur == v && $3 == f && !n++ { print $1 }'
+}
+
+# download_source NAME VERSION SHA256 — the .dsc (checked against SHA256) and the files
+# it lists (checked against it) into the cache.
+download_source() {
+	local name=$1 version=$2 pin=$3 stage
+	local dsc=${name}_${version#*:}.dsc
+	log "downloading source $name $version"
+	stage=$(stage_dir src)
+	(cd "$stage" && apt_get src amd64 source --download-only "$name=$version") \
+		>"$stage.log" 2>&1 ||
+		die "apt-get source $name=$version failed; see $stage.log:$(echo; grep -E '^(E|W):' "$stage.log" | tail -n 5)"
+	[ -f "$stage/$dsc" ] || die "apt-get source $name=$version did not produce $dsc"
+	local got
+	got=$(sha256 "$stage/$dsc")
+	[ "$got" = "$pin" ] ||
+		die "$dsc has sha256 $got but vendor/MANIFEST pins $pin; the archive's copy changed — review it before updating the pin"
+	local sum file
+	while read -r sum file; do
+		[ -f "$stage/$file" ] || die "$dsc lists $file but apt-get did not download it"
+		got=$(sha256 "$stage/$file")
+		[ "$got" = "$sum" ] || die "$file has sha256 $got but $dsc says $sum"
+	done < <(dsc_files "$stage/$dsc")
+	# Only verified files enter the cache.
+	while read -r sum file; do
+		mv -f "$stage/$file" "$dl/$file"
+	done < <(dsc_files "$stage/$dsc")
+	mv -f "$stage/$dsc" "$dl/$dsc"
+	rm -rf "$stage" "$stage.log"
+}
+
+# replaced_source NAME VERSION — when the suite no longer carries NAME=VERSION: the version
+# it carries now (the newest) and its .dsc's sha256 in repl_version/repl_sha, after one
+# line saying so; both empty when the suite still carries VERSION.  Dies when the suite
+# has no NAME at all.
+repl_version="" repl_sha=""
+replaced_source() {
+	local name=$1 version=$2 versions new sum
+	repl_version="" repl_sha=""
+	apt_prepare src amd64
+	versions=$(src_versions "$name")
+	[ -n "$versions" ] || die "the archive's $suite carries no source package $name"
+	if grep -qxF -- "$version" <<<"$versions"; then
+		return 0
+	fi
+	# shellcheck disable=SC2086 # one version a word
+	new=$(newest $versions)
+	sum=$(src_index_sha "$name" "$new")
+	[ -n "$sum" ] || die "the $suite Sources index lists $name $new without a sha256 for its .dsc"
+	echo "vendor: warning: $suite no longer carries $name $version (vendor/MANIFEST); building with $new, verified by apt against the signed suite index; to pin it: src $name $new $sum" >&2
+	repl_version=$new repl_sha=$sum
+}
+
 fetch_source() {
 	local name=$1 version=$2 pin=$3
 	local dsc=${name}_${version#*:}.dsc
 	local dest=$srcroot/$name
 	local want="$name $version $pin"
 
-	if [ -f "$dest/.vendor-stamp" ] && [ "$(cat "$dest/.vendor-stamp")" = "$want" ]; then
+	if [ -f "$dest/.vendor-stamp" ] && [ "$(head -n1 "$dest/.vendor-stamp")" = "$want" ]; then
 		return 0
 	fi
+	local used="$want"
 	if ! dsc_cached "$dsc" "$pin"; then
-		log "downloading source $name $version"
-		local stage
-		stage=$(stage_dir src)
-		apt_prepare src amd64
-		(cd "$stage" && apt_get src amd64 source --download-only "$name=$version") \
-			>"$stage.log" 2>&1 ||
-			die "apt-get source $name=$version failed (is the pin still in $suite?); see $stage.log:$(echo; grep -E '^(E|W):' "$stage.log" | tail -n 5)"
-		[ -f "$stage/$dsc" ] || die "apt-get source $name=$version did not produce $dsc"
-		local got
-		got=$(sha256 "$stage/$dsc")
-		[ "$got" = "$pin" ] ||
-			die "$dsc has sha256 $got but vendor/MANIFEST pins $pin; the archive's copy changed — review it before updating the pin"
-		local sum file
-		while read -r sum file; do
-			[ -f "$stage/$file" ] || die "$dsc lists $file but apt-get did not download it"
-			got=$(sha256 "$stage/$file")
-			[ "$got" = "$sum" ] || die "$file has sha256 $got but $dsc says $sum"
-		done < <(dsc_files "$stage/$dsc")
-		# Only verified files enter the cache.
-		while read -r sum file; do
-			mv -f "$stage/$file" "$dl/$file"
-		done < <(dsc_files "$stage/$dsc")
-		mv -f "$stage/$dsc" "$dl/$dsc"
-		rm -rf "$stage" "$stage.log"
+		replaced_source "$name" "$version"
+		if [ -n "$repl_version" ]; then
+			version=$repl_version pin=$repl_sha
+			dsc=${name}_${version#*:}.dsc
+			used="$name $version $pin (the archive's, in place of the pin)"
+		fi
+		dsc_cached "$dsc" "$pin" || download_source "$name" "$version" "$pin"
 	fi
 
 	log "unpacking $name $version into ${dest#"$top"/}"
@@ -176,7 +244,8 @@ fetch_source() {
 	# sha256 above stands in for it.
 	dpkg-source --no-copy -x "$dl/$dsc" "$dest.tmp" >"$build/vendor/unpack-$name.log" 2>&1 ||
 		die "dpkg-source -x $dsc failed; see $build/vendor/unpack-$name.log:$(echo; tail -n 5 "$build/vendor/unpack-$name.log")"
-	echo "$want" >"$dest.tmp/.vendor-stamp"
+	# Line 1: the pin this tree stands for; line 2: what was unpacked.
+	printf '%s\n%s\n' "$want" "$used" >"$dest.tmp/.vendor-stamp"
 	mv "$dest.tmp" "$dest"
 }
 
@@ -190,6 +259,63 @@ cmd_sources() {
 		n=$((n + 1))
 	done < <(grep -v '^[[:space:]]*#' "$manifest")
 	[ "$n" -gt 0 ] || die "MANIFEST lists no source packages"
+}
+
+deb_path=""
+# deb_index_sha DEBARCH NAME VERSION — the sha256 of the .deb in the signed Packages
+# index; empty when the suite does not carry NAME=VERSION.
+deb_index_sha() {
+	apt_cache "$1" "$1" show "$2=$3" 2>/dev/null | awk '/^SHA256:/ && !n++ { print $2 }'
+}
+
+# cached_deb DEBARCH NAME SHA256 — the cached .deb of NAME with that sha256, if any.
+cached_deb() {
+	local f
+	while read -r f; do
+		[ "$(sha256 "$f")" = "$3" ] && echo "$f" && return 0
+	done < <(find "$dl/$1" -maxdepth 1 -name "${2}_*_$1.deb" -print)
+	return 1
+}
+
+# fetch_deb DEBARCH NAME VERSION SHA256 — the verified .deb's path in the cache, in deb_path.
+# When the suite no longer carries NAME=VERSION, its candidate version is fetched instead
+# (checked against the signed index's sha256) after one line saying so.
+fetch_deb() {
+	local debarch=$1 name=$2 version=$3 pin=$4 f
+	if deb_path=$(cached_deb "$debarch" "$name" "$pin"); then
+		return 0
+	fi
+	apt_prepare "$debarch" "$debarch"
+	if [ -z "$(deb_index_sha "$debarch" "$name" "$version")" ]; then
+		local new
+		new=$(apt_cache "$debarch" "$debarch" policy "$name" 2>/dev/null |
+			awk '/Candidate:/ { print $2 }')
+		[ -n "$new" ] && [ "$new" != "(none)" ] ||
+			die "the archive's $suite carries no $name for $debarch"
+		pin=$(deb_index_sha "$debarch" "$name" "$new")
+		[ -n "$pin" ] || die "the $suite Packages index lists $name $new without a sha256"
+		echo "vendor: warning: $suite no longer carries $name $version ($debarch, vendor/MANIFEST); building with $new, verified by apt against the signed suite index; to pin it: deb $name $new $debarch $pin" >&2
+		version=$new
+		if deb_path=$(cached_deb "$debarch" "$name" "$pin"); then
+			return 0
+		fi
+	fi
+	log "downloading $name $version ($debarch)"
+	local stage got_file got
+	stage=$(stage_dir "$debarch")
+	(cd "$stage" && apt_get "$debarch" "$debarch" download "$name=$version") \
+		>"$stage.log" 2>&1 ||
+		die "apt-get download $name=$version ($debarch) failed; see $stage.log:$(echo; grep -E '^(E|W):' "$stage.log" | tail -n 5)"
+	got_file=$(find "$stage" -maxdepth 1 -name "${name}_*_$debarch.deb" -print | head -n1)
+	[ -n "$got_file" ] || die "apt-get download $name=$version produced no .deb"
+	got=$(sha256 "$got_file")
+	[ "$got" = "$pin" ] ||
+		die "${got_file##*/} has sha256 $got but vendor/MANIFEST pins $pin; review the new package before updating the pin"
+	rm -f "$dl/$debarch/${name}"_*_"$debarch.deb"
+	f=$dl/$debarch/${got_file##*/}
+	mv -f "$got_file" "$f"
+	rm -rf "$stage" "$stage.log"
+	deb_path=$f
 }
 
 cmd_sysroot() {
@@ -214,29 +340,8 @@ cmd_sysroot() {
 	mkdir -p "$dl/$debarch"
 	local kind name version pin debs=()
 	while read -r kind name version _ pin _; do
-		local f
-		f=$(find "$dl/$debarch" -maxdepth 1 -name "${name}_*_$debarch.deb" -print | head -n1)
-		if [ -z "$f" ] || [ "$(sha256 "$f")" != "$pin" ]; then
-			log "downloading $name $version ($debarch)"
-			local stage
-			stage=$(stage_dir "$debarch")
-			apt_prepare "$debarch" "$debarch"
-			(cd "$stage" && apt_get "$debarch" "$debarch" download "$name=$version") \
-				>"$stage.log" 2>&1 ||
-				die "apt-get download $name=$version ($debarch) failed (is the pin still in $suite?); see $stage.log:$(echo; grep -E '^(E|W):' "$stage.log" | tail -n 5)"
-			local got_file
-			got_file=$(find "$stage" -maxdepth 1 -name "${name}_*_$debarch.deb" -print | head -n1)
-			[ -n "$got_file" ] || die "apt-get download $name=$version produced no .deb"
-			local got
-			got=$(sha256 "$got_file")
-			[ "$got" = "$pin" ] ||
-				die "${got_file##*/} has sha256 $got but vendor/MANIFEST pins $pin; review the new package before updating the pin"
-			rm -f "$dl/$debarch/${name}"_*_"$debarch.deb"
-			f=$dl/$debarch/${got_file##*/}
-			mv -f "$got_file" "$f"
-			rm -rf "$stage" "$stage.log"
-		fi
-		debs+=("$f")
+		fetch_deb "$debarch" "$name" "$version" "$pin"
+		debs+=("$deb_path")
 	done <<<"$pins"
 
 	log "unpacking the $arch sysroot into ${out#"$top"/}"

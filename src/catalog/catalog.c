@@ -2,17 +2,21 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "records.h"
-#include "Accessibility.skel.h"
-#include "ArtTest.skel.h"
-#include "Binder.skel.h"
-#include "BitmapAllocation.skel.h"
-#include "DisruptiveApp.skel.h"
-#include "GenericInstrumentation.skel.h"
-#include "ProcessManagement.skel.h"
-#include "Uprobestats.skel.h"
+#include "Accessibility.bpf.z.h"
+#include "ArtTest.bpf.z.h"
+#include "Binder.bpf.z.h"
+#include "BinderExecTransactInternal.bpf.z.h"
+#include "BitmapAllocation.bpf.z.h"
+#include "DisruptiveApp.bpf.z.h"
+#include "GenericInstrumentation.bpf.z.h"
+#include "MalwareSignal.bpf.z.h"
+#include "ProcessManagement.bpf.z.h"
+#include "Uprobestats.bpf.z.h"
 
 static const struct catalog_program generic_programs[] = {
 	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
@@ -112,10 +116,26 @@ static const struct catalog_program art_test_programs[] = {
 
 static const char *const art_test_maps[] = { "output_buf_aot", "output_buf_jit", NULL };
 
+/* Historical programs (LMODroid/CalyxOS configs): docs/programs.md. */
+static const struct catalog_program malware_signal_programs[] = {
+	PROG("add_bound_client_uid", "output_buf", UPS_REC_MALWARE_SIGNAL),
+	PROG("set_component_enabled_setting", "output_buf", UPS_REC_MALWARE_SIGNAL),
+};
+
+static const char *const malware_signal_maps[] = { "output_buf", NULL };
+
+static const struct catalog_program binder_start_activity_programs[] = {
+	PROG("activity_task_manager_startActivity", "output_buf", UPS_REC_BINDER_START_ACTIVITY),
+};
+
+static const char *const binder_start_activity_maps[] = { "output_buf", NULL };
+
 #define OBJECT(obj_name, progs, maps, ...)                          \
 	{                                                           \
 		.name = #obj_name,                                  \
-		.elf_bytes = obj_name##_bpf__elf_bytes,             \
+		.elf_z = obj_name##_bpf_z,                          \
+		.elf_z_size = sizeof(obj_name##_bpf_z),             \
+		.elf_size = obj_name##_bpf_size,                    \
 		.programs = progs,                                  \
 		.n_programs = sizeof(progs) / sizeof(progs[0]),     \
 		.ring_maps = maps,                                  \
@@ -131,9 +151,41 @@ static const struct catalog_object objects[] = {
 	OBJECT(Accessibility, accessibility_programs, accessibility_maps),
 	OBJECT(ArtTest, art_test_programs, art_test_maps),
 	OBJECT(Uprobestats, uprobestats_programs, uprobestats_maps),
+	OBJECT(MalwareSignal, malware_signal_programs, malware_signal_maps),
+	OBJECT(BinderExecTransactInternal, binder_start_activity_programs,
+	       binder_start_activity_maps),
 };
 
 #define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))
+
+int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
+		       struct err *err)
+{
+	z_stream z = { .next_in = (Bytef *)o->elf_z, .avail_in = (uInt)o->elf_z_size };
+	unsigned char *buf = malloc(o->elf_size ? o->elf_size : 1);
+	int zrc;
+
+	if (!buf)
+		return err_set(err, -ENOMEM, "out of memory inflating object %s", o->name);
+	/* 16 + MAX_WBITS: the gzip wrapper that `gzip -9 -n` wrote at build time */
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(buf);
+		return err_set(err, -ENOMEM, "zlib: cannot inflate object %s", o->name);
+	}
+	z.next_out = buf;
+	z.avail_out = (uInt)o->elf_size;
+	zrc = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	if (zrc != Z_STREAM_END || z.total_out != o->elf_size) {
+		free(buf);
+		return err_set(err, -EINVAL, "embedded object %s: inflating gave %lu of %zu bytes "
+			       "(zlib %d): the binary is damaged", o->name, z.total_out,
+			       o->elf_size, zrc);
+	}
+	*bytes = buf;
+	*size = o->elf_size;
+	return 0;
+}
 
 bool catalog_name_ends(const char *name, const char *suffix)
 {

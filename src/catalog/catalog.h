@@ -53,7 +53,11 @@ enum catalog_prepare {
 
 struct catalog_object {
 	const char *name;         /* "GenericInstrumentation" */
-	const void *(*elf_bytes)(size_t *size);
+	/* The BPF ELF object, gzip-compressed at build time (gen/<arch>/<name>.bpf.z.h);
+	 * catalog_object_elf() inflates it. */
+	const unsigned char *elf_z;
+	size_t elf_z_size;
+	size_t elf_size;          /* inflated */
 	const struct catalog_program *programs;
 	size_t n_programs;
 	const char *const *ring_maps; /* NULL-terminated */
@@ -62,6 +66,12 @@ struct catalog_object {
 	 * every instance has loaded, before any probe is attached. */
 	enum catalog_prepare prepare;
 };
+
+/* The object's ELF bytes, inflated into a malloc'ed buffer (the caller frees it once
+ * libbpf is done with the object): 0, -ENOMEM, or -EINVAL when the embedded copy does
+ * not inflate to its recorded size. */
+int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
+		       struct err *err);
 
 size_t catalog_object_count(void);
 const struct catalog_object *catalog_object_at(size_t i);

@@ -224,6 +224,49 @@ static const struct rk_field accessibility_fields[] = {
 	F(struct accessibility_event, code, "code", RK_S32, FIELD_INT32),
 };
 
+/* ---- the historical programs (LMODroid/CalyxOS) ---- */
+
+/* MalwareSignal: one packed record for two programs.  "signal" names the half
+ * the program filled, then that half's fields, as upstream's debug log printed
+ * them; no atom (upstream only logged these). */
+static void malware_signal_decode(const void *payload, struct fields_out *o)
+{
+#define MS(m) (const char *)payload + offsetof(struct malware_signal, m)
+	struct malware_signal r;
+
+	memcpy(&r, payload, sizeof(r));
+	if (r.wm_bound_uid.initialized) {
+		fields_str(o, "signal", "wm_bound_uid", sizeof("wm_bound_uid"));
+		fields_u64(o, "client_uid", r.wm_bound_uid.client_uid);
+		fields_str(o, "client_package_name", MS(wm_bound_uid.client_package_name),
+			   UPS_MALWARE_STR_LEN);
+		fields_u64(o, "bind_flags", r.wm_bound_uid.bind_flags);
+	}
+	if (r.component_enabled_setting.initialized) {
+		fields_str(o, "signal", "component_enabled_setting",
+			   sizeof("component_enabled_setting"));
+		fields_str(o, "package_name", MS(component_enabled_setting.package_name),
+			   UPS_MALWARE_STR_LEN);
+		fields_str(o, "class_name", MS(component_enabled_setting.class_name),
+			   UPS_MALWARE_STR_LEN);
+		fields_i32(o, "new_state", r.component_enabled_setting.new_state);
+		fields_str(o, "calling_package_name",
+			   MS(component_enabled_setting.calling_package_name),
+			   UPS_MALWARE_STR_LEN);
+	}
+#undef MS
+}
+
+/* BinderExecTransactInternal: CalyxOS's handler wrote atom 915
+ * (test_uprobestats_atom_reported) with Int32 calling_uid, whatever the config. */
+#define ATOM_TEST_UPROBESTATS_ATOM_REPORTED 915
+static const struct rk_field binder_start_activity_fields[] = {
+	F(struct binder_start_activity, calling_uid, "calling_uid", RK_S32, FIELD_INT32),
+};
+static const struct rk_atom_field binder_start_activity_atom[] = {
+	A(0, RK_AT_INT32),
+};
+
 /* ---- the table ---- */
 
 #define KIND(k, nm, rec, flds, ...) \
@@ -265,6 +308,12 @@ static const struct record_kind kinds[] = {
 	     ATOM(art_test_aot_atom)),
 	KIND(UPS_REC_START_ACTIVITY_AS_USER, "start_activity_as_user",
 	     rec_start_activity_as_user, start_activity_fields, ATOM(start_activity_atom)),
+	{ .kind = UPS_REC_MALWARE_SIGNAL, .name = "malware_signal",
+	  .size = sizeof(struct rec_malware_signal), .decode_more = malware_signal_decode },
+	KIND(UPS_REC_BINDER_START_ACTIVITY, "binder_start_activity", rec_binder_start_activity,
+	     binder_start_activity_fields,
+	     ATOM(binder_start_activity_atom,
+		  .fixed_atom_id = ATOM_TEST_UPROBESTATS_ATOM_REPORTED)),
 };
 
 const struct record_kind *record_kind_get(uint32_t kind)

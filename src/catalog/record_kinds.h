@@ -82,6 +82,9 @@ struct record_kind {
 	size_t n_atom_fields;
 	/* RK_ATOM_FIELDS: whether this record writes an atom (NULL: always). */
 	bool (*atom_when)(const void *payload);
+	/* RK_ATOM_FIELDS: an atom id fixed by upstream's handler, written whatever
+	 * the task's logging config says (0: the task's atom_id). */
+	int32_t fixed_atom_id;
 };
 
 /* The descriptor of a kind, or NULL when the kind is unknown. */

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
+#include "cli/self_atoms.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
 #include "probe/accounting.h"
@@ -30,7 +31,7 @@ enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
+	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE, OPT_ATTACHED_ATOM, OPT_ERROR_ATOM,
 };
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
@@ -49,6 +50,8 @@ static const struct option run_long_opts[] = {
 	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
 	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
+	{ "attached-atom", required_argument, NULL, OPT_ATTACHED_ATOM },
+	{ "error-atom", required_argument, NULL, OPT_ERROR_ATOM },
 	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
 	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
@@ -101,6 +104,12 @@ static int parse_value_opt(int c, struct run_opts *o)
 	case OPT_POLLED_ATOM:
 		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
 		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
+	case OPT_ATTACHED_ATOM:
+	case OPT_ERROR_ATOM: {
+		uint32_t *id = c == OPT_ATTACHED_ATOM ? &o->attached_atom : &o->error_atom;
+		return cli_parse_u32(optarg, id, "an atom id") && *id && *id <= INT32_MAX
+		       ? EXIT_OK : EXIT_USAGE;
+	}
 	case OPT_FLUSH:
 		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
 		       ? EXIT_OK : EXIT_USAGE;
@@ -195,6 +204,9 @@ struct run_state {
 	struct accounting acct;      /* per probe: dropped at the sinks, pending */
 	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
+	int32_t attached_atom;       /* self-metric atom ids (0: not sent) */
+	int32_t error_atom;
+	bool error_sent;
 };
 
 static void on_event(void *ctx, const struct event *ev)
@@ -248,8 +260,14 @@ static int start_probes(void *ctx, struct err *e)
 
 	if (rc < 0) {
 		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+		if (rs->error_atom)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_ATTACHING);
+		rs->error_sent = true;
 		return rc;
 	}
+	if (rs->attached_atom)
+		self_atoms_attached(rs->sinks, rs->plan, rs->attached_atom);
 	char procs[64];
 	size_t n = 0;
 	bool every = false, waiting = false;
@@ -409,6 +427,9 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	}
 	if (rc < 0) {
 		p_err("%s", e.msg);
+		if (rs->error_atom && !rs->error_sent)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_POLLING);
 		loop_stats_free(&st);
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
@@ -460,7 +481,8 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .force_tracefs = o->force_tracefs,
 				   .force_pmu = o->force_pmu,
 				   .interrupted = stop_signal_pending };
-	struct run_state rs = { .plan = plan };
+	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
+				.error_atom = (int32_t)o->error_atom };
 	FILE *out = NULL, *trace = NULL, *profile = NULL;
 	struct err e = { 0 };
 	int rc, acct_rc;

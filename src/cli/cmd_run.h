@@ -36,6 +36,8 @@ struct run_opts {
 	bool force_pmu;
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
+	uint32_t attached_atom;      /* atom id of the per-probe "attached" atom; 0: none */
+	uint32_t error_atom;         /* atom id of the "internal error" atom; 0: none */
 	bool atom_int32_args;        /* --atom-mapping cpp */
 	bool exit_probes;            /* --exit-probes */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */

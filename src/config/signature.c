@@ -49,6 +49,33 @@ static int split_params(const char *p, size_t len, struct method_sig *out, const
 	return 0;
 }
 
+/* The blank that ends the return type starting at p (before end), or NULL. */
+static const char *ret_end(const char *p, const char *end)
+{
+	int depth = 0;
+
+	for (const char *q = p; q < end; q++) {
+		if (*q == '<')
+			depth++;
+		else if (*q == '>')
+			depth--;
+		else if (is_space(*q) && depth <= 0)
+			return q;
+	}
+	return NULL;
+}
+
+static bool is_modifier(struct span w)
+{
+	static const char *const mods[] = { "public", "protected", "private", "static", "final",
+					     "synchronized", "native", "abstract", "strictfp" };
+
+	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
+		if (strlen(mods[i]) == w.len && !memcmp(mods[i], w.p, w.len))
+			return true;
+	return w.len && w.p[0] == '@';
+}
+
 int sig_parse(const char *s, struct method_sig *out, const char **why)
 {
 	size_t len = strlen(s);
@@ -70,19 +97,17 @@ int sig_parse(const char *s, struct method_sig *out, const char **why)
 	if (whole.p[whole.len - 1] != ')' ||
 	    memchr(open + 1, '(', (size_t)(whole.p + whole.len - open - 1)))
 		return fail(why, "the parameter list does not end the signature");
-	space = NULL;
-	for (const char *q = whole.p; q < open; q++)
-		if (is_space(*q))
-			space = q;
+	/* The return type is the first word (blanks inside "<...>" do not end it); the rest
+	 * is the qualified method, whose names may hold spaces (dex 040). */
+	space = ret_end(whole.p, open);
 	if (!space)
 		return fail(why, "no return type before the method name");
 	out->ret = trim(whole.p, (size_t)(space - whole.p));
 	out->name = trim(space + 1, (size_t)(open - space - 1));
+	if (is_modifier(out->ret))
+		return fail(why, "a modifier before the return type (drop it: \"void a.b.C.m()\")");
 	if (!out->ret.len || !out->name.len || !memchr(out->name.p, '.', out->name.len))
 		return fail(why, "the method name is not qualified by its class (a.b.C.m)");
-	for (size_t i = 0; i < out->ret.len; i++)
-		if (is_space(out->ret.p[i]))
-			return fail(why, "spaces inside the return type or method name");
 	return split_params(open + 1, (size_t)(whole.p + whole.len - 1 - open - 1), out, why);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/elf.h"
 #include "formats/exit_sites.h"
 #include "formats/oat_exits.h"
 
@@ -80,6 +81,18 @@ static int keep_sites(struct plan_probe *p, const struct exit_sites *sites, uint
 	return 0;
 }
 
+/* find_exits_java's answer for a method whose only return is its first
+ * instruction (so entry and exit probes cannot be ordered) when that method
+ * is a frameless leaf without stack maps: it cannot reach a safepoint, so ART
+ * never walks the stack while it runs and a uretprobe there is safe. */
+#define SAFE_URETPROBE 1
+
+static bool is_safe_leaf(const struct oat_method_exits *m)
+{
+	return m->frame_rc == 0 && m->frame.frameless_leaf && m->frame.num_stack_maps == 0 &&
+	       m->sites.count == 1 && m->sites.offsets[0] == 0;
+}
+
 /* A Java method: the oat reader's exits, each epilogue checked against the
  * frame CodeInfo records (and that frame against the method's prologue). */
 static int find_exits_java(struct plan_probe *p, struct err *err)
@@ -96,6 +109,8 @@ static int find_exits_java(struct plan_probe *p, struct err *err)
 		rc = err_set(err, -EINVAL, "%s: the method header found for +0x%llx starts its "
 			     "code at +0x%llx", p->path, (unsigned long long)p->offset,
 			     (unsigned long long)m.code_file_offset);
+	} else if (is_safe_leaf(&m)) {
+		rc = SAFE_URETPROBE;
 	} else {
 		rc = keep_sites(p, &m.sites, m.code_file_offset, err);
 	}
@@ -151,31 +166,57 @@ static void add_note(struct plan_probe *p, const char *text)
 	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
 }
 
+/* ART code: a Java method, or anything in an OAT file named by an ELF
+ * symbol (oat files carry oatdata/oatexec, never one per method). */
+static bool is_art_code(const struct plan_probe *p)
+{
+	struct elf_file *f;
+	struct elf_symbol sym;
+	struct err e = { 0 };
+	bool oat;
+
+	if (p->java)
+		return true;
+	if (elf_open(p->path, &f, &e) < 0)
+		return false;
+	oat = elf_find_symbol(f, "oatdata", &sym) == 0;
+	elf_close(f);
+	return oat;
+}
+
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
 	struct err why = { 0 };
 	char note[160];
-	bool want;
+	bool want, art;
+	int rc;
 
 	if (!p->prog->is_return || !p->prog->exit)
 		return 0;
-	want = pc->has_exit_probes ? pc->exit_probes : (p->java || opts->exit_probes);
+	art = is_art_code(p);
+	want = pc->has_exit_probes ? pc->exit_probes : (art || opts->exit_probes);
 	if (!want) {
-		if (p->java && !opts->unsafe_uretprobe)
+		if (art && !opts->unsafe_uretprobe)
 			return refuse_uretprobe(p, "the probe sets exit_probes: false", err);
-		if (p->java)
+		if (art)
 			add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
 		return 0;
 	}
-	if (find_exits(p, &why) == 0) {
+	rc = find_exits(p, &why);
+	if (rc == SAFE_URETPROBE) {
+		add_note(p, "uretprobe: an empty frameless method without stack maps cannot "
+			 "reach a safepoint, so ART never walks its frame");
+		return 0;
+	}
+	if (rc == 0) {
 		p->exit_probes = true;
 		snprintf(note, sizeof(note), "exit probes at %u exit site%s", p->n_exits,
 			 p->n_exits == 1 ? "" : "s");
 		add_note(p, note);
 		return 0;
 	}
-	if (!p->java)
+	if (!art)
 		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
 			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
 			       "--exit-probes or set exit_probes: false)", p->program_name,

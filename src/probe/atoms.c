@@ -186,7 +186,8 @@ static int task_atom(const struct atom_src *src, const struct record_kind *rk,
 		else
 			call_detail_atom(src->probe, src->payload, o);
 		return 1;
-	default: return 0;   /* process_change, accessibility: no atom (docs/programs.md) */
+	default: return 0;   /* process_change, accessibility, malware_signal: no atom
+			      * (docs/programs.md) */
 	}
 }
 
@@ -202,6 +203,9 @@ int atoms_from_record(const struct atom_src *src, struct atom_buf *out)
 	out->n_fields = 0;
 	if (rk && rk->atom == RK_ATOM_BINDER) {
 		rc = binder_atom(src, out, &o);
+	} else if (rk && rk->fixed_atom_id) {
+		out->atom_id = rk->fixed_atom_id;     /* whatever the task's logging config */
+		rc = task_atom(src, rk, &o);
 	} else {
 		if (!t->has_statsd_logging_config || !t->statsd.has_atom_id)
 			return 0;

@@ -36,6 +36,8 @@ struct instance {
 /* Per object used by the plan: the primary instance owns the shared maps. */
 struct object_state {
 	const struct catalog_object *cat;
+	void *elf;                  /* the object inflated once, read by every instance */
+	size_t elf_size;
 	struct bpf_object *primary;
 	bool ring_used[8];
 };
@@ -211,12 +213,12 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = p->obj->name);
 	struct ups_prog_config cfg = { 0 };
 	struct bpf_program *prog;
-	size_t size;
-	const void *bytes = p->obj->elf_bytes(&size);
 	int rc;
 
 	in->probe = p;
-	in->obj = bpf_object__open_mem(bytes, size, &oo);
+	if (!os->elf && (rc = catalog_object_elf(p->obj, &os->elf, &os->elf_size, err)))
+		return rc;
+	in->obj = bpf_object__open_mem(os->elf, os->elf_size, &oo);
 	if (!in->obj) {
 		rc = -errno;
 		return err_set(err, rc, "opening embedded object %s: %s", p->obj->name,
@@ -668,6 +670,8 @@ void session_close(struct session *s)
 	}
 	for (size_t o = 0; o < s->n_objects; o++)
 		bpf_object__close(s->objects[o].primary);
+	for (size_t o = 0; o < s->n_objects; o++)
+		free(s->objects[o].elf);
 	free(s->instances);
 	free(s->objects);
 	free(s->rings);

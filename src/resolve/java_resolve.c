@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/arena.h"
@@ -330,6 +331,46 @@ static int by_search(const struct java_resolve_opts *opts, const struct java_sig
 	return rc;
 }
 
+static int resolve_sig(const struct java_resolve_opts *opts, const struct java_sig *sig,
+		       struct arena *a, struct java_resolution *out, struct err *err)
+{
+	return opts->n_file_paths ? in_files(opts, sig, a, out, err)
+				  : by_search(opts, sig, a, out, err);
+}
+
+static bool same_params(const struct java_sig *x, const struct java_sig *y)
+{
+	if (x->n_params != y->n_params)
+		return false;
+	for (size_t i = 0; i < x->n_params; i++)
+		if (strcmp(x->params[i], y->params[i]))
+			return false;
+	return true;
+}
+
+/* A method_signature that named no method, read again with each parameter whole
+ * (dex 040 allows spaces in names, "a.My Class", which the usual reading takes as
+ * a type and a parameter name).  Returns 0 with out filled, or rc with err as the
+ * first reading left it. */
+static int retry_whole_params(const struct java_resolve_opts *opts, const struct java_sig *sig,
+			      struct arena *a, struct java_resolution *out, int rc,
+			      struct err *err)
+{
+	struct java_resolution *r2 = malloc(sizeof(*r2));
+	struct java_sig whole;
+	struct err e = { 0 };
+
+	if (!r2)
+		return rc;
+	if (!java_sig_parse_whole_params(opts->method_signature, a, &whole, &e) &&
+	    !same_params(sig, &whole) && !resolve_sig(opts, &whole, a, r2, &e)) {
+		*out = *r2;
+		rc = 0;
+	}
+	free(r2);
+	return rc;
+}
+
 int java_resolve(const struct java_resolve_opts *opts, struct java_resolution *out,
 		 struct err *err)
 {
@@ -343,8 +384,9 @@ int java_resolve(const struct java_resolve_opts *opts, struct java_resolution *o
 		return err_set(err, -ENOMEM, "out of memory");
 	rc = parse_sig(opts, a, &sig, err);
 	if (!rc)
-		rc = opts->n_file_paths ? in_files(opts, &sig, a, out, err)
-					: by_search(opts, &sig, a, out, err);
+		rc = resolve_sig(opts, &sig, a, out, err);
+	if (rc == -ENOENT && opts->method_signature && *opts->method_signature)
+		rc = retry_whole_params(opts, &sig, a, out, rc, err);
 	arena_free(a);
 	return rc;
 }

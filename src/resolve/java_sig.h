@@ -11,7 +11,16 @@
  * Types map as InversePrettyDescriptor does: primitives to one letter,
  * "[]" pairs to leading '[', everything else to "L" + '/'-separated name +
  * ";" ('$' kept).  A type already written as a descriptor ("[I",
- * "Ljava/lang/String;") is taken as is. */
+ * "Ljava/lang/String;") is taken as is.
+ * Names: every dex SimpleName character is accepted ('$', '-', '_', digits
+ * first, the non-ASCII ranges of the dex format, and dex 040's spaces);
+ * anything else is refused.  Supplementary characters are turned into the
+ * MUTF-8 surrogate pairs dex stores.  In the text form the return type is the
+ * first word after modifiers and everything up to '(' is <class>.<method>, so
+ * class and method names may hold spaces; a return type with a space must be a
+ * descriptor there ("La/My Class;"), a parameter type with a space is found
+ * by the resolver's second reading (java_sig_parse_whole_params) or written as
+ * a descriptor.  The parts form takes each field whole. */
 #ifndef UPROBESTATS_RESOLVE_JAVA_SIG_H
 #define UPROBESTATS_RESOLVE_JAVA_SIG_H
 
@@ -33,6 +42,12 @@ struct java_sig {
 
 /* All strings are allocated from a. */
 int java_sig_parse(const char *text, struct arena *a, struct java_sig *out, struct err *err);
+/* The text form with each parameter taken whole, spaces included (a dex 040
+ * type name such as "a.My Class", which java_sig_parse reads as type "a.My"
+ * with the parameter name "Class"); java_resolve() tries it when the usual
+ * reading names no method and this one reads other parameter types. */
+int java_sig_parse_whole_params(const char *text, struct arena *a, struct java_sig *out,
+				struct err *err);
 int java_sig_from_parts(const char *class_name, const char *method, const char *const *params,
 			size_t n_params, bool params_given, struct arena *a, struct java_sig *out,
 			struct err *err);

@@ -61,7 +61,7 @@ def test_art_compiled_methods_by_java_signature():
     try:
         rc, u = traced_run(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]),
                            ["run", cfg, "--format", "json", f"--statsd={rx.path}",
-                            "--polled-atom", "12345", "-v"])
+                            "--polled-atom", "12345", "--attached-atom", "12346", "-v"])
     finally:
         rx.close()
     eq(rc, 0, "exit code; stderr: " + u.stderr())
@@ -83,7 +83,18 @@ def test_art_compiled_methods_by_java_signature():
     eq(sorted(num(e["fields"]["return_value"]) for e in rets), [100 + i for i in range(n)],
        "getEventType() return values")
     eq(summary(objs), [(n, n, 0, 0), (n, n, 0, 0)], "per-probe hits, delivered, dropped")
-    atoms = rx.atoms()
+    typed = rx.typed_atoms()
+    # upstream's uprobe_stats_bpf_attached: program, class, method, process, task id
+    attached = [[(t, v) for t, v, _ in f] for a, f in typed if a == 12346]
+    eq(len(attached), 2, "one attached atom per probe")
+    codes = [f[0][1] for f in attached]
+    check(all(c > 0 for c in codes) and codes[0] != codes[1], f"program codes {codes}")
+    eq([f[1:] for f in attached],
+       [[("string", CLS), ("string", "<init>"), ("string", ""), ("int64", 0)],
+        [("string", CLS), ("string", "getEventType"), ("string", ""), ("int64", 0)]],
+       "attached atoms: class and method from the signature / the parts")
+    check(all(f[0][0] == "int32" for f in attached), "program code is an int32")
+    atoms = [a for a in rx.atoms() if a[0] != 12346]
     polled = [a for a in atoms if a[0] == 12345]
     atoms = [a for a in atoms if a[0] != 12345]
     eq(len(polled), 2, "one polled atom per map")

@@ -218,6 +218,30 @@ def test_binder_without_filters_is_refused():
           u.stderr())
 
 
+MS = "MalwareSignal"
+MS_PROBES = [(MS, "add_bound_client_uid", "ups_add_bound_client_uid", ""),
+             (MS, "set_component_enabled_setting", "ups_set_component_enabled_setting", "")]
+MS_LABELS = {"set_component_enabled_setting": "malware_set_component_enabled_setting"}
+BETI = "BinderExecTransactInternal"
+BETI_PROBES = [(BETI, "activity_task_manager_startActivity", "ups_exec_transact_internal", "")]
+
+
+def test_malware_signal():
+    # The historical LMODroid/CalyxOS program: both halves of its packed record.
+    run_and_check(MS_PROBES, [f"map_{MS}_output_buf"], labels=MS_LABELS)
+
+
+def test_malware_signal_perf_buffer():
+    run_and_check(MS_PROBES, [f"map_{MS}_output_buf"], labels=MS_LABELS,
+                  extra_args=["--force-perfbuf"])
+
+
+def test_binder_exec_transact_internal():
+    # CalyxOS's hard-wired IActivityTaskManager.startActivity (code 1) program.
+    evs = run_and_check(BETI_PROBES, [f"map_{BETI}_output_buf"])
+    eq([e["fields"]["calling_uid"] for e in evs], [10200, -7], "calling uids reported")
+
+
 def test_accessibility():
     run_and_check(
         [("Accessibility", "grant_runtime_permission", "ups_grant_runtime_permission", ""),

@@ -7,7 +7,8 @@ import struct
 
 from e2e import check, eq, tmpdir
 from statsd_rx import ANNOTATION_IS_UID, StatsdReceiver
-from test_programs import BINDER_FILTERS, DA_MAPS, DA_PROBES, PM, config, run_target
+from test_programs import (BETI, BETI_PROBES, BINDER_FILTERS, DA_MAPS, DA_PROBES, MS, MS_PROBES,
+                           PM, config, run_target)
 
 UTF16_REASON = "café ☕ 𝄞 ünïcødé"
 
@@ -96,6 +97,20 @@ def test_binder_atoms_follow_method_configs():
     eq(code, ("int32", 1, {}), "code")
     check(ktime[0] == "int64" and ktime[1] > 0 and not ktime[2], f"ktime_ns: {ktime}")
     eq(plain(atoms[1][1]), [("string", "ünïcødé.IFilter")], "interface name")
+
+
+def test_binder_exec_transact_internal_atoms_are_915():
+    # CalyxOS's handler: atom 915 (test_uprobestats_atom_reported), Int32 calling_uid,
+    # no annotation, whatever the task's logging config says.
+    atoms = run_atoms(BETI_PROBES, [f"map_{BETI}_output_buf"], statsd_config(777))
+    eq([a for a, _ in atoms], [915, 915], "atom ids")
+    eq([plain(f) for _, f in atoms], [[("int32", 10200)], [("int32", -7)]], "calling uids")
+
+
+def test_malware_signal_writes_no_atoms():
+    # Upstream only logged MalwareSignal records.
+    atoms = run_atoms(MS_PROBES, [f"map_{MS}_output_buf"], statsd_config(926))
+    eq(atoms, [], "atoms")
 
 
 def test_art_test_atoms_hash_like_upstream():

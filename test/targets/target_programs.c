@@ -36,6 +36,7 @@ PROBED(ups_set_component_enabled_setting, 11)
 PROBED(ups_exec_transact_internal, 12)
 PROBED(ups_grant_runtime_permission, 13)
 PROBED(ups_start_activity_as_user, 14)
+PROBED(ups_add_bound_client_uid, 15)
 
 #define ART_METHOD 0x5151515151515151ULL   /* x0: an ArtMethod* nobody reads */
 #define JUNK_HIGH 0xdeadbeef00000000ULL    /* undefined upper half of a 32-bit argument */
@@ -348,6 +349,30 @@ static void set_component_enabled_setting(const char *pkg, const char *cls, int3
 	exp_int("new_state", state);
 	exp_str("calling_package_name", fit(caller, 128));
 	exp_end();
+	/* MalwareSignal's program on the same method: 64-byte strings */
+	exp_begin("malware_set_component_enabled_setting", "ups_set_component_enabled_setting", 1);
+	exp_str("signal", "component_enabled_setting");
+	exp_str("package_name", fit(pkg, 64));
+	exp_str("class_name", fit(cls, 64));
+	exp_int("new_state", state);
+	exp_str("calling_package_name", fit(caller, 64));
+	exp_end();
+}
+
+/* BackgroundLaunchProcessController.addBoundClientUid(int uid, String packageName,
+ * long flags) (MalwareSignal): uid in x2, package in x3, flags in x4. */
+static void add_bound_client_uid(int32_t uid, const char *pkg, uint64_t flags)
+{
+	uint8_t *base = out_args();
+	uint64_t regs[8] = { ART_METHOD, jobj(16), JUNK_HIGH | (uint32_t)uid, jstr(pkg), flags };
+
+	call(ups_add_bound_client_uid, regs, base);
+	exp_begin("add_bound_client_uid", "ups_add_bound_client_uid", 1);
+	exp_str("signal", "wm_bound_uid");
+	exp_u64("client_uid", (uint32_t)uid);
+	exp_str("client_package_name", fit(pkg, 64));
+	exp_u64("bind_flags", flags);
+	exp_end();
 }
 
 static void disruptive_app(void)
@@ -365,11 +390,15 @@ static void disruptive_app(void)
 	set_component_enabled_setting("com.example.launcher", "com.example.launcher.Main", 2,
 				      "shell");
 	set_component_enabled_setting("pkg.ünï", long_cls, 1, "com.example.settings");
+	add_bound_client_uid(10123, "com.example.bound", 0x8000000000000104ULL);
+	add_bound_client_uid(-1, long_cls, 0);
+	add_bound_client_uid(1000, "çlïënt.☕", 1);
 }
 
 /* ---- Binder and Accessibility on Binder.execTransactInternal ---- */
 
 #define A11Y_CONNECTION "android.accessibilityservice.IAccessibilityServiceConnection"
+#define ATM "android.app.IActivityTaskManager"
 
 /* execTransactInternal(int code, Parcel, Parcel, int flags, int callingUid):
  * this.mDescriptor @8, callingUid in x6 / slot 28. */
@@ -391,6 +420,12 @@ static void transact(const char *descriptor, uint32_t code, int32_t uid, int bin
 		exp_int("calling_uid", uid);
 		exp_positive("timestamp_ns");
 	}
+	exp_end();
+	/* BinderExecTransactInternal: startActivity (code 1) of IActivityTaskManager only */
+	int atm = !strcmp(descriptor, ATM) && code == 1;
+	exp_begin("activity_task_manager_startActivity", "ups_exec_transact_internal", atm);
+	if (atm)
+		exp_int("calling_uid", uid);
 	exp_end();
 	exp_begin("dispatch_gesture", "ups_exec_transact_internal", a11y_emits);
 	if (a11y_emits) {
@@ -418,6 +453,12 @@ static void binder_transactions(void)
 	/* Same length as the a11y interface, one char off. */
 	transact("android.accessibilityservice.IAccessibilityServiceConnectioM", 5, 10098, 0, 0);
 	transact("ünïcødé.IFilter", 9, 10100, 1, 0);   /* UTF-16 descriptor */
+	transact(ATM, 1, 10200, 0, 0);                 /* BinderExecTransactInternal */
+	transact(ATM, 2, 10201, 0, 0);                 /* another code */
+	transact(ATM "X", 1, 10202, 0, 0);             /* longer */
+	transact("android.app.IActivityTaskManageR", 1, 10203, 0, 0);   /* last char */
+	transact("android.app.IActivityTaskManage", 1, 10204, 0, 0);    /* shorter */
+	transact(ATM, 1, -7, 0, 0);
 }
 
 /* grantRuntimePermission(String packageName, String permName, String, int). */

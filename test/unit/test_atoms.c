@@ -378,3 +378,30 @@ UT_TEST(atoms_none_for_process_change_and_accessibility)
 	UT_EQ_INT(map(&f, UPS_REC_PROCESS_CHANGE, p, &a), 0);
 	UT_EQ_INT(map(&f, UPS_REC_ACCESSIBILITY_EVENT, p, &a), 0);
 }
+
+UT_TEST(atoms_binder_exec_transact_internal_is_915)
+{
+	uint8_t p[4];
+	struct fixture f;
+	struct atom_buf a;
+
+	put32(p, 0, (uint32_t)-7);
+	fixture_init(&f, 777);       /* upstream ignores the config's atom id */
+	UT_EQ_INT(map(&f, UPS_REC_BINDER_START_ACTIVITY, p, &a), 1);
+	UT_EQ_INT(a.atom_id, 915);
+	UT_EQ_INT(a.n_fields, 1);
+	FIELD_TYPE(a, 0, FIELD_INT32);
+	UT_EQ_INT(a.fields[0].v.i32, -7);
+	UT_ASSERT(!a.is_uid[0]);
+}
+
+UT_TEST(atoms_none_for_malware_signal)
+{
+	uint8_t p[278] = { 0 };
+	struct fixture f;
+	struct atom_buf a;
+
+	p[80] = 1;
+	fixture_init(&f, 915);
+	UT_EQ_INT(map(&f, UPS_REC_MALWARE_SIGNAL, p, &a), 0);
+}

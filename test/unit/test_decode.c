@@ -49,6 +49,8 @@ UT_TEST(decode_every_record_kind_names_its_fields)
 		{ UPS_REC_ACCESSIBILITY_EVENT, 280, 6 },
 		{ UPS_REC_ART_TEST_AOT, 296, 8 },
 		{ UPS_REC_START_ACTIVITY_AS_USER, 160, 7 },
+		{ UPS_REC_MALWARE_SIGNAL, 278, 9 },           /* both halves "initialized" */
+		{ UPS_REC_BINDER_START_ACTIVITY, 4, 1 },
 	};
 	struct field f[CATALOG_MAX_FIELDS];
 	/* The payload sits at the very end of its buffer: ASan catches a decoder
@@ -117,6 +119,45 @@ UT_TEST(decode_binder_transaction_at_upstream_offsets)
 	UT_ASSERT((x = find(f, n, "code")) && x->v.i64 == 7);
 	UT_ASSERT((x = find(f, n, "calling_uid")) && x->v.i32 == 10001);
 	UT_ASSERT((x = find(f, n, "timestamp_ns")) && x->v.i64 == 42);
+}
+
+UT_TEST(decode_malware_signal_at_upstream_offsets)
+{
+	uint8_t p[278] = { 0 };
+	uint64_t uid = 10123, flags = 0x104;
+	int32_t state = 2;
+	struct field f[CATALOG_MAX_FIELDS];
+	const struct field *x;
+	size_t n;
+
+	/* WmBoundUid {u64 client_uid@0; char client_package_name[64]@8; u64 bind_flags@72;
+	 * bool initialized@80}, packed */
+	memcpy(p, &uid, 8);
+	memcpy(p + 8, "com.x.bound", 11);
+	memcpy(p + 72, &flags, 8);
+	p[80] = 1;
+	n = record_decode(record_kind_get(UPS_REC_MALWARE_SIGNAL), p, f, CATALOG_MAX_FIELDS);
+	UT_EQ_INT(n, 4);
+	UT_ASSERT((x = find(f, n, "signal")) && x->v.str.len == strlen("wm_bound_uid"));
+	UT_ASSERT((x = find(f, n, "client_uid")) && x->v.u64 == 10123);
+	UT_ASSERT((x = find(f, n, "client_package_name")) && x->v.str.len == 11);
+	UT_ASSERT((x = find(f, n, "bind_flags")) && x->v.u64 == 0x104);
+	/* ComponentEnabledSetting at 81 {package_name[64]@81; class_name[64]@145;
+	 * int new_state@209; calling_package_name[64]@213; bool initialized@277} */
+	memset(p, 0, sizeof(p));
+	memcpy(p + 81, "com.x", 5);
+	memset(p + 145, 'c', 64);           /* no NUL: bounded by the field */
+	memcpy(p + 209, &state, 4);
+	memcpy(p + 213, "shell", 5);
+	p[277] = 1;
+	n = record_decode(record_kind_get(UPS_REC_MALWARE_SIGNAL), p, f, CATALOG_MAX_FIELDS);
+	UT_EQ_INT(n, 5);
+	UT_ASSERT((x = find(f, n, "package_name")) && x->v.str.len == 5);
+	UT_ASSERT((x = find(f, n, "class_name")) && x->v.str.len == 64);
+	UT_ASSERT((x = find(f, n, "new_state")) && x->v.i32 == 2);
+	UT_ASSERT((x = find(f, n, "calling_package_name")) && x->v.str.len == 5);
+	p[277] = 0;
+	UT_EQ_INT(record_decode(record_kind_get(UPS_REC_MALWARE_SIGNAL), p, f, CATALOG_MAX_FIELDS), 0);
 }
 
 UT_TEST(decode_respects_max_fields)

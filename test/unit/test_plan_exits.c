@@ -236,9 +236,52 @@ UT_TEST(plan_exits_a_bare_return_is_refused)
 	setup(&p, &pc, bare, sizeof(bare), 0, false);
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
 	UT_CONTAINS(e.msg, "its first instruction is a return");
-	/* void FusedProvider.<init>(): a lone ret */
+}
+
+/* void FusedProvider.<init>(): a lone ret, a frameless leaf without stack
+ * maps.  It cannot reach a safepoint, so its uretprobe is safe and is used
+ * (entry and exit probes on one instruction could not be ordered). */
+UT_TEST(plan_exits_an_empty_java_leaf_keeps_a_safe_uretprobe)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+	struct err e = { 0 };
+
 	setup_java(&p, &pc, 0x4ee0);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_ASSERT(!p.exit_probes);
+	UT_EQ_INT(p.n_exits, 0);
+	UT_CONTAINS(p.note, "cannot reach a safepoint");
+	/* A method with a frame and stack maps never gets one: setAllowed()
+	 * keeps its exit probes. */
+	setup_java(&p, &pc, 0x60c0);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_ASSERT(p.exit_probes);
+	free(p.exit_offsets);
+}
+
+/* An ELF symbol in an OAT file is ART code too: no uretprobe there either. */
+UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+	struct err e = { 0 };
+
+	setup_java(&p, &pc, 0x3430);
+	p.java = false;
+	p.how = RESOLVED_ELF_SYMBOL;
+	p.code_size = 4;           /* getEventType's code, as if a symbol named it */
+	pc.method_signature = "oatexec";
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_ASSERT(p.exit_probes);  /* by default, as for Java methods */
+	UT_EQ_U64(p.exit_offsets[0], 0x3433);
+	free(p.exit_offsets);
+	p.exit_offsets = NULL;
+	p.exit_probes = false;
+	pc.has_exit_probes = true;
+	pc.exit_probes = false;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
-	UT_CONTAINS(e.msg, "refusing a uretprobe on ART code (no exit sites: its first "
-			   "instruction is a return");
+	UT_CONTAINS(e.msg, "oatexec: refusing a uretprobe on ART code");
 }

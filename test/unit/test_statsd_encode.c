@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "sink/statsd_atoms.h"
 #include "sink/statsd_encode.h"
 #include "statsd_decoder.h"
 #include "statsd_testutil.h"
@@ -342,4 +343,33 @@ UT_TEST(statsd_atom_types_decode_as_written)
 	UT_EQ_INT(sd_list_int(&d.fields[4], 0), 1ll << 40);
 	UT_EQ_INT(d.fields[5].i64, 10001);
 	UT_EQ_INT(d.fields[5].n_ann, 1);
+}
+
+/* Upstream's self-metrics as we send them (cli/self_atoms.h): byte for byte. */
+UT_TEST(statsd_self_metric_attached_and_error_atoms)
+{
+	struct attached_atom aa;
+	struct error_atom ea;
+	struct statsd_event ev;
+
+	UT_EQ_INT(statsd_encode_atom(&ev, statsd_attached_atom(&aa, 100002, 5, "a.B", "m",
+								"system_server", 7, TS)), 0);
+	UT_ASSERT(st_bytes_eq(ev.buf, ev.len,
+			      "07 07 01 0807060504030201 00 a2860100"
+			      "00 05000000"
+			      "02 03000000 612e42"
+			      "02 01000000 6d"
+			      "02 0d000000 73797374656d5f736572766572"
+			      "01 0700000000000000"));
+	/* absent strings are empty strings, not skipped fields */
+	UT_EQ_INT(statsd_encode_atom(&ev, statsd_attached_atom(&aa, 100002, 0, NULL, "f", NULL,
+								-1, TS)), 0);
+	UT_ASSERT(st_bytes_eq(ev.buf, ev.len,
+			      "07 07 01 0807060504030201 00 a2860100 00 00000000 02 00000000"
+			      "02 01000000 66 02 00000000 01 ffffffffffffffff"));
+	UT_EQ_INT(statsd_encode_atom(&ev, statsd_error_atom(&ea, 100003, 3, 7, 0, 0, 1, TS)), 0);
+	UT_ASSERT(st_bytes_eq(ev.buf, ev.len,
+			      "07 07 01 0807060504030201 00 a3860100"
+			      "00 03000000 01 0700000000000000 00 00000000 00 00000000"
+			      "01 0100000000000000"));
 }

@@ -460,6 +460,29 @@ static void art_test_programs(struct tc *t)
 	run_simple(t, p, COUNT(p), maps, NULL);
 }
 
+/* The historical programs of LMODroid/CalyxOS configs. */
+static void malware_signal(struct tc *t)
+{
+	static const struct probe p[] = {
+		PROBE("MalwareSignal", "add_bound_client_uid", "ups_add_bound_client_uid"),
+		{ "MalwareSignal", "set_component_enabled_setting",
+		  "ups_set_component_enabled_setting", NULL,
+		  "malware_set_component_enabled_setting" },
+	};
+	static const char *const maps[] = { "map_MalwareSignal_output_buf", NULL };
+	run_simple(t, p, COUNT(p), maps, NULL);
+}
+
+static void binder_exec_transact_internal(struct tc *t)
+{
+	static const struct probe p[] = {
+		PROBE("BinderExecTransactInternal", "activity_task_manager_startActivity",
+		      "ups_exec_transact_internal"),
+	};
+	static const char *const maps[] = { "map_BinderExecTransactInternal_output_buf", NULL };
+	run_simple(t, p, COUNT(p), maps, NULL);
+}
+
 const struct vmcase vm_programs_cases[] = {
 	{ "programs.process_management", process_management },
 	{ "programs.process_management_legacy_record", process_management_legacy_record },
@@ -472,5 +495,7 @@ const struct vmcase vm_programs_cases[] = {
 	{ "programs.binder_without_filters_is_refused", binder_without_filters_is_refused },
 	{ "programs.accessibility", accessibility },
 	{ "programs.art_test_programs", art_test_programs },
+	{ "programs.malware_signal", malware_signal },
+	{ "programs.binder_exec_transact_internal", binder_exec_transact_internal },
 	{ NULL, NULL },
 };
