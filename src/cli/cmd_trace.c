@@ -183,6 +183,9 @@ static int emit_config(const struct uprobestats_config *cfg, const struct trace_
 	struct err e = { 0 };
 	int rc = 0;
 
+	if (o->spec.n_args && !o->spec.atom_id)
+		p_warn("--emit-config: --args without --atom: atom_id %d is a placeholder; set "
+		       "--atom ID before statsd gets these atoms", TRACE_PLACEHOLDER_ATOM);
 	if (!f) {
 		p_err("--emit-config %s: cannot open for writing: %s", o->emit, strerror(errno));
 		return EXIT_RUNTIME;
