@@ -322,7 +322,9 @@ static void profile_finish(void *st)
 	for (size_t i = 0; i < p->cap_rows; i++)
 		if (p->rows[i].used) {
 			order[n++] = &p->rows[i];
-			qsort(p->rows[i].samples, p->rows[i].n_samples, sizeof(uint64_t), cmp_u64);
+			if (p->rows[i].n_samples)
+				qsort(p->rows[i].samples, p->rows[i].n_samples, sizeof(uint64_t),
+				      cmp_u64);
 		}
 	qsort(order, n, sizeof(*order), cmp_rows);
 	if (p->json) {

@@ -199,3 +199,40 @@ def test_profile_accuracy_against_the_targets_own_clock():
             tol = theirs * 0.01 + 50000 * n
             check(abs(mine - theirs) <= tol,
                   f"{fn} {what}: profile {mine} ns vs target {theirs} ns (tolerance {tol:.0f})")
+
+
+def test_trace_file_nested_slices_with_method_names():
+    """--trace of `trace --ret`: one complete slice per call named by its
+    method, nested per thread as the calls were; handed to the viewer stage
+    (speedscope in Chromium) with what it must show."""
+    tmp = tmpdir()
+    count = 5
+    out = os.path.join(tmp, "out.jsonl")
+    trace = os.path.join(tmp, "trace.json")
+    bin_ = target("target_sleeps")
+    trace_run(tmp, Held(tmp, "target_sleeps", [str(count), out]),
+              ["--ret", "--trace", trace, f"{bin_}:ups_sl_*"])
+    with open(trace) as f:
+        doc = json.load(f)
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    xs = [e for e in evs if e.get("ph") == "X"]
+    eq(sorted({e["name"] for e in xs}), ["ups_sl_inner", "ups_sl_mid", "ups_sl_outer"],
+       "slice names")
+    eq(len(xs), 3 * count, "slices")
+    by = {n: sorted((e for e in xs if e["name"] == n), key=lambda e: e["ts"])
+          for n in ("ups_sl_outer", "ups_sl_mid", "ups_sl_inner")}
+    for o, m, i in zip(by["ups_sl_outer"], by["ups_sl_mid"], by["ups_sl_inner"]):
+        eq(len({o["tid"], m["tid"], i["tid"]}), 1, "one thread")
+        check(o["ts"] <= m["ts"] and m["ts"] + m["dur"] <= o["ts"] + o["dur"], "mid in outer")
+        check(m["ts"] <= i["ts"] and i["ts"] + i["dur"] <= m["ts"] + m["dur"], "inner in mid")
+    thread = next(e["args"]["name"] for e in evs
+                  if e.get("ph") == "M" and e.get("name") == "thread_name")
+    expected = {"threads": {thread: {
+        n: {"count": count, "total_ms": sum(e["dur"] for e in v) / 1000.0}
+        for n, v in by.items()}}}
+    vdir = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer", "e2e-trace")
+    os.makedirs(vdir, exist_ok=True)
+    with open(os.path.join(vdir, "trace.json"), "w") as f:
+        json.dump(doc, f)
+    with open(os.path.join(vdir, "expected.json"), "w") as f:
+        json.dump(expected, f)
