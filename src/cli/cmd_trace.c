@@ -19,6 +19,7 @@
 #include "config/textdump.h"
 #include "plan/exits.h"
 #include "plan/trace_plan.h"
+#include "sys/proc.h"
 #include "sys/properties.h"
 
 #define DEFAULT_MAX_PROBES 20000
@@ -242,10 +243,6 @@ static int check_spec(const struct trace_opts *o, const struct trace_method *m, 
 {
 	struct err e = { 0 };
 
-	if (o->run.sinks.statsd == SINKS_STATSD_ON && !o->spec.atom_id) {
-		p_err("--statsd needs --atom ID: the atom the calls are written as");
-		return EXIT_USAGE;
-	}
 	for (size_t i = 0; i < n; i++)
 		if (trace_check_args(&o->spec, &m[i], &e) < 0) {
 			p_err("%s", e.msg);
@@ -254,10 +251,10 @@ static int check_spec(const struct trace_opts *o, const struct trace_method *m, 
 	return EXIT_OK;
 }
 
-static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n)
+static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
+			 struct android_info *android)
 {
 	struct trace_source src;
-	struct android_info android;
 	struct err e = { 0 };
 	int rc = check_spec(o, m, n);
 
@@ -272,23 +269,53 @@ static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n)
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
 	}
-	cli_android_guardrail(&android, &o->run.guardrail);
-	o->run.on_android = android.on_android;
-	rc = cli_validate(src.cfg, &o->run.guardrail, o->run.n_pids > 0);
+	rc = cli_validate(src.cfg, &o->run.guardrail, true);
 	if (rc == EXIT_OK)
-		rc = o->emit ? emit_config(src.cfg, o) : build_and_run(o, &src, &android);
+		rc = o->emit ? emit_config(src.cfg, o) : build_and_run(o, &src, android);
 	trace_source_free(&src);
 	return rc;
+}
+
+/* The process whose maps Java patterns without FILE (and bare library
+ * names) are looked up in: the first -p, else the first process -n names. */
+static int find_pid(const struct trace_opts *o, pid_t *pid)
+{
+	struct err e = { 0 };
+	pid_t *found = NULL;
+	size_t n = 0;
+
+	*pid = o->run.n_pids ? o->run.pids[0] : 0;
+	if (*pid || !o->spec.process_name)
+		return EXIT_OK;
+	if (proc_find_by_name("/proc", o->spec.process_name, &found, &n, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	if (!n && !o->emit) {
+		free(found);
+		p_err("no running process named '%s' (matched against /proc/*/cmdline argv[0])",
+		      o->spec.process_name);
+		return EXIT_NO_TARGET;
+	}
+	*pid = n ? found[0] : 0;
+	free(found);
+	return EXIT_OK;
 }
 
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { .max_probes = DEFAULT_MAX_PROBES };
 	struct trace_matches tm = { 0 };
+	struct android_info android;
+	pid_t pid = 0;
 	int rc = parse_trace_opts(argc, argv, &o);
 
 	if (rc != EXIT_OK)
 		return rc < 0 ? EXIT_OK : rc;
+	if (o.run.sinks.statsd == SINKS_STATSD_ON && !o.spec.atom_id) {
+		p_err("--statsd needs --atom ID: the atom the calls are written as");
+		return EXIT_USAGE;
+	}
 	o.spec.duration = o.run.duration;
 	o.spec.native_uretprobe = o.run.unsafe_uretprobe;
 	o.emit_format = o.run.load.format;
@@ -298,10 +325,14 @@ int cmd_trace(int argc, char **argv)
 		o.run.sinks.profile = "-";
 	if (o.run.sinks.statsd == SINKS_STATSD_AUTO)
 		o.run.sinks.statsd = SINKS_STATSD_OFF;
-	rc = trace_match(o.patterns, o.n_patterns, o.run.n_pids ? o.run.pids[0] : 0,
-			 o.spec.process_name, &tm);
+	cli_android_guardrail(&android, &o.run.guardrail);
+	o.run.on_android = android.on_android;
+	rc = find_pid(&o, &pid);
 	if (rc == EXIT_OK)
-		rc = trace_methods(&o, tm.methods, tm.n);
+		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
+				 &tm);
+	if (rc == EXIT_OK)
+		rc = trace_methods(&o, tm.methods, tm.n, &android);
 	trace_matches_free(&tm);
 	return rc;
 }

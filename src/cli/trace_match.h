@@ -12,16 +12,22 @@
 
 #include "plan/trace_plan.h"
 
+struct guardrail_opts;
+struct pattern_matches;
+
 struct trace_matches {
-	struct trace_method *methods;
+	struct trace_method *methods;     /* the matches to probe */
 	size_t n;
-	struct arena *arena;         /* owns the methods' strings */
+	struct pattern_matches *matches;  /* owns the methods' strings */
 };
 
-/* An exit code (cli.h): EXIT_OK, EXIT_USAGE for a bad pattern, EXIT_RESOLVE
- * when a pattern matches nothing, EXIT_NO_TARGET for a process not found. */
-int trace_match(char *const *patterns, size_t n, pid_t pid, const char *process_name,
-		struct trace_matches *out);
+/* Matches every pattern against what pid maps (0: the default roots; a
+ * pattern's FILE part wins), at most max methods, the guardrail applied
+ * when active.  An exit code (cli.h), the error printed: EXIT_OK,
+ * EXIT_USAGE for a bad pattern, EXIT_RESOLVE when a pattern matches nothing
+ * (naming the files searched and the nearest names). */
+int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
+		const struct guardrail_opts *g, struct trace_matches *out);
 void trace_matches_free(struct trace_matches *m);
 
 #endif

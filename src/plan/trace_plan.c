@@ -85,10 +85,10 @@ int trace_check_args(const struct trace_spec *spec, const struct trace_method *m
 				       a->pos, m->n_params);
 		if (!a->str)
 			continue;
-		if (m->java && strcmp(m->params[a->pos], "java.lang.String"))
+		if (m->java && strcmp(m->param_descs[a->pos], "Ljava/lang/String;"))
 			return err_set(e, -EINVAL, "%s: argument %d is %s, not a String (only "
 				       "String or char * positions take :str)", m->display, a->pos,
-				       m->params[a->pos]);
+				       m->param_descs[a->pos]);
 		if (reg < 0 || reg >= arg_regs(m->machine))
 			return err_set(e, -ENOTSUP, "%s: argument %d is passed on the stack; "
 				       ":str reads registers only", m->display, a->pos);
@@ -108,8 +108,6 @@ static int push_str(struct arena *a, struct str_list *l, const char *s)
 static int fill_probe(struct arena *a, struct probe_config *pc, const char *prog,
 		      const struct trace_method *m, bool ret)
 {
-	int rc = 0;
-
 	pc->bpf_name = arena_strdup(a, prog);
 	if (!pc->bpf_name || push_str(a, &pc->file_paths, m->path) < 0)
 		return -ENOMEM;
@@ -119,18 +117,9 @@ static int fill_probe(struct arena *a, struct probe_config *pc, const char *prog
 		pc->has_exit_probes = true;
 		pc->exit_probes = true;
 	}
-	if (!m->java) {
-		pc->method_signature = arena_strdup(a, m->symbol);
-		return pc->method_signature ? 0 : -ENOMEM;
-	}
-	pc->fully_qualified_class_name = arena_strdup(a, m->class_name);
-	pc->method_name = arena_strdup(a, m->method_name);
-	if (!pc->fully_qualified_class_name || !pc->method_name)
-		return -ENOMEM;
-	pc->has_fully_qualified_parameters = true;
-	for (size_t i = 0; i < m->n_params && rc == 0; i++)
-		rc = push_str(a, &pc->fully_qualified_parameters, m->params[i]);
-	return rc;
+	/* Java: upstream's "void a.B.m(int)" form; native: the ELF symbol. */
+	pc->method_signature = arena_strdup(a, m->java ? m->signature : m->symbol);
+	return pc->method_signature ? 0 : -ENOMEM;
 }
 
 static void fill_location(struct plan_location *l, const struct trace_method *m,

@@ -56,12 +56,12 @@ struct trace_method {
 	uint16_t machine;                  /* EM_* */
 	bool java;
 	bool is_static;                    /* Java */
-	const char *class_name;            /* Java: "a.b.C" */
-	const char *method_name;           /* Java: "m" */
-	const char *const *params;         /* Java: "int", "java.lang.String", … */
+	const char *signature;             /* Java: "void a.b.C.m(int)" (the config's
+					    * method_signature) */
+	const char *const *param_descs;    /* Java: "I", "Ljava/lang/String;", … */
 	size_t n_params;
 	const char *symbol;                /* native: the ELF symbol (mangled) */
-	const char *display;               /* "a.b.C.m(int)" or the (demangled) symbol */
+	const char *display;               /* the signature, or the (demangled) symbol */
 };
 
 /* The config model and the locations, parallel to the plan's probe ids. */
