@@ -80,7 +80,7 @@ int glob_compile(const char *what, const char *s, size_t n, bool java, struct gl
 			t->kind = GT_ANY;
 			i++;
 			g->has_wild = true;
-		} else if (s[i] == '[') {
+		} else if (s[i] == '[' && !(i + 1 < n && s[i + 1] == ']')) {
 			size_t j = i + 1;
 			t->kind = GT_SET;
 			if (j < n && (s[j] == '!' || s[j] == '^')) {
@@ -88,8 +88,8 @@ int glob_compile(const char *what, const char *s, size_t n, bool java, struct gl
 				j++;
 			}
 			size_t start = j;
-			while (j < n && (s[j] != ']' || j == start))
-				j++;
+			while (j < n && s[j] != ']')
+				j += s[j] == '\\' && j + 1 < n ? 2 : 1;
 			if (j >= n) {
 				glob_free(g);
 				return err_set(err, -EINVAL, "%s: '[' at column %zu has no closing ']'",
@@ -257,11 +257,11 @@ static size_t find_meta(const char *s, size_t n, char c, bool last)
 		} else if (in_set) {
 			in_set = s[i] != ']';
 		} else if (s[i] == '[') {
+			if (i + 1 < n && s[i + 1] == ']') {   /* "[]": array brackets */
+				i++;
+				continue;
+			}
 			in_set = true;
-			if (i + 1 < n && (s[i + 1] == '!' || s[i + 1] == '^'))
-				i++;
-			if (i + 1 < n && s[i + 1] == ']')
-				i++;
 		} else if (s[i] == c) {
 			r = i;
 			if (!last)

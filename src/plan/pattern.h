@@ -19,7 +19,8 @@
  *          matches "Outer$Inner").  In native symbols '*' matches anything.
  *   **     any run of characters including '.' (Java).
  *   ?      one character (not '.' in Java); one code point of UTF-8 text.
- *   [abc] [a-z] [!a-z]  one character of (not of) the set.
+ *   [abc] [a-z] [!a-z]  one character of (not of) the set ("[]" is literal: the
+ *          brackets of an array type "int[]"; a ']' in a set is written "\]").
  *   \c     the character c literally.
  *   A CLASS glob without '.' is matched against the class's simple name (the
  *   part after the last '.', "$" parts included): "*Activity", "ActivityThread".

@@ -7,6 +7,7 @@
 #include "plan/pattern.h"
 #include "plan/pattern_impl.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -69,6 +70,43 @@ static int from_maps(const char *name, int pid, char *buf, size_t size, struct e
 	return 0;
 }
 
+static bool is_elf(const char *path)
+{
+	unsigned char m[4] = { 0 };
+	FILE *f = fopen(path, "rb");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fread(m, 1, 4, f) == 4 && !memcmp(m, "\x7f" "ELF", 4);
+	fclose(f);
+	return ok;
+}
+
+/* name itself, else the first (sorted) entry lib_name_is() accepts, if an ELF. */
+static bool in_dir(const char *dir, const char *name, char *buf, size_t size)
+{
+	struct dirent **ents;
+	bool found = false;
+	int n;
+
+	snprintf(buf, size, "%s/%s", dir, name);
+	if (is_elf(buf))
+		return true;
+	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		const char *e = ents[i]->d_name;
+		if (!found && lib_name_is(e, strlen(e), name)) {
+			snprintf(buf, size, "%s/%s", dir, e);
+			found = is_elf(buf);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return found;
+}
+
 int pattern_find_library(const char *name, int pid, char *buf, size_t size, struct err *err)
 {
 	struct stat st;
@@ -77,14 +115,12 @@ int pattern_find_library(const char *name, int pid, char *buf, size_t size, stru
 	if (pid > 0)
 		return from_maps(name, pid, buf, size, err);
 	for (const char *const *d = LIB_DIRS; *d; d++) {
-		const char *suffix[] = { "", ".so", NULL };
-		for (const char *const *s = suffix; *s; s++) {
-			snprintf(buf, size, "%s/%s%s", *d, name, *s);
-			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
-				return 0;
-		}
+		if (stat(*d, &st) != 0)
+			continue;
+		if (in_dir(*d, name, buf, size))
+			return 0;
 		size_t l = strlen(tried);
-		if (stat(*d, &st) == 0 && l + 64 < sizeof(tried))
+		if (l + 64 < sizeof(tried))
 			snprintf(tried + l, sizeof(tried) - l, "%s%s", l ? ", " : "", *d);
 	}
 	return err_set(err, -ENOENT, "no library %s in %s: give its path (/.../%s) or a "
