@@ -54,11 +54,13 @@ static void report(const struct pattern_matches *m)
 		if (x->left_out == MATCH_OK || x->left_out == MATCH_OVER_MAX)
 			continue;
 		if (named++ == NAMED_LEFT_OUT) {
-			p_info("  (more left out: `uprobestats methods --match PATTERN` lists them)");
+			p_info("  (more left out: `uprobestats methods --match PATTERN` lists "
+			       "them)");
 			break;
 		}
 		p_info("  left out %s: %s%s%s", x->name, match_left_out_name(x->left_out),
-		       x->left_out_detail ? ": " : "", x->left_out_detail ? x->left_out_detail : "");
+		       x->left_out_detail ? ": " : "",
+		       x->left_out_detail ? x->left_out_detail : "");
 	}
 }
 

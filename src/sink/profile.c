@@ -284,7 +284,8 @@ static void text_row(struct outbuf *o, const struct prof_row *r)
 {
 	uint64_t mean = r->returns ? r->total_ns / r->returns : 0;
 
-	outbuf_printf(o, "%10llu %12.3f %12.3f %10.1f %10.1f %10.1f %10.1f %8llu  %-7u %-15.15s %s\n",
+	outbuf_printf(o, "%10llu %12.3f %12.3f %10.1f %10.1f %10.1f %10.1f %8llu  %-7u %-15.15s "
+		      "%s\n",
 		      (unsigned long long)calls_of(r), r->total_ns / 1e6, r->self_ns / 1e6,
 		      mean / 1e3, pct(r, 50) / 1e3, pct(r, 99) / 1e3, r->max_ns / 1e3,
 		      (unsigned long long)r->unwound, r->pid,
