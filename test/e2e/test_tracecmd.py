@@ -147,6 +147,12 @@ def test_emit_config_round_trip_gives_the_same_events():
           "emitted config:\n" + text)
     rc, _, err = run(["check", cfg])
     eq(rc, 0, "check of the emitted config; output: " + err)
+    pb = os.path.join(tmp, "trace.pb")
+    rc, _, err = run(["trace", "--ret", "--emit-config", pb, f"{bin_}:ups_recurse"])
+    eq(rc, 0, "binary emit exit code; stderr: " + err)
+    rc, out, err = run(["check", pb, "--to-text"])
+    eq(rc, 0, "check of the binary config; stderr: " + err)
+    eq(out.strip(), text.strip(), "the .pb config read back as text = the textproto emitted")
 
     def returns(args):
         out = os.path.join(tmp, f"out{len(args)}.jsonl")
