@@ -208,8 +208,8 @@ static int emit_config(const struct uprobestats_config *cfg, const struct trace_
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
 	}
-	p_info("wrote %s (%zu probe(s)); run it with `uprobestats run %s`", o->emit,
-	       cfg->tasks[0].n_probes, o->emit);
+	p_info("wrote %s (%zu task(s), %zu probe(s) each); run it with `uprobestats run %s`",
+	       o->emit, cfg->n_tasks, cfg->tasks[0].n_probes, o->emit);
 	return EXIT_OK;
 }
 

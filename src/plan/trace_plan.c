@@ -146,7 +146,8 @@ static void fill_location(struct plan_location *l, const struct trace_method *m,
 	}
 }
 
-static int fill_task(struct arena *a, struct task_config *t, const struct trace_spec *spec)
+static int fill_task(struct arena *a, struct task_config *t, const struct trace_spec *spec,
+		     bool args)
 {
 	if (spec->process_name) {
 		t->target_process_name = arena_strdup(a, spec->process_name);
@@ -157,7 +158,7 @@ static int fill_task(struct arena *a, struct task_config *t, const struct trace_
 		t->has_duration_seconds = true;
 		t->duration_seconds = spec->duration;
 	}
-	if (!spec->n_args)
+	if (!args || !spec->n_args)
 		return 0;
 	t->has_statsd_logging_config = true;
 	t->statsd.has_atom_id = true;
@@ -169,40 +170,36 @@ static int fill_task(struct arena *a, struct task_config *t, const struct trace_
 	return 0;
 }
 
-static int build_probes(const struct trace_spec *spec, const struct trace_method *m, size_t n,
-			struct trace_source *out)
+/* One task per program kind: the entry probes (with the argument positions)
+ * first, the return probes after them, so probe ids run through the tasks
+ * in order and the positions stay with the programs that record them. */
+static int build_task(const struct trace_spec *spec, const struct trace_method *m, size_t n,
+		      bool ret, struct trace_source *out)
 {
 	struct arena *a = out->cfg->arena;
-	struct task_config *t = out->cfg->tasks;
-	bool entry = !spec->ret || spec->n_args;
-	const char *entry_prog = n_str_args(spec) ? PROG_STRINGS : PROG_ENTRY;
+	struct task_config *t = &out->cfg->tasks[out->cfg->n_tasks++];
+	const char *prog = ret ? PROG_RETURN : n_str_args(spec) ? PROG_STRINGS : PROG_ENTRY;
 
+	t->probes = arena_alloc(a, n * sizeof(*t->probes));
+	if (!t->probes || fill_task(a, t, spec, !ret) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (entry) {
-			struct probe_config *pc = &t->probes[t->n_probes];
-			if (fill_probe(a, pc, entry_prog, &m[i], false) < 0)
-				return -ENOMEM;
-			fill_location(&out->located[t->n_probes++], &m[i], spec,
-				      n_str_args(spec) > 0);
-		}
-		if (spec->ret) {
-			struct probe_config *pc = &t->probes[t->n_probes];
-			bool exits = m[i].java || !spec->native_uretprobe;
-			if (fill_probe(a, pc, PROG_RETURN, &m[i], exits) < 0)
-				return -ENOMEM;
-			fill_location(&out->located[t->n_probes++], &m[i], spec, false);
-		}
+		struct probe_config *pc = &t->probes[t->n_probes++];
+		bool exits = ret && (m[i].java || !spec->native_uretprobe);
+		if (fill_probe(a, pc, prog, &m[i], exits) < 0)
+			return -ENOMEM;
+		fill_location(&out->located[out->n_located++], &m[i], spec,
+			      !ret && n_str_args(spec) > 0);
 	}
-	out->n_located = t->n_probes;
 	return 0;
 }
 
 int trace_source_build(const struct trace_spec *spec, const struct trace_method *m, size_t n,
 		       struct trace_source *out, struct err *e)
 {
-	size_t per = (spec->ret ? 1 : 0) + (!spec->ret || spec->n_args ? 1 : 0);
-	struct task_config *t;
-	int rc;
+	bool entry = !spec->ret || spec->n_args;
+	size_t per = (spec->ret ? 1 : 0) + (entry ? 1 : 0);
+	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!n)
@@ -210,21 +207,18 @@ int trace_source_build(const struct trace_spec *spec, const struct trace_method 
 	out->cfg = model_new("trace");
 	if (!out->cfg)
 		return err_set(e, -ENOMEM, "out of memory");
-	t = arena_alloc(out->cfg->arena, sizeof(*t));
+	out->cfg->tasks = arena_alloc(out->cfg->arena, per * sizeof(*out->cfg->tasks));
 	out->located = calloc(n * per, sizeof(*out->located));
-	if (t)
-		t->probes = arena_alloc(out->cfg->arena, n * per * sizeof(*t->probes));
-	if (!t || !t->probes || !out->located) {
+	if (!out->cfg->tasks || !out->located) {
 		trace_source_free(out);
 		return err_set(e, -ENOMEM, "out of memory");
 	}
-	out->cfg->tasks = t;
-	out->cfg->n_tasks = 1;
 	out->cfg->format = CONFIG_FORMAT_TEXT;
 	out->cfg->era = CONFIG_ERA_CURRENT;
-	rc = fill_task(out->cfg->arena, t, spec);
-	if (rc == 0)
-		rc = build_probes(spec, m, n, out);
+	if (entry)
+		rc = build_task(spec, m, n, false, out);
+	if (rc == 0 && spec->ret)
+		rc = build_task(spec, m, n, true, out);
 	if (rc < 0) {
 		trace_source_free(out);
 		return err_set(e, rc, "out of memory");

@@ -286,3 +286,19 @@ def test_trace_java_glob_over_real_art_code():
             if name == "isEnabled":
                 eq(num(e["fields"]["return_value"]), c["ret"], "isEnabled() return value")
         eq(by[sig]["total_ns"], sum(e["duration_ns"] for e in evs), f"{name} total")
+
+
+def test_ret_with_args_entry_and_return_per_call_without_warnings():
+    tmp = tmpdir()
+    out = os.path.join(tmp, "out.json")
+    u, rows = trace_run(tmp, Held(tmp, "target_gen", [str(GEN_COUNT), out]),
+                        ["--ret", "--args", "0:str,1", f"{target('target_gen')}:ups_gen_str"])
+    check("warning" not in u.stderr(), "no validation warnings: " + u.stderr())
+    objs = u.json_events()
+    ent, rets = events(objs), events(objs, kind="return")
+    eq(sorted(e["fields"]["arg0"] for e in ent), [f"round-{r}" for r in range(GEN_COUNT)],
+       "char * argument at the entry")
+    eq(sorted(num(e["fields"]["return_value"]) for e in rets),
+       [r + 1 for r in range(GEN_COUNT)], "return values")
+    eq(len(rows), 1, "one profile row for the method's two probes")
+    eq((rows[0]["calls"], rows[0]["returns"]), (GEN_COUNT, GEN_COUNT), "calls and returns")
