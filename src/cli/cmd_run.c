@@ -253,6 +253,18 @@ static void on_notice(void *ctx, const char *msg)
 	p_info("%s", msg);
 }
 
+/* Whether task ti's pid k appeared in an earlier task or earlier in ti. */
+static bool pid_seen(const struct plan *plan, size_t ti, size_t k)
+{
+	pid_t pid = plan->tasks[ti].pids[k];
+
+	for (size_t i = 0; i <= ti; i++)
+		for (size_t j = 0; j < (i == ti ? k : plan->tasks[i].n_pids); j++)
+			if (plan->tasks[i].pids[j] == pid)
+				return true;
+	return false;
+}
+
 static int start_probes(void *ctx, struct err *e)
 {
 	struct run_state *rs = ctx;
@@ -272,9 +284,11 @@ static int start_probes(void *ctx, struct err *e)
 	size_t n = 0;
 	bool every = false, waiting = false;
 	for (size_t i = 0; i < rs->plan->n_tasks; i++) {
-		every |= rs->plan->tasks[i].all_processes;
-		waiting |= rs->plan->tasks[i].wait_for_start;
-		n += rs->plan->tasks[i].n_pids;
+		const struct plan_task *t = &rs->plan->tasks[i];
+		every |= t->all_processes;
+		waiting |= t->wait_for_start;
+		for (size_t k = 0; k < t->n_pids; k++)
+			n += !pid_seen(rs->plan, i, k);   /* processes, not task x pid */
 	}
 	if (every)
 		snprintf(procs, sizeof(procs), "every process%s", n ? " and others" : "");

@@ -294,6 +294,7 @@ def test_ret_with_args_entry_and_return_per_call_without_warnings():
     u, rows = trace_run(tmp, Held(tmp, "target_gen", [str(GEN_COUNT), out]),
                         ["--ret", "--args", "0:str,1", f"{target('target_gen')}:ups_gen_str"])
     check("warning" not in u.stderr(), "no validation warnings: " + u.stderr())
+    check("for 1 process(es)" in u.stderr(), "one process, not one per task: " + u.stderr())
     objs = u.json_events()
     ent, rets = events(objs), events(objs, kind="return")
     eq(sorted(e["fields"]["arg0"] for e in ent), [f"round-{r}" for r in range(GEN_COUNT)],
