@@ -17,15 +17,20 @@
 #include "plan/plan.h"
 #include "probe/session.h"
 #include "sink/sink_args.h"
+#include "stack/stack_args.h"
 
 #define MAX_PIDS 256
 
 struct run_opts {
 	const char *config;
 	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
+	struct stack_args stacks;    /* --stack, --stack-mode, --stack-bytes, --stacks */
 	int32_t duration;
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
+	unsigned dup_pid_said;
+	bool unsafe_any_symbol;      /* native symbols: no function/boundary proof */
+	bool forced_ringbuf;         /* --force-ringbuf (refused with --force-perfbuf) */
 	bool all_matches;
 	uint32_t ringbuf_size;
 	uint32_t flush_ms;
@@ -54,6 +59,8 @@ struct run_opts {
 int run_opts_getopt(struct option *opts, size_t *n, size_t max);
 /* c, optarg: what getopt_long returned for a row of run_opts_getopt. */
 int run_opts_take(int c, struct run_opts *o);
+/* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
+int run_opts_check(struct run_opts *o);
 
 /* Refuses (EXIT_PRIVILEGE, printed) when BPF is not allowed here. */
 struct android_info;

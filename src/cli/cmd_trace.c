@@ -104,6 +104,9 @@ static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 		if (rc != EXIT_OK)
 			return rc;
 	}
+	rc = run_opts_check(&o->run);
+	if (rc != EXIT_OK)
+		return rc;
 	if (optind >= argc) {
 		p_err("missing PATTERN (e.g. 'com.android.server.am.*.start*' or "
 		      "'libc.so:open*'; see uprobestats --help)");
@@ -222,11 +225,13 @@ static int build_and_run(struct trace_opts *o, const struct trace_source *src,
 				.atom_int32_args = o->run.atom_int32_args,
 				.exit_probes = o->run.exit_probes,
 				.unsafe_uretprobe = o->run.unsafe_uretprobe,
+				.unsafe_any_symbol = o->run.unsafe_any_symbol,
 				.located = src->located, .n_located = src->n_located };
 	struct plan *plan;
 	struct err e = { 0 };
 	int rc;
 
+	stack_args_plan(&o->run.stacks, &po);
 	if (plan_build(src->cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET

@@ -368,9 +368,9 @@ static int profile_open(void *st, const struct sinks_options *o, struct err *e)
 	return outbuf_init(&p->o, o->profile, 0, "profile", e);
 }
 
-static const struct outbuf *profile_output(const void *st)
+static struct outbuf *profile_output(void *st)
 {
-	return &((const struct profile *)st)->o;
+	return &((struct profile *)st)->o;
 }
 
 static void profile_close(void *st)
@@ -393,6 +393,7 @@ const struct sink_ops profile_sink = {
 	.open = profile_open,
 	.event = profile_event,
 	.output = profile_output,
+	.own_losses = true,         /* written at exit only: no event of a probe is lost */
 	.probe_rows = profile_rows,
 	.finish = profile_finish,
 	.close = profile_close,

@@ -38,10 +38,15 @@ struct sinks_options {
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
 	FILE *profile;                /* the flat profile at exit (sink/profile.h); NULL: none */
 	bool profile_json;            /* as one JSON line instead of a table */
+	const char *folded_stacks;    /* --stacks FILE: aggregated stacks, folded, at exit */
 	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
 	 * its batch is flushed: drops are known only then. */
 	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);
 	void *statsd_dropped_ctx;
+	/* Told of each event the text or JSON output lost (a full queue, a
+	 * failed write), with statsd_dropped_ctx; NULL: told to statsd_dropped.
+	 * The trace's losses are counted in its own error line, not here. */
+	void (*stream_dropped)(void *ctx, const struct probe_desc *probe);
 };
 
 #endif
