@@ -652,10 +652,19 @@ static int qualified(struct dm *d)
 		return -1;
 	if (d->n[t].k == K_FUNC)
 		return fail(d, -ENOTSUP);   /* a member function type with cv (in PTRMEM) */
-	int q = mk(d, K_QUAL, NULL, 0, t, -1);
-	if (q >= 0)
-		d->n[q].cv = cv;
-	return q;
+	if (d->n[t].k == K_QUAL && d->n[t].b != 1) {   /* "K" on a const T_: one const */
+		cv |= d->n[t].cv;
+		t = d->n[t].a;
+	}
+	bool arr = d->n[t].k == K_ARRAY;   /* a const array is an array of const */
+	int q = mk(d, K_QUAL, NULL, 0, arr ? d->n[t].a : t, -1);
+	if (q < 0)
+		return -1;
+	d->n[q].cv = cv;
+	if (!arr)
+		return q;
+	push_sub(d, q);
+	return mk(d, K_ARRAY, d->n[t].s, d->n[t].sl, q, -1);
 }
 
 static int type_inner(struct dm *d)
@@ -677,11 +686,18 @@ static int type_inner(struct dm *d)
 	case 'r': case 'V': case 'K':
 		t = qualified(d);
 		break;
-	case 'P': case 'R': case 'O':
+	case 'P': case 'R': case 'O': {
 		d->p++;
 		t = type(d);
-		t = mk(d, c == 'P' ? K_PTR : c == 'R' ? K_REF : K_RREF, NULL, 0, t, -1);
+		enum nk k = c == 'P' ? K_PTR : c == 'R' ? K_REF : K_RREF;
+		if (t >= 0 && c != 'P' && (d->n[t].k == K_REF || d->n[t].k == K_RREF)) {
+			/* reference collapsing: & + & / && + & / & + && -> &; && + && -> && */
+			k = c == 'R' || d->n[t].k == K_REF ? K_REF : K_RREF;
+			t = d->n[t].a;
+		}
+		t = mk(d, k, NULL, 0, t, -1);
 		break;
+	}
 	case 'F':
 		d->p++;
 		t = function_type(d);
@@ -721,6 +737,8 @@ static int type_inner(struct dm *d)
 		t = in < 0 ? -1 : mk(d, K_VENDOR, s, (size_t)len, in, -1);
 		break;
 	}
+	case 'Z':   /* a local type (lambdas in template arguments): numbering not verified */
+		return fail(d, -ENOTSUP);
 	case 'S':
 		if (peek(d, 1) != 't') {
 			d->p++;
@@ -737,7 +755,7 @@ static int type_inner(struct dm *d)
 			return t;   /* a substitution is not added again */
 		}
 		/* fallthrough: "St" is a class name */
-	case 'N': case 'Z': case '0': case '1': case '2': case '3': case '4': case '5':
+	case 'N': case '0': case '1': case '2': case '3': case '4': case '5':
 	case '6': case '7': case '8': case '9': {
 		int saved = d->tparams, had = d->has_tparams;
 		t = name(d, &tpl, &cd);
@@ -1022,6 +1040,8 @@ static void print_left(struct dm *d, int n)
 		break;
 	case K_FUNC:
 		print_left(d, x->a);
+		if (!(d->len && d->len == d->decl_end) && last(d) != ' ')
+			puts_(d, " ");   /* "bool (int)", "void* (*)()" */
 		break;
 	case K_ARRAY:
 		print_left(d, x->a);
@@ -1049,8 +1069,14 @@ static void print_left(struct dm *d, int n)
 		puts_(d, "]");
 		break;
 	case K_LOCAL:
-		print_left(d, x->a);
-		print_right(d, x->a);
+		/* the enclosing function without its return type, as c++filt */
+		if (d->n[x->a].k == K_ENC) {
+			print_left(d, d->n[x->a].a);
+			print_right(d, x->a);
+		} else {
+			print_left(d, x->a);
+			print_right(d, x->a);
+		}
 		puts_(d, "::");
 		print_left(d, x->b);
 		print_right(d, x->b);
