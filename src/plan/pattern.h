@@ -29,9 +29,11 @@
  *   "java.lang.String", "String", "byte[]"); a parameter "**" matches any number
  *   (zero or more) of parameters; no "(...)" matches every overload; "()" only
  *   methods without parameters.  No return type is written.
- *   Native symbols are matched against the raw (mangled) name and, when
- *   demangling is built in, the demangled name with and without its
- *   parameter list.
+ *   Native symbols are matched against the raw (mangled) name, the demangled
+ *   name (resolve/demangle.h, c++filt spelling) and the demangled qualified
+ *   name alone, without return type and parameters: "android::Foo::bar" and
+ *   "*Foo::bar(int)" both match _ZN7android3Foo3barEi.  A match's name is the
+ *   demangled form when demangling succeeds, raw_name always the ELF symbol.
  *
  * Lifetime: everything in struct pattern_matches is owned by it
  * (pattern_matches_free).  Nothing here prints; errors are one line in err. */

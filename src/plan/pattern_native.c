@@ -17,6 +17,7 @@
 
 #include "common/mapfile.h"
 #include "formats/elf.h"
+#include "resolve/demangle.h"
 #include "resolve/native.h"
 
 static const char *const LIB_DIRS[] = {
@@ -165,7 +166,17 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	long prev;
 
 	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || !*name ||
-	    !exec_section(x->elf, sym->shndx) || !glob_match(&x->p->sym, name, strlen(name)))
+	    !exec_section(x->elf, sym->shndx))
+		return 0;
+	/* the raw name, the demangled one, and the demangled one without its return type
+	 * and parameters ("android::IPCThreadState::executeCommand") */
+	char dem[2048];
+	size_t ns = 0, ne = 0;
+	bool have_dem = !strncmp(name, "_Z", 2) &&
+			!demangle(name, dem, sizeof(dem), &ns, &ne);
+	if (!glob_match(&x->p->sym, name, strlen(name)) &&
+	    !(have_dem && (glob_match(&x->p->sym, dem, strlen(dem)) ||
+			   glob_match(&x->p->sym, dem + ns, ne - ns))))
 		return 0;
 	if (elf_vaddr_to_offset(x->elf, sym->value & ~(uint64_t)(mach == EM_ARM), &off, &flags) ||
 	    !(flags & PF_X) || off % native_insn_align(mach))
@@ -189,7 +200,7 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 					    "instructions");
 	}
 	pm.path = strdup(x->path);
-	pm.name = strdup(name);
+	pm.name = strdup(have_dem ? dem : name);
 	pm.raw_name = strdup(name);
 	if (!pm.path || !pm.name || !pm.raw_name || pattern_push(x->out, &pm, x->max)) {
 		pattern_match_clear(&pm);

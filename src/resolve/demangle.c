@@ -108,7 +108,7 @@ static void push_sub(struct dm *d, int n)
 static bool eat(struct dm *d, const char *s)
 {
 	size_t k = strlen(s);
-	if ((size_t)(d->end - d->p) >= k && !memcmp(d->p, s, k)) {
+	if (d->p < d->end && (size_t)(d->end - d->p) >= k && !memcmp(d->p, s, k)) {
 		d->p += k;
 		return true;
 	}
@@ -117,7 +117,7 @@ static bool eat(struct dm *d, const char *s)
 
 static char peek(const struct dm *d, int i)
 {
-	return d->end - d->p > i ? d->p[i] : 0;
+	return d->p < d->end && d->end - d->p > i ? d->p[i] : 0;
 }
 
 static bool num(struct dm *d, long *v)
@@ -792,6 +792,8 @@ static int literal(struct dm *d)
 	char c = peek(d, 0);
 	const char *s;
 
+	if (!c)
+		return fail(d, -EINVAL);
 	if (c == '_' || c == 'D' || c == 'f' || c == 'd' || c == 'e')
 		return fail(d, -ENOTSUP);
 	d->p++;
