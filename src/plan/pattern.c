@@ -92,8 +92,9 @@ int glob_compile(const char *what, const char *s, size_t n, bool java, struct gl
 				j += s[j] == '\\' && j + 1 < n ? 2 : 1;
 			if (j >= n) {
 				glob_free(g);
-				return err_set(err, -EINVAL, "%s: '[' at column %zu has no closing ']'",
-					       what, i + 1);
+				return err_set(err, -EINVAL,
+					       "%s: '[' at column %zu has no closing ']'", what,
+					       i + 1);
 			}
 			t->set = s + start;
 			t->set_len = j - start;

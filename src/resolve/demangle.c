@@ -227,7 +227,8 @@ static int operator_name(struct dm *d)
 			/* "operator" + op: a word operator gets a space */
 			const char *op = OPS[i][1];
 			static const char *const spelled[] = {
-				"operator new", "operator new[]", "operator delete", "operator delete[]",
+				"operator new", "operator new[]", "operator delete",
+				"operator delete[]",
 			};
 			if (i < 4)
 				return mks(d, spelled[i]);
@@ -667,6 +668,36 @@ static int qualified(struct dm *d)
 	return mk(d, K_ARRAY, d->n[t].s, d->n[t].sl, q, -1);
 }
 
+/* "U" <name> <type>: "int foo". */
+static int vendor_qualified(struct dm *d)
+{
+	long len;
+
+	d->p++;
+	if (!num(d, &len) || len <= 0 || len > d->end - d->p)
+		return fail(d, -EINVAL);
+	const char *s = d->p;
+	d->p += len;
+	if (peek(d, 0) == 'I')
+		return fail(d, -ENOTSUP);
+	int in = type(d);
+	return in < 0 ? -1 : mk(d, K_VENDOR, s, (size_t)len, in, -1);
+}
+
+static int pointer_or_ref(struct dm *d)
+{
+	char c = *d->p++;
+	int t = type(d);
+	enum nk k = c == 'P' ? K_PTR : c == 'R' ? K_REF : K_RREF;
+
+	if (t >= 0 && c != 'P' && (d->n[t].k == K_REF || d->n[t].k == K_RREF)) {
+		/* reference collapsing: & + & / && + & / & + && -> &; && + && -> && */
+		k = c == 'R' || d->n[t].k == K_REF ? K_REF : K_RREF;
+		t = d->n[t].a;
+	}
+	return mk(d, k, NULL, 0, t, -1);
+}
+
 static int type_inner(struct dm *d)
 {
 	char c = peek(d, 0);
@@ -686,18 +717,9 @@ static int type_inner(struct dm *d)
 	case 'r': case 'V': case 'K':
 		t = qualified(d);
 		break;
-	case 'P': case 'R': case 'O': {
-		d->p++;
-		t = type(d);
-		enum nk k = c == 'P' ? K_PTR : c == 'R' ? K_REF : K_RREF;
-		if (t >= 0 && c != 'P' && (d->n[t].k == K_REF || d->n[t].k == K_RREF)) {
-			/* reference collapsing: & + & / && + & / & + && -> &; && + && -> && */
-			k = c == 'R' || d->n[t].k == K_REF ? K_REF : K_RREF;
-			t = d->n[t].a;
-		}
-		t = mk(d, k, NULL, 0, t, -1);
+	case 'P': case 'R': case 'O':
+		t = pointer_or_ref(d);
 		break;
-	}
 	case 'F':
 		d->p++;
 		t = function_type(d);
@@ -724,19 +746,9 @@ static int type_inner(struct dm *d)
 			t = a;
 		}
 		break;
-	case 'U': {
-		d->p++;
-		long len;
-		if (!num(d, &len) || len <= 0 || len > d->end - d->p)
-			return fail(d, -EINVAL);
-		const char *s = d->p;
-		d->p += len;
-		if (peek(d, 0) == 'I')
-			return fail(d, -ENOTSUP);
-		int in = type(d);
-		t = in < 0 ? -1 : mk(d, K_VENDOR, s, (size_t)len, in, -1);
+	case 'U':
+		t = vendor_qualified(d);
 		break;
-	}
 	case 'Z':   /* a local type (lambdas in template arguments): numbering not verified */
 		return fail(d, -ENOTSUP);
 	case 'S':
@@ -987,6 +999,30 @@ static void open_paren(struct dm *d)
 	puts_(d, "(");
 }
 
+/* Pointers, references and pointers to members: "int*", "void (*", "int (&",
+ * "void (A::*". */
+static void print_left_declarator(struct dm *d, const struct node *x)
+{
+	if (x->k == K_PTRMEM) {
+		print_left(d, x->b);
+		if (d->n[x->b].k == K_FUNC)
+			open_paren(d);
+		else
+			puts_(d, " ");
+		print_left(d, x->a);
+		puts_(d, "::*");
+		if (d->n[x->b].k == K_FUNC)
+			d->decl_end = d->len;
+		return;
+	}
+	print_left(d, x->a);
+	if (needs_paren(d, x->a))
+		open_paren(d);
+	puts_(d, x->k == K_PTR ? "*" : x->k == K_REF ? "&" : "&&");
+	if (needs_paren(d, x->a))
+		d->decl_end = d->len;
+}
+
 static void print_left(struct dm *d, int n)
 {
 	const struct node *x;
@@ -1031,14 +1067,8 @@ static void print_left(struct dm *d, int n)
 		puts_(d, "}");
 		break;
 	case K_PTR: case K_REF: case K_RREF:
-		print_left(d, x->a);
-		if (needs_paren(d, x->a)) {
-			open_paren(d);
-			puts_(d, x->k == K_PTR ? "*" : x->k == K_REF ? "&" : "&&");
-			d->decl_end = d->len;
-			break;
-		}
-		puts_(d, x->k == K_PTR ? "*" : x->k == K_REF ? "&" : "&&");
+	case K_PTRMEM:
+		print_left_declarator(d, x);
 		break;
 	case K_FUNC:
 		print_left(d, x->a);
@@ -1048,17 +1078,7 @@ static void print_left(struct dm *d, int n)
 	case K_ARRAY:
 		print_left(d, x->a);
 		break;
-	case K_PTRMEM:
-		print_left(d, x->b);
-		if (d->n[x->b].k == K_FUNC)
-			open_paren(d);
-		else
-			puts_(d, " ");
-		print_left(d, x->a);
-		puts_(d, "::*");
-		if (d->n[x->b].k == K_FUNC)
-			d->decl_end = d->len;
-		break;
+
 	case K_VENDOR:
 		print_left(d, x->a);
 		puts_(d, " ");

@@ -139,8 +139,8 @@ static void compare_library(const char *lib, size_t *total, size_t *unsupported,
 			(*unsupported)++;
 		} else if (rc || strcmp(mine, b)) {
 			if ((*wrong)++ < 15)
-				fprintf(stderr, "    %s\n      c++filt: %s\n      ours:    %s\n", a, b,
-					rc ? "(error)" : mine);
+				fprintf(stderr, "    %s\n      c++filt: %s\n      ours:    %s\n",
+					a, b, rc ? "(error)" : mine);
 		}
 	}
 	if (fa)
