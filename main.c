@@ -1,9 +1,11 @@
 /* main.c — the command line: dispatch to the subcommand handlers in
  * src/cli/, which parse their options, print errors and pick exit codes. */
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "sys/log.h"
@@ -57,12 +59,32 @@ static int dispatch(int argc, char **argv)
 	return cmd_run(argc, argv);
 }
 
+/* A standard descriptor that was closed (`>&-`, `2>&-`) would be handed to the
+ * next open(): the --trace file would become stdout, or the --output file
+ * stderr, and receive the other stream.  So 0-2 are reopened on /dev/null
+ * before anything else is opened; output meant for them is discarded. */
+static void reopen_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (n < 0)
+			_exit(127);  /* nowhere to say so; nothing is safe to open */
+		if (n != fd) {   /* a lower one was closed too and is filled first */
+			dup2(n, fd);
+			close(n);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct logger lg;
 	struct log_opts lo = { .min_level = LOG_LVL_DEBUG };
 	int rc;
 
+	reopen_std_fds();
 	/* stderr always; logcat too when logd's socket is there (Android). */
 	log_init(&lg, &lo);
 	cli_set_logger(&lg);

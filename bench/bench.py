@@ -8,8 +8,9 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               uretprobe programs); bpftrace with an empty body and printing pid + 2
               args; our call_detail, call_timestamp, call_return and call_latency as
               uretprobes and as exit probes (with their own floor: an empty uprobe at
-              the entry and one at the return).  Interleaved repeats, medians,
-              ratios to the floor.
+              the entry and one at the return); call_detail with --stack (2 KiB and
+              16 KiB of user stack copied per hit and unwound in user space).
+              Interleaved repeats, medians, ratios to the floor.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
@@ -257,6 +258,11 @@ def perhit_variants(tmp, off):
         "bpftrace, printf pid + 2 args": lambda pid: Bpftrace(pid, [probe], BPFTRACE_PRINT),
         "uprobestats call_detail": ours(gi + "call_detail",
                                         "map_GenericInstrumentation_call_detail_buf"),
+        "uprobestats call_detail --stack (2 KiB copied, unwound)":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf", ["--stack"]),
+        "uprobestats call_detail --stack --stack-bytes 16384":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ["--stack", "--stack-bytes", "16384"]),
         "uprobestats call_timestamp": ours(gi + "call_timestamp",
                                            "map_GenericInstrumentation_call_timestamp_buf"),
         "uprobestats uretprobe call_return": ours("prog_Uprobestats_uretprobe_call_return",

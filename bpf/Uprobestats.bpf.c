@@ -75,15 +75,30 @@ int call_return_entry(void *ctx)
 	return store_entry();
 }
 
+/* A return whose entry time is gone is counted, never lost silently: a
+ * recursive call on the thread overwrote it (the innermost return took it),
+ * the LRU map evicted it, or the call began before the probe was attached. */
+static __always_inline void count_unpaired(void)
+{
+	struct ups_probe_counters *c = ups_counters();
+	if (c)
+		c->unpaired++;
+}
+
 SEC("uretprobe/call_return")
 int call_return(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u64 entry = take_entry(pid_tgid);
+	__u64 entry;
 	struct rec_call_return *rec;
 
-	if (!entry)
+	if (!ups_pid_ok(pid_tgid))
 		return 0;
+	entry = take_entry(pid_tgid);
+	if (!entry) {
+		count_unpaired();
+		return 0;
+	}
 	rec = UPS_RESERVE(call_return_buf, struct rec_call_return);
 	if (!rec)
 		return 0;
@@ -265,12 +280,18 @@ int call_latency_entry(void *ctx)
 SEC("uretprobe/call_latency")
 int call_latency(void *ctx)
 {
-	__u64 entry = take_entry(bpf_get_current_pid_tgid());
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 entry;
 	__u32 key;
 	__u64 *count;
 
-	if (!entry)
+	if (!ups_pid_ok(pid_tgid))
 		return 0;
+	entry = take_entry(pid_tgid);
+	if (!entry) {
+		count_unpaired();
+		return 0;
+	}
 	key = ups_cfg.probe_id * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
 	count = bpf_map_lookup_elem(&latency_hist, &key);
 	if (count)

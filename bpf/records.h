@@ -38,6 +38,7 @@ enum ups_record_kind {
 	UPS_REC_BINDER_START_ACTIVITY = 16,    /* CalyxOS BinderExecTransactInternal */
 	UPS_REC_CALL_RETURN = 100,   /* beyond upstream: kinds >= 100 are ours */
 	UPS_REC_CALL_ARGS = 101,
+	UPS_REC_STACK = 102,         /* a record of another kind plus its call stack */
 };
 
 #define UPS_HIST_SLOTS 64        /* log2(ns) buckets per probe */
@@ -347,6 +348,10 @@ struct ups_probe_counters {
 				  * pointer of a later entry or exit */
 	__u64 untracked;         /* entries not kept: the thread's pending stack
 				  * was full (their exits give no duration) */
+	/* The uretprobe path (call_return/call_latency without exit probes): */
+	__u64 unpaired;          /* returns whose entry time was gone (a recursive
+				  * call overwrote it, the LRU map evicted it, or
+				  * the call began before attach): no record */
 };
 
 /* The only read-only global of every program object, set per probe before
@@ -361,7 +366,55 @@ struct ups_prog_config {
 	 * Java argument position, as the record reports it. */
 	__u8 string_reg[UPS_ARG_STRINGS];
 	__u8 string_pos[UPS_ARG_STRINGS];
+	/* --stack: UPS_STACK_OFF, or how the program records the call stack
+	 * beside each record (ups_stack.h); stack_bytes is the user-stack slice
+	 * of UPS_STACK_COPY, stack_frames the return PCs of UPS_STACK_KERNEL. */
+	__u32 stack_mode;
+	__u32 stack_bytes;
+	__u32 stack_frames;
+	__u32 pad0;
 };
+
+/* ---- call stacks (--stack) ----
+ * A probe with a stack wraps each of its records in one UPS_REC_STACK record:
+ *   struct ups_stack_hdr, then the wrapped record (inner_len bytes, padded to
+ *   8), then n_pcs __u64 return PCs (UPS_STACK_KERNEL) or stack_len bytes of
+ *   the user stack from regs' sp upwards (UPS_STACK_COPY).
+ * User space checks that the length is exactly that sum, each part bounded,
+ * and decodes the wrapped record as if it had come alone. */
+enum ups_stack_mode {
+	UPS_STACK_OFF = 0,
+	UPS_STACK_COPY = 1,      /* registers + a slice of the user stack, unwound in user space */
+	UPS_STACK_KERNEL = 2,    /* compiled Java frames walked in the program (frame sizes map) */
+};
+
+#define UPS_STACK_DEFAULT_BYTES 2048
+#define UPS_STACK_MAX_BYTES 16384
+#define UPS_STACK_MAX_FRAMES 64
+#define UPS_STACK_DEFAULT_FRAMES 32
+#define UPS_STACK_MAX_INNER 1024 /* UPS_MAX_RECORD */
+/* Registers in DWARF numbering: x86_64 rax 0 … r15 15, rip 16 (rsp 7, rbp 6);
+ * arm64 x0 … x30 0..30, sp 31, pc 32. */
+#define UPS_STACK_NREGS 33
+
+/* flags */
+#define UPS_STACK_F_SHORT 1       /* the slice was cut at the end of sp's page (read fault) */
+#define UPS_STACK_F_READ_FAILED 2 /* no stack bytes could be read */
+#define UPS_STACK_F_WALK_END 4    /* kernel walk: stopped at a PC outside known Java code */
+#define UPS_STACK_F_WALK_LIMIT 8  /* kernel walk: stopped at stack_frames */
+#define UPS_STACK_F_WALK_BAD 16   /* kernel walk: a return PC matched no stack map */
+
+struct ups_stack_hdr {
+	struct ups_envelope env; /* kind UPS_REC_STACK; the rest as the wrapped record's */
+	__u32 inner_len;
+	__u32 stack_len;
+	__u32 n_pcs;
+	__u32 flags;
+	__u64 regs[UPS_STACK_NREGS];
+};
+
+#define UPS_STACK_SCRATCH \
+	(sizeof(struct ups_stack_hdr) + UPS_STACK_MAX_INNER + UPS_STACK_MAX_BYTES)
 
 #define UPS_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "unexpected size of " #type)
@@ -401,6 +454,7 @@ UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.new_state, 20
 UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.initialized, 277);
 
 UPS_ASSERT_SIZE(struct ups_envelope, 40);
+UPS_ASSERT_SIZE(struct ups_stack_hdr, 320);
 UPS_ASSERT_SIZE(struct malware_signal, 278);
 UPS_ASSERT_SIZE(struct rec_malware_signal, 320);
 UPS_ASSERT_SIZE(struct rec_binder_start_activity, 48);
@@ -433,13 +487,13 @@ UPS_ASSERT_SIZE(struct rec_component_enabled_setting, 432);
 UPS_ASSERT_SIZE(struct rec_binder_transaction, 192);
 UPS_ASSERT_SIZE(struct rec_accessibility_event, 320);
 UPS_ASSERT_SIZE(struct rec_start_activity_as_user, 200);
-UPS_ASSERT_SIZE(struct ups_probe_counters, 32);
+UPS_ASSERT_SIZE(struct ups_probe_counters, 40);
 UPS_ASSERT_SIZE(struct ups_pending_stack, 8 + 16 * UPS_EXIT_DEPTH);
 _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a power of two");
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 24);
+UPS_ASSERT_SIZE(struct ups_prog_config, 40);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

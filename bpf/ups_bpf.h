@@ -189,8 +189,16 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 								: BPF_RB_NO_WAKEUP);
 }
 
+#include "ups_stack.h"
+
+/* With --stack (frozen .rodata: pruned otherwise) the record goes out
+ * wrapped with its call stack (ups_stack.h). */
 #define UPS_SUBMIT(ctx, name, rec)                                                                 \
-	ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
+	do {                                                                                       \
+		if (!ups_cfg.stack_mode ||                                                         \
+		    !ups_stack_submit((ctx), &name, &name##_perf, (rec), sizeof(*(rec))))          \
+			ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)));        \
+	} while (0)
 
 /* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a
  * record must never carry stale bytes) and fills its envelope. */

@@ -10,6 +10,20 @@ $(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c $(wildcard $(TOP)/test/targets/*.h)
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# target_stack's two libraries: one with frame pointers, one without (CFI only).
+STACK_LIB_DIR := $(TOP)/test/targets/stack_libs
+$(E2E_TARGET_DIR)/libstk_a.so: $(STACK_LIB_DIR)/libstk_a.c | deps-host
+	@mkdir -p $(@D)
+	gcc -O2 -g -Wall -Wextra -Werror -fPIC -shared -fno-omit-frame-pointer -o $@ $<
+$(E2E_TARGET_DIR)/libstk_b.so: $(STACK_LIB_DIR)/libstk_b.c | deps-host
+	@mkdir -p $(@D)
+	gcc -O2 -g -Wall -Wextra -Werror -fPIC -shared -fomit-frame-pointer \
+		-fasynchronous-unwind-tables -o $@ $<
+$(E2E_TARGET_DIR)/target_stack: $(TOP)/test/targets/target_stack.c \
+		$(E2E_TARGET_DIR)/libstk_a.so $(E2E_TARGET_DIR)/libstk_b.so | deps-host
+	gcc -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -o $@ $< \
+		-L$(E2E_TARGET_DIR) -lstk_a -lstk_b -Wl,-rpath,'$$ORIGIN'
+
 $(DEMO_APP): $(TOP)/demo/demo_app.c | deps-host
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $<

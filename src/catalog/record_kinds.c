@@ -224,6 +224,27 @@ static const struct rk_field accessibility_fields[] = {
 	F(struct accessibility_event, code, "code", RK_S32, FIELD_INT32),
 };
 
+/* A stack record: header + wrapped record (padded to 8) + PCs or stack
+ * bytes, each bounded (records.h). */
+static size_t stack_stated_size(const void *data, size_t avail)
+{
+	struct ups_stack_hdr h;
+
+	if (avail < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	if (h.inner_len < sizeof(struct ups_envelope) || h.inner_len > UPS_STACK_MAX_INNER ||
+	    h.stack_len > UPS_STACK_MAX_BYTES || h.n_pcs > UPS_STACK_MAX_FRAMES ||
+	    (h.n_pcs && h.stack_len))
+		return 0;
+	return sizeof(h) + ((h.inner_len + 7u) & ~7u) + (size_t)h.n_pcs * 8 + h.stack_len;
+}
+
+size_t record_kind_size(const struct record_kind *rk, const void *data, size_t avail)
+{
+	return rk->stated_size ? rk->stated_size(data, avail) : rk->size;
+}
+
 /* ---- the historical programs (LMODroid/CalyxOS) ---- */
 
 /* MalwareSignal: one packed record for two programs.  "signal" names the half
@@ -314,6 +335,9 @@ static const struct record_kind kinds[] = {
 	     binder_start_activity_fields,
 	     ATOM(binder_start_activity_atom,
 		  .fixed_atom_id = ATOM_TEST_UPROBESTATS_ATOM_REPORTED)),
+	/* --stack: no fields of its own; the record it wraps is decoded */
+	{ .kind = UPS_REC_STACK, .name = "stack", .size = sizeof(struct ups_stack_hdr),
+	  .stated_size = stack_stated_size, .wrapper = true },
 };
 
 const struct record_kind *record_kind_get(uint32_t kind)

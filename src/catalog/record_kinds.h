@@ -82,10 +82,20 @@ struct record_kind {
 	size_t n_atom_fields;
 	/* RK_ATOM_FIELDS: whether this record writes an atom (NULL: always). */
 	bool (*atom_when)(const void *payload);
+	/* Variable-length kinds (size is then their minimum): the exact length
+	 * the record at data states (avail bytes there), 0 when it states none
+	 * within bounds.  NULL: every record is exactly size bytes. */
+	size_t (*stated_size)(const void *data, size_t avail);
+	/* A record wrapping another (UPS_REC_STACK: the record plus its call
+	 * stack); the loop unwraps it and decodes the inner record instead. */
+	bool wrapper;
 	/* RK_ATOM_FIELDS: an atom id fixed by upstream's handler, written whatever
 	 * the task's logging config says (0: the task's atom_id). */
 	int32_t fixed_atom_id;
 };
+
+/* The exact length a record of kind rk must have (data: avail bytes). */
+size_t record_kind_size(const struct record_kind *rk, const void *data, size_t avail);
 
 /* The descriptor of a kind, or NULL when the kind is unknown. */
 const struct record_kind *record_kind_get(uint32_t kind);

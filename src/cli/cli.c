@@ -94,6 +94,22 @@ bool cli_parse_u32(const char *s, uint32_t *out, const char *what)
 	return true;
 }
 
+bool cli_parse_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *opt,
+		     const char *what)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || v < lo || v > hi) {
+		p_err("%s takes %s from %u to %u, not '%s'", opt, what, lo, hi, s);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
 const char *cli_config_path(const char *arg, char *buf, size_t size)
 {
 	if (strchr(arg, '/') || access(arg, F_OK) == 0)

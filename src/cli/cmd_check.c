@@ -26,13 +26,15 @@ struct check_opts {
 	bool unsafe_uretprobe;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
+	bool unsafe_any_symbol;
 };
 
 enum { OPT_NO_RESOLVE = 256, OPT_TO_BINARY, OPT_TO_TEXT, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-       OPT_GUARDRAIL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE };
+       OPT_GUARDRAIL, OPT_UNSAFE_ANY_SYMBOL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE };
 
 static const struct option long_opts[] = {
 	{ "no-resolve", no_argument, NULL, OPT_NO_RESOLVE },
+	{ "unsafe-any-symbol", no_argument, NULL, OPT_UNSAFE_ANY_SYMBOL },
 	{ "to-binary", required_argument, NULL, OPT_TO_BINARY },
 	{ "to-text", no_argument, NULL, OPT_TO_TEXT },
 	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
@@ -53,6 +55,7 @@ static int parse_check_opts(int argc, char **argv, struct check_opts *o)
 	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
+		case OPT_UNSAFE_ANY_SYMBOL: o->unsafe_any_symbol = true; break;
 		case OPT_TO_BINARY: o->to_binary = optarg; break;
 		case OPT_TO_TEXT: o->to_text = true; break;
 		case OPT_EXIT_PROBES: o->exit_probes = true; break;
@@ -162,6 +165,7 @@ int cmd_check(int argc, char **argv)
 		return rc;
 	}
 	struct plan_opts po = { .no_resolve = o.no_resolve, .problem = print_problem,
+				.unsafe_any_symbol = o.unsafe_any_symbol,
 				.problem_ctx = (void *)o.config, .duration_override = 0,
 				.exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,18 +24,26 @@
 #include "plan/exits.h"
 #include "sink/histogram.h"
 #include "sink/sink_args.h"
+#include "stack/stack_args.h"
 #include "sink/sinks.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
 
 #define MAX_PIDS 256
+/* --flush-ms: the drain period bounds latency and the ring buffer must hold
+ * a period's records; past 10 s neither makes sense. */
+#define FLUSH_MAX_MS 10000
 
 struct run_opts {
 	const char *config;
 	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
+	struct stack_args stacks;    /* --stack, --stack-mode, --stack-bytes, --stacks */
 	int32_t duration;
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
+	unsigned dup_pid_said;
+	bool unsafe_any_symbol;      /* native symbols: no function/boundary proof */
+	bool forced_ringbuf;         /* --force-ringbuf (refused with --force-perfbuf) */
 	bool all_matches;
 	uint32_t ringbuf_size;
 	uint32_t flush_ms;
@@ -57,7 +67,8 @@ enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE, OPT_ATTACHED_ATOM, OPT_ERROR_ATOM,
+	OPT_ATOM_MAPPING, OPT_UNSAFE_ANY_SYMBOL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
+	OPT_ATTACHED_ATOM, OPT_ERROR_ATOM,
 };
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
@@ -73,6 +84,7 @@ static const struct option run_long_opts[] = {
 	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
 	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
 	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
+	{ "unsafe-any-symbol", no_argument, NULL, OPT_UNSAFE_ANY_SYMBOL },
 	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
 	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
@@ -88,11 +100,32 @@ static const struct option run_long_opts[] = {
 	{ 0 },
 };
 
+/* The same pid twice would attach twice and report every call twice. */
+static int add_pid(struct run_opts *o, pid_t pid)
+{
+	for (size_t i = 0; i < o->n_pids; i++) {
+		if (o->pids[i] != pid)
+			continue;
+		if (!(o->dup_pid_said++))
+			p_warn("--pid %d is given more than once; it is traced once", (int)pid);
+		return EXIT_OK;
+	}
+	if (o->n_pids == MAX_PIDS) {
+		p_err("at most %d --pid options", MAX_PIDS);
+		return EXIT_USAGE;
+	}
+	o->pids[o->n_pids++] = pid;
+	return EXIT_OK;
+}
+
 static int parse_value_opt(int c, struct run_opts *o)
 {
 	uint32_t v;
 	struct err e = { 0 };
 	int taken = sink_args_parse(&o->sinks, c, optarg, &e);
+
+	if (!taken)
+		taken = stack_args_parse(&o->stacks, c, optarg, &e);
 
 	if (taken) {
 		if (taken < 0)
@@ -101,23 +134,14 @@ static int parse_value_opt(int c, struct run_opts *o)
 	}
 	switch (c) {
 	case OPT_DURATION:
-		if (!cli_parse_u32(optarg, &v, "--duration seconds"))
+		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--duration", "seconds"))
 			return EXIT_USAGE;
-		if (v == 0 || v > INT32_MAX) {
-			p_err("--duration needs a positive number of seconds, not '%s'", optarg);
-			return EXIT_USAGE;
-		}
 		o->duration = (int32_t)v;
 		return EXIT_OK;
 	case OPT_PID:
-		if (!cli_parse_u32(optarg, &v, "a pid") || v == 0 || v > INT32_MAX)
+		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--pid", "a process id"))
 			return EXIT_USAGE;
-		if (o->n_pids == MAX_PIDS) {
-			p_err("at most %d --pid options", MAX_PIDS);
-			return EXIT_USAGE;
-		}
-		o->pids[o->n_pids++] = (pid_t)v;
-		return EXIT_OK;
+		return add_pid(o, (pid_t)v);
 	case OPT_RINGBUF:
 		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
 	case OPT_ATOM_MAPPING:
@@ -128,17 +152,18 @@ static int parse_value_opt(int c, struct run_opts *o)
 		o->atom_int32_args = !strcmp(optarg, "cpp");
 		return EXIT_OK;
 	case OPT_POLLED_ATOM:
-		return cli_parse_u32(optarg, &o->polled_atom, "an atom id") && o->polled_atom &&
-		       o->polled_atom <= INT32_MAX ? EXIT_OK : EXIT_USAGE;
+		return cli_parse_range(optarg, 1, INT32_MAX, &o->polled_atom, "--polled-atom",
+				       "an atom id") ? EXIT_OK : EXIT_USAGE;
 	case OPT_ATTACHED_ATOM:
 	case OPT_ERROR_ATOM: {
 		uint32_t *id = c == OPT_ATTACHED_ATOM ? &o->attached_atom : &o->error_atom;
-		return cli_parse_u32(optarg, id, "an atom id") && *id && *id <= INT32_MAX
+		return cli_parse_range(optarg, 1, INT32_MAX, id, c == OPT_ATTACHED_ATOM
+				       ? "--attached-atom" : "--error-atom", "an atom id")
 		       ? EXIT_OK : EXIT_USAGE;
 	}
 	case OPT_FLUSH:
-		return cli_parse_u32(optarg, &o->flush_ms, "milliseconds") && o->flush_ms
-		       ? EXIT_OK : EXIT_USAGE;
+		return cli_parse_range(optarg, 1, FLUSH_MAX_MS, &o->flush_ms, "--flush-ms",
+				       "milliseconds") ? EXIT_OK : EXIT_USAGE;
 	case OPT_CONFIG_FORMAT:
 		return cli_parse_config_format(optarg, &o->load.format) ? EXIT_USAGE : EXIT_OK;
 	case OPT_CONFIG_ERA:
@@ -166,7 +191,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	size_t n = 0;
 	int c, rc;
 
-	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
+	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0 ||
+	    stack_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
 		return EXIT_USAGE;
 	for (size_t i = 0; n < sizeof(long_opts) / sizeof(long_opts[0]); i++) {
 		long_opts[n++] = run_long_opts[i];
@@ -180,9 +206,10 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; break;
 		case OPT_QUIET: o->quiet = true; break;
 		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
-		case OPT_FORCE_RINGBUF: o->output_mode = OUTPUT_RINGBUF; break;
+		case OPT_FORCE_RINGBUF: o->forced_ringbuf = true; break;
 		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
 		case OPT_FORCE_PMU: o->force_pmu = true; break;
+		case OPT_UNSAFE_ANY_SYMBOL: o->unsafe_any_symbol = true; break;
 		case OPT_EXIT_PROBES: o->exit_probes = true; break;
 		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
 		case 'v': cli_set_verbose(true); break;
@@ -193,6 +220,16 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			if (rc != EXIT_OK)
 				return rc;
 		}
+	}
+	if (o->output_mode == OUTPUT_PERFBUF && o->forced_ringbuf) {
+		p_err("--force-perfbuf and --force-ringbuf contradict each other: give one");
+		return EXIT_USAGE;
+	}
+	if (o->forced_ringbuf)
+		o->output_mode = OUTPUT_RINGBUF;
+	if (o->force_tracefs && o->force_pmu) {
+		p_err("--force-tracefs and --force-pmu contradict each other: give one");
+		return EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		if (optind >= argc)
@@ -211,7 +248,7 @@ struct run_state {
 	const struct plan *plan;
 	struct session *session;
 	struct sinks *sinks;
-	struct accounting acct;      /* per probe: dropped at the sinks, pending */
+	struct accounting acct;      /* per probe: dropped at each output */
 	bool output_failed;          /* an output's write error was reported */
 	int failed_exit;
 	int32_t attached_atom;       /* self-metric atom ids (0: not sent) */
@@ -219,26 +256,47 @@ struct run_state {
 	bool error_sent;
 };
 
+/* Events an output loses (a full queue, a failed write) come back one by one
+ * through on_stream_drop and on_statsd_drop, so nothing is counted here. */
 static void on_event(void *ctx, const struct event *ev)
 {
 	struct run_state *rs = ctx;
 
-	accounting_event(&rs->acct, ev->probe, sinks_event(rs->sinks, ev));
+	(void)sinks_event(rs->sinks, ev);
 }
 
-/* After each batch: buffered output goes out.  When a write fails, the
- * events of the batch it carried are lost at the sink, and said once. */
+/* After each batch: buffered output goes out, as far as the outputs take it
+ * now.  A failure is said once; a reader gone (EPIPE) is not a failure. */
 static void on_flush(void *ctx)
 {
 	struct run_state *rs = ctx;
 	struct err e = { 0 };
-	bool failed = sinks_flush(rs->sinks, &e) < 0;
 
-	accounting_flushed(&rs->acct, failed);
-	if (failed && !rs->output_failed) {
+	if (sinks_flush(rs->sinks, &e) < 0 && !rs->output_failed && e.code != -EPIPE) {
 		rs->output_failed = true;
 		p_err("%s", e.msg);
 	}
+}
+
+static bool on_outputs_gone(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	return sinks_outputs_gone(rs->sinks);
+}
+
+static bool on_congested(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	return sinks_congested(rs->sinks);
+}
+
+static void on_settle(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	sinks_settle(rs->sinks, OUTBUF_CLOSE_WAIT_MS);
 }
 
 /* An atom comes right after the event of the same record (loop.c).  An
@@ -251,6 +309,8 @@ static void on_atom(void *ctx, const struct atom *a)
 	(void)sinks_atom(rs->sinks, a);
 }
 
+/* Loss is per output: an event statsd dropped may still be in the JSON
+ * output.  A probe's dropped_sink is the most any one output lost. */
 static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
 {
 	struct run_state *rs = ctx;
@@ -258,9 +318,35 @@ static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
 	accounting_sink_drop(&rs->acct, probe);
 }
 
+static void on_stream_drop(void *ctx, const struct probe_desc *probe)
+{
+	struct run_state *rs = ctx;
+
+	accounting_stream_drop(&rs->acct, probe);
+}
+
 static void on_notice(void *ctx, const char *msg)
 {
 	p_info("%s", msg);
+}
+
+/* Every probe and process holds a descriptor (a link or a perf event), each
+ * program and map one more: say what the limit is and about how many. */
+static void say_fd_limit(const struct plan *plan, struct err *e)
+{
+	struct rlimit r = { 0 };
+	size_t need = 16;
+	char msg[sizeof(e->msg)];
+
+	for (size_t i = 0; i < plan->n_tasks; i++)
+		need += plan->tasks[i].n_probes * 3 *
+			(plan->tasks[i].n_pids ? plan->tasks[i].n_pids : 1);
+	getrlimit(RLIMIT_NOFILE, &r);
+	snprintf(msg, sizeof(msg), "%s; this run needs about %zu file descriptors and may "
+		 "have %llu (hard limit %llu): raise it with ulimit -n or trace fewer probes "
+		 "or processes", e->msg, need, (unsigned long long)r.rlim_cur,
+		 (unsigned long long)r.rlim_max);
+	snprintf(e->msg, sizeof(e->msg), "%s", msg);
 }
 
 static int start_probes(void *ctx, struct err *e)
@@ -269,7 +355,10 @@ static int start_probes(void *ctx, struct err *e)
 	int rc = session_attach(rs->session, e);
 
 	if (rc < 0) {
-		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE
+				  : rc == -ESRCH ? EXIT_NO_TARGET : EXIT_RUNTIME;
+		if (rc == -EMFILE || rc == -ENFILE)
+			say_fd_limit(rs->plan, e);
 		if (rs->error_atom)
 			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
 					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_ATTACHING);
@@ -322,11 +411,16 @@ static void block_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void raise_memlock(void)
+static void raise_limits(void)
 {
 	/* Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK. */
 	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
 	setrlimit(RLIMIT_MEMLOCK, &r);
+	/* Each probe and process holds descriptors: up to the hard limit. */
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
 }
 
 static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct run_state *rs)
@@ -335,7 +429,9 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct r
 	struct err e = { 0 };
 
 	so.statsd_dropped = on_statsd_drop;
+	so.stream_dropped = on_stream_drop;
 	so.statsd_dropped_ctx = rs;
+	so.folded_stacks = o->stacks.folded;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
@@ -388,6 +484,10 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (st->lost)
 		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
 		      st->lost);
+	if (rc == -EPIPE && !rs->output_failed) {
+		p_info("the output's reader has gone: what came after it is counted as dropped");
+		return EXIT_OK;
+	}
 	if (rc < 0 || rs->output_failed) {
 		if (!rs->output_failed)
 			p_err("%s", e.msg);
@@ -411,7 +511,8 @@ static void on_ending(void *ctx, int sig)
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
-				  .ending = on_ending, .ctx = rs };
+				  .ending = on_ending, .outputs_gone = on_outputs_gone,
+				  .congested = on_congested, .settle = on_settle, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs,
 				   .android = o->on_android };
@@ -433,6 +534,10 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 		loop_stats_free(&st);
 		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
 	}
+	/* A reader that does not read gets a bounded wait; then its events are
+	 * lost, and counted before the summary is made. */
+	sinks_settle(rs->sinks, OUTBUF_CLOSE_WAIT_MS);
+	on_flush(rs);
 	exit_rc = finish(rs, &st, o->quiet, (int32_t)o->polled_atom);
 	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
 		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
@@ -487,9 +592,11 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	struct err e = { 0 };
 	int rc, acct_rc;
 
-	raise_memlock();
+	raise_limits();
 	block_signals();
 	if (session_open(plan, &so, &rs.session, &e) < 0) {
+		if (e.code == -EMFILE || e.code == -ENFILE)
+			say_fd_limit(plan, &e);
 		p_err("%s", e.msg);
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
@@ -510,6 +617,61 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	return rc;
 }
 
+/* path's canonical form, also when the file does not exist yet (its
+ * directory's, plus its name); false when even the directory is not there. */
+static bool canonical_path(const char *path, char out[PATH_MAX])
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (realpath(path, out))
+		return true;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
+	if (!realpath(dir, real))
+		return false;
+	return (size_t)snprintf(out, PATH_MAX, "%s/%s", real, slash ? slash + 1 : path) <
+	       PATH_MAX;
+}
+
+/* Two paths naming one file: the same inode, or the same canonical path. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char ca[PATH_MAX], cb[PATH_MAX];
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+		       !S_ISCHR(sa.st_mode); /* /dev/null twice is fine */
+	return canonical_path(a, ca) && canonical_path(b, cb) && !strcmp(ca, cb);
+}
+
+/* --output and --trace would interleave in one file; either one naming the
+ * config would overwrite it before it is read. */
+static int check_output_paths(const struct run_opts *o)
+{
+	char buf[4096];
+	const char *cfg = cli_config_path(o->config, buf, sizeof(buf));
+
+	if (o->sinks.output && o->sinks.trace && same_file(o->sinks.output, o->sinks.trace)) {
+		p_err("--output and --trace both name %s: give each its own file", o->sinks.output);
+		return EXIT_USAGE;
+	}
+	if (o->sinks.output && same_file(o->sinks.output, cfg)) {
+		p_err("--output %s is the config file: writing events there would overwrite it",
+		      o->sinks.output);
+		return EXIT_USAGE;
+	}
+	if (o->sinks.trace && same_file(o->sinks.trace, cfg)) {
+		p_err("--trace %s is the config file: writing the trace there would overwrite it",
+		      o->sinks.trace);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
@@ -520,6 +682,9 @@ int cmd_run(int argc, char **argv)
 
 	if (rc != EXIT_OK)
 		return rc < 0 ? EXIT_OK : rc;
+	rc = check_output_paths(&o);
+	if (rc != EXIT_OK)
+		return rc;
 	rc = cli_load_config(o.config, &o.load, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
@@ -532,9 +697,11 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
+				.unsafe_any_symbol = o.unsafe_any_symbol,
 				.duration_override = o.duration,
 				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
+	stack_args_plan(&o.stacks, &po);
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);

@@ -55,6 +55,19 @@ static int read_all(int fd, size_t max_size, const char *path,
 	return 0;
 }
 
+static const char *file_kind(mode_t m)
+{
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISFIFO(m))
+		return "a FIFO (pipe)";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
 int mapfile_open(const char *path, size_t max_size, unsigned flags,
 		 struct mapped_file *out, struct err *err)
 {
@@ -62,7 +75,8 @@ int mapfile_open(const char *path, size_t max_size, unsigned flags,
 	int fd, rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | (flags & MAPFILE_REGULAR ? O_NONBLOCK : 0));
 	if (fd < 0) {
 		int e = errno;
 		if (e == ENOENT)
@@ -80,6 +94,14 @@ int mapfile_open(const char *path, size_t max_size, unsigned flags,
 		close(fd);
 		return err_set(err, -EISDIR, "%s: is a directory, expected a file", path);
 	}
+	if ((flags & MAPFILE_REGULAR) && !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(err, -EINVAL, "%s: is %s, not a regular file", path,
+			       file_kind(st.st_mode));
+	}
+	if (!max_size || max_size > MAPFILE_MAX_SIZE)
+		max_size = S_ISREG(st.st_mode) && st.st_size > 0 ? MAPFILE_MAX_SIZE
+			   : MAPFILE_MAX_STREAM;
 	out->dev = st.st_dev;
 	out->ino = st.st_ino;
 	out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;

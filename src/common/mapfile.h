@@ -22,8 +22,17 @@ struct mapped_file {
 };
 
 #define MAPFILE_ALLOW_EMPTY 0x1
+/* Only a regular file (the binary-format readers: ELF, OAT, VDEX, zip): a
+ * device, FIFO or socket is refused with what it is (/dev/zero would
+ * otherwise be read forever). */
+#define MAPFILE_REGULAR     0x2
 
-/* max_size == 0 means no limit. */
+/* Whatever a caller asks, nothing larger is mapped or read. */
+#define MAPFILE_MAX_SIZE ((size_t)4 << 30)
+/* Streams (pipes, /proc files) with max_size 0 are read up to this. */
+#define MAPFILE_MAX_STREAM ((size_t)64 << 20)
+
+/* max_size == 0 means the limits above. */
 int mapfile_open(const char *path, size_t max_size, unsigned flags,
 		 struct mapped_file *out, struct err *err);
 void mapfile_close(struct mapped_file *f);

@@ -98,6 +98,10 @@ struct probe_config {
 	char *trace_slice;
 	bool has_trace_role;
 	int32_t trace_role;               /* enum trace_role */
+	/* Ours: record the call stack of each hit, up to this many frames
+	 * (0: none; overrides --stack for this probe). */
+	bool has_stack_frames;
+	int32_t stack_frames;
 	/* Ours: call_return/call_latency at the exit sites (plain uprobes)
 	 * instead of a uretprobe; unset: Java methods yes, ELF functions only
 	 * with --exit-probes.  false on a Java method needs --unsafe-uretprobe. */
@@ -112,6 +116,7 @@ struct probe_config {
 	struct src_loc bpf_map_loc;
 	struct src_loc trace_slice_loc;
 	struct src_loc trace_role_loc;
+	struct src_loc stack_frames_loc;
 	struct src_loc exit_probes_loc;
 };
 

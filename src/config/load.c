@@ -4,6 +4,7 @@
 #include "config/load.h"
 
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/mapfile.h"
@@ -21,14 +22,21 @@
 static enum config_format detect_format(const uint8_t *b, size_t n)
 {
 	size_t i = 0;
+	bool nul = false;
 
+	/* A NUL alone does not make a binary config: a textproto with a raw NUL
+	 * in a string is read as text, and the lexer says where the NUL is. */
 	for (size_t k = 0; k < n; k++) {
 		uint8_t c = b[k];
-		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v')
+		if (c == 0)
+			nul = true;
+		else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v')
 			return CONFIG_FORMAT_BINARY;
 		if (c == 0x7f)
 			return CONFIG_FORMAT_BINARY;
 	}
+	if (nul && (n == 0 || b[0] == 0x0a))
+		return CONFIG_FORMAT_BINARY;  /* binary starts with tasks' tag, 0x0a */
 	while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r' ||
 			 b[i] == '\f' || b[i] == '\v'))
 		i++;

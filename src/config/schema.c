@@ -137,6 +137,8 @@ static const struct field_desc probe_fields[] = {
 	    NULL),
 	ROW("exit_probes", 0, 1003, FT_BOOL, false, false, OFF(PC, exit_probes),
 	    OFF(PC, has_exit_probes), FD_NONE, OFF(PC, exit_probes_loc), NULL, NULL),
+	ROW("stack_frames", 0, 1004, FT_INT32, false, false, OFF(PC, stack_frames),
+	    OFF(PC, has_stack_frames), FD_NONE, OFF(PC, stack_frames_loc), NULL, NULL),
 };
 #undef PC
 

@@ -287,6 +287,10 @@ int tp_unescape(const struct lexer *lx, const struct token *t, struct arena *a, 
 				return err_set(err, CONFIG_EVALUE, "%s:%u:%u: string contains "
 					       "a NUL byte, which no name or path can hold",
 					       lx->name, t->line, t->col);
+		} else if (e.s[e.i] == '\0') {
+			return err_set(err, CONFIG_EVALUE, "%s:%u:%u: string contains a raw NUL "
+				       "byte, which no name or path can hold", lx->name, t->line,
+				       t->col + 1 + (unsigned)e.i);
 		} else {
 			o[w] = e.s[e.i++];
 		}

@@ -149,6 +149,12 @@ void dex_close(struct dex_file *d)
 
 const char *dex_name(const struct dex_file *d) { return d->name; }
 bool dex_is_compact(const struct dex_file *d) { return d->compact; }
+
+void dex_raw(const struct dex_file *d, struct dex_raw *out)
+{
+	*out = (struct dex_raw){ .b = d->b, .lim = d->lim, .hdr = d->hdr,
+				 .data_base = d->data_base, .compact = d->compact };
+}
 const char *dex_magic(const struct dex_file *d) { return d->magic; }
 uint32_t dex_checksum(const struct dex_file *d) { return d->checksum; }
 uint32_t dex_file_size(const struct dex_file *d) { return d->file_size; }
@@ -301,6 +307,7 @@ int dex_class_def_at(const struct dex_file *d, uint32_t i, struct dex_class_def 
 	if (out->superclass_idx == 0xffff)
 		out->superclass_idx = DEX_NO_INDEX;
 	out->class_data_off = ld32(p + 24);
+	out->source_file_idx = ld32(p + 16);
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct dex_file;            /* opaque */
 
 struct dex_class_def {
 	uint32_t class_idx, access_flags, superclass_idx, class_data_off;
+	uint32_t source_file_idx;   /* string index, DEX_NO_INDEX when none */
 };
 
 struct dex_method_id {
@@ -119,5 +120,16 @@ int dex_find_method(const struct dex_file *d, uint32_t cdi, const char *name, co
 int dex_pretty_method(const struct dex_file *d, uint32_t method_idx, char *buf, size_t size);
 /* "[Ljava/lang/String;" -> "java.lang.String[]" (snprintf semantics). */
 int dex_pretty_descriptor(const char *desc, char *buf, size_t size);
+
+/* Raw layout for the sibling readers in formats/ (dex_debug.c): the buffer and
+ * its read limit, the header offset and the base of data offsets (dex.h's
+ * comment above says which base applies to which layout). */
+struct dex_raw {
+	const uint8_t *b;
+	size_t lim;
+	uint64_t hdr, data_base;
+	bool compact;
+};
+void dex_raw(const struct dex_file *d, struct dex_raw *out);
 
 #endif

@@ -382,7 +382,7 @@ int elf_open(const char *path, struct elf_file **out, struct err *err)
 	int rc;
 
 	*out = NULL;
-	if ((rc = mapfile_open(path, 0, 0, &mf, err)))
+	if ((rc = mapfile_open(path, 0, MAPFILE_REGULAR, &mf, err)))
 		return rc;
 	if ((rc = elf_open_mem(path, mf.data, mf.size, out, err))) {
 		mapfile_close(&mf);

@@ -195,6 +195,8 @@ static int list_dex(const struct oat_file *o, struct oat_dexset *ds, uint32_t di
 	if (oat_info(o)->version < 194) {
 		note(l, "dex #%u skipped: %s (oat v%u needs the dex to count methods)", di, de.msg,
 		     oat_info(o)->version);
+		if (!l->dex_skipped++)
+			snprintf(l->first_skip, sizeof(l->first_skip), "%s", de.msg);
 		return 0;
 	}
 	note(l, "dex #%u listed without signatures: %s", di, de.msg);

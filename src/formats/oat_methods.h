@@ -34,6 +34,8 @@ struct oat_method_list {
 	struct oat_method *v;
 	size_t n;
 	char notes[1024];           /* e.g. which dex files were missing */
+	uint32_t dex_skipped;       /* dex files that could not be listed at all */
+	char first_skip[256];       /* why the first of them was skipped */
 };
 
 int oat_list_methods(const struct oat_file *o, struct oat_dexset *ds, struct oat_method_list *out,

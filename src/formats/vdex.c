@@ -127,7 +127,7 @@ int vdex_open(const char *path, struct vdex_file **out, struct err *err)
 	int rc;
 
 	*out = NULL;
-	if ((rc = mapfile_open(path, 0, 0, &mf, err)))
+	if ((rc = mapfile_open(path, 0, MAPFILE_REGULAR, &mf, err)))
 		return rc;
 	if ((rc = vdex_open_mem(path, mf.data, mf.size, out, err))) {
 		mapfile_close(&mf);

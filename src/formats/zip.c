@@ -89,7 +89,7 @@ int zip_open(const char *path, struct zip_archive **out, struct err *err)
 	int rc;
 
 	*out = NULL;
-	if ((rc = mapfile_open(path, 0, 0, &mf, err)))
+	if ((rc = mapfile_open(path, 0, MAPFILE_REGULAR, &mf, err)))
 		return rc;
 	if ((rc = zip_open_mem(path, mf.data, mf.size, out, err))) {
 		mapfile_close(&mf);

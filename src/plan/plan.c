@@ -8,6 +8,7 @@
 
 #include "formats/elf.h"
 #include "plan/exits.h"
+#include "records.h"
 #include "resolve/java_resolve.h"
 #include "resolve/native.h"
 #include "sys/proc.h"
@@ -48,6 +49,7 @@ const char *arg_abi_name(enum arg_abi abi)
 
 struct build_state {
 	const struct plan_opts *opts;
+	struct native_cache *native;  /* ELF files opened and indexed once per build */
 	struct err *err;
 	int n_problems;
 };
@@ -77,7 +79,8 @@ static bool is_java_probe(const struct probe_config *pc)
 		strchr(pc->method_signature, ' '));
 }
 
-static int resolve_native(struct plan_probe *p, struct err *err)
+static int resolve_native(struct plan_probe *p, const struct plan_opts *po,
+			  struct native_cache *nc, struct err *err)
 {
 	const struct str_list *files = &p->cfg->file_paths;
 	const char *method = p->cfg->method_signature;
@@ -94,7 +97,9 @@ static int resolve_native(struct plan_probe *p, struct err *err)
 	/* file_paths in order, as upstream: the first that resolves wins. */
 	for (size_t i = 0; i < files->n; i++) {
 		struct err e = { 0 };
-		if (native_resolve(files->v[i], method, &loc, &e) == 0) {
+		if (native_resolve(nc, files->v[i], method,
+				   po->unsafe_any_symbol ? NATIVE_UNSAFE_ANY_SYMBOL : 0, &loc,
+				   &e) == 0) {
 			snprintf(p->path, sizeof(p->path), "%s", files->v[i]);
 			p->offset = loc.offset;
 			p->code_size = loc.size;
@@ -155,7 +160,7 @@ static int plan_string_args(struct plan_probe *p, const struct java_resolution *
 }
 
 static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
-			struct err *err)
+			struct native_cache *nc, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
 	struct java_resolve_opts jo = {
@@ -195,6 +200,12 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		free(r);
 		return rc;
 	}
+	/* Whatever found it (our reader or oatdump's text), the breakpoint goes
+	 * only on code. */
+	if ((rc = native_check_code_offset(nc, r->path, r->file_offset, err)) < 0) {
+		free(r);
+		return err_prefix(err, "probe %s", p->program_name);
+	}
 	snprintf(p->path, sizeof(p->path), "%s", r->path);
 	p->offset = r->file_offset;
 	p->code_size = r->code_size;
@@ -214,9 +225,10 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 }
 
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
-			 struct err *err)
+			 struct native_cache *nc, struct err *err)
 {
-	int rc = is_java_probe(p->cfg) ? resolve_java(p, po, pid, err) : resolve_native(p, err);
+	int rc = is_java_probe(p->cfg) ? resolve_java(p, po, pid, nc, err)
+					: resolve_native(p, po, nc, err);
 
 	return rc < 0 ? rc : plan_choose_exits(p, po, err);
 }
@@ -268,6 +280,24 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 	return 0;
 }
 
+/* --stack and the probe's stack_frames (which wins) -> what the program
+ * records.  A program without records (latency histograms) gets none. */
+static int plan_probe_stack(struct plan_probe *p, const struct plan_opts *po, struct err *err)
+{
+	int64_t frames = p->cfg->has_stack_frames ? p->cfg->stack_frames : po->stack_frames;
+
+	if (frames < 0 || frames > UPS_STACK_MAX_FRAMES)
+		return err_set(err, -EINVAL, "task %u probe %u: stack_frames %lld is outside "
+			       "0..%u", p->desc.task_index, p->desc.probe_index,
+			       (long long)frames, UPS_STACK_MAX_FRAMES);
+	if (!frames || !p->prog->record_kind)
+		return 0;
+	p->stack_frames = (uint32_t)frames;
+	p->stack_mode = po->stack_mode ? po->stack_mode : UPS_STACK_COPY;
+	p->stack_bytes = po->stack_bytes ? po->stack_bytes : UPS_STACK_DEFAULT_BYTES;
+	return 0;
+}
+
 static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct err *err)
 {
 	const char *name = t->cfg->target_process_name;
@@ -277,9 +307,9 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 
 	if (opts->n_pids) {
 		for (size_t i = 0; i < opts->n_pids; i++)
-			if (!proc_alive(opts->proc_dir ? opts->proc_dir : "/proc", opts->pids[i]))
-				return err_set(err, -ESRCH, "no process with pid %d",
-					       (int)opts->pids[i]);
+			if ((rc = proc_check_traceable(opts->proc_dir ? opts->proc_dir : "/proc",
+						       opts->pids[i], err)) < 0)
+				return rc;
 		t->pids = malloc(opts->n_pids * sizeof(pid_t));
 		if (!t->pids)
 			return err_set(err, -ENOMEM, "out of memory");
@@ -339,8 +369,10 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 		struct plan_probe *p = &t->probes[i];
 		rc = plan_probe_init(p, (*next_id)++, t, &tc->probes[i], &e);
 		p->atom_int32_args = st->opts->atom_int32_args;
+		if (rc == 0)
+			rc = plan_probe_stack(p, st->opts, &e);
 		if (rc == 0 && !st->opts->no_resolve)
-			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, &e);
+			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)
@@ -355,22 +387,27 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opts,
 	       struct plan **out, struct err *err)
 {
-	struct build_state st = { .opts = opts, .err = err };
+	struct build_state st = { .opts = opts, .err = err, .native = native_cache_new() };
 	struct plan *plan = calloc(1, sizeof(*plan));
 	uint32_t next_id = 0;
 	int rc = 0;
 
 	*out = NULL;
-	if (!plan)
+	if (!plan || !st.native) {
+		free(plan);
+		native_cache_free(st.native);
 		return err_set(err, -ENOMEM, "out of memory");
+	}
 	plan->tasks = calloc(cfg->n_tasks ? cfg->n_tasks : 1, sizeof(*plan->tasks));
 	if (!plan->tasks) {
 		free(plan);
+		native_cache_free(st.native);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	plan->n_tasks = cfg->n_tasks;
 	for (size_t i = 0; i < cfg->n_tasks && rc == 0; i++)
 		rc = plan_task(plan, i, &cfg->tasks[i], &next_id, &st);
+	native_cache_free(st.native);
 	plan->n_probes = next_id;
 	if (rc == 0 && st.n_problems)
 		rc = err_set(err, err->code ? err->code : -EINVAL, "%s%s", err->msg,

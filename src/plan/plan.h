@@ -46,6 +46,11 @@ struct plan_probe {
 	 * and their Java positions, for the program's .rodata. */
 	uint8_t string_reg[4];
 	uint8_t string_pos[4];
+	/* --stack / stack_frames: enum ups_stack_mode (0: off), the frames to
+	 * keep and the user-stack bytes each hit copies. */
+	uint32_t stack_mode;
+	uint32_t stack_frames;
+	uint32_t stack_bytes;
 	/* Return programs (call_return, call_latency): plain uprobes at the
 	 * entry and at every exit site instead of a uretprobe (plan/exits.h). */
 	bool java;                        /* a Java method (ART code) */
@@ -105,6 +110,12 @@ struct plan_opts {
 	size_t n_search_roots;
 	const char *isa;                  /* for the search: "arm64", "x86_64"; NULL: any */
 	bool atom_int32_args;             /* --atom-mapping cpp */
+	bool unsafe_any_symbol;           /* --unsafe-any-symbol: NATIVE_UNSAFE_ANY_SYMBOL */
+	/* --stack[=FRAMES] (0: off unless a probe's stack_frames asks),
+	 * --stack-mode, --stack-bytes (0: the defaults). */
+	uint32_t stack_frames;
+	uint32_t stack_mode;
+	uint32_t stack_bytes;
 	bool exit_probes;                 /* --exit-probes: native return programs too */
 	bool unsafe_uretprobe;            /* --unsafe-uretprobe: allow uretprobes on ART code */
 	/* When set, every per-probe problem is reported here and building goes

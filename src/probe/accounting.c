@@ -11,8 +11,8 @@ int accounting_init(struct accounting *a, size_t n_probes)
 {
 	a->n_probes = n_probes;
 	a->dropped_sink = calloc(n_probes ? n_probes : 1, sizeof(uint64_t));
-	a->pending = calloc(n_probes ? n_probes : 1, sizeof(uint64_t));
-	if (!a->dropped_sink || !a->pending) {
+	a->dropped_stream = calloc(n_probes ? n_probes : 1, sizeof(uint64_t));
+	if (!a->dropped_sink || !a->dropped_stream) {
 		accounting_free(a);
 		return -ENOMEM;
 	}
@@ -22,27 +22,14 @@ int accounting_init(struct accounting *a, size_t n_probes)
 void accounting_free(struct accounting *a)
 {
 	free(a->dropped_sink);
-	free(a->pending);
-	a->dropped_sink = a->pending = NULL;
+	free(a->dropped_stream);
+	a->dropped_sink = a->dropped_stream = NULL;
 }
 
-void accounting_event(struct accounting *a, const struct probe_desc *probe, int rc)
+void accounting_stream_drop(struct accounting *a, const struct probe_desc *probe)
 {
-	if (!probe)
-		return;
-	if (rc < 0)
-		a->dropped_sink[plan_probe_id(probe)]++;
-	else
-		a->pending[plan_probe_id(probe)]++;
-}
-
-void accounting_flushed(struct accounting *a, bool failed)
-{
-	for (size_t i = 0; i < a->n_probes; i++) {
-		if (failed)
-			a->dropped_sink[i] += a->pending[i];
-		a->pending[i] = 0;
-	}
+	if (probe)
+		a->dropped_stream[plan_probe_id(probe)]++;
 }
 
 void accounting_sink_drop(struct accounting *a, const struct probe_desc *probe)
@@ -75,11 +62,14 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 			.hits = c.hits,
 			.delivered = st->delivered[i],
 			.dropped_kernel = c.drops,
-			.dropped_sink = a->dropped_sink[i],
+			.dropped_sink = a->dropped_sink[i] > a->dropped_stream[i]
+					? a->dropped_sink[i] : a->dropped_stream[i],
 			.duration_ns = polled_ns(&st->tasks[p->desc.task_index]),
 			.exit_probes = p->exit_probes,
 			.unwound = c.unwound,
 			.untracked = c.untracked,
+			.uretprobe = p->prog->entry && !p->exit_probes,
+			.unpaired = c.unpaired,
 		};
 		if (rows[i].duration_ns > *run_ns)
 			*run_ns = rows[i].duration_ns;

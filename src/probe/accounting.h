@@ -1,11 +1,13 @@
 /* accounting.h — what a run counts per probe beyond the kernel's counters,
  * and what it reports at the end from all of them.
  *
- * While the loop runs: events a sink could not take (an output's write
- * error, a statsd datagram dropped) and events written since the last flush
- * (lost with the batch when that flush fails).  At the end: the summary rows
- * (kernel hits and drops, delivered, dropped at the sinks, polling time) and
- * upstream's uprobe_stats_bpf_map_polled atoms, once per task and map. */
+ * While the loop runs: events an output lost, told one by one by the sinks
+ * (the text/JSON output: a full queue or a failed write, counted exactly by
+ * its buffer; statsd: a datagram dropped).  Loss is per output: a probe's
+ * dropped_sink is the most one output lost, never the sum.  At the end: the
+ * summary rows (kernel hits and drops, delivered, dropped at the sinks,
+ * polling time, the return programs' own counts) and upstream's
+ * uprobe_stats_bpf_map_polled atoms, once per task and map. */
 #ifndef UPROBESTATS_PROBE_ACCOUNTING_H
 #define UPROBESTATS_PROBE_ACCOUNTING_H
 
@@ -21,20 +23,18 @@
 
 struct accounting {
 	size_t n_probes;
-	uint64_t *dropped_sink;      /* per probe id */
-	uint64_t *pending;           /* per probe id: events written since the last flush */
+	uint64_t *dropped_sink;      /* per probe id: at statsd */
+	uint64_t *dropped_stream;    /* per probe id: at the text/JSON output */
 };
 
 /* 0 or -ENOMEM. */
 int accounting_init(struct accounting *a, size_t n_probes);
 void accounting_free(struct accounting *a);
 
-/* An event of probe went to the sinks, which returned rc (< 0: lost there). */
-void accounting_event(struct accounting *a, const struct probe_desc *probe, int rc);
-/* The sinks were flushed; when that failed, the batch's events are lost. */
-void accounting_flushed(struct accounting *a, bool failed);
 /* statsd dropped an atom of probe (NULL: an atom of no probe). */
 void accounting_sink_drop(struct accounting *a, const struct probe_desc *probe);
+/* The text/JSON output lost an event of probe (NULL: of no probe). */
+void accounting_stream_drop(struct accounting *a, const struct probe_desc *probe);
 
 /* The summary rows, one per probe id (free() them), and the longest polling
  * time in *run_ns; NULL when out of memory. */

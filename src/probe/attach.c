@@ -55,6 +55,16 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+const char *uprobe_strerror(int e)
+{
+	if (e == UPROBE_ENOTSUPP)
+		return "the kernel refused a uprobe there: the instruction at that offset cannot "
+		       "be probed (ENOTSUPP)";
+	if (e == EMFILE)
+		return "Too many open files (each probe and process needs a file descriptor)";
+	return strerror(e);
+}
+
 static const char *attach_hint(int e)
 {
 	switch (e) {
@@ -91,17 +101,17 @@ int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t o
 		e = errno;
 		if (pid >= 0)
 			return err_set(err, -e, "%s+0x%llx: perf_event_open for pid %d: %s%s", path,
-				       (unsigned long long)offset, (int)pid, strerror(e),
+				       (unsigned long long)offset, (int)pid, uprobe_strerror(e),
 				       attach_hint(e));
 		return err_set(err, -e, "%s+0x%llx: perf_event_open for all processes: %s%s", path,
-			       (unsigned long long)offset, strerror(e), attach_hint(e));
+			       (unsigned long long)offset, uprobe_strerror(e), attach_hint(e));
 	}
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0 ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		e = errno;
 		close(fd);
 		return err_set(err, -e, "%s+0x%llx: attaching the BPF program: %s", path,
-			       (unsigned long long)offset, strerror(e));
+			       (unsigned long long)offset, uprobe_strerror(e));
 	}
 	*out_fd = fd;
 	return 0;
@@ -204,10 +214,11 @@ int uprobe_attach_multi(const char *path, uint64_t offset, bool retprobe, pid_t 
 	if (fd < 0) {
 		if (pid >= 0)
 			return err_set(err, fd, "%s+0x%llx: uprobe_multi link for pid %d: %s%s",
-				       path, (unsigned long long)offset, (int)pid, strerror(-fd),
-				       attach_hint(-fd));
+				       path, (unsigned long long)offset, (int)pid,
+				       uprobe_strerror(-fd), attach_hint(-fd));
 		return err_set(err, fd, "%s+0x%llx: uprobe_multi link for all processes: %s%s",
-			       path, (unsigned long long)offset, strerror(-fd), attach_hint(-fd));
+			       path, (unsigned long long)offset, uprobe_strerror(-fd),
+			       attach_hint(-fd));
 	}
 	*out_fd = fd;
 	return 0;

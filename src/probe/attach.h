@@ -29,6 +29,12 @@ struct uprobe_pmu {
 /* Reads /sys/bus/event_source/devices/uprobe/{type,format/retprobe}. */
 int uprobe_pmu_detect(struct uprobe_pmu *pmu, struct err *err);
 
+/* strerror() for an attach failure, with the kernel-internal codes spelled
+ * out: ENOTSUPP (524) is the uprobe refusing the instruction at the offset,
+ * which strerror() calls "No error information". */
+const char *uprobe_strerror(int e);
+#define UPROBE_ENOTSUPP 524
+
 /* Opens, binds prog_fd and enables; *out_fd is the perf event to close on
  * detach.  pid < 0 means every process. */
 int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,

@@ -16,6 +16,7 @@
 
 #include "probe/atoms.h"
 #include "records.h"
+#include "stack/stacks.h"
 #include "sys/name_cache.h"
 #include "sys/proc.h"
 
@@ -43,7 +44,13 @@ struct loop {
 	struct name_cache *names;  /* pid -> process name for events */
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
+	int tick_fd;              /* timerfd checking tasks when flush_ms > CHECK_MS */
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
+	uint64_t *drops_seen;     /* per probe: kernel drops already written as drop records */
+	int64_t drops_checked;    /* CLOCK_MONOTONIC of the last look at the counters */
+	bool congested;           /* an output does not keep up: records wait in the kernel */
+	struct stacks *stacks;    /* when a probe records stacks: the unwinder's caches */
+	struct stack_trace *trace; /* the frames of the record being delivered */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -62,6 +69,7 @@ const char *task_end_name(enum task_end e)
 	case TASK_END_SIGNAL: return "signal";
 	case TASK_END_NEVER_STARTED: return "never-started";
 	case TASK_END_ERROR: return "error";
+	case TASK_END_OUTPUT_GONE: return "output-gone";
 	}
 	return "?";
 }
@@ -107,28 +115,79 @@ static void emit_atom(struct loop *L, const struct plan_probe *p, const struct e
 	L->out->atom(L->out->ctx, &atom);
 }
 
+/* The record's envelope and kind when its length is exactly its kind's (and
+ * its probe known); NULL (counted as malformed) otherwise. */
+static const struct record_kind *check_record(struct loop *L, const void *data, size_t size,
+					      struct ups_envelope *env)
+{
+	const struct record_kind *rk;
+
+	if (size < sizeof(*env)) {
+		L->stats->malformed++;
+		return NULL;
+	}
+	memcpy(env, data, sizeof(*env));
+	rk = record_kind_get(env->kind);
+	if (!rk || size < rk->size || size != record_kind_size(rk, data, size) ||
+	    env->probe_id >= L->plan->n_probes) {
+		L->stats->malformed++;
+		return NULL;
+	}
+	return rk;
+}
+
+static int deliver(struct loop *L, const void *data, size_t size,
+		   const struct stack_trace *stack);
+
+/* A stack record: unwind it, then deliver the record it wraps (which must
+ * be a plain record of the same probe, thread and time) with the frames. */
+static int on_stack_record(struct loop *L, const void *data, size_t size)
+{
+	struct stack_record r;
+	struct ups_envelope inner;
+	struct stack_trace *st = L->trace;
+
+	if (stack_record_parse(data, size, &r) < 0 || !L->stacks || !st) {
+		L->stats->malformed++;
+		return 0;
+	}
+	memcpy(&inner, r.inner, sizeof(inner));
+	if (inner.kind == UPS_REC_STACK || inner.probe_id != r.hdr.env.probe_id ||
+	    inner.tid != r.hdr.env.tid || inner.ktime_ns != r.hdr.env.ktime_ns) {
+		L->stats->malformed++;
+		return 0;
+	}
+	stacks_walk(L->stacks, &r, L->plan->probe_by_id[inner.probe_id < L->plan->n_probes
+							? inner.probe_id : 0]->stack_frames, st);
+	return deliver(L, r.inner, r.hdr.inner_len, st);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct ring_ctx *rc = ctx;
-	struct loop *L = rc->L;
 	struct ups_envelope env;
-	const struct record_kind *rk;
+	const struct record_kind *rk = check_record(rc->L, data, size, &env);
+
+	if (!rk)
+		return 0;
+	if (rk->wrapper)
+		return on_stack_record(rc->L, data, size);
+	return deliver(rc->L, data, size, NULL);
+}
+
+static int deliver(struct loop *L, const void *data, size_t size,
+		   const struct stack_trace *stack)
+{
+	struct ups_envelope env;
+	const struct record_kind *rk = check_record(L, data, size, &env);
 	const struct plan_probe *p;
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
 	const char *payload = (const char *)data + sizeof(env);
 
-	if (size < sizeof(env)) {
-		L->stats->malformed++;
+	if (!rk || rk->wrapper)
 		return 0;
-	}
-	memcpy(&env, data, sizeof(env));
-	rk = record_kind_get(env.kind);
-	if (!rk || size != rk->size || env.probe_id >= L->plan->n_probes) {
-		L->stats->malformed++;
-		return 0;
-	}
 	p = L->plan->probe_by_id[env.probe_id];
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
@@ -144,11 +203,17 @@ static int on_record(void *ctx, void *data, size_t size)
 		.fields = fields,
 		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
 		.duration_ns = record_duration(rk, payload),
+		.stack = stack,
 	};
 	L->stats->delivered[env.probe_id]++;
 	if (L->out->event)
 		L->out->event(L->out->ctx, &ev);
 	emit_atom(L, p, &ev, env.kind, payload);
+	/* An output that does not keep up: the next records wait in the kernel. */
+	if (L->out->congested && L->out->congested(L->out->ctx)) {
+		L->congested = true;
+		return -EAGAIN;
+	}
 	/* The record is consumed either way; -EAGAIN only stops this drain.  The
 	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
 	 * few ns from the vDSO, so it is read for every record: a sink may
@@ -165,6 +230,35 @@ static void report_lost(struct loop *L, uint64_t lost)
 		struct event ev = { .kind = EVENT_LOST, .n_lost = lost,
 				    .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME) };
 		L->out->event(L->out->ctx, &ev);
+	}
+}
+
+/* Records the BPF programs could not reserve room for are counted per probe
+ * in the kernel; each new count becomes a drop record, so the event stream
+ * says where it has holes (the summary says how many).  A look costs a map
+ * read per probe: once a second, and once more at the end. */
+#define DROP_CHECK_NS 1000000000
+
+static void report_drops(struct loop *L, bool now)
+{
+	int64_t t = clock_ns(CLOCK_MONOTONIC);
+
+	if (!L->drops_seen || (!now && t - L->drops_checked < DROP_CHECK_NS))
+		return;
+	L->drops_checked = t;
+	for (size_t i = 0; i < L->plan->n_probes; i++) {
+		struct ups_probe_counters c;
+		struct event ev;
+
+		if (session_probe_counters(L->session, (uint32_t)i, &c) < 0 ||
+		    c.drops <= L->drops_seen[i])
+			continue;
+		ev = (struct event){ .kind = EVENT_DROP, .n_lost = c.drops - L->drops_seen[i],
+				     .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME),
+				     .probe = &L->plan->probe_by_id[i]->desc };
+		L->drops_seen[i] = c.drops;
+		if (L->out->event)
+			L->out->event(L->out->ctx, &ev);
 	}
 }
 
@@ -194,10 +288,12 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 		if (size >= sizeof(env)) {
 			memcpy(&env, p + 4, sizeof(env));
 			rk = record_kind_get(env.kind);
-			if (rk && size >= rk->size && size - rk->size < 8)
-				size = (uint32_t)rk->size;
+			size_t want = rk ? record_kind_size(rk, p + 4, size) : 0;
+			if (want && size >= want && size - want < 8)
+				size = (uint32_t)want;
 		}
-		on_record(rc, (void *)(p + 4), size);
+		if (on_record(rc, (void *)(p + 4), size) < 0 && rc->L->congested)
+			return LIBBPF_PERF_EVENT_DONE; /* the rest stays in the buffer */
 	}
 	return LIBBPF_PERF_EVENT_CONT;
 }
@@ -420,7 +516,26 @@ static int epoll_add(int ep, int fd, uint32_t tag, struct err *err)
 	return 0;
 }
 
-enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH };
+enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH, TAG_TICK };
+
+/* How often the duration and the targets are checked when --flush-ms is
+ * longer: the duration always wins over the drain period. */
+#define CHECK_MS 100
+/* How often a congested output is offered more. */
+#define CONGESTED_RETRY_MS 10
+
+/* The known targets' mappings, read before the probes are attached and
+ * again once they are (a read that fails, the target having exited, keeps
+ * what was read before): code a target maps before its first hit is then
+ * known even if it exits before its records are drained. */
+static void prime_stacks(struct loop *L)
+{
+	if (!L->stacks)
+		return;
+	for (size_t t = 0; t < L->plan->n_tasks; t++)
+		for (size_t j = 0; j < L->plan->tasks[t].n_pids; j++)
+			stacks_prime(L->stacks, (uint32_t)L->plan->tasks[t].pids[j]);
+}
 
 static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 {
@@ -432,8 +547,9 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 	if (!stats->delivered || !stats->tasks)
 		return err_set(err, -ENOMEM, "out of memory");
 	L->watches = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*L->watches));
+	L->drops_seen = calloc(L->plan->n_probes ? L->plan->n_probes : 1, sizeof(uint64_t));
 	L->names = malloc(sizeof(*L->names));
-	if (!L->watches || !L->names)
+	if (!L->watches || !L->names || !L->drops_seen)
 		return err_set(err, -ENOMEM, "out of memory");
 	name_cache_init(L->names, proc_dir(L));
 	/* Known targets now, while they surely run: short-lived ones may be gone
@@ -453,6 +569,15 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 			return rc;
 		stats->tasks[i].waiting = true;
 		L->tasks_waiting++;
+	}
+	for (size_t i = 0; i < L->plan->n_probes && !L->stacks; i++) {
+		if (!L->plan->probe_by_id[i]->stack_mode)
+			continue;
+		L->stacks = stacks_new(proc_dir(L));
+		L->trace = malloc(sizeof(*L->trace));
+		if (!L->stacks || !L->trace)
+			return err_set(err, -ENOMEM, "out of memory");
+		prime_stacks(L);
 	}
 	L->tasks_running = L->plan->n_tasks;
 	refresh_clock_offsets(L);
@@ -476,6 +601,10 @@ static int drain(struct loop *L, bool sliced)
 {
 	int rc;
 
+	if (L->congested && L->out->congested)
+		L->congested = L->out->congested(L->out->ctx);
+	if (L->congested)
+		return 1;
 	L->drain_until = sliced ? clock_ns(CLOCK_MONOTONIC_COARSE) + DRAIN_SLICE_NS : 0;
 	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0) {
 		if (rc == -EAGAIN)
@@ -483,11 +612,17 @@ static int drain(struct loop *L, bool sliced)
 		if (rc != -EINTR)
 			return rc;
 	}
-	for (size_t i = 0; i < L->n_rings; i++)
+	for (size_t i = 0; i < L->n_rings && !L->congested; i++)
 		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
 		    rc != -EINTR)
 			return rc;
-	return 0;
+	return L->congested ? 1 : 0;
+}
+
+static void end_all(struct loop *L, enum task_end why)
+{
+	for (size_t t = 0; t < L->plan->n_tasks; t++)
+		end_task(L, t, why);
 }
 
 static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
@@ -497,7 +632,8 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 
 	while (L->tasks_running > 0) {
 		/* a drain cut short: look at signals and timers, then go on with it */
-		int n = epoll_wait(ep, evs, 8, rc > 0 ? 0 : -1);
+		int n = epoll_wait(ep, evs, 8, L->congested ? CONGESTED_RETRY_MS : rc > 0 ? 0 : -1);
+		bool want_drain = rc > 0;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -507,10 +643,14 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 			uint64_t ticks;
 			switch (evs[i].data.u32) {
 			case TAG_TIMER:
-				if (read(tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+			case TAG_TICK:
+				if (read(evs[i].data.u32 == TAG_TIMER ? tfd : L->tick_fd, &ticks,
+					 sizeof(ticks)) < 0 && errno != EAGAIN)
 					return err_set(err, -errno, "timerfd: %s", strerror(errno));
 				refresh_clock_offsets(L);
 				check_tasks(L);
+				want_drain |= evs[i].data.u32 == TAG_TIMER;
+				report_drops(L, false);
 				break;
 			case TAG_WATCH:
 				if (read(L->watch_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
@@ -521,19 +661,26 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 				break;
 			case TAG_SIGNAL:
 				L->stats->signal = drain_signal(sfd);
-				for (size_t t = 0; t < L->plan->n_tasks; t++)
-					end_task(L, t, TASK_END_SIGNAL);
+				end_all(L, TASK_END_SIGNAL);
 				break;
 			default:
+				want_drain = true;
 				break;
 			}
 		}
 		/* Wakeups come in batches; the timer drains what is left. */
+		if (!want_drain)
+			continue;
 		rc = drain(L, true);
 		if (rc < 0)
 			return err_set(err, rc, "consuming event buffers: %s", strerror(-rc));
 		if (L->out->flush)
 			L->out->flush(L->out->ctx);
+		if (L->out->outputs_gone && L->out->outputs_gone(L->out->ctx) &&
+		    L->tasks_running) {
+			end_all(L, TASK_END_OUTPUT_GONE);
+			notice(L, "the output was closed by its reader: detached");
+		}
 	}
 	return 0;
 }
@@ -542,7 +689,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	     const struct loop_output *out, struct loop_stats *stats, struct err *err)
 {
 	struct loop L = { .plan = plan, .session = s, .opts = opts, .out = out, .stats = stats,
-			  .watch_fd = -1 };
+			  .watch_fd = -1, .tick_fd = -1 };
 	int ep = -1, tfd = -1, sfd = -1, rc;
 
 	rc = loop_init(&L, stats, err);
@@ -568,6 +715,11 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING,
 				    err)) < 0)
 			goto out;
+	if (opts->flush_ms > CHECK_MS) {
+		L.tick_fd = rc = make_timer(CHECK_MS, err);
+		if (rc < 0 || (rc = epoll_add(ep, L.tick_fd, TAG_TICK, err)) < 0)
+			goto out;
+	}
 	if (L.tasks_waiting) {
 		L.watch_fd = rc = make_timer(opts->watch_ms ? opts->watch_ms : 10, err);
 		if (rc < 0 || (rc = epoll_add(ep, L.watch_fd, TAG_WATCH, err)) < 0)
@@ -575,6 +727,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	}
 	if (opts->start && (rc = opts->start(opts->start_ctx, err)) < 0)
 		goto out;
+	prime_stacks(&L);
 	/* Durations count from attach (or, for a waiting task, from now until
 	 * its process starts, then again from its attach). */
 	for (size_t i = 0; i < plan->n_tasks; i++)
@@ -586,7 +739,11 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	 * signal, `ending` lets the run make its sinks stop waiting). */
 	if (out->ending)
 		out->ending(out->ctx, stats->signal);
-	drain(&L, false);
+	/* An output that does not keep up gets a bounded wait each round (its
+	 * reader takes something, or it fails and its events are counted lost). */
+	while (drain(&L, false) == 1 && out->settle)
+		out->settle(out->ctx);
+	report_drops(&L, true);
 	if (out->flush)
 		out->flush(out->ctx);
 out:
@@ -599,8 +756,13 @@ out:
 		stop_waiting(&L, i);
 	free(L.watches);
 	free(L.names);
+	free(L.drops_seen);
+	stacks_free(L.stacks);
+	free(L.trace);
 	if (L.watch_fd >= 0)
 		close(L.watch_fd);
+	if (L.tick_fd >= 0)
+		close(L.tick_fd);
 	if (ep >= 0)
 		close(ep);
 	if (tfd >= 0)

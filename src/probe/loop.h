@@ -19,11 +19,22 @@ struct loop_output {
 	/* The run has ended and the last records are about to be drained; sig is
 	 * the signal that ended it, 0 otherwise.  May be NULL. */
 	void (*ending)(void *ctx, int sig);
+	/* After each flush: true when no output is left to write to (the only
+	 * one's reader has gone, EPIPE), which ends the run.  May be NULL. */
+	bool (*outputs_gone)(void *ctx);
+	/* An output does not keep up: records stay in the kernel's buffer (which
+	 * drops and counts what it cannot hold) until it does.  May be NULL. */
+	bool (*congested)(void *ctx);
+	/* At the end, when an output does not keep up: let it take what it holds,
+	 * waiting a bounded time for a reader that takes nothing.  May be NULL. */
+	void (*settle)(void *ctx);
 	void *ctx;
 };
 
 struct loop_opts {
-	uint32_t flush_ms;        /* drain period; bounds event latency (default 100) */
+	uint32_t flush_ms;        /* drain period; bounds event latency (default 100); the
+				   * duration and the targets are checked every 100 ms
+				   * however long it is */
 	const char *proc_dir;     /* "/proc" */
 	void (*notice)(void *ctx, const char *msg); /* task ended, target exited … */
 	void *notice_ctx;
@@ -42,6 +53,7 @@ enum task_end {
 	TASK_END_SIGNAL,
 	TASK_END_NEVER_STARTED,   /* *_ON_START: no matching process within the duration */
 	TASK_END_ERROR,           /* attaching to the started process failed */
+	TASK_END_OUTPUT_GONE,     /* the only output's reader went away (EPIPE) */
 };
 
 struct loop_task_stats {

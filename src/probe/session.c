@@ -14,6 +14,9 @@
 #include "probe/tracefs_uprobe.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
+/* With --stack a record carries the copied stack (2 KiB by default, up to
+ * 16 KiB), so the default buffer holds more bytes for as many records. */
+#define DEFAULT_STACK_RINGBUF_BYTES (16u << 20)
 #define MAX_TARGET_PIDS 4096
 
 /* One attachment running a program: a uprobe_multi link, a perf event
@@ -240,6 +243,9 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
 	memcpy(cfg.string_reg, p->string_reg, sizeof(cfg.string_reg));
 	memcpy(cfg.string_pos, p->string_pos, sizeof(cfg.string_pos));
+	cfg.stack_mode = p->stack_mode;
+	cfg.stack_bytes = p->stack_bytes;
+	cfg.stack_frames = p->stack_frames;
 	rc = set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
@@ -286,8 +292,12 @@ static int choose_output(struct session *s, const struct session_opts *opts, str
 {
 	bool has_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 
-	s->ring_bytes =
-		round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
+	uint32_t def = DEFAULT_RINGBUF_BYTES;
+
+	for (size_t i = 0; i < s->plan->n_probes; i++)
+		if (s->plan->probe_by_id[i]->stack_mode)
+			def = DEFAULT_STACK_RINGBUF_BYTES;
+	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : def);
 	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
 	switch (opts->output) {
 	case OUTPUT_RINGBUF:
@@ -697,7 +707,7 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (probe_id >= s->plan->n_probes)
+	if (!s || probe_id >= s->plan->n_probes)
 		return -ENOENT;
 	p = s->plan->probe_by_id[probe_id];
 	for (size_t i = 0; i < s->n_objects; i++)
@@ -718,6 +728,7 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 			out->drops += percpu[c].drops;
 			out->unwound += percpu[c].unwound;
 			out->untracked += percpu[c].untracked;
+			out->unpaired += percpu[c].unpaired;
 		}
 	}
 	free(percpu);

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "probe/attach.h"
 #include "sys/proc.h"
 
 #define GROUP_PREFIX "uprobestats_"
@@ -139,7 +140,7 @@ int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool re
 	rc = write_events(t, line);
 	if (rc < 0)
 		return err_set(err, rc, "%s+0x%llx: creating tracefs uprobe %s: %s", path,
-			       (unsigned long long)offset, out->name, strerror(-rc));
+			       (unsigned long long)offset, out->name, uprobe_strerror(-rc));
 	id = read_event_id(t, out->name);
 	if (id < 0) {
 		write_events(t, del);
@@ -160,7 +161,7 @@ int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool re
 		write_events(t, del);
 		return err_set(err, rc, "%s+0x%llx: opening tracefs uprobe %s for %s%d: %s", path,
 			       (unsigned long long)offset, out->name, pid >= 0 ? "pid " : "pid ",
-			       (int)pid, strerror(-rc));
+			       (int)pid, uprobe_strerror(-rc));
 	}
 	out->perf_fd = fd;
 	return 0;

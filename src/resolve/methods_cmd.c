@@ -148,7 +148,15 @@ int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
 		oat_close(o);
 		return rc;
 	}
-	if (!(rc = oat_list_methods(o, ds, &l, err))) {
+	rc = oat_list_methods(o, ds, &l, err);
+	/* Nothing listable is not "0 compiled methods": say why. */
+	if (!rc && l.dex_skipped && l.dex_skipped == oat_dex_count(o)) {
+		rc = err_set(err, -ENODATA, "%s: no method can be listed: the dex file%s could "
+			     "not be read (oat v%u needs %s to count methods): %s", opt->file,
+			     l.dex_skipped > 1 ? "s" : "", oat_info(o)->version,
+			     l.dex_skipped > 1 ? "them" : "it", l.first_skip);
+		oat_method_list_free(&l);
+	} else if (!rc) {
 		if (!opt->json)
 			header(out, o, &l, opt->verbose);
 		for (size_t i = 0; i < l.n; i++) {

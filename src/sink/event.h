@@ -77,6 +77,8 @@ enum event_kind {
 	EVENT_LOST,        /* the perf buffer lost samples: count in n_lost */
 };
 
+struct stack_trace;      /* stack/unwind.h */
+
 struct event {
 	enum event_kind kind;
 	uint64_t boot_ns;        /* CLOCK_BOOTTIME of the hit */
@@ -89,6 +91,7 @@ struct event {
 	uint64_t n_lost;         /* EVENT_DROP / EVENT_LOST */
 	const struct field *fields;
 	size_t n_fields;
+	const struct stack_trace *stack; /* --stack: the call stack of the hit, or NULL */
 };
 
 /* One statsd atom: fields in wire order.  boot_ns is the event's timestamp. */

@@ -9,6 +9,7 @@
 
 #include "sink/fmt_fast.h"
 #include "sink/sink_ops.h"
+#include "sink/stack_out.h"
 
 int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e)
 {
@@ -177,6 +178,8 @@ void jsonl_event_generic(struct jsonl_out *s, const struct event *ev)
 	}
 	json_key(j, "fields");
 	jsonl_fields(j, ev->fields, ev->n_fields);
+	if (ev->stack)
+		stack_json_members(j, ev->stack);
 	json_object_end(j);
 	json_newline(j);
 }
@@ -374,7 +377,8 @@ void jsonl_event(struct jsonl_out *s, const struct event *ev)
 		return;
 	}
 	bound = 200 + 4 * FMT_U64_MAX + sizeof(s->wall_prefix) + 12 + cstring_bound(ev->comm) +
-		cstring_bound(ev->process) + pt->len + fields_bound(ev->fields, ev->n_fields);
+		cstring_bound(ev->process) + pt->len + fields_bound(ev->fields, ev->n_fields) +
+		(ev->stack ? stack_json_bound(ev->stack) : 0);
 	/* A line that could take half the buffer (long strings): the generic
 	 * writer streams it through. */
 	if (bound > s->o.cap / 2 || !(p = outbuf_reserve(&s->o, bound))) {
@@ -408,6 +412,8 @@ void jsonl_event(struct jsonl_out *s, const struct event *ev)
 	}
 	p = FMT_LIT(p, ",\"fields\":");
 	p = put_fields(p, ev->fields, ev->n_fields);
+	if (ev->stack)
+		p = stack_json_put(p, ev->stack);
 	p = FMT_LIT(p, "}\n");
 	outbuf_commit(&s->o, p);
 }
@@ -449,9 +455,9 @@ static void jsonl_sink_flush(void *st)
 	jsonl_flush(st);
 }
 
-static const struct outbuf *jsonl_output(const void *st)
+static struct outbuf *jsonl_output(void *st)
 {
-	return &((const struct jsonl_out *)st)->o;
+	return &((struct jsonl_out *)st)->o;
 }
 
 static struct json_out *jsonl_summary_stream(void *st)

@@ -29,8 +29,12 @@ struct sink_ops {
 	void (*event)(void *st, const struct event *ev);       /* decoded records */
 	int (*atom)(void *st, const struct atom *a);           /* statsd atoms (sinks_atom) */
 	void (*flush)(void *st);                               /* push buffered output out */
-	/* Its output buffer, whose write errors sinks_event/flush/report name. */
-	const struct outbuf *(*output)(const void *st);
+	/* Its output buffer, whose write errors sinks_event/flush/report name;
+	 * sinks.c brackets each event in it and counts what it loses. */
+	struct outbuf *(*output)(void *st);
+	/* Its lost events are its own (the trace: not a probe's dropped_sink),
+	 * and a full queue fails it rather than drop one event. */
+	bool own_losses;
 	void (*stop_waiting)(void *st);                        /* a signal ended the run */
 	/* At exit, before the report is taken: footers, last loss reports. */
 	void (*finish)(void *st);

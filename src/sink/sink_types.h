@@ -35,10 +35,15 @@ struct sinks_options {
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
 	enum trace_format trace_format;
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
+	const char *folded_stacks;    /* --stacks FILE: aggregated stacks, folded, at exit */
 	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
 	 * its batch is flushed: drops are known only then. */
 	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);
 	void *statsd_dropped_ctx;
+	/* Told of each event the text or JSON output lost (a full queue, a
+	 * failed write), with statsd_dropped_ctx; NULL: told to statsd_dropped.
+	 * The trace's losses are counted in its own error line, not here. */
+	void (*stream_dropped)(void *ctx, const struct probe_desc *probe);
 };
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sink/folded_out.h"
 #include "sink/jsonl_out.h"
 #include "sink/sink_ops.h"
 #include "sink/statsd_sink.h"
@@ -19,6 +20,7 @@ static const struct sink_ops *const table[] = {
 	&text_sink,
 	&jsonl_sink,
 	&trace_sink,
+	&folded_sink,
 };
 
 #define N_SINKS (sizeof(table) / sizeof(table[0]))
@@ -53,6 +55,23 @@ static bool is_socket(const char *path)
 	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/* An event lost at the text or JSON output (the event stream); a sink whose
+ * losses are its own (the trace) reports them in its error line only. */
+static void event_lost(void *ctx, const void *tag)
+{
+	const struct sinks *s = ctx;
+
+	if (s->opt.stream_dropped)
+		s->opt.stream_dropped(s->opt.statsd_dropped_ctx, tag);
+	else if (s->opt.statsd_dropped)
+		s->opt.statsd_dropped(s->opt.statsd_dropped_ctx, tag);
+}
+
+static struct outbuf *output_of(const struct sinks *s, size_t i)
+{
+	return s->st[i] && table[i]->output ? table[i]->output(s->st[i]) : NULL;
+}
+
 static int open_all(struct sinks *s, struct err *e)
 {
 	for (size_t i = 0; i < N_SINKS; i++) {
@@ -70,6 +89,12 @@ static int open_all(struct sinks *s, struct err *e)
 			return rc;
 		}
 		s->st[i] = st;
+		if (!output_of(s, i))
+			continue;
+		if (table[i]->own_losses)  /* a trace cannot skip a part of itself */
+			outbuf_set_drop_events(output_of(s, i), false);
+		else
+			outbuf_on_lost(output_of(s, i), event_lost, s);
 	}
 	return 0;
 }
@@ -104,13 +129,59 @@ static int first_error(const struct sinks *s)
 
 int sinks_event(struct sinks *s, const struct event *ev)
 {
+	/* a lost drop record is no lost hit: counted by its output only */
+	const void *tag = ev->kind == EVENT_DROP || ev->kind == EVENT_LOST ? NULL : ev->probe;
+
 	if (s->finished)
 		return -EPIPE;
 	FOR_OPEN(s, i) {
-		if (table[i]->event)
-			table[i]->event(s->st[i], ev);
+		struct outbuf *o = output_of(s, i);
+		if (!table[i]->event)
+			continue;
+		if (o)
+			outbuf_event_begin(o);
+		table[i]->event(s->st[i], ev);
+		if (o)
+			outbuf_event_end(o, tag);
 	}
 	return first_error(s);
+}
+
+bool sinks_congested(struct sinks *s)
+{
+	if (s->finished)
+		return false;
+	FOR_OPEN(s, i) {
+		if (output_of(s, i) && outbuf_congested(output_of(s, i)))
+			return true;
+	}
+	return false;
+}
+
+bool sinks_outputs_gone(const struct sinks *s)
+{
+	bool any = false;
+
+	if (s->finished || sinks_statsd_on(s))
+		return false;
+	FOR_OPEN(s, i) {
+		if (!output_of(s, i))
+			continue;
+		if (output_of(s, i)->error != -EPIPE)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+void sinks_settle(struct sinks *s, int wait_ms)
+{
+	if (s->finished)
+		return;
+	FOR_OPEN(s, i) {
+		if (output_of(s, i))
+			outbuf_finish(output_of(s, i), wait_ms);
+	}
 }
 
 int sinks_atom(struct sinks *s, const struct atom *a)
@@ -146,16 +217,17 @@ void sinks_statsd_stop_waiting(struct sinks *s)
 
 int sinks_flush(struct sinks *s, struct err *e)
 {
-	int rc;
-
 	FOR_OPEN(s, i) {
 		if (table[i]->flush)
 			table[i]->flush(s->st[i]);
 	}
-	FOR_OPEN(s, i) {
-		if (table[i]->output && (rc = outbuf_check(table[i]->output(s->st[i]), e)) < 0)
-			return rc;
-	}
+	/* the first output error, a real failure before a reader gone (EPIPE) */
+	for (int pass = 0; pass < 2; pass++)
+		FOR_OPEN(s, i) {
+			const struct outbuf *o = output_of(s, i);
+			if (o && o->error && (pass || o->error != -EPIPE))
+				return outbuf_check(o, e);
+		}
 	return 0;
 }
 
@@ -181,7 +253,7 @@ void sinks_report(const struct sinks *s, struct sink_report *r)
 	}
 	FOR_OPEN(s, i) {
 		if (table[i]->output)
-			add_error(r, table[i]->output(s->st[i]));
+			add_error(r, output_of(s, i));
 	}
 }
 
@@ -208,9 +280,17 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 	FOR_OPEN(s, i) {
 		struct json_out *j = table[i]->summary_stream
 				     ? table[i]->summary_stream(s->st[i]) : NULL;
-		if (j) {
-			summary_json(j, rows, n, &r, run_ns);
-			json_newline(j);
+		struct outbuf *o = output_of(s, i);
+		if (!j)
+			continue;
+		if (o)
+			outbuf_event_begin(o);
+		summary_json(j, rows, n, &r, run_ns);
+		json_newline(j);
+		if (o) {
+			outbuf_event_end(o, NULL);
+			/* a slow reader: a bounded wait, then lost */
+			outbuf_finish(o, OUTBUF_CLOSE_WAIT_MS);
 		}
 	}
 	rc = sinks_flush(s, e);

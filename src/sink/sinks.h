@@ -33,9 +33,16 @@ struct sinks_options sinks_plan(const struct sinks_options *in, bool statsd_sock
 /* Plan (checking whether the statsd socket exists) and open every sink. */
 int sinks_open(struct sinks **out, const struct sinks_options *opt, struct err *e);
 
-/* Text, JSON and trace.  Returns 0, or the negative errno of an output that
- * has failed (the event is then lost there: count it as dropped at the sink). */
+/* Text, JSON and trace.  Never waits for an output.  Returns 0, or the
+ * negative errno of an output that has failed; the events lost are told to
+ * statsd_dropped (text, JSON) one by one, never guessed here. */
 int sinks_event(struct sinks *s, const struct event *ev);
+/* An output does not keep up with the events (outbuf_congested): the loop
+ * should leave records in the kernel's buffer for now. */
+bool sinks_congested(struct sinks *s);
+/* No output is left: statsd is off and every other output's reader has
+ * gone (EPIPE).  The run should detach and end. */
+bool sinks_outputs_gone(const struct sinks *s);
 
 /* statsd: the atom is queued, and sent with its batch (by sinks_flush, or
  * sooner when the batch is full).  Returns 0 (also when statsd is off), or
@@ -49,9 +56,17 @@ bool sinks_statsd_on(const struct sinks *s);
  * is full instead of waiting for room, as with SINKS_STATSD_NO_WAIT. */
 void sinks_statsd_stop_waiting(struct sinks *s);
 
-/* Send queued statsd atoms and write buffered output.  Returns 0 or the first write error, with e
- * naming the output ("json output: write failed: No space left on device"). */
+/* Send queued statsd atoms and write what the outputs take now (never waits
+ * for a reader).  Returns 0 or the first write error (an output whose reader
+ * has gone, -EPIPE, only when no other failed), with e naming the output
+ * ("json output: write failed: No space left on device (115 events written,
+ * 19885 lost)"). */
 int sinks_flush(struct sinks *s, struct err *e);
+
+/* Before the counts are taken at exit: write what the outputs hold, waiting
+ * up to wait_ms each for a reader that does not read; the rest is lost and
+ * counted. */
+void sinks_settle(struct sinks *s, int wait_ms);
 
 /* What the sinks saw (statsd counters, trace pairing, write errors). */
 void sinks_report(const struct sinks *s, struct sink_report *r);

@@ -14,8 +14,8 @@ static const char *const heads[N_COLS] = {
 
 struct totals {
 	uint64_t hits, delivered, dropped_kernel, dropped_sink, duration_ns;
-	uint64_t unwound, untracked;
-	bool exit_probes;
+	uint64_t unwound, untracked, unpaired;
+	bool exit_probes, uretprobe;
 };
 
 struct cells {
@@ -31,6 +31,8 @@ static void add(struct totals *t, const struct probe_stats *r)
 	t->unwound += r->unwound;
 	t->untracked += r->untracked;
 	t->exit_probes |= r->exit_probes;
+	t->unpaired += r->unpaired;
+	t->uretprobe |= r->uretprobe;
 	if (r->duration_ns > t->duration_ns)
 		t->duration_ns = r->duration_ns;
 }
@@ -189,6 +191,18 @@ static void exit_probe_text(FILE *f, const struct probe_stats *rows, size_t n)
 			   "(pending stack full)\n", task, (int)(l.n < 200 ? l.n : 200), l.s,
 			rows[i].unwound, rows[i].untracked);
 	}
+	for (size_t i = 0; i < n; i++) {
+		struct label l = probe_label(rows[i].probe);
+		char task[32];
+
+		if (!rows[i].unpaired)
+			continue;
+		fmt_task(task, sizeof(task), rows[i].probe);
+		fprintf(f, "uretprobe, task %s, %.*s: %" PRIu64 " returns had no entry time (a "
+			   "recursive call overwrote it, the LRU map evicted it, or the call began "
+			   "before attach): no record\n", task, (int)(l.n < 200 ? l.n : 200), l.s,
+			rows[i].unpaired);
+	}
 }
 
 void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
@@ -229,6 +243,10 @@ static void counts_json(struct json_out *j, const struct totals *t)
 	json_u64(j, t->dropped_sink);
 	json_key(j, "duration_ns");
 	json_u64(j, t->duration_ns);
+	if (t->uretprobe) {
+		json_key(j, "unpaired");
+		json_u64(j, t->unpaired);
+	}
 	if (!t->exit_probes)
 		return;
 	json_key(j, "unwound");

@@ -32,6 +32,10 @@ struct probe_stats {
 	uint64_t unwound;         /* exit probes: calls left without an exit (exception,
 				   * longjmp), never given a duration */
 	uint64_t untracked;       /* exit probes: entries not kept (pending stack full) */
+	bool uretprobe;           /* a return program on the uretprobe path: unpaired shown */
+	uint64_t unpaired;        /* uretprobe path: returns without an entry time (a
+				   * recursive call overwrote it, evicted, began before
+				   * attach): no record */
 };
 
 #define SINK_REPORT_MAX_ERRORS 4

@@ -6,6 +6,7 @@
 #include "sink/json_out.h"
 #include "sink/probe_label.h"
 #include "sink/sink_ops.h"
+#include "sink/stack_out.h"
 
 #define W_BOOT 16
 #define W_ID 7
@@ -226,6 +227,8 @@ void text_event(struct text_out *t, const struct event *ev)
 	}
 	text_fields(o, ev->fields, ev->n_fields, false);
 	outbuf_putc(o, '\n');
+	if (ev->stack)
+		stack_text(o, ev->stack);
 }
 
 int text_flush(struct text_out *t)
@@ -261,9 +264,9 @@ static void text_sink_flush(void *st)
 	text_flush(st);
 }
 
-static const struct outbuf *text_output(const void *st)
+static struct outbuf *text_output(void *st)
 {
-	return &((const struct text_out *)st)->o;
+	return &((struct text_out *)st)->o;
 }
 
 static void text_sink_close(void *st)

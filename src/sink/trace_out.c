@@ -7,6 +7,7 @@
 #include "sink/jsonl_out.h"
 #include "sink/probe_label.h"
 #include "sink/sink_ops.h"
+#include "sink/stack_out.h"
 #include "sink/summary.h"
 #include "sink/text_out.h"
 
@@ -148,6 +149,8 @@ static void j_args(struct trace_out *t, const struct event *ev)
 		json_cstring(j, ev->probe->method);
 	}
 	jsonl_field_members(j, ev->fields, ev->n_fields);
+	if (ev->stack)
+		stack_trace_args(j, ev->stack);
 	json_object_end(j);
 }
 
@@ -438,7 +441,7 @@ void trace_close(struct trace_out *t)
 	close_open_slices(t);
 	if (is_json(t))
 		outbuf_puts(&t->o, "\n]}\n");
-	outbuf_flush(&t->o);
+	outbuf_finish(&t->o, OUTBUF_CLOSE_WAIT_MS);
 	outbuf_free(&t->o);
 	free(t->threads);
 	t->threads = NULL;
@@ -467,9 +470,9 @@ static void trace_sink_flush(void *st)
 	trace_flush(st);
 }
 
-static const struct outbuf *trace_output(const void *st)
+static struct outbuf *trace_output(void *st)
 {
-	return &((const struct trace_out *)st)->o;
+	return &((struct trace_out *)st)->o;
 }
 
 /* The footer goes before the report is taken; trace_close keeps its
@@ -495,6 +498,7 @@ const struct sink_ops trace_sink = {
 	.event = trace_sink_event,
 	.flush = trace_sink_flush,
 	.output = trace_output,
+	.own_losses = true,
 	.finish = trace_sink_finish,
 	.report = trace_report,
 };

@@ -95,6 +95,39 @@ bool proc_alive(const char *proc_dir, pid_t pid)
 	return access(path, F_OK) == 0;
 }
 
+#define PROC_PF_KTHREAD 0x00200000u /* task flags in /proc/PID/stat: a kernel thread */
+
+int proc_check_traceable(const char *proc_dir, pid_t pid, struct err *err)
+{
+	char path[256], buf[1024], state = 0;
+	const char *p;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_dir, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) /* a test fixture may hold only the pid's directory */
+		return proc_alive(proc_dir, pid) ? 0
+		       : err_set(err, -ESRCH, "no process with pid %d", (int)pid);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return err_set(err, -ESRCH, "no process with pid %d", (int)pid);
+	buf[n] = '\0';
+	/* "pid (comm) S ppid pgrp session tty tpgid flags ...": comm may hold ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return 0; /* an unknown layout: let attaching say what it finds */
+	if (state == 'Z' || state == 'X')
+		return err_set(err, -ESRCH, "pid %d is a zombie: it has exited (its parent has "
+			       "not reaped it yet), so it runs no code to probe", (int)pid);
+	if (flags & PROC_PF_KTHREAD)
+		return err_set(err, -ESRCH, "pid %d is a kernel thread: it runs no user code to "
+			       "probe", (int)pid);
+	return 0;
+}
+
 long proc_uid(const char *proc_dir, pid_t pid)
 {
 	char path[256], line[256];

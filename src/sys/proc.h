@@ -22,6 +22,10 @@ int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_
 
 bool proc_alive(const char *proc_dir, pid_t pid);
 
+/* Whether pid can be traced: 0 for a live user process; -ESRCH with err
+ * saying what it is instead (gone, a zombie, a kernel thread). */
+int proc_check_traceable(const char *proc_dir, pid_t pid, struct err *err);
+
 /* Real uid of pid from /proc/PID/status, or -1. */
 long proc_uid(const char *proc_dir, pid_t pid);
 

@@ -116,7 +116,8 @@ SYNTAX = {
     "message_as_scalar": ('tasks { probe_configs: "x" }', "probe_configs"),
     # Text that does not look like textproto is read as binary, and the
     # error says so.
-    "nul_byte": ("tasks {\0 }\n", "binary"),
+    # ... but a NUL alone does not make it binary: the lexer says where it is.
+    "nul_byte": ("tasks {\0 }\n", r":1:8: unexpected byte 0x00"),
     "control_character": ("tasks {\x01 }\n", "binary"),
     "invalid_utf8_in_string": (task(PROBE.replace("prog_GenericInstrumentation_uprobe_call_detail",
                                                   "@@"), MAP).encode().replace(b"@@", b"\xff\xfe"),

@@ -34,7 +34,9 @@ int main(int argc, char **argv)
 	int argi;
 
 	heap_init();
-	argi = go_fifo_wait(argc, argv);
+	/* The odex is mapped before the go line, so a tool attached before it
+	 * (--stack) sees the mapping in /proc/PID/maps at attach time. */
+	argi = argc >= 3 && !strcmp(argv[1], "--go-fifo") ? 3 : 1;
 	if (argc - argi != 4) {
 		fprintf(stderr, "usage: target_art [--go-fifo PATH] ODEX INIT_OFF GET_OFF COUNT\n");
 		return 2;
@@ -59,6 +61,7 @@ int main(int argc, char **argv)
 	init_fn init = (init_fn)(void *)(base + init_off);
 	get_fn get = (get_fn)(void *)(base + get_off);
 	void *art_method = (void *)(uintptr_t)0x7a7a7a70;
+	go_fifo_wait(argc, argv);
 	for (long i = 0; i < count; i++) {
 		init(art_method, obj, 0, (int32_t)(100 + i), 5000000000LL + i);
 		if (get(art_method, obj) != (int32_t)(100 + i)) {

@@ -1,6 +1,7 @@
 /* Run accounting (probe/accounting.c): per-probe events lost at the sinks,
  * a failed flush losing its batch, statsd drops, and the polled atoms (one
  * per task and map, counting every probe of that map). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog/catalog.h"
@@ -50,21 +51,24 @@ UT_TEST(accounting_counts_sink_losses_per_probe)
 
 	fixture_init(&f);
 	UT_EQ_INT(accounting_init(&a, 3), 0);
-	accounting_event(&a, &f.probes[0].desc, 0);
-	accounting_event(&a, &f.probes[0].desc, 0);
-	accounting_event(&a, &f.probes[1].desc, -5);
-	accounting_event(&a, NULL, -5);               /* a drop report: no probe */
-	accounting_flushed(&a, false);
-	UT_EQ_U64(a.dropped_sink[0], 0);
-	UT_EQ_U64(a.dropped_sink[1], 1);
-	accounting_event(&a, &f.probes[2].desc, 0);
-	accounting_event(&a, &f.probes[2].desc, 0);
-	accounting_flushed(&a, true);                 /* the batch is lost */
-	UT_EQ_U64(a.dropped_sink[2], 2);
-	UT_EQ_U64(a.pending[2], 0);
+	accounting_stream_drop(&a, &f.probes[1].desc);
+	accounting_stream_drop(&a, NULL);             /* a drop record: no probe */
+	accounting_stream_drop(&a, &f.probes[2].desc);
+	accounting_stream_drop(&a, &f.probes[2].desc);
 	accounting_sink_drop(&a, &f.probes[0].desc);
+	accounting_sink_drop(&a, &f.probes[2].desc);
 	accounting_sink_drop(&a, NULL);
+	UT_EQ_U64(a.dropped_stream[1], 1);
+	UT_EQ_U64(a.dropped_stream[2], 2);
 	UT_EQ_U64(a.dropped_sink[0], 1);
+	/* per output: a probe's dropped_sink is the most one output lost */
+	uint64_t run_ns;
+	struct probe_stats *rows = accounting_rows(&a, &f.plan, NULL, &f.st, &run_ns);
+	UT_ASSERT(rows);
+	UT_EQ_U64(rows[0].dropped_sink, 1);
+	UT_EQ_U64(rows[1].dropped_sink, 1);
+	UT_EQ_U64(rows[2].dropped_sink, 2);
+	free(rows);
 	accounting_free(&a);
 }
 

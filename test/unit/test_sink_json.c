@@ -9,6 +9,7 @@
 #include "sink/jsonl_out.h"
 #include "sink/text_out.h"
 #include "sink_testutil.h"
+#include "stack/unwind.h"
 
 static const struct probe_desc probe_a = {
 	.task_index = 0, .task_id = 7, .probe_index = 1,
@@ -273,6 +274,29 @@ static void random_event(struct event *ev, struct field *f, char (*texts)[96], i
 	ev->fields = f;
 }
 
+/* A random call stack (--stack): kinds, symbols or none, files or none,
+ * notes, dex pcs and lines, every string through the escaping rules. */
+static void random_stack(struct stack_trace *st, char (*strs)[3][64])
+{
+	static const char *const ends[] = { "outermost frame", "stack slice ends", NULL };
+
+	st->n = rng() % 6;
+	st->end = ends[rng() % 3];
+	for (size_t i = 0; i < st->n; i++) {
+		struct stack_frame *f = &st->frames[i];
+		for (int k = 0; k < 3; k++)
+			strs[i][k][random_text(strs[i][k], 63)] = '\0';
+		*f = (struct stack_frame){
+			.pc = rng(), .kind = (enum frame_kind)(rng() % 5), .offset = rng() >> 20,
+			.symbol = rng() % 3 ? strs[i][0] : NULL, .symbol_off = rng() % 4096,
+			.file = rng() % 4 ? strs[i][1] : NULL,
+			.dex_pc = rng() % 2 ? (uint32_t)(rng() % 70000) : UINT32_MAX,
+			.line = rng() % 2 ? (int32_t)(rng() % 5000) : 0,
+			.note = rng() % 3 ? NULL : strs[i][2],
+		};
+	}
+}
+
 UT_TEST(jsonl_per_event_writer_matches_the_generic_writer)
 {
 	struct capture fast, ref;
@@ -286,9 +310,16 @@ UT_TEST(jsonl_per_event_writer_matches_the_generic_writer)
 	cap_open(&ref);
 	UT_EQ_INT(jsonl_open(&a, fast.f, NULL), 0);
 	UT_EQ_INT(jsonl_open(&b, ref.f, NULL), 0);
+	static struct stack_trace st;
+	static char strs[UNWIND_MAX_FRAMES][3][64];
+
 	for (int i = 0; i < 20000; i++) {
 		struct event ev;
 		random_event(&ev, f, texts, l32, l64, comm, process);
+		if (rng() % 3 == 0) {
+			random_stack(&st, strs);
+			ev.stack = &st;
+		}
 		jsonl_event(&a, &ev);
 		jsonl_event_generic(&b, &ev);
 	}

@@ -263,7 +263,8 @@ UT_TEST(sinks_write_failure_is_reported)
 	UT_EQ_INT(sinks_open(&s, &opt, &e), 0);
 	UT_EQ_INT(sinks_event(s, &ev), 0); /* buffered: not yet known */
 	UT_EQ_INT(sinks_flush(s, &e), -ENOSPC);
-	UT_EQ_STR(e.msg, "json output: write failed: No space left on device");
+	UT_EQ_STR(e.msg, "json output: write failed: No space left on device (0 events "
+		  "written, 1 lost)");
 	UT_EQ_INT(sinks_event(s, &ev), -ENOSPC); /* now every event says it is lost */
 	struct sink_report r;
 	sinks_report(s, &r);

@@ -32,8 +32,12 @@ cc=${CC:-cc}
 # wrote during a real run, with the slices that run measured.
 passed=0 failed=0
 view() {
-	local part=$1 line
+	local part=$1 line script=speedscope.mjs
 	shift
+	if [ "$1" = "--" ]; then   # a folded-stacks file, not a trace
+		script=speedscope_folded.mjs
+		shift
+	fi
 	# One "viewer: N passed, N failed" line for the whole stage: the parts'
 	# own tallies are shown differently so the test runner counts them once.
 	while IFS= read -r line; do
@@ -44,9 +48,15 @@ view() {
 			echo "  $part: $2 ok, $4 not ok" ;;
 		*) echo "$line" ;;
 		esac
-	done < <(node "$top/test/viewer/speedscope.mjs" "$@" 2>&1 || echo "viewer: 0 passed, 1 failed")
+	done < <(node "$top/test/viewer/$script" "$@" 2>&1 || echo "viewer: 0 passed, 1 failed")
 }
 view "writer trace" "$out/trace.json" "$top/test/viewer/expected.json" "$out"
+# Folded stacks (--stacks): a fixed file, then the one a real run wrote.
+view "folded stacks" -- "$top/test/viewer/stacks.folded" "$top/test/viewer/stacks-expected.json" "$out"
+if [ -f "$out/e2e-stacks/stacks.folded" ]; then
+	view "folded stacks of a real run" -- "$out/e2e-stacks/stacks.folded" \
+		"$out/e2e-stacks/expected.json" "$out/e2e-stacks"
+fi
 if [ -f "$out/e2e/trace.json" ]; then
 	view "trace of a real run" "$out/e2e/trace.json" "$out/e2e/expected.json" "$out/e2e"
 else

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* ups_stack.h — --stack on the BPF side: every record of a probe with a stack
+ * goes out wrapped in one UPS_REC_STACK record (records.h) that also carries
+ * the registers and a bounded slice of the user stack, built in a per-CPU
+ * scratch buffer and written with one variable-length output call.
+ *
+ * Read only: the task's memory is read with bpf_probe_read_user (5.5+),
+ * never written.  The wrapped record is copied whole, so the consumer
+ * decodes it exactly as when it comes alone.  Included by ups_bpf.h. */
+#ifndef UPROBESTATS_BPF_UPS_STACK_H
+#define UPROBESTATS_BPF_UPS_STACK_H
+
+struct ups_stack_buf {
+	__u8 data[UPS_STACK_SCRATCH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ups_stack_buf);
+} ups_stack_scratch SEC(".maps");
+
+/* The registers an unwinder needs, in DWARF numbering (records.h). */
+static __always_inline void ups_stack_regs(void *ctx, __u64 *regs)
+{
+#if defined(__TARGET_ARCH_arm64)
+	const struct ups_regs *r = ctx;
+#pragma unroll
+	for (int i = 0; i < 31; i++)
+		regs[i] = r->regs[i];
+	regs[31] = r->sp;
+	regs[32] = r->pc;
+#else
+	const struct ups_regs *r = ctx;
+	regs[0] = r->ax;
+	regs[1] = r->dx;
+	regs[2] = r->cx;
+	regs[3] = r->bx;
+	regs[4] = r->si;
+	regs[5] = r->di;
+	regs[6] = r->bp;
+	regs[7] = r->sp;
+	regs[8] = r->r8;
+	regs[9] = r->r9;
+	regs[10] = r->r10;
+	regs[11] = r->r11;
+	regs[12] = r->r12;
+	regs[13] = r->r13;
+	regs[14] = r->r14;
+	regs[15] = r->r15;
+	regs[16] = r->ip;
+#endif
+}
+
+/* Copies stack_bytes (frozen .rodata, so a constant to the verifier) from sp;
+ * when that faults (the stack's top is nearer), what is left of sp's page.
+ * Returns the bytes copied. */
+static __always_inline __u32 ups_stack_copy(__u8 *dst, __u64 sp, __u32 *flags)
+{
+	__u32 len = ups_cfg.stack_bytes;
+	__u32 room;
+
+	if (len > UPS_STACK_MAX_BYTES)
+		len = UPS_STACK_MAX_BYTES;
+	if (len && bpf_probe_read_user(dst, len, (const void *)sp) == 0)
+		return len;
+	room = 4096 - (__u32)(sp & 4095);
+	if (room > len)
+		room = len;
+	room &= 8191;
+	if (room && room <= UPS_STACK_MAX_BYTES &&
+	    bpf_probe_read_user(dst, room, (const void *)sp) == 0) {
+		*flags |= UPS_STACK_F_SHORT;
+		return room;
+	}
+	*flags |= UPS_STACK_F_READ_FAILED;
+	return 0;
+}
+
+/* Wraps rec (size bytes, a constant at each call site) with the stack and
+ * sends it; the caller's own reservation is released.  Returns 1 when sent
+ * (or counted as dropped), 0 to let the caller send rec alone. */
+static __always_inline int ups_stack_submit(void *ctx, void *ringbuf, void *perfbuf, void *rec,
+					    __u32 size)
+{
+	__u32 zero = 0, off, total;
+	__u64 pending;
+	struct ups_stack_hdr *h;
+	__u8 *buf;
+
+	if (size > UPS_STACK_MAX_INNER)
+		return 0;
+	buf = bpf_map_lookup_elem(&ups_stack_scratch, &zero);
+	if (!buf)
+		return 0;
+	h = (struct ups_stack_hdr *)buf;
+	if (bpf_probe_read_kernel(buf, sizeof(h->env), rec))
+		return 0;
+	h->env.kind = UPS_REC_STACK;
+	h->inner_len = size;
+	h->stack_len = 0;
+	h->n_pcs = 0;
+	h->flags = 0;
+	ups_stack_regs(ctx, h->regs);
+	off = sizeof(*h);
+	if (bpf_probe_read_kernel(buf + off, size, rec))
+		return 0;
+	off += (size + 7) & ~7u;
+	h->stack_len = ups_stack_copy(buf + off, UPS_SP(ctx), &h->flags);
+	total = off + h->stack_len;
+	if (total > UPS_STACK_SCRATCH)
+		return 0;
+	if (ups_cfg.use_perfbuf) {
+		if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, buf, total) < 0)
+			ups_count_drop();
+		return 1;
+	}
+	bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+	pending = bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA) + total;
+	if (bpf_ringbuf_output(ringbuf, buf, total,
+			       pending >= ups_cfg.wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+								: BPF_RB_NO_WAKEUP) < 0)
+		ups_count_drop();
+	return 1;
+}
+
+#endif

@@ -1,0 +1,14 @@
+/* folded_out.h — the --stacks FILE sink: every event's call stack counted
+ * per unique stack during the run, written at exit in the folded form
+ * ("outermost;…;probed count" per line, frames named as
+ * stack_frame_label() names them, ';' inside a name written as ':'), which
+ * speedscope, flamegraph.pl and inferno open.  Events without a stack are
+ * not counted.  Memory: one entry per unique stack. */
+#ifndef UPROBESTATS_SINK_FOLDED_OUT_H
+#define UPROBESTATS_SINK_FOLDED_OUT_H
+
+#include "sink/sink_ops.h"
+
+extern const struct sink_ops folded_sink;
+
+#endif

@@ -1,0 +1,41 @@
+/* stacks.h — from a UPS_REC_STACK record to the frames of its call stack.
+ *
+ * Owns the record's validation (the exact length: header + wrapped record
+ * padded to 8 + the PCs or stack bytes it states, each part bounded) and the
+ * walk over it: user-stack copies go through the unwinder (stack/unwind.h)
+ * with the code map (stack/codemap.h); kernel walks (UPS_STACK_KERNEL) are
+ * symbolized PC by PC.  One struct stacks per run (it holds the caches). */
+#ifndef UPROBESTATS_STACK_STACKS_H
+#define UPROBESTATS_STACK_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records.h"
+#include "stack/unwind.h"
+
+struct stacks;
+
+/* The parts of a stack record; pointers into the record. */
+struct stack_record {
+	struct ups_stack_hdr hdr;
+	const void *inner;         /* the wrapped record, hdr.inner_len bytes */
+	const uint64_t *pcs;       /* hdr.n_pcs (unaligned: read with memcpy) */
+	const uint8_t *stack;      /* hdr.stack_len bytes from regs' sp */
+};
+
+/* 0, or -EINVAL when the length is not exactly what the header states or a
+ * part is over its bound. */
+int stack_record_parse(const void *data, size_t size, struct stack_record *out);
+
+struct stacks *stacks_new(const char *proc_dir);
+void stacks_free(struct stacks *s);
+
+/* Reads pid's mappings now (see codemap_prime). */
+void stacks_prime(struct stacks *s, uint32_t pid);
+
+/* Unwinds (or symbolizes) up to max_frames frames of the record. */
+void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames,
+		 struct stack_trace *out);
+
+#endif

@@ -1,0 +1,120 @@
+/* unwind.h — the call-stack walk of one hit, from the registers and the slice
+ * of the user stack the BPF program copied (records.h, UPS_STACK_COPY).
+ *
+ * Owns the stepping rules, nothing about files: what code is at a PC (a
+ * compiled Java method and its frame size, a native function and its CFI
+ * row, the interpreter, JIT code, an unreadable file) comes from the
+ * caller's lookup (stack/codemap.h in the tool, fakes in the unit tests).
+ *
+ *   compiled Java  return PC at sp+F-8, caller sp = sp+F (art-frames.md §1);
+ *                  at the method's first instruction, or in a frameless leaf,
+ *                  return PC = [sp] (x86_64) / lr (arm64).  A return PC into
+ *                  Java code is accepted only on an exact Default/OSR stack
+ *                  map (§6.5); otherwise the walk stops with that frame marked.
+ *   native         the CFI row at the PC (PC-1 for a return address); without
+ *                  CFI, at the symbol's first instruction [sp]/lr, elsewhere
+ *                  the frame-pointer chain (rbp/x29), checked to move up.
+ *   anything else  recorded as [interpreted], [jit] or [unknown in FILE], and
+ *                  the walk stops: a frame is never guessed.
+ * Memory is only what the slice holds: a read outside it ends the walk
+ * ("stack slice ends"). */
+#ifndef UPROBESTATS_STACK_UNWIND_H
+#define UPROBESTATS_STACK_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/cfi.h"
+
+#define UNWIND_MAX_FRAMES 64
+#define UNWIND_NREGS 33
+
+enum unwind_arch { UNWIND_X86_64, UNWIND_ARM64 };
+
+enum frame_kind {
+	FRAME_NATIVE,
+	FRAME_JAVA,         /* compiled (AOT) Java method */
+	FRAME_INTERPRETED,  /* the interpreter / nterp: not stepped through */
+	FRAME_JIT,          /* the JIT code cache: not stepped through */
+	FRAME_UNKNOWN,      /* no file, or a file the tool cannot read */
+};
+
+/* What the lookup says about the code at one PC. */
+struct code_info {
+	enum frame_kind kind;
+	const char *file;        /* mapping path ("" for anonymous), owned by the cache */
+	uint64_t offset;         /* file offset of the PC */
+	const char *symbol;      /* "Class.method(params)", "func", or NULL */
+	uint64_t symbol_off;     /* PC - symbol start */
+	/* FRAME_JAVA */
+	uint32_t frame_size;
+	uint32_t core_spill_mask; /* ART's register numbers; the saves are restored */
+	bool frameless;          /* frame size 0: the return address stays in lr/[sp] */
+	bool stack_map_hit;      /* the PC is code + a Default/OSR stack map's native pc */
+	uint32_t dex_pc;         /* of that stack map; UINT32_MAX: none */
+	int32_t line;            /* source line from the dex debug info; 0: unknown */
+	/* FRAME_NATIVE */
+	bool has_cfi;
+	struct cfi_row cfi;      /* when has_cfi: addresses already in the process */
+	int cfi_error;           /* why there is no row (-ENOENT: no FDE covers the PC) */
+	bool file_has_cfi;       /* false: the file has no .eh_frame/.debug_frame at all,
+				  * so frame pointers are all there is */
+	/* both: the PC is the first instruction of its symbol/method */
+	bool at_start;
+	/* FRAME_JAVA: the PC is a return instruction (an exit probe's place):
+	 * the frame is already gone, as at the first instruction */
+	bool at_exit;
+	const char *why;         /* FRAME_UNKNOWN: what could not be read */
+};
+
+/* pc: the address looked up (a return address is looked up at pc-1 for CFI
+ * and symbol purposes by the lookup itself when is_return is set). */
+typedef int (*unwind_lookup_fn)(void *ctx, uint64_t pc, bool is_return, struct code_info *out);
+
+struct stack_frame {
+	uint64_t pc;
+	enum frame_kind kind;
+	const char *file;
+	uint64_t offset;
+	const char *symbol;
+	uint64_t symbol_off;
+	uint32_t dex_pc;         /* UINT32_MAX: none */
+	int32_t line;            /* 0: unknown */
+	const char *note;        /* the mark on the last frame when the walk stopped there */
+};
+
+struct stack_trace {
+	struct stack_frame frames[UNWIND_MAX_FRAMES];
+	size_t n;
+	bool truncated;          /* the frame limit was reached */
+	const char *end;         /* why the walk ended: "outermost frame", "stack slice ends", … */
+};
+
+struct unwind_input {
+	enum unwind_arch arch;
+	uint64_t regs[UNWIND_NREGS]; /* DWARF numbering (records.h) */
+	uint64_t stack_base;         /* the address of stack[0] (sp at the hit) */
+	const uint8_t *stack;
+	size_t stack_len;
+	uint32_t max_frames;         /* <= UNWIND_MAX_FRAMES */
+};
+
+void unwind_walk(const struct unwind_input *in, unwind_lookup_fn lookup, void *ctx,
+		 struct stack_trace *out);
+
+/* "java", "native", "interpreted", "jit", "unknown" (inline: the sinks print
+ * it without linking the unwinder). */
+static inline const char *frame_kind_name(enum frame_kind k)
+{
+	switch (k) {
+	case FRAME_NATIVE: return "native";
+	case FRAME_JAVA: return "java";
+	case FRAME_INTERPRETED: return "interpreted";
+	case FRAME_JIT: return "jit";
+	case FRAME_UNKNOWN: return "unknown";
+	}
+	return "unknown";
+}
+
+#endif

@@ -1,0 +1,363 @@
+"""--stack end to end: call stacks of real uprobe hits on target_stack's known
+chain main -> stk_level1 -> stk_a2 (libstk_a, frame pointers) -> stk_b3
+(libstk_b, no frame pointers, rbp clobbered) -> stk_a4 -> stk_b5 (probed).
+
+Every frame is checked exactly: its symbol, its file, and for return
+addresses the offset from the symbol, which is taken independently from
+objdump's disassembly (the instruction after each call)."""
+import os
+import re
+import subprocess
+
+from e2e import (Held, check, eq, events, num, run, target, tmpdir, traced_run,
+                 write_config)
+
+N = 50
+
+
+def mapped(held, path, timeout=30):
+    """held, once its process has mapped path (the target maps its code
+    before its go line; uprobestats reads the mappings when it attaches, and a
+    target that exits before its records are drained cannot be read later:
+    README Limits)."""
+    import time
+    end = time.monotonic() + timeout
+    want = os.path.realpath(path)
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{held.pid}/maps") as f:
+                # executable: ld.so maps a library read-only first
+                if any(ln.rstrip("\n").endswith(want) and "x" in ln.split()[1] for ln in f):
+                    return held
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"target {held.pid} never mapped {path}")
+
+
+CHAIN = ["stk_b5", "stk_a4", "stk_b3", "stk_a2", "stk_level1", "main"]
+
+
+def stack_config(lib):
+    return "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{lib}"',
+        '    method_signature: "stk_b5"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n"
+
+
+def return_offsets(path, caller, callee):
+    """Offsets from caller's start of the instruction after each call to
+    callee (PLT or direct), from objdump -d."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], capture_output=True,
+                         text=True, check=True).stdout
+    m = re.search(r"^([0-9a-f]+) <%s>:\n(.*?)\n\n" % re.escape(caller), out, re.S | re.M)
+    check(m, f"objdump finds {caller} in {path}")
+    start = int(m.group(1), 16)
+    lines = [ln for ln in m.group(2).splitlines() if re.match(r"^\s+[0-9a-f]+:", ln)]
+    offs = []
+    for i, ln in enumerate(lines):
+        if re.search(r"\scall[q]?\s+[0-9a-f]+ <%s(@plt)?>" % re.escape(callee), ln):
+            nxt = lines[i + 1] if i + 1 < len(lines) else None
+            check(nxt, f"an instruction after the call in {caller}")
+            offs.append(int(nxt.split(":")[0], 16) - start)
+    check(offs, f"{caller} calls {callee} in objdump's disassembly")
+    return offs
+
+
+def expected_frames():
+    tdir = os.path.dirname(target("target_stack"))
+    liba = os.path.join(tdir, "libstk_a.so")
+    libb = os.path.join(tdir, "libstk_b.so")
+    exe = target("target_stack")
+    files = [libb, liba, libb, liba, exe, exe]
+    offs = [[0],
+            return_offsets(liba, "stk_a4", "stk_b5"),
+            return_offsets(libb, "stk_b3", "stk_a4"),
+            return_offsets(liba, "stk_a2", "stk_b3"),
+            return_offsets(exe, "stk_level1", "stk_a2"),
+            return_offsets(exe, "main", "stk_level1")]
+    return libb, list(zip(CHAIN, files, offs))
+
+
+def check_stack(ev, want, what):
+    st = ev.get("stack")
+    check(isinstance(st, list), f"{what}: the event has a stack: {ev}")
+    check(len(st) >= len(want), f"{what}: at least {len(want)} frames, got {st}")
+    for i, (sym, path, offs) in enumerate(want):
+        f = st[i]
+        eq(f["symbol"], sym, f"{what}: frame {i} symbol ({st})")
+        eq(f["kind"], "native", f"{what}: frame {i} kind")
+        eq(os.path.realpath(f["file"]), os.path.realpath(path), f"{what}: frame {i} file")
+        check(num(f["symbol_offset"]) in offs,
+              f"{what}: frame {i} ({sym}) return offset {f['symbol_offset']} is one of "
+              f"objdump's {[hex(o) for o in offs]}")
+        check("note" not in f, f"{what}: frame {i} not marked: {f}")
+
+
+def run_stack(mode, extra=()):
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = mapped(Held(tmp, "target_stack", [str(N)]), libb)
+    folded = os.path.join(tmp, "stacks.folded")
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack=16",
+                              "--stack-mode", mode, "--stacks", folded] + list(extra))
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), N, "events")
+    for ev in evs:
+        check_stack(ev, want, mode)
+    with open(folded) as f:
+        lines = [ln.rstrip("\n") for ln in f if ln.strip()]
+    total = 0
+    for ln in lines:
+        stack, count = ln.rsplit(" ", 1)
+        frames = stack.split(";")
+        eq(frames[-len(CHAIN):], list(reversed(CHAIN)), "folded stack, root first")
+        total += int(count)
+    eq(total, N, "folded counts")
+    return evs, folded
+
+
+VIEWER_DIR = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer", "e2e-stacks")
+
+
+def test_stack_copy_native_chain():
+    evs, folded = run_stack("copy")
+    # For the viewer stage: the folded file and the stacks speedscope must show.
+    import json
+    import shutil
+    os.makedirs(VIEWER_DIR, exist_ok=True)
+    shutil.copy(folded, os.path.join(VIEWER_DIR, "stacks.folded"))
+    with open(os.path.join(VIEWER_DIR, "expected.json"), "w") as f:
+        json.dump({"stacks": {";".join(reversed(CHAIN)): N}, "total": N}, f)
+
+
+def test_stack_copy_perfbuf():
+    run_stack("copy", ["--force-perfbuf"])
+
+
+def test_stack_kernel_mode_refused():
+    """The in-kernel Java walk is not built yet: asking for it is an error that
+    says so, never a silent fallback."""
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    rc, out, err = run(["run", cfg, "--stack", "--stack-mode", "kernel", "--duration", "1"])
+    check(rc != 0, "exit code is an error")
+    check("not in this build" in err, "the message says why: " + err)
+
+
+def test_stack_text_frames():
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = mapped(Held(tmp, "target_stack", ["3"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "text", "--stack"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    frames = [ln for ln in u.out_lines if re.match(r"^\s+#\d+\s+0x", ln)]
+    check(len(frames) >= 3 * len(CHAIN), f"indented frames under each event: {u.out_lines}")
+    for i, sym in enumerate(CHAIN):
+        check(re.search(r"#%d\s+0x[0-9a-f]+ %s\b" % (i, re.escape(sym)), "\n".join(frames)),
+              f"text frame #{i} is {sym}: {frames[:8]}")
+
+
+def test_stack_bytes_bounds():
+    """A slice too small for the whole chain ends the walk early and says so:
+    no frame is guessed beyond the copied bytes."""
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = mapped(Held(tmp, "target_stack", ["2"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack",
+                              "--stack-bytes", "16"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    for ev in events(u.json_events()):
+        st = ev["stack"]
+        check(len(st) < len(CHAIN), f"a 16-byte slice cannot hold the chain: {st}")
+        eq(st[0]["symbol"], "stk_b5", "the probed frame")
+        eq(ev["stack_end"], "stack slice ends", "why the stack ends")
+
+
+def test_stack_in_trace_args():
+    """The trace file carries each event's frames in its args (Perfetto UI
+    lists them with the event)."""
+    import json
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    trace = os.path.join(tmp, "trace.json")
+    held = mapped(Held(tmp, "target_stack", ["4"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--trace", trace])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    with open(trace) as f:
+        doc = json.load(f)
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    with_stack = [e for e in evs if "stack" in e.get("args", {})]
+    eq(len(with_stack), 4, "trace events with a stack")
+    for e in with_stack:
+        names = [s.split(" (")[0] for s in e["args"]["stack"]]
+        eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
+
+
+def test_stack_real_art_method_at_entry():
+    """Real ART code: target_art maps the Android 11 x86_64 odex and calls the
+    compiled ActivityRecognitionEvent.<init> with ART's calling convention.
+    At the probe (the method's first instruction) frame 0 is that Java method,
+    named from the dex, at the file offset the independent oat-expected table
+    gives; frame 1 is the harness's main (native, by its CFI)."""
+    from test_art import CLS, INIT, ODEX, expected_offsets
+    init_off, get_off = expected_offsets()
+    tmp = tmpdir()
+    cfg = write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{ODEX}"',
+        f'    method_signature: "{INIT}"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n")
+    n = 5
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+    rc, u = traced_run(held,
+                       ["run", cfg, "--format", "json", "--stack"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), n, "events")
+    for ev in evs:
+        st = ev["stack"]
+        check(len(st) >= 2, f"at least the method and the harness: {st}")
+        eq(st[0]["kind"], "java", "frame 0 kind")
+        eq(st[0]["symbol"], INIT, "frame 0 is the compiled method, named from the dex")
+        eq(num(st[0]["offset"]), init_off, "frame 0 file offset")
+        eq(os.path.realpath(st[0]["file"]), os.path.realpath(ODEX), "frame 0 file")
+        eq(st[1]["kind"], "native", "frame 1 kind")
+        eq(st[1]["symbol"], "main", "frame 1: the harness that called it")
+        eq(os.path.realpath(st[1]["file"]), os.path.realpath(target("target_art")),
+           "frame 1 file")
+        check(CLS not in st[1]["symbol"], "no Java frame guessed above the harness")
+
+
+def java_a_from_objdump(odex, a_off, size):
+    """Frame size and the return offset of A's first Java invoke
+    (call *OFF(%rdi): through the callee ArtMethod's entry point), from
+    objdump's disassembly of the code bytes, independently of our CodeInfo
+    reader: frame = 8 * (pushes + 1) + the prologue's sub from rsp; every
+    call site's return address is a stack map (art-frames.md §2.3)."""
+    out = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64",
+                          f"--start-address={a_off}", f"--stop-address={a_off + size}", odex],
+                         capture_output=True, text=True, check=True).stdout
+    insns = []
+    for ln in out.splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(.*)$", ln)
+        if m and m.group(2):
+            insns.append((int(m.group(1), 16) - a_off, m.group(2).strip()))
+    pushes, sub = 0, None
+    for _, text in insns:
+        if text.startswith("push"):
+            pushes += 1
+        m = re.match(r"sub\s+\$0x([0-9a-f]+),%rsp", text)
+        if m:
+            sub = int(m.group(1), 16)
+            break
+    check(sub is not None, f"A's prologue subtracts from rsp: {insns[:8]}")
+    ret = None
+    for i, (_, text) in enumerate(insns):
+        if re.match(r"call\s+\*0x[0-9a-f]+\(%rdi\)", text):
+            ret = insns[i + 1][0]
+            break
+    check(ret is not None, "A makes a Java call")
+    return 8 * (pushes + 1) + sub, ret
+
+
+def art_stack_run(ret_delta):
+    from test_art import ODEX
+    import json as _json
+    sig = "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
+    exp = os.path.join(os.environ.get("UPROBESTATS_TESTDATA", ""), "oat-expected/android-11/"
+                       "x86_64/aosp_x86_64_RP1A.201105.002_eng/"
+                       "com.android.location.provider.odex.jsonl")
+    with open(exp) as f:
+        a = [m for m in map(_json.loads, f) if m["signature"] == sig][0]
+    frame, ret = java_a_from_objdump(ODEX, a["file_offset"], a["code_size"])
+    tmp = tmpdir()
+    cfg = write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{target("target_art_stack")}"',
+        '    method_signature: "stk_java_callee"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n")
+    held = mapped(Held(tmp, "target_art_stack", [ODEX, str(a["file_offset"]),
+                                                 str(ret + ret_delta), str(frame), "5"]), ODEX)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), 5, "events")
+    return evs, sig, a["file_offset"] + ret + ret_delta
+
+
+def dexdump_line(dex_pc):
+    """The line of dex_pc in ActivityChangedEvent.<init> from Debian's dexdump
+    (its first method's positions table), independently of our dex reader."""
+    from test_art import ODEX
+    jar = ODEX[:-len(".odex")] + ".jar"
+    tmp = tmpdir()
+    subprocess.run(["unzip", "-q", "-o", jar, "classes.dex", "-d", tmp], check=True)
+    out = subprocess.run(["dexdump", "-d", os.path.join(tmp, "classes.dex")],
+                         capture_output=True, text=True).stdout
+    cls = out.index("Lcom/android/location/provider/ActivityChangedEvent;'")
+    pos = out.index("positions", cls)
+    line = None
+    for ln in out[pos:].splitlines()[1:]:
+        m = re.match(r"^\s+0x([0-9a-f]+) line=(\d+)", ln)
+        if not m:
+            break
+        if int(m.group(1), 16) <= dex_pc:
+            line = int(m.group(2))
+    check(line is not None, "dexdump gives a line for the dex pc")
+    return line
+
+
+def test_stack_through_real_art_frame():
+    """harness -> A (a real compiled method of the Android 11 x86_64 odex,
+    its frame built as ART's calling convention builds it) -> B (probed):
+    the unwinder steps from B through A by A's CodeInfo frame size, accepts
+    the return PC into A because it is exactly a stack map's, and reaches the
+    harness.  No method pair of the test data calls another directly (AOT
+    code calls through the callee ArtMethod*), so B is a native stub."""
+    evs, sig, ret_file_off = art_stack_run(0)
+    for ev in evs:
+        st = ev["stack"]
+        names = [f["symbol"] for f in st]
+        check(len(st) >= 4, f"B, A, the harness, main: {names}")
+        eq(st[0]["symbol"], "stk_java_callee", "frame 0: B")
+        eq(st[1]["kind"], "java", "frame 1 kind")
+        eq(st[1]["symbol"], sig, "frame 1: A, named from the dex")
+        eq(num(st[1]["offset"]), ret_file_off, "frame 1: the return PC's file offset")
+        check("dex_pc" in st[1], f"frame 1 has the stack map's dex pc: {st[1]}")
+        eq(st[1].get("line"), dexdump_line(st[1]["dex_pc"]),
+           "frame 1 source line, as dexdump's positions table gives it")
+        check("note" not in st[1], f"frame 1 accepted: {st[1]}")
+        eq(st[2]["symbol"], "stk_art_harness", "frame 2: the harness, past A's frame")
+        eq(st[3]["symbol"], "main", "frame 3")
+
+
+def test_stack_stops_at_return_pc_without_stack_map():
+    """The same stack with the return address into A one byte off: no stack
+    map there, so the walk stops at A, marked, and guesses nothing above."""
+    evs, sig, _ = art_stack_run(1)
+    for ev in evs:
+        st = ev["stack"]
+        eq(len(st), 2, f"B and the refused A only: {st}")
+        eq(st[1]["symbol"], sig, "frame 1 is still named")
+        eq(st[1].get("note"), "return PC matches no stack map", "frame 1 marked")
+        eq(ev["stack_end"], "return PC matches no stack map", "why the stack ends")

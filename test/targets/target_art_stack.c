@@ -1,0 +1,100 @@
+/* target_art_stack — a Java frame of real ART code in the middle of a stack.
+ *
+ *   target_art_stack [--go-fifo PATH] ODEX A_OFF RET_OFF FRAME_SIZE COUNT
+ *
+ * Maps the odex (x86_64) and COUNT times builds exactly the stack ART's
+ * calling convention builds when compiled method A (code at file offset
+ * A_OFF, frame size FRAME_SIZE) calls a method B from its call site whose
+ * return address is A + RET_OFF:
+ *   stk_art_harness: call → pushes R (a return address into the harness),
+ *   "A's prologue":  rsp -= FRAME_SIZE - 8, so [A's sp + FRAME_SIZE - 8] = R,
+ *   "A calls B":     push A + RET_OFF, jump to B = stk_java_callee.
+ * B is a native stub here (uprobes there are the probe point): real compiled
+ * code for B would have to run and return into A, which needs a full ART
+ * runtime.  The stub never returns into A: it drops the return address and
+ * A's frame and returns to R.  A's code is never executed; its CodeInfo
+ * (frame size, stack maps) is what the unwinder must use to step from B
+ * through A back to the harness.  Built for x86_64 only (the e2e host). */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "go_fifo.h"
+
+#if defined(__x86_64__)
+void stk_art_harness(uint64_t ret_into_a, uint64_t frame_size);
+void stk_java_callee(void);
+
+__asm__(".text\n"
+	".globl stk_art_harness\n"
+	".type stk_art_harness, @function\n"
+	"stk_art_harness:\n"
+	"	.cfi_startproc\n"
+	"	sub $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call 1f\n"                       /* R: the return address A keeps */
+	"	add $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	"1:\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	lea -8(%rsi), %rax\n"             /* A's prologue: a frame of FRAME_SIZE */
+	"	sub %rax, %rsp\n"
+	"	push %rdi\n"                      /* A calls B: return address into A */
+	"	jmp stk_java_callee\n"
+	"	.cfi_endproc\n"
+	".size stk_art_harness, .-stk_art_harness\n"
+	".globl stk_java_callee\n"
+	".type stk_java_callee, @function\n"
+	"stk_java_callee:\n"
+	"	.cfi_startproc\n"
+	"	nop\n"                            /* the probe */
+	"	pop %rax\n"                       /* drop the return address into A */
+	"	lea -8(%rsp,%rsi), %rsp\n"        /* and A's frame: [rsp] = R */
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size stk_java_callee, .-stk_java_callee\n");
+#endif
+
+int main(int argc, char **argv)
+{
+	int argi = argc >= 3 && !strcmp(argv[1], "--go-fifo") ? 3 : 1;
+	struct stat st;
+
+	if (argc - argi != 5) {
+		fprintf(stderr, "usage: target_art_stack [--go-fifo PATH] ODEX A_OFF RET_OFF "
+			"FRAME_SIZE COUNT\n");
+		return 2;
+	}
+	unsigned long a_off = strtoul(argv[argi + 1], NULL, 0);
+	unsigned long ret_off = strtoul(argv[argi + 2], NULL, 0);
+	unsigned long frame = strtoul(argv[argi + 3], NULL, 0);
+	long count = atol(argv[argi + 4]);
+	int fd = open(argv[argi], O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || a_off + ret_off >= (unsigned long)st.st_size ||
+	    frame < 16 || frame % 16 || frame > 4096) {
+		fprintf(stderr, "target_art_stack: bad arguments\n");
+		return 1;
+	}
+	uint8_t *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	go_fifo_wait(argc, argv);
+#if defined(__x86_64__)
+	for (long i = 0; i < count; i++)
+		stk_art_harness((uint64_t)(uintptr_t)(base + a_off + ret_off), frame);
+#else
+	(void)count;
+	fprintf(stderr, "target_art_stack: x86_64 only\n");
+	return 1;
+#endif
+	printf("target_art_stack: %ld calls ok\n", count);
+	return 0;
+}
