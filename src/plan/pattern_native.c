@@ -129,7 +129,55 @@ int pattern_find_library(const char *name, int pid, char *buf, size_t size, stru
 		       "library directories", name);
 }
 
+/* Offsets already matched in this file -> their match index (open addressing). */
+struct off_set {
+	uint64_t *off;
+	size_t *idx;
+	size_t cap, n;
+};
+
+static long off_find(const struct off_set *h, uint64_t off)
+{
+	if (!h->cap)
+		return -1;
+	for (size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (h->idx[i] == (size_t)-1)
+			return -1;
+		if (h->off[i] == off)
+			return (long)h->idx[i];
+	}
+}
+
+static int off_add(struct off_set *h, uint64_t off, size_t idx)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		struct off_set g = { .cap = h->cap ? h->cap * 2 : 256 };
+		g.off = malloc(g.cap * sizeof(*g.off));
+		g.idx = malloc(g.cap * sizeof(*g.idx));
+		if (!g.off || !g.idx) {
+			free(g.off);
+			free(g.idx);
+			return -ENOMEM;
+		}
+		memset(g.idx, 0xff, g.cap * sizeof(*g.idx));
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->idx[i] != (size_t)-1)
+				off_add(&g, h->off[i], h->idx[i]);
+		free(h->off);
+		free(h->idx);
+		*h = g;
+	}
+	size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);
+	while (h->idx[i] != (size_t)-1)
+		i = (i + 1) & (h->cap - 1);
+	h->off[i] = off;
+	h->idx[i] = idx;
+	h->n++;
+	return 0;
+}
+
 struct native_ctx {
+	struct off_set seen;
 	const struct trace_pattern *p;
 	const struct elf_file *elf;
 	const char *path;
@@ -151,10 +199,7 @@ static bool exec_section(const struct elf_file *f, uint16_t shndx)
 /* An earlier match of this file at off: its index, or -1. */
 static long same_offset(const struct native_ctx *x, uint64_t off)
 {
-	for (size_t i = x->before; i < x->out->n; i++)
-		if (x->out->v[i].file_offset == off && !strcmp(x->out->v[i].path, x->path))
-			return (long)i;
-	return -1;
+	return off_find(&x->seen, off);
 }
 
 static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
@@ -207,6 +252,10 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 		x->rc = err_set(x->err, -ENOMEM, "out of memory");
 		return 1;
 	}
+	if (prev < 0 && off_add(&x->seen, off, x->out->n - 1)) {
+		x->rc = err_set(x->err, -ENOMEM, "out of memory");
+		return 1;
+	}
 	return 0;
 }
 
@@ -224,5 +273,7 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 				.out = out, .err = err };
 	elf_foreach_symbol(elf, on_symbol, &x);
 	elf_close(elf);
+	free(x.seen.off);
+	free(x.seen.idx);
 	return x.rc;
 }
