@@ -83,6 +83,9 @@ UT_TEST(pattern_parse_errors)
 	UT_CONTAINS(m, "CLASS.METHOD");
 	UT_EQ_INT(parse_rc("a.B.[c", m, sizeof(m)), -EINVAL);
 	UT_CONTAINS(m, "no closing ']'");
+	UT_CONTAINS(m, "column 5");
+	UT_EQ_INT(parse_rc("x.odex:a.B.c(int, [a)", m, sizeof(m)), -EINVAL);
+	UT_CONTAINS(m, "column 19");
 	UT_EQ_INT(parse_rc("a.B.c(int", m, sizeof(m)), -EINVAL);
 	UT_CONTAINS(m, "')'");
 	UT_EQ_INT(parse_rc("a.B.c(int,)", m, sizeof(m)), -EINVAL);
