@@ -178,6 +178,7 @@ static int off_add(struct off_set *h, uint64_t off, size_t idx)
 
 struct native_ctx {
 	struct off_set seen;
+	struct demangler *dm;
 	const struct trace_pattern *p;
 	const struct elf_file *elf;
 	const char *path;
@@ -217,8 +218,8 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	 * and parameters ("android::IPCThreadState::executeCommand") */
 	char dem[2048];
 	size_t ns = 0, ne = 0;
-	bool have_dem = !strncmp(name, "_Z", 2) &&
-			!demangle(name, dem, sizeof(dem), &ns, &ne);
+	bool have_dem = x->dm && !strncmp(name, "_Z", 2) &&
+			!demangle_with(x->dm, name, dem, sizeof(dem), &ns, &ne);
 	if (!glob_match(&x->p->sym, name, strlen(name)) &&
 	    !(have_dem && (glob_match(&x->p->sym, dem, strlen(dem)) ||
 			   glob_match(&x->p->sym, dem + ns, ne - ns))))
@@ -270,10 +271,11 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 	if ((rc = elf_open(path, &elf, err)) < 0)
 		return rc;
 	struct native_ctx x = { .p = p, .elf = elf, .path = path, .max = max, .before = out->n,
-				.out = out, .err = err };
+				.out = out, .err = err, .dm = demangler_new() };
 	elf_foreach_symbol(elf, on_symbol, &x);
 	elf_close(elf);
 	free(x.seen.off);
 	free(x.seen.idx);
+	demangler_free(x.dm);
 	return x.rc;
 }

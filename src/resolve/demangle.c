@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_NODES 4096
@@ -1212,11 +1213,33 @@ static bool call_offset(struct dm *d, char kind)
 	return true;
 }
 
+struct demangler *demangler_new(void)
+{
+	return calloc(1, sizeof(struct dm));
+}
+
+void demangler_free(struct demangler *w)
+{
+	free(w);
+}
+
 int demangle(const char *mangled, char *out, size_t size, size_t *name_start,
 	     size_t *name_end)
 {
-	static __thread struct dm dd;   /* large: not on the stack */
-	struct dm *d = &dd;
+	struct demangler *w = demangler_new();
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	rc = demangle_with(w, mangled, out, size, name_start, name_end);
+	demangler_free(w);
+	return rc;
+}
+
+int demangle_with(struct demangler *w, const char *mangled, char *out, size_t size,
+		  size_t *name_start, size_t *name_end)
+{
+	struct dm *d = (struct dm *)w;
 	size_t n = strlen(mangled);
 	const char *prefix = "";
 	int e;
