@@ -9,8 +9,10 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               args; our call_detail, call_timestamp, call_return and call_latency as
               uretprobes and as exit probes (with their own floor: an empty uprobe at
               the entry and one at the return); call_detail with --stack (2 KiB and
-              16 KiB of user stack copied per hit and unwound in user space).
-              Interleaved repeats, medians, ratios to the floor.
+              16 KiB of user stack copied per hit and unwound in user space);
+              call_detail through the perf buffer and uprobe PMU with the normal
+              and with the legacy objects (--target-kernel 4.19), and the legacy
+              call_return.  Interleaved repeats, medians, ratios to the floor.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
@@ -263,6 +265,16 @@ def perhit_variants(tmp, off):
         "uprobestats call_detail --stack --stack-bytes 16384":
             ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
                  ["--stack", "--stack-bytes", "16384"]),
+        # The legacy objects (kernels before 5.5) beside the normal ones on the same
+        # output and attach path (perf buffer, uprobe PMU): 4.19 is such a kernel.
+        "uprobestats call_detail, perf buffer + PMU":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ("--force-perfbuf", "--force-pmu")),
+        "uprobestats call_detail, legacy objects (--target-kernel 4.19)":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ("--target-kernel", "4.19")),
+        "uprobestats uretprobe call_return, legacy objects (--target-kernel 4.19)":
+            ours("prog_Uprobestats_uretprobe_call_return", None, ("--target-kernel", "4.19")),
         "uprobestats call_timestamp": ours(gi + "call_timestamp",
                                            "map_GenericInstrumentation_call_timestamp_buf"),
         "uprobestats uretprobe call_return": ours("prog_Uprobestats_uretprobe_call_return",
