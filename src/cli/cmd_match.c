@@ -144,12 +144,21 @@ int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *e
 	return rc;
 }
 
+/* A '[' that opens a set: '[]' is an array type, literal in patterns too. */
+static bool has_bracket_set(const char *s)
+{
+	for (const char *b = strchr(s, '['); b; b = strchr(b + 1, '['))
+		if (b[1] != ']')
+			return true;
+	return false;
+}
+
 bool resolve_arg_is_pattern(const char *s)
 {
 	const char *open = strchr(s, '(');
 	size_t head = open ? (size_t)(open - s) : strlen(s);
 
-	if (strpbrk(s, "*?[") || memchr(s, ':', head))
+	if (strpbrk(s, "*?") || has_bracket_set(s) || memchr(s, ':', head))
 		return true;
 	/* A config method_signature has a return type before the name. */
 	return !memchr(s, ' ', head);

@@ -56,8 +56,8 @@ uint32_t pat_cp(const char *s, size_t n, size_t *len)
 }
 
 /* Compiles glob text [s, s+n) into g; -EINVAL with err naming the column. */
-int glob_compile(const char *what, const char *s, size_t n, bool java, struct glob *g,
-		 struct err *err)
+int glob_compile(const char *what, const char *s, size_t n, size_t col0, bool java,
+		 struct glob *g, struct err *err)
 {
 	size_t i = 0;
 
@@ -92,8 +92,9 @@ int glob_compile(const char *what, const char *s, size_t n, bool java, struct gl
 				j += s[j] == '\\' && j + 1 < n ? 2 : 1;
 			if (j >= n) {
 				glob_free(g);
-				return err_set(err, -EINVAL, "%s: '[' at column %zu has no closing ']'",
-					       what, i + 1);
+				return err_set(err, -EINVAL,
+					       "%s: '[' at column %zu has no closing ']'", what,
+					       col0 + i + 1);
 			}
 			t->set = s + start;
 			t->set_len = j - start;
@@ -205,7 +206,7 @@ bool pattern_glob_match(const char *glob, const char *name, bool java)
 	struct err e;
 	bool ok;
 
-	if (glob_compile("glob", glob, strlen(glob), java, &g, &e))
+	if (glob_compile("glob", glob, strlen(glob), 0, java, &g, &e))
 		return false;
 	ok = glob_match(&g, name, strlen(name));
 	glob_free(&g);
@@ -291,7 +292,7 @@ static int add_param(struct trace_pattern *p, const char *s, size_t n, struct er
 			   "in the list");
 	struct glob *g = &p->params[p->n_params];
 	snprintf(what, sizeof(what), "pattern '%.30s' parameter %zu", p->text, p->n_params + 1);
-	if (glob_compile(what, s, n, true, g, err))
+	if (glob_compile(what, s, n, (size_t)(s - p->text), true, g, err))
 		return -EINVAL;
 	g->any_params = n == 2 && s[0] == '*' && s[1] == '*';
 	g->simple = !memchr(s, '.', n);
@@ -355,11 +356,12 @@ static int parse_java(struct trace_pattern *p, const char *s, size_t n, struct e
 		if (s[i] == '.' && s[i - 1] == '.' && !(i > 1 && s[i - 2] == '\\'))
 			return bad(err, p->text, "%s", "empty package segment ('..')");
 	snprintf(what, sizeof(what), "pattern '%.40s' class", p->text);
-	if (glob_compile(what, s, dot, true, &p->cls, err))
+	if (glob_compile(what, s, dot, (size_t)(s - p->text), true, &p->cls, err))
 		return -EINVAL;
 	p->cls.simple = find_meta(s, dot, '.', false) == dot;
 	snprintf(what, sizeof(what), "pattern '%.40s' method", p->text);
-	if (glob_compile(what, s + dot + 1, open - dot - 1, true, &p->method, err))
+	if (glob_compile(what, s + dot + 1, open - dot - 1, (size_t)(s + dot + 1 - p->text), true,
+			 &p->method, err))
 		return -EINVAL;
 	p->cls_text = strndup(s, dot);
 	p->method_text = strndup(s + dot + 1, open - dot - 1);
@@ -398,7 +400,7 @@ static int parse_body(struct trace_pattern *p, struct err *err)
 		return parse_java(p, s, n, err);
 	char what[64];
 	snprintf(what, sizeof(what), "pattern '%.40s' symbol", p->text);
-	return glob_compile(what, s, n, false, &p->sym, err);
+	return glob_compile(what, s, n, (size_t)(s - p->text), false, &p->sym, err);
 }
 
 int pattern_parse(const char *text, struct trace_pattern **out, struct err *err)

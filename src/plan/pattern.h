@@ -29,9 +29,23 @@
  *   "java.lang.String", "String", "byte[]"); a parameter "**" matches any number
  *   (zero or more) of parameters; no "(...)" matches every overload; "()" only
  *   methods without parameters.  No return type is written.
- *   Native symbols are matched against the raw (mangled) name and, when
- *   demangling is built in, the demangled name with and without its
- *   parameter list.
+ *   Native symbols are matched against the raw (mangled) name, the demangled
+ *   name (resolve/demangle.h, c++filt spelling) and the demangled qualified
+ *   name alone, without return type and parameters: "android::Foo::bar" and
+ *   "*Foo::bar(int)" both match _ZN7android3Foo3barEi.  A match's name is the
+ *   demangled form when demangling succeeds, raw_name always the ELF symbol.
+ *
+ * For `trace` (plan building is the caller's): for each PATTERN, pattern_parse
+ * (bad: print err, exit 2); pattern_match_pid for each -p PID (or
+ * pattern_match_file / pattern_match_search) into ONE zeroed pattern_matches
+ * with max = --max-probes (a second pattern's match of an offset already
+ * probed is not added twice); if guardrail_active(): pattern_matches_guardrail;
+ * if out.n == 0 for a pattern: pattern_explain_no_match -> exit 4.  Report
+ * out.files[] (matched / ok per file) and out.by_reason[] before attaching;
+ * probe exactly the v[i] with left_out == MATCH_OK: path + file_offset,
+ * is_java / is_static / param_descs / ret_desc for argument registers (as
+ * java_resolution gives them for configs), name for labels.  `methods --match`
+ * (src/cli/cmd_match.c) is a worked example of the calls and of the summary.
  *
  * Lifetime: everything in struct pattern_matches is owned by it
  * (pattern_matches_free).  Nothing here prints; errors are one line in err. */

@@ -40,8 +40,9 @@ struct trace_pattern {
 	struct glob sym;            /* native */
 };
 
-int glob_compile(const char *what, const char *s, size_t n, bool java, struct glob *g,
-		 struct err *err);
+/* col0: the column of s[0] in the whole pattern (0-based), for messages. */
+int glob_compile(const char *what, const char *s, size_t n, size_t col0, bool java,
+		 struct glob *g, struct err *err);
 void glob_free(struct glob *g);
 bool glob_match(const struct glob *g, const char *name, size_t len);
 uint32_t pat_cp(const char *s, size_t n, size_t *len);

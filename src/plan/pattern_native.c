@@ -17,6 +17,7 @@
 
 #include "common/mapfile.h"
 #include "formats/elf.h"
+#include "resolve/demangle.h"
 #include "resolve/native.h"
 
 static const char *const LIB_DIRS[] = {
@@ -128,7 +129,56 @@ int pattern_find_library(const char *name, int pid, char *buf, size_t size, stru
 		       "library directories", name);
 }
 
+/* Offsets already matched in this file -> their match index (open addressing). */
+struct off_set {
+	uint64_t *off;
+	size_t *idx;
+	size_t cap, n;
+};
+
+static long off_find(const struct off_set *h, uint64_t off)
+{
+	if (!h->cap)
+		return -1;
+	for (size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (h->idx[i] == (size_t)-1)
+			return -1;
+		if (h->off[i] == off)
+			return (long)h->idx[i];
+	}
+}
+
+static int off_add(struct off_set *h, uint64_t off, size_t idx)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		struct off_set g = { .cap = h->cap ? h->cap * 2 : 256 };
+		g.off = malloc(g.cap * sizeof(*g.off));
+		g.idx = malloc(g.cap * sizeof(*g.idx));
+		if (!g.off || !g.idx) {
+			free(g.off);
+			free(g.idx);
+			return -ENOMEM;
+		}
+		memset(g.idx, 0xff, g.cap * sizeof(*g.idx));
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->idx[i] != (size_t)-1)
+				off_add(&g, h->off[i], h->idx[i]);
+		free(h->off);
+		free(h->idx);
+		*h = g;
+	}
+	size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);
+	while (h->idx[i] != (size_t)-1)
+		i = (i + 1) & (h->cap - 1);
+	h->off[i] = off;
+	h->idx[i] = idx;
+	h->n++;
+	return 0;
+}
+
 struct native_ctx {
+	struct off_set seen;
+	struct demangler *dm;
 	const struct trace_pattern *p;
 	const struct elf_file *elf;
 	const char *path;
@@ -150,10 +200,7 @@ static bool exec_section(const struct elf_file *f, uint16_t shndx)
 /* An earlier match of this file at off: its index, or -1. */
 static long same_offset(const struct native_ctx *x, uint64_t off)
 {
-	for (size_t i = x->before; i < x->out->n; i++)
-		if (x->out->v[i].file_offset == off && !strcmp(x->out->v[i].path, x->path))
-			return (long)i;
-	return -1;
+	return off_find(&x->seen, off);
 }
 
 static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
@@ -165,7 +212,17 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	long prev;
 
 	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || !*name ||
-	    !exec_section(x->elf, sym->shndx) || !glob_match(&x->p->sym, name, strlen(name)))
+	    !exec_section(x->elf, sym->shndx))
+		return 0;
+	/* the raw name, the demangled one, and the demangled one without its return type
+	 * and parameters ("android::IPCThreadState::executeCommand") */
+	char dem[2048];
+	size_t ns = 0, ne = 0;
+	bool have_dem = x->dm && !strncmp(name, "_Z", 2) &&
+			!demangle_with(x->dm, name, dem, sizeof(dem), &ns, &ne);
+	if (!glob_match(&x->p->sym, name, strlen(name)) &&
+	    !(have_dem && (glob_match(&x->p->sym, dem, strlen(dem)) ||
+			   glob_match(&x->p->sym, dem + ns, ne - ns))))
 		return 0;
 	if (elf_vaddr_to_offset(x->elf, sym->value & ~(uint64_t)(mach == EM_ARM), &off, &flags) ||
 	    !(flags & PF_X) || off % native_insn_align(mach))
@@ -189,10 +246,14 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 					    "instructions");
 	}
 	pm.path = strdup(x->path);
-	pm.name = strdup(name);
+	pm.name = strdup(have_dem ? dem : name);
 	pm.raw_name = strdup(name);
 	if (!pm.path || !pm.name || !pm.raw_name || pattern_push(x->out, &pm, x->max)) {
 		pattern_match_clear(&pm);
+		x->rc = err_set(x->err, -ENOMEM, "out of memory");
+		return 1;
+	}
+	if (prev < 0 && off_add(&x->seen, off, x->out->n - 1)) {
 		x->rc = err_set(x->err, -ENOMEM, "out of memory");
 		return 1;
 	}
@@ -210,8 +271,11 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 	if ((rc = elf_open(path, &elf, err)) < 0)
 		return rc;
 	struct native_ctx x = { .p = p, .elf = elf, .path = path, .max = max, .before = out->n,
-				.out = out, .err = err };
+				.out = out, .err = err, .dm = demangler_new() };
 	elf_foreach_symbol(elf, on_symbol, &x);
 	elf_close(elf);
+	free(x.seen.off);
+	free(x.seen.idx);
+	demangler_free(x.dm);
 	return x.rc;
 }

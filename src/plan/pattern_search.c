@@ -115,8 +115,8 @@ void pattern_matches_guardrail(struct pattern_matches *m, int guardrail_list)
 			open = strchr(s, '(');
 			sp = memchr(s, ' ', open ? (size_t)(open - s) : strlen(s));
 			s = sp ? sp + 1 : s;
-			snprintf(name, sizeof(name), "%.*s", open ? (int)(open - s) : (int)strlen(s),
-				 s);
+			int len = open ? (int)(open - s) : (int)strlen(s);
+			snprintf(name, sizeof(name), "%.*s", len, s);
 			if (guardrail_allows((enum guardrail_list)guardrail_list, name,
 					     strlen(name)))
 				continue;
@@ -279,7 +279,8 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 		} else {
 			struct elf_file *f;
 			struct err e;
-			struct sym_near s = { &methods, p->sym.n ? p->text + strlen(p->file) + 1 : "" };
+			const char *want = p->text + strlen(p->file) + 1;
+			struct sym_near s = { &methods, want };
 			if (elf_open(m->searched_paths[i], &f, &e) < 0)
 				continue;
 			elf_foreach_symbol(f, near_sym, &s);

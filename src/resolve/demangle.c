@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_NODES 4096
@@ -108,7 +109,7 @@ static void push_sub(struct dm *d, int n)
 static bool eat(struct dm *d, const char *s)
 {
 	size_t k = strlen(s);
-	if ((size_t)(d->end - d->p) >= k && !memcmp(d->p, s, k)) {
+	if (d->p < d->end && (size_t)(d->end - d->p) >= k && !memcmp(d->p, s, k)) {
 		d->p += k;
 		return true;
 	}
@@ -117,7 +118,7 @@ static bool eat(struct dm *d, const char *s)
 
 static char peek(const struct dm *d, int i)
 {
-	return d->end - d->p > i ? d->p[i] : 0;
+	return d->p < d->end && d->end - d->p > i ? d->p[i] : 0;
 }
 
 static bool num(struct dm *d, long *v)
@@ -227,7 +228,8 @@ static int operator_name(struct dm *d)
 			/* "operator" + op: a word operator gets a space */
 			const char *op = OPS[i][1];
 			static const char *const spelled[] = {
-				"operator new", "operator new[]", "operator delete", "operator delete[]",
+				"operator new", "operator new[]", "operator delete",
+				"operator delete[]",
 			};
 			if (i < 4)
 				return mks(d, spelled[i]);
@@ -667,6 +669,36 @@ static int qualified(struct dm *d)
 	return mk(d, K_ARRAY, d->n[t].s, d->n[t].sl, q, -1);
 }
 
+/* "U" <name> <type>: "int foo". */
+static int vendor_qualified(struct dm *d)
+{
+	long len;
+
+	d->p++;
+	if (!num(d, &len) || len <= 0 || len > d->end - d->p)
+		return fail(d, -EINVAL);
+	const char *s = d->p;
+	d->p += len;
+	if (peek(d, 0) == 'I')
+		return fail(d, -ENOTSUP);
+	int in = type(d);
+	return in < 0 ? -1 : mk(d, K_VENDOR, s, (size_t)len, in, -1);
+}
+
+static int pointer_or_ref(struct dm *d)
+{
+	char c = *d->p++;
+	int t = type(d);
+	enum nk k = c == 'P' ? K_PTR : c == 'R' ? K_REF : K_RREF;
+
+	if (t >= 0 && c != 'P' && (d->n[t].k == K_REF || d->n[t].k == K_RREF)) {
+		/* reference collapsing: & + & / && + & / & + && -> &; && + && -> && */
+		k = c == 'R' || d->n[t].k == K_REF ? K_REF : K_RREF;
+		t = d->n[t].a;
+	}
+	return mk(d, k, NULL, 0, t, -1);
+}
+
 static int type_inner(struct dm *d)
 {
 	char c = peek(d, 0);
@@ -686,18 +718,9 @@ static int type_inner(struct dm *d)
 	case 'r': case 'V': case 'K':
 		t = qualified(d);
 		break;
-	case 'P': case 'R': case 'O': {
-		d->p++;
-		t = type(d);
-		enum nk k = c == 'P' ? K_PTR : c == 'R' ? K_REF : K_RREF;
-		if (t >= 0 && c != 'P' && (d->n[t].k == K_REF || d->n[t].k == K_RREF)) {
-			/* reference collapsing: & + & / && + & / & + && -> &; && + && -> && */
-			k = c == 'R' || d->n[t].k == K_REF ? K_REF : K_RREF;
-			t = d->n[t].a;
-		}
-		t = mk(d, k, NULL, 0, t, -1);
+	case 'P': case 'R': case 'O':
+		t = pointer_or_ref(d);
 		break;
-	}
 	case 'F':
 		d->p++;
 		t = function_type(d);
@@ -724,19 +747,9 @@ static int type_inner(struct dm *d)
 			t = a;
 		}
 		break;
-	case 'U': {
-		d->p++;
-		long len;
-		if (!num(d, &len) || len <= 0 || len > d->end - d->p)
-			return fail(d, -EINVAL);
-		const char *s = d->p;
-		d->p += len;
-		if (peek(d, 0) == 'I')
-			return fail(d, -ENOTSUP);
-		int in = type(d);
-		t = in < 0 ? -1 : mk(d, K_VENDOR, s, (size_t)len, in, -1);
+	case 'U':
+		t = vendor_qualified(d);
 		break;
-	}
 	case 'Z':   /* a local type (lambdas in template arguments): numbering not verified */
 		return fail(d, -ENOTSUP);
 	case 'S':
@@ -792,6 +805,8 @@ static int literal(struct dm *d)
 	char c = peek(d, 0);
 	const char *s;
 
+	if (!c)
+		return fail(d, -EINVAL);
 	if (c == '_' || c == 'D' || c == 'f' || c == 'd' || c == 'e')
 		return fail(d, -ENOTSUP);
 	d->p++;
@@ -985,6 +1000,30 @@ static void open_paren(struct dm *d)
 	puts_(d, "(");
 }
 
+/* Pointers, references and pointers to members: "int*", "void (*", "int (&",
+ * "void (A::*". */
+static void print_left_declarator(struct dm *d, const struct node *x)
+{
+	if (x->k == K_PTRMEM) {
+		print_left(d, x->b);
+		if (d->n[x->b].k == K_FUNC)
+			open_paren(d);
+		else
+			puts_(d, " ");
+		print_left(d, x->a);
+		puts_(d, "::*");
+		if (d->n[x->b].k == K_FUNC)
+			d->decl_end = d->len;
+		return;
+	}
+	print_left(d, x->a);
+	if (needs_paren(d, x->a))
+		open_paren(d);
+	puts_(d, x->k == K_PTR ? "*" : x->k == K_REF ? "&" : "&&");
+	if (needs_paren(d, x->a))
+		d->decl_end = d->len;
+}
+
 static void print_left(struct dm *d, int n)
 {
 	const struct node *x;
@@ -1029,14 +1068,8 @@ static void print_left(struct dm *d, int n)
 		puts_(d, "}");
 		break;
 	case K_PTR: case K_REF: case K_RREF:
-		print_left(d, x->a);
-		if (needs_paren(d, x->a)) {
-			open_paren(d);
-			puts_(d, x->k == K_PTR ? "*" : x->k == K_REF ? "&" : "&&");
-			d->decl_end = d->len;
-			break;
-		}
-		puts_(d, x->k == K_PTR ? "*" : x->k == K_REF ? "&" : "&&");
+	case K_PTRMEM:
+		print_left_declarator(d, x);
 		break;
 	case K_FUNC:
 		print_left(d, x->a);
@@ -1046,17 +1079,7 @@ static void print_left(struct dm *d, int n)
 	case K_ARRAY:
 		print_left(d, x->a);
 		break;
-	case K_PTRMEM:
-		print_left(d, x->b);
-		if (d->n[x->b].k == K_FUNC)
-			open_paren(d);
-		else
-			puts_(d, " ");
-		print_left(d, x->a);
-		puts_(d, "::*");
-		if (d->n[x->b].k == K_FUNC)
-			d->decl_end = d->len;
-		break;
+
 	case K_VENDOR:
 		print_left(d, x->a);
 		puts_(d, " ");
@@ -1190,11 +1213,33 @@ static bool call_offset(struct dm *d, char kind)
 	return true;
 }
 
+struct demangler *demangler_new(void)
+{
+	return calloc(1, sizeof(struct dm));
+}
+
+void demangler_free(struct demangler *w)
+{
+	free(w);
+}
+
 int demangle(const char *mangled, char *out, size_t size, size_t *name_start,
 	     size_t *name_end)
 {
-	static __thread struct dm dd;   /* large: not on the stack */
-	struct dm *d = &dd;
+	struct demangler *w = demangler_new();
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	rc = demangle_with(w, mangled, out, size, name_start, name_end);
+	demangler_free(w);
+	return rc;
+}
+
+int demangle_with(struct demangler *w, const char *mangled, char *out, size_t size,
+		  size_t *name_start, size_t *name_end)
+{
+	struct dm *d = (struct dm *)w;
 	size_t n = strlen(mangled);
 	const char *prefix = "";
 	int e;

@@ -17,6 +17,8 @@
 
 #define DEMANGLE_MAX_IN 4096
 
+/* -ENOMEM too, when the workspace cannot be allocated. */
+
 /* 0 with out holding the demangled name; *name_start and *name_end (may be NULL)
  * delimit the qualified function name inside it (no return type, no
  * parameters: "A::f" in "void A::f<int>(int) const" gives "A::f<int>").
@@ -24,5 +26,13 @@
  * handled; -ENAMETOOLONG: longer than size or DEMANGLE_MAX_IN. */
 int demangle(const char *mangled, char *out, size_t size, size_t *name_start,
 	     size_t *name_end);
+
+/* The same with a reusable workspace (about 200 KiB: node, list and substitution
+ * pools), for demangling many names: demangle() allocates one per call. */
+struct demangler;
+struct demangler *demangler_new(void);   /* NULL on OOM */
+void demangler_free(struct demangler *w);
+int demangle_with(struct demangler *w, const char *mangled, char *out, size_t size,
+		  size_t *name_start, size_t *name_end);
 
 #endif

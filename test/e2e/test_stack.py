@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 
-from e2e import (Held, check, eq, events, num, run, target, tmpdir, traced_run,
+from e2e import (Held, needs_kernel, check, eq, events, num, run, target, tmpdir, traced_run,
                  write_config)
 
 N = 50
@@ -127,6 +127,7 @@ def run_stack(mode, extra=()):
 VIEWER_DIR = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer", "e2e-stacks")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_copy_native_chain():
     evs, folded = run_stack("copy")
     # For the viewer stage: the folded file and the stacks speedscope must show.
@@ -138,6 +139,7 @@ def test_stack_copy_native_chain():
         json.dump({"stacks": {";".join(reversed(CHAIN)): N}, "total": N}, f)
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_copy_perfbuf():
     run_stack("copy", ["--force-perfbuf"])
 
@@ -153,6 +155,7 @@ def test_stack_kernel_mode_refused():
     check("not in this build" in err, "the message says why: " + err)
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_text_frames():
     libb, want = expected_frames()
     tmp = tmpdir()
@@ -167,6 +170,7 @@ def test_stack_text_frames():
               f"text frame #{i} is {sym}: {frames[:8]}")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_bytes_bounds():
     """A slice too small for the whole chain ends the walk early and says so:
     no frame is guessed beyond the copied bytes."""
@@ -184,6 +188,7 @@ def test_stack_bytes_bounds():
         eq(ev["stack_end"], "stack slice ends", "why the stack ends")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_in_trace_args():
     """The trace file carries each event's frames in its args (Perfetto UI
     lists them with the event)."""
@@ -205,6 +210,7 @@ def test_stack_in_trace_args():
         eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_real_art_method_at_entry():
     """Real ART code: target_art maps the Android 11 x86_64 odex and calls the
     compiled ActivityRecognitionEvent.<init> with ART's calling convention.
@@ -327,6 +333,7 @@ def dexdump_line(dex_pc):
     return line
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_through_real_art_frame():
     """harness -> A (a real compiled method of the Android 11 x86_64 odex,
     its frame built as ART's calling convention builds it) -> B (probed):
@@ -351,6 +358,7 @@ def test_stack_through_real_art_frame():
         eq(st[3]["symbol"], "main", "frame 3")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_stops_at_return_pc_without_stack_map():
     """The same stack with the return address into A one byte off: no stack
     map there, so the walk stops at A, marked, and guesses nothing above."""

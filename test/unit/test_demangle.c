@@ -129,20 +129,22 @@ static void compare_library(const char *lib, size_t *total, size_t *unsupported,
 	if (system(cmd) != 0)
 		return;
 	FILE *fa = fopen(in, "r"), *fb = fopen(out, "r");
+	struct demangler *w = demangler_new();
 	while (fa && fb && fgets(a, sizeof(a), fa) && fgets(b, sizeof(b), fb)) {
 		a[strcspn(a, "\n")] = 0;
 		b[strcspn(b, "\n")] = 0;
-		int rc = demangle(a, mine, sizeof(mine), NULL, NULL);
+		int rc = w ? demangle_with(w, a, mine, sizeof(mine), NULL, NULL) : -ENOMEM;
 		(*total)++;
 		(*per)++;
 		if (rc == -ENOTSUP || (rc && !strcmp(a, b))) {
 			(*unsupported)++;
 		} else if (rc || strcmp(mine, b)) {
 			if ((*wrong)++ < 15)
-				fprintf(stderr, "    %s\n      c++filt: %s\n      ours:    %s\n", a, b,
-					rc ? "(error)" : mine);
+				fprintf(stderr, "    %s\n      c++filt: %s\n      ours:    %s\n",
+					a, b, rc ? "(error)" : mine);
 		}
 	}
+	demangler_free(w);
 	if (fa)
 		fclose(fa);
 	if (fb)

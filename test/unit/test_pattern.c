@@ -83,6 +83,9 @@ UT_TEST(pattern_parse_errors)
 	UT_CONTAINS(m, "CLASS.METHOD");
 	UT_EQ_INT(parse_rc("a.B.[c", m, sizeof(m)), -EINVAL);
 	UT_CONTAINS(m, "no closing ']'");
+	UT_CONTAINS(m, "column 5");
+	UT_EQ_INT(parse_rc("x.odex:a.B.c(int, [a)", m, sizeof(m)), -EINVAL);
+	UT_CONTAINS(m, "column 19");
 	UT_EQ_INT(parse_rc("a.B.c(int", m, sizeof(m)), -EINVAL);
 	UT_CONTAINS(m, "')'");
 	UT_EQ_INT(parse_rc("a.B.c(int,)", m, sizeof(m)), -EINVAL);
@@ -189,4 +192,31 @@ UT_TEST(pattern_array_params)
 	UT_ASSERT(pattern_glob_match("*[]", "java.lang.String[]", false));
 	UT_ASSERT(!pattern_glob_match("int[]", "int", true));
 	UT_ASSERT(pattern_glob_match("[\\]x]", "]", true));
+}
+
+/* Native: C++ names given demangled, with or without parameters; aliases give one probe. */
+UT_TEST(pattern_native_demangled_names)
+{
+	struct trace_pattern *p;
+	struct pattern_matches m = { 0 };
+	struct err e = { 0 };
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+
+	UT_EQ_INT(pattern_parse("libstdc++.so:std::ios_base::Init::Init", &p, &e), 0);
+	UT_ASSERT(!pattern_is_java(p));
+	UT_EQ_INT(pattern_match_file(p, lib, 0, &m, &e), 0);
+	UT_ASSERT(m.n >= 1);
+	UT_EQ_STR(m.v[0].name, "std::ios_base::Init::Init()");
+	UT_ASSERT(!strncmp(m.v[0].raw_name, "_ZNSt8ios_base4InitC", 20));
+	UT_EQ_U64(m.by_reason[MATCH_OK], 1);   /* C1 and C2 share an address */
+	UT_ASSERT(m.v[0].file_offset > 0);
+	pattern_matches_free(&m);
+	pattern_free(p);
+
+	memset(&m, 0, sizeof(m));
+	UT_EQ_INT(pattern_parse("x:_ZNSt8ios_base4Init*", &p, &e), 0);
+	UT_EQ_INT(pattern_match_file(p, lib, 0, &m, &e), 0);
+	UT_ASSERT(m.n >= 2);
+	pattern_matches_free(&m);
+	pattern_free(p);
 }
