@@ -372,7 +372,7 @@ struct ups_prog_config {
 	__u32 stack_mode;
 	__u32 stack_bytes;
 	__u32 stack_frames;
-	__u32 pad0;
+	__u32 stack_search_bits; /* UPS_STACK_KERNEL: log2 of ups_kwalk_code's size */
 };
 
 /* ---- call stacks (--stack) ----
@@ -411,6 +411,21 @@ struct ups_stack_hdr {
 	__u32 n_pcs;
 	__u32 flags;
 	__u64 regs[UPS_STACK_NREGS];
+};
+
+/* UPS_STACK_KERNEL: the compiled Java methods of the traced processes, one
+ * entry per method, sorted by (tgid, start); the unused tail is tgid
+ * UPS_KWALK_NONE.  The program finds a PC's method by a binary search of at
+ * most UPS_KWALK_MAX_BITS steps. */
+#define UPS_KWALK_MAP "ups_kwalk_code"
+#define UPS_KWALK_MAX_BITS 20
+#define UPS_KWALK_NONE 0xffffffffu
+
+struct ups_kwalk_ent {
+	__u32 tgid;
+	__u32 frame_size;        /* CodeInfo frame size (0: frameless leaf) */
+	__u64 start;             /* code address in the process */
+	__u64 end;               /* start + code size */
 };
 
 #define UPS_STACK_SCRATCH \
@@ -455,6 +470,7 @@ UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.initialized, 
 
 UPS_ASSERT_SIZE(struct ups_envelope, 40);
 UPS_ASSERT_SIZE(struct ups_stack_hdr, 320);
+UPS_ASSERT_SIZE(struct ups_kwalk_ent, 24);
 UPS_ASSERT_SIZE(struct malware_signal, 278);
 UPS_ASSERT_SIZE(struct rec_malware_signal, 320);
 UPS_ASSERT_SIZE(struct rec_binder_start_activity, 48);

@@ -634,3 +634,64 @@ static int lookup_uncached(struct codemap *m, struct proc *p, uint64_t pc, bool 
 		lookup_native(mp->file, vaddr, pc_vaddr, out);
 	return 0;
 }
+
+/* ---- compiled Java methods of a process (the kernel walk's table) ---- */
+
+/* The process address of vaddr through mapping mp, if mp maps it. */
+static bool vaddr_to_addr(const struct mapping *mp, uint64_t vaddr, uint64_t *addr)
+{
+	const struct elf_segment *seg;
+	size_t n = elf_load_segments(mp->file->elf, &seg);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off;
+
+		if (vaddr < seg[i].vaddr || vaddr - seg[i].vaddr >= seg[i].filesz)
+			continue;
+		off = seg[i].offset + (vaddr - seg[i].vaddr);
+		if (off < mp->off || off - mp->off >= mp->end - mp->start)
+			return false;
+		*addr = mp->start + (off - mp->off);
+		return true;
+	}
+	return false;
+}
+
+static int mapping_java_ranges(const struct mapping *mp, codemap_java_fn cb, void *ctx)
+{
+	struct file *f = mp->file;
+
+	for (size_t i = 0; i < f->n_jm; i++) {
+		struct jmethod *j = &f->jm[i];
+		uint64_t addr;
+		int rc;
+
+		if (!vaddr_to_addr(mp, j->start, &addr))
+			continue;
+		if (!j->decoded)
+			decode_jm(f, j);
+		if (!j->frame_ok)
+			continue;
+		rc = cb(ctx, addr, addr + j->size, j->fi.frameless_leaf ? 0 : j->fi.frame_size);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int codemap_java_ranges(struct codemap *m, uint32_t pid, codemap_java_fn cb, void *ctx)
+{
+	struct proc *p = proc_get(m, pid);
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct mapping *mp = &p->v[i];
+		int rc;
+
+		if (!mp->file || !mp->file->oat || !mp->file->elf)
+			continue;
+		rc = mapping_java_ranges(mp, cb, ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -142,15 +142,37 @@ def test_stack_copy_perfbuf():
     run_stack("copy", ["--force-perfbuf"])
 
 
-def test_stack_kernel_mode_refused():
-    """The in-kernel Java walk is not built yet: asking for it is an error that
-    says so, never a silent fallback."""
+def test_stack_kernel_native_chain_ends_at_first_caller():
+    """Kernel mode walks compiled Java frames only: a native chain gives the
+    probed function and its return PC (read at [sp] at the entry), exact, and
+    ends there, marked as the end of compiled Java frames (README Limits)."""
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = mapped(Held(tmp, "target_stack", ["4"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack=16",
+                              "--stack-mode", "kernel"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), 4, "events")
+    for ev in evs:
+        st = ev["stack"]
+        eq(len(st), 2, f"the probed function and its caller only: {st}")
+        for i, (sym, path, offs) in enumerate(want[:2]):
+            eq(st[i]["symbol"], sym, f"frame {i} symbol")
+            eq(st[i]["kind"], "native", f"frame {i} kind")
+            eq(os.path.realpath(st[i]["file"]), os.path.realpath(path), f"frame {i} file")
+            check(num(st[i]["symbol_offset"]) in offs, f"frame {i} offset {st[i]}")
+        eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
+
+
+def test_stack_mode_bad_value():
     libb, _ = expected_frames()
     tmp = tmpdir()
     cfg = write_config(tmp, stack_config(libb))
-    rc, out, err = run(["run", cfg, "--stack", "--stack-mode", "kernel", "--duration", "1"])
+    rc, out, err = run(["run", cfg, "--stack", "--stack-mode", "walk", "--duration", "1"])
     check(rc != 0, "exit code is an error")
-    check("not in this build" in err, "the message says why: " + err)
+    check("copy or kernel" in err, "the message names the modes: " + err)
 
 
 def test_stack_text_frames():
@@ -276,7 +298,7 @@ def java_a_from_objdump(odex, a_off, size):
     return 8 * (pushes + 1) + sub, ret
 
 
-def art_stack_run(ret_delta):
+def art_stack_run(ret_delta, mode="copy"):
     from test_art import ODEX
     import json as _json
     sig = "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
@@ -298,7 +320,7 @@ def art_stack_run(ret_delta):
         "}"]) + "\n")
     held = mapped(Held(tmp, "target_art_stack", [ODEX, str(a["file_offset"]),
                                                  str(ret + ret_delta), str(frame), "5"]), ODEX)
-    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack"])
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--stack-mode", mode])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
     eq(len(evs), 5, "events")
@@ -327,18 +349,12 @@ def dexdump_line(dex_pc):
     return line
 
 
-def test_stack_through_real_art_frame():
-    """harness -> A (a real compiled method of the Android 11 x86_64 odex,
-    its frame built as ART's calling convention builds it) -> B (probed):
-    the unwinder steps from B through A by A's CodeInfo frame size, accepts
-    the return PC into A because it is exactly a stack map's, and reaches the
-    harness.  No method pair of the test data calls another directly (AOT
-    code calls through the callee ArtMethod*), so B is a native stub."""
-    evs, sig, ret_file_off = art_stack_run(0)
+def check_through_real_art_frame(mode):
+    evs, sig, ret_file_off = art_stack_run(0, mode)
     for ev in evs:
         st = ev["stack"]
         names = [f["symbol"] for f in st]
-        check(len(st) >= 4, f"B, A, the harness, main: {names}")
+        check(len(st) >= 3, f"B, A, the harness: {names}")
         eq(st[0]["symbol"], "stk_java_callee", "frame 0: B")
         eq(st[1]["kind"], "java", "frame 1 kind")
         eq(st[1]["symbol"], sig, "frame 1: A, named from the dex")
@@ -348,16 +364,52 @@ def test_stack_through_real_art_frame():
            "frame 1 source line, as dexdump's positions table gives it")
         check("note" not in st[1], f"frame 1 accepted: {st[1]}")
         eq(st[2]["symbol"], "stk_art_harness", "frame 2: the harness, past A's frame")
-        eq(st[3]["symbol"], "main", "frame 3")
+        eq(st[2]["kind"], "native", "frame 2 kind")
+        check("note" not in st[2], f"frame 2 not marked: {st[2]}")
+        if mode == "copy":
+            eq(st[3]["symbol"], "main", "frame 3")
+        else:
+            # the walk stepped A by its frame size from the BPF map and
+            # stopped at the first PC outside compiled Java code
+            eq(len(st), 3, f"kernel mode ends at the first native caller: {names}")
+            eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
 
 
-def test_stack_stops_at_return_pc_without_stack_map():
-    """The same stack with the return address into A one byte off: no stack
-    map there, so the walk stops at A, marked, and guesses nothing above."""
-    evs, sig, _ = art_stack_run(1)
+def test_stack_through_real_art_frame():
+    """harness -> A (a real compiled method of the Android 11 x86_64 odex,
+    its frame built as ART's calling convention builds it) -> B (probed):
+    the unwinder steps from B through A by A's CodeInfo frame size, accepts
+    the return PC into A because it is exactly a stack map's, and reaches the
+    harness.  No method pair of the test data calls another directly (AOT
+    code calls through the callee ArtMethod*), so B is a native stub."""
+    check_through_real_art_frame("copy")
+
+
+def test_stack_kernel_through_real_art_frame():
+    """The same stack walked in BPF (--stack-mode kernel): A's code range and
+    frame size come from the map user space loads from the odex's CodeInfo;
+    the same frames, exact, up to the harness."""
+    check_through_real_art_frame("kernel")
+
+
+def check_stops_at_return_pc_without_stack_map(mode):
+    evs, sig, _ = art_stack_run(1, mode)
     for ev in evs:
         st = ev["stack"]
         eq(len(st), 2, f"B and the refused A only: {st}")
         eq(st[1]["symbol"], sig, "frame 1 is still named")
         eq(st[1].get("note"), "return PC matches no stack map", "frame 1 marked")
         eq(ev["stack_end"], "return PC matches no stack map", "why the stack ends")
+
+
+def test_stack_stops_at_return_pc_without_stack_map():
+    """The same stack with the return address into A one byte off: no stack
+    map there, so the walk stops at A, marked, and guesses nothing above."""
+    check_stops_at_return_pc_without_stack_map("copy")
+
+
+def test_stack_kernel_stops_at_return_pc_without_stack_map():
+    """Kernel mode: the BPF walk steps on by A's range, but user space accepts
+    the return PC into A only on an exact stack map, so the frames shown stop
+    at A, marked, exactly as in copy mode."""
+    check_stops_at_return_pc_without_stack_map("kernel")
