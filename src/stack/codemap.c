@@ -208,7 +208,8 @@ static void load_symbols(struct file *f)
 	} else {
 		f->md.elf = NULL;
 	}
-	qsort(sv.v, sv.n, sizeof(*sv.v), sym_cmp);
+	if (sv.n)
+		qsort(sv.v, sv.n, sizeof(*sv.v), sym_cmp);
 	f->syms = sv.v;
 	f->n_syms = sv.n;
 }
