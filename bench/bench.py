@@ -9,7 +9,9 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               args; our call_detail, call_timestamp, call_return and call_latency as
               uretprobes and as exit probes (with their own floor: an empty uprobe at
               the entry and one at the return); call_detail with --stack (2 KiB and
-              16 KiB of user stack copied per hit and unwound in user space).
+              16 KiB of user stack copied per hit and unwound in user space; and
+              --stack-mode kernel, walked in BPF: on this native target the walk
+              reads the return address and ends at the first non-Java PC).
               Interleaved repeats, medians, ratios to the floor.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
@@ -263,6 +265,9 @@ def perhit_variants(tmp, off):
         "uprobestats call_detail --stack --stack-bytes 16384":
             ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
                  ["--stack", "--stack-bytes", "16384"]),
+        "uprobestats call_detail --stack --stack-mode kernel":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ["--stack", "--stack-mode", "kernel"]),
         "uprobestats call_timestamp": ours(gi + "call_timestamp",
                                            "map_GenericInstrumentation_call_timestamp_buf"),
         "uprobestats uretprobe call_return": ours("prog_Uprobestats_uretprobe_call_return",
