@@ -373,6 +373,8 @@ struct ups_prog_config {
 	__u32 stack_bytes;
 	__u32 stack_frames;
 	__u32 stack_search_bits; /* UPS_STACK_KERNEL: log2 of ups_kwalk_code's size */
+	__u32 stack_after_ret;   /* 1: the records are made at a uretprobe (pc, sp: the caller's) */
+	__u32 pad1;
 };
 
 /* ---- call stacks (--stack) ----
@@ -403,6 +405,7 @@ enum ups_stack_mode {
 #define UPS_STACK_F_WALK_END 4    /* kernel walk: stopped at a PC outside known Java code */
 #define UPS_STACK_F_WALK_LIMIT 8  /* kernel walk: stopped at stack_frames */
 #define UPS_STACK_F_WALK_BAD 16   /* kernel walk: a return PC matched no stack map */
+#define UPS_STACK_F_AFTER_RET 32  /* kernel walk: at a uretprobe, pcs[0] is a return PC */
 
 struct ups_stack_hdr {
 	struct ups_envelope env; /* kind UPS_REC_STACK; the rest as the wrapped record's */
@@ -509,7 +512,7 @@ _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a 
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 40);
+UPS_ASSERT_SIZE(struct ups_prog_config, 48);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

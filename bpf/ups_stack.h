@@ -53,31 +53,46 @@ static __always_inline const struct ups_kwalk_ent *ups_kwalk_find(__u32 tgid, __
 	return e;
 }
 
-/* Walks compiled Java frames from the probe: the probe sits at a function's
+/* Where no frame exists (a function's entry, a return): the return PC and
+ * the caller's sp.  Non-zero when [sp] cannot be read. */
+static __always_inline int ups_kwalk_entry_ret(void *ctx, __u64 *pc, __u64 *sp)
+{
+#if defined(__TARGET_ARCH_arm64)
+	*pc = ((const struct ups_regs *)ctx)->regs[30];
+	return 0;
+#else
+	if (bpf_probe_read_user(pc, sizeof(*pc), (const void *)*sp))
+		return 1;
+	*sp += 8;
+	return 0;
+#endif
+}
+
+/* Walks compiled Java frames from the probe: a probe sits at a function's
  * first instruction or at a return, where no frame exists, so the return PC
- * is [sp] (x86_64) or lr (arm64); then, while the PC is in a known compiled
+ * is [sp] (x86_64) or lr (arm64); at a uretprobe (stack_after_ret) the
+ * function has returned and the PC is already the caller's return PC.  Then, while the PC is in a known compiled
  * method of frame size F, the return PC is at sp+F-8 and the caller's sp is
  * sp+F (art-frames.md §1).  The first PC outside known Java code is recorded
  * and ends the walk (UPS_STACK_F_WALK_END).  User space checks every return
  * PC into Java code against the exact stack maps.  Returns the PCs written. */
 static __always_inline __u32 ups_kwalk(void *ctx, __u64 *pcs, __u32 tgid, __u32 *flags)
 {
-	__u32 max = ups_cfg.stack_frames, n = 1;
+	__u32 max = ups_cfg.stack_frames, n = 1, first = 1;
 	__u64 sp = UPS_SP(ctx), pc;
 
 	if (max > UPS_STACK_MAX_FRAMES)
 		max = UPS_STACK_MAX_FRAMES;
 	pcs[0] = UPS_PC(ctx);
-#if defined(__TARGET_ARCH_arm64)
-	pc = ((const struct ups_regs *)ctx)->regs[30];
-#else
-	if (bpf_probe_read_user(&pc, sizeof(pc), (const void *)sp)) {
+	if (ups_cfg.stack_after_ret) {
+		*flags |= UPS_STACK_F_AFTER_RET;
+		pc = UPS_PC(ctx);
+		first = 0;
+	} else if (ups_kwalk_entry_ret(ctx, &pc, &sp)) {
 		*flags |= UPS_STACK_F_READ_FAILED;
 		return n;
 	}
-	sp += 8;
-#endif
-	for (__u32 i = 1; i < UPS_STACK_MAX_FRAMES; i++) {
+	for (__u32 i = first; i < UPS_STACK_MAX_FRAMES; i++) {
 		const struct ups_kwalk_ent *e;
 		__u32 fs;
 

@@ -251,6 +251,7 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.stack_bytes = p->stack_bytes;
 	cfg.stack_frames = p->stack_frames;
 	cfg.stack_search_bits = s->kwalk.bits;
+	cfg.stack_after_ret = !p->exit_probes && p->prog->is_return;
 	rc = set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);

@@ -72,13 +72,13 @@ static int lookup(void *ctx, uint64_t pc, bool is_return, struct code_info *out)
  * assumed the probe sits where no frame exists (a function's first
  * instruction or a return); a return PC into Java code must be exactly a
  * Default/OSR stack map's (art-frames.md §6.5). */
-static const char *kernel_frame_refused(const struct code_info *ci, uint32_t i)
+static const char *kernel_frame_refused(const struct code_info *ci, bool is_return)
 {
 	if (ci->kind != FRAME_JAVA)
 		return NULL;
-	if (i == 0 && !ci->at_start && !ci->at_exit && !ci->frameless)
+	if (!is_return && !ci->at_start && !ci->at_exit && !ci->frameless)
 		return "probe inside a framed Java method: the kernel walk cannot step from here";
-	if (i > 0 && !ci->stack_map_hit)
+	if (is_return && !ci->stack_map_hit)
 		return "return PC matches no stack map";
 	return NULL;
 }
@@ -100,9 +100,11 @@ static void symbolize_pcs(struct stacks *s, const struct stack_record *r, uint32
 		struct stack_frame *f = &out->frames[out->n++];
 		uint64_t pc;
 
+		bool is_return = i > 0 || (r->hdr.flags & UPS_STACK_F_AFTER_RET);
+
 		memcpy(&pc, r->pcs + i, sizeof(pc));
-		lookup(&lc, pc, i > 0, &ci);
-		refused = kernel_frame_refused(&ci, i);
+		lookup(&lc, pc, is_return, &ci);
+		refused = kernel_frame_refused(&ci, is_return);
 		*f = (struct stack_frame){ .pc = pc, .kind = ci.kind, .file = ci.file,
 					   .offset = ci.offset, .symbol = ci.symbol,
 					   .symbol_off = ci.symbol_off,

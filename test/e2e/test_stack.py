@@ -166,6 +166,65 @@ def test_stack_kernel_native_chain_ends_at_first_caller():
         eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
 
 
+def kernel_return_run(extra):
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_Uprobestats_uretprobe_call_return"',
+        f'    file_paths: "{libb}"',
+        '    method_signature: "stk_b5"',
+        "  }",
+        "}"]) + "\n")
+    held = mapped(Held(tmp, "target_stack", ["3"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--stack-mode",
+                              "kernel"] + extra)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events(), kind="return")
+    eq(len(evs), 3, "return events")
+    return evs, want
+
+
+def check_frame(f, want, what):
+    sym, path, offs = want
+    eq(f["symbol"], sym, f"{what} symbol")
+    eq(os.path.realpath(f["file"]), os.path.realpath(path), f"{what} file")
+    check(num(f["symbol_offset"]) in offs, f"{what} offset {f}")
+    check("note" not in f, f"{what} not marked: {f}")
+
+
+def test_stack_kernel_at_uretprobe_starts_at_the_return_pc():
+    """At a uretprobe the function has returned: the PC is already the return
+    address into the caller (stk_a4, at objdump's return offset), so the
+    kernel walk records it as frame 0 and reads nothing at [sp] (which is no
+    return address there); the caller is native, so the walk ends there."""
+    evs, want = kernel_return_run([])
+    for ev in evs:
+        eq(len(ev["stack"]), 1, f"the caller only: {ev['stack']}")
+        check_frame(ev["stack"][0], want[1], "frame 0 (the caller)")
+
+
+def test_stack_kernel_at_exit_probe():
+    """With exit probes the record is made at stk_b5's ret, where the frame is
+    gone: frame 0 is stk_b5 (the ret's offset), frame 1 its caller from [sp]."""
+    import subprocess as sp_
+    evs, want = kernel_return_run(["--exit-probes"])
+    libb = want[0][1]
+    out = sp_.run(["objdump", "-d", "--no-show-raw-insn", libb], capture_output=True,
+                  text=True, check=True).stdout
+    m = re.search(r"^([0-9a-f]+) <stk_b5>:\n(.*?)\n\n", out, re.S | re.M)
+    start = int(m.group(1), 16)
+    rets = [int(ln.split(":")[0], 16) - start for ln in m.group(2).splitlines()
+            if re.search(r"\sret", ln)]
+    check(rets, "objdump finds stk_b5's ret")
+    for ev in evs:
+        st = ev["stack"]
+        eq(len(st), 2, f"stk_b5 and its caller: {st}")
+        check_frame(st[0], ("stk_b5", libb, rets), "frame 0 (at the ret)")
+        check_frame(st[1], want[1], "frame 1 (the caller)")
+
+
 def test_stack_mode_bad_value():
     libb, _ = expected_frames()
     tmp = tmpdir()
@@ -227,7 +286,7 @@ def test_stack_in_trace_args():
         eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
 
 
-def test_stack_real_art_method_at_entry():
+def check_real_art_method_at_entry(mode):
     """Real ART code: target_art maps the Android 11 x86_64 odex and calls the
     compiled ActivityRecognitionEvent.<init> with ART's calling convention.
     At the probe (the method's first instruction) frame 0 is that Java method,
@@ -248,7 +307,7 @@ def test_stack_real_art_method_at_entry():
     n = 5
     held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
     rc, u = traced_run(held,
-                       ["run", cfg, "--format", "json", "--stack"])
+                       ["run", cfg, "--format", "json", "--stack", "--stack-mode", mode])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
     eq(len(evs), n, "events")
@@ -264,6 +323,19 @@ def test_stack_real_art_method_at_entry():
         eq(os.path.realpath(st[1]["file"]), os.path.realpath(target("target_art")),
            "frame 1 file")
         check(CLS not in st[1]["symbol"], "no Java frame guessed above the harness")
+        check("note" not in st[0] and "note" not in st[1], f"no frame marked: {st}")
+        if mode == "kernel":
+            eq(len(st), 2, f"kernel mode ends at the native caller: {st}")
+
+
+def test_stack_real_art_method_at_entry():
+    check_real_art_method_at_entry("copy")
+
+
+def test_stack_kernel_real_art_method_at_entry():
+    """The same probe, walked in BPF: frame 0 is the compiled method (its
+    first instruction, so the return PC is [sp]), frame 1 the harness."""
+    check_real_art_method_at_entry("kernel")
 
 
 def java_a_from_objdump(odex, a_off, size):
