@@ -38,6 +38,7 @@ static const struct cmd commands[] = {
 	{ "methods", cmd_methods },
 	{ "resolve", cmd_resolve },
 	{ "doctor", cmd_doctor },
+	{ "check-objects", cmd_check_objects },
 	{ "version", cmd_version },
 	{ "--version", cmd_version },
 	{ "help", cmd_help },

@@ -11,8 +11,10 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               the entry and one at the return); call_detail with --stack (2 KiB and
               16 KiB of user stack copied per hit and unwound in user space; and
               --stack-mode kernel, walked in BPF: on this native target the walk
-              reads the return address and ends at the first non-Java PC).
-              Interleaved repeats, medians, ratios to the floor.
+              reads the return address and ends at the first non-Java PC);
+              call_detail through the perf buffer and uprobe PMU with the normal
+              and with the legacy objects (--target-kernel 4.19), and the legacy
+              call_return.  Interleaved repeats, medians, ratios to the floor.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
@@ -268,6 +270,16 @@ def perhit_variants(tmp, off):
         "uprobestats call_detail --stack --stack-mode kernel":
             ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
                  ["--stack", "--stack-mode", "kernel"]),
+        # The legacy objects (kernels before 5.5) beside the normal ones on the same
+        # output and attach path (perf buffer, uprobe PMU): 4.19 is such a kernel.
+        "uprobestats call_detail, perf buffer + PMU":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ("--force-perfbuf", "--force-pmu")),
+        "uprobestats call_detail, legacy objects (--target-kernel 4.19)":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ("--target-kernel", "4.19")),
+        "uprobestats uretprobe call_return, legacy objects (--target-kernel 4.19)":
+            ours("prog_Uprobestats_uretprobe_call_return", None, ("--target-kernel", "4.19")),
         "uprobestats call_timestamp": ours(gi + "call_timestamp",
                                            "map_GenericInstrumentation_call_timestamp_buf"),
         "uprobestats uretprobe call_return": ours("prog_Uprobestats_uretprobe_call_return",

@@ -65,7 +65,7 @@ static __always_inline int is_a11y_connection(__u64 binder)
 	count = ups_read_u32(str + UPS_JSTR_COUNT_OFF);
 	if (count != (A11Y_DESCRIPTOR_LEN << 1))   /* compressed, 60 chars */
 		return 0;
-	if (bpf_probe_read_user(words, A11Y_DESCRIPTOR_LEN,
+	if (ups_probe_read_user(words, A11Y_DESCRIPTOR_LEN,
 				(const void *)(str + UPS_JSTR_DATA_OFF)) < 0)
 		return 0;
 #pragma unroll

@@ -17,13 +17,17 @@ struct {
 } interfaces SEC(".maps");
 
 /* The key is built in map memory: the string copy writes at a variable
- * offset, which older verifiers refuse on the stack. */
+ * offset, which older verifiers refuse on the stack.  A legacy object builds
+ * it on the stack instead: its string copy writes only at fixed offsets, and
+ * a map value as a map helper's key needs 4.18. */
+#ifndef UPS_LEGACY
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct binder_interface_key);
 } binder_key_scratch SEC(".maps");
+#endif
 
 #define BINDER_DESCRIPTOR_OFF 8   /* Binder.mDescriptor */
 #define TRANSACT_SLOT_CALLING_UID 28 /* this@8, code@12, data@16, reply@20, flags@24 */
@@ -48,13 +52,21 @@ int exec_transact_internal(void *ctx)
 	struct binder_interface_key *key;
 	struct rec_binder_transaction *rec;
 	struct binder_codes *codes;
+#ifdef UPS_LEGACY
+	struct binder_interface_key stack_key;
+#else
 	__u32 zero = 0;
+#endif
 
 	if (!ups_pid_ok(id))
 		return 0;
+#ifdef UPS_LEGACY
+	key = &stack_key;
+#else
 	key = bpf_map_lookup_elem(&binder_key_scratch, &zero);
 	if (!key)
 		return 0;
+#endif
 	__builtin_memset(key, 0, sizeof(*key));
 	ups_read_jstring_field(key->interface_descriptor, UPS_STR_LEN,
 			       UPS_REF(UPS_ARG(ctx, 1)), BINDER_DESCRIPTOR_OFF);

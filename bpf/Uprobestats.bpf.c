@@ -37,7 +37,7 @@ struct {
 static __always_inline int store_entry(void)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
 	__u64 now, *slot;
 
 	if (!ups_enter(pid_tgid))
@@ -58,7 +58,7 @@ static __always_inline int store_entry(void)
  * (attached mid-call, filtered, or evicted). */
 static __always_inline __u64 take_entry(__u64 pid_tgid)
 {
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
 	__u64 *ts = bpf_map_lookup_elem(&entry_times, &key);
 	__u64 entry;
 
@@ -120,13 +120,16 @@ struct {
 } pending_calls SEC(".maps");
 
 /* Never written: the zeroed value a thread's first entry starts from (the
- * stack is larger than the BPF stack frame). */
+ * stack is larger than the BPF stack frame).  Legacy objects use a stack
+ * copy of their smaller stack instead (records.h, UPS_EXIT_DEPTH). */
+#ifndef UPS_LEGACY
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ups_pending_stack);
 } pending_zero SEC(".maps");
+#endif
 
 /* A slot index the verifier can bound: the compiler must not drop the mask
  * (it would, knowing the depth was checked), hence the opaque copy. */
@@ -185,7 +188,7 @@ SEC("uprobe/exit_entry")
 int exit_entry(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
 	struct ups_pending_stack *st;
 	__u64 sp = UPS_SP(ctx), now;
 	__u32 zero = 0, unwound, depth;
@@ -195,9 +198,15 @@ int exit_entry(void *ctx)
 	now = bpf_ktime_get_ns();
 	st = bpf_map_lookup_elem(&pending_calls, &key);
 	if (!st) {
+#ifdef UPS_LEGACY
+		struct ups_pending_stack z_stack = {}, *z = &z_stack;
+
+		(void)zero;
+#else
 		struct ups_pending_stack *z = bpf_map_lookup_elem(&pending_zero, &zero);
 		if (!z)
 			return 0;
+#endif
 		bpf_map_update_elem(&pending_calls, &key, z, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&pending_calls, &key);
 		if (!st)
@@ -221,7 +230,7 @@ int exit_entry(void *ctx)
  * entry was not kept (attached mid-call, stack full, filtered, evicted). */
 static __always_inline __u64 take_exit(void *ctx, __u64 pid_tgid)
 {
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_cfg.probe_id };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
 	struct ups_pending_stack *st = bpf_map_lookup_elem(&pending_calls, &key);
 	__u64 sp = UPS_SP(ctx), entry = 0;
 	__u32 depth;
@@ -292,7 +301,7 @@ int call_latency(void *ctx)
 		count_unpaired();
 		return 0;
 	}
-	key = ups_cfg.probe_id * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	key = UPS_CFG(probe_id) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
 	count = bpf_map_lookup_elem(&latency_hist, &key);
 	if (count)
 		*count += 1;
@@ -308,7 +317,7 @@ int call_latency_exit(void *ctx)
 
 	if (!entry)
 		return 0;
-	key = ups_cfg.probe_id * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	key = UPS_CFG(probe_id) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
 	count = bpf_map_lookup_elem(&latency_hist, &key);
 	if (count)
 		*count += 1;
@@ -334,9 +343,9 @@ int call_args(void *ctx)
 	rec->a.pad = 0;
 #pragma unroll
 	for (int k = 0; k < UPS_ARG_STRINGS; k++) {
-		/* Frozen .rodata: the verifier sees constants and prunes unused slots. */
-		__u8 reg = ups_cfg.string_reg[k];
-		rec->a.string_pos[k] = ups_cfg.string_pos[k];
+		/* Constants to the verifier: it prunes unused slots. */
+		__u8 reg = UPS_CFG_AT(string_reg, k);
+		rec->a.string_pos[k] = UPS_CFG_AT(string_pos, k);
 		rec->a.strings[k][0] = 0;
 		/* From the copied registers: indexing the context by a variable
 		 * would be a modified-ctx dereference the verifier refuses. */

@@ -113,7 +113,14 @@ struct ups_entry_key {
  * matching exit (arm64: sp; x86_64: rsp pointing at the return address), so
  * an exit pairs with the entry of the same sp; the stack grows down, so an
  * entry below the current sp belongs to a frame already left. */
+#ifdef UPS_LEGACY
+/* Half in the legacy objects: a thread's first entry starts from a zeroed
+ * stack copy (a map value as a map helper's value needs 4.18), which must
+ * fit the 512-byte BPF stack. */
+#define UPS_EXIT_DEPTH 16
+#else
 #define UPS_EXIT_DEPTH 32       /* a power of two (BPF masks indexes with it) */
+#endif
 
 struct ups_pending_call {
 	__u64 sp;
@@ -433,6 +440,29 @@ struct ups_kwalk_ent {
 
 #define UPS_STACK_SCRATCH \
 	(sizeof(struct ups_stack_hdr) + UPS_STACK_MAX_INNER + UPS_STACK_MAX_BYTES)
+
+/* The legacy objects (built with -DUPS_LEGACY for kernels before 5.5) have no
+ * global data: each config value is a 64-bit immediate load whose upper half
+ * is UPS_IMM_MAGIC and whose lower half names the value (enum ups_imm_field).
+ * User space rewrites every such load into a load of the probe's value before
+ * the program is loaded, so the verifier sees a constant, as with .rodata. */
+#define UPS_IMM_MAGIC 0x55505349u   /* "UPSI" */
+
+enum ups_imm_field {
+	UPS_IMM_PROBE_ID = 1,
+	UPS_IMM_FILTER_PIDS = 2,
+	UPS_IMM_STRING_REG = 0x10,   /* + k, k < UPS_ARG_STRINGS */
+	UPS_IMM_STRING_POS = 0x20,   /* + k */
+};
+
+/* A Java UTF-16 String as a legacy object delivers it (it cannot convert it in
+ * BPF without a loop): byte 0 is UPS_RAW_UTF16_TAG (never valid in UTF-8),
+ * byte 1 the number of UTF-16LE code units that follow from byte 4, bytes 2-3
+ * the size of the field (little-endian).  User space converts it to the
+ * UTF-8 the normal objects deliver, in place, before decoding
+ * (probe/legacy_str.h). */
+#define UPS_RAW_UTF16_TAG 0xFF
+#define UPS_RAW_UTF16_HDR 4
 
 #define UPS_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "unexpected size of " #type)

@@ -37,11 +37,22 @@
 #define UPS_STACK_BASE(ctx) (UPS_SP(ctx) + 8)
 #endif
 
+/* Reading user memory: the _user helpers need 5.5; before that bpf_probe_read
+ * and bpf_probe_read_str read user addresses too (arm64 and x86_64 kernels of
+ * that age make no difference between the two address spaces for them). */
+#ifdef UPS_LEGACY
+#define ups_probe_read_user bpf_probe_read
+#define ups_probe_read_user_str bpf_probe_read_str
+#else
+#define ups_probe_read_user bpf_probe_read_user
+#define ups_probe_read_user_str bpf_probe_read_user_str
+#endif
+
 static __always_inline __u32 ups_read_u32(__u64 addr)
 {
 	__u32 v = 0;
 
-	bpf_probe_read_user(&v, sizeof(v), (const void *)UPS_UNTAG(addr));
+	ups_probe_read_user(&v, sizeof(v), (const void *)UPS_UNTAG(addr));
 	return v;
 }
 
@@ -49,7 +60,7 @@ static __always_inline __u64 ups_read_u64(__u64 addr)
 {
 	__u64 v = 0;
 
-	bpf_probe_read_user(&v, sizeof(v), (const void *)UPS_UNTAG(addr));
+	ups_probe_read_user(&v, sizeof(v), (const void *)UPS_UNTAG(addr));
 	return v;
 }
 
@@ -78,6 +89,38 @@ static __always_inline __u64 ups_read_ref(__u64 obj, __u32 off)
 #define UPS_JSTR_DATA_OFF 16
 #define UPS_JSTR_MAX_UNITS 256
 
+/* A real load from the map each time (the compiler would otherwise keep the
+ * value in a register, where the verifier tracks it exactly). */
+#define UPS_LOAD_ONCE(x) (*(volatile __typeof__(x) *)&(x))
+
+/* Makes the compiler materialise a clamped value before using it, so the
+ * verifier sees the bound on the very register passed to a helper. */
+#define UPS_BARRIER_VAR(v) __asm__ volatile("" : "+r"(v))
+
+#ifdef UPS_LEGACY
+/* A legacy object copies a UTF-16 string's code units raw behind a 2-byte
+ * header (records.h, UPS_RAW_UTF16_TAG) and user space converts them: the
+ * conversion loop cannot be unrolled within 4,096 instructions.  At most
+ * (size - 4) / 2 units fit, where the UTF-8 form holds size - 1 units. */
+static __always_inline int ups_utf16_to_utf8(char *dst, __u64 size, __u64 data, __u64 len)
+{
+	__u64 n = len;
+
+	UPS_BARRIER_VAR(n);
+	if (n > (size - UPS_RAW_UTF16_HDR) / 2)
+		n = (size - UPS_RAW_UTF16_HDR) / 2;
+	UPS_BARRIER_VAR(n);
+	if (n == 0)
+		return 0;
+	if (ups_probe_read_user(dst + UPS_RAW_UTF16_HDR, n * 2, (const void *)data) < 0)
+		return -UPS_EFAULT;
+	dst[0] = (char)UPS_RAW_UTF16_TAG;
+	dst[1] = (char)n;
+	dst[2] = (char)(size & 0xff);
+	dst[3] = (char)(size >> 8);
+	return 0;
+}
+#else
 /* Per-CPU workspace of the UTF-16 path.  The output position lives here, not
  * in a register, on purpose: loaded from map memory it is a bounded unknown to
  * the verifier, so every loop iteration verifies as one state instead of one
@@ -94,14 +137,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ups_jstr_scratch);
 } ups_jstr SEC(".maps");
-
-/* A real load from the map each time (the compiler would otherwise keep the
- * value in a register, where the verifier tracks it exactly). */
-#define UPS_LOAD_ONCE(x) (*(volatile __typeof__(x) *)&(x))
-
-/* Makes the compiler materialise a clamped value before using it, so the
- * verifier sees the bound on the very register passed to a helper. */
-#define UPS_BARRIER_VAR(v) __asm__ volatile("" : "+r"(v))
 
 /* Appends code point cp as UTF-8 if it fits with room for the final NUL.
  * Returns -1 when it does not (the string ends on a whole character).  Each
@@ -181,7 +216,7 @@ static __always_inline int ups_utf16_to_utf8(char *dst, __u64 size, __u64 data, 
 	if (n > UPS_JSTR_MAX_UNITS)
 		n = UPS_JSTR_MAX_UNITS;
 	UPS_BARRIER_VAR(n);
-	if (bpf_probe_read_user(s->units, n * 2, (const void *)data) < 0)
+	if (ups_probe_read_user(s->units, n * 2, (const void *)data) < 0)
 		return -UPS_EFAULT;
 	s->out = 0;
 	s->high = 0;
@@ -199,6 +234,8 @@ static __always_inline int ups_utf16_to_utf8(char *dst, __u64 size, __u64 data, 
 	return 0;
 }
 
+#endif
+
 /* Copies the Java String referenced by str into dst[size] (size a constant
  * >= 8) as NUL-terminated UTF-8, truncated on a character boundary.  A null
  * or unreadable string leaves "" and returns -EFAULT. */
@@ -211,7 +248,7 @@ static __always_inline int ups_read_jstring(char *dst, __u64 size, __u64 str)
 	dst[0] = 0;
 	if (!str)
 		return -UPS_EFAULT;
-	if (bpf_probe_read_user(&count, sizeof(count),
+	if (ups_probe_read_user(&count, sizeof(count),
 				(const void *)(str + UPS_JSTR_COUNT_OFF)) < 0)
 		return -UPS_EFAULT;
 	len = count >> 1;
@@ -221,7 +258,7 @@ static __always_inline int ups_read_jstring(char *dst, __u64 size, __u64 str)
 	if (len > size - 1)
 		len = size - 1;
 	UPS_BARRIER_VAR(len);
-	rc = bpf_probe_read_user_str(dst, len + 1, (const void *)(str + UPS_JSTR_DATA_OFF));
+	rc = ups_probe_read_user_str(dst, len + 1, (const void *)(str + UPS_JSTR_DATA_OFF));
 	return rc < 0 ? (int)rc : 0;
 }
 

@@ -51,7 +51,52 @@ static __always_inline __u64 ups_x86_arg(const struct ups_regs *r, int i)
 #error "define __TARGET_ARCH_arm64 or __TARGET_ARCH_x86"
 #endif
 
+/* The per-probe config: frozen .rodata, or in a legacy object (kernels
+ * before 5.5: no global data before 5.2) immediates that user space patches
+ * before load (records.h, UPS_IMM_MAGIC).  Either way the verifier sees
+ * constants.  UPS_CFG(field) reads a scalar, UPS_CFG_AT(field, k) an array
+ * element (k a constant once unrolled). */
+#ifdef UPS_LEGACY
+/* No bounded loops before 5.3: every loop of a legacy object is unrolled. */
+#define UPS_UNROLL_LOOPS
+#define UPS_IMM(field)                                                          \
+	({                                                                      \
+		__u64 __v;                                                      \
+		__asm__ volatile("%0 = %1 ll"                                   \
+				 : "=r"(__v)                                    \
+				 : "i"(((__u64)UPS_IMM_MAGIC << 32) | (field))); \
+		__v;                                                            \
+	})
+#define UPS_IMM_probe_id UPS_IMM_PROBE_ID
+#define UPS_IMM_filter_pids UPS_IMM_FILTER_PIDS
+#define UPS_CFG(field) ((__u32)UPS_IMM(UPS_IMM_##field))
+
+static __always_inline __u8 ups_cfg_string_reg(int k)
+{
+	switch (k) {
+	case 0: return (__u8)UPS_IMM(UPS_IMM_STRING_REG + 0);
+	case 1: return (__u8)UPS_IMM(UPS_IMM_STRING_REG + 1);
+	case 2: return (__u8)UPS_IMM(UPS_IMM_STRING_REG + 2);
+	default: return (__u8)UPS_IMM(UPS_IMM_STRING_REG + 3);
+	}
+}
+
+static __always_inline __u8 ups_cfg_string_pos(int k)
+{
+	switch (k) {
+	case 0: return (__u8)UPS_IMM(UPS_IMM_STRING_POS + 0);
+	case 1: return (__u8)UPS_IMM(UPS_IMM_STRING_POS + 1);
+	case 2: return (__u8)UPS_IMM(UPS_IMM_STRING_POS + 2);
+	default: return (__u8)UPS_IMM(UPS_IMM_STRING_POS + 3);
+	}
+}
+_Static_assert(UPS_ARG_STRINGS == 4, "ups_cfg_string_reg/pos cover 4 strings");
+#define UPS_CFG_AT(field, k) ups_cfg_##field(k)
+#else
 const volatile struct ups_prog_config ups_cfg = {};
+#define UPS_CFG(field) (ups_cfg.field)
+#define UPS_CFG_AT(field, k) (ups_cfg.field[k])
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -69,14 +114,14 @@ struct {
 
 static __always_inline struct ups_probe_counters *ups_counters(void)
 {
-	__u32 key = ups_cfg.probe_id;
+	__u32 key = UPS_CFG(probe_id);
 	return bpf_map_lookup_elem(&probe_counters, &key);
 }
 
 /* The tgid filter alone (when asked for).  Returns 0 to skip. */
 static __always_inline int ups_pid_ok(__u64 pid_tgid)
 {
-	if (ups_cfg.filter_pids) {
+	if (UPS_CFG(filter_pids)) {
 		__u32 tgid = pid_tgid >> 32;
 		if (!bpf_map_lookup_elem(&target_pids, &tgid))
 			return 0;
@@ -116,16 +161,60 @@ static __always_inline void ups_fill_envelope(struct ups_envelope *env, __u64 pi
 	env->ktime_ns = bpf_ktime_get_ns();
 	env->pid = pid_tgid >> 32;
 	env->tid = (__u32)pid_tgid;
-	env->probe_id = ups_cfg.probe_id;
+	env->probe_id = UPS_CFG(probe_id);
 	env->kind = kind;
 	bpf_get_current_comm(env->comm, sizeof(env->comm));
 }
 
+/* Output of a legacy object: the perf event array only (the ring buffer
+ * needs 5.8, and the verifier of an old kernel refuses an unknown helper even
+ * on a branch a constant would prune).  Same names, same records. */
+#ifdef UPS_LEGACY
+#define UPS_OUTPUT(name)                                    \
+	struct {                                            \
+		__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);\
+		__uint(key_size, sizeof(__u32));            \
+		__uint(value_size, sizeof(__u32));          \
+	} name##_perf SEC(".maps")
+
+#define UPS_MAX_RECORD 1024
+
+struct ups_scratch_buf {
+	__u8 data[UPS_MAX_RECORD];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ups_scratch_buf);
+} ups_scratch SEC(".maps");
+
+static __always_inline void *ups_reserve_counted(__u32 size)
+{
+	__u32 zero = 0;
+	void *rec = size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
+
+	if (!rec)
+		ups_count_drop();
+	return rec;
+}
+
+#define UPS_RESERVE(name, T) ((T *)ups_reserve_counted(sizeof(T)))
+
+static __always_inline void ups_submit_perf(void *ctx, void *perfbuf, void *rec, __u32 size)
+{
+	if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, rec, size) < 0)
+		ups_count_drop();
+}
+
+#define UPS_SUBMIT(ctx, name, rec) ups_submit_perf((ctx), &name##_perf, (rec), sizeof(*(rec)))
+#else
 /* Output: every record goes to a ring buffer (5.8+) or, when the kernel has
  * none (or --force-perfbuf), to a perf event array with the same record.
  * UPS_OUTPUT(name) declares both; only one of them is created at load time
  * (the other is stood in for by a 1-entry array so its relocation resolves),
- * and the choice is the frozen ups_cfg.use_perfbuf, so the verifier prunes
+ * and the choice is the frozen UPS_CFG(use_perfbuf), so the verifier prunes
  * the branch the kernel cannot run. */
 #define UPS_OUTPUT(name)                                    \
 	struct {                                            \
@@ -156,7 +245,7 @@ static __always_inline void *ups_reserve_impl(void *ringbuf, __u32 size)
 {
 	__u32 zero = 0;
 
-	if (ups_cfg.use_perfbuf)
+	if (UPS_CFG(use_perfbuf))
 		return size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
 	return bpf_ringbuf_reserve(ringbuf, size, 0);
 }
@@ -179,13 +268,13 @@ static __always_inline void *ups_reserve_counted(void *ringbuf, __u32 size)
 static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perfbuf, void *rec,
 					    __u32 size)
 {
-	if (ups_cfg.use_perfbuf) {
+	if (UPS_CFG(use_perfbuf)) {
 		if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, rec, size) < 0)
 			ups_count_drop();
 		return;
 	}
 	__u64 pending = bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA);
-	bpf_ringbuf_submit(rec, pending >= ups_cfg.wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+	bpf_ringbuf_submit(rec, pending >= UPS_CFG(wakeup_bytes) ? BPF_RB_FORCE_WAKEUP
 								: BPF_RB_NO_WAKEUP);
 }
 
@@ -195,10 +284,11 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
  * wrapped with its call stack (ups_stack.h). */
 #define UPS_SUBMIT(ctx, name, rec)                                                                 \
 	do {                                                                                       \
-		if (!ups_cfg.stack_mode ||                                                         \
+		if (!UPS_CFG(stack_mode) ||                                                         \
 		    !ups_stack_submit((ctx), &name, &name##_perf, (rec), sizeof(*(rec))))          \
 			ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)));        \
 	} while (0)
+#endif
 
 /* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a
  * record must never carry stale bytes) and fills its envelope. */

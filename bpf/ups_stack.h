@@ -34,7 +34,7 @@ struct {
  * (tgid, start) is <= (tgid, pc), searched in stack_search_bits steps. */
 static __always_inline const struct ups_kwalk_ent *ups_kwalk_find(__u32 tgid, __u64 pc)
 {
-	__u32 pos = 0, bits = ups_cfg.stack_search_bits;
+	__u32 pos = 0, bits = UPS_CFG(stack_search_bits);
 	const struct ups_kwalk_ent *e;
 
 	for (__u32 b = UPS_KWALK_MAX_BITS; b > 0; b--) {
@@ -78,13 +78,13 @@ static __always_inline int ups_kwalk_entry_ret(void *ctx, __u64 *pc, __u64 *sp)
  * PC into Java code against the exact stack maps.  Returns the PCs written. */
 static __always_inline __u32 ups_kwalk(void *ctx, __u64 *pcs, __u32 tgid, __u32 *flags)
 {
-	__u32 max = ups_cfg.stack_frames, n = 1, first = 1;
+	__u32 max = UPS_CFG(stack_frames), n = 1, first = 1;
 	__u64 sp = UPS_SP(ctx), pc;
 
 	if (max > UPS_STACK_MAX_FRAMES)
 		max = UPS_STACK_MAX_FRAMES;
 	pcs[0] = UPS_PC(ctx);
-	if (ups_cfg.stack_after_ret) {
+	if (UPS_CFG(stack_after_ret)) {
 		*flags |= UPS_STACK_F_AFTER_RET;
 		pc = UPS_PC(ctx);
 		first = 0;
@@ -207,7 +207,7 @@ static __always_inline int ups_stack_submit(void *ctx, void *ringbuf, void *perf
 	if (bpf_probe_read_kernel(buf + off, size, rec))
 		return 0;
 	off += (size + 7) & ~7u;
-	if (ups_cfg.stack_mode == UPS_STACK_KERNEL) {
+	if (UPS_CFG(stack_mode) == UPS_STACK_KERNEL) {
 		h->n_pcs = ups_kwalk(ctx, (__u64 *)(buf + off), h->env.pid, &h->flags);
 		total = off + (h->n_pcs & 127) * 8;
 	} else {

@@ -35,6 +35,15 @@ test-e2e: $(E2E_BIN) $(E2E_TARGETS)
 	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) \
 		python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
 
+# The same suite again with --target-kernel 4.14 on every run: the legacy objects, the
+# perf buffer and tracefs must give the same counts, arguments, Strings and atoms.
+.PHONY: test-e2e-legacy
+test-e2e-legacy: $(E2E_BIN) $(E2E_TARGETS)
+	@$(TOP)/test/e2e/setup.sh
+	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
+	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) \
+	UPROBESTATS_E2E_TARGET_KERNEL=4.14 python3 $(TOP)/test/e2e/run.py $(E2E_FILTER)
+
 demo: $(E2E_BIN) $(DEMO_APP)
 	@$(TOP)/demo/run.sh $(E2E_BIN) $(DEMO_APP) $(BUILD)/demo
 
@@ -47,4 +56,4 @@ test-tools:
 test-viewer: | deps-host
 	@$(TOP)/test/viewer/run.sh
 
-TEST_STAGES += test-e2e test-tools test-viewer
+TEST_STAGES += test-e2e test-e2e-legacy test-tools test-viewer

@@ -17,6 +17,16 @@
 #include "MalwareSignal.bpf.z.h"
 #include "ProcessManagement.bpf.z.h"
 #include "Uprobestats.bpf.z.h"
+#include "Accessibility.legacy.bpf.z.h"
+#include "ArtTest.legacy.bpf.z.h"
+#include "Binder.legacy.bpf.z.h"
+#include "BinderExecTransactInternal.legacy.bpf.z.h"
+#include "BitmapAllocation.legacy.bpf.z.h"
+#include "DisruptiveApp.legacy.bpf.z.h"
+#include "GenericInstrumentation.legacy.bpf.z.h"
+#include "MalwareSignal.legacy.bpf.z.h"
+#include "ProcessManagement.legacy.bpf.z.h"
+#include "Uprobestats.legacy.bpf.z.h"
 
 static const struct catalog_program generic_programs[] = {
 	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
@@ -136,6 +146,9 @@ static const char *const binder_start_activity_maps[] = { "output_buf", NULL };
 		.elf_z = obj_name##_bpf_z,                          \
 		.elf_z_size = sizeof(obj_name##_bpf_z),             \
 		.elf_size = obj_name##_bpf_size,                    \
+		.legacy_elf_z = obj_name##_legacy_bpf_z,            \
+		.legacy_elf_z_size = sizeof(obj_name##_legacy_bpf_z), \
+		.legacy_elf_size = obj_name##_legacy_bpf_size,      \
 		.programs = progs,                                  \
 		.n_programs = sizeof(progs) / sizeof(progs[0]),     \
 		.ring_maps = maps,                                  \
@@ -158,33 +171,46 @@ static const struct catalog_object objects[] = {
 
 #define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))
 
-int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
-		       struct err *err)
+static int inflate_object(const char *name, const unsigned char *elf_z, size_t elf_z_size,
+			  size_t elf_size, void **bytes, size_t *size, struct err *err)
 {
-	z_stream z = { .next_in = (Bytef *)o->elf_z, .avail_in = (uInt)o->elf_z_size };
-	unsigned char *buf = malloc(o->elf_size ? o->elf_size : 1);
+	z_stream z = { .next_in = (Bytef *)elf_z, .avail_in = (uInt)elf_z_size };
+	unsigned char *buf = malloc(elf_size ? elf_size : 1);
 	int zrc;
 
 	if (!buf)
-		return err_set(err, -ENOMEM, "out of memory inflating object %s", o->name);
+		return err_set(err, -ENOMEM, "out of memory inflating object %s", name);
 	/* 16 + MAX_WBITS: the gzip wrapper that `gzip -9 -n` wrote at build time */
 	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
 		free(buf);
-		return err_set(err, -ENOMEM, "zlib: cannot inflate object %s", o->name);
+		return err_set(err, -ENOMEM, "zlib: cannot inflate object %s", name);
 	}
 	z.next_out = buf;
-	z.avail_out = (uInt)o->elf_size;
+	z.avail_out = (uInt)elf_size;
 	zrc = inflate(&z, Z_FINISH);
 	inflateEnd(&z);
-	if (zrc != Z_STREAM_END || z.total_out != o->elf_size) {
+	if (zrc != Z_STREAM_END || z.total_out != elf_size) {
 		free(buf);
 		return err_set(err, -EINVAL, "embedded object %s: inflating gave %lu of %zu bytes "
-			       "(zlib %d): the binary is damaged", o->name, z.total_out,
-			       o->elf_size, zrc);
+			       "(zlib %d): the binary is damaged", name, z.total_out,
+			       elf_size, zrc);
 	}
 	*bytes = buf;
-	*size = o->elf_size;
+	*size = elf_size;
 	return 0;
+}
+
+int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
+		       struct err *err)
+{
+	return inflate_object(o->name, o->elf_z, o->elf_z_size, o->elf_size, bytes, size, err);
+}
+
+int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size_t *size,
+			      struct err *err)
+{
+	return inflate_object(o->name, o->legacy_elf_z, o->legacy_elf_z_size, o->legacy_elf_size,
+			      bytes, size, err);
 }
 
 bool catalog_name_ends(const char *name, const char *suffix)

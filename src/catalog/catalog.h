@@ -58,6 +58,12 @@ struct catalog_object {
 	const unsigned char *elf_z;
 	size_t elf_z_size;
 	size_t elf_size;          /* inflated */
+	/* The same programs built for kernels before 5.5 (-DUPS_LEGACY: no global
+	 * data, 4.14's helpers, perf event array output), compressed the same way;
+	 * catalog_object_legacy_elf() inflates it. */
+	const unsigned char *legacy_elf_z;
+	size_t legacy_elf_z_size;
+	size_t legacy_elf_size;
 	const struct catalog_program *programs;
 	size_t n_programs;
 	const char *const *ring_maps; /* NULL-terminated */
@@ -72,6 +78,9 @@ struct catalog_object {
  * not inflate to its recorded size. */
 int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
 		       struct err *err);
+/* The same for the object's legacy build. */
+int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size_t *size,
+			      struct err *err);
 
 size_t catalog_object_count(void);
 const struct catalog_object *catalog_object_at(size_t i);

@@ -80,6 +80,7 @@ int cmd_check(int argc, char **argv);
 int cmd_methods(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_check_objects(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -26,6 +26,8 @@
 #include "sink/sink_args.h"
 #include "stack/stack_args.h"
 #include "sink/sinks.h"
+#include "sink/statsd_atoms.h"
+#include "sys/kfeatures.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
 
@@ -52,6 +54,7 @@ struct run_opts {
 	enum output_mode output_mode;
 	bool force_tracefs;
 	bool force_pmu;
+	unsigned target_kernel;      /* KVER of --target-kernel; 0: this kernel */
 	bool on_android;
 	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
 	uint32_t attached_atom;      /* atom id of the per-probe "attached" atom; 0: none */
@@ -68,7 +71,7 @@ enum {
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
 	OPT_ATOM_MAPPING, OPT_UNSAFE_ANY_SYMBOL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
-	OPT_ATTACHED_ATOM, OPT_ERROR_ATOM,
+	OPT_ATTACHED_ATOM, OPT_ERROR_ATOM, OPT_TARGET_KERNEL,
 };
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
@@ -87,6 +90,7 @@ static const struct option run_long_opts[] = {
 	{ "unsafe-any-symbol", no_argument, NULL, OPT_UNSAFE_ANY_SYMBOL },
 	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
 	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
+	{ "target-kernel", required_argument, NULL, OPT_TARGET_KERNEL },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "attached-atom", required_argument, NULL, OPT_ATTACHED_ATOM },
 	{ "error-atom", required_argument, NULL, OPT_ERROR_ATOM },
@@ -133,6 +137,12 @@ static int parse_value_opt(int c, struct run_opts *o)
 		return taken < 0 ? EXIT_USAGE : EXIT_OK;
 	}
 	switch (c) {
+	case OPT_TARGET_KERNEL:
+		if (kfeatures_parse_version(optarg, &o->target_kernel, &e) < 0) {
+			p_err("--target-kernel: %s", e.msg);
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
 	case OPT_DURATION:
 		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--duration", "seconds"))
 			return EXIT_USAGE;
@@ -380,10 +390,11 @@ static int start_probes(void *ctx, struct err *e)
 	else
 		snprintf(procs, sizeof(procs), "%zu process(es)%s", n,
 			 waiting ? " (more when they start)" : "");
-	p_info("attached %zu probe(s) for %s in %zu place(s) via %s, %s output",
+	p_info("attached %zu probe(s) for %s in %zu place(s) via %s, %s output%s",
 	       rs->plan->n_probes, procs, session_attachment_count(rs->session),
 	       session_attach_mode(rs->session),
-	       output_mode_name(session_output_mode(rs->session)));
+	       output_mode_name(session_output_mode(rs->session)),
+	       session_legacy(rs->session) ? ", legacy objects" : "");
 	return 0;
 }
 
@@ -579,13 +590,49 @@ static int check_privileges(const struct android_info *android)
 	return EXIT_OK;
 }
 
+static void print_verifier_log(const char *prog, const char *log)
+{
+	p_debug("verifier log of %s:\n%s", prog, log);
+}
+
+/* The objects, output and attach path this kernel offers (probed), or, with
+ * --target-kernel, only those a kernel of that version would also offer. */
+static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
+{
+	struct kfeatures k, t;
+	enum kfeature why = KF_GLOBAL_DATA;
+
+	kfeatures_probe(&k, NULL);   /* uprobe_multi: the session asks itself */
+	if (o->target_kernel) {
+		kfeatures_for_version(o->target_kernel, &t);
+		kfeatures_intersect(&k, &t);
+		if (!t.has[KF_RINGBUF]) {
+			if (so->output == OUTPUT_RINGBUF) {
+				p_err("--force-ringbuf: a %u.%u kernel has no BPF ring buffer "
+				      "(5.8+)", KVER_MAJOR(o->target_kernel),
+				      KVER_MINOR(o->target_kernel));
+				return EXIT_USAGE;
+			}
+			so->output = OUTPUT_PERFBUF;
+		}
+		so->force_pmu |= !t.has[KF_UPROBE_MULTI];
+		so->force_tracefs |= !t.has[KF_UPROBE_PMU];
+	}
+	so->legacy = kfeatures_need_legacy(&k, &why);
+	if (so->legacy)
+		p_debug("legacy BPF objects: %s has no %s", o->target_kernel ? "the target kernel"
+			: "this kernel", kfeature_name(why));
+	return EXIT_OK;
+}
+
 static int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
 				   .force_tracefs = o->force_tracefs,
 				   .force_pmu = o->force_pmu,
-				   .interrupted = stop_signal_pending };
+				   .interrupted = stop_signal_pending,
+				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
 				.error_atom = (int32_t)o->error_atom };
 	FILE *out = NULL, *trace = NULL;
@@ -593,6 +640,8 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	int rc, acct_rc;
 
 	raise_limits();
+	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
+		return rc;
 	block_signals();
 	if (session_open(plan, &so, &rs.session, &e) < 0) {
 		if (e.code == -EMFILE || e.code == -ENFILE)

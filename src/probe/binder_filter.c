@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe/legacy_str.h"
 #include "records.h"
 #include "plan/plan.h"
 
@@ -119,9 +120,19 @@ int binder_filter_prepare(struct bpf_object *primary, const struct plan *plan, s
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct binder_interface_key raw;
+
 		if (bpf_map_update_elem(bpf_map__fd(map), &v[i].key, &v[i].codes, BPF_ANY) < 0)
 			rc = err_set(err, -errno, "filling map_Binder_interfaces with %s: %s",
 				     v[i].key.interface_descriptor, strerror(errno));
+		/* A legacy object's key for a UTF-16 descriptor is its raw form
+		 * (probe/legacy_str.h); it never equals a UTF-8 key. */
+		if (rc == 0 && legacy_str_raw_form(v[i].key.interface_descriptor,
+						   raw.interface_descriptor,
+						   sizeof(raw.interface_descriptor)) &&
+		    bpf_map_update_elem(bpf_map__fd(map), &raw, &v[i].codes, BPF_ANY) < 0)
+			rc = err_set(err, -errno, "filling map_Binder_interfaces with %s (legacy "
+				     "form): %s", v[i].key.interface_descriptor, strerror(errno));
 	}
 	free(v);
 	return rc;

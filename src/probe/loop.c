@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "probe/atoms.h"
+#include "probe/legacy_str.h"
 #include "records.h"
 #include "stack/stacks.h"
 #include "sys/name_cache.h"
@@ -51,6 +52,7 @@ struct loop {
 	bool congested;           /* an output does not keep up: records wait in the kernel */
 	struct stacks *stacks;    /* when a probe records stacks: the unwinder's caches */
 	struct stack_trace *trace; /* the frames of the record being delivered */
+	bool perf_cut;            /* a perf buffer's drain stopped at the slice's end */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -162,6 +164,23 @@ static int on_stack_record(struct loop *L, const void *data, size_t size)
 	return deliver(L, r.inner, r.hdr.inner_len, st);
 }
 
+/* A legacy object's record, copied and with its raw UTF-16 Strings turned
+ * into UTF-8 (probe/legacy_str.h); the string fields are the ones the
+ * record's own decoder finds. */
+static const void *legacy_record(const struct record_kind *rk, const void *data,
+				 size_t size, char *copy, size_t cap)
+{
+	struct field f[CATALOG_MAX_FIELDS];
+	size_t n;
+
+	if (size > cap)
+		return data;
+	memcpy(copy, data, size);
+	n = record_decode(rk, copy + sizeof(struct ups_envelope), f, CATALOG_MAX_FIELDS);
+	legacy_str_fix_record(copy, size, f, n);
+	return copy;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct ring_ctx *rc = ctx;
@@ -184,10 +203,14 @@ static int deliver(struct loop *L, const void *data, size_t size,
 	struct field fields[CATALOG_MAX_FIELDS];
 	struct event ev;
 	char comm[UPS_COMM_LEN + 1];
-	const char *payload = (const char *)data + sizeof(env);
+	char legacy_copy[1024];   /* UPS_MAX_RECORD of a legacy object */
+	const char *payload;
 
 	if (!rk || rk->wrapper)
 		return 0;
+	if (session_legacy(L->session))
+		data = legacy_record(rk, data, size, legacy_copy, sizeof(legacy_copy));
+	payload = (const char *)data + sizeof(env);
 	p = L->plan->probe_by_id[env.probe_id];
 	memcpy(comm, env.comm, UPS_COMM_LEN);
 	comm[UPS_COMM_LEN] = '\0';
@@ -292,8 +315,15 @@ static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf
 			if (want && size >= want && size - want < 8)
 				size = (uint32_t)want;
 		}
-		if (on_record(rc, (void *)(p + 4), size) < 0 && rc->L->congested)
-			return LIBBPF_PERF_EVENT_DONE; /* the rest stays in the buffer */
+		int r = on_record(rc, (void *)(p + 4), size);
+
+		/* The slice is over or an output does not keep up: leave the rest of
+		 * this CPU's buffer for the next drain (a perf buffer read to its
+		 * head could take as long as a slow sink needs for 4 MiB of records). */
+		if (r == -EAGAIN || (r < 0 && rc->L->congested)) {
+			rc->L->perf_cut = true;
+			return LIBBPF_PERF_EVENT_DONE;
+		}
 	}
 	return LIBBPF_PERF_EVENT_CONT;
 }
@@ -596,7 +626,7 @@ static int drain_signal(int sfd)
 /* Consume what the buffers hold.  sliced: stop after DRAIN_SLICE_NS and
  * return 1 when records may be left (the caller comes back at once); else
  * run until the ring buffer is empty.  Perf buffers are read up to the head
- * seen at the start, so they end by themselves.  Returns 0, 1 or -errno. */
+ * seen at the start, and sliced the same way.  Returns 0, 1 or -errno. */
 static int drain(struct loop *L, bool sliced)
 {
 	int rc;
@@ -612,11 +642,12 @@ static int drain(struct loop *L, bool sliced)
 		if (rc != -EINTR)
 			return rc;
 	}
-	for (size_t i = 0; i < L->n_rings && !L->congested; i++)
+	L->perf_cut = false;
+	for (size_t i = 0; i < L->n_rings && !L->congested && !L->perf_cut; i++)
 		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
 		    rc != -EINTR)
 			return rc;
-	return L->congested ? 1 : 0;
+	return L->congested || L->perf_cut ? 1 : 0;
 }
 
 static void end_all(struct loop *L, enum task_end why)

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "probe/attach.h"
+#include "probe/legacy_cfg.h"
+#include "probe/verifier_log.h"
 #include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
 #include "stack/kwalk.h"
@@ -49,6 +51,7 @@ struct object_state {
 struct session {
 	bool (*interrupted)(void);
 	enum output_mode mode;
+	bool legacy;
 	struct uprobe_pmu pmu;
 	bool use_multi;
 	bool use_tracefs;
@@ -201,6 +204,54 @@ static bool task_filters_in_bpf(const struct plan_task *t, const struct session_
 	return !t->all_processes && (opts->bpf_pid_filter || t->n_pids > PER_PID_ATTACH_MAX);
 }
 
+/* The verifier's log of a refused program (libbpf asks for it only after a
+ * failure).  Big enough for the log of a 4,096-instruction program on old
+ * kernels, which stop at a full buffer instead of keeping its end; the pages
+ * are touched only when a log is written. */
+#define VERIFIER_LOG_SIZE (16u << 20)
+#define MAX_LOADED_PROGS 2        /* a program and its entry half */
+
+/* Loads the object; when the kernel refuses a program, the error names it
+ * and quotes the verifier's reason. */
+static int load_object(struct bpf_object *obj, const struct plan_probe *p,
+		       const struct session_opts *opts, struct err *err)
+{
+	struct bpf_program *prog, *progs[MAX_LOADED_PROGS] = { 0 };
+	char *logs[MAX_LOADED_PROGS] = { 0 }, reason[256] = "";
+	const char *failed = NULL;
+	size_t n = 0;
+	int rc;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog) || n == MAX_LOADED_PROGS)
+			continue;
+		logs[n] = malloc(VERIFIER_LOG_SIZE);
+		if (logs[n]) {
+			logs[n][0] = '\0';
+			bpf_program__set_log_buf(prog, logs[n], VERIFIER_LOG_SIZE);
+		}
+		progs[n++] = prog;
+	}
+	rc = bpf_object__load(obj);
+	for (size_t i = 0; i < n; i++) {
+		if (rc < 0 && logs[i] && logs[i][0] && !failed) {
+			failed = bpf_program__name(progs[i]);
+			verifier_log_reason(logs[i], VERIFIER_LOG_SIZE, reason, sizeof(reason));
+			if (opts->verifier_log)
+				opts->verifier_log(failed, logs[i]);
+		}
+		free(logs[i]);
+	}
+	if (rc < 0 && failed)
+		return err_set(err, rc, "loading program %s (%s) into the kernel: %s; the verifier "
+			       "says: %s", failed, p->program_name, strerror(-rc),
+			       reason[0] ? reason : "(no reason given)");
+	if (rc < 0)
+		return err_set(err, rc, "loading program %s into the kernel: %s (run with -v "
+			       "for the verifier log)", p->program_name, strerror(-rc));
+	return 0;
+}
+
 /* The program a probe runs at its offset (or, with exit probes, at every
  * exit site), and the entry program that goes with it (NULL: none). */
 static const char *probe_main_prog(const struct plan_probe *p)
@@ -223,7 +274,8 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	int rc;
 
 	in->probe = p;
-	if (!os->elf && (rc = catalog_object_elf(p->obj, &os->elf, &os->elf_size, err)))
+	if (!os->elf && (rc = (s->legacy ? catalog_object_legacy_elf : catalog_object_elf)(
+				 p->obj, &os->elf, &os->elf_size, err)))
 		return rc;
 	in->obj = bpf_object__open_mem(os->elf, os->elf_size, &oo);
 	if (!in->obj) {
@@ -252,15 +304,14 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.stack_frames = p->stack_frames;
 	cfg.stack_search_bits = s->kwalk.bits;
 	cfg.stack_after_ret = !p->exit_probes && p->prog->is_return;
-	rc = set_config(in->obj, &cfg, err);
+	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
 	if (rc < 0)
 		return rc;
-	rc = bpf_object__load(in->obj);
+	rc = load_object(in->obj, p, opts, err);
 	if (rc < 0)
-		return err_set(err, rc, "loading program %s into the kernel: %s (run with -v "
-			       "for the verifier log)", p->program_name, strerror(-rc));
+		return rc;
 	if (!os->primary)
 		os->primary = in->obj;
 	return 0;
@@ -305,6 +356,18 @@ static int choose_output(struct session *s, const struct session_opts *opts, str
 			def = DEFAULT_STACK_RINGBUF_BYTES;
 	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : def);
 	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
+	if (s->legacy) {
+		for (size_t i = 0; i < s->plan->n_probes; i++)
+			if (s->plan->probe_by_id[i]->stack_mode)
+				return err_set(err, -ENOTSUP, "call stacks (--stack, stack_frames) "
+					       "have no legacy form: they need the normal BPF "
+					       "objects (kernels 5.5+)");
+		if (opts->output == OUTPUT_RINGBUF)
+			return err_set(err, -ENOTSUP, "the legacy objects (kernels before 5.5) "
+				       "write to the perf buffer only; drop --force-ringbuf");
+		s->mode = OUTPUT_PERFBUF;
+		return 0;
+	}
 	switch (opts->output) {
 	case OUTPUT_RINGBUF:
 		if (!has_ringbuf)
@@ -326,6 +389,11 @@ const char *session_attach_mode(const struct session *s)
 {
 	return s->use_multi ? "uprobe_multi links"
 			    : s->use_tracefs ? "tracefs uprobe_events" : "uprobe PMU";
+}
+
+bool session_legacy(const struct session *s)
+{
+	return s->legacy;
 }
 
 enum output_mode session_output_mode(const struct session *s)
@@ -593,6 +661,7 @@ static int collect_rings(struct session *s, struct err *err)
 			s->rings[s->n_rings++] = (struct session_ring){
 				.map_fd = bpf_map__fd(m), .perf = perf, .bytes = s->ring_bytes,
 				.wakeup_bytes = s->wakeup_bytes, .obj = os->cat,
+				.legacy = s->legacy,
 				.map = os->cat->ring_maps[r],
 			};
 		}
@@ -625,6 +694,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 		return err_set(err, -ENOMEM, "out of memory");
 	s->plan = plan;
 	s->interrupted = opts->interrupted;
+	s->legacy = opts->legacy;
 	s->ncpus = libbpf_num_possible_cpus();
 	s->instances = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*s->instances));
 	s->objects = calloc(catalog_object_count(), sizeof(*s->objects));

@@ -29,11 +29,15 @@ struct session_opts {
 	enum output_mode output;
 	bool force_tracefs;       /* tracefs uprobe_events even where the uprobe PMU exists */
 	bool force_pmu;           /* uprobe PMU perf events even where uprobe_multi links exist */
+	bool legacy;              /* the legacy objects (kernels before 5.5): perf buffer only */
 	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
 	const char *proc_dir;     /* "/proc" unless testing */
 	/* Asked between probes while attaching: true stops the attach (a signal
 	 * is pending), which then detaches what it did and fails with -EINTR. */
 	bool (*interrupted)(void);
+	/* Given the whole verifier log of a program the kernel refused (the
+	 * error quotes only its reason); may be NULL. */
+	void (*verifier_log)(const char *prog, const char *log);
 };
 
 /* One output buffer the loop should consume: a ring buffer, or a perf event
@@ -41,6 +45,7 @@ struct session_opts {
 struct session_ring {
 	int map_fd;
 	bool perf;                /* map_fd is a PERF_EVENT_ARRAY */
+	bool legacy;              /* records from legacy objects (raw UTF-16 Strings) */
 	uint32_t bytes;           /* requested buffer size */
 	uint32_t wakeup_bytes;
 	const struct catalog_object *obj;
@@ -76,6 +81,9 @@ int session_probe_histogram(const struct session *s, uint32_t probe_id,
 
 /* "uprobe_multi links", "uprobe PMU" or "tracefs uprobe_events". */
 const char *session_attach_mode(const struct session *s);
+
+/* True when the legacy objects (kernels before 5.5) are loaded. */
+bool session_legacy(const struct session *s);
 
 /* The output mode in use (never OUTPUT_AUTO after session_open). */
 enum output_mode session_output_mode(const struct session *s);

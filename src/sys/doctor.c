@@ -14,7 +14,7 @@
 
 enum status { ST_OK, ST_INFO, ST_WARN, ST_FAIL };
 
-#define MAX_ROWS 20
+#define MAX_ROWS 24
 
 struct row {
 	const char *key;      /* JSON name */
@@ -38,6 +38,7 @@ struct facts {
 	struct priv_facts priv;
 	struct priv_report verdict;
 	struct mapped_file mounts;   /* <proc>/mounts; size 0 when unreadable */
+	struct kfeatures k;          /* probed, never from the version string */
 };
 
 static struct row *add_row(struct report *r, const char *key, const char *label,
@@ -123,7 +124,9 @@ static void check_selinux(struct report *r, const struct facts *f)
 static void check_sysctls(struct report *r, const struct facts *f)
 {
 	struct row *p = add_row(r, "perf_event_paranoid", "perf_event_paranoid", ST_INFO,
-				"ignored with CAP_PERFMON or CAP_SYS_ADMIN");
+				f->priv.perf_event_paranoid >= 3
+				? "3 is Android's: perf events need CAP_SYS_ADMIN"
+				: "ignored with CAP_PERFMON or CAP_SYS_ADMIN");
 	struct row *b = add_row(r, "unprivileged_bpf_disabled", "unprivileged_bpf_disabled",
 				ST_INFO, "uprobes need privileges either way");
 
@@ -135,6 +138,46 @@ static void check_sysctls(struct report *r, const struct facts *f)
 		found(b, "unknown");
 	else
 		found(b, "%ld", f->priv.unprivileged_bpf_disabled);
+}
+
+/* Which objects load here, and what the kernel lacks of what the tool uses
+ * (each with the first kernel that has it). */
+static void check_bpf_objects(struct report *r, const struct facts *f)
+{
+	enum kfeature why = KF_GLOBAL_DATA;
+	bool legacy = kfeatures_need_legacy(&f->k, &why);
+	struct row *row;
+	char lacks[320] = "";
+	size_t len = 0;
+
+	if (f->k.denied) {
+		row = add_row(r, "bpf_objects", "BPF objects", ST_WARN, "decided at run time");
+		found(row, "could not probe the kernel's BPF features (needs the run's "
+		      "privileges)");
+		return;
+	}
+	row = add_row(r, "bpf_objects", "BPF objects", legacy ? ST_INFO : ST_OK,
+		      legacy ? "legacy objects (4.14 rules): perf buffer, bpf_probe_read"
+			     : "normal objects (global data, bpf_probe_read_user)");
+	if (legacy)
+		found(row, "no %s (%u.%u+): a kernel before 5.5", kfeature_name(why),
+		      KVER_MAJOR(kfeature_since(why)), KVER_MINOR(kfeature_since(why)));
+	else
+		found(row, "global data and bpf_probe_read_user (5.5+)");
+	for (size_t i = 0; i < KF_COUNT; i++) {
+		unsigned v = kfeature_since((enum kfeature)i);
+		int n;
+		if (f->k.has[i] || (i == KF_UPROBE_MULTI && !f->o->probe_uprobe_multi))
+			continue;
+		n = snprintf(lacks + len, sizeof(lacks) - len, "%s%s (%u.%u)", len ? ", " : "",
+			     kfeature_name((enum kfeature)i), KVER_MAJOR(v), KVER_MINOR(v));
+		if (n < 0 || (size_t)n >= sizeof(lacks) - len)
+			break;
+		len += (size_t)n;
+	}
+	row = add_row(r, "kernel_lacks", "kernel lacks", ST_INFO, len ? "the older path for each"
+								      : "");
+	found(row, "%s", len ? lacks : "nothing the tool uses");
 }
 
 static int default_probe_ringbuf(void)
@@ -406,11 +449,16 @@ int doctor_run(FILE *out, const struct doctor_opts *opts)
 	priv_gather(&f.p, &f.priv);
 	priv_evaluate(&f.priv, &f.android, &f.verdict);
 	read_mounts(&f);
+	if (opts->probe_kernel)
+		opts->probe_kernel(&f.k);
+	else
+		kfeatures_probe(&f.k, opts->probe_uprobe_multi);
 
 	check_kernel(&r, &f);
 	check_privileges(&r, &f);
 	check_selinux(&r, &f);
 	check_sysctls(&r, &f);
+	check_bpf_objects(&r, &f);
 	check_ringbuf(&r, &f);
 	check_uprobe_pmu(&r, &f);
 	check_uprobe_multi(&r, &f);

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 
+#include "sys/kfeatures.h"
 #include "sys/sysroot.h"
 
 /* --guardrail as the CLI parsed it; AUTO applies config/guardrail.h's rule
@@ -35,6 +36,9 @@ struct doctor_opts {
 	 * negative errno with the reason in err.  NULL: not checked. */
 	int (*probe_uprobe_multi)(struct err *err);
 	enum doctor_guardrail guardrail;
+	/* This kernel's BPF features (sys/kfeatures.h); NULL: kfeatures_probe()
+	 * with probe_uprobe_multi. */
+	void (*probe_kernel)(struct kfeatures *out);
 };
 
 /* Writes the report to out.  Returns 0 when the tool can run here, 1 when

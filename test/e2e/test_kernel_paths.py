@@ -3,8 +3,8 @@ without kernel BTF, and nothing of ours left in tracefs or bpffs after a
 kill -9 and a rerun."""
 import os
 import signal
-from e2e import (Target, Uprobestats, check, eq, events, native_config, summary,
-                 target, tmpdir, write_config)
+from e2e import (Target, Uprobestats, check, eq, events, native_config, needs_kernel, run,
+                 summary, target, tmpdir, write_config)
 
 TRACEFS = "/sys/kernel/tracing"
 N = 500
@@ -94,6 +94,7 @@ def kernel_at_least(major, minor):
     return (int(rel[0]), int(rel[1])) >= (major, minor)
 
 
+@needs_kernel("6.6", "uprobe_multi links")
 def test_uprobe_multi_and_pmu_paths_filter_by_process_not_thread():
     """The default path (uprobe_multi links where the kernel filters them by
     process) and --force-pmu both see every thread of the target and nothing
@@ -121,3 +122,55 @@ def test_uprobe_multi_and_pmu_paths_filter_by_process_not_thread():
         eq(len(evs), 3 * N, f"{flags}: events from the target's 3 threads")
         eq({e["pid"] for e in evs}, {a.pid}, f"{flags}: only the target process")
         eq(len({e["tid"] for e in evs}), 3, f"{flags}: threads seen")
+
+
+def test_target_kernel_picks_objects_output_and_attach_path():
+    """--target-kernel loads only what a kernel of that version accepts (the
+    version table of src/sys/kfeatures.c): legacy objects before 5.5, the
+    perf buffer before 5.8, tracefs before 4.17, the uprobe PMU before 6.6;
+    every path delivers every call."""
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    newest = "via uprobe_multi links" if kernel_at_least(6, 10) else "via uprobe PMU"
+    cases = (("4.14", "via tracefs uprobe_events, perfbuf output, legacy objects"),
+             ("4.19.157", "via uprobe PMU, perfbuf output, legacy objects"),
+             ("5.4", "via uprobe PMU, perfbuf output, legacy objects"),
+             ("5.5", "via uprobe PMU, perfbuf output\n"),
+             ("5.10", "via uprobe PMU, ringbuf output\n"),
+             ("6.6", newest + ", ringbuf output\n"))
+    for version, path in cases:
+        a = Target(tmp, N, 3)
+        try:
+            u = Uprobestats(["run", cfg, "--format", "json", "--target-kernel", version,
+                             "--pid", str(a.pid)])
+            u.wait_attached()
+            a.go()
+            a.wait()
+            rc = u.wait()
+        finally:
+            a.kill()
+        eq(rc, 0, f"{version}: exit code; stderr: " + u.stderr())
+        check(path in u.stderr() + "\n", f"{version}: expected '{path.strip()}' in: "
+              + u.stderr())
+        objs = u.json_events()
+        eq(len(events(objs)), N, f"{version}: events")
+        eq(summary(objs), [(N, N, 0, 0)], f"{version}: hits, delivered, dropped")
+    eq(our_tracefs_events(), [], "tracefs events left behind")
+
+
+def test_target_kernel_refuses_what_it_cannot_mean():
+    for version, msg in (("4.9", "older than the oldest supported, 4.14"),
+                         ("x", "expected MAJOR.MINOR")):
+        rc, out, err = run(["run", "/nonexistent.textproto", "--target-kernel", version])
+        eq(rc, 2, f"{version}: exit code; stderr: {err}")
+        check(msg in err, f"{version}: expected '{msg}' in: {err}")
+    tmp = tmpdir()
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    a = Target(tmp, N, 3)
+    try:
+        rc, out, err = run(["run", cfg, "--target-kernel", "5.4", "--force-ringbuf",
+                            "--pid", str(a.pid)])
+    finally:
+        a.kill()
+    eq(rc, 2, "--force-ringbuf with a 5.4 target: exit code; stderr: " + err)
+    check("a 5.4 kernel has no BPF ring buffer" in err, err)

@@ -215,3 +215,63 @@ UT_TEST(record_kinds_describe_their_layouts)
 		}
 	}
 }
+
+/* The legacy build of every object (kernels before 5.5): every program the
+ * catalog names, entry and exit halves included, in its section; every
+ * output as a perf event array and no ring buffer; no global data; the maps
+ * the tool fills by name. */
+static int check_legacy(const struct catalog_object *o, struct bpf_object *obj)
+{
+	struct bpf_map *map;
+
+	for (size_t i = 0; i < o->n_programs; i++) {
+		const struct catalog_program *p = &o->programs[i];
+		if (!has_program(obj, p->name, p->is_return) ||
+		    (p->entry && !has_program(obj, p->entry, false)) ||
+		    (p->exit_entry && !has_program(obj, p->exit_entry, false)) ||
+		    (p->exit && !has_program(obj, p->exit, false))) {
+			ut_fail(__FILE__, __LINE__, "%s: legacy program %s", o->name, p->name);
+			return -1;
+		}
+	}
+	for (size_t i = 0; o->ring_maps[i]; i++) {
+		char perf[160];
+		snprintf(perf, sizeof(perf), "%s%s", o->ring_maps[i], CATALOG_PERF_SUFFIX);
+		if (!has_map(obj, perf, BPF_MAP_TYPE_PERF_EVENT_ARRAY)) {
+			ut_fail(__FILE__, __LINE__, "%s: legacy output %s", o->name, perf);
+			return -1;
+		}
+	}
+	bpf_object__for_each_map(map, obj) {
+		if (bpf_map__is_internal(map) || bpf_map__type(map) == BPF_MAP_TYPE_RINGBUF) {
+			ut_fail(__FILE__, __LINE__, "%s: legacy map %s", o->name,
+				bpf_map__name(map));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+UT_TEST(catalog_every_program_has_a_legacy_form)
+{
+	for (size_t i = 0; i < catalog_object_count(); i++) {
+		const struct catalog_object *o = catalog_object_at(i);
+		LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = o->name);
+		struct err e = { 0 };
+		void *bytes = NULL;
+		size_t size = 0;
+		struct bpf_object *obj;
+		bool ok;
+
+		UT_EQ_INT(catalog_object_legacy_elf(o, &bytes, &size, &e), 0);
+		obj = bpf_object__open_mem(bytes, size, &opts);
+		UT_ASSERT(obj != NULL);
+		ok = check_legacy(o, obj) == 0 && check_reverse(o, obj) == 0 &&
+		     bpf_object__find_map_by_name(obj, CATALOG_MAP_COUNTERS) &&
+		     bpf_object__find_map_by_name(obj, CATALOG_MAP_PIDS);
+		bpf_object__close(obj);
+		free(bytes);
+		if (!ok)
+			ut_fail(__FILE__, __LINE__, "legacy object %s", o->name);
+	}
+}

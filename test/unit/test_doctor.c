@@ -134,6 +134,16 @@ UT_TEST(doctor_text_columns_line_up)
 	free(out);
 }
 
+static void kernel_4_14(struct kfeatures *k)
+{
+	kfeatures_for_version(KVER(4, 14), k);
+}
+
+static void kernel_5_4(struct kfeatures *k)
+{
+	kfeatures_for_version(KVER(5, 4), k);
+}
+
 UT_TEST(doctor_old_kernel_no_ringbuf_no_pmu)
 {
 	struct device d;
@@ -142,6 +152,7 @@ UT_TEST(doctor_old_kernel_no_ringbuf_no_pmu)
 
 	make_device(&d, "doc-old", "4.14.190-perf\n", false, true);
 	d.opts.probe_ringbuf = ringbuf_no;
+	d.opts.probe_kernel = kernel_4_14;
 	out = run(&d.opts, &rc);
 	UT_EQ_INT(rc, 1);
 	UT_CONTAINS(out, "4.14.190-perf");
@@ -152,7 +163,18 @@ UT_TEST(doctor_old_kernel_no_ringbuf_no_pmu)
 	UT_CONTAINS(out, "this build attaches through the PMU only");
 	UT_CONTAINS(out, "absent");                  /* no BTF */
 	UT_CONTAINS(out, "not ready");
+	UT_CONTAINS(out, "no global data (5.2+): a kernel before 5.5");
+	UT_CONTAINS(out, "legacy objects (4.14 rules)");
+	UT_CONTAINS(out, "BPF-to-BPF calls (4.16), uprobe PMU (4.17), BTF (4.18)");
+	UT_CONTAINS(out, "CAP_BPF and CAP_PERFMON (5.8)");
 	free(out);
+
+	/* A 5.4 kernel: the legacy objects all the same, for bpf_probe_read_user. */
+	d.opts.probe_kernel = kernel_5_4;
+	out = run(&d.opts, &rc);
+	UT_CONTAINS(out, "no bpf_probe_read_user (5.5+)");
+	free(out);
+	d.opts.probe_kernel = kernel_4_14;
 
 	/* With the tracefs fallback the same device can run. */
 	d.opts.tracefs_fallback = true;

@@ -172,8 +172,13 @@ int ups_start(struct tc *t, struct ups *u, const char *const args[], enum spawn_
 	tc_path(t, "ups.out", u->out);
 	tc_path(t, "ups.err", u->err);
 	argv[n++] = t->env->bin;
-	for (int i = 0; args[i] && n < 31; i++)
+	for (int i = 0; args[i] && n < 29; i++)
 		argv[n++] = args[i];
+	/* `run` (or a bare CONFIG) takes --target-kernel; check, methods, … do not. */
+	if (t->env->target_kernel && args[0] && (!strcmp(args[0], "run") || args[0][0] == '/')) {
+		argv[n++] = "--target-kernel";
+		argv[n++] = t->env->target_kernel;
+	}
 	argv[n] = NULL;
 	u->pid = spawn(t->env->bin, (char *const *)argv, u->out, u->err, flags);
 	if (u->pid < 0) {

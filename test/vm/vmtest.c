@@ -17,14 +17,16 @@
 
 struct options {
 	const char *name, *tmp, *filter;
+	const char *legacy_pass;  /* --legacy-pass VERSION: every case again with it */
 	struct vmenv env;
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: vmtest --name NAME --bin UPROBESTATS --targets DIR "
-			"[--art ODEX:INIT_OFF:GET_OFF] [--art-exits IS_ENABLED_OFF:SET_ALLOWED_OFF] "
-			"[--tmp DIR] [FILTER]\n");
+			"[--art ODEX:INIT_OFF:GET_OFF] "
+			"[--art-exits IS_ENABLED_OFF:SET_ALLOWED_OFF] [--tmp DIR] "
+			"[--legacy-pass VERSION] [FILTER]\n");
 	exit(2);
 }
 
@@ -80,6 +82,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->env.targets = v;
 		else if (!strcmp(a, "--tmp"))
 			o->tmp = v;
+		else if (!strcmp(a, "--legacy-pass"))
+			o->legacy_pass = v;
 		else if (!strcmp(a, "--art") && parse_art(v, &o->env) < 0)
 			fprintf(stderr, "vmtest: --art %s: expected ODEX:INIT_OFF:GET_OFF\n", v),
 			    exit(2);
@@ -103,7 +107,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 /* Runs one case in its own directory; the directory is removed when it passes. */
-static bool run_case(const struct options *o, const struct vmcase *c)
+static bool run_case(const struct options *o, const struct vmcase *c, const char *label)
 {
 	struct tc t = { .env = &o->env, .name = c->name };
 	long long t0 = now_ms();
@@ -116,7 +120,7 @@ static bool run_case(const struct options *o, const struct vmcase *c)
 		t.dir[end + 6] = '\0';
 	}
 	if (!mkdtemp(t.dir)) {
-		printf("FAIL %s: cannot create a directory under %s\n", c->name, o->tmp);
+		printf("FAIL %s%s: cannot create a directory under %s\n", label, c->name, o->tmp);
 		return false;
 	}
 	if (!strncmp(c->name, "art.", 4) && !o->env.art_odex)
@@ -125,9 +129,10 @@ static bool run_case(const struct options *o, const struct vmcase *c)
 		c->run(&t);
 	double secs = (double)(now_ms() - t0) / 1000.0;
 	if (t.failed) {
-		printf("FAIL %s: %s (%.1fs; files kept in %s)\n", c->name, t.msg, secs, t.dir);
+		printf("FAIL %s%s: %s (%.1fs; files kept in %s)\n", label, c->name, t.msg, secs,
+		       t.dir);
 	} else {
-		printf("ok   %s (%.1fs)\n", c->name, secs);
+		printf("ok   %s%s (%.1fs)\n", label, c->name, secs);
 		nftw(t.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
 	fflush(stdout);
@@ -147,14 +152,22 @@ int main(int argc, char **argv)
 	o.env.argv0_size = strlen(argv[0]) + 1;
 	o.env.argv0_orig = strdup(argv[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
-		for (const struct vmcase *c = groups[g]; c->name; c++) {
-			if (!strstr(c->name, o.filter))
-				continue;
-			if (run_case(&o, c))
-				passed++;
-			else
-				failed++;
+	/* Round 1 as the kernel offers; round 2 (--legacy-pass) as an old kernel would. */
+	for (int round = 0; round < (o.legacy_pass ? 2 : 1); round++) {
+		char label[32] = "";
+		if (round) {
+			o.env.target_kernel = o.legacy_pass;
+			snprintf(label, sizeof(label), "%s:", o.legacy_pass);
+		}
+		for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+			for (const struct vmcase *c = groups[g]; c->name; c++) {
+				if (!strstr(c->name, o.filter))
+					continue;
+				if (run_case(&o, c, label))
+					passed++;
+				else
+					failed++;
+			}
 		}
 	}
 	printf("%s: %d passed, %d failed\n", o.name, passed, failed);

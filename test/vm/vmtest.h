@@ -22,6 +22,9 @@ struct vmenv {
 	char *argv0;          /* the runner's own argv[0] bytes (its /proc/PID/cmdline) */
 	size_t argv0_size;    /* their size, the NUL included */
 	const char *argv0_orig; /* a copy of what they said at start */
+	/* The legacy round (--legacy-pass 4.14): every run gets --target-kernel this, and
+	 * must give the same results through the legacy objects, perf buffer and tracefs. */
+	const char *target_kernel;
 };
 
 struct tc {

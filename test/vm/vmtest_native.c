@@ -79,8 +79,10 @@ static void pid_filtered_call_detail(struct tc *t)
 	/* The default path: uprobe_multi links on 6.10+ (the 6.12 kernel), the uprobe PMU
 	 * before (5.10, 6.1), and a BPF ring buffer (every kernel here has one). */
 	err = ups_stderr(&u);
-	const char *path = kernel_at_least(6, 10) ? "via uprobe_multi links, ringbuf output"
-						  : "via uprobe PMU, ringbuf output";
+	const char *path = t->env->target_kernel
+		? "via tracefs uprobe_events, perfbuf output, legacy objects"
+		: kernel_at_least(6, 10) ? "via uprobe_multi links, ringbuf output"
+					 : "via uprobe PMU, ringbuf output";
 	CHECK(strstr(err, path), "'%s' expected: %.400s", path, err);
 	if (target_go(t, &a) < 0 || target_go(t, &b) < 0 || target_wait(t, &a, WAIT_MS) < 0 ||
 	    target_wait(t, &b, WAIT_MS) < 0)

@@ -1,0 +1,103 @@
+/* cmd_objects.c — `uprobestats check-objects [--kernel VERSION] [FILE.o ...]`:
+ * the static check of BPF objects against a kernel version (probe/objcheck.h).
+ * Without files it checks the legacy objects this binary embeds against the
+ * oldest supported kernel: `make test` runs it on every shipped binary. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/mapfile.h"
+#include "catalog/catalog.h"
+#include "probe/objcheck.h"
+#include "sys/kfeatures.h"
+
+static void print_problem(void *ctx, const char *object, const char *problem)
+{
+	(void)ctx;
+	printf("%s: %s\n", object, problem);
+}
+
+static int check_embedded(unsigned kver, size_t *objects, size_t *problems)
+{
+	for (size_t i = 0; i < catalog_object_count(); i++) {
+		const struct catalog_object *o = catalog_object_at(i);
+		struct err e = { 0 };
+		size_t size;
+		void *elf;
+		int rc = catalog_object_legacy_elf(o, &elf, &size, &e);
+
+		if (rc == 0) {
+			rc = objcheck_object(o->name, elf, size, kver, print_problem, NULL, &e);
+			free(elf);
+		}
+
+		if (rc < 0) {
+			p_err("%s", e.msg);
+			return EXIT_RUNTIME;
+		}
+		(*objects)++;
+		*problems += (size_t)rc;
+	}
+	return EXIT_OK;
+}
+
+static int check_files(char **files, size_t n, unsigned kver, size_t *objects, size_t *problems)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct mapped_file mf;
+		struct err e = { 0 };
+		int rc = mapfile_open(files[i], 64u << 20, 0, &mf, &e);
+
+		if (rc == 0) {
+			rc = objcheck_object(files[i], mf.data, mf.size, kver, print_problem, NULL,
+					     &e);
+			mapfile_close(&mf);
+		}
+		if (rc < 0) {
+			p_err("%s", e.msg);
+			return EXIT_RUNTIME;
+		}
+		(*objects)++;
+		*problems += (size_t)rc;
+	}
+	return EXIT_OK;
+}
+
+int cmd_check_objects(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	unsigned kver = KF_OLDEST_KERNEL;
+	size_t objects = 0, problems = 0;
+	struct err e = { 0 };
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			if (kfeatures_parse_version(optarg, &kver, &e) < 0) {
+				p_err("--kernel: %s", e.msg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': cmd_help(0, NULL); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	rc = optind < argc ? check_files(argv + optind, (size_t)(argc - optind), kver, &objects,
+					 &problems)
+			   : check_embedded(kver, &objects, &problems);
+	if (rc != EXIT_OK)
+		return rc;
+	printf("check-objects: %zu %s object(s), %zu problem(s) for kernel %u.%u\n", objects,
+	       optind < argc ? "given" : "embedded legacy", problems, KVER_MAJOR(kver),
+	       KVER_MINOR(kver));
+	return problems ? EXIT_RUNTIME : EXIT_OK;
+}
