@@ -30,23 +30,39 @@ struct {
 	__type(value, struct ups_kwalk_ent);
 } ups_kwalk_code SEC(".maps");
 
+/* The search position, kept in map memory so that the verifier does not
+ * track it as a constant: every path of a search step then reaches the next
+ * step in the same state and is pruned (a tracked position would make the
+ * verifier explore 2^bits paths per frame). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ups_kwalk_pos SEC(".maps");
+
 /* The compiled Java method of (tgid, pc), or NULL: the last entry whose
  * (tgid, start) is <= (tgid, pc), searched in stack_search_bits steps. */
 static __always_inline const struct ups_kwalk_ent *ups_kwalk_find(__u32 tgid, __u64 pc)
 {
-	__u32 pos = 0, bits = UPS_CFG(stack_search_bits);
+	__u32 zero = 0, bits = UPS_CFG(stack_search_bits), pos;
 	const struct ups_kwalk_ent *e;
+	__u32 *at = bpf_map_lookup_elem(&ups_kwalk_pos, &zero);
 
+	if (!at)
+		return 0;
+	*at = 0;
 	for (__u32 b = UPS_KWALK_MAX_BITS; b > 0; b--) {
 		__u32 cand;
 
 		if (b > bits)
 			continue;
-		cand = pos | (1u << (b - 1));
+		cand = (*at | (1u << (b - 1))) & ((1u << UPS_KWALK_MAX_BITS) - 1);
 		e = bpf_map_lookup_elem(&ups_kwalk_code, &cand);
 		if (e && (e->tgid < tgid || (e->tgid == tgid && e->start <= pc)))
-			pos = cand;
+			*at = cand;
 	}
+	pos = *at & ((1u << UPS_KWALK_MAX_BITS) - 1);
 	e = bpf_map_lookup_elem(&ups_kwalk_code, &pos);
 	if (!e || e->tgid != tgid || pc < e->start || pc >= e->end)
 		return 0;

@@ -29,7 +29,7 @@ struct jmethod {
 	uint64_t start;               /* code vaddr */
 	uint32_t size;
 	uint32_t list_i;              /* in methods.v */
-	bool decoded, frame_ok, has_dm;
+	bool decoded, frame_decoded, frame_ok, has_dm;
 	const struct dex_file *dex;   /* for line numbers, when has_dm */
 	struct dex_method dm;
 	struct art_frame_info fi;
@@ -303,6 +303,18 @@ static void find_dex_method(struct jmethod *j, const struct dex_file *d,
 	}
 }
 
+/* The CodeInfo alone (frame info, stack maps): the kernel walk's table
+ * needs no names. */
+static void decode_frame(struct file *f, struct jmethod *j)
+{
+	const struct oat_method *om = &f->methods.v[j->list_i];
+	struct err e = { 0 };
+
+	j->frame_decoded = true;
+	j->frame_ok = oat_code_frame_info(f->oat, &om->code, &j->fi, &j->rows, &j->n_rows,
+					  &e) == 0;
+}
+
 static void decode_jm(struct file *f, struct jmethod *j)
 {
 	const struct oat_method *om = &f->methods.v[j->list_i];
@@ -311,8 +323,8 @@ static void decode_jm(struct file *f, struct jmethod *j)
 	char buf[512];
 
 	j->decoded = true;
-	j->frame_ok = oat_code_frame_info(f->oat, &om->code, &j->fi, &j->rows, &j->n_rows,
-					  &e) == 0;
+	if (!j->frame_decoded)
+		decode_frame(f, j);
 	if (om->has_dex && f->dexes && oat_dexset_get(f->dexes, om->dex_i, &d, &e) == 0 &&
 	    dex_pretty_method(d, om->method_idx, buf, sizeof(buf)) >= 0) {
 		j->name = strdup(buf);
@@ -669,8 +681,8 @@ static int mapping_java_ranges(const struct mapping *mp, codemap_java_fn cb, voi
 
 		if (!vaddr_to_addr(mp, j->start, &addr))
 			continue;
-		if (!j->decoded)
-			decode_jm(f, j);
+		if (!j->frame_decoded)
+			decode_frame(f, j);
 		if (!j->frame_ok)
 			continue;
 		rc = cb(ctx, addr, addr + j->size, j->fi.frameless_leaf ? 0 : j->fi.frame_size);

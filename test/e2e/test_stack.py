@@ -485,3 +485,34 @@ def test_stack_kernel_stops_at_return_pc_without_stack_map():
     the return PC into A only on an exact stack map, so the frames shown stop
     at A, marked, exactly as in copy mode."""
     check_stops_at_return_pc_without_stack_map("kernel")
+
+
+def test_stack_kernel_loads_with_a_large_table():
+    """The verifier accepts the walk with a realistic table: a process that
+    maps the largest oat/odex of the test data (thousands of compiled
+    methods, so a search of many steps per frame) at the deepest --stack."""
+    import glob
+    import sys
+    root = os.environ.get("UPROBESTATS_TESTDATA", "")
+    files = [f for f in glob.glob(os.path.join(root, "oat", "*", "*", "*", "*"))
+             if f.endswith((".oat", ".odex"))]
+    check(files, "the test data has oat files")
+    big = max(files, key=os.path.getsize)
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import mmap,sys,time\n"
+                               "f=open(sys.argv[1],'rb')\n"
+                               "m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ|mmap.PROT_EXEC,"
+                               "flags=mmap.MAP_PRIVATE)\n"
+                               "print('ok',flush=True)\n"
+                               "time.sleep(60)\n", big], stdout=subprocess.PIPE, text=True)
+    try:
+        eq(holder.stdout.readline().strip(), "ok", "the holder mapped the file")
+        libb, _ = expected_frames()
+        tmp = tmpdir()
+        cfg = write_config(tmp, stack_config(libb))
+        rc, out, err = run(["run", cfg, "--stack=64", "--stack-mode", "kernel", "--duration",
+                            "1", "--pid", str(holder.pid)])
+        eq(rc, 0, "loaded and ran; stderr: " + err)
+    finally:
+        holder.kill()
+        holder.wait()
