@@ -34,6 +34,7 @@ struct cmd {
 
 static const struct cmd commands[] = {
 	{ "run", cmd_run },
+	{ "trace", cmd_trace },
 	{ "check", cmd_check },
 	{ "methods", cmd_methods },
 	{ "resolve", cmd_resolve },

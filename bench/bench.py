@@ -19,6 +19,8 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
   startup     config -> every probe attached, 1/10/100 probes, vs bpftrace.
+  many        `trace GLOB` over 1,000 and 2,000 distinct functions: attach and
+              detach, entry only and --ret, vs bpftrace's wildcard.
   resolve     `methods` and `resolve` on the largest test oat files: ms per MB.
   footprint   binary size per arch and peak RSS (from throughput, or a short run).
 Each prints its table and appends it, with the date, machine and kernel, to the
@@ -578,6 +580,72 @@ def bench_startup():
     return "\n".join(rows)
 
 
+# ---- many probes: trace with one glob ------------------------------------------------
+
+GEN_GLOBS = {1000: "ups_gen_0*", 2000: "ups_gen_[01]*"}
+
+
+def many_ours(n, pid, ret):
+    """(seconds to attach, seconds from SIGINT to exit) of `trace GLOB`."""
+    args = [BIN, "trace", "--pid", str(pid), "--format", "json", "--output", os.devnull,
+            "--profile", os.devnull] + (["--ret"] if ret else []) + \
+        [f"{target('target_gen')}:{GEN_GLOBS[n]}"]
+    t0 = time.monotonic()
+    tr = Tracer(args, "attached")
+    t1 = time.monotonic()
+    line = next((l for l in tr.err if "attached" in l), "")
+    tr.finish()
+    if f"attached {n} probe" not in line:
+        raise BenchError(f"expected {n} probes attached: {line}")
+    return t1 - t0, time.monotonic() - t1
+
+
+def many_bpftrace(n, pid):
+    probes = [f"uprobe:{target('target_gen')}:{GEN_GLOBS[n]}"]
+    t0 = time.monotonic()
+    b = Bpftrace(pid, probes, "")
+    t1 = time.monotonic()
+    b.stop()
+    return t1 - t0, time.monotonic() - t1
+
+
+def bench_many():
+    # bpftrace refuses more than 512 probes unless told otherwise.
+    os.environ.setdefault("BPFTRACE_MAX_PROBES", "5000")
+    tmp = tmpdir()
+    fifo = os.path.join(tmp, "go")
+    os.mkfifo(fifo)
+    held = subprocess.Popen([target("target_gen"), "--go-fifo", fifo, "1", os.devnull],
+                            stderr=subprocess.DEVNULL)
+    res = {}
+    try:
+        for r in range(REPEATS):
+            for n in GEN_GLOBS:
+                res.setdefault(("entry", n), []).append(many_ours(n, held.pid, False))
+                res.setdefault(("ret", n), []).append(many_ours(n, held.pid, True))
+                res.setdefault(("bpftrace", n), []).append(many_bpftrace(n, held.pid))
+            print(f"  repeat {r + 1}: " + ", ".join(
+                f"{k[0]} {k[1]}: {v[-1][0]:.2f} s (exit {v[-1][1]:.2f} s)"
+                for k, v in res.items()), flush=True)
+    finally:
+        held.kill()
+        held.wait()
+    rows = ["Many probes: `trace` with one glob over distinct functions of target_gen "
+            "(one pid): start -> the 'attached' line, SIGINT -> exit (every probe "
+            "detached); entry only (call_detail) and --ret (exit probes: an entry and an "
+            "exit uprobe per function); bpftrace with the equivalent wildcard and an empty "
+            f"body.  Median of {REPEATS} interleaved runs.", "",
+            "| functions | ours entry attach / exit (s) | ours --ret attach / exit (s) "
+            "| bpftrace attach / exit (s) |", "|---:|---:|---:|---:|"]
+    for n in GEN_GLOBS:
+        cells = []
+        for k in ("entry", "ret", "bpftrace"):
+            cells.append(f"{median([x[0] for x in res[(k, n)]]):.2f} / "
+                         f"{median([x[1] for x in res[(k, n)]]):.2f}")
+        rows.append(f"| {n} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 # ---- offset resolution ---------------------------------------------------------------
 
 
@@ -659,7 +727,7 @@ def append_results(path, which, sections):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "throughput", "startup", "resolve",
-                                      "footprint"])
+                                      "footprint", "many"])
     ap.add_argument("--results", help="markdown file to append to")
     ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
     a = ap.parse_args()
@@ -675,6 +743,8 @@ def main():
             sections.append(text)
     if a.which in ("all", "startup"):
         sections.append(bench_startup())
+    if a.which in ("all", "many"):
+        sections.append(bench_many())
     if a.which in ("all", "resolve"):
         sections.append(bench_resolve())
     if a.which in ("all", "footprint"):

@@ -13,7 +13,8 @@
  * so recursion keeps every call and frames left by an exception or longjmp
  * are counted as unwound (docs/programs.md, "Exit probes").
  * call_args: call_detail plus the text of up to four java.lang.String
- * arguments (which registers hold them is set per probe in ups_cfg). */
+ * or native char * arguments (which registers hold them, and which are C
+ * strings, is set per probe in ups_cfg). */
 #include "ups_bpf.h"
 
 UPS_OUTPUT(call_return_buf);
@@ -349,7 +350,12 @@ int call_args(void *ctx)
 		rec->a.strings[k][0] = 0;
 		/* From the copied registers: indexing the context by a variable
 		 * would be a modified-ctx dereference the verifier refuses. */
-		if (reg < UPS_NUM_ARG_REGS)
+		if (reg >= UPS_NUM_ARG_REGS)
+			continue;
+		if (UPS_CFG(string_native) & (1u << k))
+			ups_read_cstring(rec->a.strings[k], UPS_ARG_STRING_LEN,
+					 UPS_UNTAG(rec->a.r.regs[reg]));
+		else
 			ups_read_jstring(rec->a.strings[k], UPS_ARG_STRING_LEN,
 					 UPS_UNTAG(UPS_REF(rec->a.r.regs[reg])));
 	}

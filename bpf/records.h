@@ -379,9 +379,11 @@ struct ups_prog_config {
 	__u32 stack_mode;
 	__u32 stack_bytes;
 	__u32 stack_frames;
+	/* call_args: bit k set: slot k's register is a native char *, read as a
+	 * C string (the same 127 bytes), not a java.lang.String. */
+	__u32 string_native;
 	__u32 stack_search_bits; /* UPS_STACK_KERNEL: log2 of ups_kwalk_code's size */
 	__u32 stack_after_ret;   /* 1: the records are made at a uretprobe (pc, sp: the caller's) */
-	__u32 pad1;
 };
 
 /* ---- call stacks (--stack) ----
@@ -451,6 +453,7 @@ struct ups_kwalk_ent {
 enum ups_imm_field {
 	UPS_IMM_PROBE_ID = 1,
 	UPS_IMM_FILTER_PIDS = 2,
+	UPS_IMM_STRING_NATIVE = 3,  /* trace's char * positions (a bit mask) */
 	UPS_IMM_STRING_REG = 0x10,   /* + k, k < UPS_ARG_STRINGS */
 	UPS_IMM_STRING_POS = 0x20,   /* + k */
 };

@@ -262,6 +262,24 @@ static __always_inline int ups_read_jstring(char *dst, __u64 size, __u64 str)
 	return rc < 0 ? (int)rc : 0;
 }
 
+/* A native NUL-terminated C string (char *) at str, up to size - 1 bytes
+ * and a NUL; "" when str is NULL or unreadable.  The bytes are copied as
+ * they are: user space cuts them before the first invalid UTF-8 sequence.
+ * Helper: bpf_probe_read_user_str (5.5+; the pre-5.5 build maps it to
+ * bpf_probe_read_str, as for Java Strings). */
+static __always_inline int ups_read_cstring(char *dst, __u64 size, __u64 str)
+{
+	long rc;
+
+	dst[0] = 0;
+	if (!str)
+		return -UPS_EFAULT;
+	rc = ups_probe_read_user_str(dst, size, (const void *)str);
+	if (rc < 0)
+		dst[0] = 0;
+	return rc < 0 ? (int)rc : 0;
+}
+
 /* The String whose reference is in field `off` of object obj. */
 static __always_inline int ups_read_jstring_field(char *dst, __u64 size, __u64 obj, __u32 off)
 {

@@ -69,6 +69,7 @@ static __always_inline __u64 ups_x86_arg(const struct ups_regs *r, int i)
 	})
 #define UPS_IMM_probe_id UPS_IMM_PROBE_ID
 #define UPS_IMM_filter_pids UPS_IMM_FILTER_PIDS
+#define UPS_IMM_string_native UPS_IMM_STRING_NATIVE
 #define UPS_CFG(field) ((__u32)UPS_IMM(UPS_IMM_##field))
 
 static __always_inline __u8 ups_cfg_string_reg(int k)

@@ -2,7 +2,7 @@
 # target_many they share, is mk/faults.mk).
 #
 #   make bench          every benchmark (bench/bench.py); appends to bench/RESULTS.md
-#   make bench BENCH=perhit   one of: perhit throughput startup resolve footprint
+#   make bench BENCH=perhit   one of: perhit throughput startup resolve footprint many
 #   make fuzz-campaign  every fuzzer to FUZZ_RUNS executions or FUZZ_CAP seconds each
 #
 # Variables: BENCH_CALLS (1000000 calls per per-hit run), BENCH_REPEATS (3 interleaved

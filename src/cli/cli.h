@@ -76,6 +76,7 @@ int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_op
 		 bool pid_given);
 
 int cmd_run(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_methods(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);

@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_match.h"
+#include "plan/pattern.h"
 #include "resolve/methods_cmd.h"
 
 #define MAX_DEX_FILES 32
 
 enum { OPT_FILTER = 256, OPT_JSON, OPT_DEX_FILE, OPT_RESOLVER, OPT_OATDUMP, OPT_NO_CACHE,
-       OPT_CACHE_DIR, OPT_PID };
+       OPT_CACHE_DIR, OPT_PID, OPT_MATCH };
 
 static const struct option long_opts[] = {
 	{ "filter", required_argument, NULL, OPT_FILTER },
@@ -21,6 +23,7 @@ static const struct option long_opts[] = {
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "match", required_argument, NULL, OPT_MATCH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -36,6 +39,7 @@ struct oat_cli {
 	bool no_cache;
 	const char *cache_dir;
 	uint32_t pid;
+	const char *match;
 };
 
 static int parse(int argc, char **argv, struct oat_cli *o, int want_args)
@@ -64,6 +68,7 @@ static int parse(int argc, char **argv, struct oat_cli *o, int want_args)
 		case OPT_OATDUMP: o->oatdump = optarg; break;
 		case OPT_NO_CACHE: o->no_cache = true; break;
 		case OPT_CACHE_DIR: o->cache_dir = optarg; break;
+		case OPT_MATCH: o->match = optarg; break;
 		case OPT_PID:
 			if (!cli_parse_u32(optarg, &o->pid, "a pid"))
 				return EXIT_USAGE;
@@ -73,6 +78,8 @@ static int parse(int argc, char **argv, struct oat_cli *o, int want_args)
 		default: return EXIT_USAGE;
 		}
 	}
+	if (o->match && want_args == 1 && argc - optind == 0)
+		return EXIT_OK;   /* methods --match PATTERN [--pid N] without FILE */
 	if (argc - optind != want_args) {
 		p_err("expected %d argument%s, found %d (see uprobestats --help)", want_args,
 		      want_args == 1 ? "" : "s", argc - optind);
@@ -89,6 +96,37 @@ static int report(int rc, const struct err *e)
 	return EXIT_RESOLVE;
 }
 
+/* A pattern that does not parse is a usage error (exit 2), one line. */
+static bool pattern_ok(const char *text)
+{
+	struct trace_pattern *p;
+	struct err e = { 0 };
+
+	if (pattern_parse(text, &p, &e)) {
+		p_err("%s", e.msg);
+		return false;
+	}
+	pattern_free(p);
+	return true;
+}
+
+static int match_cmd(const struct oat_cli *o, const char *pattern, const char *file,
+		     bool single)
+{
+	struct err e = { 0 };
+	struct match_cmd_opts mo = {
+		.pattern = pattern, .file = file, .pid = (int)o->pid, .json = o->json,
+		.cache_dir = o->cache_dir, .no_cache = o->no_cache,
+	};
+	int rc;
+
+	if (!pattern_ok(pattern))
+		return EXIT_USAGE;
+	rc = single ? resolve_pattern_cmd(&mo, stdout, &e) : methods_match_cmd(&mo, stdout, &e);
+	fflush(stdout);
+	return report(rc, &e);
+}
+
 int cmd_methods(int argc, char **argv)
 {
 	struct oat_cli o = { 0 };
@@ -97,6 +135,8 @@ int cmd_methods(int argc, char **argv)
 
 	if (rc != EXIT_OK)
 		return rc < 0 ? EXIT_OK : rc;
+	if (o.match)
+		return match_cmd(&o, o.match, optind < argc ? argv[optind] : NULL, false);
 	struct methods_cmd_opts mo = {
 		.file = argv[optind], .filter = o.filter, .json = o.json, .verbose = cli_verbose(),
 		.dex_files = o.dex_files, .n_dex_files = o.n_dex_files,
@@ -115,6 +155,9 @@ int cmd_resolve(int argc, char **argv)
 
 	if (rc != EXIT_OK)
 		return rc < 0 ? EXIT_OK : rc;
+	if (resolve_arg_is_pattern(argv[optind + 1]))
+		return match_cmd(&o, argv[optind + 1],
+				 strcmp(argv[optind], "-") ? argv[optind] : NULL, true);
 	struct resolve_cmd_opts ro = {
 		.file = strcmp(argv[optind], "-") ? argv[optind] : NULL,
 		.signature = argv[optind + 1], .json = o.json, .verbose = cli_verbose(),

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run.h"
 #include "cli/self_atoms.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
@@ -31,40 +32,9 @@
 #include "sys/privilege.h"
 #include "sys/properties.h"
 
-#define MAX_PIDS 256
 /* --flush-ms: the drain period bounds latency and the ring buffer must hold
  * a period's records; past 10 s neither makes sense. */
 #define FLUSH_MAX_MS 10000
-
-struct run_opts {
-	const char *config;
-	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
-	struct stack_args stacks;    /* --stack, --stack-mode, --stack-bytes, --stacks */
-	int32_t duration;
-	pid_t pids[MAX_PIDS];
-	size_t n_pids;
-	unsigned dup_pid_said;
-	bool unsafe_any_symbol;      /* native symbols: no function/boundary proof */
-	bool forced_ringbuf;         /* --force-ringbuf (refused with --force-perfbuf) */
-	bool all_matches;
-	uint32_t ringbuf_size;
-	uint32_t flush_ms;
-	bool bpf_pid_filter;
-	bool quiet;
-	enum output_mode output_mode;
-	bool force_tracefs;
-	bool force_pmu;
-	unsigned target_kernel;      /* KVER of --target-kernel; 0: this kernel */
-	bool on_android;
-	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
-	uint32_t attached_atom;      /* atom id of the per-probe "attached" atom; 0: none */
-	uint32_t error_atom;         /* atom id of the "internal error" atom; 0: none */
-	bool atom_int32_args;        /* --atom-mapping cpp */
-	bool exit_probes;            /* --exit-probes */
-	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
-	struct config_load_opts load;
-	struct guardrail_opts guardrail;
-};
 
 enum {
 	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
@@ -192,45 +162,44 @@ static int parse_value_opt(int c, struct run_opts *o)
 		}
 		return EXIT_OK;
 	}
-	return EXIT_USAGE;
+	return RUN_OPT_NOT_MINE;
 }
 
-static int parse_run_opts(int argc, char **argv, struct run_opts *o)
+int run_opts_getopt(struct option *opts, size_t *n, size_t max)
 {
-	struct option long_opts[64];
-	size_t n = 0;
-	int c, rc;
+	if (sink_args_getopt(opts, n, max) < 0 || stack_args_getopt(opts, n, max) < 0)
+		return -ENOSPC;
+	for (size_t i = 0; run_long_opts[i].name; i++) {
+		if (*n + 1 >= max)
+			return -ENOSPC;
+		opts[(*n)++] = run_long_opts[i];
+	}
+	opts[*n] = (struct option){ 0 };
+	return 0;
+}
 
-	if (sink_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0 ||
-	    stack_args_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
-		return EXIT_USAGE;
-	for (size_t i = 0; n < sizeof(long_opts) / sizeof(long_opts[0]); i++) {
-		long_opts[n++] = run_long_opts[i];
-		if (!run_long_opts[i].name)
-			break;
+int run_opts_take(int c, struct run_opts *o)
+{
+	switch (c) {
+	case OPT_ALL_MATCHES: o->all_matches = true; return EXIT_OK;
+	case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; return EXIT_OK;
+	case OPT_QUIET: o->quiet = true; return EXIT_OK;
+	case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; return EXIT_OK;
+	case OPT_FORCE_RINGBUF: o->forced_ringbuf = true; return EXIT_OK;
+	case OPT_FORCE_TRACEFS: o->force_tracefs = true; return EXIT_OK;
+	case OPT_FORCE_PMU: o->force_pmu = true; return EXIT_OK;
+	case OPT_UNSAFE_ANY_SYMBOL: o->unsafe_any_symbol = true; return EXIT_OK;
+	case OPT_EXIT_PROBES: o->exit_probes = true; return EXIT_OK;
+	case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; return EXIT_OK;
+	case 'v': cli_set_verbose(true); return EXIT_OK;
+	case 'h': return RUN_OPT_HELP;
+	case '?': return EXIT_USAGE;
 	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ALL_MATCHES: o->all_matches = true; break;
-		case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; break;
-		case OPT_QUIET: o->quiet = true; break;
-		case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; break;
-		case OPT_FORCE_RINGBUF: o->forced_ringbuf = true; break;
-		case OPT_FORCE_TRACEFS: o->force_tracefs = true; break;
-		case OPT_FORCE_PMU: o->force_pmu = true; break;
-		case OPT_UNSAFE_ANY_SYMBOL: o->unsafe_any_symbol = true; break;
-		case OPT_EXIT_PROBES: o->exit_probes = true; break;
-		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
-		case 'v': cli_set_verbose(true); break;
-		case 'h': cmd_help(0, NULL); return -1;
-		case '?': return EXIT_USAGE;
-		default:
-			rc = parse_value_opt(c, o);
-			if (rc != EXIT_OK)
-				return rc;
-		}
-	}
+	return parse_value_opt(c, o);
+}
+
+int run_opts_check(struct run_opts *o)
+{
 	if (o->output_mode == OUTPUT_PERFBUF && o->forced_ringbuf) {
 		p_err("--force-perfbuf and --force-ringbuf contradict each other: give one");
 		return EXIT_USAGE;
@@ -241,6 +210,30 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		p_err("--force-tracefs and --force-pmu contradict each other: give one");
 		return EXIT_USAGE;
 	}
+	return EXIT_OK;
+}
+
+static int parse_run_opts(int argc, char **argv, struct run_opts *o)
+{
+	struct option long_opts[96];
+	size_t n = 0;
+	int c, rc;
+
+	if (run_opts_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
+		return EXIT_USAGE;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
+		rc = run_opts_take(c, o);
+		if (rc == RUN_OPT_HELP) {
+			cmd_help(0, NULL);
+			return -1;
+		}
+		if (rc != EXIT_OK)
+			return rc == RUN_OPT_NOT_MINE ? EXIT_USAGE : rc;
+	}
+	rc = run_opts_check(o);
+	if (rc != EXIT_OK)
+		return rc;
 	if (optind != argc - 1) {
 		if (optind >= argc)
 			p_err("missing CONFIG (see uprobestats --help)");
@@ -340,6 +333,18 @@ static void on_notice(void *ctx, const char *msg)
 	p_info("%s", msg);
 }
 
+/* Whether task ti's pid k appeared in an earlier task or earlier in ti. */
+static bool pid_seen(const struct plan *plan, size_t ti, size_t k)
+{
+	pid_t pid = plan->tasks[ti].pids[k];
+
+	for (size_t i = 0; i <= ti; i++)
+		for (size_t j = 0; j < (i == ti ? k : plan->tasks[i].n_pids); j++)
+			if (plan->tasks[i].pids[j] == pid)
+				return true;
+	return false;
+}
+
 /* Every probe and process holds a descriptor (a link or a perf event), each
  * program and map one more: say what the limit is and about how many. */
 static void say_fd_limit(const struct plan *plan, struct err *e)
@@ -381,9 +386,11 @@ static int start_probes(void *ctx, struct err *e)
 	size_t n = 0;
 	bool every = false, waiting = false;
 	for (size_t i = 0; i < rs->plan->n_tasks; i++) {
-		every |= rs->plan->tasks[i].all_processes;
-		waiting |= rs->plan->tasks[i].wait_for_start;
-		n += rs->plan->tasks[i].n_pids;
+		const struct plan_task *t = &rs->plan->tasks[i];
+		every |= t->all_processes;
+		waiting |= t->wait_for_start;
+		for (size_t k = 0; k < t->n_pids; k++)
+			n += !pid_seen(rs->plan, i, k);   /* processes, not task x pid */
 	}
 	if (every)
 		snprintf(procs, sizeof(procs), "every process%s", n ? " and others" : "");
@@ -427,18 +434,23 @@ static void raise_limits(void)
 	/* Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK. */
 	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
 	setrlimit(RLIMIT_MEMLOCK, &r);
-	/* Each probe and process holds descriptors: up to the hard limit. */
-	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+	/* Each probe holds its own object's descriptors (about 18 with exit
+	 * probes: programs, links, maps): thousands of probes (trace) need far
+	 * more than the usual 1024 (root may raise the hard limit too). */
+	r = (struct rlimit){ 1u << 20, 1u << 20 };
+	if (setrlimit(RLIMIT_NOFILE, &r) < 0 && getrlimit(RLIMIT_NOFILE, &r) == 0) {
 		r.rlim_cur = r.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &r);
 	}
 }
 
-static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, struct run_state *rs)
+static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, FILE *profile,
+		      struct run_state *rs)
 {
 	struct sinks_options so = sink_args_options(&o->sinks, out, trace);
 	struct err e = { 0 };
 
+	so.profile = profile;
 	so.statsd_dropped = on_statsd_drop;
 	so.stream_dropped = on_stream_drop;
 	so.statsd_dropped_ctx = rs;
@@ -574,7 +586,7 @@ static FILE *open_output(const char *path, const char *what)
 
 /* Before anything touches the kernel: may we?  A refusal is one line saying
  * what is missing and how to get it. */
-static int check_privileges(const struct android_info *android)
+int run_check_privileges(const struct android_info *android)
 {
 	struct priv_facts f;
 	struct priv_report r;
@@ -625,7 +637,7 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 	return EXIT_OK;
 }
 
-static int run_plan(const struct plan *plan, const struct run_opts *o)
+int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
@@ -635,7 +647,7 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
 				.error_atom = (int32_t)o->error_atom };
-	FILE *out = NULL, *trace = NULL;
+	FILE *out = NULL, *trace = NULL, *profile = NULL;
 	struct err e = { 0 };
 	int rc, acct_rc;
 
@@ -652,8 +664,10 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 	acct_rc = accounting_init(&rs.acct, plan->n_probes);
 	out = open_output(o->sinks.output, "--output");
 	trace = o->sinks.trace ? open_output(o->sinks.trace, "--trace") : NULL;
-	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace)) ? EXIT_RUNTIME
-		: open_sinks(o, out, trace, &rs);
+	profile = !o->sinks.profile ? NULL : !strcmp(o->sinks.profile, "-") ? stderr
+		  : open_output(o->sinks.profile, "--profile");
+	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace) || (o->sinks.profile && !profile))
+		? EXIT_RUNTIME : open_sinks(o, out, trace, profile, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
 	sinks_close(rs.sinks);
@@ -662,6 +676,8 @@ static int run_plan(const struct plan *plan, const struct run_opts *o)
 		fclose(out);
 	if (trace)
 		fclose(trace);
+	if (profile && profile != stderr)
+		fclose(profile);
 	accounting_free(&rs.acct);
 	return rc;
 }
@@ -761,7 +777,7 @@ int cmd_run(int argc, char **argv)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),
 			plan->probe_by_id[i]->note);
-	rc = check_privileges(&android);
+	rc = run_check_privileges(&android);
 	if (rc == EXIT_OK)
 		rc = run_plan(plan, &o);
 	plan_free(plan);

@@ -224,11 +224,31 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 	return rc;
 }
 
+/* A probe a plan source located already (plan_opts.located). */
+static int locate(struct plan_probe *p, const struct plan_location *l)
+{
+	snprintf(p->path, sizeof(p->path), "%s", l->path);
+	p->offset = l->offset;
+	p->code_size = l->code_size;
+	p->machine = l->machine;
+	p->java = l->java;
+	p->abi = l->abi;
+	p->how = l->java ? RESOLVED_OAT_BUILTIN : RESOLVED_ELF_SYMBOL;
+	memcpy(p->string_reg, l->string_reg, sizeof(p->string_reg));
+	memcpy(p->string_pos, l->string_pos, sizeof(p->string_pos));
+	p->string_native = l->string_native;
+	if (l->display)
+		p->desc.method = l->display;
+	snprintf(p->note, sizeof(p->note), "%s", l->note ? l->note : "located by the plan source");
+	return 0;
+}
+
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			 struct native_cache *nc, struct err *err)
 {
-	int rc = is_java_probe(p->cfg) ? resolve_java(p, po, pid, nc, err)
-					: resolve_native(p, po, nc, err);
+	int rc = po->located && p->id < po->n_located ? locate(p, &po->located[p->id])
+		 : is_java_probe(p->cfg) ? resolve_java(p, po, pid, nc, err)
+		 : resolve_native(p, po, nc, err);
 
 	return rc < 0 ? rc : plan_choose_exits(p, po, err);
 }

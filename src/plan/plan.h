@@ -46,6 +46,7 @@ struct plan_probe {
 	 * and their Java positions, for the program's .rodata. */
 	uint8_t string_reg[4];
 	uint8_t string_pos[4];
+	uint8_t string_native;            /* bit k: slot k is a native char *, not a String */
 	/* --stack / stack_frames: enum ups_stack_mode (0: off), the frames to
 	 * keep and the user-stack bytes each hit copies. */
 	uint32_t stack_mode;
@@ -94,6 +95,22 @@ struct plan {
 	struct plan_probe **probe_by_id;  /* n_probes entries */
 };
 
+/* Where a probe is, as a plan source that found it already knows it
+ * (plan/trace_plan.h): plan_build then resolves nothing for that probe. */
+struct plan_location {
+	const char *path;
+	uint64_t offset;
+	uint64_t code_size;
+	uint16_t machine;
+	bool java;
+	enum arg_abi abi;
+	uint8_t string_reg[4];            /* as plan_probe (0xff: none) */
+	uint8_t string_pos[4];
+	uint8_t string_native;
+	const char *display;              /* the method's full name for sinks; NULL: as configured */
+	const char *note;
+};
+
 struct plan_opts {
 	const char *proc_dir;             /* "/proc" unless testing */
 	const pid_t *pids;                /* --pid overrides target_process_name */
@@ -118,6 +135,9 @@ struct plan_opts {
 	uint32_t stack_bytes;
 	bool exit_probes;                 /* --exit-probes: native return programs too */
 	bool unsafe_uretprobe;            /* --unsafe-uretprobe: allow uretprobes on ART code */
+	/* Per probe id, where each probe is (NULL: resolve from the config). */
+	const struct plan_location *located;
+	size_t n_located;
 	/* When set, every per-probe problem is reported here and building goes
 	 * on, so `check` can list them all; the build still fails at the end. */
 	void (*problem)(void *ctx, const char *msg);

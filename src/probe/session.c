@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +32,14 @@ struct attachment {
 	struct tracefs_probe tp;
 };
 
-/* One loaded copy of an object, for one probe. */
+/* One loaded copy of an object, for one probe.  A secondary copy keeps
+ * only its loaded programs (their maps live on in the kernel through them):
+ * the object and its ~13 map descriptors are closed after loading, so
+ * thousands of probes (trace) fit the descriptor limit. */
 struct instance {
-	struct bpf_object *obj;
+	struct bpf_object *obj;           /* the primary's; NULL once a secondary is loaded */
+	int prog_fd[2];                   /* secondary: the main and the entry program */
+	const char *prog_name[2];
 	const struct plan_probe *probe;
 	struct attachment *atts;
 	size_t n_atts;
@@ -264,6 +270,45 @@ static const char *probe_entry_prog(const struct plan_probe *p)
 	return p->exit_probes ? p->prog->exit_entry : p->prog->entry;
 }
 
+/* A loaded secondary instance: its programs' descriptors, then the object
+ * goes (the programs keep their maps). */
+static int keep_programs_only(struct instance *in, struct err *err)
+{
+	const char *names[2] = { probe_main_prog(in->probe), probe_entry_prog(in->probe) };
+	int rc = 0;
+
+	for (int k = 0; k < 2; k++) {
+		struct bpf_program *prog = names[k]
+			? bpf_object__find_program_by_name(in->obj, names[k]) : NULL;
+		in->prog_fd[k] = -1;
+		in->prog_name[k] = names[k];
+		if (prog && bpf_program__fd(prog) >= 0) {
+			in->prog_fd[k] = fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3);
+			if (in->prog_fd[k] < 0 && rc == 0)
+				rc = err_set(err, -errno, "keeping program %s: %s", names[k],
+					     strerror(errno));
+		}
+	}
+	bpf_object__close(in->obj);
+	in->obj = NULL;
+	return rc;
+}
+
+/* The loaded program prog_name of in, or -1. */
+static int instance_prog_fd(const struct instance *in, const char *prog_name)
+{
+	struct bpf_program *prog;
+
+	if (!in->obj) {
+		for (int k = 0; k < 2; k++)
+			if (in->prog_name[k] && !strcmp(in->prog_name[k], prog_name))
+				return in->prog_fd[k];
+		return -1;
+	}
+	prog = bpf_object__find_program_by_name(in->obj, prog_name);
+	return prog ? bpf_program__fd(prog) : -1;
+}
+
 static int load_instance(struct session *s, struct instance *in, const struct plan_probe *p,
 			 const struct session_opts *opts, struct err *err)
 {
@@ -299,6 +344,7 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.use_perfbuf = s->mode == OUTPUT_PERFBUF;
 	memcpy(cfg.string_reg, p->string_reg, sizeof(cfg.string_reg));
 	memcpy(cfg.string_pos, p->string_pos, sizeof(cfg.string_pos));
+	cfg.string_native = p->string_native;
 	cfg.stack_mode = p->stack_mode;
 	cfg.stack_bytes = p->stack_bytes;
 	cfg.stack_frames = p->stack_frames;
@@ -312,9 +358,11 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	rc = load_object(in->obj, p, opts, err);
 	if (rc < 0)
 		return rc;
-	if (!os->primary)
+	if (!os->primary) {
 		os->primary = in->obj;
-	return 0;
+		return 0;
+	}
+	return keep_programs_only(in, err);
 }
 
 /* uprobe_multi links (6.6+, filtering by process) unless a perf event path
@@ -474,11 +522,11 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 		      uint64_t offset, bool retprobe, pid_t pid, struct err *err)
 {
 	const struct plan_probe *p = in->probe;
-	struct bpf_program *prog = bpf_object__find_program_by_name(in->obj, prog_name);
+	int prog_fd = instance_prog_fd(in, prog_name);
 	struct attachment *a = &in->atts[in->n_atts];
 	int rc;
 
-	if (!prog)
+	if (prog_fd < 0)
 		return err_set(err, -ENOENT,
 			       "probe %s: program %s missing from the embedded object",
 			       p->program_name, prog_name);
@@ -486,14 +534,14 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 	a->tracefs = s->use_tracefs;
 	if (s->use_tracefs) {
 		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid,
-				    bpf_program__fd(prog), &a->tp, err);
+				    prog_fd, &a->tp, err);
 		a->perf_fd = a->tp.perf_fd;
 	} else if (s->use_multi) {
-		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, bpf_program__fd(prog),
+		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, prog_fd,
 					 &a->perf_fd, err);
 	} else {
 		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid,
-				       bpf_program__fd(prog), &a->perf_fd, err);
+				       prog_fd, &a->perf_fd, err);
 	}
 	if (rc < 0)
 		return err_prefix(err, "probe %s", p->program_name);
@@ -798,6 +846,9 @@ void session_close(struct session *s)
 			primary |= s->objects[o].primary == s->instances[i].obj;
 		if (!primary)
 			bpf_object__close(s->instances[i].obj);
+		for (int k = 0; k < 2; k++)
+			if (s->instances[i].prog_name[k] && s->instances[i].prog_fd[k] >= 0)
+				close(s->instances[i].prog_fd[k]);
 	}
 	for (size_t o = 0; o < s->n_objects; o++)
 		bpf_object__close(s->objects[o].primary);

@@ -240,3 +240,31 @@ int oat_search_class(const struct oat_search_opts *o, const char *class_desc,
 	free_cands(c);
 	return rc;
 }
+
+int oat_search_candidates(const struct oat_search_opts *o, char ***paths, size_t *n,
+			  struct err *err)
+{
+	struct cands *c = calloc(1, sizeof(*c));
+	int rc;
+
+	*paths = NULL;
+	*n = 0;
+	if (!c)
+		return err_set(err, -ENOMEM, "out of memory");
+	if ((o->pid > 0 || o->maps_path) && (rc = from_maps(o, c, err))) {
+		free_cands(c);
+		return rc;
+	}
+	from_roots(o, c);
+	if (c->n && !(*paths = malloc(c->n * sizeof(char *)))) {
+		free_cands(c);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		(*paths)[i] = c->path[i];
+		c->path[i] = NULL;
+	}
+	*n = c->n;
+	free_cands(c);
+	return 0;
+}

@@ -38,6 +38,12 @@ struct oat_search_hit {
 int oat_search_class(const struct oat_search_opts *o, const char *class_desc,
 		     struct oat_search_hit *hit, struct err *err);
 
+/* Every candidate oat/odex in search order (the process's maps, then the
+ * roots), without opening them: *paths and each entry malloc'd, caller frees.
+ * Used by pattern matching, which looks into all of them. */
+int oat_search_candidates(const struct oat_search_opts *o, char ***paths, size_t *n,
+			  struct err *err);
+
 /* /data/local/tmp/uprobestats-cache on Android, else $XDG_CACHE_HOME/uprobestats
  * or /tmp/uprobestats-cache. */
 void oat_search_default_cache_dir(char *buf, size_t size);

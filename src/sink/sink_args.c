@@ -62,6 +62,20 @@ static int parse_statsd_wait(struct sink_args *a, const char *arg, struct err *e
 	return 0;
 }
 
+static int parse_profile(struct sink_args *a, const char *arg, struct err *e)
+{
+	a->profile = arg;
+	return 0;
+}
+
+static int parse_profile_format(struct sink_args *a, const char *arg, struct err *e)
+{
+	if (strcmp(arg, "text") && strcmp(arg, "json"))
+		return err_set(e, -EINVAL, "--profile-format takes text or json, not '%s'", arg);
+	a->profile_json = !strcmp(arg, "json");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int has_arg;
@@ -74,6 +88,8 @@ static const struct {
 	{ "statsd", optional_argument, parse_statsd },
 	{ "no-statsd", no_argument, parse_no_statsd },
 	{ "statsd-wait", required_argument, parse_statsd_wait },
+	{ "profile", required_argument, parse_profile },
+	{ "profile-format", required_argument, parse_profile_format },
 };
 
 #define N_ROWS (sizeof(rows) / sizeof(rows[0]))
@@ -107,6 +123,7 @@ struct sinks_options sink_args_options(const struct sink_args *a, FILE *out, FIL
 		.trace = trace,
 		.trace_format = a->trace_format,
 		.default_text = out,
+		.profile_json = a->profile_json,
 	};
 
 	if (a->format && !strcmp(a->format, "json"))

@@ -1,6 +1,6 @@
 /* sink_args.h — the run command's output options, as a table: one row per
  * long option (--format, --output, --trace, --trace-format, --statsd,
- * --no-statsd, --statsd-wait) saying how it sets struct sink_args.  The
+ * --no-statsd, --statsd-wait, --profile, --profile-format) saying how it sets struct sink_args.  The
  * command adds the rows to its getopt table, hands each value to
  * sink_args_parse, and opens the sink set with sink_args_options.  A new
  * sink's option is one more row here. */
@@ -23,6 +23,8 @@ struct sink_args {
 	enum sinks_statsd_mode statsd;
 	const char *statsd_path;
 	int32_t statsd_wait_ms;      /* as sinks_options: 0 default, SINKS_STATSD_NO_WAIT */
+	const char *profile;         /* --profile FILE ("-": stderr): the flat profile */
+	bool profile_json;           /* --profile-format json */
 };
 
 /* getopt values of the rows: SINK_ARGS_FIRST_OPT + row (clear of characters

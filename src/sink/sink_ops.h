@@ -19,6 +19,7 @@
 struct json_out;
 struct outbuf;
 struct sink_report;
+struct probe_stats;
 
 struct sink_ops {
 	const char *name;
@@ -36,6 +37,8 @@ struct sink_ops {
 	 * and a full queue fails it rather than drop one event. */
 	bool own_losses;
 	void (*stop_waiting)(void *st);                        /* a signal ended the run */
+	/* At exit, first: the per-probe counters (hits, unwound, …). */
+	void (*probe_rows)(void *st, const struct probe_stats *rows, size_t n);
 	/* At exit, before the report is taken: footers, last loss reports. */
 	void (*finish)(void *st);
 	void (*report)(const void *st, struct sink_report *r); /* its counters */

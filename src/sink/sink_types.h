@@ -4,6 +4,7 @@
 #ifndef UPROBESTATS_SINK_SINK_TYPES_H
 #define UPROBESTATS_SINK_SINK_TYPES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,8 @@ struct sinks_options {
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
 	enum trace_format trace_format;
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
+	FILE *profile;                /* the flat profile at exit (sink/profile.h); NULL: none */
+	bool profile_json;            /* as one JSON line instead of a table */
 	const char *folded_stacks;    /* --stacks FILE: aggregated stacks, folded, at exit */
 	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
 	 * its batch is flushed: drops are known only then. */

@@ -7,6 +7,7 @@
 
 #include "sink/folded_out.h"
 #include "sink/jsonl_out.h"
+#include "sink/profile.h"
 #include "sink/sink_ops.h"
 #include "sink/statsd_sink.h"
 #include "sink/statsd_socket.h"
@@ -21,6 +22,7 @@ static const struct sink_ops *const table[] = {
 	&jsonl_sink,
 	&trace_sink,
 	&folded_sink,
+	&profile_sink,
 };
 
 #define N_SINKS (sizeof(table) / sizeof(table[0]))
@@ -275,6 +277,10 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 
 	if (s->finished)
 		return 0;
+	FOR_OPEN(s, i) {
+		if (table[i]->probe_rows)
+			table[i]->probe_rows(s->st[i], rows, n);
+	}
 	finish_outputs(s);
 	sinks_report(s, &r);
 	FOR_OPEN(s, i) {

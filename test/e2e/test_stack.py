@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 
-from e2e import (Held, check, eq, events, num, run, target, tmpdir, traced_run,
+from e2e import (Held, needs_kernel, check, eq, events, num, run, target, tmpdir, traced_run,
                  write_config)
 
 N = 50
@@ -127,6 +127,7 @@ def run_stack(mode, extra=()):
 VIEWER_DIR = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer", "e2e-stacks")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_copy_native_chain():
     evs, folded = run_stack("copy")
     # For the viewer stage: the folded file and the stacks speedscope must show.
@@ -138,10 +139,12 @@ def test_stack_copy_native_chain():
         json.dump({"stacks": {";".join(reversed(CHAIN)): N}, "total": N}, f)
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_copy_perfbuf():
     run_stack("copy", ["--force-perfbuf"])
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_native_chain_ends_at_first_caller():
     """Kernel mode walks compiled Java frames only: a native chain gives the
     probed function and its return PC (read at [sp] at the entry), exact, and
@@ -194,6 +197,7 @@ def check_frame(f, want, what):
     check("note" not in f, f"{what} not marked: {f}")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_at_uretprobe_starts_at_the_return_pc():
     """At a uretprobe the function has returned: the PC is already the return
     address into the caller (stk_a4, at objdump's return offset), so the
@@ -205,6 +209,7 @@ def test_stack_kernel_at_uretprobe_starts_at_the_return_pc():
         check_frame(ev["stack"][0], want[1], "frame 0 (the caller)")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_at_exit_probe():
     """With exit probes the record is made at stk_b5's ret, where the frame is
     gone: frame 0 is stk_b5 (the ret's offset), frame 1 its caller from [sp]."""
@@ -225,6 +230,7 @@ def test_stack_kernel_at_exit_probe():
         check_frame(st[1], want[1], "frame 1 (the caller)")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_mode_bad_value():
     libb, _ = expected_frames()
     tmp = tmpdir()
@@ -234,6 +240,7 @@ def test_stack_mode_bad_value():
     check("copy or kernel" in err, "the message names the modes: " + err)
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_text_frames():
     libb, want = expected_frames()
     tmp = tmpdir()
@@ -248,6 +255,7 @@ def test_stack_text_frames():
               f"text frame #{i} is {sym}: {frames[:8]}")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_bytes_bounds():
     """A slice too small for the whole chain ends the walk early and says so:
     no frame is guessed beyond the copied bytes."""
@@ -265,6 +273,7 @@ def test_stack_bytes_bounds():
         eq(ev["stack_end"], "stack slice ends", "why the stack ends")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_in_trace_args():
     """The trace file carries each event's frames in its args (Perfetto UI
     lists them with the event)."""
@@ -328,10 +337,12 @@ def check_real_art_method_at_entry(mode):
             eq(len(st), 2, f"kernel mode ends at the native caller: {st}")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_real_art_method_at_entry():
     check_real_art_method_at_entry("copy")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_real_art_method_at_entry():
     """The same probe, walked in BPF: frame 0 is the compiled method (its
     first instruction, so the return PC is [sp]), frame 1 the harness."""
@@ -447,6 +458,7 @@ def check_through_real_art_frame(mode):
             eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_through_real_art_frame():
     """harness -> A (a real compiled method of the Android 11 x86_64 odex,
     its frame built as ART's calling convention builds it) -> B (probed):
@@ -457,6 +469,7 @@ def test_stack_through_real_art_frame():
     check_through_real_art_frame("copy")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_through_real_art_frame():
     """The same stack walked in BPF (--stack-mode kernel): A's code range and
     frame size come from the map user space loads from the odex's CodeInfo;
@@ -474,12 +487,14 @@ def check_stops_at_return_pc_without_stack_map(mode):
         eq(ev["stack_end"], "return PC matches no stack map", "why the stack ends")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_stops_at_return_pc_without_stack_map():
     """The same stack with the return address into A one byte off: no stack
     map there, so the walk stops at A, marked, and guesses nothing above."""
     check_stops_at_return_pc_without_stack_map("copy")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_stops_at_return_pc_without_stack_map():
     """Kernel mode: the BPF walk steps on by A's range, but user space accepts
     the return PC into A only on an exact stack map, so the frames shown stop
@@ -487,6 +502,7 @@ def test_stack_kernel_stops_at_return_pc_without_stack_map():
     check_stops_at_return_pc_without_stack_map("kernel")
 
 
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_loads_with_a_large_table():
     """The verifier accepts the walk with a realistic table: a process that
     maps the largest oat/odex of the test data (thousands of compiled

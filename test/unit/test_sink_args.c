@@ -26,7 +26,7 @@ UT_TEST(sink_args_rows_parse_and_make_sink_options)
 	struct sinks_options so;
 
 	UT_EQ_INT(sink_args_getopt(opts, &n, 16), 0);
-	UT_EQ_INT(n, 7);
+	UT_EQ_INT(n, 9);
 	UT_EQ_INT(sink_args_getopt(opts, &n, 10), -ENOSPC);
 	UT_EQ_INT(sink_args_parse(&a, 'v', NULL, &e), 0);         /* not a sink option */
 	UT_EQ_INT(sink_args_parse(&a, opt_of(opts, n, "format"), "xml", &e), -EINVAL);
@@ -45,4 +45,12 @@ UT_TEST(sink_args_rows_parse_and_make_sink_options)
 	UT_EQ_INT(sink_args_parse(&a, opt_of(opts, n, "format"), "text", &e), 1);
 	so = sink_args_options(&a, out, NULL);
 	UT_ASSERT(so.text == out && so.json == NULL && so.statsd == SINKS_STATSD_OFF);
+	UT_ASSERT(!so.profile_json);
+	UT_EQ_INT(sink_args_parse(&a, opt_of(opts, n, "profile-format"), "xml", &e), -EINVAL);
+	UT_EQ_STR(e.msg, "--profile-format takes text or json, not 'xml'");
+	UT_EQ_INT(sink_args_parse(&a, opt_of(opts, n, "profile-format"), "json", &e), 1);
+	UT_EQ_INT(sink_args_parse(&a, opt_of(opts, n, "profile"), "-", &e), 1);
+	UT_EQ_STR(a.profile, "-");
+	so = sink_args_options(&a, out, NULL);
+	UT_ASSERT(so.profile_json && so.profile == NULL); /* the caller opens the file */
 }

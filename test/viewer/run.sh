@@ -62,5 +62,11 @@ if [ -f "$out/e2e/trace.json" ]; then
 else
 	echo "viewer: no trace from the e2e stage (run make test-e2e first for the real-run check)"
 fi
+if [ -f "$out/e2e-trace/trace.json" ]; then
+	view "trace of a trace command (nested methods)" "$out/e2e-trace/trace.json" \
+		"$out/e2e-trace/expected.json" "$out/e2e-trace"
+else
+	echo "viewer: no trace from the trace command (make test-e2e first)"
+fi
 echo "viewer: $passed passed, $failed failed"
 [ "$failed" = 0 ]

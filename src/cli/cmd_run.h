@@ -1,0 +1,72 @@
+/* cmd_run.h — the run command's options and its last stage, shared with the
+ * commands that build their plan another way (`trace`: cmd_trace.c): the
+ * option rows (run's own and the output options of sink/sink_args.h), how
+ * each is taken, and running a built plan through the session, loop and
+ * sinks. */
+#ifndef UPROBESTATS_CLI_CMD_RUN_H
+#define UPROBESTATS_CLI_CMD_RUN_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+#include "config/guardrail.h"
+#include "plan/plan.h"
+#include "probe/session.h"
+#include "sink/sink_args.h"
+#include "stack/stack_args.h"
+
+#define MAX_PIDS 256
+
+struct run_opts {
+	const char *config;
+	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
+	struct stack_args stacks;    /* --stack, --stack-mode, --stack-bytes, --stacks */
+	int32_t duration;
+	pid_t pids[MAX_PIDS];
+	size_t n_pids;
+	unsigned dup_pid_said;
+	bool unsafe_any_symbol;      /* native symbols: no function/boundary proof */
+	bool forced_ringbuf;         /* --force-ringbuf (refused with --force-perfbuf) */
+	bool all_matches;
+	uint32_t ringbuf_size;
+	uint32_t flush_ms;
+	bool bpf_pid_filter;
+	bool quiet;
+	enum output_mode output_mode;
+	bool force_tracefs;
+	bool force_pmu;
+	unsigned target_kernel;      /* KVER of --target-kernel; 0: this kernel */
+	bool on_android;
+	uint32_t polled_atom;        /* atom id of the per-map "polled" summary; 0: none */
+	uint32_t attached_atom;      /* atom id of the per-probe "attached" atom; 0: none */
+	uint32_t error_atom;         /* atom id of the "internal error" atom; 0: none */
+	bool atom_int32_args;        /* --atom-mapping cpp */
+	bool exit_probes;            /* --exit-probes */
+	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
+	struct config_load_opts load;
+	struct guardrail_opts guardrail;
+};
+
+/* What run_opts_take returns besides EXIT_OK / EXIT_USAGE. */
+#define RUN_OPT_NOT_MINE (-2)    /* not a run option: the caller's own */
+#define RUN_OPT_HELP     (-3)    /* -h / --help */
+
+/* Appends run's getopt rows (output options first) and a terminating zero
+ * row at opts[*n]; -ENOSPC when they do not fit in max. */
+int run_opts_getopt(struct option *opts, size_t *n, size_t max);
+/* c, optarg: what getopt_long returned for a row of run_opts_getopt. */
+int run_opts_take(int c, struct run_opts *o);
+/* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
+int run_opts_check(struct run_opts *o);
+
+/* Refuses (EXIT_PRIVILEGE, printed) when BPF is not allowed here. */
+struct android_info;
+int run_check_privileges(const struct android_info *android);
+/* Session, sinks, loop and summary for a built plan; an exit code. */
+int run_plan(const struct plan *plan, const struct run_opts *o);
+
+#endif

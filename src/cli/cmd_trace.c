@@ -1,0 +1,343 @@
+/* cmd_trace.c — `uprobestats trace [options] PATTERN...`: patterns matched
+ * (plan/pattern.h) into methods, what was left out and why printed, the
+ * plan source (plan/trace_plan.h) turning them into the config model and
+ * locations, then either --emit-config writing that config, or the same
+ * validation, plan, session, loop and sinks as `run` (cmd_run.h), with the
+ * flat profile on stderr at exit. */
+#include <elf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cmd_run.h"
+#include "cli/trace_match.h"
+#include "config/encode.h"
+#include "config/textdump.h"
+#include "plan/exits.h"
+#include "plan/trace_plan.h"
+#include "sys/proc.h"
+#include "sys/properties.h"
+
+#define DEFAULT_MAX_PROBES 20000
+
+struct trace_opts {
+	struct run_opts run;
+	struct trace_spec spec;
+	const char *emit;            /* --emit-config FILE */
+	enum config_format emit_format;
+	uint32_t max_probes;
+	char **patterns;
+	size_t n_patterns;
+};
+
+enum {
+	OPT_RET = 0x800, OPT_ARGS, OPT_ATOM, OPT_EMIT, OPT_MAX_PROBES,
+};
+
+static const struct option trace_long_opts[] = {
+	{ "ret", no_argument, NULL, OPT_RET },
+	{ "args", required_argument, NULL, OPT_ARGS },
+	{ "atom", required_argument, NULL, OPT_ATOM },
+	{ "emit-config", required_argument, NULL, OPT_EMIT },
+	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
+	{ "name", required_argument, NULL, 'n' },
+	{ 0 },
+};
+
+static int take_trace_opt(int c, struct trace_opts *o)
+{
+	struct err e = { 0 };
+	uint32_t v;
+
+	switch (c) {
+	case OPT_RET: o->spec.ret = true; return EXIT_OK;
+	case 'n': o->spec.process_name = optarg; return EXIT_OK;
+	case OPT_EMIT: o->emit = optarg; return EXIT_OK;
+	case OPT_ARGS:
+		if (trace_args_parse(optarg, &o->spec, &e) < 0) {
+			p_err("%s", e.msg);
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
+	case OPT_ATOM:
+		if (!cli_parse_u32(optarg, &v, "an atom id") || !v || v > INT32_MAX)
+			return EXIT_USAGE;
+		o->spec.atom_id = v;
+		return EXIT_OK;
+	case OPT_MAX_PROBES:
+		if (!cli_parse_u32(optarg, &o->max_probes, "a probe count") || !o->max_probes)
+			return EXIT_USAGE;
+		return EXIT_OK;
+	}
+	return EXIT_USAGE;
+}
+
+static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
+{
+	struct option opts[96];
+	size_t n = 0;
+	int c, rc;
+
+	if (run_opts_getopt(opts, &n, 80) < 0)
+		return EXIT_USAGE;
+	for (size_t i = 0; i < sizeof(trace_long_opts) / sizeof(trace_long_opts[0]); i++)
+		opts[n++] = trace_long_opts[i];
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
+		if (c == 'p') {
+			/* -p PID is run's --pid */
+			for (size_t i = 0; opts[i].name; i++)
+				if (!strcmp(opts[i].name, "pid"))
+					c = opts[i].val;
+		}
+		rc = run_opts_take(c, &o->run);
+		if (rc == RUN_OPT_HELP) {
+			cmd_help(0, NULL);
+			return -1;
+		}
+		if (rc == RUN_OPT_NOT_MINE)
+			rc = take_trace_opt(c, o);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	rc = run_opts_check(&o->run);
+	if (rc != EXIT_OK)
+		return rc;
+	if (optind >= argc) {
+		p_err("missing PATTERN (e.g. 'com.android.server.am.*.start*' or "
+		      "'libc.so:open*'; see uprobestats --help)");
+		return EXIT_USAGE;
+	}
+	o->patterns = argv + optind;
+	o->n_patterns = (size_t)(argc - optind);
+	return EXIT_OK;
+}
+
+/* --ret: a method whose exits cannot be found is left out (named), not the
+ * whole run. */
+static bool exits_provable(const struct trace_method *m, const struct trace_opts *o,
+			   char *why, size_t size)
+{
+	const struct catalog_object *obj;
+	const struct catalog_program *prog;
+	struct plan_opts po = { .unsafe_uretprobe = o->run.unsafe_uretprobe };
+	struct plan_probe *p;
+	struct probe_config pc = { .has_exit_probes = true, .exit_probes = true };
+	struct err e = { 0 };
+	int rc;
+
+	if (!o->spec.ret || (!m->java && o->spec.native_uretprobe))
+		return true;
+	if (catalog_find_program("prog_Uprobestats_uretprobe_call_return", &obj, &prog) < 0)
+		return false;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return false;
+	pc.method_signature = (char *)m->display;
+	*p = (struct plan_probe){ .cfg = &pc, .obj = obj, .prog = prog, .offset = m->offset,
+				  .code_size = m->code_size, .machine = m->machine,
+				  .java = m->java };
+	snprintf(p->path, sizeof(p->path), "%s", m->path);
+	rc = plan_choose_exits(p, &po, &e);
+	free(p->exit_offsets);
+	free(p);
+	if (rc < 0)
+		snprintf(why, size, "%s", e.msg);
+	return rc == 0;
+}
+
+/* Keeps the methods whose exits are provable (with --ret) and at most
+ * --max-probes of them; says what it leaves out. */
+static size_t select_methods(struct trace_method *m, size_t n, const struct trace_opts *o)
+{
+	size_t kept = 0, refused = 0;
+	char why[ERR_MSG_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!exits_provable(&m[i], o, why, sizeof(why))) {
+			if (refused++ < 10)
+				p_warn("left out %s: exits not provable: %s", m[i].display, why);
+			continue;
+		}
+		m[kept++] = m[i];
+	}
+	if (refused)
+		p_warn("left out %zu method(s) whose return instructions could not be proven "
+		       "(--ret needs them; --unsafe-uretprobe uses a uretprobe on native ones)",
+		       refused);
+	if (kept > o->max_probes) {
+		p_warn("left out %zu method(s) over --max-probes %u", kept - o->max_probes,
+		       o->max_probes);
+		kept = o->max_probes;
+	}
+	return kept;
+}
+
+static int emit_config(const struct uprobestats_config *cfg, const struct trace_opts *o)
+{
+	size_t len = strlen(o->emit);
+	bool binary = o->emit_format == CONFIG_FORMAT_BINARY ||
+		      (o->emit_format == CONFIG_FORMAT_AUTO && len > 3 &&
+		       !strcmp(o->emit + len - 3, ".pb"));
+	FILE *f = fopen(o->emit, binary ? "wbe" : "we");
+	struct err e = { 0 };
+	int rc = 0;
+
+	if (o->spec.n_args && !o->spec.atom_id)
+		p_warn("--emit-config: --args without --atom: atom_id %d is a placeholder; set "
+		       "--atom ID before statsd gets these atoms", TRACE_PLACEHOLDER_ATOM);
+	if (!f) {
+		p_err("--emit-config %s: cannot open for writing: %s", o->emit, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (binary) {
+		uint8_t *buf = NULL;
+		size_t n = 0;
+		rc = config_encode_binary(cfg, CONFIG_ERA_CURRENT, &buf, &n, NULL, &e);
+		if (rc == 0 && fwrite(buf, 1, n, f) != n)
+			rc = err_set(&e, -EIO, "--emit-config %s: write failed", o->emit);
+		free(buf);
+	} else if (config_dump_text(cfg, f) < 0) {
+		rc = err_set(&e, -EIO, "--emit-config %s: write failed", o->emit);
+	}
+	if (fclose(f) != 0 && rc == 0)
+		rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", o->emit,
+			     strerror(errno));
+	if (rc < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	p_info("wrote %s (%zu task(s), %zu probe(s) each); run it with `uprobestats run %s`",
+	       o->emit, cfg->n_tasks, cfg->tasks[0].n_probes, o->emit);
+	return EXIT_OK;
+}
+
+static int build_and_run(struct trace_opts *o, const struct trace_source *src,
+			 struct android_info *android)
+{
+	struct plan_opts po = { .pids = o->run.pids, .n_pids = o->run.n_pids,
+				.all_matches = o->run.all_matches,
+				.duration_override = o->run.duration,
+				.atom_int32_args = o->run.atom_int32_args,
+				.exit_probes = o->run.exit_probes,
+				.unsafe_uretprobe = o->run.unsafe_uretprobe,
+				.unsafe_any_symbol = o->run.unsafe_any_symbol,
+				.located = src->located, .n_located = src->n_located };
+	struct plan *plan;
+	struct err e = { 0 };
+	int rc;
+
+	stack_args_plan(&o->run.stacks, &po);
+	if (plan_build(src->cfg, &po, &plan, &e) < 0) {
+		p_err("%s", e.msg);
+		return e.code == -ESRCH ? EXIT_NO_TARGET
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
+	}
+	rc = run_check_privileges(android);
+	if (rc == EXIT_OK)
+		rc = run_plan(plan, &o->run);
+	plan_free(plan);
+	return rc;
+}
+
+static int check_spec(const struct trace_opts *o, const struct trace_method *m, size_t n)
+{
+	struct err e = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		if (trace_check_args(&o->spec, &m[i], &e) < 0) {
+			p_err("%s", e.msg);
+			return EXIT_USAGE;
+		}
+	return EXIT_OK;
+}
+
+static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
+			 struct android_info *android)
+{
+	struct trace_source src;
+	struct err e = { 0 };
+	int rc = check_spec(o, m, n);
+
+	if (rc != EXIT_OK)
+		return rc;
+	n = select_methods(m, n, o);
+	if (!n) {
+		p_err("no method left to trace");
+		return EXIT_RESOLVE;
+	}
+	if (trace_source_build(&o->spec, m, n, &src, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	rc = cli_validate(src.cfg, &o->run.guardrail, true);
+	if (rc == EXIT_OK)
+		rc = o->emit ? emit_config(src.cfg, o) : build_and_run(o, &src, android);
+	trace_source_free(&src);
+	return rc;
+}
+
+/* The process whose maps Java patterns without FILE (and bare library
+ * names) are looked up in: the first -p, else the first process -n names. */
+static int find_pid(const struct trace_opts *o, pid_t *pid)
+{
+	struct err e = { 0 };
+	pid_t *found = NULL;
+	size_t n = 0;
+
+	*pid = o->run.n_pids ? o->run.pids[0] : 0;
+	if (*pid || !o->spec.process_name)
+		return EXIT_OK;
+	if (proc_find_by_name("/proc", o->spec.process_name, &found, &n, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	if (!n && !o->emit) {
+		free(found);
+		p_err("no running process named '%s' (matched against /proc/*/cmdline argv[0])",
+		      o->spec.process_name);
+		return EXIT_NO_TARGET;
+	}
+	*pid = n ? found[0] : 0;
+	free(found);
+	return EXIT_OK;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { .max_probes = DEFAULT_MAX_PROBES };
+	struct trace_matches tm = { 0 };
+	struct android_info android;
+	pid_t pid = 0;
+	int rc = parse_trace_opts(argc, argv, &o);
+
+	if (rc != EXIT_OK)
+		return rc < 0 ? EXIT_OK : rc;
+	if (o.run.sinks.statsd == SINKS_STATSD_ON && !o.spec.atom_id) {
+		p_err("--statsd needs --atom ID: the atom the calls are written as");
+		return EXIT_USAGE;
+	}
+	o.spec.duration = o.run.duration;
+	o.spec.native_uretprobe = o.run.unsafe_uretprobe;
+	o.emit_format = o.run.load.format;
+	/* The profile is the answer to "how often, how long": on stderr unless
+	 * asked elsewhere.  statsd only when asked (--statsd with --atom). */
+	if (!o.run.sinks.profile)
+		o.run.sinks.profile = "-";
+	if (o.run.sinks.statsd == SINKS_STATSD_AUTO)
+		o.run.sinks.statsd = SINKS_STATSD_OFF;
+	cli_android_guardrail(&android, &o.run.guardrail);
+	o.run.on_android = android.on_android;
+	rc = find_pid(&o, &pid);
+	if (rc == EXIT_OK)
+		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
+				 &tm);
+	if (rc == EXIT_OK)
+		rc = trace_methods(&o, tm.methods, tm.n, &android);
+	trace_matches_free(&tm);
+	return rc;
+}

@@ -1,0 +1,33 @@
+/* trace_match.h — the trace command's patterns turned into methods: each
+ * pattern through plan/pattern.h (the matcher), every match that can be
+ * probed as a struct trace_method, and before anything is attached a report
+ * on stderr: how many methods matched in which files, and how many were
+ * left out and why.  A pattern that matches nothing is an error naming the
+ * files searched and the nearest names. */
+#ifndef UPROBESTATS_CLI_TRACE_MATCH_H
+#define UPROBESTATS_CLI_TRACE_MATCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "plan/trace_plan.h"
+
+struct guardrail_opts;
+struct pattern_matches;
+
+struct trace_matches {
+	struct trace_method *methods;     /* the matches to probe */
+	size_t n;
+	struct pattern_matches *matches;  /* owns the methods' strings */
+};
+
+/* Matches every pattern against what pid maps (0: the default roots; a
+ * pattern's FILE part wins), at most max methods, the guardrail applied
+ * when active.  An exit code (cli.h), the error printed: EXIT_OK,
+ * EXIT_USAGE for a bad pattern, EXIT_RESOLVE when a pattern matches nothing
+ * (naming the files searched and the nearest names). */
+int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
+		const struct guardrail_opts *g, struct trace_matches *out);
+void trace_matches_free(struct trace_matches *m);
+
+#endif

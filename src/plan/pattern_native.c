@@ -1,0 +1,281 @@
+/* pattern_native.c — a native pattern (LIB:SYMBOL-GLOB) against one ELF file:
+ * function symbols (STT_FUNC, STT_GNU_IFUNC) defined in an executable section
+ * and mapped by an executable PT_LOAD, at an instruction-aligned offset (the
+ * rules of resolve/native.c).  Aliases (two names at one address) give one
+ * probe.  Also finds a bare library name in a process's maps or the system
+ * library directories. */
+#include "plan/pattern.h"
+#include "plan/pattern_impl.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/mapfile.h"
+#include "formats/elf.h"
+#include "resolve/demangle.h"
+#include "resolve/native.h"
+
+static const char *const LIB_DIRS[] = {
+	"/system/lib64", "/system/lib", "/apex/com.android.runtime/lib64/bionic",
+	"/apex/com.android.runtime/lib/bionic", "/vendor/lib64", "/vendor/lib",
+	"/system_ext/lib64", "/product/lib64",
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL,
+};
+
+/* "libc.so" matches libc.so and libc.so.6; "libc" matches libc.so*. */
+static bool lib_name_is(const char *base, size_t n, const char *name)
+{
+	size_t k = strlen(name);
+
+	if (n < k || memcmp(base, name, k))
+		return false;
+	if (n == k)
+		return true;
+	return (base[k] == '.' && k >= 3 && !memcmp(name + k - 3, ".so", 3)) ||
+	       (n >= k + 3 && !memcmp(base + k, ".so", 3) && (n == k + 3 || base[k + 3] == '.'));
+}
+
+static int from_maps(const char *name, int pid, char *buf, size_t size, struct err *err)
+{
+	char mp[64];
+	struct mapped_file mf;
+	int rc;
+
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
+	if ((rc = mapfile_open(mp, 64 << 20, MAPFILE_ALLOW_EMPTY, &mf, err)))
+		return err_prefix(err, "cannot read the mappings of pid %d", pid);
+	rc = -ENOENT;
+	for (const char *s = (const char *)mf.data, *end = s + mf.size; s < end && rc;) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s)), *e = nl ? nl : end;
+		const char *slash = memchr(s, '/', (size_t)(e - s)), *base = NULL;
+		for (const char *q = slash; q && q < e; q++)
+			if (*q == '/')
+				base = q + 1;
+		if (base && lib_name_is(base, (size_t)(e - base), name) &&
+		    (size_t)(e - slash) < size) {
+			snprintf(buf, size, "%.*s", (int)(e - slash), slash);
+			rc = 0;
+		}
+		s = e + 1;
+	}
+	mapfile_close(&mf);
+	if (rc)
+		return err_set(err, -ENOENT, "pid %d maps no library named %s (see "
+			       "/proc/%d/maps); give its path instead", pid, name, pid);
+	return 0;
+}
+
+static bool is_elf(const char *path)
+{
+	unsigned char m[4] = { 0 };
+	FILE *f = fopen(path, "rb");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fread(m, 1, 4, f) == 4 && !memcmp(m, "\x7f" "ELF", 4);
+	fclose(f);
+	return ok;
+}
+
+/* name itself, else the first (sorted) entry lib_name_is() accepts, if an ELF. */
+static bool in_dir(const char *dir, const char *name, char *buf, size_t size)
+{
+	struct dirent **ents;
+	bool found = false;
+	int n;
+
+	snprintf(buf, size, "%s/%s", dir, name);
+	if (is_elf(buf))
+		return true;
+	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		const char *e = ents[i]->d_name;
+		if (!found && lib_name_is(e, strlen(e), name)) {
+			snprintf(buf, size, "%s/%s", dir, e);
+			found = is_elf(buf);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return found;
+}
+
+int pattern_find_library(const char *name, int pid, char *buf, size_t size, struct err *err)
+{
+	struct stat st;
+	char tried[512] = "";
+
+	if (pid > 0)
+		return from_maps(name, pid, buf, size, err);
+	for (const char *const *d = LIB_DIRS; *d; d++) {
+		if (stat(*d, &st) != 0)
+			continue;
+		if (in_dir(*d, name, buf, size))
+			return 0;
+		size_t l = strlen(tried);
+		if (l + 64 < sizeof(tried))
+			snprintf(tried + l, sizeof(tried) - l, "%s%s", l ? ", " : "", *d);
+	}
+	return err_set(err, -ENOENT, "no library %s in %s: give its path (/.../%s) or a "
+		       "process (--pid) that maps it", name, *tried ? tried : "the system "
+		       "library directories", name);
+}
+
+/* Offsets already matched in this file -> their match index (open addressing). */
+struct off_set {
+	uint64_t *off;
+	size_t *idx;
+	size_t cap, n;
+};
+
+static long off_find(const struct off_set *h, uint64_t off)
+{
+	if (!h->cap)
+		return -1;
+	for (size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (h->idx[i] == (size_t)-1)
+			return -1;
+		if (h->off[i] == off)
+			return (long)h->idx[i];
+	}
+}
+
+static int off_add(struct off_set *h, uint64_t off, size_t idx)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		struct off_set g = { .cap = h->cap ? h->cap * 2 : 256 };
+		g.off = malloc(g.cap * sizeof(*g.off));
+		g.idx = malloc(g.cap * sizeof(*g.idx));
+		if (!g.off || !g.idx) {
+			free(g.off);
+			free(g.idx);
+			return -ENOMEM;
+		}
+		memset(g.idx, 0xff, g.cap * sizeof(*g.idx));
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->idx[i] != (size_t)-1)
+				off_add(&g, h->off[i], h->idx[i]);
+		free(h->off);
+		free(h->idx);
+		*h = g;
+	}
+	size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);
+	while (h->idx[i] != (size_t)-1)
+		i = (i + 1) & (h->cap - 1);
+	h->off[i] = off;
+	h->idx[i] = idx;
+	h->n++;
+	return 0;
+}
+
+struct native_ctx {
+	struct off_set seen;
+	struct demangler *dm;
+	const struct trace_pattern *p;
+	const struct elf_file *elf;
+	const char *path;
+	size_t max, before;
+	struct pattern_matches *out;
+	int rc;
+	struct err *err;
+};
+
+static bool exec_section(const struct elf_file *f, uint16_t shndx)
+{
+	struct elf_section sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return false;
+	return !elf_section_at(f, shndx, &sh) && (sh.flags & SHF_EXECINSTR);
+}
+
+/* An earlier match of this file at off: its index, or -1. */
+static long same_offset(const struct native_ctx *x, uint64_t off)
+{
+	return off_find(&x->seen, off);
+}
+
+static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
+{
+	struct native_ctx *x = ctx;
+	uint16_t mach = elf_machine(x->elf);
+	uint64_t off;
+	uint32_t flags;
+	long prev;
+
+	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || !*name ||
+	    !exec_section(x->elf, sym->shndx))
+		return 0;
+	/* the raw name, the demangled one, and the demangled one without its return type
+	 * and parameters ("android::IPCThreadState::executeCommand") */
+	char dem[2048];
+	size_t ns = 0, ne = 0;
+	bool have_dem = x->dm && !strncmp(name, "_Z", 2) &&
+			!demangle_with(x->dm, name, dem, sizeof(dem), &ns, &ne);
+	if (!glob_match(&x->p->sym, name, strlen(name)) &&
+	    !(have_dem && (glob_match(&x->p->sym, dem, strlen(dem)) ||
+			   glob_match(&x->p->sym, dem + ns, ne - ns))))
+		return 0;
+	if (elf_vaddr_to_offset(x->elf, sym->value & ~(uint64_t)(mach == EM_ARM), &off, &flags) ||
+	    !(flags & PF_X) || off % native_insn_align(mach))
+		return 0;
+	struct pattern_match pm = { .file_offset = off, .code_size = sym->size,
+				    .e_machine = mach };
+	if ((prev = same_offset(x, off)) >= 0) {
+		if (!strcmp(x->out->v[prev].raw_name, name))
+			return 0;   /* the same symbol in .dynsym and .symtab */
+		pm.left_out = MATCH_SAME_CODE;
+		char d[600];
+		snprintf(d, sizeof(d), "alias of %s (same address)", x->out->v[prev].raw_name);
+		pm.left_out_detail = strdup(d);
+	} else if (sym->type == STT_GNU_IFUNC) {
+		pm.left_out = MATCH_UNPROBEABLE;
+		pm.left_out_detail = strdup("GNU ifunc: the symbol is the resolver run once at "
+					    "load time; probe the implementation it picks");
+	} else if (mach == EM_ARM && (sym->value & 1)) {
+		pm.left_out = MATCH_UNPROBEABLE;
+		pm.left_out_detail = strdup("arm32 Thumb code: the kernel cannot uprobe Thumb "
+					    "instructions");
+	}
+	pm.path = strdup(x->path);
+	pm.name = strdup(have_dem ? dem : name);
+	pm.raw_name = strdup(name);
+	if (!pm.path || !pm.name || !pm.raw_name || pattern_push(x->out, &pm, x->max)) {
+		pattern_match_clear(&pm);
+		x->rc = err_set(x->err, -ENOMEM, "out of memory");
+		return 1;
+	}
+	if (prev < 0 && off_add(&x->seen, off, x->out->n - 1)) {
+		x->rc = err_set(x->err, -ENOMEM, "out of memory");
+		return 1;
+	}
+	return 0;
+}
+
+int pattern_native_file(const struct trace_pattern *p, const char *path, size_t max,
+			struct pattern_matches *out, struct err *err)
+{
+	struct elf_file *elf;
+	int rc;
+
+	if (pattern_note_searched(out, path))
+		return err_set(err, -ENOMEM, "out of memory");
+	if ((rc = elf_open(path, &elf, err)) < 0)
+		return rc;
+	struct native_ctx x = { .p = p, .elf = elf, .path = path, .max = max, .before = out->n,
+				.out = out, .err = err, .dm = demangler_new() };
+	elf_foreach_symbol(elf, on_symbol, &x);
+	elf_close(elf);
+	free(x.seen.off);
+	free(x.seen.idx);
+	demangler_free(x.dm);
+	return x.rc;
+}

@@ -1,0 +1,236 @@
+#include "plan/trace_plan.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/arena.h"
+#include "config/model.h"
+
+#define PROG_ENTRY   "prog_GenericInstrumentation_uprobe_call_detail"
+#define PROG_STRINGS "prog_Uprobestats_uprobe_call_args"
+#define PROG_RETURN  "prog_Uprobestats_uretprobe_call_return"
+
+int trace_args_parse(const char *s, struct trace_spec *spec, struct err *e)
+{
+	const char *p = s;
+
+	spec->n_args = 0;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		bool str = false;
+
+		if (end == p || v < 0 || v > 255)
+			return err_set(e, -EINVAL, "--args %s: expected an argument position "
+				       "(0, 1, …) at '%s'", s, p);
+		if (!strncmp(end, ":str", 4)) {
+			str = true;
+			end += 4;
+		}
+		if (*end && *end != ',')
+			return err_set(e, -EINVAL, "--args %s: expected ',' or ':str' after %ld, "
+				       "found '%s'", s, v, end);
+		if (spec->n_args == TRACE_MAX_ARGS)
+			return err_set(e, -EINVAL, "--args %s: at most %d positions", s,
+				       TRACE_MAX_ARGS);
+		for (size_t i = 0; i < spec->n_args; i++)
+			if (spec->args[i].pos == v)
+				return err_set(e, -EINVAL, "--args %s: position %ld twice", s, v);
+		spec->args[spec->n_args++] = (struct trace_arg){ .pos = (int32_t)v, .str = str };
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return err_set(e, -EINVAL, "--args %s: a position after the last ','", s);
+	}
+	if (!spec->n_args)
+		return err_set(e, -EINVAL, "--args: no argument position given");
+	return 0;
+}
+
+static size_t n_str_args(const struct trace_spec *spec)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < spec->n_args; i++)
+		n += spec->args[i].str;
+	return n;
+}
+
+static enum arg_abi abi_of(const struct trace_method *m)
+{
+	if (!m->java)
+		return ARG_ABI_NATIVE;
+	return m->is_static ? ARG_ABI_ART_STATIC : ARG_ABI_ART_INSTANCE;
+}
+
+/* Registers an argument can be read from in BPF: rdi..r9, x0..x7. */
+static int arg_regs(uint16_t machine)
+{
+	return machine == EM_X86_64 ? 6 : 8;
+}
+
+int trace_check_args(const struct trace_spec *spec, const struct trace_method *m,
+		     struct err *e)
+{
+	if (n_str_args(spec) > 4)
+		return err_set(e, -EINVAL, "--args: at most 4 positions marked str");
+	for (size_t i = 0; i < spec->n_args; i++) {
+		const struct trace_arg *a = &spec->args[i];
+		int reg = plan_arg_register(abi_of(m), a->pos);
+
+		if (m->java && (size_t)a->pos >= m->n_params)
+			return err_set(e, -EINVAL, "%s: no argument %d (it takes %zu)", m->display,
+				       a->pos, m->n_params);
+		if (!a->str)
+			continue;
+		if (m->java && strcmp(m->param_descs[a->pos], "Ljava/lang/String;"))
+			return err_set(e, -EINVAL, "%s: argument %d is %s, not a String (only "
+				       "String or char * positions take :str)", m->display, a->pos,
+				       m->param_descs[a->pos]);
+		if (reg < 0 || reg >= arg_regs(m->machine))
+			return err_set(e, -ENOTSUP, "%s: argument %d is passed on the stack; "
+				       ":str reads registers only", m->display, a->pos);
+	}
+	return 0;
+}
+
+/* ---- the model ---- */
+
+static int push_str(struct arena *a, struct str_list *l, const char *s)
+{
+	char *d = arena_strdup(a, s);
+
+	return d ? model_push_string(a, l, d, NULL) : -ENOMEM;
+}
+
+static int fill_probe(struct arena *a, struct probe_config *pc, const char *prog,
+		      const struct trace_method *m, bool ret)
+{
+	pc->bpf_name = arena_strdup(a, prog);
+	if (!pc->bpf_name || push_str(a, &pc->file_paths, m->path) < 0)
+		return -ENOMEM;
+	if (ret) {
+		/* Java always; native unless --unsafe-uretprobe (safer for C++
+		 * that throws: a uretprobe hides the caller from the unwinder). */
+		pc->has_exit_probes = true;
+		pc->exit_probes = true;
+	}
+	/* Java: upstream's "void a.B.m(int)" form; native: the ELF symbol. */
+	pc->method_signature = arena_strdup(a, m->java ? m->signature : m->symbol);
+	return pc->method_signature ? 0 : -ENOMEM;
+}
+
+static void fill_location(struct plan_location *l, const struct trace_method *m,
+			  const struct trace_spec *spec, bool strings)
+{
+	size_t k = 0;
+
+	*l = (struct plan_location){
+		.path = m->path, .offset = m->offset, .code_size = m->code_size,
+		.machine = m->machine, .java = m->java, .abi = abi_of(m),
+		.display = m->display, .note = "matched by a trace pattern",
+	};
+	memset(l->string_reg, 0xff, sizeof(l->string_reg));
+	memset(l->string_pos, 0xff, sizeof(l->string_pos));
+	for (size_t i = 0; strings && i < spec->n_args && k < 4; i++) {
+		int reg = plan_arg_register(l->abi, spec->args[i].pos);
+		if (!spec->args[i].str || reg < 0)
+			continue;
+		l->string_reg[k] = (uint8_t)reg;
+		l->string_pos[k] = (uint8_t)spec->args[i].pos;
+		if (!m->java)
+			l->string_native |= (uint8_t)(1u << k);
+		k++;
+	}
+}
+
+static int fill_task(struct arena *a, struct task_config *t, const struct trace_spec *spec,
+		     bool args)
+{
+	if (spec->process_name) {
+		t->target_process_name = arena_strdup(a, spec->process_name);
+		if (!t->target_process_name)
+			return -ENOMEM;
+	}
+	if (spec->duration > 0) {
+		t->has_duration_seconds = true;
+		t->duration_seconds = spec->duration;
+	}
+	if (!args || !spec->n_args)
+		return 0;
+	t->has_statsd_logging_config = true;
+	t->statsd.has_atom_id = true;
+	t->statsd.atom_id = spec->atom_id ? spec->atom_id : TRACE_PLACEHOLDER_ATOM;
+	for (size_t i = 0; i < spec->n_args; i++)
+		if (model_push_i32(a, &t->statsd.primitive_argument_positions,
+				   spec->args[i].pos, NULL) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* One task per program kind: the entry probes (with the argument positions)
+ * first, the return probes after them, so probe ids run through the tasks
+ * in order and the positions stay with the programs that record them. */
+static int build_task(const struct trace_spec *spec, const struct trace_method *m, size_t n,
+		      bool ret, struct trace_source *out)
+{
+	struct arena *a = out->cfg->arena;
+	struct task_config *t = &out->cfg->tasks[out->cfg->n_tasks++];
+	const char *prog = ret ? PROG_RETURN : n_str_args(spec) ? PROG_STRINGS : PROG_ENTRY;
+
+	t->probes = arena_alloc(a, n * sizeof(*t->probes));
+	if (!t->probes || fill_task(a, t, spec, !ret) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct probe_config *pc = &t->probes[t->n_probes++];
+		bool exits = ret && (m[i].java || !spec->native_uretprobe);
+		if (fill_probe(a, pc, prog, &m[i], exits) < 0)
+			return -ENOMEM;
+		fill_location(&out->located[out->n_located++], &m[i], spec,
+			      !ret && n_str_args(spec) > 0);
+	}
+	return 0;
+}
+
+int trace_source_build(const struct trace_spec *spec, const struct trace_method *m, size_t n,
+		       struct trace_source *out, struct err *e)
+{
+	bool entry = !spec->ret || spec->n_args;
+	size_t per = (spec->ret ? 1 : 0) + (entry ? 1 : 0);
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return err_set(e, -ENOENT, "trace: no method to probe");
+	out->cfg = model_new("trace");
+	if (!out->cfg)
+		return err_set(e, -ENOMEM, "out of memory");
+	out->cfg->tasks = arena_alloc(out->cfg->arena, per * sizeof(*out->cfg->tasks));
+	out->located = calloc(n * per, sizeof(*out->located));
+	if (!out->cfg->tasks || !out->located) {
+		trace_source_free(out);
+		return err_set(e, -ENOMEM, "out of memory");
+	}
+	out->cfg->format = CONFIG_FORMAT_TEXT;
+	out->cfg->era = CONFIG_ERA_CURRENT;
+	if (entry)
+		rc = build_task(spec, m, n, false, out);
+	if (rc == 0 && spec->ret)
+		rc = build_task(spec, m, n, true, out);
+	if (rc < 0) {
+		trace_source_free(out);
+		return err_set(e, rc, "out of memory");
+	}
+	return 0;
+}
+
+void trace_source_free(struct trace_source *src)
+{
+	if (!src)
+		return;
+	config_free(src->cfg);
+	free(src->located);
+	memset(src, 0, sizeof(*src));
+}
