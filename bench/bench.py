@@ -9,7 +9,9 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               args; our call_detail, call_timestamp, call_return and call_latency as
               uretprobes and as exit probes (with their own floor: an empty uprobe at
               the entry and one at the return); call_detail with --stack (2 KiB and
-              16 KiB of user stack copied per hit and unwound in user space);
+              16 KiB of user stack copied per hit and unwound in user space; and
+              --stack-mode kernel, walked in BPF: on this native target the walk
+              reads the return address and ends at the first non-Java PC);
               call_detail through the perf buffer and uprobe PMU with the normal
               and with the legacy objects (--target-kernel 4.19), and the legacy
               call_return.  Interleaved repeats, medians, ratios to the floor.
@@ -267,6 +269,9 @@ def perhit_variants(tmp, off):
         "uprobestats call_detail --stack --stack-bytes 16384":
             ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
                  ["--stack", "--stack-bytes", "16384"]),
+        "uprobestats call_detail --stack --stack-mode kernel":
+            ours(gi + "call_detail", "map_GenericInstrumentation_call_detail_buf",
+                 ["--stack", "--stack-mode", "kernel"]),
         # The legacy objects (kernels before 5.5) beside the normal ones on the same
         # output and attach path (perf buffer, uprobe PMU): 4.19 is such a kernel.
         "uprobestats call_detail, perf buffer + PMU":

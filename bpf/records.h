@@ -382,6 +382,8 @@ struct ups_prog_config {
 	/* call_args: bit k set: slot k's register is a native char *, read as a
 	 * C string (the same 127 bytes), not a java.lang.String. */
 	__u32 string_native;
+	__u32 stack_search_bits; /* UPS_STACK_KERNEL: log2 of ups_kwalk_code's size */
+	__u32 stack_after_ret;   /* 1: the records are made at a uretprobe (pc, sp: the caller's) */
 };
 
 /* ---- call stacks (--stack) ----
@@ -412,6 +414,7 @@ enum ups_stack_mode {
 #define UPS_STACK_F_WALK_END 4    /* kernel walk: stopped at a PC outside known Java code */
 #define UPS_STACK_F_WALK_LIMIT 8  /* kernel walk: stopped at stack_frames */
 #define UPS_STACK_F_WALK_BAD 16   /* kernel walk: a return PC matched no stack map */
+#define UPS_STACK_F_AFTER_RET 32  /* kernel walk: at a uretprobe, pcs[0] is a return PC */
 
 struct ups_stack_hdr {
 	struct ups_envelope env; /* kind UPS_REC_STACK; the rest as the wrapped record's */
@@ -420,6 +423,21 @@ struct ups_stack_hdr {
 	__u32 n_pcs;
 	__u32 flags;
 	__u64 regs[UPS_STACK_NREGS];
+};
+
+/* UPS_STACK_KERNEL: the compiled Java methods of the traced processes, one
+ * entry per method, sorted by (tgid, start); the unused tail is tgid
+ * UPS_KWALK_NONE.  The program finds a PC's method by a binary search of at
+ * most UPS_KWALK_MAX_BITS steps. */
+#define UPS_KWALK_MAP "ups_kwalk_code"
+#define UPS_KWALK_MAX_BITS 20
+#define UPS_KWALK_NONE 0xffffffffu
+
+struct ups_kwalk_ent {
+	__u32 tgid;
+	__u32 frame_size;        /* CodeInfo frame size (0: frameless leaf) */
+	__u64 start;             /* code address in the process */
+	__u64 end;               /* start + code size */
 };
 
 #define UPS_STACK_SCRATCH \
@@ -488,6 +506,7 @@ UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.initialized, 
 
 UPS_ASSERT_SIZE(struct ups_envelope, 40);
 UPS_ASSERT_SIZE(struct ups_stack_hdr, 320);
+UPS_ASSERT_SIZE(struct ups_kwalk_ent, 24);
 UPS_ASSERT_SIZE(struct malware_signal, 278);
 UPS_ASSERT_SIZE(struct rec_malware_signal, 320);
 UPS_ASSERT_SIZE(struct rec_binder_start_activity, 48);
@@ -526,7 +545,7 @@ _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a 
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 40);
+UPS_ASSERT_SIZE(struct ups_prog_config, 48);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

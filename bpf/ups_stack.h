@@ -21,6 +21,122 @@ struct {
 	__type(value, struct ups_stack_buf);
 } ups_stack_scratch SEC(".maps");
 
+/* UPS_STACK_KERNEL: sized and filled by user space (stack/kwalk.h); one
+ * entry when unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ups_kwalk_ent);
+} ups_kwalk_code SEC(".maps");
+
+/* The search position, kept in map memory so that the verifier does not
+ * track it as a constant: every path of a search step then reaches the next
+ * step in the same state and is pruned (a tracked position would make the
+ * verifier explore 2^bits paths per frame). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ups_kwalk_pos SEC(".maps");
+
+/* The compiled Java method of (tgid, pc), or NULL: the last entry whose
+ * (tgid, start) is <= (tgid, pc), searched in stack_search_bits steps. */
+static __always_inline const struct ups_kwalk_ent *ups_kwalk_find(__u32 tgid, __u64 pc)
+{
+	__u32 zero = 0, bits = UPS_CFG(stack_search_bits), pos;
+	const struct ups_kwalk_ent *e;
+	__u32 *at = bpf_map_lookup_elem(&ups_kwalk_pos, &zero);
+
+	if (!at)
+		return 0;
+	*at = 0;
+	for (__u32 b = UPS_KWALK_MAX_BITS; b > 0; b--) {
+		__u32 cand;
+
+		if (b > bits)
+			continue;
+		cand = (*at | (1u << (b - 1))) & ((1u << UPS_KWALK_MAX_BITS) - 1);
+		e = bpf_map_lookup_elem(&ups_kwalk_code, &cand);
+		if (e && (e->tgid < tgid || (e->tgid == tgid && e->start <= pc)))
+			*at = cand;
+	}
+	pos = *at & ((1u << UPS_KWALK_MAX_BITS) - 1);
+	e = bpf_map_lookup_elem(&ups_kwalk_code, &pos);
+	if (!e || e->tgid != tgid || pc < e->start || pc >= e->end)
+		return 0;
+	return e;
+}
+
+/* Where no frame exists (a function's entry, a return): the return PC and
+ * the caller's sp.  Non-zero when [sp] cannot be read. */
+static __always_inline int ups_kwalk_entry_ret(void *ctx, __u64 *pc, __u64 *sp)
+{
+#if defined(__TARGET_ARCH_arm64)
+	*pc = ((const struct ups_regs *)ctx)->regs[30];
+	return 0;
+#else
+	if (bpf_probe_read_user(pc, sizeof(*pc), (const void *)*sp))
+		return 1;
+	*sp += 8;
+	return 0;
+#endif
+}
+
+/* Walks compiled Java frames from the probe: a probe sits at a function's
+ * first instruction or at a return, where no frame exists, so the return PC
+ * is [sp] (x86_64) or lr (arm64); at a uretprobe (stack_after_ret) the
+ * function has returned and the PC is already the caller's return PC.  Then, while the PC is in a known compiled
+ * method of frame size F, the return PC is at sp+F-8 and the caller's sp is
+ * sp+F (art-frames.md §1).  The first PC outside known Java code is recorded
+ * and ends the walk (UPS_STACK_F_WALK_END).  User space checks every return
+ * PC into Java code against the exact stack maps.  Returns the PCs written. */
+static __always_inline __u32 ups_kwalk(void *ctx, __u64 *pcs, __u32 tgid, __u32 *flags)
+{
+	__u32 max = UPS_CFG(stack_frames), n = 1, first = 1;
+	__u64 sp = UPS_SP(ctx), pc;
+
+	if (max > UPS_STACK_MAX_FRAMES)
+		max = UPS_STACK_MAX_FRAMES;
+	pcs[0] = UPS_PC(ctx);
+	if (UPS_CFG(stack_after_ret)) {
+		*flags |= UPS_STACK_F_AFTER_RET;
+		pc = UPS_PC(ctx);
+		first = 0;
+	} else if (ups_kwalk_entry_ret(ctx, &pc, &sp)) {
+		*flags |= UPS_STACK_F_READ_FAILED;
+		return n;
+	}
+	for (__u32 i = first; i < UPS_STACK_MAX_FRAMES; i++) {
+		const struct ups_kwalk_ent *e;
+		__u32 fs;
+
+		if (i >= max) {
+			*flags |= UPS_STACK_F_WALK_LIMIT;
+			break;
+		}
+		pcs[i] = pc;
+		n = i + 1;
+		e = ups_kwalk_find(tgid, pc);
+		if (!e) {
+			*flags |= UPS_STACK_F_WALK_END;
+			break;
+		}
+		fs = e->frame_size;
+		if (fs < 16 || fs > 65536) {     /* a frameless leaf calls nobody */
+			*flags |= UPS_STACK_F_WALK_BAD;
+			break;
+		}
+		if (bpf_probe_read_user(&pc, sizeof(pc), (const void *)(sp + fs - 8))) {
+			*flags |= UPS_STACK_F_READ_FAILED;
+			break;
+		}
+		sp += fs;
+	}
+	return n;
+}
+
 /* The registers an unwinder needs, in DWARF numbering (records.h). */
 static __always_inline void ups_stack_regs(void *ctx, __u64 *regs)
 {
@@ -107,8 +223,13 @@ static __always_inline int ups_stack_submit(void *ctx, void *ringbuf, void *perf
 	if (bpf_probe_read_kernel(buf + off, size, rec))
 		return 0;
 	off += (size + 7) & ~7u;
-	h->stack_len = ups_stack_copy(buf + off, UPS_SP(ctx), &h->flags);
-	total = off + h->stack_len;
+	if (UPS_CFG(stack_mode) == UPS_STACK_KERNEL) {
+		h->n_pcs = ups_kwalk(ctx, (__u64 *)(buf + off), h->env.pid, &h->flags);
+		total = off + (h->n_pcs & 127) * 8;
+	} else {
+		h->stack_len = ups_stack_copy(buf + off, UPS_SP(ctx), &h->flags);
+		total = off + h->stack_len;
+	}
 	if (total > UPS_STACK_SCRATCH)
 		return 0;
 	if (ups_cfg.use_perfbuf) {

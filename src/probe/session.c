@@ -15,6 +15,7 @@
 #include "probe/verifier_log.h"
 #include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
+#include "stack/kwalk.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
 /* With --stack a record carries the copied stack (2 KiB by default, up to
@@ -70,6 +71,7 @@ struct session {
 	size_t n_rings;
 	const struct plan *plan;
 	int ncpus;
+	struct kwalk_table kwalk;  /* --stack-mode kernel (stack/kwalk.h) */
 };
 
 static uint32_t round_pow2(uint32_t v)
@@ -185,6 +187,8 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 		} else if (strcmp(name, CATALOG_MAP_PENDING) == 0 &&
 			   !plan_uses_exit_probes(s->plan)) {
 			rc = bpf_map__set_max_entries(map, 1);  /* 4 MiB only when used */
+		} else if (strcmp(name, UPS_KWALK_MAP) == 0 && s->kwalk.v) {
+			rc = bpf_map__set_max_entries(map, (uint32_t)kwalk_table_size(&s->kwalk));
 		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
 			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;
 			rc = bpf_map__set_max_entries(map, (uint32_t)(n * UPS_HIST_SLOTS));
@@ -344,6 +348,8 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.stack_mode = p->stack_mode;
 	cfg.stack_bytes = p->stack_bytes;
 	cfg.stack_frames = p->stack_frames;
+	cfg.stack_search_bits = s->kwalk.bits;
+	cfg.stack_after_ret = !p->exit_probes && p->prog->is_return;
 	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
@@ -450,6 +456,47 @@ const char *output_mode_name(enum output_mode m)
 	case OUTPUT_PERFBUF: return "perfbuf";
 	default: return "auto";
 	}
+}
+
+/* --stack-mode kernel: the compiled Java methods of the processes known
+ * now (stack/kwalk.h), built once before any object is loaded. */
+static int build_kwalk(struct session *s, const struct plan *plan, const char *proc_dir,
+		       struct err *err)
+{
+	bool want = false;
+	size_t n = 0;
+	pid_t *pids;
+	int rc;
+
+	for (size_t i = 0; i < plan->n_probes; i++)
+		want |= plan->probe_by_id[i]->stack_mode == UPS_STACK_KERNEL;
+	if (!want)
+		return 0;
+	for (size_t t = 0; t < plan->n_tasks; t++)
+		n += plan->tasks[t].n_pids;
+	pids = calloc(n ? n : 1, sizeof(*pids));
+	if (!pids)
+		return err_set(err, -ENOMEM, "out of memory");
+	n = 0;
+	for (size_t t = 0; t < plan->n_tasks; t++)
+		for (size_t i = 0; i < plan->tasks[t].n_pids; i++)
+			pids[n++] = plan->tasks[t].pids[i];
+	rc = kwalk_table_build(&s->kwalk, proc_dir, pids, n, err);
+	free(pids);
+	return rc;
+}
+
+static int fill_kwalk(const struct session *s, const struct object_state *os, struct err *err)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(os->primary, UPS_KWALK_MAP);
+
+	if (!map || !s->kwalk.v)
+		return 0;
+	for (uint32_t i = 0; i < kwalk_table_size(&s->kwalk); i++)
+		if (bpf_map_update_elem(bpf_map__fd(map), &i, &s->kwalk.v[i], BPF_ANY) < 0)
+			return err_set(err, -errno, "filling %s: %s", UPS_KWALK_MAP,
+				       strerror(errno));
+	return 0;
 }
 
 static int fill_target_pids(const struct object_state *os, const struct plan *plan,
@@ -710,6 +757,9 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	if (rc < 0)
 		goto fail;
 	mark_used_rings(s, plan);
+	rc = build_kwalk(s, plan, opts->proc_dir ? opts->proc_dir : "/proc", err);
+	if (rc < 0)
+		goto fail;
 	for (size_t t = 0; t < plan->n_tasks; t++) {
 		for (size_t i = 0; i < plan->tasks[t].n_probes; i++) {
 			struct instance *in = &s->instances[s->n_instances++];
@@ -720,6 +770,8 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	}
 	for (size_t i = 0; i < s->n_objects; i++) {
 		rc = fill_target_pids(&s->objects[i], plan, err);
+		if (rc == 0)
+			rc = fill_kwalk(s, &s->objects[i], err);
 		if (rc < 0)
 			goto fail;
 	}
@@ -804,6 +856,7 @@ void session_close(struct session *s)
 		free(s->objects[o].elf);
 	free(s->instances);
 	free(s->objects);
+	kwalk_table_free(&s->kwalk);
 	free(s->rings);
 	free(s);
 }

@@ -29,7 +29,7 @@ struct jmethod {
 	uint64_t start;               /* code vaddr */
 	uint32_t size;
 	uint32_t list_i;              /* in methods.v */
-	bool decoded, frame_ok, has_dm;
+	bool decoded, frame_decoded, frame_ok, has_dm;
 	const struct dex_file *dex;   /* for line numbers, when has_dm */
 	struct dex_method dm;
 	struct art_frame_info fi;
@@ -208,7 +208,8 @@ static void load_symbols(struct file *f)
 	} else {
 		f->md.elf = NULL;
 	}
-	qsort(sv.v, sv.n, sizeof(*sv.v), sym_cmp);
+	if (sv.n)
+		qsort(sv.v, sv.n, sizeof(*sv.v), sym_cmp);
 	f->syms = sv.v;
 	f->n_syms = sv.n;
 }
@@ -302,6 +303,18 @@ static void find_dex_method(struct jmethod *j, const struct dex_file *d,
 	}
 }
 
+/* The CodeInfo alone (frame info, stack maps): the kernel walk's table
+ * needs no names. */
+static void decode_frame(struct file *f, struct jmethod *j)
+{
+	const struct oat_method *om = &f->methods.v[j->list_i];
+	struct err e = { 0 };
+
+	j->frame_decoded = true;
+	j->frame_ok = oat_code_frame_info(f->oat, &om->code, &j->fi, &j->rows, &j->n_rows,
+					  &e) == 0;
+}
+
 static void decode_jm(struct file *f, struct jmethod *j)
 {
 	const struct oat_method *om = &f->methods.v[j->list_i];
@@ -310,8 +323,8 @@ static void decode_jm(struct file *f, struct jmethod *j)
 	char buf[512];
 
 	j->decoded = true;
-	j->frame_ok = oat_code_frame_info(f->oat, &om->code, &j->fi, &j->rows, &j->n_rows,
-					  &e) == 0;
+	if (!j->frame_decoded)
+		decode_frame(f, j);
 	if (om->has_dex && f->dexes && oat_dexset_get(f->dexes, om->dex_i, &d, &e) == 0 &&
 	    dex_pretty_method(d, om->method_idx, buf, sizeof(buf)) >= 0) {
 		j->name = strdup(buf);
@@ -632,5 +645,66 @@ static int lookup_uncached(struct codemap *m, struct proc *p, uint64_t pc, bool 
 		lookup_java(mp->file, j, pc_vaddr, out);
 	else
 		lookup_native(mp->file, vaddr, pc_vaddr, out);
+	return 0;
+}
+
+/* ---- compiled Java methods of a process (the kernel walk's table) ---- */
+
+/* The process address of vaddr through mapping mp, if mp maps it. */
+static bool vaddr_to_addr(const struct mapping *mp, uint64_t vaddr, uint64_t *addr)
+{
+	const struct elf_segment *seg;
+	size_t n = elf_load_segments(mp->file->elf, &seg);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off;
+
+		if (vaddr < seg[i].vaddr || vaddr - seg[i].vaddr >= seg[i].filesz)
+			continue;
+		off = seg[i].offset + (vaddr - seg[i].vaddr);
+		if (off < mp->off || off - mp->off >= mp->end - mp->start)
+			return false;
+		*addr = mp->start + (off - mp->off);
+		return true;
+	}
+	return false;
+}
+
+static int mapping_java_ranges(const struct mapping *mp, codemap_java_fn cb, void *ctx)
+{
+	struct file *f = mp->file;
+
+	for (size_t i = 0; i < f->n_jm; i++) {
+		struct jmethod *j = &f->jm[i];
+		uint64_t addr;
+		int rc;
+
+		if (!vaddr_to_addr(mp, j->start, &addr))
+			continue;
+		if (!j->frame_decoded)
+			decode_frame(f, j);
+		if (!j->frame_ok)
+			continue;
+		rc = cb(ctx, addr, addr + j->size, j->fi.frameless_leaf ? 0 : j->fi.frame_size);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int codemap_java_ranges(struct codemap *m, uint32_t pid, codemap_java_fn cb, void *ctx)
+{
+	struct proc *p = proc_get(m, pid);
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct mapping *mp = &p->v[i];
+		int rc;
+
+		if (!mp->file || !mp->file->oat || !mp->file->elf)
+			continue;
+		rc = mapping_java_ranges(mp, cb, ctx);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }

@@ -31,6 +31,13 @@ void codemap_free(struct codemap *m);
  * mappings then still serve, and a failed read keeps them). */
 void codemap_prime(struct codemap *m, uint32_t pid);
 
+/* Calls cb for every compiled Java method pid maps now (oat/odex code in
+ * its executable mappings): the method's code range in the process and its
+ * CodeInfo frame size (methods without readable CodeInfo are left out).
+ * Stops at cb's first non-zero return and returns it; else 0. */
+typedef int (*codemap_java_fn)(void *ctx, uint64_t start, uint64_t end, uint32_t frame_size);
+int codemap_java_ranges(struct codemap *m, uint32_t pid, codemap_java_fn cb, void *ctx);
+
 int codemap_lookup(struct codemap *m, uint32_t pid, uint64_t pc, bool is_return,
 		   struct code_info *out);
 

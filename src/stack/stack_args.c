@@ -38,11 +38,11 @@ static int parse_mode(struct stack_args *a, const char *arg, struct err *e)
 		a->mode = UPS_STACK_COPY;
 		return 0;
 	}
-	if (!strcmp(arg, "kernel"))
-		return err_set(e, -ENOTSUP, "--stack-mode kernel (walking compiled Java frames "
-			       "in BPF) is not in this build; copy mode unwinds the same frames "
-			       "in user space");
-	return err_set(e, -EINVAL, "--stack-mode takes copy, not '%s'", arg);
+	if (!strcmp(arg, "kernel")) {
+		a->mode = UPS_STACK_KERNEL;
+		return 0;
+	}
+	return err_set(e, -EINVAL, "--stack-mode takes copy or kernel, not '%s'", arg);
 }
 
 static int parse_bytes(struct stack_args *a, const char *arg, struct err *e)

@@ -68,32 +68,55 @@ static int lookup(void *ctx, uint64_t pc, bool is_return, struct code_info *out)
 	return codemap_lookup(lc->s->map, lc->pid, pc, is_return, out);
 }
 
+/* Why a kernel-walked PC cannot stand as frame i (NULL: it can).  The walk
+ * assumed the probe sits where no frame exists (a function's first
+ * instruction or a return); a return PC into Java code must be exactly a
+ * Default/OSR stack map's (art-frames.md §6.5). */
+static const char *kernel_frame_refused(const struct code_info *ci, bool is_return)
+{
+	if (ci->kind != FRAME_JAVA)
+		return NULL;
+	if (!is_return && !ci->at_start && !ci->at_exit && !ci->frameless)
+		return "probe inside a framed Java method: the kernel walk cannot step from here";
+	if (is_return && !ci->stack_map_hit)
+		return "return PC matches no stack map";
+	return NULL;
+}
+
 /* Kernel walk: the PCs are already the frames; each is described, and the
  * walk's own end (a PC outside known Java code) is the last frame's note. */
 static void symbolize_pcs(struct stacks *s, const struct stack_record *r, uint32_t max,
 			  struct stack_trace *out)
 {
 	struct lookup_ctx lc = { s, r->hdr.env.pid };
+	const char *refused = NULL;
 
-	for (uint32_t i = 0; i < r->hdr.n_pcs && out->n < max; i++) {
+	out->end = r->hdr.flags & UPS_STACK_F_WALK_LIMIT ? "frame limit"
+		   : r->hdr.flags & UPS_STACK_F_WALK_BAD ? "return PC matches no stack map"
+		   : r->hdr.flags & UPS_STACK_F_READ_FAILED ? "the user stack could not be read"
+							      : "end of compiled Java frames";
+	for (uint32_t i = 0; i < r->hdr.n_pcs && out->n < max && !refused; i++) {
 		struct code_info ci = { .dex_pc = UINT32_MAX };
 		struct stack_frame *f = &out->frames[out->n++];
 		uint64_t pc;
 
+		bool is_return = i > 0 || (r->hdr.flags & UPS_STACK_F_AFTER_RET);
+
 		memcpy(&pc, r->pcs + i, sizeof(pc));
-		lookup(&lc, pc, i > 0, &ci);
+		lookup(&lc, pc, is_return, &ci);
+		refused = kernel_frame_refused(&ci, is_return);
 		*f = (struct stack_frame){ .pc = pc, .kind = ci.kind, .file = ci.file,
 					   .offset = ci.offset, .symbol = ci.symbol,
 					   .symbol_off = ci.symbol_off,
 					   .dex_pc = ci.kind == FRAME_JAVA ? ci.dex_pc : UINT32_MAX,
 					   .line = ci.line,
-					   .note = ci.kind == FRAME_UNKNOWN ? ci.why : NULL };
+					   .note = ci.kind == FRAME_UNKNOWN ? ci.why : refused };
 	}
-	out->end = r->hdr.flags & UPS_STACK_F_WALK_LIMIT ? "frame limit"
-		   : r->hdr.flags & UPS_STACK_F_WALK_BAD ? "return PC matches no stack map"
-							  : "end of compiled Java frames";
-	if (out->n && (r->hdr.flags & UPS_STACK_F_WALK_BAD))
+	if (refused)
+		out->end = refused;
+	else if (out->n && (r->hdr.flags & UPS_STACK_F_WALK_BAD))
 		out->frames[out->n - 1].note = out->end;
+	out->truncated = (r->hdr.flags & UPS_STACK_F_WALK_LIMIT) != 0;
 }
 
 void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames,

@@ -144,15 +144,100 @@ def test_stack_copy_perfbuf():
     run_stack("copy", ["--force-perfbuf"])
 
 
-def test_stack_kernel_mode_refused():
-    """The in-kernel Java walk is not built yet: asking for it is an error that
-    says so, never a silent fallback."""
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_native_chain_ends_at_first_caller():
+    """Kernel mode walks compiled Java frames only: a native chain gives the
+    probed function and its return PC (read at [sp] at the entry), exact, and
+    ends there, marked as the end of compiled Java frames (README Limits)."""
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    held = mapped(Held(tmp, "target_stack", ["4"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack=16",
+                              "--stack-mode", "kernel"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), 4, "events")
+    for ev in evs:
+        st = ev["stack"]
+        eq(len(st), 2, f"the probed function and its caller only: {st}")
+        for i, (sym, path, offs) in enumerate(want[:2]):
+            eq(st[i]["symbol"], sym, f"frame {i} symbol")
+            eq(st[i]["kind"], "native", f"frame {i} kind")
+            eq(os.path.realpath(st[i]["file"]), os.path.realpath(path), f"frame {i} file")
+            check(num(st[i]["symbol_offset"]) in offs, f"frame {i} offset {st[i]}")
+        eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
+
+
+def kernel_return_run(extra):
+    libb, want = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_Uprobestats_uretprobe_call_return"',
+        f'    file_paths: "{libb}"',
+        '    method_signature: "stk_b5"',
+        "  }",
+        "}"]) + "\n")
+    held = mapped(Held(tmp, "target_stack", ["3"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--stack-mode",
+                              "kernel"] + extra)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events(), kind="return")
+    eq(len(evs), 3, "return events")
+    return evs, want
+
+
+def check_frame(f, want, what):
+    sym, path, offs = want
+    eq(f["symbol"], sym, f"{what} symbol")
+    eq(os.path.realpath(f["file"]), os.path.realpath(path), f"{what} file")
+    check(num(f["symbol_offset"]) in offs, f"{what} offset {f}")
+    check("note" not in f, f"{what} not marked: {f}")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_at_uretprobe_starts_at_the_return_pc():
+    """At a uretprobe the function has returned: the PC is already the return
+    address into the caller (stk_a4, at objdump's return offset), so the
+    kernel walk records it as frame 0 and reads nothing at [sp] (which is no
+    return address there); the caller is native, so the walk ends there."""
+    evs, want = kernel_return_run([])
+    for ev in evs:
+        eq(len(ev["stack"]), 1, f"the caller only: {ev['stack']}")
+        check_frame(ev["stack"][0], want[1], "frame 0 (the caller)")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_at_exit_probe():
+    """With exit probes the record is made at stk_b5's ret, where the frame is
+    gone: frame 0 is stk_b5 (the ret's offset), frame 1 its caller from [sp]."""
+    import subprocess as sp_
+    evs, want = kernel_return_run(["--exit-probes"])
+    libb = want[0][1]
+    out = sp_.run(["objdump", "-d", "--no-show-raw-insn", libb], capture_output=True,
+                  text=True, check=True).stdout
+    m = re.search(r"^([0-9a-f]+) <stk_b5>:\n(.*?)\n\n", out, re.S | re.M)
+    start = int(m.group(1), 16)
+    rets = [int(ln.split(":")[0], 16) - start for ln in m.group(2).splitlines()
+            if re.search(r"\sret", ln)]
+    check(rets, "objdump finds stk_b5's ret")
+    for ev in evs:
+        st = ev["stack"]
+        eq(len(st), 2, f"stk_b5 and its caller: {st}")
+        check_frame(st[0], ("stk_b5", libb, rets), "frame 0 (at the ret)")
+        check_frame(st[1], want[1], "frame 1 (the caller)")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_mode_bad_value():
     libb, _ = expected_frames()
     tmp = tmpdir()
     cfg = write_config(tmp, stack_config(libb))
-    rc, out, err = run(["run", cfg, "--stack", "--stack-mode", "kernel", "--duration", "1"])
+    rc, out, err = run(["run", cfg, "--stack", "--stack-mode", "walk", "--duration", "1"])
     check(rc != 0, "exit code is an error")
-    check("not in this build" in err, "the message says why: " + err)
+    check("copy or kernel" in err, "the message names the modes: " + err)
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
@@ -210,8 +295,7 @@ def test_stack_in_trace_args():
         eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
 
 
-@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
-def test_stack_real_art_method_at_entry():
+def check_real_art_method_at_entry(mode):
     """Real ART code: target_art maps the Android 11 x86_64 odex and calls the
     compiled ActivityRecognitionEvent.<init> with ART's calling convention.
     At the probe (the method's first instruction) frame 0 is that Java method,
@@ -232,7 +316,7 @@ def test_stack_real_art_method_at_entry():
     n = 5
     held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
     rc, u = traced_run(held,
-                       ["run", cfg, "--format", "json", "--stack"])
+                       ["run", cfg, "--format", "json", "--stack", "--stack-mode", mode])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
     eq(len(evs), n, "events")
@@ -248,6 +332,21 @@ def test_stack_real_art_method_at_entry():
         eq(os.path.realpath(st[1]["file"]), os.path.realpath(target("target_art")),
            "frame 1 file")
         check(CLS not in st[1]["symbol"], "no Java frame guessed above the harness")
+        check("note" not in st[0] and "note" not in st[1], f"no frame marked: {st}")
+        if mode == "kernel":
+            eq(len(st), 2, f"kernel mode ends at the native caller: {st}")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_real_art_method_at_entry():
+    check_real_art_method_at_entry("copy")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_real_art_method_at_entry():
+    """The same probe, walked in BPF: frame 0 is the compiled method (its
+    first instruction, so the return PC is [sp]), frame 1 the harness."""
+    check_real_art_method_at_entry("kernel")
 
 
 def java_a_from_objdump(odex, a_off, size):
@@ -282,7 +381,7 @@ def java_a_from_objdump(odex, a_off, size):
     return 8 * (pushes + 1) + sub, ret
 
 
-def art_stack_run(ret_delta):
+def art_stack_run(ret_delta, mode="copy"):
     from test_art import ODEX
     import json as _json
     sig = "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
@@ -304,7 +403,7 @@ def art_stack_run(ret_delta):
         "}"]) + "\n")
     held = mapped(Held(tmp, "target_art_stack", [ODEX, str(a["file_offset"]),
                                                  str(ret + ret_delta), str(frame), "5"]), ODEX)
-    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack"])
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--stack-mode", mode])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
     eq(len(evs), 5, "events")
@@ -333,19 +432,12 @@ def dexdump_line(dex_pc):
     return line
 
 
-@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
-def test_stack_through_real_art_frame():
-    """harness -> A (a real compiled method of the Android 11 x86_64 odex,
-    its frame built as ART's calling convention builds it) -> B (probed):
-    the unwinder steps from B through A by A's CodeInfo frame size, accepts
-    the return PC into A because it is exactly a stack map's, and reaches the
-    harness.  No method pair of the test data calls another directly (AOT
-    code calls through the callee ArtMethod*), so B is a native stub."""
-    evs, sig, ret_file_off = art_stack_run(0)
+def check_through_real_art_frame(mode):
+    evs, sig, ret_file_off = art_stack_run(0, mode)
     for ev in evs:
         st = ev["stack"]
         names = [f["symbol"] for f in st]
-        check(len(st) >= 4, f"B, A, the harness, main: {names}")
+        check(len(st) >= 3, f"B, A, the harness: {names}")
         eq(st[0]["symbol"], "stk_java_callee", "frame 0: B")
         eq(st[1]["kind"], "java", "frame 1 kind")
         eq(st[1]["symbol"], sig, "frame 1: A, named from the dex")
@@ -355,17 +447,88 @@ def test_stack_through_real_art_frame():
            "frame 1 source line, as dexdump's positions table gives it")
         check("note" not in st[1], f"frame 1 accepted: {st[1]}")
         eq(st[2]["symbol"], "stk_art_harness", "frame 2: the harness, past A's frame")
-        eq(st[3]["symbol"], "main", "frame 3")
+        eq(st[2]["kind"], "native", "frame 2 kind")
+        check("note" not in st[2], f"frame 2 not marked: {st[2]}")
+        if mode == "copy":
+            eq(st[3]["symbol"], "main", "frame 3")
+        else:
+            # the walk stepped A by its frame size from the BPF map and
+            # stopped at the first PC outside compiled Java code
+            eq(len(st), 3, f"kernel mode ends at the first native caller: {names}")
+            eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
-def test_stack_stops_at_return_pc_without_stack_map():
-    """The same stack with the return address into A one byte off: no stack
-    map there, so the walk stops at A, marked, and guesses nothing above."""
-    evs, sig, _ = art_stack_run(1)
+def test_stack_through_real_art_frame():
+    """harness -> A (a real compiled method of the Android 11 x86_64 odex,
+    its frame built as ART's calling convention builds it) -> B (probed):
+    the unwinder steps from B through A by A's CodeInfo frame size, accepts
+    the return PC into A because it is exactly a stack map's, and reaches the
+    harness.  No method pair of the test data calls another directly (AOT
+    code calls through the callee ArtMethod*), so B is a native stub."""
+    check_through_real_art_frame("copy")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_through_real_art_frame():
+    """The same stack walked in BPF (--stack-mode kernel): A's code range and
+    frame size come from the map user space loads from the odex's CodeInfo;
+    the same frames, exact, up to the harness."""
+    check_through_real_art_frame("kernel")
+
+
+def check_stops_at_return_pc_without_stack_map(mode):
+    evs, sig, _ = art_stack_run(1, mode)
     for ev in evs:
         st = ev["stack"]
         eq(len(st), 2, f"B and the refused A only: {st}")
         eq(st[1]["symbol"], sig, "frame 1 is still named")
         eq(st[1].get("note"), "return PC matches no stack map", "frame 1 marked")
         eq(ev["stack_end"], "return PC matches no stack map", "why the stack ends")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_stops_at_return_pc_without_stack_map():
+    """The same stack with the return address into A one byte off: no stack
+    map there, so the walk stops at A, marked, and guesses nothing above."""
+    check_stops_at_return_pc_without_stack_map("copy")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_stops_at_return_pc_without_stack_map():
+    """Kernel mode: the BPF walk steps on by A's range, but user space accepts
+    the return PC into A only on an exact stack map, so the frames shown stop
+    at A, marked, exactly as in copy mode."""
+    check_stops_at_return_pc_without_stack_map("kernel")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_loads_with_a_large_table():
+    """The verifier accepts the walk with a realistic table: a process that
+    maps the largest oat/odex of the test data (thousands of compiled
+    methods, so a search of many steps per frame) at the deepest --stack."""
+    import glob
+    import sys
+    root = os.environ.get("UPROBESTATS_TESTDATA", "")
+    files = [f for f in glob.glob(os.path.join(root, "oat", "*", "*", "*", "*"))
+             if f.endswith((".oat", ".odex"))]
+    check(files, "the test data has oat files")
+    big = max(files, key=os.path.getsize)
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import mmap,sys,time\n"
+                               "f=open(sys.argv[1],'rb')\n"
+                               "m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ|mmap.PROT_EXEC,"
+                               "flags=mmap.MAP_PRIVATE)\n"
+                               "print('ok',flush=True)\n"
+                               "time.sleep(60)\n", big], stdout=subprocess.PIPE, text=True)
+    try:
+        eq(holder.stdout.readline().strip(), "ok", "the holder mapped the file")
+        libb, _ = expected_frames()
+        tmp = tmpdir()
+        cfg = write_config(tmp, stack_config(libb))
+        rc, out, err = run(["run", cfg, "--stack=64", "--stack-mode", "kernel", "--duration",
+                            "1", "--pid", str(holder.pid)])
+        eq(rc, 0, "loaded and ran; stderr: " + err)
+    finally:
+        holder.kill()
+        holder.wait()
