@@ -36,7 +36,8 @@ VM_RUNNER_SRCS  := $(sort $(wildcard $(TOP)/test/vm/*.c))
 VM_RUNNER_HDRS  := $(sort $(wildcard $(TOP)/test/vm/*.h))
 VM_RUNNER_FLAGS := $(CSTD) $(WARN) -D_GNU_SOURCE -O2 -g
 VM_TARGET_FLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror
-# target_stack needs its two shared libraries (e2e.mk) and has no VM scenario: not built.
+# target_stack needs its two shared libraries (e2e.mk): not built; the VM's --stack scenario
+# uses target_vmstack, the same kind of chain in one static program.
 VM_TARGETS      := $(patsubst $(TOP)/test/targets/%.c,$(VM_BIN_DIR)/%,\
 	$(filter-out $(TOP)/test/targets/target_stack.c,$(wildcard $(TOP)/test/targets/*.c)))
 VM_ART_SET      := android-13/arm64/realme_ice_ossi_TP1A.220905.001

@@ -14,7 +14,8 @@
  * runtime.  The stub never returns into A: it drops the return address and
  * A's frame and returns to R.  A's code is never executed; its CodeInfo
  * (frame size, stack maps) is what the unwinder must use to step from B
- * through A back to the harness.  Built for x86_64 only (the e2e host). */
+ * through A back to the harness.  x86_64 (the e2e host) and arm64 (the VM: its
+ * stack.art_frame scenario). */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,47 @@ __asm__(".text\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
 	".size stk_java_callee, .-stk_java_callee\n");
+#elif defined(__aarch64__)
+/* arm64 (the VM): "A's prologue" keeps R at [A's sp + FRAME_SIZE - 8], where ART's
+ * arm64 frames keep the saved lr, and "A calls B" leaves the return address into A in
+ * x30, as `blr x30` does.  B drops A's frame and returns to R. */
+void stk_art_harness(uint64_t ret_into_a, uint64_t frame_size);
+void stk_java_callee(void);
+
+__asm__(".text\n"
+	".globl stk_art_harness\n"
+	".type stk_art_harness, %function\n"
+	"stk_art_harness:\n"
+	"	.cfi_startproc\n"
+	"	stp x29, x30, [sp, #-16]!\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset 29, -16\n"
+	"	.cfi_offset 30, -8\n"
+	"	bl 1f\n"                          /* R: the return address A keeps */
+	"	ldp x29, x30, [sp], #16\n"
+	"	.cfi_def_cfa_offset 0\n"
+	"	.cfi_restore 29\n"
+	"	.cfi_restore 30\n"
+	"	ret\n"
+	"1:\n"
+	"	sub sp, sp, x1\n"                 /* A's prologue: a frame of FRAME_SIZE */
+	"	add x9, sp, x1\n"
+	"	stur x30, [x9, #-8]\n"
+	"	mov x30, x0\n"                    /* A calls B: return address into A */
+	"	b stk_java_callee\n"
+	"	.cfi_endproc\n"
+	".size stk_art_harness, .-stk_art_harness\n"
+	".globl stk_java_callee\n"
+	".type stk_java_callee, %function\n"
+	"stk_java_callee:\n"
+	"	.cfi_startproc\n"
+	"	nop\n"                            /* the probe */
+	"	add x9, sp, x1\n"                 /* drop A's frame; lr = R */
+	"	ldur x30, [x9, #-8]\n"
+	"	mov sp, x9\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size stk_java_callee, .-stk_java_callee\n");
 #endif
 
 int main(int argc, char **argv)
@@ -87,12 +129,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	go_fifo_wait(argc, argv);
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 	for (long i = 0; i < count; i++)
 		stk_art_harness((uint64_t)(uintptr_t)(base + a_off + ret_off), frame);
 #else
 	(void)count;
-	fprintf(stderr, "target_art_stack: x86_64 only\n");
+	fprintf(stderr, "target_art_stack: x86_64 and arm64 only\n");
 	return 1;
 #endif
 	printf("target_art_stack: %ld calls ok\n", count);

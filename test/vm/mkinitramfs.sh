@@ -8,7 +8,9 @@
 #                (/vm/targets/)
 #   TESTDATA     the shared test data: the Android 13 arm64 odex (with its .vdex and .jar)
 #                that the ART scenario probes goes to /vm/testdata/, and its expected
-#                offsets, read from the oatdump table beside it, to /vm/art.env
+#                offsets, read from the oatdump table beside it, to /vm/art.env; the
+#                --stack scenario's method A (frame size, return offset of its first Java
+#                call, from binutils' disassembly) to /vm/testdata/art_stack.txt
 # Nothing is copied into the repository; the tree is assembled under OUT.d/.
 set -euo pipefail
 
@@ -35,6 +37,33 @@ file_offset() {
 	sed -E 's/.*"file_offset": ([0-9]+).*/\1/' <<<"$line"
 }
 
+# java_a OFF SIZE — "FRAME RET" of the compiled method at OFF (SIZE bytes of code), from
+# binutils' arm64 disassembly, independently of uprobestats' CodeInfo reader: the frame
+# its prologue allocates (`str x0, [sp, #-N]!`, or `sub sp, sp, #N`) and the offset
+# (from OFF) of the return address of its first Java call (`ldr x30, [x0, #24]` — the
+# callee ArtMethod's entry point — then `blr x30`).
+java_a() {
+	aarch64-linux-gnu-objdump -D -b binary -m aarch64 --start-address="$1" \
+		--stop-address=$(($1 + $2)) "$art_dir/$art_name.odex" | awk -F '\t' -v off="$1" '
+		function hex(s,  v, k) {
+			v = 0
+			for (k = 1; k <= length(s); k++)
+				v = v * 16 + index("0123456789abcdef", substr(s, k, 1)) - 1
+			return v
+		}
+		/^ +[0-9a-f]+:\t/ {
+			a = $1; gsub(/[ :]/, "", a); a = hex(a); i = $3 " " $4
+			if (frame == "" && match(i, /^str x0, \[sp, #-[0-9]+\]!/))
+				frame = substr(i, RSTART + 15, RLENGTH - 17)
+			if (frame == "" && match(i, /^sub sp, sp, #0x[0-9a-f]+$/))
+				frame = hex(substr(i, RSTART + 15))
+			if (want && ret == "") ret = a - off
+			want = (prev ~ /^ldr x30, \[x0, #24\]/ && i ~ /^blr x30/)
+			prev = i
+		}
+		END { if (frame != "" && ret != "") print frame, ret }'
+}
+
 for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/target_latency" \
 	"$bindir/target_art" "$bindir/target_programs" "$bindir/target_exits" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
 	"$art_dir/$art_name.jar" "$art_table"; do
@@ -45,6 +74,12 @@ get_off=$(file_offset "int $cls.getEventType()")
 base=com.android.location.provider.LocationProviderBase
 is_enabled_off=$(file_offset "boolean $base.isEnabled()")
 set_allowed_off=$(file_offset "void $base.setAllowed(boolean)")
+stack_a_sig="void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
+stack_a_off=$(file_offset "$stack_a_sig")
+stack_a_size=$(grep -F "\"signature\": \"$stack_a_sig\"" "$art_table" |
+	sed -E 's/.*"code_size": ([0-9]+).*/\1/')
+stack_a=$(java_a "$stack_a_off" "$stack_a_size")
+[ -n "$stack_a" ] || die "no frame size or Java call found in $stack_a_sig's code"
 
 root=$out.d
 rm -rf "$root"
@@ -70,6 +105,8 @@ cat >"$root/vm/art.env" <<-EOF
 	ART_IS_ENABLED_OFF=$is_enabled_off
 	ART_SET_ALLOWED_OFF=$set_allowed_off
 EOF
+# The stack.art_frame scenario's method A: SIGNATURE, then FILE_OFFSET FRAME RET.
+printf '%s\n%s %s\n' "$stack_a_sig" "$stack_a_off" "$stack_a" >"$root/vm/testdata/art_stack.txt"
 # No dev/console node: /init takes the console from devtmpfs once it is mounted.
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -6 -n >"$out.tmp"

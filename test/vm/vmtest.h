@@ -164,5 +164,6 @@ extern const struct vmcase vm_kernel_cases[];
 extern const struct vmcase vm_art_cases[];
 extern const struct vmcase vm_programs_cases[];
 extern const struct vmcase vm_exits_cases[];
+extern const struct vmcase vm_stack_cases[];
 
 #endif
