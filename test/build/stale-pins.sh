@@ -25,7 +25,7 @@ fail() {
 }
 
 mkdir -p "$real"
-tmp=$(mktemp -d -p "$real" stale-pins.XXXXXX)
+tmp=$(mktemp -d -p "$real")  # mktemp's own name template
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/build/vendor"
 # Hard links: the same files, nothing copied; fetch.sh only ever replaces cache files.
