@@ -4,7 +4,6 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,56 +22,7 @@
 #define DEFAULT_STACK_RINGBUF_BYTES (16u << 20)
 #define MAX_TARGET_PIDS 4096
 
-/* One attachment running a program: a uprobe_multi link, a perf event
- * through the uprobe PMU, or a perf event through a tracefs uprobe_events
- * entry that must be removed again. */
-struct attachment {
-	int perf_fd;              /* the link or perf event */
-	bool tracefs;
-	struct tracefs_probe tp;
-};
-
-/* One loaded copy of an object, for one probe.  A secondary copy keeps
- * only its loaded programs (their maps live on in the kernel through them):
- * the object and its ~13 map descriptors are closed after loading, so
- * thousands of probes (trace) fit the descriptor limit. */
-struct instance {
-	struct bpf_object *obj;           /* the primary's; NULL once a secondary is loaded */
-	int prog_fd[2];                   /* secondary: the main and the entry program */
-	const char *prog_name[2];
-	const struct plan_probe *probe;
-	struct attachment *atts;
-	size_t n_atts;
-};
-
-/* Per object used by the plan: the primary instance owns the shared maps. */
-struct object_state {
-	const struct catalog_object *cat;
-	void *elf;                  /* the object inflated once, read by every instance */
-	size_t elf_size;
-	struct bpf_object *primary;
-	bool ring_used[8];
-};
-
-struct session {
-	bool (*interrupted)(void);
-	enum output_mode mode;
-	bool legacy;
-	struct uprobe_pmu pmu;
-	bool use_multi;
-	bool use_tracefs;
-	struct tracefs tfs;
-	uint32_t ring_bytes, wakeup_bytes;
-	struct instance *instances;
-	size_t n_instances;
-	struct object_state *objects;
-	size_t n_objects;
-	struct session_ring *rings;
-	size_t n_rings;
-	const struct plan *plan;
-	int ncpus;
-	struct kwalk_table kwalk;  /* --stack-mode kernel (stack/kwalk.h) */
-};
+#include "probe/session_priv.h"
 
 static uint32_t round_pow2(uint32_t v)
 {
@@ -203,7 +153,6 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
  * process and filtered by tgid in BPF: each uprobe perf event costs the
  * kernel ~130 ms to tear down, serialized, so 300 per-process events took a
  * minute to detach; one filtered event takes one teardown. */
-#define PER_PID_ATTACH_MAX 8
 
 static bool task_filters_in_bpf(const struct plan_task *t, const struct session_opts *opts)
 {
@@ -265,7 +214,7 @@ static const char *probe_main_prog(const struct plan_probe *p)
 	return p->exit_probes ? p->prog->exit : p->prog->name;
 }
 
-static const char *probe_entry_prog(const struct plan_probe *p)
+const char *probe_entry_prog(const struct plan_probe *p)
 {
 	return p->exit_probes ? p->prog->exit_entry : p->prog->entry;
 }
@@ -295,7 +244,7 @@ static int keep_programs_only(struct instance *in, struct err *err)
 }
 
 /* The loaded program prog_name of in, or -1. */
-static int instance_prog_fd(const struct instance *in, const char *prog_name)
+int instance_prog_fd(const struct instance *in, const char *prog_name)
 {
 	struct bpf_program *prog;
 
@@ -516,176 +465,6 @@ static int fill_target_pids(const struct object_state *os, const struct plan *pl
 		}
 	}
 	return 0;
-}
-
-static int attach_one(struct session *s, struct instance *in, const char *prog_name,
-		      uint64_t offset, bool retprobe, pid_t pid, struct err *err)
-{
-	const struct plan_probe *p = in->probe;
-	int prog_fd = instance_prog_fd(in, prog_name);
-	struct attachment *a = &in->atts[in->n_atts];
-	int rc;
-
-	if (prog_fd < 0)
-		return err_set(err, -ENOENT,
-			       "probe %s: program %s missing from the embedded object",
-			       p->program_name, prog_name);
-	memset(a, 0, sizeof(*a));
-	a->tracefs = s->use_tracefs;
-	if (s->use_tracefs) {
-		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid,
-				    prog_fd, &a->tp, err);
-		a->perf_fd = a->tp.perf_fd;
-	} else if (s->use_multi) {
-		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, prog_fd,
-					 &a->perf_fd, err);
-	} else {
-		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid,
-				       prog_fd, &a->perf_fd, err);
-	}
-	if (rc < 0)
-		return err_prefix(err, "probe %s", p->program_name);
-	in->n_atts++;
-	return 0;
-}
-
-static void detach_one(struct session *s, struct attachment *a)
-{
-	if (a->tracefs)
-		tracefs_detach(&s->tfs, &a->tp);   /* closes tp.perf_fd unless -1 */
-	else if (a->perf_fd >= 0)
-		close(a->perf_fd);
-}
-
-static int grow_atts(struct instance *in, size_t more, struct err *err)
-{
-	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
-
-	if (!n)
-		return err_set(err, -ENOMEM, "out of memory");
-	in->atts = n;
-	return 0;
-}
-
-static int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
-			       struct err *err)
-{
-	const struct plan_probe *p = in->probe;
-	const struct catalog_program *cp = p->prog;
-	int rc = grow_atts(in, 2 + p->n_exits, err);
-
-	/* The return half first, so no entry is stored without its exit. */
-	if (p->exit_probes) {
-		for (uint32_t i = 0; rc == 0 && i < p->n_exits; i++)
-			rc = attach_one(s, in, cp->exit, p->exit_offsets[i], false, pid, err);
-	} else if (rc == 0) {
-		rc = attach_one(s, in, cp->name, p->offset, cp->is_return, pid, err);
-	}
-	if (rc == 0 && probe_entry_prog(p))
-		rc = attach_one(s, in, probe_entry_prog(p), p->offset, false, pid, err);
-	return rc;
-}
-
-static int attach_instance(struct session *s, struct instance *in, const struct plan_task *task,
-			   struct err *err)
-{
-	bool once = task->all_processes || task->n_pids > PER_PID_ATTACH_MAX;
-	size_t n = once ? 1 : task->n_pids;
-	int rc;
-
-	for (size_t i = 0; i < n; i++) {
-		rc = attach_instance_pid(s, in, once ? -1 : task->pids[i], err);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* Detaches the attachments beyond the first `keep`. */
-static void detach_instance_from(struct session *s, struct instance *in, size_t keep)
-{
-	while (in->n_atts > keep)
-		detach_one(s, &in->atts[--in->n_atts]);
-}
-
-static void detach_instance(struct session *s, struct instance *in)
-{
-	detach_instance_from(s, in, 0);
-	free(in->atts);
-	in->atts = NULL;
-}
-
-/* Closing a uprobe waits for the kernel's RCU grace periods (≈100 ms each
- * on this machine class).  uprobe_multi links closed from several threads
- * wait together (128 links: 0.16 s); perf events still wait one after the
- * other (the kernel holds event_mutex across the wait), 18 s for 128. */
-#define CLOSE_THREADS 32
-
-struct fd_closer {
-	const int *fds;
-	size_t n, first, step;
-};
-
-static void *close_slice(void *arg)
-{
-	const struct fd_closer *c = arg;
-	for (size_t i = c->first; i < c->n; i += c->step)
-		close(c->fds[i]);
-	return NULL;
-}
-
-static void close_in_parallel(const int *fds, size_t n)
-{
-	pthread_t th[CLOSE_THREADS];
-	struct fd_closer c[CLOSE_THREADS];
-	size_t step = n < CLOSE_THREADS ? n : CLOSE_THREADS, started = 0;
-
-	if (n < 4) {
-		for (size_t i = 0; i < n; i++)
-			close(fds[i]);
-		return;
-	}
-	for (size_t k = 0; k < step; k++) {
-		c[k] = (struct fd_closer){ .fds = fds, .n = n, .first = k, .step = step };
-		if (pthread_create(&th[k], NULL, close_slice, &c[k]) != 0)
-			break;
-		started++;
-	}
-	for (size_t k = started; k < step; k++)   /* threads we could not start */
-		close_slice(&c[k]);
-	for (size_t k = 0; k < started; k++)
-		pthread_join(th[k], NULL);
-}
-
-/* Detaches every instance of task_index (or all, with task_index < 0): the
- * perf events are closed together, then tracefs events are removed. */
-static void detach_where(struct session *s, long task_index)
-{
-	size_t n = 0;
-	int *fds;
-
-	for (size_t i = 0; i < s->n_instances; i++)
-		n += s->instances[i].n_atts;
-	fds = malloc((n ? n : 1) * sizeof(int));
-	n = 0;
-	for (size_t i = 0; fds && i < s->n_instances; i++) {
-		struct instance *in = &s->instances[i];
-		if (task_index >= 0 && (!in->probe || in->probe->desc.task_index != task_index))
-			continue;
-		for (size_t k = 0; k < in->n_atts; k++) {
-			fds[n++] = in->atts[k].perf_fd;
-			in->atts[k].perf_fd = -1;
-			in->atts[k].tp.perf_fd = -1;
-		}
-	}
-	close_in_parallel(fds, n);
-	free(fds);
-	/* Without memory for the list the fds are still open: close them in turn. */
-	for (size_t i = 0; i < s->n_instances; i++) {
-		struct instance *in = &s->instances[i];
-		if (task_index < 0 || (in->probe && in->probe->desc.task_index == task_index))
-			detach_instance(s, in);
-	}
 }
 
 static int collect_rings(struct session *s, struct err *err)

@@ -1,0 +1,180 @@
+/* session_attach.c — attaching a session's loaded instances (uprobe_multi
+ * links, uprobe PMU perf events or tracefs events, per process or once) and
+ * detaching them, closing many together so the kernel's RCU waits overlap. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe/session_priv.h"
+
+static int attach_one(struct session *s, struct instance *in, const char *prog_name,
+		      uint64_t offset, bool retprobe, pid_t pid, struct err *err)
+{
+	const struct plan_probe *p = in->probe;
+	int prog_fd = instance_prog_fd(in, prog_name);
+	struct attachment *a = &in->atts[in->n_atts];
+	int rc;
+
+	if (prog_fd < 0)
+		return err_set(err, -ENOENT,
+			       "probe %s: program %s missing from the embedded object",
+			       p->program_name, prog_name);
+	memset(a, 0, sizeof(*a));
+	a->tracefs = s->use_tracefs;
+	if (s->use_tracefs) {
+		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid,
+				    prog_fd, &a->tp, err);
+		a->perf_fd = a->tp.perf_fd;
+	} else if (s->use_multi) {
+		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, prog_fd,
+					 &a->perf_fd, err);
+	} else {
+		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid,
+				       prog_fd, &a->perf_fd, err);
+	}
+	if (rc < 0)
+		return err_prefix(err, "probe %s", p->program_name);
+	in->n_atts++;
+	return 0;
+}
+
+static void detach_one(struct session *s, struct attachment *a)
+{
+	if (a->tracefs)
+		tracefs_detach(&s->tfs, &a->tp);   /* closes tp.perf_fd unless -1 */
+	else if (a->perf_fd >= 0)
+		close(a->perf_fd);
+}
+
+static int grow_atts(struct instance *in, size_t more, struct err *err)
+{
+	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
+
+	if (!n)
+		return err_set(err, -ENOMEM, "out of memory");
+	in->atts = n;
+	return 0;
+}
+
+int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
+			       struct err *err)
+{
+	const struct plan_probe *p = in->probe;
+	const struct catalog_program *cp = p->prog;
+	int rc = grow_atts(in, 2 + p->n_exits, err);
+
+	/* The return half first, so no entry is stored without its exit. */
+	if (p->exit_probes) {
+		for (uint32_t i = 0; rc == 0 && i < p->n_exits; i++)
+			rc = attach_one(s, in, cp->exit, p->exit_offsets[i], false, pid, err);
+	} else if (rc == 0) {
+		rc = attach_one(s, in, cp->name, p->offset, cp->is_return, pid, err);
+	}
+	if (rc == 0 && probe_entry_prog(p))
+		rc = attach_one(s, in, probe_entry_prog(p), p->offset, false, pid, err);
+	return rc;
+}
+
+int attach_instance(struct session *s, struct instance *in, const struct plan_task *task,
+			   struct err *err)
+{
+	bool once = task->all_processes || task->n_pids > PER_PID_ATTACH_MAX;
+	size_t n = once ? 1 : task->n_pids;
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		rc = attach_instance_pid(s, in, once ? -1 : task->pids[i], err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Detaches the attachments beyond the first `keep`. */
+void detach_instance_from(struct session *s, struct instance *in, size_t keep)
+{
+	while (in->n_atts > keep)
+		detach_one(s, &in->atts[--in->n_atts]);
+}
+
+void detach_instance(struct session *s, struct instance *in)
+{
+	detach_instance_from(s, in, 0);
+	free(in->atts);
+	in->atts = NULL;
+}
+
+/* Closing a uprobe waits for the kernel's RCU grace periods (≈100 ms each
+ * on this machine class).  uprobe_multi links closed from several threads
+ * wait together (128 links: 0.16 s); perf events still wait one after the
+ * other (the kernel holds event_mutex across the wait), 18 s for 128. */
+#define CLOSE_THREADS 32
+
+struct fd_closer {
+	const int *fds;
+	size_t n, first, step;
+};
+
+static void *close_slice(void *arg)
+{
+	const struct fd_closer *c = arg;
+	for (size_t i = c->first; i < c->n; i += c->step)
+		close(c->fds[i]);
+	return NULL;
+}
+
+static void close_in_parallel(const int *fds, size_t n)
+{
+	pthread_t th[CLOSE_THREADS];
+	struct fd_closer c[CLOSE_THREADS];
+	size_t step = n < CLOSE_THREADS ? n : CLOSE_THREADS, started = 0;
+
+	if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		return;
+	}
+	for (size_t k = 0; k < step; k++) {
+		c[k] = (struct fd_closer){ .fds = fds, .n = n, .first = k, .step = step };
+		if (pthread_create(&th[k], NULL, close_slice, &c[k]) != 0)
+			break;
+		started++;
+	}
+	for (size_t k = started; k < step; k++)   /* threads we could not start */
+		close_slice(&c[k]);
+	for (size_t k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+}
+
+/* Detaches every instance of task_index (or all, with task_index < 0): the
+ * perf events are closed together, then tracefs events are removed. */
+void detach_where(struct session *s, long task_index)
+{
+	size_t n = 0;
+	int *fds;
+
+	for (size_t i = 0; i < s->n_instances; i++)
+		n += s->instances[i].n_atts;
+	fds = malloc((n ? n : 1) * sizeof(int));
+	n = 0;
+	for (size_t i = 0; fds && i < s->n_instances; i++) {
+		struct instance *in = &s->instances[i];
+		if (task_index >= 0 && (!in->probe || in->probe->desc.task_index != task_index))
+			continue;
+		for (size_t k = 0; k < in->n_atts; k++) {
+			fds[n++] = in->atts[k].perf_fd;
+			in->atts[k].perf_fd = -1;
+			in->atts[k].tp.perf_fd = -1;
+		}
+	}
+	close_in_parallel(fds, n);
+	free(fds);
+	/* Without memory for the list the fds are still open: close them in turn. */
+	for (size_t i = 0; i < s->n_instances; i++) {
+		struct instance *in = &s->instances[i];
+		if (task_index < 0 || (in->probe && in->probe->desc.task_index == task_index))
+			detach_instance(s, in);
+	}
+}

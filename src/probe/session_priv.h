@@ -1,0 +1,85 @@
+/* session_priv.h — what session.c (loading) and session_attach.c (attaching
+ * and detaching: links, perf events, tracefs events, closing them together)
+ * share of a session.  Not for other modules: they use session.h. */
+#ifndef UPROBESTATS_PROBE_SESSION_PRIV_H
+#define UPROBESTATS_PROBE_SESSION_PRIV_H
+
+#include <bpf/libbpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "probe/attach.h"
+#include "probe/session.h"
+#include "probe/tracefs_uprobe.h"
+#include "stack/kwalk.h"
+
+/* Up to this many processes get their own uprobe each; past it one uprobe
+ * serves all and the program filters by pid. */
+#define PER_PID_ATTACH_MAX 8
+
+/* One attachment running a program: a uprobe_multi link, a perf event
+ * through the uprobe PMU, or a perf event through a tracefs uprobe_events
+ * entry that must be removed again. */
+struct attachment {
+	int perf_fd;              /* the link or perf event */
+	bool tracefs;
+	struct tracefs_probe tp;
+};
+
+/* One loaded copy of an object, for one probe.  A secondary copy keeps
+ * only its loaded programs (their maps live on in the kernel through them):
+ * the object and its ~13 map descriptors are closed after loading, so
+ * thousands of probes (trace) fit the descriptor limit. */
+struct instance {
+	struct bpf_object *obj;           /* the primary's; NULL once a secondary is loaded */
+	int prog_fd[2];                   /* secondary: the main and the entry program */
+	const char *prog_name[2];
+	const struct plan_probe *probe;
+	struct attachment *atts;
+	size_t n_atts;
+};
+
+/* Per object used by the plan: the primary instance owns the shared maps. */
+struct object_state {
+	const struct catalog_object *cat;
+	void *elf;                  /* the object inflated once, read by every instance */
+	size_t elf_size;
+	struct bpf_object *primary;
+	bool ring_used[8];
+};
+
+struct session {
+	bool (*interrupted)(void);
+	enum output_mode mode;
+	bool legacy;
+	struct uprobe_pmu pmu;
+	bool use_multi;
+	bool use_tracefs;
+	struct tracefs tfs;
+	uint32_t ring_bytes, wakeup_bytes;
+	struct instance *instances;
+	size_t n_instances;
+	struct object_state *objects;
+	size_t n_objects;
+	struct session_ring *rings;
+	size_t n_rings;
+	const struct plan *plan;
+	int ncpus;
+	struct kwalk_table kwalk;  /* --stack-mode kernel (stack/kwalk.h) */
+};
+
+/* session.c */
+const char *probe_entry_prog(const struct plan_probe *p);
+int instance_prog_fd(const struct instance *in, const char *prog_name);
+
+/* session_attach.c */
+int attach_instance_pid(struct session *s, struct instance *in, pid_t pid, struct err *err);
+int attach_instance(struct session *s, struct instance *in, const struct plan_task *task,
+		    struct err *err);
+/* Detaches the attachments beyond the first `keep`. */
+void detach_instance_from(struct session *s, struct instance *in, size_t keep);
+void detach_instance(struct session *s, struct instance *in);
+/* Every instance of task_index (or all, with task_index < 0). */
+void detach_where(struct session *s, long task_index);
+
+#endif
