@@ -12,62 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NODES 4096
-#define MAX_LIST 4096
-#define MAX_SUBS 512
-#define MAX_DEPTH 128
-
-enum nk {
-	K_NAME,      /* s/sl: text */
-	K_NESTED,    /* a::b */
-	K_TEMPLATE,  /* a<list> */
-	K_QUAL,      /* a + cv */
-	K_PTR, K_REF, K_RREF,
-	K_FUNC,      /* ret a, params list, cv, ref */
-	K_ARRAY,     /* a [s] */
-	K_PTRMEM,    /* class a, member b */
-	K_VENDOR,    /* a + " " + b(name) */
-	K_ABI,       /* a[abi:s] */
-	K_LOCAL,     /* a::b (a an encoding) */
-	K_ENC,       /* name a, ret b (or -1), params list, cv, ref */
-	K_LAMBDA,    /* "{lambda(" list ")#" s "}" */
-};
-
-struct node {
-	enum nk k;
-	const char *s;
-	size_t sl;
-	int a, b;
-	int l0, ln;         /* list items in dm.list[l0 .. l0+ln) */
-	unsigned cv;        /* 1 const, 2 volatile, 4 restrict */
-	int ref;            /* 0, 1 (&), 2 (&&) */
-};
-
-struct dm {
-	const char *p, *end;
-	int nn, nl, ns;
-	size_t pl;
-	int tparams, has_tparams;  /* a K_TEMPLATE node whose list is in scope */
-	const char *last_src;      /* last source name (for ctor/dtor names) */
-	size_t last_src_len;
-	int depth;
-	int err;                   /* -EINVAL / -ENOTSUP / -ENAMETOOLONG */
-	char *out;
-	size_t size, len;
-	size_t decl_end;           /* output length right after a declarator's "(*" */
-	/* the pools (not cleared between calls) */
-	struct node n[MAX_NODES];
-	int list[MAX_LIST];
-	int subs[MAX_SUBS];
-	char pool[4096];
-};
-
-static int fail(struct dm *d, int e)
-{
-	if (!d->err)
-		d->err = e;
-	return -1;
-}
+#include "resolve/demangle_priv.h"
 
 static int mk(struct dm *d, enum nk k, const char *s, size_t sl, int a, int b)
 {
@@ -942,241 +887,6 @@ static int encoding(struct dm *d)
 
 /* ---- printing ----------------------------------------------------------------------- */
 
-static void put(struct dm *d, const char *s, size_t n)
-{
-	if (d->len + n + 1 > d->size) {
-		fail(d, -ENAMETOOLONG);
-		return;
-	}
-	memcpy(d->out + d->len, s, n);
-	d->len += n;
-	d->out[d->len] = 0;
-}
-
-static void puts_(struct dm *d, const char *s)
-{
-	put(d, s, strlen(s));
-}
-
-static char last(const struct dm *d)
-{
-	return d->len ? d->out[d->len - 1] : 0;
-}
-
-static void print_left(struct dm *d, int n);
-static void print_right(struct dm *d, int n);
-
-static void print_cv(struct dm *d, unsigned cv)
-{
-	if (cv & 1)
-		puts_(d, " const");
-	if (cv & 2)
-		puts_(d, " volatile");
-	if (cv & 4)
-		puts_(d, " restrict");
-}
-
-static void print_list(struct dm *d, int l0, int ln)
-{
-	for (int i = 0; i < ln && !d->err; i++) {
-		if (i)
-			puts_(d, ", ");
-		print_left(d, d->list[l0 + i]);
-		print_right(d, d->list[l0 + i]);
-	}
-}
-
-static bool needs_paren(const struct dm *d, int n)
-{
-	return n >= 0 && (d->n[n].k == K_FUNC || d->n[n].k == K_ARRAY);
-}
-
-/* "(" of a declarator: after a type a space ("void* (*)"), none right after the
- * "(*" of an enclosing declarator ("int (*(*)())()"). */
-static void open_paren(struct dm *d)
-{
-	if (!(d->len && d->len == d->decl_end) && last(d) != ' ')
-		puts_(d, " ");
-	puts_(d, "(");
-}
-
-/* Pointers, references and pointers to members: "int*", "void (*", "int (&",
- * "void (A::*". */
-static void print_left_declarator(struct dm *d, const struct node *x)
-{
-	if (x->k == K_PTRMEM) {
-		print_left(d, x->b);
-		if (d->n[x->b].k == K_FUNC)
-			open_paren(d);
-		else
-			puts_(d, " ");
-		print_left(d, x->a);
-		puts_(d, "::*");
-		if (d->n[x->b].k == K_FUNC)
-			d->decl_end = d->len;
-		return;
-	}
-	print_left(d, x->a);
-	if (needs_paren(d, x->a))
-		open_paren(d);
-	puts_(d, x->k == K_PTR ? "*" : x->k == K_REF ? "&" : "&&");
-	if (needs_paren(d, x->a))
-		d->decl_end = d->len;
-}
-
-static void print_left(struct dm *d, int n)
-{
-	const struct node *x;
-
-	if (n < 0 || d->err)
-		return;
-	if (++d->depth > MAX_DEPTH * 4) {
-		fail(d, -ENAMETOOLONG);
-		return;
-	}
-	x = &d->n[n];
-	switch (x->k) {
-	case K_NAME:
-		put(d, x->s, x->sl);
-		break;
-	case K_NESTED:
-		print_left(d, x->a);
-		if (x->cv != 0x100)
-			puts_(d, "::");
-		print_left(d, x->b);
-		break;
-	case K_TEMPLATE:
-		print_left(d, x->a);
-		if (last(d) == '<')
-			puts_(d, " ");   /* "operator<< <char>" */
-		puts_(d, "<");
-		print_list(d, x->l0, x->ln);
-		if (last(d) == '>')
-			puts_(d, " ");
-		puts_(d, ">");
-		break;
-	case K_QUAL:
-		print_left(d, x->a);
-		if (x->b != 1)
-			print_cv(d, x->cv);
-		break;
-	case K_LAMBDA:
-		puts_(d, "{lambda(");
-		print_list(d, x->l0, x->ln);
-		puts_(d, ")#");
-		put(d, x->s, x->sl);
-		puts_(d, "}");
-		break;
-	case K_PTR: case K_REF: case K_RREF:
-	case K_PTRMEM:
-		print_left_declarator(d, x);
-		break;
-	case K_FUNC:
-		print_left(d, x->a);
-		if (!(d->len && d->len == d->decl_end) && last(d) != ' ')
-			puts_(d, " ");   /* "bool (int)", "void* (*)()" */
-		break;
-	case K_ARRAY:
-		print_left(d, x->a);
-		break;
-
-	case K_VENDOR:
-		print_left(d, x->a);
-		puts_(d, " ");
-		put(d, x->s, x->sl);
-		break;
-	case K_ABI:
-		print_left(d, x->a);
-		puts_(d, "[abi:");
-		put(d, x->s, x->sl);
-		puts_(d, "]");
-		break;
-	case K_LOCAL:
-		/* the enclosing function without its return type, as c++filt */
-		if (d->n[x->a].k == K_ENC) {
-			print_left(d, d->n[x->a].a);
-			print_right(d, x->a);
-		} else {
-			print_left(d, x->a);
-			print_right(d, x->a);
-		}
-		puts_(d, "::");
-		print_left(d, x->b);
-		print_right(d, x->b);
-		break;
-	case K_ENC:
-		if (x->b >= 0) {
-			print_left(d, x->b);
-			if (!needs_paren(d, x->b))
-				puts_(d, " ");
-		}
-		print_left(d, x->a);
-		break;
-	}
-	d->depth--;
-}
-
-static void print_right(struct dm *d, int n)
-{
-	const struct node *x;
-
-	if (n < 0 || d->err)
-		return;
-	x = &d->n[n];
-	switch (x->k) {
-	case K_PTR: case K_REF: case K_RREF:
-		if (needs_paren(d, x->a))
-			puts_(d, ")");
-		print_right(d, x->a);
-		break;
-	case K_PTRMEM:
-		if (d->n[x->b].k == K_FUNC)
-			puts_(d, ")");
-		print_right(d, x->b);
-		break;
-	case K_FUNC:
-		puts_(d, "(");
-		print_list(d, x->l0, x->ln);
-		puts_(d, ")");
-		print_cv(d, x->cv);
-		if (x->ref)
-			puts_(d, x->ref == 1 ? " &" : " &&");
-		print_right(d, x->a);
-		break;
-	case K_ARRAY:
-		puts_(d, " [");
-		put(d, x->s, x->sl);
-		puts_(d, "]");
-		print_right(d, x->a);
-		break;
-	case K_QUAL:
-		print_right(d, x->a);
-		break;
-	case K_VENDOR:
-		print_right(d, x->a);
-		break;
-	case K_ENC: {
-		const struct node *nm = &d->n[x->a];
-		if (nm->k == K_LOCAL)
-			nm = &d->n[nm->b];
-		puts_(d, "(");
-		print_list(d, x->l0, x->ln);
-		puts_(d, ")");
-		if (nm->k == K_QUAL) {
-			print_cv(d, nm->cv);
-			if (nm->ref)
-				puts_(d, nm->ref == 1 ? " &" : " &&");
-		}
-		if (x->b >= 0)
-			print_right(d, x->b);
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-/* " [clone .isra.0]" for each ".word[.digits]*" suffix; false on anything else. */
 static bool clones(struct dm *d)
 {
 	while (d->p < d->end) {
@@ -1192,9 +902,9 @@ static bool clones(struct dm *d)
 			while (peek(d, 0) >= '0' && peek(d, 0) <= '9')
 				d->p++;
 		}
-		puts_(d, " [clone ");
-		put(d, s, (size_t)(d->p - s));
-		puts_(d, "]");
+		dm_puts_(d, " [clone ");
+		dm_put(d, s, (size_t)(d->p - s));
+		dm_puts_(d, "]");
 	}
 	return true;
 }
@@ -1270,21 +980,21 @@ int demangle_with(struct demangler *w, const char *mangled, char *out, size_t si
 		return d->err;
 	if (e < 0)
 		return -EINVAL;
-	puts_(d, prefix);
+	dm_puts_(d, prefix);
 	size_t ns = d->len, ne;
 	if (d->n[e].k == K_ENC) {
 		if (d->n[e].b >= 0) {
-			print_left(d, d->n[e].b);
-			if (!needs_paren(d, d->n[e].b))
-				puts_(d, " ");
+			dm_print_left(d, d->n[e].b);
+			if (!dm_needs_paren(d, d->n[e].b))
+				dm_puts_(d, " ");
 			ns = d->len;
 		}
-		print_left(d, d->n[e].a);
+		dm_print_left(d, d->n[e].a);
 		ne = d->len;
-		print_right(d, e);
+		dm_print_right(d, e);
 	} else {
-		print_left(d, e);
-		print_right(d, e);
+		dm_print_left(d, e);
+		dm_print_right(d, e);
 		ne = d->len;
 	}
 	if (!d->err && !clones(d))
