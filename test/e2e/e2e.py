@@ -102,6 +102,27 @@ class Held:
         self.proc = subprocess.Popen([argv0 or exe, "--go-fifo", self.fifo] + list(args),
                                      executable=exe, stdout=subprocess.DEVNULL)
         self.pid = self.proc.pid
+        self._wait_named(argv0 or exe)
+
+    def _wait_named(self, argv0, timeout=10):
+        """Waits until /proc/PID/cmdline shows argv0, as a process lookup by
+        name sees it.  Popen returns once exec has closed the child's
+        close-on-exec pipe, which the kernel does before it lays out the new
+        arguments: until then the cmdline is empty and a lookup by name
+        misses the process."""
+        deadline = time.monotonic() + timeout
+        want = os.fsencode(argv0)
+        while True:
+            try:
+                with open(f"/proc/{self.pid}/cmdline", "rb") as f:
+                    if f.read().split(b"\0", 1)[0] == want:
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise TestFailure(f"target {self.pid} never showed argv[0] {argv0!r}")
+            time.sleep(0.001)
 
     def go(self):
         with open(self.fifo, "w") as f:

@@ -69,6 +69,31 @@ const char *target_path(struct tc *t, const char *exe, char *buf)
 
 /* --- targets ------------------------------------------------------------------------------ */
 
+/* Waits until /proc/PID/cmdline shows ARGV0, as a lookup by name sees it: fork()
+ * returns before the child has exec'd, and until exec lays out the new arguments the
+ * cmdline is the harness's own (or empty), so a run started now could miss the target. */
+static int wait_named(struct tc *t, pid_t pid, const char *argv0)
+{
+	long long deadline = now_ms() + GO_TIMEOUT_MS;
+	char path[64];
+	int code;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	for (;;) {
+		char *cmdline = read_file(path, NULL);
+		bool named = !strcmp(cmdline, argv0); /* argv[0] ends at the first NUL */
+
+		free(cmdline);
+		if (named)
+			return 0;
+		if (reap_if_exited(pid, &code) != 0 || now_ms() > deadline) {
+			tc_fail(t, "target %d never showed argv[0] '%s'", (int)pid, argv0);
+			return -1;
+		}
+		sleep_ms(1);
+	}
+}
+
 int target_start(struct tc *t, struct target *tg, const char *exe, const char *argv0,
 		 const char *const args[])
 {
@@ -96,7 +121,7 @@ int target_start(struct tc *t, struct target *tg, const char *exe, const char *a
 		tc_fail(t, "cannot start %s: %s", path, strerror(errno));
 		return -1;
 	}
-	return 0;
+	return wait_named(t, tg->pid, argv[0]);
 }
 
 int native_start(struct tc *t, struct target *tg, long count, long base, int threads,
