@@ -2,7 +2,7 @@
 """bench.py WHICH [--results FILE] [--binary ARCH=PATH]... — uprobestats side by
 side with the bare kernel and bpftrace.
 
-WHICH: all, perhit, throughput, startup, resolve, footprint.
+WHICH: all, perhit, nested, throughput, startup, resolve, footprint, many.
   perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
               an empty BPF program (the floor; entry, and entry + return for the
               uretprobe programs); bpftrace with an empty body and printing pid + 2
@@ -15,6 +15,11 @@ WHICH: all, perhit, throughput, startup, resolve, footprint.
               call_detail through the perf buffer and uprobe PMU with the normal
               and with the legacy objects (--target-kernel 4.19), and the legacy
               call_return.  Interleaved repeats, medians, ratios to the floor.
+  nested      `trace --ret` on a nested chain (target_nested: a calls b calls c,
+              3 entry and 4 return-site probes) per outer call and per hit,
+              against empty programs on the same offsets, bpftrace's empty
+              uprobe + uretprobe beside it, and entry only; the issue's goal
+              (<= 1.1x the floor by program cost) checked.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
@@ -43,7 +48,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True   # no __pycache__ in the tree
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
-from e2e import BIN, TESTDATA, Target, target  # noqa: E402
+from e2e import BIN, TESTDATA, Held, Target, target  # noqa: E402
 
 TOOLS = os.environ.get("BENCH_TOOLS_DIR", "build/bench")
 TARGET_MANY = os.environ.get("UPROBESTATS_TARGET_MANY", "build/faults/target_many")
@@ -189,10 +194,14 @@ class Ours(Tracer):
 
 
 class EmptyLoader(Tracer):
+    """The floor: bench/empty_loader with empty programs at OFFSET (an int, or
+    a list of them); MODE as empty_loader takes it."""
+
     def __init__(self, binary, offset, pid, mode):
+        offs = offset if isinstance(offset, (list, tuple)) else [offset]
         super().__init__([os.path.join(TOOLS, "empty_loader"),
-                          os.path.join(TOOLS, "empty_uprobe.bpf.o"), binary, hex(offset),
-                          str(pid), mode], "attached")
+                          os.path.join(TOOLS, "empty_uprobe.bpf.o"), binary,
+                          ",".join(hex(o) for o in offs), str(pid), mode], "attached")
 
     def stop(self):
         self.finish()
@@ -235,16 +244,24 @@ class Bpftrace:
 # ---- per-hit cost --------------------------------------------------------------------
 
 
-def exit_offset(binary, symbol, off):
-    """The file offset of the function's (only) return instruction, from
-    llvm-objdump: the floor of exit probes puts its second uprobe there."""
+def exit_offsets(binary, symbol, off):
+    """The file offsets of the function's return instructions, from
+    llvm-objdump: the floor of exit probes puts a uprobe at each."""
     out = subprocess.run(["llvm-objdump", "-d", f"--disassemble-symbols={symbol}", binary],
                          capture_output=True, text=True).stdout
     addrs = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):.*\tret", out, re.M)]
     start = re.search(r"^([0-9a-f]+) <", out, re.M)
-    if len(addrs) != 1 or not start:
-        raise BenchError(f"{symbol}: expected one ret in:\n{out}")
-    return off + addrs[0] - int(start.group(1), 16)
+    if not addrs or not start:
+        raise BenchError(f"{symbol}: no ret in:\n{out}")
+    return [off + a - int(start.group(1), 16) for a in addrs]
+
+
+def exit_offset(binary, symbol, off):
+    """The file offset of the function's only return instruction."""
+    offs = exit_offsets(binary, symbol, off)
+    if len(offs) != 1:
+        raise BenchError(f"{symbol}: expected one ret, found {len(offs)}")
+    return offs[0]
 
 
 def perhit_variants(tmp, off):
@@ -297,15 +314,38 @@ def perhit_variants(tmp, off):
     }
 
 
+def prog_ids_of(pid):
+    """The ids of the BPF programs process PID holds descriptors of."""
+    ids = set()
+    fdinfo = f"/proc/{pid}/fdinfo"
+    try:
+        fds = os.listdir(fdinfo)
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+    return ids
+
+
 class ProgStats:
     """The kernel's own account of the BPF programs running during one run
     (kernel.bpf_stats_enabled): run count and total run time per program,
     sampled every half second by a thread (a tracer unloads its programs as
-    soon as its target exits, so the last sample is what remains).  Only one
-    tracer runs at a time, so every kprobe-type program that ran is its."""
+    soon as its target exits, so the last sample is what remains).  Only the
+    tracer's own programs count (those it holds descriptors of, from
+    /proc/PID/fdinfo): other jobs on the machine may run BPF programs too."""
 
-    def __init__(self):
+    def __init__(self, pid):
+        self.pid = pid
+        self.ids = prog_ids_of(pid)
         self.progs = {}
+        self.per_run_ns = None
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
@@ -316,8 +356,9 @@ class ProgStats:
             progs = json.loads(p.stdout or "[]")
         except ValueError:
             return
+        self.ids |= prog_ids_of(self.pid)
         for prog in progs:
-            if prog.get("type") == "kprobe" and prog.get("run_cnt"):
+            if prog.get("id") in self.ids and prog.get("run_cnt"):
                 self.progs[prog["id"]] = (prog.get("name", "?"), prog["run_cnt"],
                                           prog.get("run_time_ns", 0))
 
@@ -330,28 +371,37 @@ class ProgStats:
         of the busiest one: entry + return programs both count), or None."""
         self._stop.set()
         self._t.join(10)
+        self._sample()  # the end of the run, if the tracer still has its programs
         if not self.progs:
             return None
         hits = max(cnt for _, cnt, _ in self.progs.values())
-        return sum(ns for _, _, ns in self.progs.values()) / hits
+        total_ns = sum(ns for _, _, ns in self.progs.values())
+        # ns per program run, whatever the program: the last sample may miss the
+        # run's end, so a per-call figure is this times the runs per call.
+        self.per_run_ns = total_ns / sum(cnt for _, cnt, _ in self.progs.values())
+        return total_ns / hits
 
 
-def one_perhit_run(tmp, make_tracer):
-    """One run of CALLS calls under the tracer: (wall seconds, the target's
-    CPU seconds, BPF ns per hit or None, what the tracer delivered or None).
+def one_perhit_run(tmp, make_tracer, start=None, per_run=False):
+    """One run of CALLS calls (or of the held target START(tmp) makes) under
+    the tracer: (wall seconds, the target's CPU seconds, BPF ns per hit (with
+    PER_RUN: per run of any of the tracer's programs) or None, what the
+    tracer delivered or None).
     The uprobe trap and the BPF program run in the target's context, so its
     CPU time (user + sys) is the cost of tracing without the waits other jobs
     on the machine add to the wall time."""
-    t = Target(tmp, CALLS, 1)
+    t = start(tmp) if start else Target(tmp, CALLS, 1)
     tracer = None
     try:
         tracer = make_tracer(t.pid) if make_tracer else None
-        stats = ProgStats() if tracer else None
+        stats = ProgStats(tracer.proc.pid) if tracer else None
         t0 = time.monotonic()
         t.go()
         user, sys_s, _ = wait_rusage(t.proc, 3600, "the target")
         secs = time.monotonic() - t0
         prog_ns = stats.finish() if stats else None
+        if stats and per_run:
+            prog_ns = stats.per_run_ns
         delivered = tracer.stop() if tracer else None
     finally:
         t.kill()
@@ -445,6 +495,144 @@ def perhit_table(runs):
                     f"{cpu['uprobestats exit-probe ' + prog] / ret_floor:.3f}×, uretprobe "
                     f"{cpu['uprobestats uretprobe ' + prog] / ret_floor:.3f}× the CPU per hit "
                     "of the empty uprobe + uretprobe pair.")
+    return "\n".join(rows)
+
+
+# ---- per-hit cost on a nested call chain: entry and exit probes -----------------
+
+NESTED_FNS = ["ups_nest_a", "ups_nest_b", "ups_nest_c"]
+# Outer calls per run: each makes 3 entry and 3 exit hits (ups_nest_b leaves by one of its
+# two return sites), so CALLS // 10 outer calls is about the per-hit section's hit count.
+NESTED_CALLS = int(os.environ.get("BENCH_NESTED_CALLS") or max(CALLS // 10, 1000))
+NESTED_GOAL = 1.1
+NESTED_EXIT_FLOOR = "floor: empty uprobes at every entry and return site"
+NESTED_RET_FLOOR = "floor: empty uprobe + uretprobe on each function"
+NESTED_ENTRY_FLOOR = "floor: empty uprobe at each entry"
+NESTED_OURS = "uprobestats trace --ret (exit probes)"
+NESTED_ENTRY = "uprobestats trace (entry only)"
+
+
+class OursTrace(Tracer):
+    """`uprobestats trace` on the held target, JSON and profile to /dev/null;
+    checks it attached in PLACES places (the floor's probe count)."""
+
+    def __init__(self, pid, pattern, places, ret):
+        super().__init__([BIN, "trace", "--pid", str(pid), "--format", "json", "--output",
+                          os.devnull, "--profile", os.devnull] + (["--ret"] if ret else [])
+                         + [pattern], "attached")
+        line = next((l for l in self.err if "attached" in l), "")
+        if f"in {places} place(s)" not in line:
+            stop(self.proc)
+            raise BenchError(f"expected {places} places attached: {line}")
+
+    def stop(self):
+        _, delivered, _, _ = summary_row(self.finish())
+        return delivered
+
+
+def nested_variants():
+    binary = target("target_nested")
+    entries = [resolve_offset(binary, fn) for fn in NESTED_FNS]
+    exits = [x for fn, off in zip(NESTED_FNS, entries) for x in exit_offsets(binary, fn, off)]
+    exit_mode = "exit:" + ",".join(hex(x) for x in exits)
+    pattern = f"{binary}:ups_nest_*"
+    places = len(entries) + len(exits)
+    probes = [f"{kind}:{binary}:{fn}" for fn in NESTED_FNS for kind in ("uprobe", "uretprobe")]
+    variants = {
+        "no probe": None,
+        NESTED_EXIT_FLOOR: lambda pid: EmptyLoader(binary, entries, pid, exit_mode),
+        NESTED_OURS: lambda pid: OursTrace(pid, pattern, places, True),
+        NESTED_RET_FLOOR: lambda pid: EmptyLoader(binary, entries, pid, "both"),
+        "bpftrace uprobe + uretprobe, empty body": lambda pid: Bpftrace(pid, probes, ""),
+        NESTED_ENTRY_FLOOR: lambda pid: EmptyLoader(binary, entries, pid, "entry"),
+        NESTED_ENTRY: lambda pid: OursTrace(pid, pattern, len(entries), False),
+    }
+    return variants, len(exits)
+
+
+def nested_floor(name):
+    if name == NESTED_OURS:
+        return NESTED_EXIT_FLOOR
+    if "bpftrace" in name:
+        return NESTED_RET_FLOOR
+    if name == NESTED_ENTRY:
+        return NESTED_ENTRY_FLOOR
+    return name
+
+
+def bench_nested():
+    tmp = tmpdir()
+    variants, n_exits = nested_variants()
+    runs = {k: [] for k in variants}
+    start = lambda d: Held(d, "target_nested", [str(NESTED_CALLS)])  # noqa: E731
+    old = bpf_stats("1")
+    try:
+        for r in range(REPEATS):
+            order = list(variants)
+            random.shuffle(order)
+            for name in order:
+                secs, cpu, ns, d = one_perhit_run(tmp, variants[name], start, per_run=True)
+                runs[name].append((secs, cpu, ns, d))
+                print(f"  repeat {r + 1}/{REPEATS}: {name}: {secs:.2f}s wall, {cpu:.2f}s CPU"
+                      + (f", BPF {ns:.0f} ns/hit" if ns is not None else "")
+                      + (f", delivered {d}" if d is not None else ""), flush=True)
+    finally:
+        bpf_stats(old)
+    return nested_table(runs, n_exits)
+
+
+def nested_table(runs, n_exits):
+    def med(name, i):
+        xs = [r[i] for r in runs[name] if r[i] is not None]
+        return median(xs) if xs else None
+    hits = {k: 3 if k in (NESTED_ENTRY, NESTED_ENTRY_FLOOR) else 6 for k in runs}
+    cpu = {k: med(k, 1) / NESTED_CALLS * 1e6 for k in runs}     # µs per outer call
+    # BPF ns per outer call: ns per program run times the runs (hits) per call.
+    prog = {k: (None if med(k, 2) is None else med(k, 2) * hits[k]) for k in runs}
+    rows = [f"Per-hit cost on a nested call chain: {NESTED_CALLS:,} calls of ups_nest_a in "
+            "target_nested (ups_nest_a calls ups_nest_b, which calls ups_nest_c; all three "
+            f"traced with one glob, `trace --ret`: an entry probe on each and exit probes at "
+            f"all {n_exits} return sites, ups_nest_b having two), median of {REPEATS} "
+            "interleaved repeats.  Per outer call: 3 entry hits and 3 exit hits (3 for "
+            "the entry-only rows).  CPU is the target's own (user + sys); BPF is the "
+            "kernel's run time (bpf_stats) of the tracer's own programs (ns per program run, "
+            "times the hits of a call).  "
+            "Each row's floor is the empty program on the same probes: empty uprobes at "
+            "the same entry and return-site offsets for exit probes, an empty uprobe + "
+            "uretprobe per function for bpftrace, empty entry uprobes for entry only.  "
+            "\"By program\" is the floor's CPU plus the program's BPF time above the empty "
+            "program's, over the floor's CPU.", "",
+            "| variant | µs/call CPU | µs/hit CPU | CPU runs (s) | BPF ns/call | BPF ns/hit "
+            "| floor | ratio (CPU) | ratio (fastest runs) | ratio (by program) | delivered |",
+            "|---|---:|---:|---|---:|---:|---|---:|---:|---:|---|"]
+    ratios = {}
+    for name in runs:
+        fl = nested_floor(name)
+        ratio = fastest = by_prog = ""
+        if name != "no probe" and fl != name:
+            ratio = f"{cpu[name] / cpu[fl]:.3f}×"
+            fastest = f"{min(r[1] for r in runs[name]) / min(r[1] for r in runs[fl]):.3f}×"
+            if prog[name] is not None and prog[fl] is not None:
+                ratios[name] = (cpu[fl] + (prog[name] - prog[fl]) / 1000) / cpu[fl]
+                by_prog = f"{ratios[name]:.3f}×"
+        ds = [r[3] for r in runs[name]]
+        dtext = "—" if ds[0] is None else ", ".join(f"{x:,}" for x in ds)
+        cruns = " ".join(f"{r[1]:.2f}" for r in runs[name])
+        pcall = "—" if prog[name] is None else f"{prog[name]:.0f}"
+        phit = "—" if prog[name] is None else f"{prog[name] / hits[name]:.0f}"
+        ftext = "" if fl == name else fl.split(": ", 1)[-1]
+        rows.append(f"| {name} | {cpu[name]:.2f} | {cpu[name] / hits[name]:.2f} | {cruns} | "
+                    f"{pcall} | {phit} | {ftext} | {ratio} | {fastest} | {by_prog} | "
+                    f"{dtext} |")
+    ours = ratios.get(NESTED_OURS)
+    bt = "bpftrace uprobe + uretprobe, empty body"
+    rows += ["", f"trace --ret vs bpftrace's empty uprobe + uretprobe: "
+             f"{cpu[NESTED_OURS] / cpu[bt]:.2f}× the CPU per call; vs the empty uprobe + "
+             f"uretprobe floor: {cpu[NESTED_OURS] / cpu[NESTED_RET_FLOOR]:.2f}×."]
+    if ours is not None:
+        verdict = "met" if ours <= NESTED_GOAL else "NOT met"
+        rows.append(f"Goal (trace --ret ≤ {NESTED_GOAL}× the floor by program cost): "
+                    f"{verdict} ({ours:.3f}×).")
     return "\n".join(rows)
 
 
@@ -726,8 +914,8 @@ def append_results(path, which, sections):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("which", choices=["all", "perhit", "throughput", "startup", "resolve",
-                                      "footprint", "many"])
+    ap.add_argument("which", choices=["all", "perhit", "nested", "throughput", "startup",
+                                      "resolve", "footprint", "many"])
     ap.add_argument("--results", help="markdown file to append to")
     ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
     a = ap.parse_args()
@@ -737,6 +925,8 @@ def main():
     sections, rss = [], None
     if a.which in ("all", "perhit"):
         sections.append(bench_perhit())
+    if a.which in ("all", "nested"):
+        sections.append(bench_nested())
     if a.which in ("all", "throughput", "footprint"):
         text, rss = bench_throughput()
         if a.which != "footprint":

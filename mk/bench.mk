@@ -2,13 +2,15 @@
 # target_many they share, is mk/faults.mk).
 #
 #   make bench          every benchmark (bench/bench.py); appends to bench/RESULTS.md
-#   make bench BENCH=perhit   one of: perhit throughput startup resolve footprint many
+#   make bench BENCH=perhit   one of: perhit nested throughput startup resolve footprint many
 #   make fuzz-campaign  every fuzzer to FUZZ_RUNS executions or FUZZ_CAP seconds each
 #
-# Variables: BENCH_CALLS (1000000 calls per per-hit run), BENCH_REPEATS (3 interleaved
-# repeats), BENCH_SECONDS (10, the throughput run), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
+# Variables: BENCH_CALLS (1000000 calls per per-hit run), BENCH_NESTED_CALLS (outer calls
+# per nested run, default BENCH_CALLS / 10), BENCH_REPEATS (3 interleaved repeats),
+# BENCH_SECONDS (10, the throughput run), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
 BENCH_DIR      := $(BUILD)/bench
 BENCH_CALLS    ?= 1000000
+BENCH_NESTED_CALLS ?=
 BENCH_REPEATS  ?= 3
 BENCH_SECONDS  ?= 10
 BENCH          ?= all
@@ -44,7 +46,7 @@ bench: $(BINS) $(E2E_TARGETS) $(BENCH_TOOLS) | bench-deps
 	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
 	UPROBESTATS_TARGET_MANY=$(FAULTS_DIR)/target_many UPROBESTATS_TESTDATA=$(TESTDATA) \
 	BENCH_TOOLS_DIR=$(BENCH_DIR) BENCH_CALLS=$(BENCH_CALLS) BENCH_REPEATS=$(BENCH_REPEATS) \
-	BENCH_SECONDS=$(BENCH_SECONDS) \
+	BENCH_SECONDS=$(BENCH_SECONDS) BENCH_NESTED_CALLS=$(BENCH_NESTED_CALLS) \
 		python3 $(TOP)/bench/bench.py $(BENCH) --results $(TOP)/bench/RESULTS.md \
 		$(foreach a,$(ARCHES),--binary $(a)=$(BUILD)/$(a)/uprobestats)
 
