@@ -154,6 +154,17 @@ const char *native_config(struct tc *t, const char *symbol, const char *prog,
 			  const char *target_name, int duration, const char *extra);
 const char *target_path(struct tc *t, const char *exe, char *buf);
 
+/* --- target_art_exits' own record of its calls (vmtest_art.c) ----------------------------- */
+struct art_call {
+	int is_enabled;                /* else setAllowed */
+	unsigned ret, exit;            /* isEnabled's return value; setAllowed's return taken */
+	unsigned long long inner, outer; /* ns in its callees; ns around the call */
+};
+
+/* Reads up to MAX calls from target_art_exits' OUT file, in call order; the count, or -1
+ * with the failure recorded. */
+int read_art_calls(struct tc *t, const char *path, struct art_call *c, int max);
+
 /* --- the scenarios ----------------------------------------------------------------------- */
 struct vmcase {
 	const char *name;
@@ -165,5 +176,6 @@ extern const struct vmcase vm_art_cases[];
 extern const struct vmcase vm_programs_cases[];
 extern const struct vmcase vm_exits_cases[];
 extern const struct vmcase vm_stack_cases[];
+extern const struct vmcase vm_trace_cases[];
 
 #endif

@@ -180,13 +180,7 @@ out:
 #define SLACK_NS 2000ULL
 #define BASE_CLS "com.android.location.provider.LocationProviderBase"
 
-struct art_call {
-	int is_enabled;                /* else setAllowed */
-	unsigned ret, exit;
-	unsigned long long inner, outer;
-};
-
-static int read_art_calls(struct tc *t, const char *path, struct art_call *c, int max)
+int read_art_calls(struct tc *t, const char *path, struct art_call *c, int max)
 {
 	char *text = read_file(path, NULL), *line, *save = NULL;
 	int n = 0;
