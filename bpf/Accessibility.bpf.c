@@ -17,12 +17,12 @@ int grant_runtime_permission(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rec_accessibility_event *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(output_buf, struct rec_accessibility_event);
+	rec = UPS_RESERVE(ctx, output_buf, struct rec_accessibility_event);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_ACCESSIBILITY_EVENT);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_ACCESSIBILITY_EVENT);
 	rec->p.variant = A11Y_VARIANT_PERMISSION_GRANT;
 	rec->p.timestamp_ns = rec->env.ktime_ns;
 	ups_read_jstring(rec->p.package_name, UPS_STR_LEN, UPS_REF(UPS_ARG(ctx, 2)));
@@ -83,11 +83,11 @@ int dispatch_gesture(void *ctx)
 
 	if (!ups_pid_ok(id) || !is_a11y_connection(UPS_REF(UPS_ARG(ctx, 1))))
 		return 0;
-	ups_count_hit();
-	rec = UPS_RESERVE(output_buf, struct rec_accessibility_event);
+	ups_count_hit(ctx);
+	rec = UPS_RESERVE(ctx, output_buf, struct rec_accessibility_event);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_ACCESSIBILITY_EVENT);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_ACCESSIBILITY_EVENT);
 	rec->p.variant = A11Y_VARIANT_SERVICE_CONNECTION;
 	rec->p.timestamp_ns = rec->env.ktime_ns;
 	rec->p.uid = (__s32)UPS_ARG_OR_STACK32(ctx, 6, TRANSACT_SLOT_CALLING_UID);

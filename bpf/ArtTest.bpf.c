@@ -26,12 +26,12 @@ int update_device_idle_temp_allowlist(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rec_update_device_idle *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(output_buf_aot, struct rec_update_device_idle);
+	rec = UPS_RESERVE(ctx, output_buf_aot, struct rec_update_device_idle);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_ART_TEST_AOT);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_ART_TEST_AOT);
 	rec->p.method_identifier = UPS_PC(ctx);
 	rec->p.changing_uid = UPS_INT(UPS_ARG(ctx, 3));
 	rec->p.adding = (__u32)UPS_ARG(ctx, 4) != 0;
@@ -58,12 +58,12 @@ int start_activity_as_user(void *ctx)
 	__u64 frame = UPS_STACK_BASE(ctx) + x0;
 	struct rec_start_activity_as_user *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(output_buf_jit, struct rec_start_activity_as_user);
+	rec = UPS_RESERVE(ctx, output_buf_jit, struct rec_start_activity_as_user);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_START_ACTIVITY_AS_USER);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_START_ACTIVITY_AS_USER);
 	rec->p.method_identifier = ups_read_u64(UPS_STACK_BASE(ctx));
 	rec->p.x0 = ups_read_u64(x0);
 	ups_read_jstring(rec->p.calling_package, UPS_STR_LEN, UPS_REF(UPS_ARG(ctx, 3)));

@@ -73,11 +73,11 @@ int exec_transact_internal(void *ctx)
 	codes = bpf_map_lookup_elem(&interfaces, key);
 	if (!codes || !code_listed(codes, code))
 		return 0;
-	ups_count_hit();
-	rec = UPS_RESERVE(output_buf, struct rec_binder_transaction);
+	ups_count_hit(ctx);
+	rec = UPS_RESERVE(ctx, output_buf, struct rec_binder_transaction);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_BINDER_TRANSACTION);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_BINDER_TRANSACTION);
 	__builtin_memcpy(rec->p.interface_descriptor, key->interface_descriptor, UPS_STR_LEN);
 	rec->p.code = code;
 	rec->p.calling_uid = (__s32)UPS_ARG_OR_STACK32(ctx, 6, TRANSACT_SLOT_CALLING_UID);

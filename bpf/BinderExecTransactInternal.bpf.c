@@ -61,11 +61,11 @@ int activity_task_manager_startActivity(void *ctx)
 			       BINDER_DESCRIPTOR_OFF);
 	if (!is_activity_task_manager(d))
 		return 0;
-	ups_count_hit();
-	rec = UPS_RESERVE(output_buf, struct rec_binder_start_activity);
+	ups_count_hit(ctx);
+	rec = UPS_RESERVE(ctx, output_buf, struct rec_binder_start_activity);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_BINDER_START_ACTIVITY);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_BINDER_START_ACTIVITY);
 	rec->p.calling_uid = (__s32)UPS_ARG_OR_STACK32(ctx, 6, TRANSACT_SLOT_CALLING_UID);
 	UPS_SUBMIT(ctx, output_buf, rec);
 	return 0;

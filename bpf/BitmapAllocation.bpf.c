@@ -37,23 +37,23 @@ int bitmap_constructor_heap(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rec_bitmap_constructor_heap *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(output_buf, struct rec_bitmap_constructor_heap);
+	rec = UPS_RESERVE(ctx, output_buf, struct rec_bitmap_constructor_heap);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_BITMAP_CONSTRUCTOR_HEAP);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_BITMAP_CONSTRUCTOR_HEAP);
 	rec->p.value = 123;
 	UPS_SUBMIT(ctx, output_buf, rec);
 	return 0;
 }
 
-static __always_inline struct rec_bitmap_event *bitmap_event_begin(__u64 id, __u32 type)
+static __always_inline struct rec_bitmap_event *bitmap_event_begin(void *ctx, __u64 id, __u32 type)
 {
-	struct rec_bitmap_event *rec = UPS_RESERVE(output, struct rec_bitmap_event);
+	struct rec_bitmap_event *rec = UPS_RESERVE(ctx, output, struct rec_bitmap_event);
 
 	if (rec) {
-		UPS_BEGIN(rec, id, UPS_REC_BITMAP_EVENT);
+		UPS_BEGIN(ctx, rec, id, UPS_REC_BITMAP_EVENT);
 		rec->p.type = type;
 		rec->p.uid = (__u32)bpf_get_current_uid_gid();
 	}
@@ -73,9 +73,9 @@ static __always_inline int bitmap_creation_common(void *ctx, int snapshot)
 	__u64 bitmap = wrapper_bitmap(wrapper);
 	struct rec_bitmap_event *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = bitmap_event_begin(id, BITMAP_EVENT_ALLOCATION);
+	rec = bitmap_event_begin(ctx, id, BITMAP_EVENT_ALLOCATION);
 	if (!rec)
 		return 0;
 	rec->p.width = (__u32)UPS_ARG(ctx, 4);
@@ -123,8 +123,8 @@ int apply_free_function(void *ctx)
 		return 0;   /* not a bitmap we saw allocated */
 	bytes = *size;
 	bpf_map_delete_elem(&active_bitmaps, &key);
-	ups_count_hit();
-	rec = bitmap_event_begin(id, BITMAP_EVENT_DEALLOCATION);
+	ups_count_hit(ctx);
+	rec = bitmap_event_begin(ctx, id, BITMAP_EVENT_DEALLOCATION);
 	if (!rec)
 		return 0;
 	rec->p.native_ptr = key.native_ptr;
@@ -140,9 +140,9 @@ int activity_perform_start(void *ctx)
 	__u64 component;
 	struct rec_bitmap_event *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = bitmap_event_begin(id, BITMAP_EVENT_ACTIVITY_START);
+	rec = bitmap_event_begin(ctx, id, BITMAP_EVENT_ACTIVITY_START);
 	if (!rec)
 		return 0;
 	component = ups_read_ref(UPS_REF(UPS_ARG(ctx, 1)), ACTIVITY_COMPONENT_OFF);
@@ -161,9 +161,9 @@ int create_scaled_bitmap(void *ctx)
 	__u64 wrapper, bitmap;
 	struct rec_bitmap_event *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = bitmap_event_begin(id, BITMAP_EVENT_BITMAP_SCALED);
+	rec = bitmap_event_begin(ctx, id, BITMAP_EVENT_BITMAP_SCALED);
 	if (!rec)
 		return 0;
 	rec->p.scaled_width = (__u32)UPS_ARG(ctx, 2);

@@ -35,11 +35,11 @@ int bind_service_locked(void *ctx)
 
 	if (!ups_pid_ok(id) || !(flags & BIND_ALLOW_BACKGROUND_ACTIVITY_STARTS))
 		return 0;
-	ups_count_hit();
-	rec = UPS_RESERVE(BindServiceLocked_output_buf, struct rec_bind_service_locked);
+	ups_count_hit(ctx);
+	rec = UPS_RESERVE(ctx, BindServiceLocked_output_buf, struct rec_bind_service_locked);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_BIND_SERVICE_LOCKED);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_BIND_SERVICE_LOCKED);
 	rec->p.bind_flags = flags;
 	intent = UPS_REF(UPS_ARG(ctx, 4));
 	if (intent) {
@@ -72,13 +72,13 @@ int set_component_enabled_setting(void *ctx)
 	struct rec_component_enabled_setting *rec;
 	__u64 component;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(ComponentEnabledSetting_output_buf,
+	rec = UPS_RESERVE(ctx, ComponentEnabledSetting_output_buf,
 			  struct rec_component_enabled_setting);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_COMPONENT_ENABLED_SETTING);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_COMPONENT_ENABLED_SETTING);
 	component = UPS_REF(UPS_ARG(ctx, 2));
 	ups_read_jstring_field(rec->p.class_name, UPS_STR_LEN, component,
 			       COMPONENT_NAME_CLASS_OFF);

@@ -22,12 +22,12 @@ int call_detail(void *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct rec_call_detail *rec;
 
-	if (!ups_enter(pid_tgid))
+	if (!ups_enter(ctx, pid_tgid))
 		return 0;
-	rec = UPS_RESERVE(call_detail_buf, struct rec_call_detail);
+	rec = UPS_RESERVE(ctx, call_detail_buf, struct rec_call_detail);
 	if (!rec)
 		return 0;
-	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_DETAIL);
+	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_DETAIL);
 	fill_call_result(ctx, &rec->r);
 	UPS_SUBMIT(ctx, call_detail_buf, rec);
 	return 0;
@@ -41,12 +41,12 @@ int call(void *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct rec_call_detail *rec;
 
-	if (!ups_enter(pid_tgid))
+	if (!ups_enter(ctx, pid_tgid))
 		return 0;
-	rec = UPS_RESERVE(output_buf, struct rec_call_detail);
+	rec = UPS_RESERVE(ctx, output_buf, struct rec_call_detail);
 	if (!rec)
 		return 0;
-	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_DETAIL);
+	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_DETAIL);
 	fill_call_result(ctx, &rec->r);
 	UPS_SUBMIT(ctx, output_buf, rec);
 	return 0;
@@ -57,12 +57,12 @@ static __always_inline int record_timestamp(void *ctx, __u32 event)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct rec_call_timestamp *rec;
 
-	if (!ups_enter(pid_tgid))
+	if (!ups_enter(ctx, pid_tgid))
 		return 0;
-	rec = UPS_RESERVE(call_timestamp_buf, struct rec_call_timestamp);
+	rec = UPS_RESERVE(ctx, call_timestamp_buf, struct rec_call_timestamp);
 	if (!rec)
 		return 0;
-	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_TIMESTAMP);
+	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_TIMESTAMP);
 	rec->t.event = event;
 	rec->t.pad = 0;
 	rec->t.timestamp_ns = rec->env.ktime_ns;

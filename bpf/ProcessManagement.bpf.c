@@ -18,12 +18,12 @@ int set_uid_temp_allowlist_state(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rec_set_uid_temp_allowlist_state *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(output_buf, struct rec_set_uid_temp_allowlist_state);
+	rec = UPS_RESERVE(ctx, output_buf, struct rec_set_uid_temp_allowlist_state);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_SET_UID_TEMP_ALLOWLIST_STATE);
 	rec->p.uid = (__u32)UPS_ARG(ctx, 2);
 	rec->p.on_allowlist = (__u32)UPS_ARG(ctx, 3) != 0;
 	UPS_SUBMIT(ctx, output_buf, rec);
@@ -57,12 +57,12 @@ int update_device_idle_temp_allowlist(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rec_update_device_idle *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(update_device_idle_temp_allowlist_records, struct rec_update_device_idle);
+	rec = UPS_RESERVE(ctx, update_device_idle_temp_allowlist_records, struct rec_update_device_idle);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_UPDATE_DEVICE_IDLE);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_UPDATE_DEVICE_IDLE);
 	rec->p.method_identifier = UPS_PC(ctx);
 	FILL_IDLE_FIELDS(ctx, &rec->p);
 	UPS_SUBMIT(ctx, update_device_idle_temp_allowlist_records, rec);
@@ -75,13 +75,13 @@ int update_device_idle_temp_allowlist_legacy(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rec_update_device_idle_legacy *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(update_device_idle_temp_allowlist_records,
+	rec = UPS_RESERVE(ctx, update_device_idle_temp_allowlist_records,
 			  struct rec_update_device_idle_legacy);
 	if (!rec)
 		return 0;
-	UPS_BEGIN(rec, id, UPS_REC_UPDATE_DEVICE_IDLE_LEGACY);
+	UPS_BEGIN(ctx, rec, id, UPS_REC_UPDATE_DEVICE_IDLE_LEGACY);
 	FILL_IDLE_FIELDS(ctx, &rec->p);
 	UPS_SUBMIT(ctx, update_device_idle_temp_allowlist_records, rec);
 	return 0;
@@ -97,15 +97,15 @@ int update_device_idle_temp_allowlist_legacy(void *ctx)
 #define PPR_APP_UID_OFF 532          /* on_process_active: mApp uid */
 #define PPR_APP_NAME_OFF 52          /* on_process_active: mApp processName */
 
-static __always_inline struct rec_process_change *process_change_begin(__u64 id)
+static __always_inline struct rec_process_change *process_change_begin(void *ctx, __u64 id)
 {
 	struct rec_process_change *rec;
 
-	if (!ups_enter(id))
+	if (!ups_enter(ctx, id))
 		return 0;
-	rec = UPS_RESERVE(process_change_output_buf, struct rec_process_change);
+	rec = UPS_RESERVE(ctx, process_change_output_buf, struct rec_process_change);
 	if (rec)
-		UPS_BEGIN(rec, id, UPS_REC_PROCESS_CHANGE);
+		UPS_BEGIN(ctx, rec, id, UPS_REC_PROCESS_CHANGE);
 	return rec;
 }
 
@@ -114,7 +114,7 @@ SEC("uprobe/set_pid")
 int set_pid(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct rec_process_change *rec = process_change_begin(id);
+	struct rec_process_change *rec = process_change_begin(ctx, id);
 	__u64 pr = UPS_REF(UPS_ARG(ctx, 1));
 
 	if (!rec)
@@ -131,7 +131,7 @@ SEC("uprobe/make_active")
 int make_active(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct rec_process_change *rec = process_change_begin(id);
+	struct rec_process_change *rec = process_change_begin(ctx, id);
 	__u64 pr = UPS_REF(UPS_ARG(ctx, 1));
 
 	if (!rec)
@@ -148,7 +148,7 @@ SEC("uprobe/on_process_active")
 int on_process_active(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct rec_process_change *rec = process_change_begin(id);
+	struct rec_process_change *rec = process_change_begin(ctx, id);
 	__u64 app;
 
 	if (!rec)

@@ -35,13 +35,13 @@ struct {
 	__type(value, __u64);
 } latency_hist SEC(".maps");
 
-static __always_inline int store_entry(void)
+static __always_inline int store_entry(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
 	__u64 now, *slot;
 
-	if (!ups_enter(pid_tgid))
+	if (!ups_enter(ctx, pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
 	/* A thread's slot stays in the map between calls (take_entry zeroes it
@@ -57,9 +57,9 @@ static __always_inline int store_entry(void)
 
 /* Returns the entry time and forgets it; 0 when the entry was not seen
  * (attached mid-call, filtered, or evicted). */
-static __always_inline __u64 take_entry(__u64 pid_tgid)
+static __always_inline __u64 take_entry(void *ctx, __u64 pid_tgid)
 {
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
 	__u64 *ts = bpf_map_lookup_elem(&entry_times, &key);
 	__u64 entry;
 
@@ -73,15 +73,15 @@ static __always_inline __u64 take_entry(__u64 pid_tgid)
 SEC("uprobe/call_return_entry")
 int call_return_entry(void *ctx)
 {
-	return store_entry();
+	return store_entry(ctx);
 }
 
 /* A return whose entry time is gone is counted, never lost silently: a
  * recursive call on the thread overwrote it (the innermost return took it),
  * the LRU map evicted it, or the call began before the probe was attached. */
-static __always_inline void count_unpaired(void)
+static __always_inline void count_unpaired(void *ctx)
 {
-	struct ups_probe_counters *c = ups_counters();
+	struct ups_probe_counters *c = ups_counters(ctx);
 	if (c)
 		c->unpaired++;
 }
@@ -95,15 +95,15 @@ int call_return(void *ctx)
 
 	if (!ups_pid_ok(pid_tgid))
 		return 0;
-	entry = take_entry(pid_tgid);
+	entry = take_entry(ctx, pid_tgid);
 	if (!entry) {
-		count_unpaired();
+		count_unpaired(ctx);
 		return 0;
 	}
-	rec = UPS_RESERVE(call_return_buf, struct rec_call_return);
+	rec = UPS_RESERVE(ctx, call_return_buf, struct rec_call_return);
 	if (!rec)
 		return 0;
-	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_RETURN);
+	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_RETURN);
 	rec->r.return_value = UPS_RET(ctx);
 	rec->r.entry_ns = entry;
 	rec->r.duration_ns = rec->env.ktime_ns - entry;
@@ -172,13 +172,13 @@ static __always_inline __u32 drop_left_frames(struct ups_pending_stack *st, __u6
 	return n;
 }
 
-static __always_inline void count_exit_problems(__u32 unwound, __u32 untracked)
+static __always_inline void count_exit_problems(void *ctx, __u32 unwound, __u32 untracked)
 {
 	struct ups_probe_counters *c;
 
 	if (!unwound && !untracked)
 		return;
-	c = ups_counters();
+	c = ups_counters(ctx);
 	if (c) {
 		c->unwound += unwound;
 		c->untracked += untracked;
@@ -189,12 +189,12 @@ SEC("uprobe/exit_entry")
 int exit_entry(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
 	struct ups_pending_stack *st;
 	__u64 sp = UPS_SP(ctx), now;
 	__u32 zero = 0, unwound, depth;
 
-	if (!ups_enter(pid_tgid))
+	if (!ups_enter(ctx, pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
 	st = bpf_map_lookup_elem(&pending_calls, &key);
@@ -217,13 +217,13 @@ int exit_entry(void *ctx)
 	unwound = drop_left_frames(st, sp, 1);
 	depth = st->depth;
 	if (depth >= UPS_EXIT_DEPTH) {
-		count_exit_problems(unwound, 1);
+		count_exit_problems(ctx, unwound, 1);
 		return 0;
 	}
 	st->calls[slot(depth)].sp = sp;
 	st->calls[slot(depth)].entry_ns = now;
 	st->depth = depth + 1;
-	count_exit_problems(unwound, 0);
+	count_exit_problems(ctx, unwound, 0);
 	return 0;
 }
 
@@ -231,14 +231,14 @@ int exit_entry(void *ctx)
  * entry was not kept (attached mid-call, stack full, filtered, evicted). */
 static __always_inline __u64 take_exit(void *ctx, __u64 pid_tgid)
 {
-	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = UPS_CFG(probe_id) };
+	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
 	struct ups_pending_stack *st = bpf_map_lookup_elem(&pending_calls, &key);
 	__u64 sp = UPS_SP(ctx), entry = 0;
 	__u32 depth;
 
 	if (!st)
 		return 0;
-	count_exit_problems(drop_left_frames(st, sp, 0), 0);
+	count_exit_problems(ctx, drop_left_frames(st, sp, 0), 0);
 	depth = st->depth;
 	if (depth && depth <= UPS_EXIT_DEPTH && st->calls[slot(depth - 1)].sp == sp) {
 		entry = st->calls[slot(depth - 1)].entry_ns;
@@ -256,10 +256,10 @@ int call_return_exit(void *ctx)
 
 	if (!entry)
 		return 0;
-	rec = UPS_RESERVE(call_return_buf, struct rec_call_return);
+	rec = UPS_RESERVE(ctx, call_return_buf, struct rec_call_return);
 	if (!rec)
 		return 0;
-	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_RETURN);
+	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_RETURN);
 	rec->r.return_value = UPS_RET(ctx);
 	rec->r.entry_ns = entry;
 	rec->r.duration_ns = rec->env.ktime_ns - entry;
@@ -284,7 +284,7 @@ static __always_inline __u32 log2_slot(__u64 v)
 SEC("uprobe/call_latency_entry")
 int call_latency_entry(void *ctx)
 {
-	return store_entry();
+	return store_entry(ctx);
 }
 
 SEC("uretprobe/call_latency")
@@ -297,12 +297,12 @@ int call_latency(void *ctx)
 
 	if (!ups_pid_ok(pid_tgid))
 		return 0;
-	entry = take_entry(pid_tgid);
+	entry = take_entry(ctx, pid_tgid);
 	if (!entry) {
-		count_unpaired();
+		count_unpaired(ctx);
 		return 0;
 	}
-	key = UPS_CFG(probe_id) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	key = ups_probe_id(ctx) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
 	count = bpf_map_lookup_elem(&latency_hist, &key);
 	if (count)
 		*count += 1;
@@ -318,7 +318,7 @@ int call_latency_exit(void *ctx)
 
 	if (!entry)
 		return 0;
-	key = UPS_CFG(probe_id) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	key = ups_probe_id(ctx) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
 	count = bpf_map_lookup_elem(&latency_hist, &key);
 	if (count)
 		*count += 1;
@@ -331,12 +331,12 @@ int call_args(void *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct rec_call_args *rec;
 
-	if (!ups_enter(pid_tgid))
+	if (!ups_enter(ctx, pid_tgid))
 		return 0;
-	rec = UPS_RESERVE(call_args_buf, struct rec_call_args);
+	rec = UPS_RESERVE(ctx, call_args_buf, struct rec_call_args);
 	if (!rec)
 		return 0;
-	ups_fill_envelope(&rec->env, pid_tgid, UPS_REC_CALL_ARGS);
+	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_ARGS);
 	rec->a.r.pc = UPS_PC(ctx);
 #pragma unroll
 	for (int i = 0; i < 10; i++)

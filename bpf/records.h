@@ -384,6 +384,7 @@ struct ups_prog_config {
 	__u32 string_native;
 	__u32 stack_search_bits; /* UPS_STACK_KERNEL: log2 of ups_kwalk_code's size */
 	__u32 stack_after_ret;   /* 1: the records are made at a uretprobe (pc, sp: the caller's) */
+	__u32 probe_from_cookie; /* 1: the probe id is each offset's attach cookie (ups_probe_id) */
 };
 
 /* ---- call stacks (--stack) ----
@@ -545,7 +546,7 @@ _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a 
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 48);
+UPS_ASSERT_SIZE(struct ups_prog_config, 52);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

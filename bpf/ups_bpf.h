@@ -113,9 +113,23 @@ struct {
 	__type(value, __u8);
 } target_pids SEC(".maps");
 
-static __always_inline struct ups_probe_counters *ups_counters(void)
+/* Which probe fired.  A probe with its own copy of the object has its id in
+ * the config; probes that share one copy (one uprobe_multi link over many
+ * offsets of a file: trace over thousands of methods) each get their id as
+ * the link's cookie for that offset (6.6+; frozen .rodata prunes the helper
+ * call on kernels that lack it). */
+static __always_inline __u32 ups_probe_id(void *ctx)
 {
-	__u32 key = UPS_CFG(probe_id);
+#ifndef UPS_LEGACY
+	if (UPS_CFG(probe_from_cookie))
+		return (__u32)bpf_get_attach_cookie(ctx);
+#endif
+	return UPS_CFG(probe_id);
+}
+
+static __always_inline struct ups_probe_counters *ups_counters(void *ctx)
+{
+	__u32 key = ups_probe_id(ctx);
 	return bpf_map_lookup_elem(&probe_counters, &key);
 }
 
@@ -130,9 +144,9 @@ static __always_inline int ups_pid_ok(__u64 pid_tgid)
 	return 1;
 }
 
-static __always_inline void ups_count_hit(void)
+static __always_inline void ups_count_hit(void *ctx)
 {
-	struct ups_probe_counters *c = ups_counters();
+	struct ups_probe_counters *c = ups_counters(ctx);
 	if (c)
 		c->hits++;
 }
@@ -141,28 +155,28 @@ static __always_inline void ups_count_hit(void)
  * Programs with a filter of their own (binder interface, flags) call
  * ups_pid_ok() first and ups_count_hit() once their filter passed, so a hit
  * always means "a record was due". */
-static __always_inline int ups_enter(__u64 pid_tgid)
+static __always_inline int ups_enter(void *ctx, __u64 pid_tgid)
 {
 	if (!ups_pid_ok(pid_tgid))
 		return 0;
-	ups_count_hit();
+	ups_count_hit(ctx);
 	return 1;
 }
 
-static __always_inline void ups_count_drop(void)
+static __always_inline void ups_count_drop(void *ctx)
 {
-	struct ups_probe_counters *c = ups_counters();
+	struct ups_probe_counters *c = ups_counters(ctx);
 	if (c)
 		c->drops++;
 }
 
-static __always_inline void ups_fill_envelope(struct ups_envelope *env, __u64 pid_tgid,
-					      __u32 kind)
+static __always_inline void ups_fill_envelope(void *ctx, struct ups_envelope *env,
+					      __u64 pid_tgid, __u32 kind)
 {
 	env->ktime_ns = bpf_ktime_get_ns();
 	env->pid = pid_tgid >> 32;
 	env->tid = (__u32)pid_tgid;
-	env->probe_id = UPS_CFG(probe_id);
+	env->probe_id = ups_probe_id(ctx);
 	env->kind = kind;
 	bpf_get_current_comm(env->comm, sizeof(env->comm));
 }
@@ -191,22 +205,22 @@ struct {
 	__type(value, struct ups_scratch_buf);
 } ups_scratch SEC(".maps");
 
-static __always_inline void *ups_reserve_counted(__u32 size)
+static __always_inline void *ups_reserve_counted(void *ctx, __u32 size)
 {
 	__u32 zero = 0;
 	void *rec = size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
 
 	if (!rec)
-		ups_count_drop();
+		ups_count_drop(ctx);
 	return rec;
 }
 
-#define UPS_RESERVE(name, T) ((T *)ups_reserve_counted(sizeof(T)))
+#define UPS_RESERVE(ctx, name, T) ((T *)ups_reserve_counted((ctx), sizeof(T)))
 
 static __always_inline void ups_submit_perf(void *ctx, void *perfbuf, void *rec, __u32 size)
 {
 	if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, rec, size) < 0)
-		ups_count_drop();
+		ups_count_drop(ctx);
 }
 
 #define UPS_SUBMIT(ctx, name, rec) ups_submit_perf((ctx), &name##_perf, (rec), sizeof(*(rec)))
@@ -253,13 +267,13 @@ static __always_inline void *ups_reserve_impl(void *ringbuf, __u32 size)
 
 /* Reserve space for one record of type T in output `name`; counts a drop and
  * returns NULL when the ring is full. */
-#define UPS_RESERVE(name, T) ((T *)ups_reserve_counted(&name, sizeof(T)))
+#define UPS_RESERVE(ctx, name, T) ((T *)ups_reserve_counted((ctx), &name, sizeof(T)))
 
-static __always_inline void *ups_reserve_counted(void *ringbuf, __u32 size)
+static __always_inline void *ups_reserve_counted(void *ctx, void *ringbuf, __u32 size)
 {
 	void *rec = ups_reserve_impl(ringbuf, size);
 	if (!rec)
-		ups_count_drop();
+		ups_count_drop(ctx);
 	return rec;
 }
 
@@ -271,7 +285,7 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 {
 	if (UPS_CFG(use_perfbuf)) {
 		if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, rec, size) < 0)
-			ups_count_drop();
+			ups_count_drop(ctx);
 		return;
 	}
 	__u64 pending = bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA);
@@ -293,10 +307,10 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 
 /* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a
  * record must never carry stale bytes) and fills its envelope. */
-#define UPS_BEGIN(rec, pid_tgid, kind)                         \
-	do {                                                   \
-		__builtin_memset((rec), 0, sizeof(*(rec)));    \
-		ups_fill_envelope(&(rec)->env, (pid_tgid), (kind)); \
+#define UPS_BEGIN(ctx, rec, pid_tgid, kind)                              \
+	do {                                                             \
+		__builtin_memset((rec), 0, sizeof(*(rec)));              \
+		ups_fill_envelope((ctx), &(rec)->env, (pid_tgid), (kind)); \
 	} while (0)
 
 #include "ups_art.h"

@@ -234,7 +234,7 @@ static __always_inline int ups_stack_submit(void *ctx, void *ringbuf, void *perf
 		return 0;
 	if (ups_cfg.use_perfbuf) {
 		if (bpf_perf_event_output(ctx, perfbuf, BPF_F_CURRENT_CPU, buf, total) < 0)
-			ups_count_drop();
+			ups_count_drop(ctx);
 		return 1;
 	}
 	bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
@@ -242,7 +242,7 @@ static __always_inline int ups_stack_submit(void *ctx, void *ringbuf, void *perf
 	if (bpf_ringbuf_output(ringbuf, buf, total,
 			       pending >= ups_cfg.wakeup_bytes ? BPF_RB_FORCE_WAKEUP
 								: BPF_RB_NO_WAKEUP) < 0)
-		ups_count_drop();
+		ups_count_drop(ctx);
 	return 1;
 }
 

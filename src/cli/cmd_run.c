@@ -397,9 +397,13 @@ static int start_probes(void *ctx, struct err *e)
 	else
 		snprintf(procs, sizeof(procs), "%zu process(es)%s", n,
 			 waiting ? " (more when they start)" : "");
-	p_info("attached %zu probe(s) for %s in %zu place(s) via %s, %s output%s",
-	       rs->plan->n_probes, procs, session_attachment_count(rs->session),
-	       session_attach_mode(rs->session),
+	char links[48] = "";
+	size_t places = session_attachment_count(rs->session);
+	size_t n_links = session_link_count(rs->session);
+	if (n_links != places)  /* uprobe_multi links holding many places each */
+		snprintf(links, sizeof(links), " (%zu)", n_links);
+	p_info("attached %zu probe(s) for %s in %zu place(s) via %s%s, %s output%s",
+	       rs->plan->n_probes, procs, places, session_attach_mode(rs->session), links,
 	       output_mode_name(session_output_mode(rs->session)),
 	       session_legacy(rs->session) ? ", legacy objects" : "");
 	return 0;

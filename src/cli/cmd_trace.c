@@ -120,11 +120,12 @@ static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 /* --ret: a method whose exits cannot be found is left out (named), not the
  * whole run. */
 static bool exits_provable(const struct trace_method *m, const struct trace_opts *o,
-			   char *why, size_t size)
+			   struct exits_cache *files, char *why, size_t size)
 {
 	const struct catalog_object *obj;
 	const struct catalog_program *prog;
-	struct plan_opts po = { .unsafe_uretprobe = o->run.unsafe_uretprobe };
+	struct plan_opts po = { .unsafe_uretprobe = o->run.unsafe_uretprobe,
+				.exits_cache = files };
 	struct plan_probe *p;
 	struct probe_config pc = { .has_exit_probes = true, .exit_probes = true };
 	struct err e = { 0 };
@@ -156,15 +157,17 @@ static size_t select_methods(struct trace_method *m, size_t n, const struct trac
 {
 	size_t kept = 0, refused = 0;
 	char why[ERR_MSG_MAX];
+	struct exits_cache *files = exits_cache_new();  /* NULL: each file opened per method */
 
 	for (size_t i = 0; i < n; i++) {
-		if (!exits_provable(&m[i], o, why, sizeof(why))) {
+		if (!exits_provable(&m[i], o, files, why, sizeof(why))) {
 			if (refused++ < 10)
 				p_warn("left out %s: exits not provable: %s", m[i].display, why);
 			continue;
 		}
 		m[kept++] = m[i];
 	}
+	exits_cache_free(files);
 	if (refused)
 		p_warn("left out %zu method(s) whose return instructions could not be proven "
 		       "(--ret needs them; --unsafe-uretprobe uses a uretprobe on native ones)",

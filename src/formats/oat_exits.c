@@ -45,29 +45,38 @@ void oat_method_exits_free(struct oat_method_exits *m)
 		exit_sites_free(&m->sites);
 }
 
+int oat_method_exits_in(const struct oat_file *o, uint64_t file_offset,
+			struct oat_method_exits *out, struct err *err)
+{
+	uint64_t base = oat_info(o)->oatdata_off;
+	struct oat_code c;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (file_offset < base || file_offset - base > UINT32_MAX)
+		rc = err_set(err, -EINVAL, "%s: file offset 0x%llx is not inside the oat data",
+			     oat_name(o), (unsigned long long)file_offset);
+	else
+		rc = oat_code_at(o, (uint32_t)(file_offset - base), &c, err);
+	if (!rc && c.file_offset != file_offset)
+		rc = err_set(err, -EINVAL, "%s: file offset 0x%llx maps to code at 0x%llx",
+			     oat_name(o), (unsigned long long)file_offset,
+			     (unsigned long long)c.file_offset);
+	if (!rc)
+		oat_method_exits_get(o, &c, out);
+	return rc;
+}
+
 int oat_method_exits_at(const char *path, uint64_t file_offset, struct oat_method_exits *out,
 			struct err *err)
 {
 	struct oat_file *o;
-	struct oat_code c;
-	uint64_t base;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = oat_open(path, &o, err)))
 		return rc;
-	base = oat_info(o)->oatdata_off;
-	if (file_offset < base || file_offset - base > UINT32_MAX)
-		rc = err_set(err, -EINVAL, "%s: file offset 0x%llx is not inside the oat data",
-			     path, (unsigned long long)file_offset);
-	else
-		rc = oat_code_at(o, (uint32_t)(file_offset - base), &c, err);
-	if (!rc && c.file_offset != file_offset)
-		rc = err_set(err, -EINVAL, "%s: file offset 0x%llx maps to code at 0x%llx",
-			     path, (unsigned long long)file_offset,
-			     (unsigned long long)c.file_offset);
-	if (!rc)
-		oat_method_exits_get(o, &c, out);
+	rc = oat_method_exits_in(o, file_offset, out, err);
 	oat_close(o);
 	return rc;
 }

@@ -41,5 +41,8 @@ void oat_method_exits_free(struct oat_method_exits *m);
  * site's file offset is out->code_file_offset + out->sites.offsets[i]. */
 int oat_method_exits_at(const char *path, uint64_t file_offset, struct oat_method_exits *out,
 			struct err *err);
+/* The same in an oat file already open (many methods of one file). */
+int oat_method_exits_in(const struct oat_file *o, uint64_t file_offset,
+			struct oat_method_exits *out, struct err *err);
 
 #endif

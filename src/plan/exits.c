@@ -24,10 +24,90 @@ static const char *probe_what(const struct plan_probe *p)
 	return pc->method_name ? pc->method_name : "?";
 }
 
-static int read_code(const struct plan_probe *p, uint8_t **out, struct err *err)
+/* What the plan reads of one file, once for all its probes (trace over a
+ * whole library or class: thousands of functions in one file). */
+struct exits_file {
+	char *path;
+	int fd;                   /* for the code bytes; -1: not opened yet */
+	int open_errno;
+	int is_oat;               /* has an oatdata symbol; -1: not looked at yet */
+	struct oat_file *oat;     /* Java methods' exits */
+	int oat_rc;               /* 1: not opened yet */
+	struct err oat_err;
+};
+
+struct exits_cache {
+	struct exits_file *v;
+	size_t n, cap;
+};
+
+struct exits_cache *exits_cache_new(void)
+{
+	return calloc(1, sizeof(struct exits_cache));
+}
+
+void exits_cache_free(struct exits_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->v[i].fd >= 0)
+			close(c->v[i].fd);
+		oat_close(c->v[i].oat);
+		free(c->v[i].path);
+	}
+	free(c->v);
+	free(c);
+}
+
+/* The cache's entry for path, or NULL (no cache, or out of memory): the
+ * caller then opens the file for itself. */
+static struct exits_file *cached(struct exits_cache *c, const char *path)
+{
+	struct exits_file *f;
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->v[i].path, path) == 0)
+			return &c->v[i];
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 8;
+		struct exits_file *v = realloc(c->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		c->v = v;
+		c->cap = cap;
+	}
+	f = &c->v[c->n];
+	*f = (struct exits_file){ .path = strdup(path), .fd = -1, .is_oat = -1, .oat_rc = 1 };
+	if (!f->path)
+		return NULL;
+	c->n++;
+	return f;
+}
+
+/* The file's descriptor for code reads: cached, or opened for this read
+ * (*owned: the caller closes it). */
+static int code_fd(struct exits_file *f, const char *path, bool *owned)
+{
+	*owned = !f;
+	if (!f)
+		return open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0 && !f->open_errno) {
+		f->fd = open(path, O_RDONLY | O_CLOEXEC);
+		f->open_errno = f->fd < 0 ? errno : 0;
+	}
+	errno = f->open_errno;
+	return f->fd;
+}
+
+static int read_code(const struct plan_probe *p, struct exits_file *f, uint8_t **out,
+		     struct err *err)
 {
 	uint8_t *buf;
 	ssize_t n;
+	bool owned;
 	int fd;
 
 	if (p->code_size == 0)
@@ -39,9 +119,9 @@ static int read_code(const struct plan_probe *p, uint8_t **out, struct err *err)
 	buf = malloc(p->code_size);
 	if (!buf)
 		return err_set(err, -ENOMEM, "out of memory");
-	fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	fd = code_fd(f, p->path, &owned);
 	n = fd < 0 ? -1 : pread(fd, buf, p->code_size, (off_t)p->offset);
-	if (fd >= 0)
+	if (fd >= 0 && owned)
 		close(fd);
 	if (n != (ssize_t)p->code_size) {
 		int e = n < 0 ? errno : EIO;
@@ -95,10 +175,25 @@ static bool is_safe_leaf(const struct oat_method_exits *m)
 
 /* A Java method: the oat reader's exits, each epilogue checked against the
  * frame CodeInfo records (and that frame against the method's prologue). */
-static int find_exits_java(struct plan_probe *p, struct err *err)
+static int method_exits(const struct plan_probe *p, struct exits_file *f,
+			struct oat_method_exits *m, struct err *err)
+{
+	if (!f)
+		return oat_method_exits_at(p->path, p->offset, m, err);
+	if (f->oat_rc == 1)
+		f->oat_rc = oat_open(p->path, &f->oat, &f->oat_err);
+	if (f->oat_rc) {
+		memset(m, 0, sizeof(*m));
+		*err = f->oat_err;
+		return f->oat_rc;
+	}
+	return oat_method_exits_in(f->oat, p->offset, m, err);
+}
+
+static int find_exits_java(struct plan_probe *p, struct exits_file *f, struct err *err)
 {
 	struct oat_method_exits m;
-	int rc = oat_method_exits_at(p->path, p->offset, &m, err);
+	int rc = method_exits(p, f, &m, err);
 
 	if (rc < 0)
 		return rc;
@@ -119,7 +214,7 @@ static int find_exits_java(struct plan_probe *p, struct err *err)
 }
 
 /* An ELF function: its symbol's bytes, exits proven or refused. */
-static int find_exits_native(struct plan_probe *p, struct err *err)
+static int find_exits_native(struct plan_probe *p, struct exits_file *f, struct err *err)
 {
 	enum code_arch arch;
 	struct exit_sites sites = { 0 };
@@ -133,7 +228,7 @@ static int find_exits_native(struct plan_probe *p, struct err *err)
 	else
 		return err_set(err, -ENOTSUP, "no exit-site finder for ELF machine %u (x86_64 and "
 			       "arm64 only)", p->machine);
-	rc = read_code(p, &code, err);
+	rc = read_code(p, f, &code, err);
 	if (rc < 0)
 		return rc;
 	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)p->code_size, &sites,
@@ -145,9 +240,9 @@ static int find_exits_native(struct plan_probe *p, struct err *err)
 	return rc;
 }
 
-static int find_exits(struct plan_probe *p, struct err *err)
+static int find_exits(struct plan_probe *p, struct exits_file *f, struct err *err)
 {
-	return p->java ? find_exits_java(p, err) : find_exits_native(p, err);
+	return p->java ? find_exits_java(p, f, err) : find_exits_native(p, f, err);
 }
 
 static int refuse_uretprobe(const struct plan_probe *p, const char *why, struct err *err)
@@ -168,20 +263,29 @@ static void add_note(struct plan_probe *p, const char *text)
 
 /* ART code: a Java method, or anything in an OAT file named by an ELF
  * symbol (oat files carry oatdata/oatexec, never one per method). */
-static bool is_art_code(const struct plan_probe *p)
+static bool is_oat_file(const char *path)
 {
 	struct elf_file *f;
 	struct elf_symbol sym;
 	struct err e = { 0 };
 	bool oat;
 
-	if (p->java)
-		return true;
-	if (elf_open(p->path, &f, &e) < 0)
+	if (elf_open(path, &f, &e) < 0)
 		return false;
 	oat = elf_find_symbol(f, "oatdata", &sym) == 0;
 	elf_close(f);
 	return oat;
+}
+
+static bool is_art_code(const struct plan_probe *p, struct exits_file *f)
+{
+	if (p->java)
+		return true;
+	if (!f)
+		return is_oat_file(p->path);
+	if (f->is_oat < 0)
+		f->is_oat = is_oat_file(p->path);
+	return f->is_oat;
 }
 
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
@@ -192,9 +296,12 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 	bool want, art;
 	int rc;
 
+	struct exits_file *f;
+
 	if (!p->prog->is_return || !p->prog->exit)
 		return 0;
-	art = is_art_code(p);
+	f = cached(opts->exits_cache, p->path);
+	art = is_art_code(p, f);
 	want = pc->has_exit_probes ? pc->exit_probes : (art || opts->exit_probes);
 	if (!want) {
 		if (art && !opts->unsafe_uretprobe)
@@ -203,7 +310,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 			add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
 		return 0;
 	}
-	rc = find_exits(p, &why);
+	rc = find_exits(p, f, &why);
 	if (rc == SAFE_URETPROBE) {
 		add_note(p, "uretprobe: an empty frameless method without stack maps cannot "
 			 "reach a safepoint, so ART never walks its frame");

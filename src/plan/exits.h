@@ -30,4 +30,9 @@
  * negative errno with err set. */
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err);
 
+/* The files plan_choose_exits reads (plan_opts.exits_cache), opened once
+ * for all their probes; free after the last probe. */
+struct exits_cache *exits_cache_new(void);
+void exits_cache_free(struct exits_cache *c);
+
 #endif

@@ -407,27 +407,29 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opts,
 	       struct plan **out, struct err *err)
 {
-	struct build_state st = { .opts = opts, .err = err, .native = native_cache_new() };
+	struct plan_opts with_cache = *opts;
+	struct exits_cache *exits = opts->exits_cache ? NULL : exits_cache_new();
+	struct build_state st = { .opts = &with_cache, .err = err, .native = native_cache_new() };
 	struct plan *plan = calloc(1, sizeof(*plan));
 	uint32_t next_id = 0;
 	int rc = 0;
 
 	*out = NULL;
-	if (!plan || !st.native) {
+	if (exits)
+		with_cache.exits_cache = exits;
+	if (plan && st.native && with_cache.exits_cache)
+		plan->tasks = calloc(cfg->n_tasks ? cfg->n_tasks : 1, sizeof(*plan->tasks));
+	if (!plan || !plan->tasks) {
 		free(plan);
 		native_cache_free(st.native);
-		return err_set(err, -ENOMEM, "out of memory");
-	}
-	plan->tasks = calloc(cfg->n_tasks ? cfg->n_tasks : 1, sizeof(*plan->tasks));
-	if (!plan->tasks) {
-		free(plan);
-		native_cache_free(st.native);
+		exits_cache_free(exits);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	plan->n_tasks = cfg->n_tasks;
 	for (size_t i = 0; i < cfg->n_tasks && rc == 0; i++)
 		rc = plan_task(plan, i, &cfg->tasks[i], &next_id, &st);
 	native_cache_free(st.native);
+	exits_cache_free(exits);
 	plan->n_probes = next_id;
 	if (rc == 0 && st.n_problems)
 		rc = err_set(err, err->code ? err->code : -EINVAL, "%s%s", err->msg,

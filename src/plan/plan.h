@@ -135,6 +135,9 @@ struct plan_opts {
 	uint32_t stack_bytes;
 	bool exit_probes;                 /* --exit-probes: native return programs too */
 	bool unsafe_uretprobe;            /* --unsafe-uretprobe: allow uretprobes on ART code */
+	/* Files read for exit sites, kept open across probes (plan/exits.h);
+	 * NULL: plan_build keeps its own, other callers open them per probe. */
+	struct exits_cache *exits_cache;
 	/* Per probe id, where each probe is (NULL: resolve from the config). */
 	const struct plan_location *located;
 	size_t n_located;

@@ -139,23 +139,32 @@ struct uprobe_multi_attr {
 
 #define UPROBE_MULTI_RETURN 1u  /* BPF_F_UPROBE_MULTI_RETURN */
 
-static int link_create_multi(int prog_fd, const char *path, uint64_t offset, bool retprobe,
-			     int pid)
+/* One link over n offsets of path; cookies (NULL: none) give each offset's
+ * bpf_get_attach_cookie(). */
+static int link_create_multi_n(int prog_fd, const char *path, const uint64_t *offsets,
+			       const uint64_t *cookies, uint32_t n, bool retprobe, int pid)
 {
 	struct uprobe_multi_attr a;
-	unsigned long off = (unsigned long)offset;
 	int fd;
 
+	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "the kernel reads u64 offsets");
 	memset(&a, 0, sizeof(a));
 	a.prog_fd = (__u32)prog_fd;
 	a.attach_type = UPS_ATTACH_UPROBE_MULTI;
 	a.path = (__u64)(uintptr_t)path;
-	a.offsets = (__u64)(uintptr_t)&off;
-	a.cnt = 1;
+	a.offsets = (__u64)(uintptr_t)offsets;
+	a.cookies = (__u64)(uintptr_t)cookies;
+	a.cnt = n;
 	a.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
 	a.pid = (__u32)pid;
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 	return fd < 0 ? -errno : fd;
+}
+
+static int link_create_multi(int prog_fd, const char *path, uint64_t offset, bool retprobe,
+			     int pid)
+{
+	return link_create_multi_n(prog_fd, path, &offset, NULL, 1, retprobe, pid);
 }
 
 static int load_trivial_multi_prog(void)
@@ -219,6 +228,31 @@ int uprobe_attach_multi(const char *path, uint64_t offset, bool retprobe, pid_t 
 		return err_set(err, fd, "%s+0x%llx: uprobe_multi link for all processes: %s%s",
 			       path, (unsigned long long)offset, uprobe_strerror(-fd),
 			       attach_hint(-fd));
+	}
+	*out_fd = fd;
+	return 0;
+}
+
+int uprobe_attach_multi_n(const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  uint32_t n, bool retprobe, pid_t pid, int prog_fd, int *out_fd,
+			  struct err *err)
+{
+	int fd = link_create_multi_n(prog_fd, path, offsets, cookies, n, retprobe,
+				     pid >= 0 ? (int)pid : 0);
+
+	if (fd < 0) {
+		char who[48];
+
+		if (pid >= 0)
+			snprintf(who, sizeof(who), "pid %d", (int)pid);
+		else
+			snprintf(who, sizeof(who), "all processes");
+		if (n == 1)
+			return err_set(err, fd, "%s+0x%llx: uprobe_multi link for %s: %s%s", path,
+				       (unsigned long long)offsets[0], who, uprobe_strerror(-fd),
+				       attach_hint(-fd));
+		return err_set(err, fd, "%s: a uprobe_multi link over %u offsets for %s: %s%s",
+			       path, n, who, uprobe_strerror(-fd), attach_hint(-fd));
 	}
 	*out_fd = fd;
 	return 0;

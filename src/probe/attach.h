@@ -53,4 +53,12 @@ int uprobe_multi_detect(struct err *err);
 int uprobe_attach_multi(const char *path, uint64_t offset, bool retprobe, pid_t pid,
 			int prog_fd, int *out_fd, struct err *err);
 
+/* One uprobe_multi link over n offsets of path, offset k's BPF attach cookie
+ * being cookies[k] (the probe id of a shared program copy).  All or nothing:
+ * the kernel refuses the whole link when one offset fails, so the caller
+ * tries the offsets alone to name the one at fault. */
+int uprobe_attach_multi_n(const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  uint32_t n, bool retprobe, pid_t pid, int prog_fd, int *out_fd,
+			  struct err *err);
+
 #endif

@@ -258,16 +258,16 @@ int instance_prog_fd(const struct instance *in, const char *prog_name)
 	return prog ? bpf_program__fd(prog) : -1;
 }
 
-static int load_instance(struct session *s, struct instance *in, const struct plan_probe *p,
+static int load_instance(struct session *s, struct instance *in,
 			 const struct session_opts *opts, struct err *err)
 {
+	const struct plan_probe *p = in->probe;
 	struct object_state *os = object_state_for(s, p->obj);
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = p->obj->name);
 	struct ups_prog_config cfg = { 0 };
 	struct bpf_program *prog;
 	int rc;
 
-	in->probe = p;
 	if (!os->elf && (rc = (s->legacy ? catalog_object_legacy_elf : catalog_object_elf)(
 				 p->obj, &os->elf, &os->elf_size, err)))
 		return rc;
@@ -299,6 +299,7 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 	cfg.stack_frames = p->stack_frames;
 	cfg.stack_search_bits = s->kwalk.bits;
 	cfg.stack_after_ret = !p->exit_probes && p->prog->is_return;
+	cfg.probe_from_cookie = in->n_members > 1;
 	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
@@ -312,6 +313,79 @@ static int load_instance(struct session *s, struct instance *in, const struct pl
 		return 0;
 	}
 	return keep_programs_only(in, err);
+}
+
+/* ---- probes that share one copy of their object ---- */
+
+/* Members of one shared copy at most: one link's offset and cookie arrays
+ * stay small, and 10,000 probes still take two links per program. */
+#define MAX_SHARED_MEMBERS 8192
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Equal when probes a and b may share one copy: the same task, program,
+ * probe form and file, and the same config but for the probe id. */
+static int share_key_cmp(const struct plan_probe *a, const struct plan_probe *b)
+{
+	int c;
+
+	if (a->desc.task_index != b->desc.task_index)
+		return a->desc.task_index < b->desc.task_index ? -1 : 1;
+	if (a->prog != b->prog)
+		return (uintptr_t)a->prog < (uintptr_t)b->prog ? -1 : 1;
+	if (a->exit_probes != b->exit_probes)
+		return a->exit_probes ? 1 : -1;
+	if ((c = strcmp(a->path, b->path)) != 0 ||
+	    (c = memcmp(a->string_reg, b->string_reg, sizeof(a->string_reg))) != 0 ||
+	    (c = memcmp(a->string_pos, b->string_pos, sizeof(a->string_pos))) != 0)
+		return c;
+	if ((c = cmp_u32(a->string_native, b->string_native)) != 0 ||
+	    (c = cmp_u32(a->stack_mode, b->stack_mode)) != 0 ||
+	    (c = cmp_u32(a->stack_frames, b->stack_frames)) != 0)
+		return c;
+	return cmp_u32(a->stack_bytes, b->stack_bytes);
+}
+
+static int share_order(const void *x, const void *y)
+{
+	const struct plan_probe *a = *(const struct plan_probe *const *)x;
+	const struct plan_probe *b = *(const struct plan_probe *const *)y;
+	int c = share_key_cmp(a, b);
+
+	return c ? c : cmp_u32(a->id, b->id);
+}
+
+/* One instance per probe, or, where one link can carry many offsets with a
+ * cookie each (uprobe_multi links, normal objects), one per group of
+ * probes that may share a copy. */
+static int group_probes(struct session *s, const struct plan *plan, struct err *err)
+{
+	size_t n = 0;
+
+	s->members = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*s->members));
+	if (!s->members)
+		return err_set(err, -ENOMEM, "out of memory");
+	for (size_t t = 0; t < plan->n_tasks; t++)
+		for (size_t i = 0; i < plan->tasks[t].n_probes; i++)
+			s->members[n++] = &plan->tasks[t].probes[i];
+	if (s->use_multi && !s->legacy)
+		qsort(s->members, n, sizeof(*s->members), share_order);
+	for (size_t i = 0; i < n;) {
+		struct instance *in = &s->instances[s->n_instances++];
+		size_t k = 1;
+
+		while (s->use_multi && !s->legacy && i + k < n && k < MAX_SHARED_MEMBERS &&
+		       share_key_cmp(s->members[i], s->members[i + k]) == 0)
+			k++;
+		in->probe = s->members[i];
+		in->members = &s->members[i];
+		in->n_members = k;
+		i += k;
+	}
+	return 0;
 }
 
 /* uprobe_multi links (6.6+, filtering by process) unless a perf event path
@@ -539,14 +613,11 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	rc = build_kwalk(s, plan, opts->proc_dir ? opts->proc_dir : "/proc", err);
 	if (rc < 0)
 		goto fail;
-	for (size_t t = 0; t < plan->n_tasks; t++) {
-		for (size_t i = 0; i < plan->tasks[t].n_probes; i++) {
-			struct instance *in = &s->instances[s->n_instances++];
-			rc = load_instance(s, in, &plan->tasks[t].probes[i], opts, err);
-			if (rc < 0)
-				goto fail;
-		}
-	}
+	rc = group_probes(s, plan, err);
+	for (size_t i = 0; rc == 0 && i < s->n_instances; i++)
+		rc = load_instance(s, &s->instances[i], opts, err);
+	if (rc < 0)
+		goto fail;
 	for (size_t i = 0; i < s->n_objects; i++) {
 		rc = fill_target_pids(&s->objects[i], plan, err);
 		if (rc == 0)
@@ -634,6 +705,7 @@ void session_close(struct session *s)
 	for (size_t o = 0; o < s->n_objects; o++)
 		free(s->objects[o].elf);
 	free(s->instances);
+	free(s->members);
 	free(s->objects);
 	kwalk_table_free(&s->kwalk);
 	free(s->rings);
@@ -721,6 +793,15 @@ int session_probe_histogram(const struct session *s, uint32_t probe_id,
 }
 
 size_t session_attachment_count(const struct session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_instances; i++)
+		for (size_t k = 0; k < s->instances[i].n_atts; k++)
+			n += s->instances[i].atts[k].n_places;
+	return n;
+}
+
+size_t session_link_count(const struct session *s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_instances; i++)

@@ -89,7 +89,10 @@ bool session_legacy(const struct session *s);
 enum output_mode session_output_mode(const struct session *s);
 const char *output_mode_name(enum output_mode m);
 
-/* Number of perf events attached (probes x processes). */
+/* Number of uprobes attached (probe sites x processes). */
 size_t session_attachment_count(const struct session *s);
+/* Number of links or perf events holding them (fewer where one
+ * uprobe_multi link holds many). */
+size_t session_link_count(const struct session *s);
 
 #endif

@@ -9,6 +9,16 @@
 
 #include "probe/session_priv.h"
 
+static int grow_atts(struct instance *in, size_t more, struct err *err)
+{
+	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
+
+	if (!n)
+		return err_set(err, -ENOMEM, "out of memory");
+	in->atts = n;
+	return 0;
+}
+
 static int attach_one(struct session *s, struct instance *in, const char *prog_name,
 		      uint64_t offset, bool retprobe, pid_t pid, struct err *err)
 {
@@ -36,8 +46,112 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 	}
 	if (rc < 0)
 		return err_prefix(err, "probe %s", p->program_name);
+	a->n_places = 1;
 	in->n_atts++;
 	return 0;
+}
+
+/* The sites of member m where a shared copy's program runs: its exit sites
+ * (exit probes' return half) or its offset.  Appends them with m's id as
+ * their cookie; returns how many. */
+static size_t member_sites(const struct plan_probe *m, bool at_exits, uint64_t *offs,
+			   uint64_t *cookies)
+{
+	size_t n = at_exits ? m->n_exits : 1;
+
+	for (size_t k = 0; k < n; k++) {
+		offs[k] = at_exits ? m->exit_offsets[k] : m->offset;
+		cookies[k] = m->id;
+	}
+	return n;
+}
+
+/* The whole link was refused: the kernel does not say for which offset, so
+ * each member is tried alone (and let go at once) to name the one at fault. */
+static void name_refused_member(const struct instance *in, int prog_fd, bool at_exits,
+				bool retprobe, pid_t pid, struct err *err)
+{
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct plan_probe *m = in->members[i];
+		size_t most = at_exits ? m->n_exits : 1;
+		uint64_t *offs = malloc((most ? most : 1) * 2 * sizeof(*offs));
+		struct err alone = { 0 };
+		int fd, rc;
+
+		if (!offs)
+			return;
+		size_t n = member_sites(m, at_exits, offs, offs + most);
+		rc = uprobe_attach_multi_n(m->path, offs, offs + most, (uint32_t)n, retprobe, pid,
+					   prog_fd, &fd, &alone);
+		free(offs);
+		if (rc == 0) {
+			close(fd);
+			continue;
+		}
+		*err = alone;
+		err_prefix(err, "probe %s (%s, one of %zu sharing a link)", m->program_name,
+			   m->desc.method ? m->desc.method : "?", in->n_members);
+		return;
+	}
+}
+
+/* A shared copy (in->n_members > 1): one uprobe_multi link for prog_name over
+ * every member's sites, each with its member's id as the cookie. */
+static int attach_shared(struct session *s, struct instance *in, const char *prog_name,
+			 bool at_exits, bool retprobe, pid_t pid, struct err *err)
+{
+	const struct plan_probe *p = in->probe;
+	int prog_fd = instance_prog_fd(in, prog_name);
+	struct attachment *a = &in->atts[in->n_atts];
+	size_t n = 0;
+	uint64_t *offs, *cookies;
+	int rc;
+
+	(void)s;
+	if (prog_fd < 0)
+		return err_set(err, -ENOENT,
+			       "probe %s: program %s missing from the embedded object",
+			       p->program_name, prog_name);
+	for (size_t i = 0; i < in->n_members; i++)
+		n += at_exits ? in->members[i]->n_exits : 1;
+	offs = malloc((n ? n : 1) * sizeof(*offs));
+	cookies = malloc((n ? n : 1) * sizeof(*cookies));
+	if (!offs || !cookies) {
+		free(offs);
+		free(cookies);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
+	n = 0;
+	for (size_t i = 0; i < in->n_members; i++)
+		n += member_sites(in->members[i], at_exits, offs + n, cookies + n);
+	memset(a, 0, sizeof(*a));
+	rc = uprobe_attach_multi_n(p->path, offs, cookies, (uint32_t)n, retprobe, pid, prog_fd,
+				   &a->perf_fd, err);
+	free(offs);
+	free(cookies);
+	if (rc < 0) {
+		name_refused_member(in, prog_fd, at_exits, retprobe, pid, err);
+		return rc;
+	}
+	a->n_places = (uint32_t)n;
+	in->n_atts++;
+	return 0;
+}
+
+/* attach_instance_pid for a shared copy: the return half first, as below. */
+static int attach_shared_pid(struct session *s, struct instance *in, pid_t pid,
+			     struct err *err)
+{
+	const struct plan_probe *p = in->probe;
+	const struct catalog_program *cp = p->prog;
+	int rc = grow_atts(in, 2, err);
+
+	if (rc == 0)
+		rc = attach_shared(s, in, p->exit_probes ? cp->exit : cp->name, p->exit_probes,
+				   !p->exit_probes && cp->is_return, pid, err);
+	if (rc == 0 && probe_entry_prog(p))
+		rc = attach_shared(s, in, probe_entry_prog(p), false, false, pid, err);
+	return rc;
 }
 
 static void detach_one(struct session *s, struct attachment *a)
@@ -48,22 +162,16 @@ static void detach_one(struct session *s, struct attachment *a)
 		close(a->perf_fd);
 }
 
-static int grow_atts(struct instance *in, size_t more, struct err *err)
-{
-	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
-
-	if (!n)
-		return err_set(err, -ENOMEM, "out of memory");
-	in->atts = n;
-	return 0;
-}
-
 int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
 			       struct err *err)
 {
 	const struct plan_probe *p = in->probe;
 	const struct catalog_program *cp = p->prog;
-	int rc = grow_atts(in, 2 + p->n_exits, err);
+	int rc;
+
+	if (in->n_members > 1)
+		return attach_shared_pid(s, in, pid, err);
+	rc = grow_atts(in, 2 + p->n_exits, err);
 
 	/* The return half first, so no entry is stored without its exit. */
 	if (p->exit_probes) {

@@ -23,18 +23,24 @@
 struct attachment {
 	int perf_fd;              /* the link or perf event */
 	bool tracefs;
+	uint32_t n_places;        /* uprobes it holds: 1, or a shared copy's link's offsets */
 	struct tracefs_probe tp;
 };
 
-/* One loaded copy of an object, for one probe.  A secondary copy keeps
- * only its loaded programs (their maps live on in the kernel through them):
- * the object and its ~13 map descriptors are closed after loading, so
- * thousands of probes (trace) fit the descriptor limit. */
+/* One loaded copy of an object, for one probe, or shared by the probes of
+ * one task that run the same program with the same config on the same file
+ * (with uprobe_multi links: one link per program over all their offsets,
+ * each offset's cookie its probe's id; trace over a whole class or library).
+ * A secondary copy keeps only its loaded programs (their maps live on in the
+ * kernel through them): the object and its ~13 map descriptors are closed
+ * after loading, so thousands of probes fit the descriptor limit. */
 struct instance {
 	struct bpf_object *obj;           /* the primary's; NULL once a secondary is loaded */
 	int prog_fd[2];                   /* secondary: the main and the entry program */
 	const char *prog_name[2];
-	const struct plan_probe *probe;
+	const struct plan_probe *probe;   /* the first member: program, file, task */
+	const struct plan_probe **members; /* into session.members */
+	size_t n_members;                 /* > 1: a shared copy, ids from cookies */
 	struct attachment *atts;
 	size_t n_atts;
 };
@@ -59,6 +65,7 @@ struct session {
 	uint32_t ring_bytes, wakeup_bytes;
 	struct instance *instances;
 	size_t n_instances;
+	const struct plan_probe **members; /* every probe, grouped by instance */
 	struct object_state *objects;
 	size_t n_objects;
 	struct session_ring *rings;

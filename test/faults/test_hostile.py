@@ -144,6 +144,38 @@ def test_enotsupp_named_on_all_three_attach_paths():
         check("No error information" not in res.err, res.err)
 
 
+def test_enotsupp_named_within_a_shared_link():
+    """Probes of one program on one file share one uprobe_multi link (one
+    offset each, the probe id as its cookie).  The kernel refuses the whole
+    link when one offset fails, without saying which: the error must name the
+    probe at fault (int3_fn, not plain_fn), nothing stays attached, and the
+    target runs on undisturbed."""
+    tmp = tmpdir()
+    probe = ("  probe_configs {\n"
+             '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"\n'
+             f'    file_paths: "{hostile_target()}"\n'
+             '    method_signature: "SYMBOL"\n'
+             "  }\n")
+    cfg = write_config(tmp, "tasks {\n" + probe.replace("SYMBOL", "plain_fn")
+                       + probe.replace("SYMBOL", "int3_fn")
+                       + '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"\n}\n',
+                       "shared.textproto")
+    snap = Snapshot()
+    t = Hostile(2)
+    try:
+        res = run(["run", cfg, "--pid", str(t.pid), "--duration", "1", "--no-statsd"])
+        t.check()
+    finally:
+        t.kill()
+    if "uprobe_multi" not in res.err:
+        # A kernel without uprobe_multi links: each probe has its own uprobe.
+        expect_error(res, EXIT_RUNTIME, r"cannot be probed \(ENOTSUPP\)", snap=snap)
+        return
+    expect_error(res, EXIT_RUNTIME, r"int3_fn, one of 2 sharing a link",
+                 r"cannot be probed \(ENOTSUPP\)", snap=snap)
+    check("plain_fn" not in res.err, "the probe at fault only: " + res.err)
+
+
 def test_java_offset_from_oatdump_must_be_code():
     """The oatdump fallback (the dex is missing, so our reader cannot) prints
     a code offset inside the OAT header: main planned a breakpoint there

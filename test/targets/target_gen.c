@@ -1,5 +1,6 @@
-/* target_gen — 2,000 generated functions, ups_gen_0000 … ups_gen_1999, for
- * tracing many probes with one glob (trace 'target_gen:ups_gen_*').
+/* target_gen — 10,000 generated functions, ups_gen_0000 … ups_gen_9999, for
+ * tracing many probes with one glob (trace 'target_gen:ups_gen_[01]*' takes
+ * 2,000 of them, 'ups_gen_[0-9]*' all; bench.py's attach/detach timings).
  *
  *   target_gen [--go-fifo PATH] COUNT OUT
  *     COUNT rounds; each round calls ups_gen_I for every I % 4 == 0, and
@@ -16,7 +17,7 @@
 #include "go_fifo.h"
 
 #define OPAQUE(v) __asm__ volatile("" : "+r"(v) : : "memory")
-#define N_FUNCS 2000
+#define N_FUNCS 10000
 
 typedef long (*gen_fn)(long);
 static const gen_fn tab[N_FUNCS];
@@ -48,11 +49,13 @@ static inline __attribute__((always_inline)) long body(int i, long x)
 #define D1000(M, a) D100(M, a, 0) D100(M, a, 1) D100(M, a, 2) D100(M, a, 3) \
 	D100(M, a, 4) D100(M, a, 5) D100(M, a, 6) D100(M, a, 7) D100(M, a, 8) D100(M, a, 9)
 
-D1000(F, 0)
-D1000(F, 1)
+#define D10000(M) D1000(M, 0) D1000(M, 1) D1000(M, 2) D1000(M, 3) D1000(M, 4) \
+	D1000(M, 5) D1000(M, 6) D1000(M, 7) D1000(M, 8) D1000(M, 9)
+
+D10000(F)
 
 #define T(a, b, c, d) ups_gen_##a##b##c##d,
-static const gen_fn tab[N_FUNCS] = { D1000(T, 0) D1000(T, 1) };
+static const gen_fn tab[N_FUNCS] = { D10000(T) };
 
 __attribute__((noinline, used, visibility("default"))) long ups_gen_str(const char *s, long n)
 {
