@@ -172,10 +172,18 @@ class Tracer:
         self.proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, text=True,
                                      env=env)
         self.err = read_until(self.proc.stderr, ready_word)
+        # Drained from now on: a summary of thousands of probes is more than a
+        # pipe holds, and a tracer blocked writing it never exits.
+        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain.start()
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.err.append(line)
 
     def finish(self):
         stop(self.proc)
-        self.err += self.proc.stderr.readlines()
+        self.drain.join(60)
         return "".join(self.err)
 
 

@@ -105,6 +105,14 @@ static bool plan_uses_exit_probes(const struct plan *plan)
 	return false;
 }
 
+static bool plan_uses_histogram(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (plan->probe_by_id[i]->prog->histogram)
+			return true;
+	return false;
+}
+
 /* Sizes the primary's maps, or points an instance's maps at the primary's. */
 static int setup_maps(struct session *s, struct bpf_object *obj, struct object_state *os,
 		      struct err *err)
@@ -140,7 +148,10 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 		} else if (strcmp(name, UPS_KWALK_MAP) == 0 && s->kwalk.v) {
 			rc = bpf_map__set_max_entries(map, (uint32_t)kwalk_table_size(&s->kwalk));
 		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
-			size_t n = s->plan->n_probes ? s->plan->n_probes : 1;
+			/* per-CPU slots per probe: creating 10,000 probes' took 0.35 s,
+			 * so only when a call_latency probe fills them */
+			size_t n = s->plan->n_probes && plan_uses_histogram(s->plan)
+					   ? s->plan->n_probes : 1;
 			rc = bpf_map__set_max_entries(map, (uint32_t)(n * UPS_HIST_SLOTS));
 		}
 		if (rc < 0)

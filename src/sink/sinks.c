@@ -269,6 +269,29 @@ static void finish_outputs(struct sinks *s)
 	}
 }
 
+/* The summary in one write: stderr is unbuffered, and a row per probe of a
+ * trace over thousands of methods was tens of thousands of writes. */
+static void summary_text_once(FILE *to, const struct probe_stats *rows, size_t n,
+			      const struct sink_report *r, uint64_t run_ns)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	if (!mem) {
+		summary_text(to, rows, n, r, run_ns);
+		return;
+	}
+	summary_text(mem, rows, n, r, run_ns);
+	if (fclose(mem) == 0)
+		fwrite(buf, 1, len, to);
+	else
+		summary_text(to, rows, n, r, run_ns);
+	fflush(to);
+	free(buf);
+}
+
+
 int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
 		 FILE *err, struct err *e)
 {
@@ -302,7 +325,7 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 	rc = sinks_flush(s, e);
 	if (rc < 0)
 		sinks_report(s, &r); /* the summary line itself may have failed */
-	summary_text(err ? err : stderr, rows, n, &r, run_ns);
+	summary_text_once(err ? err : stderr, rows, n, &r, run_ns);
 	s->final = r;
 	s->finished = true;
 	return rc;
