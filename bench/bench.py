@@ -10,8 +10,9 @@ WHICH: all, perhit, nested, throughput, startup, resolve, footprint, many.
               uretprobes and as exit probes (with their own floor: an empty uprobe at
               the entry and one at the return); call_detail with --stack (2 KiB and
               16 KiB of user stack copied per hit and unwound in user space; and
-              --stack-mode kernel, walked in BPF: on this native target the walk
-              reads the return address and ends at the first non-Java PC);
+              --stack-mode kernel: on this native target the probe PC is outside
+              Java code, so after one search of the walk's table the program
+              copies the 2 KiB slice as copy mode does);
               call_detail through the perf buffer and uprobe PMU with the normal
               and with the legacy objects (--target-kernel 4.19), and the legacy
               call_return.  Interleaved repeats, medians, ratios to the floor.

@@ -390,8 +390,16 @@ struct ups_prog_config {
 /* ---- call stacks (--stack) ----
  * A probe with a stack wraps each of its records in one UPS_REC_STACK record:
  *   struct ups_stack_hdr, then the wrapped record (inner_len bytes, padded to
- *   8), then n_pcs __u64 return PCs (UPS_STACK_KERNEL) or stack_len bytes of
- *   the user stack from regs' sp upwards (UPS_STACK_COPY).
+ *   8), then n_pcs __u64 PCs walked in the program (UPS_STACK_KERNEL), then
+ *   stack_len bytes of the user stack from stack_addr upwards.
+ * UPS_STACK_COPY: no PCs; the slice starts at regs' sp.
+ * UPS_STACK_KERNEL: when the probe PC is outside known Java code (F_NATIVE),
+ *   no PCs and the slice from regs' sp, exactly as in copy mode; when the
+ *   walk ends at a PC outside known Java code after stepping (F_WALK_END),
+ *   the PCs and a slice from UPS_KWALK_LEAD bytes below the walk-end sp (not
+ *   below regs' sp), which holds the last Java frame's callee-save spill
+ *   slots: user space restores those and unwinds on from the last PC; else
+ *   the PCs only.
  * User space checks that the length is exactly that sum, each part bounded,
  * and decodes the wrapped record as if it had come alone. */
 enum ups_stack_mode {
@@ -416,6 +424,14 @@ enum ups_stack_mode {
 #define UPS_STACK_F_WALK_LIMIT 8  /* kernel walk: stopped at stack_frames */
 #define UPS_STACK_F_WALK_BAD 16   /* kernel walk: a return PC matched no stack map */
 #define UPS_STACK_F_AFTER_RET 32  /* kernel walk: at a uretprobe, pcs[0] is a return PC */
+#define UPS_STACK_F_NATIVE 64     /* kernel walk: the probe PC is outside known Java code;
+				   * registers and slice as in copy mode */
+
+/* Kernel walk: the slice starts this far below the walk-end sp, so it holds
+ * the callee saves the last Java frame spilled just below its caller's sp
+ * (x86_64: at most rbx, rbp, r12-r15 and the return address, 56 bytes;
+ * arm64: x19-x30, 96 bytes; art-frames.md 1.2). */
+#define UPS_KWALK_LEAD 128
 
 struct ups_stack_hdr {
 	struct ups_envelope env; /* kind UPS_REC_STACK; the rest as the wrapped record's */
@@ -424,6 +440,7 @@ struct ups_stack_hdr {
 	__u32 n_pcs;
 	__u32 flags;
 	__u64 regs[UPS_STACK_NREGS];
+	__u64 stack_addr;        /* the user address of the slice's first byte */
 };
 
 /* UPS_STACK_KERNEL: the compiled Java methods of the traced processes, one
@@ -441,8 +458,9 @@ struct ups_kwalk_ent {
 	__u64 end;               /* start + code size */
 };
 
+/* header, wrapped record, PCs (n_pcs masked to 127 for the verifier), slice */
 #define UPS_STACK_SCRATCH \
-	(sizeof(struct ups_stack_hdr) + UPS_STACK_MAX_INNER + UPS_STACK_MAX_BYTES)
+	(sizeof(struct ups_stack_hdr) + UPS_STACK_MAX_INNER + 128 * 8 + UPS_STACK_MAX_BYTES)
 
 /* The legacy objects (built with -DUPS_LEGACY for kernels before 5.5) have no
  * global data: each config value is a 64-bit immediate load whose upper half
@@ -506,7 +524,7 @@ UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.new_state, 20
 UPS_ASSERT_OFFSET(struct malware_signal, component_enabled_setting.initialized, 277);
 
 UPS_ASSERT_SIZE(struct ups_envelope, 40);
-UPS_ASSERT_SIZE(struct ups_stack_hdr, 320);
+UPS_ASSERT_SIZE(struct ups_stack_hdr, 328);
 UPS_ASSERT_SIZE(struct ups_kwalk_ent, 24);
 UPS_ASSERT_SIZE(struct malware_signal, 278);
 UPS_ASSERT_SIZE(struct rec_malware_signal, 320);

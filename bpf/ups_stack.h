@@ -84,31 +84,29 @@ static __always_inline int ups_kwalk_entry_ret(void *ctx, __u64 *pc, __u64 *sp)
 #endif
 }
 
-/* Walks compiled Java frames from the probe: a probe sits at a function's
- * first instruction or at a return, where no frame exists, so the return PC
- * is [sp] (x86_64) or lr (arm64); at a uretprobe (stack_after_ret) the
- * function has returned and the PC is already the caller's return PC.  Then, while the PC is in a known compiled
- * method of frame size F, the return PC is at sp+F-8 and the caller's sp is
- * sp+F (art-frames.md §1).  The first PC outside known Java code is recorded
- * and ends the walk (UPS_STACK_F_WALK_END).  User space checks every return
- * PC into Java code against the exact stack maps.  Returns the PCs written. */
-static __always_inline __u32 ups_kwalk(void *ctx, __u64 *pcs, __u32 tgid, __u32 *flags)
+/* Walks compiled Java frames from the probe.  A probe PC outside known Java
+ * code leaves nothing to walk: no PCs, UPS_STACK_F_NATIVE (the caller copies
+ * the slice from sp, as copy mode does).  Otherwise the probe sits at a
+ * function's first instruction or at a return, where no frame exists, so
+ * the return PC is [sp] (x86_64) or lr (arm64); at a uretprobe
+ * (stack_after_ret) the function has returned and the PC is already the
+ * caller's return PC.  Then, while the PC is in a known compiled method of
+ * frame size F, the return PC is at sp+F-8 and the caller's sp is sp+F
+ * (art-frames.md 1).  The first PC outside known Java code is recorded and
+ * ends the walk (UPS_STACK_F_WALK_END, *end_sp its sp): user space unwinds on
+ * from there.  User space checks every return PC into Java code against the
+ * exact stack maps.  Returns the PCs written. */
+static __always_inline __u32 ups_kwalk(void *ctx, __u64 *pcs, __u32 tgid, __u32 *flags,
+				       __u64 *end_sp)
 {
-	__u32 max = UPS_CFG(stack_frames), n = 1, first = 1;
-	__u64 sp = UPS_SP(ctx), pc;
+	__u32 max = UPS_CFG(stack_frames), after = UPS_CFG(stack_after_ret), n = 0;
+	__u64 sp = UPS_SP(ctx), pc = UPS_PC(ctx);
 
 	if (max > UPS_STACK_MAX_FRAMES)
 		max = UPS_STACK_MAX_FRAMES;
-	pcs[0] = UPS_PC(ctx);
-	if (UPS_CFG(stack_after_ret)) {
+	if (after)
 		*flags |= UPS_STACK_F_AFTER_RET;
-		pc = UPS_PC(ctx);
-		first = 0;
-	} else if (ups_kwalk_entry_ret(ctx, &pc, &sp)) {
-		*flags |= UPS_STACK_F_READ_FAILED;
-		return n;
-	}
-	for (__u32 i = first; i < UPS_STACK_MAX_FRAMES; i++) {
+	for (__u32 i = 0; i < UPS_STACK_MAX_FRAMES; i++) {
 		const struct ups_kwalk_ent *e;
 		__u32 fs;
 
@@ -120,8 +118,20 @@ static __always_inline __u32 ups_kwalk(void *ctx, __u64 *pcs, __u32 tgid, __u32 
 		n = i + 1;
 		e = ups_kwalk_find(tgid, pc);
 		if (!e) {
+			if (i == 0) {
+				*flags |= UPS_STACK_F_NATIVE;
+				return 0;
+			}
 			*flags |= UPS_STACK_F_WALK_END;
+			*end_sp = sp;
 			break;
+		}
+		if (i == 0 && !after) {
+			if (ups_kwalk_entry_ret(ctx, &pc, &sp)) {
+				*flags |= UPS_STACK_F_READ_FAILED;
+				break;
+			}
+			continue;
 		}
 		fs = e->frame_size;
 		if (fs < 16 || fs > 65536) {     /* a frameless leaf calls nobody */
@@ -223,13 +233,23 @@ static __always_inline int ups_stack_submit(void *ctx, void *ringbuf, void *perf
 	if (bpf_probe_read_kernel(buf + off, size, rec))
 		return 0;
 	off += (size + 7) & ~7u;
+	h->stack_addr = UPS_SP(ctx);
 	if (UPS_CFG(stack_mode) == UPS_STACK_KERNEL) {
-		h->n_pcs = ups_kwalk(ctx, (__u64 *)(buf + off), h->env.pid, &h->flags);
-		total = off + (h->n_pcs & 127) * 8;
-	} else {
-		h->stack_len = ups_stack_copy(buf + off, UPS_SP(ctx), &h->flags);
-		total = off + h->stack_len;
+		__u64 end_sp = 0;
+
+		h->n_pcs = ups_kwalk(ctx, (__u64 *)(buf + off), h->env.pid, &h->flags, &end_sp);
+		off += (h->n_pcs & 127) * 8;
+		if (h->flags & UPS_STACK_F_WALK_END) {
+			/* the last Java frame's spill slots, never below sp */
+			if (end_sp > UPS_KWALK_LEAD && end_sp - UPS_KWALK_LEAD > h->stack_addr)
+				h->stack_addr = end_sp - UPS_KWALK_LEAD;
+		} else if (!(h->flags & UPS_STACK_F_NATIVE)) {
+			h->stack_addr = 0;
+		}
 	}
+	if (h->stack_addr)
+		h->stack_len = ups_stack_copy(buf + off, h->stack_addr, &h->flags);
+	total = off + h->stack_len;
 	if (total > UPS_STACK_SCRATCH)
 		return 0;
 	if (ups_cfg.use_perfbuf) {

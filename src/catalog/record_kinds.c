@@ -224,7 +224,7 @@ static const struct rk_field accessibility_fields[] = {
 	F(struct accessibility_event, code, "code", RK_S32, FIELD_INT32),
 };
 
-/* A stack record: header + wrapped record (padded to 8) + PCs or stack
+/* A stack record: header + wrapped record (padded to 8) + PCs + stack
  * bytes, each bounded (records.h). */
 static size_t stack_stated_size(const void *data, size_t avail)
 {
@@ -234,8 +234,7 @@ static size_t stack_stated_size(const void *data, size_t avail)
 		return 0;
 	memcpy(&h, data, sizeof(h));
 	if (h.inner_len < sizeof(struct ups_envelope) || h.inner_len > UPS_STACK_MAX_INNER ||
-	    h.stack_len > UPS_STACK_MAX_BYTES || h.n_pcs > UPS_STACK_MAX_FRAMES ||
-	    (h.n_pcs && h.stack_len))
+	    h.stack_len > UPS_STACK_MAX_BYTES || h.n_pcs > UPS_STACK_MAX_FRAMES)
 		return 0;
 	return sizeof(h) + ((h.inner_len + 7u) & ~7u) + (size_t)h.n_pcs * 8 + h.stack_len;
 }

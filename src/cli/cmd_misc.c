@@ -44,7 +44,7 @@ static const char usage_text[] =
 	"  --stack[=FRAMES]        the call stack of every hit, up to FRAMES (32; max 64),\n"
 	"                          unwound from a copy of the user stack (Java, CFI, fp)\n"
 	"  --stack-mode copy|kernel  copy: as above; kernel: compiled Java frames walked in\n"
-	"                          BPF, ending at the first native/interpreted caller\n"
+	"                          BPF, the native callers above them unwound from a copy\n"
 	"  --stack-bytes N         user stack bytes copied per hit (2048; 8..16384)\n"
 	"  --stacks FILE           at exit, the stacks counted in folded form (speedscope)\n"
 	"  --duration S            run S seconds from attach (overrides duration_seconds)\n"

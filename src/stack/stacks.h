@@ -1,10 +1,12 @@
 /* stacks.h — from a UPS_REC_STACK record to the frames of its call stack.
  *
  * Owns the record's validation (the exact length: header + wrapped record
- * padded to 8 + the PCs or stack bytes it states, each part bounded) and the
- * walk over it: user-stack copies go through the unwinder (stack/unwind.h)
- * with the code map (stack/codemap.h); kernel walks (UPS_STACK_KERNEL) are
- * symbolized PC by PC.  One struct stacks per run (it holds the caches). */
+ * padded to 8 + the PCs + the stack bytes it states, each part bounded) and
+ * the walk over it: the unwinder (stack/unwind.h) with the code map
+ * (stack/codemap.h) goes over the registers and the slice, and over the
+ * PCs a kernel walk (UPS_STACK_KERNEL) gives first, on from their end when
+ * it stopped at native code.  One struct stacks per run (it holds the
+ * caches). */
 #ifndef UPROBESTATS_STACK_STACKS_H
 #define UPROBESTATS_STACK_STACKS_H
 
@@ -21,7 +23,7 @@ struct stack_record {
 	struct ups_stack_hdr hdr;
 	const void *inner;         /* the wrapped record, hdr.inner_len bytes */
 	const uint64_t *pcs;       /* hdr.n_pcs (unaligned: read with memcpy) */
-	const uint8_t *stack;      /* hdr.stack_len bytes from regs' sp */
+	const uint8_t *stack;      /* hdr.stack_len bytes from hdr.stack_addr */
 };
 
 /* 0, or -EINVAL when the length is not exactly what the header states or a

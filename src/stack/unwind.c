@@ -17,6 +17,9 @@ struct walk {
 	uint64_t valid;          /* bit per register of r[] */
 	unwind_lookup_fn lookup;
 	void *ctx;
+	uint32_t idx;            /* the frame being stepped, from 0 */
+	bool has_given;          /* the step's return PC is given (kernel walk) */
+	uint64_t given;
 };
 
 static int sp_reg(const struct walk *w)
@@ -64,13 +67,15 @@ static const char *step_no_frame(struct walk *w, uint64_t *ret)
 	uint64_t sp = w->r[sp_reg(w)];
 
 	if (w->in->arch == UNWIND_ARM64) {
-		if (!has_reg(w, A64_LR))
+		if (!w->has_given && !has_reg(w, A64_LR))
 			return "lr unknown";
-		*ret = w->r[A64_LR];
+		*ret = w->has_given ? w->given : w->r[A64_LR];
 		w->valid &= ~(1ull << A64_LR);
 		return NULL;
 	}
-	if (!read_u64(w, sp, ret))
+	if (w->has_given)
+		*ret = w->given;
+	else if (!read_u64(w, sp, ret))
 		return "stack slice ends";
 	set_reg(w, X86_RSP, sp + 8);
 	return NULL;
@@ -120,7 +125,9 @@ static const char *step_java(struct walk *w, const struct code_info *ci, bool fi
 		return step_no_frame(w, ret);
 	if (ci->frame_size < 16 || ci->frame_size % 16)
 		return "bad frame size";
-	if (!read_u64(w, sp + ci->frame_size - 8, ret))
+	if (w->has_given)
+		*ret = w->given;
+	else if (!read_u64(w, sp + ci->frame_size - 8, ret))
 		return "stack slice ends";
 	w->valid = 0;
 	restore_java_saves(w, sp, ci);
@@ -222,6 +229,28 @@ static void fill_frame(struct stack_frame *f, uint64_t pc, const struct code_inf
 	};
 }
 
+/* Frame k of a kernel walk: NULL to step it (its return PC the next walked
+ * PC, but for the last one that continues from the slice), or why the walk
+ * ends here.  The kernel stepped frame 0 as having no frame yet (a
+ * function's first instruction or a return) unless it is a return PC, and
+ * every other walked frame by its Java frame size. */
+static const char *kernel_step(struct walk *w, const struct code_info *ci, bool first,
+			       bool is_return, uint32_t k, bool *end)
+{
+	if (first && !is_return && ci->kind == FRAME_JAVA && !ci->frameless && !ci->at_start &&
+	    !ci->at_exit)
+		return "probe inside a framed Java method: the kernel walk cannot step from here";
+	if (k + 1 == w->in->n_pcs) {
+		*end = !w->in->pcs_continue;
+		return NULL;
+	}
+	if (ci->kind != FRAME_JAVA)
+		return "the code map finds no compiled Java method where the kernel walk did";
+	memcpy(&w->given, w->in->pcs + k + 1, sizeof(w->given));
+	w->has_given = true;
+	return NULL;
+}
+
 /* One frame: look up pc, record it, and step to the caller.  Returns NULL to
  * go on, or why the walk ends (the frame's note when it is a refusal). */
 static const char *one_frame(struct walk *w, struct stack_trace *out, bool first,
@@ -230,12 +259,14 @@ static const char *one_frame(struct walk *w, struct stack_trace *out, bool first
 	uint64_t pc = w->r[pc_reg(w)];
 	struct stack_frame *f = &out->frames[out->n];
 	struct code_info ci;
-	bool outermost = false;
+	bool outermost = false, is_return = !first || w->in->first_is_return;
+	uint32_t k = w->idx++;
 	const char *why;
 
 	memset(&ci, 0, sizeof(ci));
 	ci.dex_pc = UINT32_MAX;
-	if (w->lookup(w->ctx, pc, !first, &ci) < 0 || ci.kind == FRAME_UNKNOWN) {
+	w->has_given = false;
+	if (w->lookup(w->ctx, pc, is_return, &ci) < 0 || ci.kind == FRAME_UNKNOWN) {
 		ci.kind = FRAME_UNKNOWN;
 		fill_frame(f, pc, &ci);
 		out->n++;
@@ -244,12 +275,21 @@ static const char *one_frame(struct walk *w, struct stack_trace *out, bool first
 	}
 	fill_frame(f, pc, &ci);
 	out->n++;
+	if (ci.kind == FRAME_JAVA && is_return && !ci.stack_map_hit) {
+		f->note = "return PC matches no stack map";
+		return f->note;
+	}
+	if (k < w->in->n_pcs) {
+		bool end = false;
+
+		why = kernel_step(w, &ci, first, is_return, k, &end);
+		if (why)
+			f->note = why;
+		if (why || end)
+			return why ? why : UNWIND_END_KWALK;
+	}
 	switch (ci.kind) {
 	case FRAME_JAVA:
-		if (!first && !ci.stack_map_hit) {
-			f->note = "return PC matches no stack map";
-			return f->note;
-		}
 		why = step_java(w, &ci, first, next_pc);
 		break;
 	case FRAME_NATIVE:

@@ -17,7 +17,17 @@
  *   anything else  recorded as [interpreted], [jit] or [unknown in FILE], and
  *                  the walk stops: a frame is never guessed.
  * Memory is only what the slice holds: a read outside it ends the walk
- * ("stack slice ends"). */
+ * ("stack slice ends"); a register not known exactly (not in the probe's
+ * registers, not restored from a spill slot or by the CFI) is unknown, and
+ * a step that needs it ends the walk with the reason.
+ *
+ * --stack-mode kernel: the PCs the BPF program walked (pcs) are the first
+ * frames.  Each but the last is stepped by the same rules, except that its
+ * return PC is the next walked PC rather than a read of the slice (whose
+ * reads, e.g. of a Java frame's spill slots, still decide what registers
+ * are known); the last is stepped from the slice when the kernel walk ended
+ * at a PC outside compiled Java code (pcs_continue), so the native frames
+ * above the Java ones unwind as in copy mode. */
 #ifndef UPROBESTATS_STACK_UNWIND_H
 #define UPROBESTATS_STACK_UNWIND_H
 
@@ -98,7 +108,14 @@ struct unwind_input {
 	const uint8_t *stack;
 	size_t stack_len;
 	uint32_t max_frames;         /* <= UNWIND_MAX_FRAMES */
+	bool first_is_return;        /* the first PC is a return address (a uretprobe) */
+	const uint64_t *pcs;         /* kernel walk (unaligned: read with memcpy) */
+	uint32_t n_pcs;
+	bool pcs_continue;           /* unwind on from the last walked PC; else the walk
+				      * ends there with UNWIND_END_KWALK */
 };
+
+#define UNWIND_END_KWALK "end of the kernel walk"
 
 void unwind_walk(const struct unwind_input *in, unwind_lookup_fn lookup, void *ctx,
 		 struct stack_trace *out);

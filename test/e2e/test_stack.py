@@ -145,28 +145,16 @@ def test_stack_copy_perfbuf():
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
-def test_stack_kernel_native_chain_ends_at_first_caller():
-    """Kernel mode walks compiled Java frames only: a native chain gives the
-    probed function and its return PC (read at [sp] at the entry), exact, and
-    ends there, marked as the end of compiled Java frames (README Limits)."""
-    libb, want = expected_frames()
-    tmp = tmpdir()
-    cfg = write_config(tmp, stack_config(libb))
-    held = mapped(Held(tmp, "target_stack", ["4"]), libb)
-    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack=16",
-                              "--stack-mode", "kernel"])
-    eq(rc, 0, "exit code; stderr: " + u.stderr())
-    evs = events(u.json_events())
-    eq(len(evs), 4, "events")
-    for ev in evs:
-        st = ev["stack"]
-        eq(len(st), 2, f"the probed function and its caller only: {st}")
-        for i, (sym, path, offs) in enumerate(want[:2]):
-            eq(st[i]["symbol"], sym, f"frame {i} symbol")
-            eq(st[i]["kind"], "native", f"frame {i} kind")
-            eq(os.path.realpath(st[i]["file"]), os.path.realpath(path), f"frame {i} file")
-            check(num(st[i]["symbol_offset"]) in offs, f"frame {i} offset {st[i]}")
-        eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
+def test_stack_kernel_native_chain():
+    """Kernel mode at a native probe: nothing for the BPF walk to step, so the
+    record carries the registers and the slice as copy mode does and every
+    frame of the chain is exact in this mode too."""
+    run_stack("kernel")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_native_chain_perfbuf():
+    run_stack("kernel", ["--force-perfbuf"])
 
 
 def kernel_return_run(extra):
@@ -200,19 +188,21 @@ def check_frame(f, want, what):
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_at_uretprobe_starts_at_the_return_pc():
     """At a uretprobe the function has returned: the PC is already the return
-    address into the caller (stk_a4, at objdump's return offset), so the
-    kernel walk records it as frame 0 and reads nothing at [sp] (which is no
-    return address there); the caller is native, so the walk ends there."""
+    address into the caller (stk_a4, at objdump's return offset), frame 0;
+    it is native, so the record carries the registers and the slice, and
+    the rest of the chain is exact from there."""
     evs, want = kernel_return_run([])
     for ev in evs:
-        eq(len(ev["stack"]), 1, f"the caller only: {ev['stack']}")
-        check_frame(ev["stack"][0], want[1], "frame 0 (the caller)")
+        st = ev["stack"]
+        check(len(st) >= len(want) - 1, f"the chain from the caller: {st}")
+        for i, w in enumerate(want[1:]):
+            check_frame(st[i], w, f"frame {i}")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_at_exit_probe():
     """With exit probes the record is made at stk_b5's ret, where the frame is
-    gone: frame 0 is stk_b5 (the ret's offset), frame 1 its caller from [sp]."""
+    gone: frame 0 is stk_b5 (the ret's offset), then the chain, exact."""
     import subprocess as sp_
     evs, want = kernel_return_run(["--exit-probes"])
     libb = want[0][1]
@@ -225,9 +215,10 @@ def test_stack_kernel_at_exit_probe():
     check(rets, "objdump finds stk_b5's ret")
     for ev in evs:
         st = ev["stack"]
-        eq(len(st), 2, f"stk_b5 and its caller: {st}")
+        check(len(st) >= len(want), f"stk_b5 and the chain: {st}")
         check_frame(st[0], ("stk_b5", libb, rets), "frame 0 (at the ret)")
-        check_frame(st[1], want[1], "frame 1 (the caller)")
+        for i, w in enumerate(want[1:], 1):
+            check_frame(st[i], w, f"frame {i}")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
@@ -333,8 +324,7 @@ def check_real_art_method_at_entry(mode):
            "frame 1 file")
         check(CLS not in st[1]["symbol"], "no Java frame guessed above the harness")
         check("note" not in st[0] and "note" not in st[1], f"no frame marked: {st}")
-        if mode == "kernel":
-            eq(len(st), 2, f"kernel mode ends at the native caller: {st}")
+    return evs
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
@@ -345,8 +335,12 @@ def test_stack_real_art_method_at_entry():
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_real_art_method_at_entry():
     """The same probe, walked in BPF: frame 0 is the compiled method (its
-    first instruction, so the return PC is [sp]), frame 1 the harness."""
-    check_real_art_method_at_entry("kernel")
+    first instruction, so the return PC is [sp]), frame 1 the harness where
+    the walk ends; from there the native frames unwind from the slice by
+    their CFI exactly as in copy mode."""
+    copy = [[f["symbol"] for f in ev["stack"]] for ev in check_real_art_method_at_entry("copy")]
+    kern = [[f["symbol"] for f in ev["stack"]] for ev in check_real_art_method_at_entry("kernel")]
+    eq(kern, copy, "the same frames in both modes")
 
 
 def java_a_from_objdump(odex, a_off, size):
@@ -381,7 +375,7 @@ def java_a_from_objdump(odex, a_off, size):
     return 8 * (pushes + 1) + sub, ret
 
 
-def art_stack_run(ret_delta, mode="copy"):
+def art_stack_run(ret_delta, mode="copy", uretprobe=False, extra=()):
     from test_art import ODEX
     import json as _json
     sig = "void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
@@ -392,20 +386,23 @@ def art_stack_run(ret_delta, mode="copy"):
         a = [m for m in map(_json.loads, f) if m["signature"] == sig][0]
     frame, ret = java_a_from_objdump(ODEX, a["file_offset"], a["code_size"])
     tmp = tmpdir()
-    cfg = write_config(tmp, "\n".join([
-        "tasks {",
-        "  probe_configs {",
-        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
-        f'    file_paths: "{target("target_art_stack")}"',
-        '    method_signature: "stk_java_callee"',
-        "  }",
-        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
-        "}"]) + "\n")
-    held = mapped(Held(tmp, "target_art_stack", [ODEX, str(a["file_offset"]),
-                                                 str(ret + ret_delta), str(frame), "5"]), ODEX)
-    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--stack-mode", mode])
+    if uretprobe:   # B returns into A (target_art_stack --return-into-a)
+        probe = ['    bpf_name: "prog_Uprobestats_uretprobe_call_return"',
+                 f'    file_paths: "{target("target_art_stack")}"',
+                 '    method_signature: "stk_java_callee_ret"', "  }"]
+    else:
+        probe = ['    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+                 f'    file_paths: "{target("target_art_stack")}"',
+                 '    method_signature: "stk_java_callee"', "  }",
+                 '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"']
+    cfg = write_config(tmp, "\n".join(["tasks {", "  probe_configs {"] + probe + ["}"]) + "\n")
+    targs = ["--return-into-a"] * uretprobe + [ODEX, str(a["file_offset"]),
+                                               str(ret + ret_delta), str(frame), "5"]
+    held = mapped(Held(tmp, "target_art_stack", targs), ODEX)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--stack-mode", mode]
+                       + list(extra))
     eq(rc, 0, "exit code; stderr: " + u.stderr())
-    evs = events(u.json_events())
+    evs = events(u.json_events(), kind="return" if uretprobe else "event")
     eq(len(evs), 5, "events")
     return evs, sig, a["file_offset"] + ret + ret_delta
 
@@ -449,13 +446,7 @@ def check_through_real_art_frame(mode):
         eq(st[2]["symbol"], "stk_art_harness", "frame 2: the harness, past A's frame")
         eq(st[2]["kind"], "native", "frame 2 kind")
         check("note" not in st[2], f"frame 2 not marked: {st[2]}")
-        if mode == "copy":
-            eq(st[3]["symbol"], "main", "frame 3")
-        else:
-            # the walk stepped A by its frame size from the BPF map and
-            # stopped at the first PC outside compiled Java code
-            eq(len(st), 3, f"kernel mode ends at the first native caller: {names}")
-            eq(ev["stack_end"], "end of compiled Java frames", "why the stack ends")
+        eq(st[3]["symbol"], "main", "frame 3")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
@@ -471,10 +462,45 @@ def test_stack_through_real_art_frame():
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_through_real_art_frame():
-    """The same stack walked in BPF (--stack-mode kernel): A's code range and
-    frame size come from the map user space loads from the odex's CodeInfo;
-    the same frames, exact, up to the harness."""
+    """The same stack with --stack-mode kernel: the probe (B) is native, so
+    the record is as in copy mode; the same frames, exact.  The walk in BPF
+    through A is test_stack_kernel_through_real_art_frame_at_uretprobe."""
     check_through_real_art_frame("kernel")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_through_real_art_frame_at_uretprobe():
+    """At B's uretprobe the PC is the return PC into A: the BPF program steps
+    A by the frame size the map holds (from the odex's CodeInfo) to the
+    harness, outside Java code, and records the slice from just below there;
+    user space accepts A's return PC on its exact stack map, restores the
+    callee saves A spilled from their slots in the slice, and unwinds the
+    harness and main by their CFI: A, the harness, main, all exact."""
+    evs, sig, ret_file_off = art_stack_run(0, "kernel", uretprobe=True)
+    for ev in evs:
+        st = ev["stack"]
+        names = [f["symbol"] for f in st]
+        check(len(st) >= 3, f"A, the harness, main: {names}")
+        eq(st[0]["kind"], "java", "frame 0 kind")
+        eq(st[0]["symbol"], sig, "frame 0: A, named from the dex")
+        eq(num(st[0]["offset"]), ret_file_off, "frame 0: the return PC's file offset")
+        eq(st[0].get("line"), dexdump_line(st[0]["dex_pc"]), "frame 0 source line")
+        eq(st[1]["symbol"], "stk_art_harness", "frame 1: the harness, past A's frame")
+        eq(st[2]["symbol"], "main", "frame 2")
+        for i in range(3):
+            check("note" not in st[i], f"frame {i} not marked: {st[i]}")
+        for f in st[1:3]:
+            eq(f["kind"], "native", f"{f['symbol']} kind")
+            eq(os.path.realpath(f["file"]), os.path.realpath(target("target_art_stack")),
+               f"{f['symbol']} file")
+    # The step through A is the program's: with an 8-byte slice (taken below
+    # the harness's sp) user space still gets A's return PC into the harness,
+    # which a copy from B's sp could not give, and stops at the harness.
+    evs, _, _ = art_stack_run(0, "kernel", uretprobe=True, extra=["--stack-bytes", "8"])
+    for ev in evs:
+        st = ev["stack"]
+        eq([f["symbol"] for f in st], [sig, "stk_art_harness"], "A and the harness only")
+        eq(st[1].get("note"), "stack slice ends", "the harness marked")
 
 
 def check_stops_at_return_pc_without_stack_map(mode):

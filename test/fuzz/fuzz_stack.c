@@ -3,7 +3,9 @@
  * record's registers and stack bytes with a lookup whose answers (kind,
  * frame size, CFI rule offsets, stack-map hits) come from the PC's bits, so
  * every stepping rule meets hostile stacks and hostile code descriptions.
- * Seeds: records of a real --stack run on target_stack. */
+ * Kernel-walk records (PCs, then a slice to unwind on from) go through the
+ * same walk.  Seeds: records of real --stack runs on target_stack, in both
+ * modes. */
 #include <stdint.h>
 #include <string.h>
 
@@ -48,10 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&in, 0, sizeof(in));
 	in.arch = (r.hdr.flags & 1) ? UNWIND_ARM64 : UNWIND_X86_64;
 	memcpy(in.regs, r.hdr.regs, sizeof(in.regs));
-	in.stack_base = in.arch == UNWIND_ARM64 ? r.hdr.regs[31] : r.hdr.regs[7];
+	in.stack_base = r.hdr.stack_addr;
 	in.stack = r.stack;
-	in.stack_len = r.hdr.n_pcs ? 0 : r.hdr.stack_len;
-	in.max_frames = r.hdr.n_pcs ? r.hdr.n_pcs : UNWIND_MAX_FRAMES;
+	in.stack_len = r.hdr.stack_len;
+	in.max_frames = UNWIND_MAX_FRAMES;
+	in.first_is_return = (r.hdr.flags & UPS_STACK_F_AFTER_RET) != 0;
+	in.pcs = r.pcs;
+	in.n_pcs = r.hdr.n_pcs;
+	in.pcs_continue = (r.hdr.flags & UPS_STACK_F_WALK_END) != 0;
 	unwind_walk(&in, lookup, NULL, &st);
 	return 0;
 }

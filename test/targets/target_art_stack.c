@@ -15,8 +15,15 @@
  * A's frame and returns to R.  A's code is never executed; its CodeInfo
  * (frame size, stack maps) is what the unwinder must use to step from B
  * through A back to the harness.  x86_64 (the e2e host) and arm64 (the VM: its
- * stack.art_frame scenario). */
+ * stack.art_frame scenario).
+ *
+ * --return-into-a: B is stk_java_callee_ret, which does return into A (so a
+ * uretprobe on it fires with the PC at A + RET_OFF): the instruction there is
+ * patched, in this process's private copy of the page only, to jump to
+ * stk_art_resume, which drops A's frame and returns to R.  The odex file and
+ * its CodeInfo are unchanged; A's own code still never runs. */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +34,11 @@
 #include "go_fifo.h"
 
 #if defined(__x86_64__)
-void stk_art_harness(uint64_t ret_into_a, uint64_t frame_size);
+void stk_art_harness(uint64_t ret_into_a, uint64_t frame_size, void (*b)(void));
 void stk_java_callee(void);
+void stk_java_callee_ret(void);
+/* at A + RET_OFF with --return-into-a: jmp *%rax */
+static const uint8_t resume_jump[] = { 0xff, 0xe0 };
 
 __asm__(".text\n"
 	".globl stk_art_harness\n"
@@ -46,7 +56,7 @@ __asm__(".text\n"
 	"	lea -8(%rsi), %rax\n"             /* A's prologue: a frame of FRAME_SIZE */
 	"	sub %rax, %rsp\n"
 	"	push %rdi\n"                      /* A calls B: return address into A */
-	"	jmp stk_java_callee\n"
+	"	jmp *%rdx\n"
 	"	.cfi_endproc\n"
 	".size stk_art_harness, .-stk_art_harness\n"
 	".globl stk_java_callee\n"
@@ -58,13 +68,28 @@ __asm__(".text\n"
 	"	lea -8(%rsp,%rsi), %rsp\n"        /* and A's frame: [rsp] = R */
 	"	ret\n"
 	"	.cfi_endproc\n"
-	".size stk_java_callee, .-stk_java_callee\n");
+	".size stk_java_callee, .-stk_java_callee\n"
+	".globl stk_java_callee_ret\n"
+	".type stk_java_callee_ret, @function\n"
+	"stk_java_callee_ret:\n"
+	"	.cfi_startproc\n"
+	"	nop\n"                            /* the probe */
+	"	lea stk_art_resume(%rip), %rax\n"
+	"	ret\n"                            /* into A: its patched jmp *%rax */
+	"	.cfi_endproc\n"
+	".size stk_java_callee_ret, .-stk_java_callee_ret\n"
+	"stk_art_resume:\n"                   /* rsp: A's sp; rsi: FRAME_SIZE */
+	"	lea -8(%rsp,%rsi), %rsp\n"
+	"	ret\n");
 #elif defined(__aarch64__)
 /* arm64 (the VM): "A's prologue" keeps R at [A's sp + FRAME_SIZE - 8], where ART's
  * arm64 frames keep the saved lr, and "A calls B" leaves the return address into A in
  * x30, as `blr x30` does.  B drops A's frame and returns to R. */
-void stk_art_harness(uint64_t ret_into_a, uint64_t frame_size);
+void stk_art_harness(uint64_t ret_into_a, uint64_t frame_size, void (*b)(void));
 void stk_java_callee(void);
+void stk_java_callee_ret(void);
+/* at A + RET_OFF with --return-into-a: br x16 */
+static const uint8_t resume_jump[] = { 0x00, 0x02, 0x1f, 0xd6 };
 
 __asm__(".text\n"
 	".globl stk_art_harness\n"
@@ -86,7 +111,7 @@ __asm__(".text\n"
 	"	add x9, sp, x1\n"
 	"	stur x30, [x9, #-8]\n"
 	"	mov x30, x0\n"                    /* A calls B: return address into A */
-	"	b stk_java_callee\n"
+	"	br x2\n"
 	"	.cfi_endproc\n"
 	".size stk_art_harness, .-stk_art_harness\n"
 	".globl stk_java_callee\n"
@@ -99,17 +124,48 @@ __asm__(".text\n"
 	"	mov sp, x9\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
-	".size stk_java_callee, .-stk_java_callee\n");
+	".size stk_java_callee, .-stk_java_callee\n"
+	".globl stk_java_callee_ret\n"
+	".type stk_java_callee_ret, %function\n"
+	"stk_java_callee_ret:\n"
+	"	.cfi_startproc\n"
+	"	nop\n"                            /* the probe */
+	"	adr x16, stk_art_resume\n"
+	"	ret\n"                            /* into A: its patched br x16 */
+	"	.cfi_endproc\n"
+	".size stk_java_callee_ret, .-stk_java_callee_ret\n"
+	"stk_art_resume:\n"                   /* sp: A's sp; x1: FRAME_SIZE */
+	"	add x9, sp, x1\n"
+	"	ldur x30, [x9, #-8]\n"
+	"	mov sp, x9\n"
+	"	ret\n");
+#endif
+
+#if defined(__x86_64__) || defined(__aarch64__)
+/* Writes resume_jump at p in this process's private copy of its page. */
+static int patch_return_into_a(uint8_t *p)
+{
+	uintptr_t page = (uintptr_t)p & ~(uintptr_t)4095;
+	size_t len = (uintptr_t)p + sizeof(resume_jump) - page;
+
+	if (mprotect((void *)page, len, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+		return -1;
+	memcpy(p, resume_jump, sizeof(resume_jump));
+	__builtin___clear_cache((char *)p, (char *)p + sizeof(resume_jump));
+	return mprotect((void *)page, len, PROT_READ | PROT_EXEC);
+}
 #endif
 
 int main(int argc, char **argv)
 {
 	int argi = argc >= 3 && !strcmp(argv[1], "--go-fifo") ? 3 : 1;
+	bool into_a = argc > argi && !strcmp(argv[argi], "--return-into-a");
 	struct stat st;
 
+	argi += into_a;
 	if (argc - argi != 5) {
-		fprintf(stderr, "usage: target_art_stack [--go-fifo PATH] ODEX A_OFF RET_OFF "
-			"FRAME_SIZE COUNT\n");
+		fprintf(stderr, "usage: target_art_stack [--go-fifo PATH] [--return-into-a] ODEX "
+			"A_OFF RET_OFF FRAME_SIZE COUNT\n");
 		return 2;
 	}
 	unsigned long a_off = strtoul(argv[argi + 1], NULL, 0);
@@ -128,10 +184,15 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
-	go_fifo_wait(argc, argv);
 #if defined(__x86_64__) || defined(__aarch64__)
+	if (into_a && patch_return_into_a(base + a_off + ret_off) < 0) {
+		perror("mprotect");
+		return 1;
+	}
+	go_fifo_wait(argc, argv);
 	for (long i = 0; i < count; i++)
-		stk_art_harness((uint64_t)(uintptr_t)(base + a_off + ret_off), frame);
+		stk_art_harness((uint64_t)(uintptr_t)(base + a_off + ret_off), frame,
+				into_a ? stk_java_callee_ret : stk_java_callee);
 #else
 	(void)count;
 	fprintf(stderr, "target_art_stack: x86_64 and arm64 only\n");

@@ -219,7 +219,7 @@ UT_TEST(unwind_reads_stop_at_the_slice_end_and_frame_limit_holds)
 
 UT_TEST(stack_record_length_is_exact)
 {
-	uint8_t rec[sizeof(struct ups_stack_hdr) + 128 + 64] = { 0 };
+	uint8_t rec[sizeof(struct ups_stack_hdr) + 128 + 64 + 64 * 8] = { 0 };
 	struct ups_stack_hdr h = { 0 };
 	struct stack_record r;
 
@@ -234,6 +234,18 @@ UT_TEST(stack_record_length_is_exact)
 	h.stack_len = UPS_STACK_MAX_BYTES + 8;      /* over the bound */
 	memcpy(rec, &h, sizeof(h));
 	UT_EQ_INT(stack_record_parse(rec, sizeof(rec), &r), -EINVAL);
+	h.stack_len = 64;                           /* a kernel walk: PCs, then a slice */
+	h.n_pcs = 3;
+	memcpy(rec, &h, sizeof(h));
+	UT_EQ_INT(stack_record_parse(rec, sizeof(h) + 48 + 24 + 64, &r), 0);
+	UT_ASSERT((const uint8_t *)r.pcs == rec + sizeof(h) + 48);
+	UT_ASSERT(r.stack == rec + sizeof(h) + 48 + 24);
+	UT_EQ_INT(stack_record_parse(rec, sizeof(h) + 48 + 24 + 56, &r), -EINVAL);
+	UT_EQ_INT(stack_record_parse(rec, sizeof(h) + 48 + 64, &r), -EINVAL);
+	h.n_pcs = UPS_STACK_MAX_FRAMES + 1;
+	memcpy(rec, &h, sizeof(h));
+	UT_EQ_INT(stack_record_parse(rec, sizeof(rec), &r), -EINVAL);
+	h.n_pcs = 0;
 	h.stack_len = 0;
 	h.inner_len = 8;                            /* shorter than an envelope */
 	memcpy(rec, &h, sizeof(h));
@@ -280,4 +292,85 @@ UT_TEST(unwind_java_exit_uses_return_address_at_sp)
 	unwind_walk(&in, fake_lookup, &fk, &st);
 	UT_EQ_INT(st.n, 2);
 	UT_ASSERT(!strcmp(st.frames[1].symbol, "J1"));
+}
+
+/* --stack-mode kernel at a uretprobe into J2 (its stack map): the program
+ * walked J2 -> J1 -> S and stopped at S (native).  The slice starts inside
+ * J1's frame (UPS_KWALK_LEAD below S's sp in the tool): J2's return slot is
+ * not in it, the walked PCs stand in for it; J1's spilled rbp is, so S's
+ * CFA (rbp+16) is known and the walk goes on past S from the slice. */
+static void kernel_input(struct unwind_input *in, uint8_t *stack, uint64_t from,
+			 const uint64_t *pcs, uint32_t n, bool cont)
+{
+	input(in, stack + (from - BASE), 512 - (from - BASE), pcs[0]);
+	in->stack_base = from;
+	in->first_is_return = true;
+	in->pcs = pcs;
+	in->n_pcs = n;
+	in->pcs_continue = cont;
+}
+
+UT_TEST(unwind_kernel_walk_continues_with_restored_callee_saves)
+{
+	static const uint64_t pcs[] = { 0x2010, 0x1040, 0x8010 };
+	uint8_t stack[512] = { 0 };
+	struct unwind_input in;
+	struct stack_trace st;
+	struct fake fk = { 0 };
+	uint64_t j1 = BASE + 32, s_fp = BASE + 256;
+
+	put(stack, BASE + 24, 0x9999);              /* not in the slice: never read */
+	put(stack, j1 + 56, 0x8010);
+	put(stack, j1 + 48, s_fp);                  /* J1's spilled rbp */
+	put(stack, s_fp, 0);
+	put(stack, s_fp + 8, 0x3010);               /* S -> N */
+	put(stack, s_fp + 16 + 8, 0);               /* N: return address 0 */
+	kernel_input(&in, stack, j1, pcs, 3, true);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 4);
+	UT_ASSERT(!strcmp(st.frames[0].symbol, "J2") && !st.frames[0].note);
+	UT_ASSERT(!strcmp(st.frames[1].symbol, "J1") && st.frames[1].dex_pc == 7);
+	UT_ASSERT(!strcmp(st.frames[2].symbol, "S") && !st.frames[2].note);
+	UT_ASSERT(!strcmp(st.frames[3].symbol, "N"));
+	UT_ASSERT(!strcmp(st.end, "outermost frame"));
+
+	/* the slice starts above J1's rbp slot: rbp is unknown, S is not guessed */
+	kernel_input(&in, stack, j1 + 56, pcs, 3, true);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 3);
+	UT_ASSERT(!strcmp(st.frames[2].note, "CFA register unknown"));
+
+	/* the program's walk stopped at S without a slice to go on (its limit) */
+	kernel_input(&in, stack, j1, pcs, 3, false);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 3);
+	UT_ASSERT(!strcmp(st.end, UNWIND_END_KWALK) && !st.frames[2].note);
+}
+
+UT_TEST(unwind_kernel_walk_refuses_what_the_code_map_disagrees_with)
+{
+	static const uint64_t native_mid[] = { 0x2010, 0x3010, 0x8010 };
+	static const uint64_t no_map[] = { 0x2010, 0x1041, 0x8010 };
+	static const uint64_t inside[] = { 0x2100, 0x1040, 0x8010 };
+	uint8_t stack[512] = { 0 };
+	struct unwind_input in;
+	struct stack_trace st;
+	struct fake fk = { 0 };
+
+	kernel_input(&in, stack, BASE, native_mid, 3, true);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 2);
+	UT_ASSERT(st.frames[1].note && strstr(st.frames[1].note, "no compiled Java method"));
+
+	kernel_input(&in, stack, BASE, no_map, 3, true);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 2);
+	UT_ASSERT(!strcmp(st.end, "return PC matches no stack map"));
+
+	/* a probe inside a framed method: the program's [sp] was no return PC */
+	kernel_input(&in, stack, BASE, inside, 3, true);
+	in.first_is_return = false;
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 1);
+	UT_ASSERT(strstr(st.end, "probe inside a framed Java method") != NULL);
 }

@@ -146,7 +146,7 @@ out:
 	free(err);
 }
 
-static void stack_native_chain_every_frame_exact(struct tc *t)
+static void native_chain(struct tc *t, const char *mode)
 {
 	struct target a = { .pid = -1 };
 	struct ups u = { .pid = -1 };
@@ -163,7 +163,7 @@ static void stack_native_chain_every_frame_exact(struct tc *t)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "--stack=16",
-			       "--stack-mode", "copy", "--stacks", folded, NULL };
+			       "--stack-mode", mode, "--stacks", folded, NULL };
 	if (t->env->target_kernel) {
 		check_refused(t, args);
 		goto out;
@@ -181,6 +181,18 @@ static void stack_native_chain_every_frame_exact(struct tc *t)
 out:
 	ups_stop(&u, SIGKILL);
 	target_kill(&a);
+}
+
+static void stack_native_chain_every_frame_exact(struct tc *t)
+{
+	native_chain(t, "copy");
+}
+
+/* Kernel mode: the probe PC is native, nothing for the program to walk; the record
+ * carries the registers and the slice as copy mode does, every frame as exact. */
+static void stack_kernel_native_chain_every_frame_exact(struct tc *t)
+{
+	native_chain(t, "kernel");
 }
 
 /* --- a real compiled Java frame in the middle ----------------------------------------- */
@@ -240,20 +252,28 @@ static int wait_mapped(struct tc *t, pid_t pid, const char *path)
 	return -1;
 }
 
+/* How target_art_stack is run: B's entry probe (A is frame 1), or B's uretprobe with
+ * --return-into-a (the PC is the return PC into A: frame 0), in a --stack-mode. */
+struct art_run {
+	const char *mode;
+	bool uret;
+};
+
 /* One event's frames: B (the probed stub), A (Java, by its CodeInfo), the harness, main;
  * with the return address into A off by DELTA (no stack map there), B and A only, A
- * marked. */
+ * marked.  At B's uretprobe: A, the harness, main. */
 static int check_java_frames(struct tc *t, const struct jdoc *d, const struct jnode *ev,
-			     const struct java_a *a, int delta, long line)
+			     const struct java_a *a, int delta, long line, bool uret)
 {
-	static const char *const native[] = { "stk_java_callee", NULL, "stk_art_harness",
-					      "main" };
+	static const char *const entry[] = { "stk_java_callee", NULL, "stk_art_harness",
+					     "main" };
+	const char *const *native = uret ? entry + 1 : entry;
 	const struct jnode *st = json_get(d, ev, "stack"), *f1;
 	unsigned long long off = 0;
-	int want = delta ? 2 : 4;
+	int want = delta ? 2 : 4 - uret;
 
 	CHECK(st && st->type == J_ARR, "line %ld: no stack array", line);
-	CHECK(delta ? json_count(d, st) == 2 : json_count(d, st) >= 4,
+	CHECK(delta ? json_count(d, st) == 2 : json_count(d, st) >= want,
 	      "line %ld: %d frames, want %s%d", line, json_count(d, st), delta ? "" : ">= ",
 	      want);
 	for (int i = 0; i < want; i++) {
@@ -265,7 +285,7 @@ static int check_java_frames(struct tc *t, const struct jdoc *d, const struct jn
 		CHECK(json_str_is(json_get(d, f, "kind"), kind), "line %ld: frame %d kind", line,
 		      i);
 	}
-	f1 = json_at(d, st, 1);
+	f1 = json_at(d, st, uret ? 0 : 1);
 	CHECK(json_u64(json_get(d, f1, "offset"), &off) == 0 && off == a->off + a->ret + delta,
 	      "line %ld: frame 1 offset %llu, want %lu", line, off, a->off + a->ret + delta);
 	if (delta) {
@@ -283,7 +303,7 @@ out:
 }
 
 static void check_java_events(struct tc *t, const char *out, const struct java_a *a, int delta,
-			      int calls)
+			      int calls, bool uret)
 {
 	size_t len = 0;
 	char *text = read_file(out, &len);
@@ -298,7 +318,7 @@ static void check_java_events(struct tc *t, const char *out, const struct java_a
 		line++;
 		CHECK(json_parse(&d, p, n) == 0, "line %ld is not JSON: %.200s", line, p);
 		if (json_get(&d, &d.n[0], "stack")) {
-			if (check_java_frames(t, &d, &d.n[0], a, delta, line) < 0)
+			if (check_java_frames(t, &d, &d.n[0], a, delta, line, uret) < 0)
 				goto out;
 			events++;
 		}
@@ -311,7 +331,7 @@ out:
 }
 
 /* target_art_stack ODEX A_OFF RET+DELTA FRAME 5 under run --stack; the events checked. */
-static void run_art_stack(struct tc *t, const struct java_a *a, int delta)
+static void run_art_stack(struct tc *t, const struct java_a *a, int delta, struct art_run r)
 {
 	struct target tg = { .pid = -1 };
 	struct ups u = { .pid = -1 };
@@ -321,23 +341,29 @@ static void run_art_stack(struct tc *t, const struct java_a *a, int delta)
 	snprintf(text, sizeof(text),
 		 "tasks {\n"
 		 "  probe_configs {\n"
-		 "    bpf_name: \"prog_GenericInstrumentation_uprobe_call_detail\"\n"
+		 "    bpf_name: \"%s\"\n"
 		 "    file_paths: \"%s\"\n"
-		 "    method_signature: \"stk_java_callee\"\n"
+		 "    method_signature: \"stk_java_callee%s\"\n"
 		 "  }\n"
-		 "  bpf_maps: \"map_GenericInstrumentation_call_detail_buf\"\n"
-		 "}\n", target_path(t, "target_art_stack", exe));
+		 "%s"
+		 "}\n",
+		 r.uret ? "prog_Uprobestats_uretprobe_call_return"
+			: "prog_GenericInstrumentation_uprobe_call_detail",
+		 target_path(t, "target_art_stack", exe), r.uret ? "_ret" : "",
+		 r.uret ? "" : "  bpf_maps: \"map_GenericInstrumentation_call_detail_buf\"\n");
 	tc_path(t, "art_stack.textproto", cfgp);
 	CHECK(tc_write(t, cfgp, text) == 0, "config");
 	snprintf(aoff, sizeof(aoff), "%lu", a->off);
 	snprintf(ret, sizeof(ret), "%lu", a->ret + (unsigned long)delta);
 	snprintf(frame, sizeof(frame), "%lu", a->frame);
-	const char *targs[] = { t->env->art_odex, aoff, ret, frame, "5", NULL };
-	if (target_start(t, &tg, "target_art_stack", NULL, targs) < 0 ||
+	const char *targs[] = { "--return-into-a", t->env->art_odex, aoff, ret, frame, "5",
+				NULL };
+	if (target_start(t, &tg, "target_art_stack", NULL, targs + !r.uret) < 0 ||
 	    wait_mapped(t, tg.pid, t->env->art_odex) < 0)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)tg.pid);
-	const char *args[] = { "run", cfgp, "--format", "json", "--pid", pid, "--stack", NULL };
+	const char *args[] = { "run", cfgp, "--format", "json", "--pid", pid, "--stack",
+			       "--stack-mode", r.mode, NULL };
 	if (t->env->target_kernel) {
 		check_refused(t, args);
 		goto out;
@@ -347,7 +373,7 @@ static void run_art_stack(struct tc *t, const struct java_a *a, int delta)
 		goto out;
 	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
 		goto out;
-	check_java_events(t, u.out, a, delta, 5);
+	check_java_events(t, u.out, a, delta, 5, r.uret);
 out:
 	ups_stop(&u, SIGKILL);
 	target_kill(&tg);
@@ -359,13 +385,31 @@ static void stack_art_frame_through_compiled_method(struct tc *t)
 
 	if (read_java_a(t, &a) < 0)
 		return;
-	run_art_stack(t, &a, 0);
+	run_art_stack(t, &a, 0, (struct art_run){ "copy", false });
 	if (!t->failed && !t->env->target_kernel)
-		run_art_stack(t, &a, 1);
+		run_art_stack(t, &a, 1, (struct art_run){ "copy", false });
+}
+
+/* Kernel mode: at B's entry (native) as in copy mode; at B's uretprobe the program
+ * steps A by its frame size from the map and stops at the harness, and user space
+ * unwinds the harness and main from the slice taken just below there. */
+static void stack_kernel_art_frame_through_compiled_method(struct tc *t)
+{
+	struct java_a a;
+
+	if (read_java_a(t, &a) < 0)
+		return;
+	run_art_stack(t, &a, 0, (struct art_run){ "kernel", false });
+	if (!t->failed && !t->env->target_kernel)
+		run_art_stack(t, &a, 0, (struct art_run){ "kernel", true });
 }
 
 const struct vmcase vm_stack_cases[] = {
 	{ "stack.native_chain_every_frame_exact", stack_native_chain_every_frame_exact },
 	{ "stack.art_frame_through_compiled_method", stack_art_frame_through_compiled_method },
+	{ "stack.kernel_native_chain_every_frame_exact",
+	  stack_kernel_native_chain_every_frame_exact },
+	{ "stack.kernel_art_frame_through_compiled_method",
+	  stack_kernel_art_frame_through_compiled_method },
 	{ NULL, NULL },
 };
