@@ -1,5 +1,5 @@
 # Static, stripped musl builds of uprobestats for x86_64 and aarch64, with the BPF
-# programs embedded gzip-compressed (inflated at load) and libbpf/libelf/zlib built from Debian sources.
+# programs embedded xz-compressed (decoded at load) and libbpf/libelf/zlib built from Debian sources.
 #
 #   make / make static   build/<arch>/uprobestats for every arch in ARCHES, sizes printed
 #   make static-<arch>   one arch (x86_64 or aarch64)
@@ -14,7 +14,7 @@
 #                   --fetch.sh sysroot--> build/sysroot/<arch>/ (musl-dev, linux-libc-dev)
 #   vendor/build.sh <arch>             -> build/vendor/<arch>/{lib,include}/
 #   bpf/<name>.bpf.c --clang -target bpf--> build/<arch>/bpf/<name>.bpf.o (llvm-strip -g)
-#                    --mk/embed-bpf.sh (gzip -9)--> gen/<arch>/<name>.bpf.z.h
+#                    --mk/embed-bpf.sh (xz -9e)--> gen/<arch>/<name>.bpf.z.h
 #   main.c $(SRCS)  --clang --target=<arch>-linux-musl--> build/<arch>/obj/**.o
 #                   --<arch>-linux-gnu-gcc + musl specs, -static, --gc-sections, -s-->
 #                   build/<arch>/uprobestats
@@ -24,7 +24,7 @@
 #   ARCHES            x86_64 aarch64          which binaries `make` builds
 #   STATIC_OPT        -Os                     optimisation of the tool's own code
 #   VENDOR_CFLAGS     -Os -f{function,data}-sections   for libbpf/libelf/zlib
-#   MAX_BINARY_SIZE   983040 (960 KiB)        per-binary budget in check-binaries
+#   MAX_BINARY_SIZE   942080 (920 KiB)        per-binary budget in check-binaries
 #   TEST_STAGES       static check-binaries unit fuzz-smoke test-stale-pins (+= more)
 #   DEBIAN_MIRROR     (environment) the mirror fetch.sh uses instead of the machine's
 # Set by this file for others: UNIT_EXTRA_DEPS (the x86_64 embedded objects), BINS (the
@@ -49,7 +49,7 @@ BPF_HDR_DIR   := $(VENDOR_SRC)/bpf-include
 VENDOR_CFLAGS ?= -Os -ffunction-sections -fdata-sections
 
 # Size budget for each binary, checked by check-binaries.
-MAX_BINARY_SIZE ?= 983040
+MAX_BINARY_SIZE ?= 942080
 
 # Per-arch settings: gcc triplet, the kernel's name for the arch in __TARGET_ARCH_*.
 TRIPLET_x86_64   := x86_64-linux-gnu
@@ -199,7 +199,7 @@ $(GEN_DIR)/$(1)/%.legacy.bpf.z.h: $(BUILD)/$(1)/bpf/legacy/%.bpf.o $(TOP)/mk/emb
 	@$(TOP)/mk/embed-bpf.sh $$*_legacy $$< > $$@.tmp
 	@mv $$@.tmp $$@
 
-# The object embedded gzip-compressed (mk/embed-bpf.sh): <name>_bpf_z[] and
+# The object embedded xz-compressed (mk/embed-bpf.sh): <name>_bpf_z[] and
 # <name>_bpf_size, which src/catalog/catalog.c includes and inflates at load.
 $(GEN_DIR)/$(1)/%.bpf.z.h: $(BUILD)/$(1)/bpf/%.bpf.o $(TOP)/mk/embed-bpf.sh | deps-host
 	@mkdir -p $$(@D)

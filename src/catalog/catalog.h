@@ -53,7 +53,7 @@ enum catalog_prepare {
 
 struct catalog_object {
 	const char *name;         /* "GenericInstrumentation" */
-	/* The BPF ELF object, gzip-compressed at build time (gen/<arch>/<name>.bpf.z.h);
+	/* The BPF ELF object, xz-compressed at build time (gen/<arch>/<name>.bpf.z.h);
 	 * catalog_object_elf() inflates it. */
 	const unsigned char *elf_z;
 	size_t elf_z_size;
