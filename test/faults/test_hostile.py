@@ -431,16 +431,24 @@ def test_target_exiting_during_attach_is_exit_6():
 
 
 def test_descriptor_limit_named():
-    """100 probes under a hard limit of 40 descriptors: main said only "No
-    file descriptors available" (or "Too many open files")."""
+    """100 probes under a hard limit of 40 descriptors, each probe with its own
+    perf event (the uprobe PMU path): main said only "No file descriptors
+    available" (or "Too many open files").  Where uprobe_multi links exist,
+    the 100 probes of one program on one file share one object copy and one
+    link, and the same run fits in the 40."""
     tmp = tmpdir()
     from test_signals import many_probes_config
     cfg = many_probes_config(tmp, 100)
     snap = Snapshot()
-    res = run(["run", cfg, "--pid", str(os.getpid()), "--duration", "1", "--no-statsd"],
-              prefix=["prlimit", "--nofile=40:40"])
+    args = ["run", cfg, "--pid", str(os.getpid()), "--duration", "1", "--no-statsd"]
+    res = run(args + ["--force-pmu"], prefix=["prlimit", "--nofile=40:40"])
     expect_error(res, EXIT_RUNTIME, r"needs about \d+ file descriptors", r"ulimit -n",
                  snap=snap)
+    res = run(args, prefix=["prlimit", "--nofile=40:40"])
+    if "via uprobe_multi links" in res.err:
+        eq(res.rc, EXIT_OK, "100 probes sharing a link in 40 descriptors; " + res.err[-800:])
+        check("attached 100 probe(s) for 1 process(es) in 100 place(s) via uprobe_multi "
+              "links (1)," in res.err, res.err[-800:])
 
 
 # ---- outputs: never block, never mix, count exactly --------------------------------------
