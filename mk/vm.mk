@@ -36,10 +36,20 @@ VM_RUNNER_SRCS  := $(sort $(wildcard $(TOP)/test/vm/*.c))
 VM_RUNNER_HDRS  := $(sort $(wildcard $(TOP)/test/vm/*.h))
 VM_RUNNER_FLAGS := $(CSTD) $(WARN) -D_GNU_SOURCE -O2 -g
 VM_TARGET_FLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror
-# target_stack needs its two shared libraries (e2e.mk): not built; the VM's --stack scenario
-# uses target_vmstack, the same kind of chain in one static program.
+# target_stack (the host's chain across two libraries, e2e.mk) is not built: the VM's
+# --stack scenarios use target_vmlibs (test/targets/vmlibs/: the same kind of chain, which
+# records its own return addresses) and target_vmstack (one static program).
 VM_TARGETS      := $(patsubst $(TOP)/test/targets/%.c,$(VM_BIN_DIR)/%,\
 	$(filter-out $(TOP)/test/targets/target_stack.c,$(wildcard $(TOP)/test/targets/*.c)))
+# target_vmlibs: dynamically linked against glibc (libc6-dev-arm64-cross, `make deps`) and
+# its two libraries, rpath $ORIGIN; mkinitramfs.sh puts glibc's loader and libc.so.6 in
+# the VM's /lib.  libvlib_a.so with frame pointers, libvlib_b.so without (CFI only).
+VM_LIBS_SRC     := $(TOP)/test/targets/vmlibs
+VM_LIBS_CC      := aarch64-linux-gnu-gcc
+VM_LIBS_HDRS    := $(VM_LIBS_SRC)/vlib.h $(TOP)/test/targets/go_fifo.h
+VM_LIBS         := $(VM_BIN_DIR)/target_vmlibs $(VM_BIN_DIR)/libvlib_a.so \
+	$(VM_BIN_DIR)/libvlib_b.so
+VM_GLIBC_DIR    := /usr/aarch64-linux-gnu/lib
 VM_ART_SET      := android-13/arm64/realme_ice_ossi_TP1A.220905.001
 VM_ART_DATA     := $(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/com.android.location.provider.,\
 	odex vdex jar) \
@@ -69,12 +79,33 @@ $(VM_BIN_DIR)/target_%: $(TOP)/test/targets/target_%.c $(wildcard $(TOP)/test/ta
 	@echo "  CC      $(@:$(TOP)/%=%) (arm64)"
 	@$(LD_aarch64) $(VM_TARGET_FLAGS) -static -o $@ $< -lpthread
 
+$(VM_BIN_DIR)/libvlib_a.so: $(VM_LIBS_SRC)/libvlib_a.c $(VM_LIBS_HDRS) | deps-host
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, frame pointers)"
+	@$(VM_LIBS_CC) $(VM_TARGET_FLAGS) -fPIC -shared -fno-omit-frame-pointer -o $@ $<
+
+$(VM_BIN_DIR)/libvlib_b.so: $(VM_LIBS_SRC)/libvlib_b.c $(VM_LIBS_HDRS) | deps-host
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, no frame pointers)"
+	@$(VM_LIBS_CC) $(VM_TARGET_FLAGS) -fPIC -shared -fomit-frame-pointer \
+		-fasynchronous-unwind-tables -o $@ $<
+
+# The libraries' undefined symbols are bound by the loader from the program's global
+# scope: every call between the program and a library, or between the libraries, goes
+# through a PLT.
+$(VM_BIN_DIR)/target_vmlibs: $(VM_LIBS_SRC)/target_vmlibs.c $(VM_LIBS_HDRS) \
+		$(VM_BIN_DIR)/libvlib_a.so $(VM_BIN_DIR)/libvlib_b.so | deps-host
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, glibc, two shared libraries)"
+	@$(VM_LIBS_CC) $(VM_TARGET_FLAGS) -fPIE -pie -fno-omit-frame-pointer -o $@ $< \
+		-L$(VM_BIN_DIR) -lvlib_a -lvlib_b -Wl,-rpath,'$$ORIGIN'
+
 $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 	@BUILD=$(BUILD) $(VM_FETCH) busybox $@
 
 $(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/init $(VM_BUSYBOX) $(VM_ARM64_BIN) \
-		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_ART_DATA) | deps-host
-	@$(TOP)/test/vm/mkinitramfs.sh $@ $(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_BIN_DIR) $(TESTDATA)
+		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_LIBS) $(VM_ART_DATA) | deps-host
+	@$(TOP)/test/vm/mkinitramfs.sh $@ $(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_BIN_DIR) $(TESTDATA) \
+		$(VM_GLIBC_DIR)
 
 vm-initramfs: $(VM_INITRD)
 

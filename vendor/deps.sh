@@ -13,6 +13,8 @@ declare -A need=(
 	[musl-tools]=/usr/bin/musl-gcc
 	[gcc-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-gcc
 	[binutils-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-objdump
+	# the arm64 VM's dynamically linked --stack target (glibc, ld.so, two libraries)
+	[libc6-dev-arm64-cross]=/usr/aarch64-linux-gnu/include/stdio.h
 	[qemu-user-static]=/usr/bin/qemu-aarch64-static
 	[zlib1g-dev]=/usr/include/zlib.h
 	[libelf-dev]=/usr/include/libelf.h

@@ -1,6 +1,7 @@
 /* target_vmstack — a known call chain in one static program, for the arm64 VM's
- * --stack scenario (test/vm/vmtest_stack.c; the VM targets are static musl programs,
- * so target_stack's two shared libraries are not available there).
+ * --stack scenarios (test/vm/vmtest_stack.c), beside target_vmlibs' chain across two
+ * shared libraries (test/targets/vmlibs/): the static musl build, where no PLT or loader
+ * is involved.
  *
  *   target_vmstack [--go-fifo PATH] COUNT OUT
  *

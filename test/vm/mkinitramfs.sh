@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# mkinitramfs.sh OUT BUSYBOX UPROBESTATS BINDIR TESTDATA — the arm64 test VM's initramfs.
+# mkinitramfs.sh OUT BUSYBOX UPROBESTATS BINDIR TESTDATA GLIBC — the arm64 test VM's
+# initramfs.
 #
 #   OUT          the gzip'd newc cpio to write
 #   BUSYBOX      the static arm64 busybox (/bin/busybox; /init installs its applets)
 #   UPROBESTATS  the shipped arm64 binary, copied as it is (/vm/bin/uprobestats)
 #   BINDIR       arm64 builds of vmtest (/vm/bin/) and of every test/targets/target_*.c
-#                (/vm/targets/)
+#                (/vm/targets/), with target_vmlibs and its two libraries libvlib_*.so
+#                (test/targets/vmlibs/, found by rpath $ORIGIN) beside them
 #   TESTDATA     the shared test data: the Android 13 arm64 odex (with its .vdex and .jar)
 #                that the ART scenario probes goes to /vm/testdata/, and its expected
 #                offsets, read from the oatdump table beside it, to /vm/art.env; the
 #                --stack scenario's method A (frame size, return offset of its first Java
 #                call, from binutils' disassembly) to /vm/testdata/art_stack.txt
+#   GLIBC        the arm64 glibc runtime (/usr/aarch64-linux-gnu/lib): the dynamic loader
+#                to /lib/ld-linux-aarch64.so.1 (target_vmlibs' PT_INTERP) and libc.so.6 to
+#                /lib/aarch64-linux-gnu/ (the loader's default search path); every other
+#                program of the VM is static
 # Nothing is copied into the repository; the tree is assembled under OUT.d/.
 set -euo pipefail
 
@@ -19,8 +25,8 @@ die() {
 	echo "mkinitramfs: error: $*" >&2
 	exit 1
 }
-[ $# = 5 ] || die "usage: $0 OUT BUSYBOX UPROBESTATS BINDIR TESTDATA"
-out=$1 busybox=$2 ups=$3 bindir=$4 testdata=$5
+[ $# = 6 ] || die "usage: $0 OUT BUSYBOX UPROBESTATS BINDIR TESTDATA GLIBC"
+out=$1 busybox=$2 ups=$3 bindir=$4 testdata=$5 glibc=$6
 command -v cpio >/dev/null || die "cpio not found (run 'make deps' as root)"
 
 art_set=android-13/arm64/realme_ice_ossi_TP1A.220905.001
@@ -65,8 +71,11 @@ java_a() {
 }
 
 for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/target_latency" \
-	"$bindir/target_art" "$bindir/target_programs" "$bindir/target_exits" "$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" \
-	"$art_dir/$art_name.jar" "$art_table"; do
+	"$bindir/target_art" "$bindir/target_programs" "$bindir/target_exits" \
+	"$bindir/target_vmlibs" "$bindir/libvlib_a.so" "$bindir/libvlib_b.so" \
+	"$glibc/ld-linux-aarch64.so.1" "$glibc/libc.so.6" \
+	"$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" "$art_dir/$art_name.jar" \
+	"$art_table"; do
 	[ -f "$f" ] || die "missing $f"
 done
 init_off=$(file_offset "void $cls.<init>(java.lang.String, int, long)")
@@ -83,7 +92,7 @@ stack_a=$(java_a "$stack_a_off" "$stack_a_size")
 
 root=$out.d
 rm -rf "$root"
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,vm/bin,vm/targets,vm/testdata}
+mkdir -p "$root"/{bin,dev,lib/aarch64-linux-gnu,proc,sys,tmp,vm/bin,vm/targets,vm/testdata}
 install -m 0755 "$busybox" "$root/bin/busybox"
 install -m 0755 "$here/init" "$root/init"
 install -m 0755 "$ups" "$root/vm/bin/uprobestats"
@@ -92,6 +101,9 @@ for t in "$bindir"/target_*; do
 	case "$t" in *.o) continue ;; esac
 	install -m 0755 "$t" "$root/vm/targets/${t##*/}"
 done
+install -m 0755 "$bindir"/libvlib_a.so "$bindir"/libvlib_b.so "$root/vm/targets/"
+install -m 0755 "$glibc/ld-linux-aarch64.so.1" "$root/lib/ld-linux-aarch64.so.1"
+install -m 0755 "$glibc/libc.so.6" "$root/lib/aarch64-linux-gnu/libc.so.6"
 for ext in odex vdex jar; do
 	install -m 0644 "$art_dir/$art_name.$ext" "$root/vm/testdata/$art_name.$ext"
 done

@@ -1,10 +1,15 @@
-/* vmtest_stack.c — call stacks (--stack, copy mode) on arm64, as test/e2e/test_stack.py
- * checks them on the host: target_vmstack's known chain main -> vstk_1 -> vstk_2 ->
- * vstk_3 (no frame pointer, x29 clobbered) -> vstk_4 -> vstk_5 (probed), in one static
- * program.  Every frame of every hit is checked exactly: its symbol, kind, file, and
- * its pc against the return addresses the target recorded itself
- * (__builtin_return_address), and the folded stacks of --stacks.  Call stacks have no
- * legacy form (the normal BPF objects only): the legacy round checks the refusal. */
+/* vmtest_stack.c — call stacks (--stack) on arm64, as test/e2e/test_stack.py checks them
+ * on the host, in both capture modes, on two known native chains:
+ *   - target_vmlibs, a dynamically linked glibc program: main -> vlib_1 (libvlib_a.so,
+ *     frame pointers) -> vlib_2 (libvlib_b.so, no frame pointers, x29 clobbered) ->
+ *     vlib_3 (a) -> vlib_4 (b) -> vlib_5 (a, probed), every call through a PLT;
+ *   - target_vmstack, one static program: main -> vstk_1 -> vstk_2 -> vstk_3 (no frame
+ *     pointer, x29 clobbered) -> vstk_4 -> vstk_5 (probed).
+ * Every frame of every hit is checked exactly: its symbol, kind, file, and its pc against
+ * the return addresses the target recorded itself (__builtin_return_address), and the
+ * folded stacks of --stacks.  Then a real compiled Java frame in the middle of a stack.
+ * Call stacks have no legacy form (the normal BPF objects only): the legacy round checks
+ * the refusal. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,25 +24,78 @@
 #define CALLS 50
 #define DEPTH 6
 
-static const char *const chain[DEPTH] = { "vstk_5", "vstk_4", "vstk_3", "vstk_2", "vstk_1",
-					  "main" };
+/* A known chain: the program, the probed leaf's file and symbol, and each frame's symbol
+ * and file (NULL: the program), leaf first. */
+struct chain {
+	const char *exe;
+	const char *sym[DEPTH];
+	const char *lib[DEPTH];
+	const char *folded; /* root first, as --stacks writes it */
+};
 
-static const char *stack_config(struct tc *t, char *exe)
+static const struct chain static_chain = {
+	"target_vmstack",
+	{ "vstk_5", "vstk_4", "vstk_3", "vstk_2", "vstk_1", "main" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+	"main;vstk_1;vstk_2;vstk_3;vstk_4;vstk_5 ",
+};
+
+static const struct chain libs_chain = {
+	"target_vmlibs",
+	{ "vlib_5", "vlib_4", "vlib_3", "vlib_2", "vlib_1", "main" },
+	{ "libvlib_a.so", "libvlib_b.so", "libvlib_a.so", "libvlib_b.so", "libvlib_a.so",
+	  NULL },
+	"main;vlib_1;vlib_2;vlib_3;vlib_4;vlib_5 ",
+};
+
+/* Frame I's file: the program or the library beside it. */
+static const char *frame_file(struct tc *t, const struct chain *c, int i, char *buf)
+{
+	return target_path(t, c->lib[i] ? c->lib[i] : c->exe, buf);
+}
+
+static const char *stack_config(struct tc *t, const struct chain *c)
 {
 	static char path[VM_PATH_MAX];
-	char text[1024];
+	char text[1024], file[VM_PATH_MAX];
 
 	snprintf(text, sizeof(text),
 		 "tasks {\n"
 		 "  probe_configs {\n"
 		 "    bpf_name: \"prog_GenericInstrumentation_uprobe_call_detail\"\n"
 		 "    file_paths: \"%s\"\n"
-		 "    method_signature: \"vstk_5\"\n"
+		 "    method_signature: \"%s\"\n"
 		 "  }\n"
 		 "  bpf_maps: \"map_GenericInstrumentation_call_detail_buf\"\n"
-		 "}\n", target_path(t, "target_vmstack", exe));
+		 "}\n", frame_file(t, c, 0, file), c->sym[0]);
 	tc_path(t, "stack.textproto", path);
 	return tc_write(t, path, text) == 0 ? path : NULL;
+}
+
+/* Waits until PID has mapped PATH executable (the unwinder reads the mappings when
+ * uprobestats attaches; the loader maps a library read-only first). */
+static int wait_mapped(struct tc *t, pid_t pid, const char *path)
+{
+	char maps[64];
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 3000; i++) {
+		char *text = read_file(maps, NULL), *line, *save = NULL;
+		bool found = false;
+		for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !found;
+		     line = strtok_r(NULL, "\n", &save)) {
+			size_t n = strlen(line), m = strlen(path);
+			char perms[8] = "";
+			found = n > m && !strcmp(line + n - m, path) &&
+				sscanf(line, "%*s %7s", perms) == 1 && strchr(perms, 'x');
+		}
+		free(text);
+		if (found)
+			return 0;
+		usleep(10000);
+	}
+	tc_fail(t, "target %d never mapped %s", (int)pid, path);
+	return -1;
 }
 
 /* The pcs the frames must have, from the target's own record. */
@@ -55,9 +113,9 @@ static int read_pcs(struct tc *t, const char *path, unsigned long long pc[DEPTH]
 
 /* One event's stack against the chain; 0 or -1 with the failure recorded. */
 static int check_frames(struct tc *t, const struct jdoc *d, const struct jnode *st,
-			const unsigned long long pc[DEPTH], const char *exe, long line)
+			const unsigned long long pc[DEPTH], const struct chain *c, long line)
 {
-	char file[VM_PATH_MAX];
+	char file[VM_PATH_MAX] = "", want[VM_PATH_MAX];
 
 	CHECK(st && st->type == J_ARR, "line %ld: no stack array", line);
 	CHECK(json_count(d, st) >= DEPTH, "line %ld: %d frames, want at least %d", line,
@@ -66,15 +124,17 @@ static int check_frames(struct tc *t, const struct jdoc *d, const struct jnode *
 		const struct jnode *f = json_at(d, st, i);
 		const struct jnode *sym = json_get(d, f, "symbol");
 		unsigned long long got = 0;
-		CHECK(json_str_is(sym, chain[i]), "line %ld: frame %d is '%.*s', want %s", line, i,
-		      sym ? (int)sym->len : 0, sym ? sym->s : "", chain[i]);
+		CHECK(json_str_is(sym, c->sym[i]), "line %ld: frame %d is '%.*s', want %s", line,
+		      i, sym ? (int)sym->len : 0, sym ? sym->s : "", c->sym[i]);
 		CHECK(json_str_is(json_get(d, f, "kind"), "native"), "line %ld: frame %d kind",
 		      line, i);
+		frame_file(t, c, i, want);
 		CHECK(json_str_decode(json_get(d, f, "file"), file, sizeof(file)) > 0 &&
-		      !strcmp(file, exe), "line %ld: frame %d file is not %s", line, i, exe);
+		      !strcmp(file, want), "line %ld: frame %d file is '%s', want %s", line, i,
+		      file, want);
 		CHECK(json_u64(json_get(d, f, "pc"), &got) == 0 && got == pc[i],
 		      "line %ld: frame %d (%s) pc 0x%llx, the target recorded 0x%llx", line, i,
-		      chain[i], got, pc[i]);
+		      c->sym[i], got, pc[i]);
 		CHECK(!json_get(d, f, "note"), "line %ld: frame %d is marked", line, i);
 	}
 	return 0;
@@ -84,7 +144,7 @@ out:
 
 /* Every event of the JSON Lines file OUT: CALLS events, each with the exact chain. */
 static void check_events(struct tc *t, const char *out, const unsigned long long pc[DEPTH],
-			 const char *exe)
+			 const struct chain *c)
 {
 	size_t len = 0;
 	char *text = read_file(out, &len);
@@ -100,7 +160,7 @@ static void check_events(struct tc *t, const char *out, const unsigned long long
 		CHECK(json_parse(&d, p, n) == 0, "line %ld is not JSON: %.200s", line, p);
 		const struct jnode *st = json_get(&d, &d.n[0], "stack");
 		if (st) {
-			if (check_frames(t, &d, st, pc, exe, line) < 0)
+			if (check_frames(t, &d, st, pc, c, line) < 0)
 				goto out;
 			events++;
 		}
@@ -112,12 +172,11 @@ out:
 	free(text);
 }
 
-/* The folded file: every stack ends root-first in main;vstk_1;...;vstk_5, counts
- * adding up to CALLS. */
-static void check_folded(struct tc *t, const char *path)
+/* The folded file: every stack ends root-first in the chain (main;..._5), counts adding
+ * up to CALLS. */
+static void check_folded(struct tc *t, const char *path, const char *want)
 {
 	char *text = read_file(path, NULL), *line, *save = NULL;
-	const char *want = "main;vstk_1;vstk_2;vstk_3;vstk_4;vstk_5 ";
 	long total = 0;
 
 	CHECK(text, "cannot read %s", path);
@@ -146,20 +205,21 @@ out:
 	free(err);
 }
 
-static void native_chain(struct tc *t, const char *mode)
+static void native_chain(struct tc *t, const struct chain *c, const char *mode)
 {
 	struct target a = { .pid = -1 };
 	struct ups u = { .pid = -1 };
-	char pid[16], n[16], rec[VM_PATH_MAX], folded[VM_PATH_MAX], exe[VM_PATH_MAX];
+	char pid[16], n[16], rec[VM_PATH_MAX], folded[VM_PATH_MAX], leaf[VM_PATH_MAX];
 	unsigned long long pc[DEPTH];
-	const char *cfg = stack_config(t, exe);
+	const char *cfg = stack_config(t, c);
 
 	CHECK(cfg, "config");
 	snprintf(n, sizeof(n), "%d", CALLS);
 	tc_path(t, "target.json", rec);
 	tc_path(t, "stacks.folded", folded);
 	const char *targs[] = { n, rec, NULL };
-	if (target_start(t, &a, "target_vmstack", NULL, targs) < 0)
+	if (target_start(t, &a, c->exe, NULL, targs) < 0 ||
+	    wait_mapped(t, a.pid, frame_file(t, c, 0, leaf)) < 0)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "--stack=16",
@@ -175,9 +235,9 @@ static void native_chain(struct tc *t, const char *mode)
 		goto out;
 	if (read_pcs(t, rec, pc) < 0)
 		goto out;
-	check_events(t, u.out, pc, exe);
+	check_events(t, u.out, pc, c);
 	if (!t->failed)
-		check_folded(t, folded);
+		check_folded(t, folded, c->folded);
 out:
 	ups_stop(&u, SIGKILL);
 	target_kill(&a);
@@ -185,14 +245,24 @@ out:
 
 static void stack_native_chain_every_frame_exact(struct tc *t)
 {
-	native_chain(t, "copy");
+	native_chain(t, &static_chain, "copy");
 }
 
 /* Kernel mode: the probe PC is native, nothing for the program to walk; the record
  * carries the registers and the slice as copy mode does, every frame as exact. */
 static void stack_kernel_native_chain_every_frame_exact(struct tc *t)
 {
-	native_chain(t, "kernel");
+	native_chain(t, &static_chain, "kernel");
+}
+
+static void stack_shared_libs_chain_every_frame_exact(struct tc *t)
+{
+	native_chain(t, &libs_chain, "copy");
+}
+
+static void stack_kernel_shared_libs_chain_every_frame_exact(struct tc *t)
+{
+	native_chain(t, &libs_chain, "kernel");
 }
 
 /* --- a real compiled Java frame in the middle ----------------------------------------- */
@@ -223,32 +293,6 @@ static int read_java_a(struct tc *t, struct java_a *a)
 	CHECK(ok, "%s does not hold SIGNATURE then FILE_OFFSET FRAME RET", path);
 	return 0;
 out:
-	return -1;
-}
-
-/* Waits until PID has mapped PATH executable (the unwinder reads the mappings when
- * uprobestats attaches). */
-static int wait_mapped(struct tc *t, pid_t pid, const char *path)
-{
-	char maps[64];
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	for (int i = 0; i < 3000; i++) {
-		char *text = read_file(maps, NULL), *line, *save = NULL;
-		bool found = false;
-		for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !found;
-		     line = strtok_r(NULL, "\n", &save)) {
-			size_t n = strlen(line), m = strlen(path);
-			char perms[8] = "";
-			found = n > m && !strcmp(line + n - m, path) &&
-				sscanf(line, "%*s %7s", perms) == 1 && strchr(perms, 'x');
-		}
-		free(text);
-		if (found)
-			return 0;
-		usleep(10000);
-	}
-	tc_fail(t, "target %d never mapped %s", (int)pid, path);
 	return -1;
 }
 
@@ -411,5 +455,8 @@ const struct vmcase vm_stack_cases[] = {
 	  stack_kernel_native_chain_every_frame_exact },
 	{ "stack.kernel_art_frame_through_compiled_method",
 	  stack_kernel_art_frame_through_compiled_method },
+	{ "stack.shared_libs_chain_every_frame_exact", stack_shared_libs_chain_every_frame_exact },
+	{ "stack.kernel_shared_libs_chain_every_frame_exact",
+	  stack_kernel_shared_libs_chain_every_frame_exact },
 	{ NULL, NULL },
 };
