@@ -114,6 +114,8 @@ static int attach_shared(struct session *s, struct instance *in, const char *pro
 			       p->program_name, prog_name);
 	for (size_t i = 0; i < in->n_members; i++)
 		n += at_exits ? in->members[i]->n_exits : 1;
+	if (n == 0)   /* no member has an exit site (none returns): nothing to attach */
+		return 0;
 	offs = malloc((n ? n : 1) * sizeof(*offs));
 	cookies = malloc((n ? n : 1) * sizeof(*cookies));
 	if (!offs || !cookies) {
