@@ -422,7 +422,7 @@ enum ups_stack_mode {
 #define UPS_STACK_F_READ_FAILED 2 /* no stack bytes could be read */
 #define UPS_STACK_F_WALK_END 4    /* kernel walk: stopped at a PC outside known Java code */
 #define UPS_STACK_F_WALK_LIMIT 8  /* kernel walk: stopped at stack_frames */
-#define UPS_STACK_F_WALK_BAD 16   /* kernel walk: a return PC matched no stack map */
+#define UPS_STACK_F_WALK_BAD 16   /* kernel walk: a method without a frame to step */
 #define UPS_STACK_F_AFTER_RET 32  /* kernel walk: at a uretprobe, pcs[0] is a return PC */
 #define UPS_STACK_F_NATIVE 64     /* kernel walk: the probe PC is outside known Java code;
 				   * registers and slice as in copy mode */

@@ -75,7 +75,8 @@ static void kernel_walk_end(const struct stack_record *r, struct stack_trace *ou
 	uint32_t fl = r->hdr.flags;
 
 	out->end = fl & UPS_STACK_F_WALK_LIMIT ? "frame limit"
-		   : fl & UPS_STACK_F_WALK_BAD ? "return PC matches no stack map"
+		   : fl & UPS_STACK_F_WALK_BAD ? "a Java frame the kernel walk cannot step (no "
+						 "frame, or a frame size out of range)"
 		   : fl & UPS_STACK_F_READ_FAILED ? "the user stack could not be read"
 						    : "end of compiled Java frames";
 	if (out->n && (fl & UPS_STACK_F_WALK_BAD))
