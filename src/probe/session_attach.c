@@ -97,8 +97,8 @@ static void name_refused_member(const struct instance *in, int prog_fd, bool at_
 
 /* A shared copy (in->n_members > 1): one uprobe_multi link for prog_name over
  * every member's sites, each with its member's id as the cookie. */
-static int attach_shared(struct session *s, struct instance *in, const char *prog_name,
-			 bool at_exits, bool retprobe, pid_t pid, struct err *err)
+static int attach_shared(struct instance *in, const char *prog_name, bool at_exits,
+			 bool retprobe, pid_t pid, struct err *err)
 {
 	const struct plan_probe *p = in->probe;
 	int prog_fd = instance_prog_fd(in, prog_name);
@@ -107,7 +107,6 @@ static int attach_shared(struct session *s, struct instance *in, const char *pro
 	uint64_t *offs, *cookies;
 	int rc;
 
-	(void)s;
 	if (prog_fd < 0)
 		return err_set(err, -ENOENT,
 			       "probe %s: program %s missing from the embedded object",
@@ -116,8 +115,8 @@ static int attach_shared(struct session *s, struct instance *in, const char *pro
 		n += at_exits ? in->members[i]->n_exits : 1;
 	if (n == 0)   /* no member has an exit site (none returns): nothing to attach */
 		return 0;
-	offs = malloc((n ? n : 1) * sizeof(*offs));
-	cookies = malloc((n ? n : 1) * sizeof(*cookies));
+	offs = malloc(n * sizeof(*offs));
+	cookies = malloc(n * sizeof(*cookies));
 	if (!offs || !cookies) {
 		free(offs);
 		free(cookies);
@@ -141,18 +140,17 @@ static int attach_shared(struct session *s, struct instance *in, const char *pro
 }
 
 /* attach_instance_pid for a shared copy: the return half first, as below. */
-static int attach_shared_pid(struct session *s, struct instance *in, pid_t pid,
-			     struct err *err)
+static int attach_shared_pid(struct instance *in, pid_t pid, struct err *err)
 {
 	const struct plan_probe *p = in->probe;
 	const struct catalog_program *cp = p->prog;
 	int rc = grow_atts(in, 2, err);
 
 	if (rc == 0)
-		rc = attach_shared(s, in, p->exit_probes ? cp->exit : cp->name, p->exit_probes,
+		rc = attach_shared(in, p->exit_probes ? cp->exit : cp->name, p->exit_probes,
 				   !p->exit_probes && cp->is_return, pid, err);
 	if (rc == 0 && probe_entry_prog(p))
-		rc = attach_shared(s, in, probe_entry_prog(p), false, false, pid, err);
+		rc = attach_shared(in, probe_entry_prog(p), false, false, pid, err);
 	return rc;
 }
 
@@ -172,7 +170,7 @@ int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
 	int rc;
 
 	if (in->n_members > 1)
-		return attach_shared_pid(s, in, pid, err);
+		return attach_shared_pid(in, pid, err);
 	rc = grow_atts(in, 2 + p->n_exits, err);
 
 	/* The return half first, so no entry is stored without its exit. */
