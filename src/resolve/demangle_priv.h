@@ -1,5 +1,6 @@
-/* demangle_priv.h — the demangler's node tree and parser state, shared by
- * the parser (demangle.c) and the printer (demangle_print.c). */
+/* demangle_priv.h — the demangler's node tree, parser state and primitives,
+ * shared by the parser (demangle.c: encodings and the entry points;
+ * demangle_names.c; demangle_types.c) and the printer (demangle_print.c). */
 #ifndef UPROBESTATS_RESOLVE_DEMANGLE_PRIV_H
 #define UPROBESTATS_RESOLVE_DEMANGLE_PRIV_H
 
@@ -63,6 +64,128 @@ static inline int fail(struct dm *d, int e)
 		d->err = e;
 	return -1;
 }
+
+/* ---- parser primitives (the parser files share them) ---- */
+
+#include <errno.h>
+#include <string.h>
+
+static inline int mk(struct dm *d, enum nk k, const char *s, size_t sl, int a, int b)
+{
+	if (d->err)
+		return -1;
+	if (d->nn >= MAX_NODES)
+		return fail(d, -ENAMETOOLONG);
+	d->n[d->nn] = (struct node){ .k = k, .s = s, .sl = sl, .a = a, .b = b };
+	return d->nn++;
+}
+
+/* Text kept in the pool (numbers turned into text). */
+static inline int mkpool(struct dm *d, const char *text)
+{
+	size_t l = strlen(text);
+	if (d->pl + l + 1 > sizeof(d->pool))
+		return fail(d, -ENAMETOOLONG);
+	memcpy(d->pool + d->pl, text, l + 1);
+	d->pl += l + 1;
+	return mk(d, K_NAME, d->pool + d->pl - l - 1, l, -1, -1);
+}
+
+static inline int mks(struct dm *d, const char *s)
+{
+	return mk(d, K_NAME, s, strlen(s), -1, -1);
+}
+
+static inline void push_sub(struct dm *d, int n)
+{
+	if (n < 0 || d->err)
+		return;
+	if (d->ns >= MAX_SUBS) {
+		fail(d, -ENAMETOOLONG);
+		return;
+	}
+	d->subs[d->ns++] = n;
+}
+
+static inline bool eat(struct dm *d, const char *s)
+{
+	size_t k = strlen(s);
+	if (d->p < d->end && (size_t)(d->end - d->p) >= k && !memcmp(d->p, s, k)) {
+		d->p += k;
+		return true;
+	}
+	return false;
+}
+
+static inline char peek(const struct dm *d, int i)
+{
+	return d->p < d->end && d->end - d->p > i ? d->p[i] : 0;
+}
+
+static inline bool num(struct dm *d, long *v)
+{
+	long x = 0;
+	if (!(peek(d, 0) >= '0' && peek(d, 0) <= '9'))
+		return false;
+	while (peek(d, 0) >= '0' && peek(d, 0) <= '9') {
+		x = x * 10 + (*d->p++ - '0');
+		if (x > 100000)
+			return fail(d, -EINVAL), false;
+	}
+	*v = x;
+	return true;
+}
+
+/* seq-id "_" (0) or base-36 + "_" (n + 1); after "S" / "T". */
+static inline long seq_id(struct dm *d)
+{
+	long v = 0;
+	if (eat(d, "_"))
+		return 0;
+	while (1) {
+		char c = peek(d, 0);
+		if (c >= '0' && c <= '9')
+			v = v * 36 + (c - '0');
+		else if (c >= 'A' && c <= 'Z')
+			v = v * 36 + (c - 'A' + 10);
+		else
+			break;
+		d->p++;
+		if (v > 100000)
+			return fail(d, -EINVAL);
+	}
+	if (!eat(d, "_"))
+		return fail(d, -EINVAL);
+	return v + 1;
+}
+
+static inline int list_begin(struct dm *d)
+{
+	return d->nl;
+}
+
+static inline int list_add(struct dm *d, int item)
+{
+	if (d->nl >= MAX_LIST)
+		return fail(d, -ENAMETOOLONG);
+	d->list[d->nl++] = item;
+	return 0;
+}
+
+/* ---- the parser, one grammar part per file; each returns a node, or -1
+ * with d->err set ---- */
+
+/* demangle_names.c: <name> and its parts (nested, local, unqualified,
+ * operator, ctor/dtor, lambda and unnamed, ABI tags), substitutions and
+ * template parameters. */
+int dm_name(struct dm *d, bool *is_template, bool *is_cdtor);
+int dm_substitution(struct dm *d);     /* S... */
+int dm_template_param(struct dm *d);   /* T... */
+/* demangle_types.c: <type>, literals and <template-args>. */
+int dm_type(struct dm *d);
+int dm_template_args(struct dm *d);
+/* demangle.c: <encoding> (a function's name and parameter types, or data). */
+int dm_encoding(struct dm *d);
 
 /* demangle_print.c: appending to d->out (bounded; -ENAMETOOLONG past size),
  * and a type in two halves, left and right of its declarator. */
