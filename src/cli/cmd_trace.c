@@ -153,11 +153,11 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 
 /* Keeps the methods whose exits are provable (with --ret) and at most
  * --max-probes of them; says what it leaves out. */
-static size_t select_methods(struct trace_method *m, size_t n, const struct trace_opts *o)
+static size_t select_methods(struct trace_method *m, size_t n, const struct trace_opts *o,
+			     struct exits_cache *files)
 {
 	size_t kept = 0, refused = 0;
 	char why[ERR_MSG_MAX];
-	struct exits_cache *files = exits_cache_new();  /* NULL: each file opened per method */
 
 	for (size_t i = 0; i < n; i++) {
 		if (!exits_provable(&m[i], o, files, why, sizeof(why))) {
@@ -167,7 +167,6 @@ static size_t select_methods(struct trace_method *m, size_t n, const struct trac
 		}
 		m[kept++] = m[i];
 	}
-	exits_cache_free(files);
 	if (refused)
 		p_warn("left out %zu method(s) whose return instructions could not be proven "
 		       "(--ret needs them; --unsafe-uretprobe uses a uretprobe on native ones)",
@@ -220,7 +219,7 @@ static int emit_config(const struct uprobestats_config *cfg, const struct trace_
 }
 
 static int build_and_run(struct trace_opts *o, const struct trace_source *src,
-			 struct android_info *android)
+			 struct exits_cache **files, struct android_info *android)
 {
 	struct plan_opts po = { .pids = o->run.pids, .n_pids = o->run.n_pids,
 				.all_matches = o->run.all_matches,
@@ -229,13 +228,17 @@ static int build_and_run(struct trace_opts *o, const struct trace_source *src,
 				.exit_probes = o->run.exit_probes,
 				.unsafe_uretprobe = o->run.unsafe_uretprobe,
 				.unsafe_any_symbol = o->run.unsafe_any_symbol,
-				.located = src->located, .n_located = src->n_located };
+				.located = src->located, .n_located = src->n_located,
+				.exits_cache = *files };
 	struct plan *plan;
 	struct err e = { 0 };
 	int rc;
 
 	stack_args_plan(&o->run.stacks, &po);
-	if (plan_build(src->cfg, &po, &plan, &e) < 0) {
+	rc = plan_build(src->cfg, &po, &plan, &e);
+	exits_cache_free(*files);   /* not kept open (mapped) while tracing */
+	*files = NULL;
+	if (rc < 0) {
 		p_err("%s", e.msg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
 		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
@@ -264,23 +267,28 @@ static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
 {
 	struct trace_source src;
 	struct err e = { 0 };
+	/* the files read for exit sites, once for the selection and the plan
+	 * (NULL: each opened per method) */
+	struct exits_cache *files = exits_cache_new();
 	int rc = check_spec(o, m, n);
 
-	if (rc != EXIT_OK)
-		return rc;
-	n = select_methods(m, n, o);
-	if (!n) {
-		p_err("no method left to trace");
-		return EXIT_RESOLVE;
-	}
-	if (trace_source_build(&o->spec, m, n, &src, &e) < 0) {
-		p_err("%s", e.msg);
-		return EXIT_RUNTIME;
-	}
-	rc = cli_validate(src.cfg, &o->run.guardrail, true);
 	if (rc == EXIT_OK)
-		rc = o->emit ? emit_config(src.cfg, o) : build_and_run(o, &src, android);
-	trace_source_free(&src);
+		n = select_methods(m, n, o, files);
+	if (rc == EXIT_OK && !n) {
+		p_err("no method left to trace");
+		rc = EXIT_RESOLVE;
+	}
+	if (rc == EXIT_OK && trace_source_build(&o->spec, m, n, &src, &e) < 0) {
+		p_err("%s", e.msg);
+		rc = EXIT_RUNTIME;
+	} else if (rc == EXIT_OK) {
+		rc = cli_validate(src.cfg, &o->run.guardrail, true);
+		if (rc == EXIT_OK)
+			rc = o->emit ? emit_config(src.cfg, o)
+				     : build_and_run(o, &src, &files, android);
+		trace_source_free(&src);
+	}
+	exits_cache_free(files);
 	return rc;
 }
 
