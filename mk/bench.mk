@@ -2,7 +2,8 @@
 # target_many they share, is mk/faults.mk).
 #
 #   make bench          every benchmark (bench/bench.py); appends to bench/RESULTS.md
-#   make bench BENCH=perhit   one of: perhit nested throughput startup resolve footprint many
+#   make bench BENCH=perhit   one of: perhit nested accuracy throughput startup resolve
+#                             footprint many
 #   make fuzz-campaign  every fuzzer to FUZZ_RUNS executions or FUZZ_CAP seconds each
 #
 # Variables: BENCH_CALLS (1000000 calls per per-hit run), BENCH_NESTED_CALLS (outer calls
