@@ -10,10 +10,19 @@ from harness import (EXIT_OK, EXIT_PRIVILEGE, Snapshot, check, expect_error, nat
 PRIVILEGE_WORDS = r"root|CAP_BPF|CAP_PERFMON|CAP_SYS_ADMIN|privilege|capabilit"
 
 
+def readable_target():
+    """target_native where another user can read it: the checkout may sit in a
+    directory only root can enter (a clone into `mktemp -d`, mode 0700)."""
+    native = os.path.join(tmpdir(), "target_native")
+    shutil.copyfile(target("target_native"), native)
+    os.chmod(os.path.dirname(native), 0o755)
+    os.chmod(native, 0o755)
+    return native
+
+
 def readable_config():
-    tmp = tmpdir()
-    os.chmod(tmp, 0o755)
-    path = write_config(tmp, native_config(target("target_native"), "ups_target_fn"))
+    native = readable_target()
+    path = write_config(os.path.dirname(native), native_config(native, "ups_target_fn"))
     os.chmod(path, 0o644)
     return path
 
@@ -36,10 +45,7 @@ def test_root_without_bpf_capabilities():
 def test_unprivileged_check_and_methods_still_work():
     res = run(["check", readable_config(), "--no-resolve"], prefix=as_nobody())
     check(res.rc == EXIT_OK, "check --no-resolve as nobody: " + res.describe())
-    native = os.path.join(tmpdir(), "target_native")
-    shutil.copyfile(target("target_native"), native)
-    os.chmod(os.path.dirname(native), 0o755)
-    os.chmod(native, 0o755)
+    native = readable_target()
     res = run(["check", write_config(os.path.dirname(native),
                                      native_config(native, "ups_target_fn"))],
               prefix=as_nobody())
