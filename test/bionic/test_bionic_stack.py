@@ -100,11 +100,11 @@ def check_stacks(mode):
     eq(lines, [";".join(s for _, _, s in reversed(want)) + f" {COUNT}"], "folded stacks")
 
 
-@needs_kernel("5.5", "call stacks need the normal BPF objects")
+@needs_kernel("5.5", "call stacks (the normal BPF objects)")
 def test_stack_at_write_copy_mode_equals_gdb():
     check_stacks("copy")
 
 
-@needs_kernel("5.5", "call stacks need the normal BPF objects")
+@needs_kernel("5.5", "call stacks (the normal BPF objects)")
 def test_stack_at_write_kernel_mode_equals_gdb():
     check_stacks("kernel")
