@@ -7,7 +7,7 @@ import os
 import subprocess
 
 from e2e import Uprobestats, check, eq, events, num, run, tmpdir, write_config
-from android import LIBC, Dd, host, targs
+from android import LIBC, Cat, Dd, host, targs
 
 BS, COUNT = 512, 8
 
@@ -154,3 +154,20 @@ def test_mount_namespace_probes_the_file_it_mapped_not_the_namesake():
         evs = events(objs)
         eq(len(evs), COUNT, f"{pattern}: write calls seen (a probe on the namesake sees none)")
         eq({tuple(regs(e)[::2]) for e in evs}, {(dd.out_fd, BS)}, "write(fd, _, count)")
+
+
+def test_trace_open_openat_close_write_in_cat():
+    """cat FIFO /data/local/tmp/two: the calls android.py's Cat lists, with the
+    path as a string argument."""
+    two = b"second file\n"
+    cat = Cat(b"first\n", {"/data/local/tmp/two": two})
+    _, objs = traced(cat, ["trace", "--args", "0:str,1:str", "libc.so:open",
+                           "libc.so:__openat", "libc.so:close", "libc.so:write"])
+    m = by_method(events(objs))
+    eq(sorted(m), ["__openat", "close", "open", "write"], "functions hit")
+    eq([e["fields"]["arg0"] for e in m["open"]], ["/data/local/tmp/two"], "open(path)")
+    eq([(num(e["fields"]["r0"]) - (1 << 32), e["fields"]["arg1"]) for e in m["__openat"]],
+       [(-100, "/data/local/tmp/two")], "__openat(AT_FDCWD, path)")
+    eq([num(e["fields"]["r0"]) for e in m["close"]], [3, 3], "close(fd)")
+    eq([(num(e["fields"]["r0"]), num(e["fields"]["r2"])) for e in m["write"]],
+       [(1, len(b"first\n")), (1, len(two))], "write(1, _, count)")
