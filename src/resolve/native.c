@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "formats/elf.h"
+#include "formats/ifunc.h"
 #include "formats/insn.h"
 
 unsigned native_insn_align(uint16_t machine)
@@ -79,6 +80,12 @@ static int check_kind(const struct place *pl, struct err *err)
 			       "there would corrupt it (--unsafe-any-symbol probes it anyway)",
 			       pl->path, pl->symbol, type_name(pl->sym.type),
 			       sec ? sec : "the file");
+	if (pl->sym.type == STT_GNU_IFUNC) {
+		char d[600];
+		ifunc_describe(pl->elf, pl->symbol, &pl->sym, d, sizeof(d));
+		return err_set(err, -ENOEXEC, "%s: %s (--unsafe-any-symbol probes the resolver "
+			       "anyway)", pl->path, d);
+	}
 	if (!(pl->seg_flags & PF_X))
 		return err_set(err, -ENOEXEC, "%s: '%s' (0x%llx) is in %s, not in an executable "
 			       "segment: data, not code", pl->path, pl->symbol,
