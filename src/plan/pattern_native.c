@@ -18,6 +18,7 @@
 #include "common/mapfile.h"
 #include "formats/elf.h"
 #include "formats/ifunc.h"
+#include "formats/minidebug.h"
 #include "resolve/demangle.h"
 #include "resolve/native.h"
 
@@ -181,7 +182,9 @@ struct native_ctx {
 	struct off_set seen;
 	struct demangler *dm;
 	const struct trace_pattern *p;
-	const struct elf_file *elf;
+	const struct elf_file *elf;     /* the file: offsets, code */
+	const struct elf_file *sym_elf; /* where the symbols come from: elf or its
+					   .gnu_debugdata (section indexes are its own) */
 	const char *path;
 	size_t max, before;
 	struct pattern_matches *out;
@@ -213,7 +216,7 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	long prev;
 
 	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || !*name ||
-	    !exec_section(x->elf, sym->shndx))
+	    !exec_section(x->sym_elf, sym->shndx))
 		return 0;
 	/* the raw name, the demangled one, and the demangled one without its return type
 	 * and parameters ("android::IPCThreadState::executeCommand") */
@@ -272,9 +275,18 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 		return err_set(err, -ENOMEM, "out of memory");
 	if ((rc = elf_open(path, &elf, err)) < 0)
 		return rc;
-	struct native_ctx x = { .p = p, .elf = elf, .path = path, .max = max, .before = out->n,
-				.out = out, .err = err, .dm = demangler_new() };
+	struct native_ctx x = { .p = p, .elf = elf, .sym_elf = elf, .path = path, .max = max,
+				.before = out->n, .out = out, .err = err, .dm = demangler_new() };
+	struct minidebug md;
+	struct err mde = { 0 };
 	elf_foreach_symbol(elf, on_symbol, &x);
+	/* A stripped Android binary keeps its local functions in .gnu_debugdata only
+	 * (toybox: every applet's code); its symbols are the file's addresses. */
+	if (!x.rc && minidebug_open(elf, &md, &mde) == 0) {
+		x.sym_elf = md.elf;
+		elf_foreach_symbol(md.elf, on_symbol, &x);
+		minidebug_close(&md);
+	}
 	elf_close(elf);
 	free(x.seen.off);
 	free(x.seen.idx);
