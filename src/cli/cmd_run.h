@@ -47,6 +47,7 @@ struct run_opts {
 	bool atom_int32_args;        /* --atom-mapping cpp */
 	bool exit_probes;            /* --exit-probes */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
+	uint32_t agg_interval;       /* --interval S: aggregations' flush (0: the config's) */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
