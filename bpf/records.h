@@ -101,6 +101,60 @@ struct ups_agg_entry {
 	__u64 args[3];           /* the ARG key, sum and histogram arguments */
 };
 
+/* ---- traffic (Uprobestats traffic / traffic_exit) ----
+ * Exit probes on libc's socket calls.  agg_entry keeps the arguments
+ * (registers 0, 1 and 4: the fd or domain, the buffer/sockaddr/type, and
+ * sendto's/recvfrom's address); at the return, per traffic_op: socket()
+ * and accept4() add the new fd to traffic_socks (connect() its peer), close()
+ * removes it, and a call that moved bytes adds them to its socket's key in
+ * traffic_data.  Only fds in traffic_socks (or with an address in the call)
+ * count: a file read or a pipe write has none.  Each socket gets an id when
+ * it enters traffic_socks, so a reused fd number is a new key. */
+enum ups_traffic_op {
+	UPS_TRAFFIC_NONE = 0,
+	UPS_TRAFFIC_TX = 1,          /* send, write, writev, sendmsg: fd, ret = bytes */
+	UPS_TRAFFIC_TX_ADDR = 2,     /* sendto: fd, dest address (arg 4) */
+	UPS_TRAFFIC_RX = 3,          /* recv, read, readv, recvmsg */
+	UPS_TRAFFIC_RX_ADDR = 4,     /* recvfrom: fd, source address (arg 4, filled) */
+	UPS_TRAFFIC_SOCKET = 5,      /* socket(domain, type, …): ret = fd */
+	UPS_TRAFFIC_CONNECT = 6,     /* connect(fd, addr, len) */
+	UPS_TRAFFIC_ACCEPT = 7,      /* accept4/accept(fd, addr, …): ret = fd, addr filled */
+	UPS_TRAFFIC_CLOSE = 8,       /* close(fd) */
+};
+
+#define UPS_SOCK_STREAM 1
+#define UPS_SOCK_DGRAM 2
+
+struct ups_traffic_sock_key {
+	__u32 pid;
+	__u32 fd;
+};
+
+struct ups_traffic_sock {
+	__u64 sock_id;           /* ns when it was seen first: unique per socket */
+	__u16 family;            /* AF_INET, AF_INET6, AF_UNIX (0: unknown) */
+	__u16 type;              /* UPS_SOCK_STREAM/DGRAM (0: unknown) */
+	__u16 port;              /* peer port, host order */
+	__u16 pad;
+	__u8 addr[16];           /* peer address (AF_UNIX: the path's first 16 bytes) */
+};
+
+struct ups_traffic_key {
+	__u32 pid;
+	__u32 uid;
+	__u32 fd;
+	__u16 gen;               /* as ups_agg_key.gen */
+	__u16 pad;
+	struct ups_traffic_sock sock;
+};
+
+struct ups_traffic_value {
+	__u64 tx_bytes;
+	__u64 rx_bytes;
+	__u64 tx_calls;
+	__u64 rx_calls;
+};
+
 struct ups_envelope {
 	__u64 ktime_ns;          /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 pid;               /* tgid */
@@ -418,7 +472,7 @@ struct ups_probe_counters {
 				  * call overwrote it, the LRU map evicted it, or
 				  * the call began before attach): no record */
 	/* Aggregation (aggregate, aggregate_return): */
-	__u64 agg_full;          /* hits whose key found the aggregation map full:
+	__u64 agg_full;          /* hits whose key (or histogram slot) found the map full:
 				  * counted here, never in any key */
 };
 
@@ -453,6 +507,7 @@ struct ups_prog_config {
 	__u32 agg_sum;
 	__u32 agg_hist;
 	__u32 agg_regs;
+	__u32 traffic_op;        /* enum ups_traffic_op */
 };
 
 /* ---- call stacks (--stack) ----
@@ -545,6 +600,7 @@ enum ups_imm_field {
 	UPS_IMM_AGG_SUM = 5,
 	UPS_IMM_AGG_HIST = 6,
 	UPS_IMM_AGG_REGS = 7,
+	UPS_IMM_TRAFFIC_OP = 8,
 	UPS_IMM_STRING_REG = 0x10,   /* + k, k < UPS_ARG_STRINGS */
 	UPS_IMM_STRING_POS = 0x20,   /* + k */
 };
@@ -640,7 +696,10 @@ _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a 
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 68);
+UPS_ASSERT_SIZE(struct ups_prog_config, 72);
+UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);
+UPS_ASSERT_SIZE(struct ups_traffic_key, 48);
+UPS_ASSERT_SIZE(struct ups_traffic_value, 32);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

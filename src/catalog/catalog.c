@@ -64,6 +64,8 @@ static const struct catalog_program uprobestats_programs[] = {
 	{ .name = "aggregate", .aggregate = true },
 	{ .name = "aggregate_return", .is_return = true, .entry = "agg_entry", .aggregate = true,
 	  .exit_entry = "agg_entry", .exit = "aggregate_exit" },
+	{ .name = "traffic", .is_return = true, .entry = "agg_entry", .traffic = true,
+	  .exit_entry = "agg_entry", .exit = "traffic_exit" },
 };
 
 static const char *const uprobestats_maps[] = { "call_return_buf", "call_args_buf", NULL };

@@ -25,6 +25,8 @@
 #define CATALOG_MAP_AGG_DATA   "agg_data"       /* Uprobestats: aggregated keys (records.h) */
 #define CATALOG_MAP_AGG_GEN    "agg_gen"        /* Uprobestats: the generation programs count in */
 #define CATALOG_MAP_AGG_ENTRIES "agg_entries"   /* Uprobestats: aggregate_return's calls in flight */
+#define CATALOG_MAP_TRAFFIC_SOCKS "traffic_socks" /* Uprobestats: the sockets traffic knows */
+#define CATALOG_MAP_TRAFFIC_DATA "traffic_data"  /* Uprobestats: bytes and calls per socket */
 #define CATALOG_MAP_BINDER_INTERFACES "interfaces" /* Binder: the interface filter */
 /* An output X is a ring buffer X and a perf event array X CATALOG_PERF_SUFFIX
  * (UPS_OUTPUT in ups_bpf.h). */
@@ -44,6 +46,7 @@ struct catalog_program {
 				   * pairs: it stores the entry time), or NULL */
 	bool histogram;           /* fills latency_hist instead of writing records */
 	bool aggregate;           /* fills agg_data instead of writing records */
+	bool traffic;             /* fills traffic_socks/traffic_data (uprobestats traffic) */
 	/* The exit-probe form of a return program: exit_entry at the entry and
 	 * exit at every exit site, all plain uprobes (NULL: none). */
 	const char *exit_entry;

@@ -562,7 +562,7 @@ static void finish_aggregations(struct run_state *rs)
 	full = agg_reader_final(rs->agg, (uint64_t)ts.tv_sec * 1000000000u +
 						 (uint64_t)ts.tv_nsec);
 	if (full)
-		p_warn("%" PRIu64 " hit(s) were not counted: the aggregation map was full (each "
+		p_warn("%" PRIu64 " hit(s) were not (fully) counted: the aggregation map was full (each "
 		       "interval says how many; raise --agg-keys / max_keys, now %u)", full,
 		       plan_agg_max_keys(rs->plan));
 }

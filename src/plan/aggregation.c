@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "records.h"
 
@@ -85,11 +86,56 @@ static bool needs_return(const struct plan_probe *p)
 	       p->agg_hist == UPS_AGG_VAL_LATENCY;
 }
 
+/* libc's function -> what traffic does at its return. */
+static uint32_t traffic_op_of(const char *symbol)
+{
+	static const struct { const char *name; uint32_t op; } ops[] = {
+		{ "send", UPS_TRAFFIC_TX },        { "write", UPS_TRAFFIC_TX },
+		{ "writev", UPS_TRAFFIC_TX },      { "sendmsg", UPS_TRAFFIC_TX },
+		{ "sendto", UPS_TRAFFIC_TX_ADDR }, { "recv", UPS_TRAFFIC_RX },
+		{ "read", UPS_TRAFFIC_RX },        { "readv", UPS_TRAFFIC_RX },
+		{ "recvmsg", UPS_TRAFFIC_RX },     { "recvfrom", UPS_TRAFFIC_RX_ADDR },
+		{ "socket", UPS_TRAFFIC_SOCKET },  { "connect", UPS_TRAFFIC_CONNECT },
+		{ "accept", UPS_TRAFFIC_ACCEPT },  { "accept4", UPS_TRAFFIC_ACCEPT },
+		{ "close", UPS_TRAFFIC_CLOSE },
+	};
+	size_t len;
+
+	if (!symbol)
+		return UPS_TRAFFIC_NONE;
+	len = strcspn(symbol, "@");   /* "send@@GLIBC_2.2.5" */
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strlen(ops[i].name) == len && !strncmp(symbol, ops[i].name, len))
+			return ops[i].op;
+	return UPS_TRAFFIC_NONE;
+}
+
+/* The traffic program: its op from the probed function; the arguments its
+ * entry half keeps: registers 0, 1 and 4 (fd or domain; buffer, sockaddr
+ * or type; sendto's and recvfrom's address). */
+static int plan_traffic(struct plan_probe *p, struct err *err)
+{
+	p->traffic_op = traffic_op_of(p->cfg->method_signature);
+	if (p->traffic_op == UPS_TRAFFIC_NONE)
+		return err_set(err, -EINVAL, "task %u probe %u: %s counts libc's send, sendto, "
+			       "sendmsg, write, writev, recv, recvfrom, recvmsg, read, readv, "
+			       "socket, connect, accept, accept4 and close, not '%s'",
+			       p->desc.task_index, p->desc.probe_index, p->program_name,
+			       p->cfg->method_signature ? p->cfg->method_signature : "");
+	if (p->machine == EM_X86_64 && p->abi != ARG_ABI_NATIVE)
+		return err_set(err, -EINVAL, "task %u probe %u: %s probes native libc functions",
+			       p->desc.task_index, p->desc.probe_index, p->program_name);
+	p->agg_regs = 0u | 1u << 8 | 4u << 16;
+	return 0;
+}
+
 int plan_aggregation(struct plan_probe *p, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
 	int key_reg, sum_reg, hist_reg, rc;
 
+	if (p->prog->traffic)
+		return plan_traffic(p, err);
 	if (!p->prog->aggregate)
 		return pc->has_aggregation
 		       ? err_set(err, -EINVAL, "task %u probe %u: an aggregation needs "
@@ -128,7 +174,8 @@ uint32_t plan_agg_interval(const struct plan *plan)
 
 	for (size_t i = 0; i < plan->n_probes; i++) {
 		const struct probe_config *pc = plan->probe_by_id[i]->cfg;
-		if (plan->probe_by_id[i]->prog->aggregate && pc->has_agg_interval &&
+		if ((plan->probe_by_id[i]->prog->aggregate || plan->probe_by_id[i]->prog->traffic) &&
+		    pc->has_agg_interval &&
 		    pc->agg_interval_seconds > 0 &&
 		    (!best || (uint32_t)pc->agg_interval_seconds < best))
 			best = (uint32_t)pc->agg_interval_seconds;
@@ -142,7 +189,8 @@ uint32_t plan_agg_max_keys(const struct plan *plan)
 
 	for (size_t i = 0; i < plan->n_probes; i++) {
 		const struct probe_config *pc = plan->probe_by_id[i]->cfg;
-		if (plan->probe_by_id[i]->prog->aggregate && pc->has_agg_max_keys &&
+		if ((plan->probe_by_id[i]->prog->aggregate || plan->probe_by_id[i]->prog->traffic) &&
+		    pc->has_agg_max_keys &&
 		    (uint32_t)pc->agg_max_keys > best)
 			best = (uint32_t)pc->agg_max_keys;
 	}
@@ -160,7 +208,16 @@ bool plan_aggregates(const struct plan *plan)
 bool plan_agg_returns(const struct plan *plan)
 {
 	for (size_t i = 0; i < plan->n_probes; i++)
-		if (plan->probe_by_id[i]->prog->aggregate && plan->probe_by_id[i]->prog->is_return)
+		if ((plan->probe_by_id[i]->prog->aggregate || plan->probe_by_id[i]->prog->traffic) &&
+		    plan->probe_by_id[i]->prog->is_return)
+			return true;
+	return false;
+}
+
+bool plan_traffic_probes(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (plan->probe_by_id[i]->prog->traffic)
 			return true;
 	return false;
 }

@@ -7,6 +7,7 @@
 #ifndef UPROBESTATS_PLAN_AGGREGATION_H
 #define UPROBESTATS_PLAN_AGGREGATION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -28,6 +29,8 @@ uint32_t plan_agg_max_keys(const struct plan *plan);
 /* Whether any probe aggregates / any uses aggregate_return. */
 bool plan_aggregates(const struct plan *plan);
 bool plan_agg_returns(const struct plan *plan);
+/* Whether any probe runs the traffic program (uprobestats traffic). */
+bool plan_traffic_probes(const struct plan *plan);
 
 /* "pid", "arg 2", "ret", "latency": how a key part / value is named in
  * output and messages (what: enum ups_agg_val). */

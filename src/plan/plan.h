@@ -64,6 +64,7 @@ struct plan_probe {
 	 * argument registers (ups_prog_config.agg_regs) and positions. */
 	uint32_t agg_by, agg_sum, agg_hist, agg_regs;
 	int32_t agg_by_arg, agg_sum_arg, agg_hist_arg;
+	uint32_t traffic_op;              /* the traffic program: enum ups_traffic_op */
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
 	struct probe_desc desc;           /* points into this struct */

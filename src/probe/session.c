@@ -153,6 +153,10 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			 * use): 56 bytes a key, only when a probe aggregates */
 			rc = bpf_map__set_max_entries(map, plan_aggregates(s->plan)
 							   ? plan_agg_max_keys(s->plan) : 1);
+		} else if (strcmp(name, CATALOG_MAP_TRAFFIC_DATA) == 0 ||
+			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0) {
+			rc = bpf_map__set_max_entries(map, plan_traffic_probes(s->plan)
+							   ? plan_agg_max_keys(s->plan) : 1);
 		} else if (strcmp(name, CATALOG_MAP_AGG_ENTRIES) == 0 &&
 			   !plan_agg_returns(s->plan)) {
 			rc = bpf_map__set_max_entries(map, 1);
@@ -324,6 +328,7 @@ static int load_instance(struct session *s, struct instance *in,
 	cfg.agg_sum = p->agg_sum;
 	cfg.agg_hist = p->agg_hist;
 	cfg.agg_regs = p->agg_regs;
+	cfg.traffic_op = p->traffic_op;
 	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
@@ -371,7 +376,8 @@ static int share_key_cmp(const struct plan_probe *a, const struct plan_probe *b)
 	    (c = cmp_u32(a->stack_frames, b->stack_frames)) != 0 ||
 	    (c = cmp_u32(a->agg_by, b->agg_by)) != 0 || (c = cmp_u32(a->agg_sum, b->agg_sum)) != 0 ||
 	    (c = cmp_u32(a->agg_hist, b->agg_hist)) != 0 ||
-	    (c = cmp_u32(a->agg_regs, b->agg_regs)) != 0)
+	    (c = cmp_u32(a->agg_regs, b->agg_regs)) != 0 ||
+	    (c = cmp_u32(a->traffic_op, b->traffic_op)) != 0)
 		return c;
 	return cmp_u32(a->stack_bytes, b->stack_bytes);
 }

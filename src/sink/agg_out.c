@@ -131,8 +131,8 @@ static void print_probe_text(struct outbuf *o, const struct agg_interval *iv, ui
 		      v->sum_name ? ", sum of " : "", v->sum_name ? v->sum_name : "",
 		      v->hist_name ? ", histogram of " : "", v->hist_name ? v->hist_name : "");
 	if (v->dropped)
-		outbuf_printf(o, "  %" PRIu64 " hit(s) not counted: the aggregation map was full "
-			      "(raise --agg-keys)\n", v->dropped);
+		outbuf_printf(o, "  %" PRIu64 " hit(s) not (fully) counted: the aggregation map was "
+			      "full (raise --agg-keys)\n", v->dropped);
 	if (*i >= iv->n_rows || iv->rows[*i].probe_id != id)
 		outbuf_puts(o, "  (no calls)\n");
 	for (; *i < iv->n_rows && iv->rows[*i].probe_id == id; (*i)++) {
@@ -159,12 +159,15 @@ void agg_print_text(struct outbuf *o, const struct agg_interval *iv)
 	outbuf_event_end(o, NULL);
 }
 
+/* "type":"aggregate" and the interval's time. */
 static void ts_field(struct json_out *j, uint64_t ns)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%03u", ns / 1000000000u,
 			 (unsigned)(ns % 1000000000u / 1000000u));
 
+	json_key(j, "type");
+	json_cstring(j, "aggregate");
 	json_key(j, "ts");
 	json_raw(j, buf, (size_t)n);
 }
