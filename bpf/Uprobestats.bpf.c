@@ -580,8 +580,15 @@ static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, _
 		k.sock = *s;
 	else if (!uaddr)
 		return;      /* not a socket we know: a file, a pipe */
-	if (uaddr)
+	if (uaddr) {
 		read_peer(&k.sock, uaddr);  /* sendto/recvfrom: this datagram's peer */
+		/* an unconnected socket's later recv()/recvfrom(NULL) count
+		 * against the peer it first sent to */
+		if (s && tx && !s->port && k.sock.port) {
+			s->port = k.sock.port;
+			__builtin_memcpy(s->addr, k.sock.addr, sizeof(s->addr));
+		}
+	}
 	gen = bpf_map_lookup_elem(&agg_gen, &zero);
 	k.pid = sk.pid;
 	k.uid = (__u32)bpf_get_current_uid_gid();
@@ -628,8 +635,13 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 		sk.fd = (__u32)ret;
 		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0);
 	} else if (op == UPS_TRAFFIC_ACCEPT && ret >= 0) {
+		/* the listening socket's family when accept gives no address */
+		struct ups_traffic_sock *l;
+
+		sk.fd = (__u32)e.args[0];
+		l = bpf_map_lookup_elem(&traffic_socks, &sk);
 		sk.fd = (__u32)ret;
-		traffic_new_sock(&sk, 0, UPS_SOCK_STREAM, e.args[1]);
+		traffic_new_sock(&sk, l ? l->family : 0, UPS_SOCK_STREAM, e.args[1]);
 	} else if (op == UPS_TRAFFIC_CONNECT) {
 		/* the peer, also for a non-blocking connect still in progress (-1) */
 		struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);

@@ -681,6 +681,7 @@ static int open_aggregations(const struct plan *plan, const struct run_opts *o, 
 	struct agg_reader_opts ao = {
 		.out = out, .json = o->sinks.format && !strcmp(o->sinks.format, "json"),
 		.interval_s = o->agg_interval ? o->agg_interval : plan_agg_interval(plan),
+		.uid = o->has_traffic_uid ? (int64_t)o->traffic_uid : -1,
 	};
 	struct err e = { 0 };
 

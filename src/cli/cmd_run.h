@@ -48,6 +48,8 @@ struct run_opts {
 	bool exit_probes;            /* --exit-probes */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
 	uint32_t agg_interval;       /* --interval S: aggregations' flush (0: the config's) */
+	bool has_traffic_uid;        /* traffic --uid U: only U's sockets */
+	uint32_t traffic_uid;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };

@@ -273,7 +273,8 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 	snprintf(p->program_name, sizeof(p->program_name), "%s", pc->bpf_name);
 	snprintf(p->map_name, sizeof(p->map_name), "map_%s_%s", p->obj->name,
 		 p->prog->map ? p->prog->map
-		 : p->prog->aggregate ? CATALOG_MAP_AGG_DATA : CATALOG_MAP_HISTOGRAM);
+		 : p->prog->aggregate ? CATALOG_MAP_AGG_DATA
+		 : p->prog->traffic ? CATALOG_MAP_TRAFFIC_DATA : CATALOG_MAP_HISTOGRAM);
 	/* A configured map must be the one the program writes. */
 	for (size_t i = 0; i < t->cfg->bpf_maps.n + (pc->bpf_map ? 1 : 0); i++) {
 		const struct catalog_object *mo;

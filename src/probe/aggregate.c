@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "plan/aggregation.h"
+#include "probe/traffic_read.h"
 #include "records.h"
 #include "sink/agg_out.h"
 
@@ -32,6 +33,8 @@ struct agg_reader {
 	struct agg_row *rows;
 	struct outbuf out;
 	bool json;
+	struct traffic_reader *tr;    /* uprobestats traffic's map, or NULL */
+	uint64_t traffic_dropped;     /* this interval */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -65,7 +68,7 @@ int agg_reader_open(const struct plan *plan, const struct session *s,
 
 	*out = NULL;
 	for (size_t i = 0; i < plan->n_probes && !first; i++)
-		if (plan->probe_by_id[i]->prog->aggregate)
+		if (plan->probe_by_id[i]->prog->aggregate || plan->probe_by_id[i]->prog->traffic)
 			first = plan->probe_by_id[i];
 	if (!first)
 		return 0;
@@ -86,6 +89,10 @@ int agg_reader_open(const struct plan *plan, const struct session *s,
 	if (!r->full_seen || !r->views || !r->names || !r->entries || !r->rows) {
 		agg_reader_close(r, err);
 		return err_set(err, -ENOMEM, "out of memory");
+	}
+	if (traffic_reader_open(plan, s, o->uid, &r->tr, err) < 0) {
+		agg_reader_close(r, err);
+		return err->code;
 	}
 	if (r->data_fd < 0 || r->gen_fd < 0) {
 		agg_reader_close(r, err);
@@ -114,6 +121,9 @@ static size_t collect(struct agg_reader *r, uint32_t gen, size_t at)
 {
 	struct ups_agg_key key, next, *prev = NULL;
 	size_t n = at;
+
+	if (r->tr)
+		traffic_reader_collect(r->tr, gen);
 
 	while (n < r->max_keys && bpf_map_get_next_key(r->data_fd, prev, &next) == 0) {
 		key = next;
@@ -190,18 +200,33 @@ static size_t build_rows(struct agg_reader *r, size_t n)
 /* Hits lost to a full map since the last look, per probe. */
 static void read_full(struct agg_reader *r)
 {
+	r->traffic_dropped = 0;
 	for (uint32_t id = 0; id < r->plan->n_probes; id++) {
 		struct ups_probe_counters c;
+		uint64_t n;
+		bool traffic = r->plan->probe_by_id[id]->prog->traffic;
 
-		if (!r->views[id].method)
+		if (!r->views[id].method && !traffic)
 			continue;
 		r->views[id].dropped = 0;
 		if (session_probe_counters(r->s, id, &c) < 0 || c.agg_full <= r->full_seen[id])
 			continue;
-		r->views[id].dropped = c.agg_full - r->full_seen[id];
+		n = c.agg_full - r->full_seen[id];
 		r->full_seen[id] = c.agg_full;
-		r->full_total += r->views[id].dropped;
+		r->full_total += n;
+		if (traffic)
+			r->traffic_dropped += n;
+		else
+			r->views[id].dropped = n;
 	}
+}
+
+static bool any_view(const struct agg_reader *r)
+{
+	for (size_t i = 0; i < r->plan->n_probes; i++)
+		if (r->views[i].method)
+			return true;
+	return false;
 }
 
 static void print_interval(struct agg_reader *r, size_t n_entries, uint64_t span_ns,
@@ -213,10 +238,13 @@ static void print_interval(struct agg_reader *r, size_t n_entries, uint64_t span
 
 	iv.n_rows = build_rows(r, n_entries);
 	read_full(r);
-	if (r->json)
+	if (r->json && any_view(r))
 		agg_print_jsonl(&r->out, &iv);
-	else
+	else if (any_view(r))
 		agg_print_text(&r->out, &iv);
+	if (r->tr)
+		traffic_reader_print(r->tr, &r->out, r->json, iv.seq, real_ns, span_ns, final,
+				     r->traffic_dropped);
 	outbuf_flush(&r->out);
 }
 
@@ -278,6 +306,7 @@ int agg_reader_close(struct agg_reader *r, struct err *e)
 		rc = outbuf_check(&r->out, e);
 		outbuf_free(&r->out);
 	}
+	traffic_reader_close(r->tr);
 	free(r->full_seen);
 	free(r->views);
 	free(r->names);

@@ -29,6 +29,7 @@ struct agg_reader_opts {
 	FILE *out;                /* where the tables (or JSON Lines) go */
 	bool json;
 	uint32_t interval_s;      /* 0: at exit only */
+	int64_t uid;              /* traffic: only this uid's rows (-1: every uid) */
 };
 
 /* NULL in *out (and 0) when no probe of the plan aggregates. */
