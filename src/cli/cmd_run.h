@@ -47,6 +47,9 @@ struct run_opts {
 	bool atom_int32_args;        /* --atom-mapping cpp */
 	bool exit_probes;            /* --exit-probes */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
+	uint32_t agg_interval;       /* --interval S: aggregations' flush (0: the config's) */
+	bool has_traffic_uid;        /* traffic --uid U: only U's sockets */
+	uint32_t traffic_uid;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };

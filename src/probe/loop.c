@@ -680,6 +680,9 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 					return err_set(err, -errno, "timerfd: %s", strerror(errno));
 				refresh_clock_offsets(L);
 				check_tasks(L);
+				if (L->opts->tick)
+					L->opts->tick(L->opts->tick_ctx,
+						      (uint64_t)clock_ns(CLOCK_MONOTONIC));
 				want_drain |= evs[i].data.u32 == TAG_TIMER;
 				report_drops(L, false);
 				break;

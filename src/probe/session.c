@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan/aggregation.h"
 #include "probe/attach.h"
 #include "probe/legacy_cfg.h"
 #include "probe/verifier_log.h"
@@ -147,6 +148,18 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			rc = bpf_map__set_max_entries(map, 1);  /* 4 MiB only when used */
 		} else if (strcmp(name, UPS_KWALK_MAP) == 0 && s->kwalk.v) {
 			rc = bpf_map__set_max_entries(map, (uint32_t)kwalk_table_size(&s->kwalk));
+		} else if (strcmp(name, CATALOG_MAP_AGG_DATA) == 0) {
+			/* preallocated (what 4.14 and every tracing program can
+			 * use): 56 bytes a key, only when a probe aggregates */
+			rc = bpf_map__set_max_entries(map, plan_aggregates(s->plan)
+							   ? plan_agg_max_keys(s->plan) : 1);
+		} else if (strcmp(name, CATALOG_MAP_TRAFFIC_DATA) == 0 ||
+			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0) {
+			rc = bpf_map__set_max_entries(map, plan_traffic_probes(s->plan)
+							   ? plan_agg_max_keys(s->plan) : 1);
+		} else if (strcmp(name, CATALOG_MAP_AGG_ENTRIES) == 0 &&
+			   !plan_agg_returns(s->plan)) {
+			rc = bpf_map__set_max_entries(map, 1);
 		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
 			/* per-CPU slots per probe: creating 10,000 probes' took 0.35 s,
 			 * so only when a call_latency probe fills them */
@@ -311,6 +324,11 @@ static int load_instance(struct session *s, struct instance *in,
 	cfg.stack_search_bits = s->kwalk.bits;
 	cfg.stack_after_ret = !p->exit_probes && p->prog->is_return;
 	cfg.probe_from_cookie = in->n_members > 1;
+	cfg.agg_by = p->agg_by;
+	cfg.agg_sum = p->agg_sum;
+	cfg.agg_hist = p->agg_hist;
+	cfg.agg_regs = p->agg_regs;
+	cfg.traffic_op = p->traffic_op;
 	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
@@ -355,7 +373,11 @@ static int share_key_cmp(const struct plan_probe *a, const struct plan_probe *b)
 		return c;
 	if ((c = cmp_u32(a->string_native, b->string_native)) != 0 ||
 	    (c = cmp_u32(a->stack_mode, b->stack_mode)) != 0 ||
-	    (c = cmp_u32(a->stack_frames, b->stack_frames)) != 0)
+	    (c = cmp_u32(a->stack_frames, b->stack_frames)) != 0 ||
+	    (c = cmp_u32(a->agg_by, b->agg_by)) != 0 || (c = cmp_u32(a->agg_sum, b->agg_sum)) != 0 ||
+	    (c = cmp_u32(a->agg_hist, b->agg_hist)) != 0 ||
+	    (c = cmp_u32(a->agg_regs, b->agg_regs)) != 0 ||
+	    (c = cmp_u32(a->traffic_op, b->traffic_op)) != 0)
 		return c;
 	return cmp_u32(a->stack_bytes, b->stack_bytes);
 }
@@ -765,10 +787,24 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 			out->unwound += percpu[c].unwound;
 			out->untracked += percpu[c].untracked;
 			out->unpaired += percpu[c].unpaired;
+			out->agg_full += percpu[c].agg_full;
 		}
 	}
 	free(percpu);
 	return rc < 0 ? -errno : 0;
+}
+
+int session_map_fd(const struct session *s, const struct catalog_object *obj, const char *name)
+{
+	for (size_t i = 0; i < s->n_objects; i++) {
+		struct bpf_map *map;
+
+		if (s->objects[i].cat != obj || !s->objects[i].primary)
+			continue;
+		map = bpf_object__find_map_by_name(s->objects[i].primary, name);
+		return map ? bpf_map__fd(map) : -ENOENT;
+	}
+	return -ENOENT;
 }
 
 int session_probe_histogram(const struct session *s, uint32_t probe_id,

@@ -74,6 +74,9 @@ const struct session_ring *session_ring_at(const struct session *s, size_t i);
 /* Sum of the per-CPU counters of one probe. */
 int session_probe_counters(const struct session *s, uint32_t probe_id,
 			   struct ups_probe_counters *out);
+/* The descriptor of map `name` of obj's primary instance (every instance
+ * shares it); -ENOENT when no probe loaded obj or it has no such map. */
+int session_map_fd(const struct session *s, const struct catalog_object *obj, const char *name);
 /* The log2 latency histogram of a call_latency probe: slots[i] counts calls
  * that took [2^i, 2^(i+1)) ns. */
 int session_probe_histogram(const struct session *s, uint32_t probe_id,
