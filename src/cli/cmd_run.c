@@ -254,6 +254,38 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	return EXIT_OK;
 }
 
+int run_opts_parse_with(int argc, char **argv, const struct option *own,
+			int (*take)(int c, void *ctx), void *ctx, struct run_opts *o)
+{
+	struct option opts[96];
+	size_t n = 0, n_own = 0;
+	int c, rc;
+
+	while (own[n_own].name)
+		n_own++;
+	if (run_opts_getopt(opts, &n, sizeof(opts) / sizeof(opts[0]) - n_own) < 0)
+		return EXIT_USAGE;
+	for (size_t i = 0; i <= n_own; i++)    /* with the zero row */
+		opts[n++] = own[i];
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
+		if (c == 'p') /* -p PID is run's --pid */
+			for (size_t i = 0; opts[i].name; i++)
+				if (!strcmp(opts[i].name, "pid"))
+					c = opts[i].val;
+		rc = run_opts_take(c, o);
+		if (rc == RUN_OPT_HELP) {
+			cmd_help(0, NULL);
+			return -1;
+		}
+		if (rc == RUN_OPT_NOT_MINE)
+			rc = take(c, ctx);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	return run_opts_check(o);
+}
+
 /* ---- what the loop hands over ---- */
 
 struct run_state {

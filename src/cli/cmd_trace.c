@@ -81,8 +81,9 @@ static int take_agg_opt(int c, struct trace_agg *g)
 	return EXIT_OK;
 }
 
-static int take_trace_opt(int c, struct trace_opts *o)
+static int take_trace_opt(int c, void *ctx)
 {
+	struct trace_opts *o = ctx;
 	struct err e = { 0 };
 	uint32_t v;
 
@@ -113,33 +114,8 @@ static int take_trace_opt(int c, struct trace_opts *o)
 
 static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 {
-	struct option opts[96];
-	size_t n = 0;
-	int c, rc;
+	int rc = run_opts_parse_with(argc, argv, trace_long_opts, take_trace_opt, o, &o->run);
 
-	if (run_opts_getopt(opts, &n, 80) < 0)
-		return EXIT_USAGE;
-	for (size_t i = 0; i < sizeof(trace_long_opts) / sizeof(trace_long_opts[0]); i++)
-		opts[n++] = trace_long_opts[i];
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
-		if (c == 'p') {
-			/* -p PID is run's --pid */
-			for (size_t i = 0; opts[i].name; i++)
-				if (!strcmp(opts[i].name, "pid"))
-					c = opts[i].val;
-		}
-		rc = run_opts_take(c, &o->run);
-		if (rc == RUN_OPT_HELP) {
-			cmd_help(0, NULL);
-			return -1;
-		}
-		if (rc == RUN_OPT_NOT_MINE)
-			rc = take_trace_opt(c, o);
-		if (rc != EXIT_OK)
-			return rc;
-	}
-	rc = run_opts_check(&o->run);
 	if (rc != EXIT_OK)
 		return rc;
 	if (o->spec.agg.on && (o->spec.ret || o->spec.n_args || o->spec.atom_id)) {
