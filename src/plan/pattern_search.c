@@ -90,7 +90,7 @@ int pattern_match_search(const struct trace_pattern *p, const struct oat_search_
 		return pattern_match_file(p, p->file, max, out, err);
 	if (p->java)
 		return search_java(p, o, max, out, err);
-	if ((rc = pattern_find_library(p->file, o->pid, path, sizeof(path), err)))
+	if ((rc = pattern_find_library(o->proc_dir, p->file, o->pid, path, sizeof(path), err)))
 		return rc;
 	return pattern_native_file(p, path, max, out, err);
 }
