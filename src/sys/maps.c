@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "common/mapfile.h"
 #include "sys/sysroot.h"
@@ -11,13 +12,15 @@
 static bool parse_line(const char *line, struct proc_mapping *m)
 {
 	unsigned long long start, end, off, inode;
+	unsigned maj, min;
 	char perms[8];
 	int pos = 0;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu%n", &start, &end, perms, &off, &inode,
-		   &pos) != 5 || !pos || end <= start || strlen(perms) != 4)
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &off, &maj, &min,
+		   &inode, &pos) != 7 || !pos || end <= start || strlen(perms) != 4)
 		return false;
-	*m = (struct proc_mapping){ .start = start, .end = end, .offset = off, .inode = inode };
+	*m = (struct proc_mapping){ .start = start, .end = end, .offset = off,
+				    .dev = makedev(maj, min), .inode = inode };
 	memcpy(m->perms, perms, 5);
 	for (line += pos; *line == ' ' || *line == '\t'; line++)
 		;

@@ -1,7 +1,8 @@
 /* maps.h — the one reader of /proc/PID/maps (under the configured proc root,
  * sys/sysroot.h), for everything that asks what a process maps: the code
- * cache (stack/codecache.h), oat search (resolve/oat_search.h) and library
- * lookup by name (plan/pattern_native.c).
+ * cache (stack/codecache.h), oat search (resolve/oat_search.h), library
+ * lookup by name (plan/pattern_native.c) and paths as a process sees them
+ * (sys/proc_path.h).
  *
  * Lines that do not have the kernel's shape
  *   START-END PERMS OFFSET DEV INODE [PATH]
@@ -21,6 +22,7 @@ struct proc_mapping {
 	uint64_t start, end;      /* [start, end) in the process */
 	uint64_t offset;          /* file offset of start */
 	char perms[5];            /* "r-xp" */
+	dev_t dev;                /* makedev(major, minor) */
 	uint64_t inode;
 	const char *path;         /* "" when none; valid during the callback only */
 	size_t path_len;
