@@ -34,7 +34,7 @@ int stack_record_parse(const void *data, size_t size, struct stack_record *out)
 
 struct stacks *stacks_new(struct code_cache *code)
 {
-	struct stacks *s = calloc(1, sizeof(*s));
+	struct stacks *s = code ? calloc(1, sizeof(*s)) : NULL;
 
 	if (s)
 		s->code = code;
