@@ -286,6 +286,20 @@ def test_stack_in_trace_args():
         eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
 
 
+def art_entry_config(tmp):
+    """A config probing ActivityRecognitionEvent.<init> in the Android 11 odex."""
+    from test_art import INIT, ODEX
+    return write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{ODEX}"',
+        f'    method_signature: "{INIT}"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n")
+
+
 def check_real_art_method_at_entry(mode):
     """Real ART code: target_art maps the Android 11 x86_64 odex and calls the
     compiled ActivityRecognitionEvent.<init> with ART's calling convention.
@@ -295,15 +309,7 @@ def check_real_art_method_at_entry(mode):
     from test_art import CLS, INIT, ODEX, expected_offsets
     init_off, get_off = expected_offsets()
     tmp = tmpdir()
-    cfg = write_config(tmp, "\n".join([
-        "tasks {",
-        "  probe_configs {",
-        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
-        f'    file_paths: "{ODEX}"',
-        f'    method_signature: "{INIT}"',
-        "  }",
-        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
-        "}"]) + "\n")
+    cfg = art_entry_config(tmp)
     n = 5
     held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
     rc, u = traced_run(held,
@@ -584,15 +590,7 @@ def test_stack_kernel_opens_the_oat_file_once():
     from test_art import INIT, ODEX, expected_offsets
     init_off, get_off = expected_offsets()
     tmp = tmpdir()
-    cfg = write_config(tmp, "\n".join([
-        "tasks {",
-        "  probe_configs {",
-        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
-        f'    file_paths: "{ODEX}"',
-        f'    method_signature: "{INIT}"',
-        "  }",
-        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
-        "}"]) + "\n")
+    cfg = art_entry_config(tmp)
     plan_log, run_log = os.path.join(tmp, "check.strace"), os.path.join(tmp, "run.strace")
     strace = ["strace", "-f", "-qq", "-e", "trace=openat"]
     p = subprocess.run(strace + ["-o", plan_log, BIN] + kernel_args(["check", cfg]),
