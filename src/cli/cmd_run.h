@@ -62,6 +62,8 @@ int run_opts_getopt(struct option *opts, size_t *n, size_t max);
 int run_opts_take(int c, struct run_opts *o);
 /* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
 int run_opts_check(struct run_opts *o);
+/* The call-stack options (--stack, --stack-mode, --stack-bytes) into the plan's. */
+void run_opts_plan_stacks(const struct stack_args *a, struct plan_opts *po);
 
 /* Refuses (EXIT_PRIVILEGE, printed) when BPF is not allowed here. */
 struct android_info;

@@ -234,7 +234,7 @@ static int build_and_run(struct trace_opts *o, const struct trace_source *src,
 	struct err e = { 0 };
 	int rc;
 
-	stack_args_plan(&o->run.stacks, &po);
+	run_opts_plan_stacks(&o->run.stacks, &po);
 	rc = plan_build(src->cfg, &po, &plan, &e);
 	exits_cache_free(*files);   /* not kept open (mapped) while tracing */
 	*files = NULL;

@@ -243,6 +243,52 @@ static int locate(struct plan_probe *p, const struct plan_location *l)
 	return 0;
 }
 
+/* The method as configured, for messages. */
+static const char *probe_what(const struct plan_probe *p)
+{
+	const struct probe_config *pc = p->cfg;
+
+	if (pc->method_signature && *pc->method_signature)
+		return pc->method_signature;
+	return pc->method_name ? pc->method_name : "?";
+}
+
+static void add_note(struct plan_probe *p, const char *text)
+{
+	size_t len = strlen(p->note);
+
+	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
+}
+
+int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
+{
+	const struct probe_config *pc = p->cfg;
+	struct exits_query q = {
+		.path = p->path, .offset = p->offset, .code_size = p->code_size,
+		.machine = p->machine, .java = p->java,
+		.program = p->program_name, .what = probe_what(p),
+		.has_exit_probes = pc->has_exit_probes, .exit_probes = pc->exit_probes,
+		.opt_exit_probes = opts->exit_probes, .unsafe_uretprobe = opts->unsafe_uretprobe,
+		.cache = opts->exits_cache,
+	};
+	struct exits_choice c;
+	int rc;
+
+	if (!p->prog->is_return || !p->prog->exit)
+		return 0;
+	rc = exits_choose(&q, &c, err);
+	if (rc < 0)
+		return rc;
+	if (c.exit_probes) {
+		p->exit_probes = true;
+		p->n_exits = c.n_exits;
+		p->exit_offsets = c.exit_offsets;
+	}
+	if (c.note[0])
+		add_note(p, c.note);
+	return 0;
+}
+
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			 struct native_cache *nc, struct err *err)
 {

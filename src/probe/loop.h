@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "probe/session.h"
 #include "plan/plan.h"
-#include "sink/event.h"
+#include "probe/session.h"
+#include "vocab/event.h"
 
 struct loop_output {
 	void (*event)(void *ctx, const struct event *ev);

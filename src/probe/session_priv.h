@@ -48,7 +48,7 @@ struct instance {
 /* Per object used by the plan: the primary instance owns the shared maps. */
 struct object_state {
 	const struct catalog_object *cat;
-	void *elf;                  /* the object inflated once, read by every instance */
+	void *elf;                  /* the object decoded once, read by every instance */
 	size_t elf_size;
 	struct bpf_object *primary;
 	bool ring_used[8];
