@@ -73,7 +73,7 @@ STATIC_OPT     ?= -Os
 STATIC_CFLAGS  := $(CSTD) $(WARN) $(DEFS) $(STATIC_OPT) -ffunction-sections -fdata-sections
 # The per-event path (decoding, sinks and their writers, the loop) is built -O2: it is
 # small, and -Os made JSON output cost ~7 us of CPU per event.
-HOT_PATH       := src/sink/% src/vocab/% src/probe/loop \
+HOT_PATH       := src/sink/% src/vocab/% src/probe/loop src/probe/intake \
 		  src/catalog/record_kinds src/catalog/fields src/probe/atoms
 STATIC_LDFLAGS := -static -Wl,--gc-sections -Wl,-O1 -s
 # arm64: segments aligned for 16 KiB pages (what Android's 4 and 16 KiB page kernels

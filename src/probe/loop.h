@@ -1,6 +1,7 @@
 /* loop.h — the event loop: one thread, epoll over the ring buffers, a
  * periodic timerfd (drain, deadlines, target liveness) and a signalfd.
- * Records are checked, decoded and handed to the output callbacks. */
+ * Records are checked, decoded and handed to the output callbacks by
+ * probe/intake.h. */
 #ifndef UPROBESTATS_PROBE_LOOP_H
 #define UPROBESTATS_PROBE_LOOP_H
 
