@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "formats/exit_sites.h"
 
 /* The error code of a refusal (main maps it to the config-error exit). */
 #define PLAN_REFUSED (-ECANCELED)
@@ -52,6 +53,15 @@ struct exits_choice {
 /* Decides for a resolved return probe.  0, or PLAN_REFUSED / another
  * negative errno with err set (out then holds nothing to free). */
 int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err);
+
+/* The exit sites --exit-probes would use for the ELF function at path+offset
+ * (code_size bytes, machine EM_*): offsets from the function's start, proven
+ * (formats/exit_sites.h) and not the first instruction; else a negative errno
+ * and err saying why (the reason exits_choose refuses the probe with).
+ * c may be NULL.  Free sites with exit_sites_free(). */
+int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t offset,
+			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   struct err *err);
 
 /* The files exits_choose reads (exits_query.cache), opened once
  * for all their probes; free after the last probe. */
