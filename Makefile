@@ -34,6 +34,7 @@ GEN_HOST_DIR := $(GEN_DIR)/x86_64
 # The order of the rest is the order of `make test`'s stages (each appends to
 # TEST_STAGES); faults.mk before bench.mk, which uses its FAULTS_DIR.
 include $(TOP)/mk/static.mk
+include $(TOP)/mk/layers.mk
 include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
 include $(TOP)/mk/codecheck.mk

@@ -10,14 +10,6 @@
 #include "cli/cli.h"
 #include "sys/log.h"
 
-/* The process-wide CLI state (cli.h); the only mutable global of the tool. */
-static struct cli_state state;
-
-struct cli_state *cli_state(void)
-{
-	return &state;
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* libbpf's warnings name the failing map or program; its info and debug

@@ -47,11 +47,9 @@ static __always_inline int store_entry(void *ctx)
 	/* A thread's slot stays in the map between calls (take_entry zeroes it
 	 * instead of deleting): writing in place costs a lookup, where an
 	 * update allocates an LRU node and a delete frees it, twice as much. */
-	slot = bpf_map_lookup_elem(&entry_times, &key);
+	slot = UPS_LOOKUP_OR_INIT(&entry_times, &key, &now);
 	if (slot)
 		*slot = now;
-	else
-		bpf_map_update_elem(&entry_times, &key, &now, BPF_ANY);
 	return 0;
 }
 
@@ -86,28 +84,43 @@ static __always_inline void count_unpaired(void *ctx)
 		c->unpaired++;
 }
 
-SEC("uretprobe/call_return")
-int call_return(void *ctx)
+/* At a uretprobe: the entry time of the call returning now, or 0 (filtered
+ * out, or unpaired and counted). */
+static __always_inline __u64 take_uretprobe_entry(void *ctx, __u64 pid_tgid)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 entry;
-	struct rec_call_return *rec;
 
 	if (!ups_pid_ok(pid_tgid))
 		return 0;
 	entry = take_entry(ctx, pid_tgid);
-	if (!entry) {
+	if (!entry)
 		count_unpaired(ctx);
-		return 0;
-	}
-	rec = UPS_RESERVE(ctx, call_return_buf, struct rec_call_return);
+	return entry;
+}
+
+/* The record of a call_return, at its uretprobe or at an exit site: the
+ * return value, the entry time and the duration. */
+static __always_inline void emit_return(void *ctx, __u64 pid_tgid, __u64 entry)
+{
+	struct rec_call_return *rec = UPS_RESERVE(ctx, call_return_buf, struct rec_call_return);
+
 	if (!rec)
-		return 0;
+		return;
 	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_RETURN);
 	rec->r.return_value = UPS_RET(ctx);
 	rec->r.entry_ns = entry;
 	rec->r.duration_ns = rec->env.ktime_ns - entry;
 	UPS_SUBMIT(ctx, call_return_buf, rec);
+}
+
+SEC("uretprobe/call_return")
+int call_return(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 entry = take_uretprobe_entry(ctx, pid_tgid);
+
+	if (entry)
+		emit_return(ctx, pid_tgid, entry);
 	return 0;
 }
 
@@ -120,16 +133,28 @@ struct {
 	__type(value, struct ups_pending_stack);
 } pending_calls SEC(".maps");
 
-/* Never written: the zeroed value a thread's first entry starts from (the
- * stack is larger than the BPF stack frame).  Legacy objects use a stack
- * copy of their smaller stack instead (records.h, UPS_EXIT_DEPTH). */
-#ifndef UPS_LEGACY
+/* The zeroed value a thread's first entry starts from: PENDING_ZERO in a
+ * function that declared PENDING_ZERO_SPACE, evaluated only when needed.  A
+ * never-written map (the stack is larger than the BPF stack frame); legacy
+ * objects fill a copy of their smaller stack on the BPF stack instead
+ * (records.h, UPS_EXIT_DEPTH). */
+#ifdef UPS_LEGACY
+#define PENDING_ZERO_SPACE struct ups_pending_stack pending_zero_copy
+#define PENDING_ZERO                                                                \
+	({                                                                          \
+		__builtin_memset(&pending_zero_copy, 0, sizeof(pending_zero_copy)); \
+		&pending_zero_copy;                                                 \
+	})
+#else
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ups_pending_stack);
 } pending_zero SEC(".maps");
+
+#define PENDING_ZERO_SPACE __u32 pending_zero_key = 0
+#define PENDING_ZERO bpf_map_lookup_elem(&pending_zero, &pending_zero_key)
 #endif
 
 /* A slot index the verifier can bound: the compiler must not drop the mask
@@ -192,27 +217,15 @@ int exit_entry(void *ctx)
 	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
 	struct ups_pending_stack *st;
 	__u64 sp = UPS_SP(ctx), now;
-	__u32 zero = 0, unwound, depth;
+	__u32 unwound, depth;
+	PENDING_ZERO_SPACE;
 
 	if (!ups_enter(ctx, pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
-	st = bpf_map_lookup_elem(&pending_calls, &key);
-	if (!st) {
-#ifdef UPS_LEGACY
-		struct ups_pending_stack z_stack = {}, *z = &z_stack;
-
-		(void)zero;
-#else
-		struct ups_pending_stack *z = bpf_map_lookup_elem(&pending_zero, &zero);
-		if (!z)
-			return 0;
-#endif
-		bpf_map_update_elem(&pending_calls, &key, z, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&pending_calls, &key);
-		if (!st)
-			return 0;
-	}
+	st = UPS_LOOKUP_OR_INIT(&pending_calls, &key, PENDING_ZERO);
+	if (!st)
+		return 0;
 	/* A call still pending at this sp or below was left without an exit. */
 	unwound = drop_left_frames(st, sp, 1);
 	depth = st->depth;
@@ -252,18 +265,9 @@ int call_return_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 entry = take_exit(ctx, pid_tgid);
-	struct rec_call_return *rec;
 
-	if (!entry)
-		return 0;
-	rec = UPS_RESERVE(ctx, call_return_buf, struct rec_call_return);
-	if (!rec)
-		return 0;
-	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_RETURN);
-	rec->r.return_value = UPS_RET(ctx);
-	rec->r.entry_ns = entry;
-	rec->r.duration_ns = rec->env.ktime_ns - entry;
-	UPS_SUBMIT(ctx, call_return_buf, rec);
+	if (entry)
+		emit_return(ctx, pid_tgid, entry);
 	return 0;
 }
 
@@ -281,6 +285,17 @@ static __always_inline __u32 log2_slot(__u64 v)
 	return slot < UPS_HIST_SLOTS ? slot : UPS_HIST_SLOTS - 1;
 }
 
+/* call_latency, at its uretprobe or at an exit site: one more call in the
+ * probe's log2 slot of the duration. */
+static __always_inline void count_latency(void *ctx, __u64 entry)
+{
+	__u32 key = ups_probe_id(ctx) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	__u64 *count = bpf_map_lookup_elem(&latency_hist, &key);
+
+	if (count)
+		*count += 1;
+}
+
 SEC("uprobe/call_latency_entry")
 int call_latency_entry(void *ctx)
 {
@@ -290,22 +305,10 @@ int call_latency_entry(void *ctx)
 SEC("uretprobe/call_latency")
 int call_latency(void *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u64 entry;
-	__u32 key;
-	__u64 *count;
+	__u64 entry = take_uretprobe_entry(ctx, bpf_get_current_pid_tgid());
 
-	if (!ups_pid_ok(pid_tgid))
-		return 0;
-	entry = take_entry(ctx, pid_tgid);
-	if (!entry) {
-		count_unpaired(ctx);
-		return 0;
-	}
-	key = ups_probe_id(ctx) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
-	count = bpf_map_lookup_elem(&latency_hist, &key);
-	if (count)
-		*count += 1;
+	if (entry)
+		count_latency(ctx, entry);
 	return 0;
 }
 
@@ -313,15 +316,9 @@ SEC("uprobe/call_latency_exit")
 int call_latency_exit(void *ctx)
 {
 	__u64 entry = take_exit(ctx, bpf_get_current_pid_tgid());
-	__u32 key;
-	__u64 *count;
 
-	if (!entry)
-		return 0;
-	key = ups_probe_id(ctx) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
-	count = bpf_map_lookup_elem(&latency_hist, &key);
-	if (count)
-		*count += 1;
+	if (entry)
+		count_latency(ctx, entry);
 	return 0;
 }
 

@@ -175,6 +175,26 @@ static __always_inline void ups_count_drop(void *ctx)
 		c->drops++;
 }
 
+/* The value at key in map, created from init when missing (init is evaluated
+ * only then: a zeroed value may cost a lookup or filling a stack copy; NULL
+ * creates nothing).  BPF_NOEXIST, not BPF_ANY: values are only ever created
+ * here, so one that exists by the time of the update was created meanwhile
+ * and is live state (a thread's calls in flight) that must not be reset; the
+ * second lookup returns whichever is there.  NULL when the map has no room. */
+#define UPS_LOOKUP_OR_INIT(map, key, init)                                    \
+	({                                                                    \
+		void *ups_v_ = bpf_map_lookup_elem((map), (key));             \
+		if (!ups_v_) {                                                \
+			const void *ups_i_ = (init);                          \
+			if (ups_i_) {                                         \
+				bpf_map_update_elem((map), (key), ups_i_,     \
+						    BPF_NOEXIST);             \
+				ups_v_ = bpf_map_lookup_elem((map), (key));   \
+			}                                                     \
+		}                                                             \
+		ups_v_;                                                       \
+	})
+
 static __always_inline void ups_fill_envelope(void *ctx, struct ups_envelope *env,
 					      __u64 pid_tgid, __u32 kind)
 {
@@ -186,17 +206,8 @@ static __always_inline void ups_fill_envelope(void *ctx, struct ups_envelope *en
 	bpf_get_current_comm(env->comm, sizeof(env->comm));
 }
 
-/* Output of a legacy object: the perf event array only (the ring buffer
- * needs 5.8, and the verifier of an old kernel refuses an unknown helper even
- * on a branch a constant would prune).  Same names, same records. */
-#ifdef UPS_LEGACY
-#define UPS_OUTPUT(name)                                    \
-	struct {                                            \
-		__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);\
-		__uint(key_size, sizeof(__u32));            \
-		__uint(value_size, sizeof(__u32));          \
-	} name##_perf SEC(".maps")
-
+/* Where a record is built when it goes to a perf buffer (every record of a
+ * legacy object; with --force-perfbuf or before 5.8, a normal object's). */
 #define UPS_MAX_RECORD 1024
 
 struct ups_scratch_buf {
@@ -210,10 +221,28 @@ struct {
 	__type(value, struct ups_scratch_buf);
 } ups_scratch SEC(".maps");
 
-static __always_inline void *ups_reserve_counted(void *ctx, __u32 size)
+/* This CPU's scratch record of size bytes, or NULL when it does not fit. */
+static __always_inline void *ups_scratch_get(__u32 size)
 {
 	__u32 zero = 0;
-	void *rec = size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
+
+	return size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
+}
+
+/* Output of a legacy object: the perf event array only (the ring buffer
+ * needs 5.8, and the verifier of an old kernel refuses an unknown helper even
+ * on a branch a constant would prune).  Same names, same records. */
+#ifdef UPS_LEGACY
+#define UPS_OUTPUT(name)                                    \
+	struct {                                            \
+		__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);\
+		__uint(key_size, sizeof(__u32));            \
+		__uint(value_size, sizeof(__u32));          \
+	} name##_perf SEC(".maps")
+
+static __always_inline void *ups_reserve_counted(void *ctx, __u32 size)
+{
+	void *rec = ups_scratch_get(size);
 
 	if (!rec)
 		ups_count_drop(ctx);
@@ -247,26 +276,10 @@ static __always_inline void ups_submit_perf(void *ctx, void *perfbuf, void *rec,
 		__uint(value_size, sizeof(__u32));          \
 	} name##_perf SEC(".maps")
 
-#define UPS_MAX_RECORD 1024
-
-/* Where a record is built when it goes to a perf buffer. */
-struct ups_scratch_buf {
-	__u8 data[UPS_MAX_RECORD];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ups_scratch_buf);
-} ups_scratch SEC(".maps");
-
 static __always_inline void *ups_reserve_impl(void *ringbuf, __u32 size)
 {
-	__u32 zero = 0;
-
 	if (UPS_CFG(use_perfbuf))
-		return size <= UPS_MAX_RECORD ? bpf_map_lookup_elem(&ups_scratch, &zero) : 0;
+		return ups_scratch_get(size);
 	return bpf_ringbuf_reserve(ringbuf, size, 0);
 }
 

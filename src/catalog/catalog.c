@@ -179,7 +179,7 @@ static const struct catalog_object objects[] = {
 /* The object as the build embedded it: `xz -9e --check=crc32` (LZMA2),
  * decoded by our own .xz reader (formats/xz.h, also .gnu_debugdata's): a
  * third smaller than gzip -9, for about 1 ms of decoding per object loaded. */
-static int inflate_object(const char *name, const unsigned char *elf_z, size_t elf_z_size,
+static int decode_object(const char *name, const unsigned char *elf_z, size_t elf_z_size,
 			  size_t elf_size, void **bytes, size_t *size, struct err *err)
 {
 	uint8_t *buf = NULL;
@@ -200,13 +200,13 @@ static int inflate_object(const char *name, const unsigned char *elf_z, size_t e
 int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
 		       struct err *err)
 {
-	return inflate_object(o->name, o->elf_z, o->elf_z_size, o->elf_size, bytes, size, err);
+	return decode_object(o->name, o->elf_z, o->elf_z_size, o->elf_size, bytes, size, err);
 }
 
 int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size_t *size,
 			      struct err *err)
 {
-	return inflate_object(o->name, o->legacy_elf_z, o->legacy_elf_z_size, o->legacy_elf_size,
+	return decode_object(o->name, o->legacy_elf_z, o->legacy_elf_z_size, o->legacy_elf_size,
 			      bytes, size, err);
 }
 

@@ -61,13 +61,13 @@ enum catalog_prepare {
 struct catalog_object {
 	const char *name;         /* "GenericInstrumentation" */
 	/* The BPF ELF object, xz-compressed at build time (gen/<arch>/<name>.bpf.z.h);
-	 * catalog_object_elf() inflates it. */
+	 * catalog_object_elf() decodes it. */
 	const unsigned char *elf_z;
 	size_t elf_z_size;
-	size_t elf_size;          /* inflated */
+	size_t elf_size;          /* decoded */
 	/* The same programs built for kernels before 5.5 (-DUPS_LEGACY: no global
 	 * data, 4.14's helpers, perf event array output), compressed the same way;
-	 * catalog_object_legacy_elf() inflates it. */
+	 * catalog_object_legacy_elf() decodes it. */
 	const unsigned char *legacy_elf_z;
 	size_t legacy_elf_z_size;
 	size_t legacy_elf_size;
@@ -80,9 +80,9 @@ struct catalog_object {
 	enum catalog_prepare prepare;
 };
 
-/* The object's ELF bytes, inflated into a malloc'ed buffer (the caller frees it once
+/* The object's ELF bytes, decoded into a malloc'ed buffer (the caller frees it once
  * libbpf is done with the object): 0, -ENOMEM, or -EINVAL when the embedded copy does
- * not inflate to its recorded size. */
+ * not decode to its recorded size. */
 int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
 		       struct err *err);
 /* The same for the object's legacy build. */

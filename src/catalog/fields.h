@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sink/event.h"
+#include "vocab/event.h"
 
 struct fields_out {
 	struct field *f;

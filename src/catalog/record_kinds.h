@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "catalog/fields.h"
-#include "sink/event.h"
+#include "vocab/event.h"
 
 /* The most fields a record decodes to (or an atom has). */
 #define CATALOG_MAX_FIELDS 16

@@ -15,26 +15,31 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The process-wide CLI state (-v, the logger) lives in main.c, the one
- * place CONTRIBUTING allows mutable globals; cli_state() hands it out. */
+/* The process-wide CLI state (-v, the logger): the one mutable global of
+ * the tool that CONTRIBUTING allows, set before a subcommand runs. */
+static struct {
+	bool verbose;
+	struct logger *logger;
+} state;
+
 void cli_set_logger(struct logger *lg)
 {
-	cli_state()->logger = lg;
+	state.logger = lg;
 }
 
 void cli_set_verbose(bool v)
 {
-	cli_state()->verbose = v;
+	state.verbose = v;
 }
 
 bool cli_verbose(void)
 {
-	return cli_state()->verbose;
+	return state.verbose;
 }
 
 static void vprint(enum log_level level, const char *prefix, const char *fmt, va_list ap)
 {
-	struct logger *lg = cli_state()->logger;
+	struct logger *lg = state.logger;
 
 	if (lg) {
 		log_vmsg(lg, level, fmt, ap);

@@ -25,16 +25,8 @@ enum exit_code {
 struct logger;
 
 /* The process-wide CLI state, set once before a subcommand runs: -v, and
- * the logger (stderr, plus logcat on Android) that p_* write to.  Owned by
- * main.c (the unit tests' ut_main.c has its own), the only file with
- * mutable globals. */
-struct cli_state {
-	bool verbose;
-	struct logger *logger;
-};
-
-struct cli_state *cli_state(void);
-
+ * the logger (stderr, plus logcat on Android) that p_* write to.  It lives
+ * in cli.c, the one module with mutable globals (CONTRIBUTING). */
 void cli_set_verbose(bool v);
 bool cli_verbose(void);
 

@@ -222,6 +222,13 @@ int run_opts_check(struct run_opts *o)
 	return EXIT_OK;
 }
 
+void run_opts_plan_stacks(const struct stack_args *a, struct plan_opts *po)
+{
+	po->stack_frames = a->frames;
+	po->stack_mode = a->mode;
+	po->stack_bytes = a->bytes;
+}
+
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	struct option long_opts[96];
@@ -859,7 +866,7 @@ int cmd_run(int argc, char **argv)
 				.duration_override = o.duration,
 				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
-	stack_args_plan(&o.stacks, &po);
+	run_opts_plan_stacks(&o.stacks, &po);
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		config_free(cfg);

@@ -73,6 +73,8 @@ int run_opts_parse_with(int argc, char **argv, const struct option *own,
 
 /* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
 int run_opts_check(struct run_opts *o);
+/* The call-stack options (--stack, --stack-mode, --stack-bytes) into the plan's. */
+void run_opts_plan_stacks(const struct stack_args *a, struct plan_opts *po);
 
 /* Refuses (EXIT_PRIVILEGE, printed) when BPF is not allowed here. */
 struct android_info;

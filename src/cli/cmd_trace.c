@@ -138,12 +138,14 @@ static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 static bool exits_provable(const struct trace_method *m, const struct trace_opts *o,
 			   struct exits_cache *files, char *why, size_t size)
 {
-	const struct catalog_object *obj;
-	const struct catalog_program *prog;
-	struct plan_opts po = { .unsafe_uretprobe = o->run.unsafe_uretprobe,
-				.exits_cache = files };
-	struct plan_probe *p;
-	struct probe_config pc = { .has_exit_probes = true, .exit_probes = true };
+	const struct exits_query q = {
+		.path = m->path, .offset = m->offset, .code_size = m->code_size,
+		.machine = m->machine, .java = m->java,
+		.program = "", .what = m->display && *m->display ? m->display : "?",
+		.has_exit_probes = true, .exit_probes = true,
+		.unsafe_uretprobe = o->run.unsafe_uretprobe, .cache = files,
+	};
+	struct exits_choice c;
 	struct err e = { 0 };
 	int rc;
 
@@ -151,22 +153,13 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 
 	if (!ret || (!m->java && o->spec.native_uretprobe))
 		return true;
-	if (catalog_find_program("prog_Uprobestats_uretprobe_call_return", &obj, &prog) < 0)
-		return false;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return false;
-	pc.method_signature = (char *)m->display;
-	*p = (struct plan_probe){ .cfg = &pc, .obj = obj, .prog = prog, .offset = m->offset,
-				  .code_size = m->code_size, .machine = m->machine,
-				  .java = m->java };
-	snprintf(p->path, sizeof(p->path), "%s", m->path);
-	rc = plan_choose_exits(p, &po, &e);
-	free(p->exit_offsets);
-	free(p);
-	if (rc < 0)
+	rc = exits_choose(&q, &c, &e);
+	if (rc < 0) {
 		snprintf(why, size, "%s", e.msg);
-	return rc == 0;
+		return false;
+	}
+	free(c.exit_offsets);
+	return true;
 }
 
 /* Keeps the methods whose exits are provable (with --ret) and at most
@@ -256,7 +249,7 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 	struct err e = { 0 };
 	int rc;
 
-	stack_args_plan(&run->stacks, &po);
+	run_opts_plan_stacks(&run->stacks, &po);
 	rc = plan_build(src->cfg, &po, &plan, &e);
 	exits_cache_free(*files);   /* not kept open (mapped) while tracing */
 	*files = NULL;

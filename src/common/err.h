@@ -1,4 +1,5 @@
-/* err.h — the one error value every stage fills and only main.c prints.
+/* err.h — the one error value every stage fills and only the command handlers
+ * (src/cli/) print.
  *
  * Functions return 0 on success or a negative errno-style code, and on failure
  * fill a caller-owned struct err with one human-readable line that already

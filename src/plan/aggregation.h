@@ -16,11 +16,6 @@
 #define AGG_DEFAULT_MAX_KEYS 10240
 #define AGG_MAX_KEYS_LIMIT (1u << 20)
 
-/* Fills p->agg_*; an aggregation on a program that does not aggregate, a
- * return-only value on the entry program, or an argument outside the
- * registers is an error naming the probe. */
-int plan_aggregation(struct plan_probe *p, struct err *err);
-
 /* The run's flush interval in seconds (the smallest a probe asks for; 0:
  * at the end only) and its key limit (the largest asked; the default when
  * none asks). */

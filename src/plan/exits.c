@@ -15,15 +15,6 @@
  * would probe comes near it). */
 #define MAX_CODE_BYTES (16u << 20)
 
-static const char *probe_what(const struct plan_probe *p)
-{
-	const struct probe_config *pc = p->cfg;
-
-	if (pc->method_signature && *pc->method_signature)
-		return pc->method_signature;
-	return pc->method_name ? pc->method_name : "?";
-}
-
 /* What the plan reads of one file, once for all its probes (trace over a
  * whole library or class: thousands of functions in one file). */
 struct exits_file {
@@ -145,19 +136,19 @@ static int check_not_bare(const struct exit_sites *sites, struct err *err)
 	return 0;
 }
 
-static int keep_sites(struct plan_probe *p, const struct exit_sites *sites, uint64_t base,
-		      struct err *err)
+static int keep_sites(struct exits_choice *out, const struct exit_sites *sites,
+		      uint64_t base, struct err *err)
 {
 	int rc = check_not_bare(sites, err);
 
 	if (rc < 0)
 		return rc;
-	p->exit_offsets = calloc(sites->count ? sites->count : 1, sizeof(*p->exit_offsets));
-	if (!p->exit_offsets)
+	out->exit_offsets = calloc(sites->count ? sites->count : 1, sizeof(*out->exit_offsets));
+	if (!out->exit_offsets)
 		return err_set(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < sites->count; i++)
-		p->exit_offsets[i] = base + sites->offsets[i];
-	p->n_exits = sites->count;
+		out->exit_offsets[i] = base + sites->offsets[i];
+	out->n_exits = sites->count;
 	return 0;
 }
 
@@ -175,7 +166,7 @@ static bool is_safe_leaf(const struct oat_method_exits *m)
 
 /* A Java method: the oat reader's exits, each epilogue checked against the
  * frame CodeInfo records (and that frame against the method's prologue). */
-static int method_exits(const struct plan_probe *p, struct exits_file *f,
+static int method_exits(const struct exits_query *p, struct exits_file *f,
 			struct oat_method_exits *m, struct err *err)
 {
 	if (!f)
@@ -190,7 +181,8 @@ static int method_exits(const struct plan_probe *p, struct exits_file *f,
 	return oat_method_exits_in(f->oat, p->offset, m, err);
 }
 
-static int find_exits_java(struct plan_probe *p, struct exits_file *f, struct err *err)
+static int find_exits_java(const struct exits_query *p, struct exits_file *f,
+			   struct exits_choice *out, struct err *err)
 {
 	struct oat_method_exits m;
 	int rc = method_exits(p, f, &m, err);
@@ -207,7 +199,7 @@ static int find_exits_java(struct plan_probe *p, struct exits_file *f, struct er
 	} else if (is_safe_leaf(&m)) {
 		rc = SAFE_URETPROBE;
 	} else {
-		rc = keep_sites(p, &m.sites, m.code_file_offset, err);
+		rc = keep_sites(out, &m.sites, m.code_file_offset, err);
 	}
 	oat_method_exits_free(&m);
 	return rc;
@@ -240,13 +232,14 @@ static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16
 }
 
 /* An ELF function: its symbol's bytes, exits proven or refused. */
-static int find_exits_native(struct plan_probe *p, struct exits_file *f, struct err *err)
+static int find_exits_native(const struct exits_query *p, struct exits_file *f,
+			     struct exits_choice *out, struct err *err)
 {
 	struct exit_sites sites;
 	int rc = native_sites(p->path, p->offset, p->code_size, p->machine, f, &sites, err);
 
 	if (rc == 0)
-		rc = keep_sites(p, &sites, p->offset, err);
+		rc = keep_sites(out, &sites, p->offset, err);
 	exit_sites_free(&sites);
 	return rc;
 }
@@ -258,25 +251,23 @@ int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t off
 	return native_sites(path, offset, code_size, machine, cached(c, path), sites, err);
 }
 
-static int find_exits(struct plan_probe *p, struct exits_file *f, struct err *err)
+static int find_exits(const struct exits_query *p, struct exits_file *f,
+		      struct exits_choice *out, struct err *err)
 {
-	return p->java ? find_exits_java(p, f, err) : find_exits_native(p, f, err);
+	return p->java ? find_exits_java(p, f, out, err) : find_exits_native(p, f, out, err);
 }
 
-static int refuse_uretprobe(const struct plan_probe *p, const char *why, struct err *err)
+static int refuse_uretprobe(const struct exits_query *p, const char *why, struct err *err)
 {
 	return err_set(err, PLAN_REFUSED, "probe %s: %s: refusing a uretprobe on ART code (%s): "
 		       "it rewrites the return address that ART walks its stack by, which aborts "
 		       "the runtime or corrupts GC roots (system_server: a phone restart); "
-		       "--unsafe-uretprobe attaches it anyway", p->program_name, probe_what(p),
-		       why);
+		       "--unsafe-uretprobe attaches it anyway", p->program, p->what, why);
 }
 
-static void add_note(struct plan_probe *p, const char *text)
+static void add_note(struct exits_choice *out, const char *text)
 {
-	size_t len = strlen(p->note);
-
-	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
+	snprintf(out->note, sizeof(out->note), "%s", text);
 }
 
 /* ART code: a Java method, or anything in an OAT file named by an ELF
@@ -295,7 +286,7 @@ static bool is_oat_file(const char *path)
 	return oat;
 }
 
-static bool is_art_code(const struct plan_probe *p, struct exits_file *f)
+static bool is_art_code(const struct exits_query *p, struct exits_file *f)
 {
 	if (p->java)
 		return true;
@@ -306,9 +297,8 @@ static bool is_art_code(const struct plan_probe *p, struct exits_file *f)
 	return f->is_oat;
 }
 
-int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
+int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err)
 {
-	const struct probe_config *pc = p->cfg;
 	struct err why = { 0 };
 	char note[160];
 	bool want, art;
@@ -316,41 +306,40 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 
 	struct exits_file *f;
 
-	if (!p->prog->is_return || !p->prog->exit)
-		return 0;
-	f = cached(opts->exits_cache, p->path);
-	art = is_art_code(p, f);
-	want = pc->has_exit_probes ? pc->exit_probes : (art || opts->exit_probes);
+	memset(out, 0, sizeof(*out));
+	f = cached(q->cache, q->path);
+	art = is_art_code(q, f);
+	want = q->has_exit_probes ? q->exit_probes : (art || q->opt_exit_probes);
 	if (!want) {
-		if (art && !opts->unsafe_uretprobe)
-			return refuse_uretprobe(p, "the probe sets exit_probes: false", err);
+		if (art && !q->unsafe_uretprobe)
+			return refuse_uretprobe(q, "the probe sets exit_probes: false", err);
 		if (art)
-			add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
+			add_note(out, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
 		return 0;
 	}
-	rc = find_exits(p, f, &why);
+	rc = find_exits(q, f, out, &why);
 	if (rc == SAFE_URETPROBE) {
-		add_note(p, "uretprobe: an empty frameless method without stack maps cannot "
+		add_note(out, "uretprobe: an empty frameless method without stack maps cannot "
 			 "reach a safepoint, so ART never walks its frame");
 		return 0;
 	}
 	if (rc == 0) {
-		p->exit_probes = true;
-		snprintf(note, sizeof(note), "exit probes at %u exit site%s", p->n_exits,
-			 p->n_exits == 1 ? "" : "s");
-		add_note(p, note);
+		out->exit_probes = true;
+		snprintf(note, sizeof(note), "exit probes at %u exit site%s", out->n_exits,
+			 out->n_exits == 1 ? "" : "s");
+		add_note(out, note);
 		return 0;
 	}
 	if (!art)
 		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
 			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
-			       "--exit-probes or set exit_probes: false)", p->program_name,
-			       probe_what(p), why.msg);
-	if (!opts->unsafe_uretprobe) {
+			       "--exit-probes or set exit_probes: false)", q->program, q->what,
+			       why.msg);
+	if (!q->unsafe_uretprobe) {
 		char reason[ERR_MSG_MAX];
 		snprintf(reason, sizeof(reason), "no exit sites: %s", why.msg);
-		return refuse_uretprobe(p, reason, err);
+		return refuse_uretprobe(q, reason, err);
 	}
-	add_note(p, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe; no exit sites)");
+	add_note(out, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe; no exit sites)");
 	return 0;
 }

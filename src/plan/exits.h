@@ -17,30 +17,53 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/err.h"
 #include "formats/exit_sites.h"
-#include "plan/plan.h"
 
 /* The error code of a refusal (main maps it to the config-error exit). */
 #define PLAN_REFUSED (-ECANCELED)
 
-/* Decides p->exit_probes and fills p->exit_offsets for a resolved probe
- * (p->path, p->offset, p->code_size, p->machine, p->java).  Nothing to do
- * for programs without a return half.  0, or PLAN_REFUSED / another
- * negative errno with err set. */
-int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err);
+/* One return probe's question, in neutral terms (the plan asks it for each
+ * probe, plan_choose_exits in plan.h; trace's selection asks it per method). */
+struct exits_query {
+	const char *path;            /* the probed file */
+	uint64_t offset;             /* file offset of the entry */
+	uint64_t code_size;          /* bytes of code at offset (0: unknown) */
+	uint16_t machine;            /* EM_* of the file */
+	bool java;                   /* a Java method (ART code) */
+	const char *program;         /* for messages: the program's configured name */
+	const char *what;            /* for messages: the method as configured */
+	bool has_exit_probes;        /* the probe sets exit_probes … */
+	bool exit_probes;            /* … to this */
+	bool opt_exit_probes;        /* --exit-probes: native return programs too */
+	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
+	struct exits_cache *cache;   /* files kept open across queries; NULL: per query */
+};
+
+/* The answer: exit probes (with their sites) or a uretprobe. */
+struct exits_choice {
+	bool exit_probes;
+	uint32_t n_exits;
+	uint64_t *exit_offsets;      /* file offsets of the exit sites; the caller frees */
+	char note[160];              /* what was chosen when worth saying; "" otherwise */
+};
+
+/* Decides for a resolved return probe.  0, or PLAN_REFUSED / another
+ * negative errno with err set (out then holds nothing to free). */
+int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err);
 
 /* The exit sites --exit-probes would use for the ELF function at path+offset
  * (code_size bytes, machine EM_*): offsets from the function's start, proven
  * (formats/exit_sites.h) and not the first instruction; else a negative errno
- * and err saying why (the reason plan_choose_exits refuses the probe with).
+ * and err saying why (the reason exits_choose refuses the probe with).
  * c may be NULL.  Free sites with exit_sites_free(). */
 int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t offset,
 			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
 			   struct err *err);
 
-/* The files plan_choose_exits reads (plan_opts.exits_cache), opened once
+/* The files exits_choose reads (exits_query.cache), opened once
  * for all their probes; free after the last probe. */
 struct exits_cache *exits_cache_new(void);
 void exits_cache_free(struct exits_cache *c);

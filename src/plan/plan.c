@@ -8,7 +8,6 @@
 
 #include "config/schema.h"
 #include "formats/elf.h"
-#include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "records.h"
 #include "resolve/java_resolve.h"
@@ -259,13 +258,59 @@ static int locate(struct plan_probe *p, const struct plan_location *l)
 	return 0;
 }
 
+/* The method as configured, for messages. */
+static const char *probe_what(const struct plan_probe *p)
+{
+	const struct probe_config *pc = p->cfg;
+
+	if (pc->method_signature && *pc->method_signature)
+		return pc->method_signature;
+	return pc->method_name ? pc->method_name : "?";
+}
+
+static void add_note(struct plan_probe *p, const char *text)
+{
+	size_t len = strlen(p->note);
+
+	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
+}
+
+int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
+{
+	const struct probe_config *pc = p->cfg;
+	struct exits_query q = {
+		.path = p->path, .offset = p->offset, .code_size = p->code_size,
+		.machine = p->machine, .java = p->java,
+		.program = p->program_name, .what = probe_what(p),
+		.has_exit_probes = pc->has_exit_probes, .exit_probes = pc->exit_probes,
+		.opt_exit_probes = opts->exit_probes, .unsafe_uretprobe = opts->unsafe_uretprobe,
+		.cache = opts->exits_cache,
+	};
+	struct exits_choice c;
+	int rc;
+
+	if (!p->prog->is_return || !p->prog->exit)
+		return 0;
+	rc = exits_choose(&q, &c, err);
+	if (rc < 0)
+		return rc;
+	if (c.exit_probes) {
+		p->exit_probes = true;
+		p->n_exits = c.n_exits;
+		p->exit_offsets = c.exit_offsets;
+	}
+	if (c.note[0])
+		add_note(p, c.note);
+	return 0;
+}
+
 _Static_assert(SECTION_OP_BEGIN == (int)TRACE_SECTION_BEGIN &&
 	       SECTION_OP_END == (int)TRACE_SECTION_END &&
 	       SECTION_OP_ASYNC_BEGIN == (int)TRACE_SECTION_ASYNC_BEGIN &&
 	       SECTION_OP_ASYNC_END == (int)TRACE_SECTION_ASYNC_END &&
 	       SECTION_OP_COUNTER == (int)TRACE_SECTION_COUNTER &&
 	       SECTION_OP_COUNTER64 == (int)TRACE_SECTION_COUNTER64,
-	       "sink/event.h's section_op follows config.h's trace_section");
+	       "vocab/event.h's section_op follows config.h's trace_section");
 
 /* An argument position read from a register, or -1 with err set. */
 static int section_register(const struct plan_probe *p, const char *what, int32_t pos,

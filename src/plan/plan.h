@@ -14,7 +14,7 @@
 #include "catalog/catalog.h"
 #include "common/err.h"
 #include "config/config.h"
-#include "sink/event.h"
+#include "vocab/event.h"
 
 /* How argument positions map to registers (call_detail's regs[]). */
 enum arg_abi {
@@ -157,11 +157,23 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 	       struct plan **out, struct err *err);
 void plan_free(struct plan *plan);
 
+/* For a resolved probe of a return program (call_return, call_latency):
+ * a uretprobe or exit probes (p->exit_probes, p->exit_offsets, a note), as
+ * plan/exits.h decides.  Nothing to do for programs without a return half.
+ * 0, or PLAN_REFUSED / another negative errno with err set. */
+int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err);
+
 /* Register index (in call_detail's regs[]) of Java or C argument position
  * pos under abi, or -1 when it is not among the ten recorded registers. */
 int plan_arg_register(enum arg_abi abi, int32_t pos);
 
 const char *resolve_how_name(enum resolve_how how);
 const char *arg_abi_name(enum arg_abi abi);
+
+/* plan_aggregation.c: fills p->agg_* from its Aggregation field (plan/
+ * aggregation.h); an aggregation on a program that does not aggregate, a
+ * return-only value on the entry program, or an argument outside the
+ * registers is an error naming the probe. */
+int plan_aggregation(struct plan_probe *p, struct err *err);
 
 #endif

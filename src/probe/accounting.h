@@ -18,8 +18,8 @@
 #include "plan/plan.h"
 #include "probe/loop.h"
 #include "probe/session.h"
-#include "sink/event.h"
 #include "sink/summary.h"
+#include "vocab/event.h"
 
 struct accounting {
 	size_t n_probes;

@@ -10,7 +10,7 @@
 
 #include "catalog/catalog.h"
 #include "plan/plan.h"
-#include "sink/event.h"
+#include "vocab/event.h"
 
 /* One record, as the loop has it after checking its size. */
 struct atom_src {

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sink/event.h"
+#include "vocab/event.h"
 
 /* Converts buf in place when it starts with a well-formed raw header whose
  * field fits in avail bytes (avail: what the record holds from buf on);

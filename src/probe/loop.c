@@ -14,17 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "probe/atoms.h"
-#include "probe/legacy_str.h"
-#include "records.h"
-#include "stack/stacks.h"
+#include "common/clock.h"
+#include "probe/intake.h"
 #include "sys/name_cache.h"
 #include "sys/proc.h"
 
-struct loop;
-
 struct ring_ctx {
-	struct loop *L;
 	const struct session_ring *ring;
 	struct perf_buffer *pb;   /* perf mode: this ring's buffer */
 };
@@ -38,21 +33,12 @@ struct loop {
 	struct ring_buffer *rb;
 	struct ring_ctx *ring_ctxs;
 	size_t n_rings;
-	int64_t mono_to_boot;     /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
-	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	size_t tasks_running;
 	struct proc_watch *watches; /* per task; used while stats->tasks[i].waiting */
-	struct name_cache *names;  /* pid -> process name for events */
 	size_t tasks_waiting;
 	int watch_fd;             /* timerfd armed while tasks wait */
 	int tick_fd;              /* timerfd checking tasks when flush_ms > CHECK_MS */
-	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
-	uint64_t *drops_seen;     /* per probe: kernel drops already written as drop records */
-	int64_t drops_checked;    /* CLOCK_MONOTONIC of the last look at the counters */
-	bool congested;           /* an output does not keep up: records wait in the kernel */
-	struct stacks *stacks;    /* when a probe records stacks: the unwinder's caches */
-	struct stack_trace *trace; /* the frames of the record being delivered */
-	bool perf_cut;            /* a perf buffer's drain stopped at the slice's end */
+	struct intake in;         /* the records: checked, decoded, handed to the outputs */
 };
 
 /* ring_buffer__consume() returns only once the ring is empty.  While a sink
@@ -74,258 +60,6 @@ const char *task_end_name(enum task_end e)
 	case TASK_END_OUTPUT_GONE: return "output-gone";
 	}
 	return "?";
-}
-
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* bpf_ktime_get_ns() is CLOCK_MONOTONIC; statsd and traces want boot time.
- * The offsets only move across suspend, so refreshing them per tick is enough. */
-static void refresh_clock_offsets(struct loop *L)
-{
-	int64_t m1 = clock_ns(CLOCK_MONOTONIC);
-	int64_t b = clock_ns(CLOCK_BOOTTIME);
-	int64_t w = clock_ns(CLOCK_REALTIME);
-	int64_t m2 = clock_ns(CLOCK_MONOTONIC);
-	int64_t m = m1 + (m2 - m1) / 2;
-
-	L->mono_to_boot = b - m;
-	L->mono_to_wall = w - m;
-}
-
-static void emit_atom(struct loop *L, const struct plan_probe *p, const struct event *ev,
-		      uint32_t kind, const void *payload)
-{
-	const struct atom_src src = { .probe = p, .kind = kind, .payload = payload };
-	struct atom_buf buf;
-	struct atom atom;
-
-	if (!L->out->atom || atoms_from_record(&src, &buf) <= 0)
-		return;
-	atom = (struct atom){
-		.atom_id = buf.atom_id,
-		.boot_ns = ev->boot_ns,
-		.fields = buf.fields,
-		.n_fields = buf.n_fields,
-		.is_uid = buf.is_uid,
-		.probe = &p->desc,
-	};
-	L->out->atom(L->out->ctx, &atom);
-}
-
-/* The record's envelope and kind when its length is exactly its kind's (and
- * its probe known); NULL (counted as malformed) otherwise. */
-static const struct record_kind *check_record(struct loop *L, const void *data, size_t size,
-					      struct ups_envelope *env)
-{
-	const struct record_kind *rk;
-
-	if (size < sizeof(*env)) {
-		L->stats->malformed++;
-		return NULL;
-	}
-	memcpy(env, data, sizeof(*env));
-	rk = record_kind_get(env->kind);
-	if (!rk || size < rk->size || size != record_kind_size(rk, data, size) ||
-	    env->probe_id >= L->plan->n_probes) {
-		L->stats->malformed++;
-		return NULL;
-	}
-	return rk;
-}
-
-static int deliver(struct loop *L, const void *data, size_t size,
-		   const struct stack_trace *stack);
-
-/* A stack record: unwind it, then deliver the record it wraps (which must
- * be a plain record of the same probe, thread and time) with the frames. */
-static int on_stack_record(struct loop *L, const void *data, size_t size)
-{
-	struct stack_record r;
-	struct ups_envelope inner;
-	struct stack_trace *st = L->trace;
-
-	if (stack_record_parse(data, size, &r) < 0 || !L->stacks || !st) {
-		L->stats->malformed++;
-		return 0;
-	}
-	memcpy(&inner, r.inner, sizeof(inner));
-	if (inner.kind == UPS_REC_STACK || inner.probe_id != r.hdr.env.probe_id ||
-	    inner.tid != r.hdr.env.tid || inner.ktime_ns != r.hdr.env.ktime_ns) {
-		L->stats->malformed++;
-		return 0;
-	}
-	stacks_walk(L->stacks, &r, L->plan->probe_by_id[inner.probe_id < L->plan->n_probes
-							? inner.probe_id : 0]->stack_frames, st);
-	return deliver(L, r.inner, r.hdr.inner_len, st);
-}
-
-/* A legacy object's record, copied and with its raw UTF-16 Strings turned
- * into UTF-8 (probe/legacy_str.h); the string fields are the ones the
- * record's own decoder finds. */
-static const void *legacy_record(const struct record_kind *rk, const void *data,
-				 size_t size, char *copy, size_t cap)
-{
-	struct field f[CATALOG_MAX_FIELDS];
-	size_t n;
-
-	if (size > cap)
-		return data;
-	memcpy(copy, data, size);
-	n = record_decode(rk, copy + sizeof(struct ups_envelope), f, CATALOG_MAX_FIELDS);
-	legacy_str_fix_record(copy, size, f, n);
-	return copy;
-}
-
-static int on_record(void *ctx, void *data, size_t size)
-{
-	struct ring_ctx *rc = ctx;
-	struct ups_envelope env;
-	const struct record_kind *rk = check_record(rc->L, data, size, &env);
-
-	if (!rk)
-		return 0;
-	if (rk->wrapper)
-		return on_stack_record(rc->L, data, size);
-	return deliver(rc->L, data, size, NULL);
-}
-
-static int deliver(struct loop *L, const void *data, size_t size,
-		   const struct stack_trace *stack)
-{
-	struct ups_envelope env;
-	const struct record_kind *rk = check_record(L, data, size, &env);
-	const struct plan_probe *p;
-	struct field fields[CATALOG_MAX_FIELDS];
-	struct event ev;
-	char comm[UPS_COMM_LEN + 1];
-	char legacy_copy[1024];   /* UPS_MAX_RECORD of a legacy object */
-	const char *payload;
-
-	if (!rk || rk->wrapper)
-		return 0;
-	if (session_legacy(L->session))
-		data = legacy_record(rk, data, size, legacy_copy, sizeof(legacy_copy));
-	payload = (const char *)data + sizeof(env);
-	p = L->plan->probe_by_id[env.probe_id];
-	memcpy(comm, env.comm, UPS_COMM_LEN);
-	comm[UPS_COMM_LEN] = '\0';
-	ev = (struct event){
-		.kind = rk->is_return ? EVENT_RETURN : EVENT_RECORD,
-		.boot_ns = env.ktime_ns + (uint64_t)L->mono_to_boot,
-		.wall_ns = (int64_t)env.ktime_ns + L->mono_to_wall,
-		.pid = env.pid,
-		.tid = env.tid,
-		.comm = comm,
-		.process = name_cache_get(L->names, (pid_t)env.pid),
-		.probe = &p->desc,
-		.fields = fields,
-		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
-		.duration_ns = record_duration(rk, payload),
-		.stack = stack,
-	};
-	L->stats->delivered[env.probe_id]++;
-	if (L->out->event)
-		L->out->event(L->out->ctx, &ev);
-	emit_atom(L, p, &ev, env.kind, payload);
-	/* An output that does not keep up: the next records wait in the kernel. */
-	if (L->out->congested && L->out->congested(L->out->ctx)) {
-		L->congested = true;
-		return -EAGAIN;
-	}
-	/* The record is consumed either way; -EAGAIN only stops this drain.  The
-	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
-	 * few ns from the vDSO, so it is read for every record: a sink may
-	 * spend up to its wait budget on any one of them. */
-	if (L->drain_until && clock_ns(CLOCK_MONOTONIC_COARSE) > L->drain_until)
-		return -EAGAIN;
-	return 0;
-}
-
-static void report_lost(struct loop *L, uint64_t lost)
-{
-	L->stats->lost += lost;
-	if (L->out->event) {
-		struct event ev = { .kind = EVENT_LOST, .n_lost = lost,
-				    .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME) };
-		L->out->event(L->out->ctx, &ev);
-	}
-}
-
-/* Records the BPF programs could not reserve room for are counted per probe
- * in the kernel; each new count becomes a drop record, so the event stream
- * says where it has holes (the summary says how many).  A look costs a map
- * read per probe: once a second, and once more at the end. */
-#define DROP_CHECK_NS 1000000000
-
-static void report_drops(struct loop *L, bool now)
-{
-	int64_t t = clock_ns(CLOCK_MONOTONIC);
-
-	if (!L->drops_seen || (!now && t - L->drops_checked < DROP_CHECK_NS))
-		return;
-	L->drops_checked = t;
-	for (size_t i = 0; i < L->plan->n_probes; i++) {
-		struct ups_probe_counters c;
-		struct event ev;
-
-		if (session_probe_counters(L->session, (uint32_t)i, &c) < 0 ||
-		    c.drops <= L->drops_seen[i])
-			continue;
-		ev = (struct event){ .kind = EVENT_DROP, .n_lost = c.drops - L->drops_seen[i],
-				     .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME),
-				     .probe = &L->plan->probe_by_id[i]->desc };
-		L->drops_seen[i] = c.drops;
-		if (L->out->event)
-			L->out->event(L->out->ctx, &ev);
-	}
-}
-
-/* A raw perf record: PERF_RECORD_SAMPLE carries {u32 size; data[size]} with
- * the data padded to 8 bytes (trimmed back to the record's own size here);
- * PERF_RECORD_LOST carries {u64 id; u64 lost}. */
-static enum bpf_perf_event_ret on_perf_event_raw(void *ctx, int cpu, struct perf_event_header *h)
-{
-	struct ring_ctx *rc = ctx;
-	const uint8_t *p = (const uint8_t *)(h + 1);
-	size_t avail = h->size >= sizeof(*h) ? h->size - sizeof(*h) : 0;
-
-	if (h->type == PERF_RECORD_LOST && avail >= 16) {
-		uint64_t lost;
-		memcpy(&lost, p + 8, sizeof(lost));
-		report_lost(rc->L, lost);
-	} else if (h->type == PERF_RECORD_SAMPLE && avail >= 4) {
-		uint32_t size;
-		struct ups_envelope env;
-		const struct record_kind *rk;
-
-		memcpy(&size, p, sizeof(size));
-		if (size > avail - 4) {
-			rc->L->stats->malformed++;
-			return LIBBPF_PERF_EVENT_CONT;
-		}
-		if (size >= sizeof(env)) {
-			memcpy(&env, p + 4, sizeof(env));
-			rk = record_kind_get(env.kind);
-			size_t want = rk ? record_kind_size(rk, p + 4, size) : 0;
-			if (want && size >= want && size - want < 8)
-				size = (uint32_t)want;
-		}
-		int r = on_record(rc, (void *)(p + 4), size);
-
-		/* The slice is over or an output does not keep up: leave the rest of
-		 * this CPU's buffer for the next drain (a perf buffer read to its
-		 * head could take as long as a slow sink needs for 4 MiB of records). */
-		if (r == -EAGAIN || (r < 0 && rc->L->congested)) {
-			rc->L->perf_cut = true;
-			return LIBBPF_PERF_EVENT_DONE;
-		}
-	}
-	return LIBBPF_PERF_EVENT_CONT;
 }
 
 static int setup_perf(struct loop *L, struct ring_ctx *c, struct err *err)
@@ -351,7 +85,8 @@ static int setup_perf(struct loop *L, struct ring_ctx *c, struct err *err)
 		pages = 8;
 	if (attr.wakeup_watermark > pages * (size_t)page / 2)
 		attr.wakeup_watermark = (__u32)(pages * (size_t)page / 2);
-	c->pb = perf_buffer__new_raw(c->ring->map_fd, pages, &attr, on_perf_event_raw, c, &ro);
+	c->pb = perf_buffer__new_raw(c->ring->map_fd, pages, &attr, intake_perf_event, &L->in,
+				     &ro);
 	if (!c->pb)
 		return err_set(err, -errno, "perf buffer %s: %s", c->ring->map, strerror(errno));
 	return 0;
@@ -367,17 +102,17 @@ static int setup_rings(struct loop *L, struct err *err)
 	L->n_rings = n;
 	for (size_t i = 0; i < n; i++) {
 		const struct session_ring *r = session_ring_at(L->session, i);
-		L->ring_ctxs[i] = (struct ring_ctx){ .L = L, .ring = r };
+		L->ring_ctxs[i] = (struct ring_ctx){ .ring = r };
 		if (r->perf) {
 			int rc = setup_perf(L, &L->ring_ctxs[i], err);
 			if (rc < 0)
 				return rc;
 		} else if (!L->rb) {
-			L->rb = ring_buffer__new(r->map_fd, on_record, &L->ring_ctxs[i], NULL);
+			L->rb = ring_buffer__new(r->map_fd, intake_record, &L->in, NULL);
 			if (!L->rb)
 				return err_set(err, -errno, "ring buffer %s: %s", r->map,
 					       strerror(errno));
-		} else if (ring_buffer__add(L->rb, r->map_fd, on_record, &L->ring_ctxs[i]) < 0) {
+		} else if (ring_buffer__add(L->rb, r->map_fd, intake_record, &L->in) < 0) {
 			return err_set(err, -errno, "ring buffer %s: %s", r->map, strerror(errno));
 		}
 	}
@@ -448,7 +183,7 @@ static void task_process_started(struct loop *L, size_t ti, pid_t pid)
 
 	stop_waiting(L, ti);
 	ts->started_pid = pid;
-	name_cache_get(L->names, pid);
+	name_cache_get(L->in.names, pid);
 	if (session_attach_task_pid(L->session, (uint32_t)ti, pid, &e) < 0) {
 		notice(L, "task %zu: process %d started but attaching failed: %s", ti, (int)pid,
 		       e.msg);
@@ -554,63 +289,43 @@ enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH, TAG_TICK };
 /* How often a congested output is offered more. */
 #define CONGESTED_RETRY_MS 10
 
-/* The known targets' mappings, read before the probes are attached and
- * again once they are (a read that fails, the target having exited, keeps
- * what was read before): code a target maps before its first hit is then
- * known even if it exits before its records are drained. */
-static void prime_stacks(struct loop *L)
-{
-	if (!L->stacks)
-		return;
-	for (size_t t = 0; t < L->plan->n_tasks; t++)
-		for (size_t j = 0; j < L->plan->tasks[t].n_pids; j++)
-			stacks_prime(L->stacks, (uint32_t)L->plan->tasks[t].pids[j]);
-}
-
 static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 {
 	uint64_t now = (uint64_t)clock_ns(CLOCK_BOOTTIME);
+	int rc;
 
 	memset(stats, 0, sizeof(*stats));
 	stats->delivered = calloc(L->plan->n_probes ? L->plan->n_probes : 1, sizeof(uint64_t));
 	stats->tasks = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*stats->tasks));
 	if (!stats->delivered || !stats->tasks)
 		return err_set(err, -ENOMEM, "out of memory");
+	L->in = (struct intake){
+		.plan = L->plan, .session = L->session,
+		.out = { .event = L->out->event, .atom = L->out->atom,
+			 .congested = L->out->congested, .ctx = L->out->ctx },
+		.delivered = stats->delivered, .malformed = &stats->malformed,
+		.lost = &stats->lost,
+	};
+	rc = intake_open(&L->in, proc_dir(L), err);
+	if (rc < 0)
+		return rc;
 	L->watches = calloc(L->plan->n_tasks ? L->plan->n_tasks : 1, sizeof(*L->watches));
-	L->drops_seen = calloc(L->plan->n_probes ? L->plan->n_probes : 1, sizeof(uint64_t));
-	L->names = malloc(sizeof(*L->names));
-	if (!L->watches || !L->names || !L->drops_seen)
+	if (!L->watches)
 		return err_set(err, -ENOMEM, "out of memory");
-	name_cache_init(L->names, proc_dir(L));
-	/* Known targets now, while they surely run: short-lived ones may be gone
-	 * by the time their records are drained. */
-	for (size_t i = 0; i < L->plan->n_tasks; i++)
-		for (size_t j = 0; j < L->plan->tasks[i].n_pids; j++)
-			name_cache_get(L->names, L->plan->tasks[i].pids[j]);
 	for (size_t i = 0; i < L->plan->n_tasks; i++) {
 		const struct plan_task *t = &L->plan->tasks[i];
 		stats->tasks[i].start_boot_ns = now;
 		if (!t->wait_for_start)
 			continue;
 		/* Processes running now are not "starting": remember them first. */
-		int rc = proc_watch_init(&L->watches[i], proc_dir(L), t->wait_name,
-					 L->opts->android, err);
+		rc = proc_watch_init(&L->watches[i], proc_dir(L), t->wait_name, L->opts->android,
+				     err);
 		if (rc < 0)
 			return rc;
 		stats->tasks[i].waiting = true;
 		L->tasks_waiting++;
 	}
-	for (size_t i = 0; i < L->plan->n_probes && !L->stacks; i++) {
-		if (!L->plan->probe_by_id[i]->stack_mode)
-			continue;
-		L->stacks = stacks_new(session_code_cache(L->session));
-		L->trace = malloc(sizeof(*L->trace));
-		if (!L->stacks || !L->trace)
-			return err_set(err, -ENOMEM, "out of memory");
-		prime_stacks(L);
-	}
 	L->tasks_running = L->plan->n_tasks;
-	refresh_clock_offsets(L);
 	return setup_rings(L, err);
 }
 
@@ -631,23 +346,23 @@ static int drain(struct loop *L, bool sliced)
 {
 	int rc;
 
-	if (L->congested && L->out->congested)
-		L->congested = L->out->congested(L->out->ctx);
-	if (L->congested)
+	if (L->in.congested && L->out->congested)
+		L->in.congested = L->out->congested(L->out->ctx);
+	if (L->in.congested)
 		return 1;
-	L->drain_until = sliced ? clock_ns(CLOCK_MONOTONIC_COARSE) + DRAIN_SLICE_NS : 0;
+	L->in.drain_until = sliced ? clock_ns(CLOCK_MONOTONIC_COARSE) + DRAIN_SLICE_NS : 0;
 	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0) {
 		if (rc == -EAGAIN)
 			return 1;
 		if (rc != -EINTR)
 			return rc;
 	}
-	L->perf_cut = false;
-	for (size_t i = 0; i < L->n_rings && !L->congested && !L->perf_cut; i++)
+	L->in.perf_cut = false;
+	for (size_t i = 0; i < L->n_rings && !L->in.congested && !L->in.perf_cut; i++)
 		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
 		    rc != -EINTR)
 			return rc;
-	return L->congested || L->perf_cut ? 1 : 0;
+	return L->in.congested || L->in.perf_cut ? 1 : 0;
 }
 
 static void end_all(struct loop *L, enum task_end why)
@@ -663,7 +378,8 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 
 	while (L->tasks_running > 0) {
 		/* a drain cut short: look at signals and timers, then go on with it */
-		int n = epoll_wait(ep, evs, 8, L->congested ? CONGESTED_RETRY_MS : rc > 0 ? 0 : -1);
+		int n = epoll_wait(ep, evs, 8,
+				   L->in.congested ? CONGESTED_RETRY_MS : rc > 0 ? 0 : -1);
 		bool want_drain = rc > 0;
 		if (n < 0) {
 			if (errno == EINTR)
@@ -678,13 +394,13 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 				if (read(evs[i].data.u32 == TAG_TIMER ? tfd : L->tick_fd, &ticks,
 					 sizeof(ticks)) < 0 && errno != EAGAIN)
 					return err_set(err, -errno, "timerfd: %s", strerror(errno));
-				refresh_clock_offsets(L);
+				intake_refresh_clocks(&L->in);
 				check_tasks(L);
 				if (L->opts->tick)
 					L->opts->tick(L->opts->tick_ctx,
 						      (uint64_t)clock_ns(CLOCK_MONOTONIC));
 				want_drain |= evs[i].data.u32 == TAG_TIMER;
-				report_drops(L, false);
+				intake_report_drops(&L->in, false);
 				break;
 			case TAG_WATCH:
 				if (read(L->watch_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
@@ -761,7 +477,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	}
 	if (opts->start && (rc = opts->start(opts->start_ctx, err)) < 0)
 		goto out;
-	prime_stacks(&L);
+	intake_prime_stacks(&L.in);
 	/* Durations count from attach (or, for a waiting task, from now until
 	 * its process starts, then again from its attach). */
 	for (size_t i = 0; i < plan->n_tasks; i++)
@@ -777,7 +493,7 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	 * reader takes something, or it fails and its events are counted lost). */
 	while (drain(&L, false) == 1 && out->settle)
 		out->settle(out->ctx);
-	report_drops(&L, true);
+	intake_report_drops(&L.in, true);
 	if (out->flush)
 		out->flush(out->ctx);
 out:
@@ -789,10 +505,7 @@ out:
 	for (size_t i = 0; L.watches && i < plan->n_tasks; i++)
 		stop_waiting(&L, i);
 	free(L.watches);
-	free(L.names);
-	free(L.drops_seen);
-	stacks_free(L.stacks);
-	free(L.trace);
+	intake_close(&L.in);
 	if (L.watch_fd >= 0)
 		close(L.watch_fd);
 	if (L.tick_fd >= 0)

@@ -1,6 +1,7 @@
 /* loop.h — the event loop: one thread, epoll over the ring buffers, a
  * periodic timerfd (drain, deadlines, target liveness) and a signalfd.
- * Records are checked, decoded and handed to the output callbacks. */
+ * Records are checked, decoded and handed to the output callbacks by
+ * probe/intake.h. */
 #ifndef UPROBESTATS_PROBE_LOOP_H
 #define UPROBESTATS_PROBE_LOOP_H
 
@@ -8,9 +9,9 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "probe/session.h"
 #include "plan/plan.h"
-#include "sink/event.h"
+#include "probe/session.h"
+#include "vocab/event.h"
 
 struct loop_output {
 	void (*event)(void *ctx, const struct event *ev);

@@ -1,3 +1,8 @@
+/* session.c — loading: one copy of its object per instance (the probe id and
+ * config in .rodata, or patched in for the legacy build), the maps sized or
+ * shared with the object's primary copy, the programs loaded (a refusal
+ * named with the verifier's reason), then the primaries' maps filled and the
+ * output buffers collected for the loop; closing it all again. */
 #include "probe/session.h"
 
 #include <bpf/bpf.h>
@@ -18,21 +23,9 @@
 #include "stack/codecache.h"
 #include "stack/kwalk.h"
 
-#define DEFAULT_RINGBUF_BYTES (4u << 20)
-/* With --stack a record carries the copied stack (2 KiB by default, up to
- * 16 KiB), so the default buffer holds more bytes for as many records. */
-#define DEFAULT_STACK_RINGBUF_BYTES (16u << 20)
 #define MAX_TARGET_PIDS 4096
 
 #include "probe/session_priv.h"
-
-static uint32_t round_pow2(uint32_t v)
-{
-	uint32_t p = 4096;
-	while (p < v && p < (1u << 30))
-		p <<= 1;
-	return p;
-}
 
 static struct object_state *object_state_for(struct session *s, const struct catalog_object *c)
 {
@@ -345,222 +338,6 @@ static int load_instance(struct session *s, struct instance *in,
 	return keep_programs_only(in, err);
 }
 
-/* ---- probes that share one copy of their object ---- */
-
-/* Members of one shared copy at most: one link's offset and cookie arrays
- * stay small, and 10,000 probes still take two links per program. */
-#define MAX_SHARED_MEMBERS 8192
-
-static int cmp_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
-/* Equal when probes a and b may share one copy: the same task, program,
- * probe form and file, and the same config but for the probe id. */
-static int share_key_cmp(const struct plan_probe *a, const struct plan_probe *b)
-{
-	int c;
-
-	if (a->desc.task_index != b->desc.task_index)
-		return a->desc.task_index < b->desc.task_index ? -1 : 1;
-	if (a->prog != b->prog)
-		return (uintptr_t)a->prog < (uintptr_t)b->prog ? -1 : 1;
-	if (a->exit_probes != b->exit_probes)
-		return a->exit_probes ? 1 : -1;
-	if ((c = strcmp(a->path, b->path)) != 0 ||
-	    (c = memcmp(a->string_reg, b->string_reg, sizeof(a->string_reg))) != 0 ||
-	    (c = memcmp(a->string_pos, b->string_pos, sizeof(a->string_pos))) != 0)
-		return c;
-	if ((c = cmp_u32(a->string_native, b->string_native)) != 0 ||
-	    (c = cmp_u32(a->stack_mode, b->stack_mode)) != 0 ||
-	    (c = cmp_u32(a->stack_frames, b->stack_frames)) != 0 ||
-	    (c = cmp_u32(a->agg_by, b->agg_by)) != 0 || (c = cmp_u32(a->agg_sum, b->agg_sum)) != 0 ||
-	    (c = cmp_u32(a->agg_hist, b->agg_hist)) != 0 ||
-	    (c = cmp_u32(a->agg_regs, b->agg_regs)) != 0 ||
-	    (c = cmp_u32(a->traffic_op, b->traffic_op)) != 0)
-		return c;
-	return cmp_u32(a->stack_bytes, b->stack_bytes);
-}
-
-static int share_order(const void *x, const void *y)
-{
-	const struct plan_probe *a = *(const struct plan_probe *const *)x;
-	const struct plan_probe *b = *(const struct plan_probe *const *)y;
-	int c = share_key_cmp(a, b);
-
-	return c ? c : cmp_u32(a->id, b->id);
-}
-
-/* One instance per probe, or, where one link can carry many offsets with a
- * cookie each (uprobe_multi links, normal objects), one per group of
- * probes that may share a copy. */
-static int group_probes(struct session *s, const struct plan *plan, struct err *err)
-{
-	size_t n = 0;
-
-	s->members = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*s->members));
-	if (!s->members)
-		return err_set(err, -ENOMEM, "out of memory");
-	for (size_t t = 0; t < plan->n_tasks; t++)
-		for (size_t i = 0; i < plan->tasks[t].n_probes; i++)
-			s->members[n++] = &plan->tasks[t].probes[i];
-	if (s->use_multi && !s->legacy)
-		qsort(s->members, n, sizeof(*s->members), share_order);
-	for (size_t i = 0; i < n;) {
-		struct instance *in = &s->instances[s->n_instances++];
-		size_t k = 1;
-
-		while (s->use_multi && !s->legacy && i + k < n && k < MAX_SHARED_MEMBERS &&
-		       share_key_cmp(s->members[i], s->members[i + k]) == 0)
-			k++;
-		in->probe = s->members[i];
-		in->members = &s->members[i];
-		in->n_members = k;
-		i += k;
-	}
-	return 0;
-}
-
-/* uprobe_multi links (6.6+, filtering by process) unless a perf event path
- * is forced; else the uprobe PMU (4.17+) unless it is missing or tracefs is
- * forced.  Stale tracefs events of killed runs are removed whenever tracefs
- * is there. */
-static int choose_attach(struct session *s, const struct session_opts *opts,
-			 struct uprobe_pmu *pmu, struct err *err)
-{
-	struct err pmu_err = { 0 }, tfs_err = { 0 }, multi_err = { 0 };
-	int pmu_rc = uprobe_pmu_detect(pmu, &pmu_err);
-	int tfs_rc = tracefs_open(&s->tfs, opts->tracefs_root, &tfs_err);
-
-	if (tfs_rc == 0)
-		tracefs_remove_stale(&s->tfs, opts->proc_dir ? opts->proc_dir : "/proc", NULL);
-	if (!opts->force_tracefs && !opts->force_pmu && uprobe_multi_detect(&multi_err) == 0) {
-		s->use_multi = true;
-		return 0;
-	}
-	s->use_tracefs = opts->force_tracefs || pmu_rc < 0;
-	if (s->use_tracefs && tfs_rc < 0) {
-		if (opts->force_tracefs || pmu_rc == 0)
-			*err = tfs_err;
-		else
-			err_set(err, tfs_rc, "%s; and %s", pmu_err.msg, tfs_err.msg);
-		return tfs_rc;
-	}
-	return 0;
-}
-
-static int choose_output(struct session *s, const struct session_opts *opts, struct err *err)
-{
-	bool has_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
-
-	uint32_t def = DEFAULT_RINGBUF_BYTES;
-
-	for (size_t i = 0; i < s->plan->n_probes; i++)
-		if (s->plan->probe_by_id[i]->stack_mode)
-			def = DEFAULT_STACK_RINGBUF_BYTES;
-	s->ring_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : def);
-	s->wakeup_bytes = opts->wakeup_bytes ? opts->wakeup_bytes : s->ring_bytes / 4;
-	if (s->legacy) {
-		for (size_t i = 0; i < s->plan->n_probes; i++)
-			if (s->plan->probe_by_id[i]->stack_mode)
-				return err_set(err, -ENOTSUP, "call stacks (--stack, stack_frames) "
-					       "have no legacy form: they need the normal BPF "
-					       "objects (kernels 5.5+)");
-		if (opts->output == OUTPUT_RINGBUF)
-			return err_set(err, -ENOTSUP, "the legacy objects (kernels before 5.5) "
-				       "write to the perf buffer only; drop --force-ringbuf");
-		s->mode = OUTPUT_PERFBUF;
-		return 0;
-	}
-	switch (opts->output) {
-	case OUTPUT_RINGBUF:
-		if (!has_ringbuf)
-			return err_set(err, -ENOTSUP, "this kernel has no BPF ring buffer (5.8+); "
-				       "drop --force-ringbuf to use the perf buffer");
-		s->mode = OUTPUT_RINGBUF;
-		break;
-	case OUTPUT_PERFBUF:
-		s->mode = OUTPUT_PERFBUF;
-		break;
-	default:
-		s->mode = has_ringbuf ? OUTPUT_RINGBUF : OUTPUT_PERFBUF;
-		break;
-	}
-	return 0;
-}
-
-const char *session_attach_mode(const struct session *s)
-{
-	return s->use_multi ? "uprobe_multi links"
-			    : s->use_tracefs ? "tracefs uprobe_events" : "uprobe PMU";
-}
-
-bool session_legacy(const struct session *s)
-{
-	return s->legacy;
-}
-
-enum output_mode session_output_mode(const struct session *s)
-{
-	return s->mode;
-}
-
-const char *output_mode_name(enum output_mode m)
-{
-	switch (m) {
-	case OUTPUT_RINGBUF: return "ringbuf";
-	case OUTPUT_PERFBUF: return "perfbuf";
-	default: return "auto";
-	}
-}
-
-/* The run's code cache (stack/codecache.h), when a probe records stacks;
- * --stack-mode kernel: the compiled Java methods of the processes known now
- * (stack/kwalk.h) from it, built once before any object is loaded. */
-static int build_kwalk(struct session *s, const struct plan *plan, const char *proc_dir,
-		       struct err *err)
-{
-	bool stacks = false, kernel = false;
-	size_t n = 0;
-	pid_t *pids;
-	int rc;
-
-	for (size_t i = 0; i < plan->n_probes; i++) {
-		stacks |= plan->probe_by_id[i]->stack_mode != 0;
-		kernel |= plan->probe_by_id[i]->stack_mode == UPS_STACK_KERNEL;
-	}
-	if (stacks && !(s->code = code_cache_new(proc_dir)))
-		return err_set(err, -ENOMEM, "out of memory");
-	if (!kernel)
-		return 0;
-	for (size_t t = 0; t < plan->n_tasks; t++)
-		n += plan->tasks[t].n_pids;
-	pids = calloc(n ? n : 1, sizeof(*pids));
-	if (!pids)
-		return err_set(err, -ENOMEM, "out of memory");
-	n = 0;
-	for (size_t t = 0; t < plan->n_tasks; t++)
-		for (size_t i = 0; i < plan->tasks[t].n_pids; i++)
-			pids[n++] = plan->tasks[t].pids[i];
-	rc = kwalk_table_build(&s->kwalk, s->code, pids, n, err);
-	free(pids);
-	return rc;
-}
-
-static int fill_kwalk(const struct session *s, const struct object_state *os, struct err *err)
-{
-	struct bpf_map *map = bpf_object__find_map_by_name(os->primary, UPS_KWALK_MAP);
-
-	if (!map || !s->kwalk.v)
-		return 0;
-	for (uint32_t i = 0; i < kwalk_table_size(&s->kwalk); i++)
-		if (bpf_map_update_elem(bpf_map__fd(map), &i, &s->kwalk.v[i], BPF_ANY) < 0)
-			return err_set(err, -errno, "filling %s: %s", UPS_KWALK_MAP,
-				       strerror(errno));
-	return 0;
-}
-
 static int fill_target_pids(const struct object_state *os, const struct plan *plan,
 			    struct err *err)
 {
@@ -642,17 +419,17 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 		session_close(s);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
-	rc = choose_attach(s, opts, &pmu, err);
+	rc = session_choose_attach(s, opts, &pmu, err);
 	if (rc < 0)
 		goto fail;
-	rc = choose_output(s, opts, err);
+	rc = session_choose_output(s, opts, err);
 	if (rc < 0)
 		goto fail;
 	mark_used_rings(s, plan);
-	rc = build_kwalk(s, plan, opts->proc_dir ? opts->proc_dir : "/proc", err);
+	rc = session_build_kwalk(s, plan, opts->proc_dir ? opts->proc_dir : "/proc", err);
 	if (rc < 0)
 		goto fail;
-	rc = group_probes(s, plan, err);
+	rc = session_group_probes(s, plan, err);
 	for (size_t i = 0; rc == 0 && i < s->n_instances; i++)
 		rc = load_instance(s, &s->instances[i], opts, err);
 	if (rc < 0)
@@ -660,7 +437,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	for (size_t i = 0; i < s->n_objects; i++) {
 		rc = fill_target_pids(&s->objects[i], plan, err);
 		if (rc == 0)
-			rc = fill_kwalk(s, &s->objects[i], err);
+			rc = session_fill_kwalk(s, &s->objects[i], err);
 		if (rc < 0)
 			goto fail;
 	}
@@ -679,48 +456,6 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 fail:
 	session_close(s);
 	return rc;
-}
-
-int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err)
-{
-	size_t before[s->n_instances ? s->n_instances : 1];
-	int rc = 0;
-
-	for (size_t i = 0; i < s->n_instances; i++)
-		before[i] = s->instances[i].n_atts;
-	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
-		if (s->instances[i].probe->desc.task_index == task_index)
-			rc = attach_instance_pid(s, &s->instances[i], pid, err);
-	if (rc < 0) /* All or nothing for this process. */
-		for (size_t i = 0; i < s->n_instances; i++)
-			detach_instance_from(s, &s->instances[i], before[i]);
-	return rc;
-}
-
-int session_attach(struct session *s, struct err *err)
-{
-	int rc;
-
-	for (size_t i = 0; i < s->n_instances; i++) {
-		const struct plan_probe *p = s->instances[i].probe;
-		rc = s->interrupted && s->interrupted()
-			     ? err_set(err, -EINTR,
-				       "interrupted while attaching: nothing left attached")
-			     : attach_instance(s, &s->instances[i],
-					       &s->plan->tasks[p->desc.task_index], err);
-		if (rc < 0) {
-			/* All or nothing: detach what was attached. */
-			for (size_t j = 0; j <= i; j++)
-				detach_instance(s, &s->instances[j]);
-			return rc;
-		}
-	}
-	return 0;
-}
-
-void session_detach_task(struct session *s, uint32_t task_index)
-{
-	detach_where(s, (long)task_index);
 }
 
 void session_close(struct session *s)
@@ -767,103 +502,3 @@ const struct session_ring *session_ring_at(const struct session *s, size_t i)
 	return i < s->n_rings ? &s->rings[i] : NULL;
 }
 
-int session_probe_counters(const struct session *s, uint32_t probe_id,
-			   struct ups_probe_counters *out)
-{
-	const struct plan_probe *p;
-	struct object_state *os = NULL;
-	struct ups_probe_counters *percpu;
-	struct bpf_map *map;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (!s || probe_id >= s->plan->n_probes)
-		return -ENOENT;
-	p = s->plan->probe_by_id[probe_id];
-	for (size_t i = 0; i < s->n_objects; i++)
-		if (s->objects[i].cat == p->obj)
-			os = &s->objects[i];
-	if (!os || !os->primary)
-		return -ENOENT;
-	map = bpf_object__find_map_by_name(os->primary, CATALOG_MAP_COUNTERS);
-	if (!map)
-		return -ENOENT;
-	percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
-	if (!percpu)
-		return -ENOMEM;
-	rc = bpf_map_lookup_elem(bpf_map__fd(map), &probe_id, percpu);
-	if (rc == 0) {
-		for (int c = 0; c < s->ncpus; c++) {
-			out->hits += percpu[c].hits;
-			out->drops += percpu[c].drops;
-			out->unwound += percpu[c].unwound;
-			out->untracked += percpu[c].untracked;
-			out->unpaired += percpu[c].unpaired;
-			out->agg_full += percpu[c].agg_full;
-		}
-	}
-	free(percpu);
-	return rc < 0 ? -errno : 0;
-}
-
-int session_map_fd(const struct session *s, const struct catalog_object *obj, const char *name)
-{
-	for (size_t i = 0; i < s->n_objects; i++) {
-		struct bpf_map *map;
-
-		if (s->objects[i].cat != obj || !s->objects[i].primary)
-			continue;
-		map = bpf_object__find_map_by_name(s->objects[i].primary, name);
-		return map ? bpf_map__fd(map) : -ENOENT;
-	}
-	return -ENOENT;
-}
-
-int session_probe_histogram(const struct session *s, uint32_t probe_id,
-			    uint64_t slots[UPS_HIST_SLOTS])
-{
-	const struct plan_probe *p;
-	struct bpf_object *primary = NULL;
-	struct bpf_map *map;
-	uint64_t *percpu;
-	int rc = 0;
-
-	memset(slots, 0, UPS_HIST_SLOTS * sizeof(uint64_t));
-	if (probe_id >= s->plan->n_probes)
-		return -ENOENT;
-	p = s->plan->probe_by_id[probe_id];
-	for (size_t i = 0; i < s->n_objects; i++)
-		if (s->objects[i].cat == p->obj)
-			primary = s->objects[i].primary;
-	map = primary ? bpf_object__find_map_by_name(primary, CATALOG_MAP_HISTOGRAM) : NULL;
-	if (!map)
-		return -ENOENT;
-	percpu = calloc((size_t)s->ncpus, sizeof(uint64_t));
-	if (!percpu)
-		return -ENOMEM;
-	for (uint32_t slot = 0; slot < UPS_HIST_SLOTS && rc == 0; slot++) {
-		uint32_t key = probe_id * UPS_HIST_SLOTS + slot;
-		rc = bpf_map_lookup_elem(bpf_map__fd(map), &key, percpu) < 0 ? -errno : 0;
-		for (int c = 0; rc == 0 && c < s->ncpus; c++)
-			slots[slot] += percpu[c];
-	}
-	free(percpu);
-	return rc;
-}
-
-size_t session_attachment_count(const struct session *s)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->n_instances; i++)
-		for (size_t k = 0; k < s->instances[i].n_atts; k++)
-			n += s->instances[i].atts[k].n_places;
-	return n;
-}
-
-size_t session_link_count(const struct session *s)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->n_instances; i++)
-		n += s->instances[i].n_atts;
-	return n;
-}

@@ -286,3 +286,62 @@ void detach_where(struct session *s, long task_index)
 			detach_instance(s, in);
 	}
 }
+
+int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err)
+{
+	size_t before[s->n_instances ? s->n_instances : 1];
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_instances; i++)
+		before[i] = s->instances[i].n_atts;
+	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
+		if (s->instances[i].probe->desc.task_index == task_index)
+			rc = attach_instance_pid(s, &s->instances[i], pid, err);
+	if (rc < 0) /* All or nothing for this process. */
+		for (size_t i = 0; i < s->n_instances; i++)
+			detach_instance_from(s, &s->instances[i], before[i]);
+	return rc;
+}
+
+int session_attach(struct session *s, struct err *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < s->n_instances; i++) {
+		const struct plan_probe *p = s->instances[i].probe;
+		rc = s->interrupted && s->interrupted()
+			     ? err_set(err, -EINTR,
+				       "interrupted while attaching: nothing left attached")
+			     : attach_instance(s, &s->instances[i],
+					       &s->plan->tasks[p->desc.task_index], err);
+		if (rc < 0) {
+			/* All or nothing: detach what was attached. */
+			for (size_t j = 0; j <= i; j++)
+				detach_instance(s, &s->instances[j]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void session_detach_task(struct session *s, uint32_t task_index)
+{
+	detach_where(s, (long)task_index);
+}
+
+size_t session_attachment_count(const struct session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_instances; i++)
+		for (size_t k = 0; k < s->instances[i].n_atts; k++)
+			n += s->instances[i].atts[k].n_places;
+	return n;
+}
+
+size_t session_link_count(const struct session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_instances; i++)
+		n += s->instances[i].n_atts;
+	return n;
+}

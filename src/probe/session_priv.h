@@ -1,6 +1,10 @@
-/* session_priv.h — what session.c (loading) and session_attach.c (attaching
- * and detaching: links, perf events, tracefs events, closing them together)
- * share of a session.  Not for other modules: they use session.h. */
+/* session_priv.h — what the parts of a session share: session.c (loading
+ * the instances, their maps and output buffers), session_paths.c (the
+ * attach path and output mode), session_share.c (which probes share a
+ * copy), session_kwalk.c (the kernel walk's table), session_attach.c
+ * (attaching and detaching: links, perf events, tracefs events, closing them
+ * together) and session_counters.c (reading the counters back).  Not for
+ * other modules: they use session.h. */
 #ifndef UPROBESTATS_PROBE_SESSION_PRIV_H
 #define UPROBESTATS_PROBE_SESSION_PRIV_H
 
@@ -48,7 +52,7 @@ struct instance {
 /* Per object used by the plan: the primary instance owns the shared maps. */
 struct object_state {
 	const struct catalog_object *cat;
-	void *elf;                  /* the object inflated once, read by every instance */
+	void *elf;                  /* the object decoded once, read by every instance */
 	size_t elf_size;
 	struct bpf_object *primary;
 	bool ring_used[8];
@@ -79,6 +83,22 @@ struct session {
 /* session.c */
 const char *probe_entry_prog(const struct plan_probe *p);
 int instance_prog_fd(const struct instance *in, const char *prog_name);
+
+/* session_paths.c: s->use_multi / s->use_tracefs (the PMU's type in *pmu),
+ * and s->mode with the buffer sizes. */
+int session_choose_attach(struct session *s, const struct session_opts *opts,
+			  struct uprobe_pmu *pmu, struct err *err);
+int session_choose_output(struct session *s, const struct session_opts *opts, struct err *err);
+
+/* session_share.c: s->members and s->instances, one per copy. */
+int session_group_probes(struct session *s, const struct plan *plan, struct err *err);
+
+/* session_kwalk.c: the table when a probe walks in the kernel (before
+ * loading: the map's size), then the object's map filled (after). */
+int session_build_kwalk(struct session *s, const struct plan *plan, const char *proc_dir,
+			struct err *err);
+int session_fill_kwalk(const struct session *s, const struct object_state *os,
+		       struct err *err);
 
 /* session_attach.c */
 int attach_instance_pid(struct session *s, struct instance *in, pid_t pid, struct err *err);

@@ -12,7 +12,7 @@
 #include "common/err.h"
 #include "plan/plan.h"
 #include "probe/session.h"
-#include "sink/outbuf.h"
+#include "vocab/outbuf.h"
 
 struct traffic_reader;
 

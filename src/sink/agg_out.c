@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sink/json_out.h"
+#include "vocab/json_out.h"
 
 #define BAR_WIDTH 52   /* bpftrace's */
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sink/outbuf.h"
+#include "vocab/outbuf.h"
 
 /* Histogram buckets: [0], [1], then [2^(b-1), 2^b) for b = 2..64. */
 #define AGG_BUCKETS 65

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sink/outbuf.h"
 #include "sink/stack_out.h"
+#include "vocab/outbuf.h"
 
 #define FOLDED_MAX_LINE 16384
 

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "sink/fmt_fast.h"
 #include "sink/sections.h"
 #include "sink/sink_ops.h"
 #include "sink/stack_out.h"
+#include "vocab/fmt_fast.h"
 
 int jsonl_open(struct jsonl_out *s, FILE *f, struct err *e)
 {

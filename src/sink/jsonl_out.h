@@ -10,9 +10,9 @@
 #include <stdio.h>
 
 #include "common/err.h"
-#include "sink/event.h"
-#include "sink/json_out.h"
-#include "sink/outbuf.h"
+#include "vocab/event.h"
+#include "vocab/json_out.h"
+#include "vocab/outbuf.h"
 
 #define JSONL_SCHEMA_VERSION 1
 

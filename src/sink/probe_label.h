@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "sink/event.h"
+#include "vocab/event.h"
 
 struct label {
 	const char *s;   /* points into the probe_desc's strings: not NUL-terminated */

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sink/json_out.h"
-#include "sink/outbuf.h"
 #include "sink/summary.h"
+#include "vocab/json_out.h"
+#include "vocab/outbuf.h"
 
 #define MAX_SAMPLES (1u << 20)
 #define MAX_PENDING 4096u

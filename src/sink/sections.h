@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sink/event.h"
-#include "sink/json_out.h"
+#include "vocab/event.h"
+#include "vocab/json_out.h"
 
 /* Nesting deeper than this is counted (depth goes on) but the names of the
  * deeper sections are not kept. */

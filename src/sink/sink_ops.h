@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "sink/event.h"
 #include "sink/sink_types.h"
+#include "vocab/event.h"
 
 struct json_out;
 struct outbuf;

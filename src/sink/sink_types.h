@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sink/event.h"
+#include "vocab/event.h"
 
 /* The trace file's format (sink/trace_out.h). */
 enum trace_format {

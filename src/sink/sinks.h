@@ -19,10 +19,10 @@
 #include <stdio.h>
 
 #include "common/err.h"
-#include "sink/event.h"
 #include "sink/sink_types.h"
 #include "sink/summary.h"
 #include "sink/trace_out.h"
+#include "vocab/event.h"
 
 struct sinks;
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sink/fmt_fast.h"
+#include "vocab/fmt_fast.h"
 
 size_t stack_frame_label(const struct stack_frame *f, char *buf, size_t size)
 {

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-#include "sink/json_out.h"
-#include "sink/outbuf.h"
-#include "stack/unwind.h"
+#include "vocab/frames.h"
+#include "vocab/json_out.h"
+#include "vocab/outbuf.h"
 
 /* "stack":[{"pc":"0x…","kind":"java","file":…,"offset":"0x…","symbol":…,
  * "dex_pc":N,"line":N,"note":…},…],"stack_end":"…" (members of the event). */

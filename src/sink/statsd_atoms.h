@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "sink/event.h"
+#include "vocab/event.h"
 
 struct polled_atom {
 	struct field fields[4];

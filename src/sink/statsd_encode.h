@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "sink/event.h"
+#include "vocab/event.h"
 
 #define STATSD_MAX_EVENT      4064u   /* MAX_PUSH_EVENT_PAYLOAD */
 #define STATSD_HEADER_LEN     11u     /* sizeof(android_log_header_t) */

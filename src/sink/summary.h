@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sink/event.h"
-#include "sink/json_out.h"
 #include "sink/sections.h"
 #include "sink/statsd_socket.h"
+#include "vocab/event.h"
+#include "vocab/json_out.h"
 
 /* One row per attached probe, filled by the event loop. */
 struct probe_stats {

@@ -3,11 +3,11 @@
 #include <string.h>
 
 #include "common/utf8.h"
-#include "sink/json_out.h"
 #include "sink/probe_label.h"
 #include "sink/sections.h"
 #include "sink/sink_ops.h"
 #include "sink/stack_out.h"
+#include "vocab/json_out.h"
 
 #define W_BOOT 16
 #define W_ID 7

@@ -19,8 +19,8 @@
 #include <stdio.h>
 
 #include "common/err.h"
-#include "sink/event.h"
-#include "sink/outbuf.h"
+#include "vocab/event.h"
+#include "vocab/outbuf.h"
 
 struct text_out {
 	struct outbuf o;

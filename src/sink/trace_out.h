@@ -29,10 +29,10 @@
 #include <stdio.h>
 
 #include "common/err.h"
-#include "sink/event.h"
-#include "sink/json_out.h"
-#include "sink/outbuf.h"
 #include "sink/sink_types.h"
+#include "vocab/event.h"
+#include "vocab/json_out.h"
+#include "vocab/outbuf.h"
 
 #define TRACE_MAX_DEPTH 32  /* open enter slices per thread */
 

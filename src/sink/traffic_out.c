@@ -2,7 +2,7 @@
 
 #include <inttypes.h>
 
-#include "sink/json_out.h"
+#include "vocab/json_out.h"
 
 void traffic_print_text(struct outbuf *o, const struct traffic_interval *iv)
 {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sink/outbuf.h"
+#include "vocab/outbuf.h"
 
 struct traffic_row {
 	uint32_t pid, uid, fd;

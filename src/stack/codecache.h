@@ -31,12 +31,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stack/code_types.h"
 #include "stack/unwind.h"
 
 struct code_cache;
 
-/* Java method names longer than this end in "..." */
-#define CODE_NAME_MAX 1024
 
 /* proc_dir: NULL for "/proc" (tests point it at a directory of PID/maps). */
 struct code_cache *code_cache_new(const char *proc_dir);
@@ -59,16 +58,8 @@ int code_cache_lookup(struct code_cache *c, uint32_t pid, uint64_t pc, bool is_r
  * CodeInfo frame size (0 for a frameless leaf; methods without readable
  * CodeInfo are left out).  Stops at cb's first non-zero return and returns
  * it; else 0. */
-typedef int (*code_cache_java_fn)(void *ctx, uint64_t start, uint64_t end, uint32_t frame_size);
 int code_cache_java_ranges(struct code_cache *c, uint32_t pid, code_cache_java_fn cb, void *ctx);
 
-/* What the cache has done so far (tests check that a file is parsed once). */
-struct code_cache_stats {
-	uint64_t files_opened;     /* files opened and parsed (ELF headers, symbols) */
-	uint64_t files_failed;     /* files that could not be read (tried once) */
-	uint64_t oat_parsed;       /* oat/odex method tables built */
-	uint64_t maps_read;        /* /proc/PID/maps reads */
-};
 void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *out);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "stack/codecache.h"
+#include "stack/code_types.h"
 #include "stack/unwind.h"
 
 struct code_file;

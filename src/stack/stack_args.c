@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
 #include "records.h"
 
 static int parse_u32(const char *arg, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -93,11 +92,4 @@ int stack_args_parse(struct stack_args *a, int opt, const char *arg, struct err 
 		return 0;
 	rc = rows[opt - STACK_ARGS_FIRST_OPT].parse(a, arg, e);
 	return rc < 0 ? rc : 1;
-}
-
-void stack_args_plan(const struct stack_args *a, struct plan_opts *po)
-{
-	po->stack_frames = a->frames;
-	po->stack_mode = a->mode;
-	po->stack_bytes = a->bytes;
 }

@@ -2,7 +2,7 @@
  * attaches probes), as rows like sink/sink_args.h: --stack[=FRAMES],
  * --stack-mode=copy|kernel, --stack-bytes=N and --stacks FILE.  A command
  * adds the rows to its getopt table, hands each value to stack_args_parse,
- * and copies the result into its plan options (stack_args_plan) and sink
+ * and copies the result into its plan options (cli: run_opts_plan_stacks) and sink
  * options (the folded-stacks file). */
 #ifndef UPROBESTATS_STACK_STACK_ARGS_H
 #define UPROBESTATS_STACK_STACK_ARGS_H
@@ -13,12 +13,9 @@
 
 #include "common/err.h"
 
-struct plan_opts;
-
 struct stack_args {
 	uint32_t frames;             /* --stack[=FRAMES]; 0: off */
-	uint32_t mode;               /* enum ups_stack_mode; 0: the default (copy); the
-				      * kernel walk is refused until the BPF side exists */
+	uint32_t mode;               /* enum ups_stack_mode; 0: the default (copy) */
 	uint32_t bytes;              /* --stack-bytes; 0: UPS_STACK_DEFAULT_BYTES */
 	const char *folded;          /* --stacks FILE */
 };
@@ -30,7 +27,5 @@ int stack_args_getopt(struct option *opts, size_t *n, size_t max);
 
 /* 0 when opt is no stack option, 1 when taken, negative with e set. */
 int stack_args_parse(struct stack_args *a, int opt, const char *arg, struct err *e);
-
-void stack_args_plan(const struct stack_args *a, struct plan_opts *po);
 
 #endif

@@ -36,19 +36,11 @@
 #include <stdint.h>
 
 #include "formats/cfi.h"
+#include "vocab/frames.h"
 
-#define UNWIND_MAX_FRAMES 64
 #define UNWIND_NREGS 33
 
 enum unwind_arch { UNWIND_X86_64, UNWIND_ARM64 };
-
-enum frame_kind {
-	FRAME_NATIVE,
-	FRAME_JAVA,         /* compiled (AOT) Java method */
-	FRAME_INTERPRETED,  /* the interpreter / nterp: not stepped through */
-	FRAME_JIT,          /* the JIT code cache: not stepped through */
-	FRAME_UNKNOWN,      /* no file, or a file the tool cannot read */
-};
 
 /* What the lookup says about the code at one PC. */
 struct code_info {
@@ -82,25 +74,6 @@ struct code_info {
  * and symbol purposes by the lookup itself when is_return is set). */
 typedef int (*unwind_lookup_fn)(void *ctx, uint64_t pc, bool is_return, struct code_info *out);
 
-struct stack_frame {
-	uint64_t pc;
-	enum frame_kind kind;
-	const char *file;
-	uint64_t offset;
-	const char *symbol;
-	uint64_t symbol_off;
-	uint32_t dex_pc;         /* UINT32_MAX: none */
-	int32_t line;            /* 0: unknown */
-	const char *note;        /* the mark on the last frame when the walk stopped there */
-};
-
-struct stack_trace {
-	struct stack_frame frames[UNWIND_MAX_FRAMES];
-	size_t n;
-	bool truncated;          /* the frame limit was reached */
-	const char *end;         /* why the walk ended: "outermost frame", "stack slice ends", … */
-};
-
 struct unwind_input {
 	enum unwind_arch arch;
 	uint64_t regs[UNWIND_NREGS]; /* DWARF numbering (records.h) */
@@ -119,19 +92,5 @@ struct unwind_input {
 
 void unwind_walk(const struct unwind_input *in, unwind_lookup_fn lookup, void *ctx,
 		 struct stack_trace *out);
-
-/* "java", "native", "interpreted", "jit", "unknown" (inline: the sinks print
- * it without linking the unwinder). */
-static inline const char *frame_kind_name(enum frame_kind k)
-{
-	switch (k) {
-	case FRAME_NATIVE: return "native";
-	case FRAME_JAVA: return "java";
-	case FRAME_INTERPRETED: return "interpreted";
-	case FRAME_JIT: return "jit";
-	case FRAME_UNKNOWN: return "unknown";
-	}
-	return "unknown";
-}
 
 #endif

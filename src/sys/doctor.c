@@ -8,9 +8,9 @@
 
 #include "common/mapfile.h"
 #include "config/guardrail.h"
-#include "sink/json_out.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
+#include "vocab/json_out.h"
 
 enum status { ST_OK, ST_INFO, ST_WARN, ST_FAIL };
 

@@ -13,7 +13,7 @@
 #include "plan/trace_plan.h"
 #include "records.h"
 #include "sink/agg_out.h"
-#include "sink/outbuf.h"
+#include "vocab/outbuf.h"
 #include "sink_testutil.h"
 #include "ut.h"
 

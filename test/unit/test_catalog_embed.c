@@ -1,6 +1,6 @@
-/* test_catalog_embed.c — the BPF objects are embedded gzip-compressed (mk/embed-bpf.sh)
- * and catalog_object_elf() inflates them: each comes back as a BPF ELF of its recorded
- * size, much smaller embedded than inflated, and a damaged copy is refused with a
+/* test_catalog_embed.c — the BPF objects are embedded xz-compressed (mk/embed-bpf.sh)
+ * and catalog_object_elf() decodes them: each comes back as a BPF ELF of its recorded
+ * size, much smaller embedded than decoded, and a damaged copy is refused with a
  * message naming the object instead of being handed to libbpf. */
 #include "ut.h"
 
@@ -52,10 +52,10 @@ UT_TEST(catalog_damaged_object_is_refused)
 	UT_CONTAINS(e.msg, o->name);
 	UT_CONTAINS(e.msg, "damaged");
 	bad.elf_z = o->elf_z;
-	bad.elf_z_size = o->elf_z_size - 8;        /* truncated: the gzip trailer is gone */
+	bad.elf_z_size = o->elf_z_size - 8;        /* truncated: the xz stream footer is cut */
 	UT_EQ_INT(catalog_object_elf(&bad, &bytes, &size, &e), -EINVAL);
 	bad.elf_z_size = o->elf_z_size;
-	bad.elf_size = o->elf_size + 1;            /* inflates short of the recorded size */
+	bad.elf_size = o->elf_size + 1;            /* decodes short of the recorded size */
 	UT_EQ_INT(catalog_object_elf(&bad, &bytes, &size, &e), -EINVAL);
 	UT_ASSERT(bytes == NULL);
 	free(copy);

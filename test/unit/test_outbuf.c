@@ -1,4 +1,4 @@
-/* The output buffer (sink/outbuf.c): it never waits for a reader, counts
+/* The output buffer (vocab/outbuf.c): it never waits for a reader, counts
  * every event written and lost, fails on a reader gone, and cuts a file that
  * fails back to its last whole event. */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sink/outbuf.h"
+#include "vocab/outbuf.h"
 #include "ut.h"
 
 static int lost_tags[4];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plan/exits.h"
+#include "plan/plan.h"
 
 /* 16 bytes of padding, then the function: "xor eax, eax; ret". */
 static const uint8_t leaf[] = {

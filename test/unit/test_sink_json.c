@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sink/json_out.h"
 #include "sink/jsonl_out.h"
 #include "sink/text_out.h"
 #include "sink_testutil.h"
 #include "stack/unwind.h"
+#include "vocab/json_out.h"
 
 static const struct probe_desc probe_a = {
 	.task_index = 0, .task_id = 7, .probe_index = 1,

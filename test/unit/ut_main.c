@@ -1,7 +1,6 @@
 /* ut_main.c — runs every registered unit test (optionally only those whose
  * name contains argv[1]) and ends with the line "N passed, N failed". */
 #include "ut.h"
-#include "cli/cli.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,14 +16,6 @@ struct ut_case {
 static struct ut_case *cases;
 static size_t n_cases, cap_cases;
 int ut_current_failed;
-
-/* main.c owns the CLI state in the tool; the tests have their own. */
-static struct cli_state cli;
-
-struct cli_state *cli_state(void)
-{
-	return &cli;
-}
 
 void ut_register(const char *name, const char *file, ut_fn fn)
 {

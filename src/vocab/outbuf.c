@@ -1,4 +1,4 @@
-#include "sink/outbuf.h"
+#include "vocab/outbuf.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -6,8 +6,8 @@
  * copies are done with fixed-size moves the compiler inlines, because musl's
  * memcpy costs about as much for 10 bytes as for 200 and a JSON line is
  * dozens of short pieces. */
-#ifndef UPROBESTATS_SINK_FMT_FAST_H
-#define UPROBESTATS_SINK_FMT_FAST_H
+#ifndef UPROBESTATS_VOCAB_FMT_FAST_H
+#define UPROBESTATS_VOCAB_FMT_FAST_H
 
 #include <stddef.h>
 #include <stdint.h>

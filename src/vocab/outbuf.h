@@ -18,8 +18,8 @@
  * is truncated back to the end of the last whole event, so a full disk never
  * leaves half a JSON line.  After the first failure nothing more is written;
  * the owner reports the error once (outbuf_check). */
-#ifndef UPROBESTATS_SINK_OUTBUF_H
-#define UPROBESTATS_SINK_OUTBUF_H
+#ifndef UPROBESTATS_VOCAB_OUTBUF_H
+#define UPROBESTATS_VOCAB_OUTBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
-#include "sink/json_out.h"
+#include "vocab/json_out.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/utf8.h"
-#include "sink/fmt_fast.h"
+#include "vocab/fmt_fast.h"
 
 void json_init(struct json_out *j, struct outbuf *o)
 {

@@ -4,8 +4,8 @@
  * record's fields by name.  The statsd sink instead receives the struct atom
  * the record maps to (same fields, atom order and types).  Nothing here owns
  * memory: pointers are valid for the duration of the sink call only. */
-#ifndef UPROBESTATS_SINK_EVENT_H
-#define UPROBESTATS_SINK_EVENT_H
+#ifndef UPROBESTATS_VOCAB_EVENT_H
+#define UPROBESTATS_VOCAB_EVENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -113,7 +113,7 @@ enum event_kind {
 	EVENT_LOST,        /* the perf buffer lost samples: count in n_lost */
 };
 
-struct stack_trace;      /* stack/unwind.h */
+struct stack_trace;      /* vocab/frames.h */
 
 struct event {
 	enum event_kind kind;

@@ -5,14 +5,14 @@
  * escaped, invalid UTF-8 replaced byte by byte with \ufffd so the output is
  * always valid UTF-8 JSON), numbers (integers exact; floats with 9 significant
  * digits, non-finite floats as null).  No allocation. */
-#ifndef UPROBESTATS_SINK_JSON_OUT_H
-#define UPROBESTATS_SINK_JSON_OUT_H
+#ifndef UPROBESTATS_VOCAB_JSON_OUT_H
+#define UPROBESTATS_VOCAB_JSON_OUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sink/outbuf.h"
+#include "vocab/outbuf.h"
 
 #define JSON_MAX_DEPTH 16
 

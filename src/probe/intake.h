@@ -1,0 +1,74 @@
+/* intake.h — what the event loop does with the records it consumes: each
+ * record's length checked against its kind (a wrong one counted as
+ * malformed, never decoded), a legacy object's raw Strings made UTF-8, a
+ * stack record unwound, the fields decoded into an event and an atom for the
+ * outputs; perf buffer framing and lost samples; the kernel's per-probe drop
+ * counts turned into drop events.  The loop (loop.h) owns the buffers, the
+ * timers and the signals, and hands each record in here. */
+#ifndef UPROBESTATS_PROBE_INTAKE_H
+#define UPROBESTATS_PROBE_INTAKE_H
+
+#include <bpf/libbpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "plan/plan.h"
+#include "probe/session.h"
+#include "vocab/event.h"
+
+struct perf_event_header;
+
+/* Where decoded records go (the loop's outputs). */
+struct intake_output {
+	void (*event)(void *ctx, const struct event *ev);
+	void (*atom)(void *ctx, const struct atom *atom);
+	/* An output does not keep up: the drain stops.  May be NULL. */
+	bool (*congested)(void *ctx);
+	void *ctx;
+};
+
+struct intake {
+	const struct plan *plan;
+	struct session *session;
+	struct intake_output out;
+	uint64_t *delivered;      /* per probe id (the loop's stats) */
+	uint64_t *malformed;      /* records of the wrong size or unknown kind/probe */
+	uint64_t *lost;           /* perf buffer: samples the kernel could not store */
+	struct name_cache *names; /* pid -> process name for events */
+	struct stacks *stacks;    /* when a probe records stacks: the unwinder's caches */
+	struct stack_trace *trace; /* the frames of the record being delivered */
+	int64_t mono_to_boot;     /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
+	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
+	bool congested;           /* an output does not keep up: records wait in the kernel */
+	bool perf_cut;            /* a perf buffer's drain stopped at the slice's end */
+	uint64_t *drops_seen;     /* per probe: kernel drops already written as drop records */
+	int64_t drops_checked;    /* CLOCK_MONOTONIC of the last look at the counters */
+};
+
+/* Sets up in (plan, session, out and the counters filled in by the caller):
+ * the process-name cache with the known targets, the unwinder when a probe
+ * records stacks, the clock offsets. */
+int intake_open(struct intake *in, const char *proc_dir, struct err *err);
+void intake_close(struct intake *in);
+
+/* bpf_ktime_get_ns() is CLOCK_MONOTONIC; statsd and traces want boot time.
+ * The offsets only move across suspend, so refreshing them per tick is enough. */
+void intake_refresh_clocks(struct intake *in);
+
+/* The known targets' mappings for the unwinder (nothing without stacks). */
+void intake_prime_stacks(struct intake *in);
+
+/* A ring buffer's record (ctx: the intake): 0, or -EAGAIN when the drain
+ * should stop (its slice is over, or an output does not keep up). */
+int intake_record(void *ctx, void *data, size_t size);
+
+/* A perf buffer's raw event (ctx: the intake). */
+enum bpf_perf_event_ret intake_perf_event(void *ctx, int cpu, struct perf_event_header *h);
+
+/* New kernel drops become drop events: at most once a second, or now. */
+void intake_report_drops(struct intake *in, bool now);
+
+#endif
