@@ -18,6 +18,7 @@
 #include "config/encode.h"
 #include "config/textdump.h"
 #include "plan/exits.h"
+#include "plan/pattern.h"
 #include "plan/trace_plan.h"
 #include "sys/proc.h"
 #include "sys/properties.h"
@@ -125,7 +126,8 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 	const struct catalog_object *obj;
 	const struct catalog_program *prog;
 	struct plan_opts po = { .unsafe_uretprobe = o->run.unsafe_uretprobe,
-				.exits_cache = files };
+				.exits_cache = files,
+				.no_exits_advice = "--unsafe-uretprobe puts a uretprobe on it instead" };
 	struct plan_probe *p;
 	struct probe_config pc = { .has_exit_probes = true, .exit_probes = true };
 	struct err e = { 0 };
@@ -143,6 +145,7 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 				  .code_size = m->code_size, .machine = m->machine,
 				  .java = m->java };
 	snprintf(p->path, sizeof(p->path), "%s", m->path);
+	snprintf(p->program_name, sizeof(p->program_name), "%s", prog->name);
 	rc = plan_choose_exits(p, &po, &e);
 	free(p->exit_offsets);
 	free(p);
@@ -152,31 +155,20 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 }
 
 /* Keeps the methods whose exits are provable (with --ret) and at most
- * --max-probes of them; says what it leaves out. */
-static size_t select_methods(struct trace_method *m, size_t n, const struct trace_opts *o,
-			     struct exits_cache *files)
+ * --max-probes of them; the rest counted as left out, then the report. */
+static void select_methods(struct trace_matches *tm, const struct trace_opts *o,
+			   struct exits_cache *files)
 {
-	size_t kept = 0, refused = 0;
 	char why[ERR_MSG_MAX];
 
-	for (size_t i = 0; i < n; i++) {
-		if (!exits_provable(&m[i], o, files, why, sizeof(why))) {
-			if (refused++ < 10)
-				p_warn("left out %s: exits not provable: %s", m[i].display, why);
-			continue;
-		}
-		m[kept++] = m[i];
-	}
-	if (refused)
-		p_warn("left out %zu method(s) whose return instructions could not be proven "
-		       "(--ret needs them; --unsafe-uretprobe uses a uretprobe on native ones)",
-		       refused);
-	if (kept > o->max_probes) {
-		p_warn("left out %zu method(s) over --max-probes %u", kept - o->max_probes,
-		       o->max_probes);
-		kept = o->max_probes;
-	}
-	return kept;
+	for (size_t i = 0; i < tm->n; i++)
+		if (!exits_provable(&tm->methods[i], o, files, why, sizeof(why)))
+			trace_match_leave_out(tm, i, MATCH_NO_EXITS, why);
+	trace_match_compact(tm);
+	for (size_t i = o->max_probes; i < tm->n; i++)
+		trace_match_leave_out(tm, i, MATCH_OVER_MAX, NULL);
+	trace_match_compact(tm);
+	trace_match_report(tm);
 }
 
 static int emit_config(const struct uprobestats_config *cfg, const struct trace_opts *o)
@@ -262,7 +254,7 @@ static int check_spec(const struct trace_opts *o, const struct trace_method *m, 
 	return EXIT_OK;
 }
 
-static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
+static int trace_methods(struct trace_opts *o, struct trace_matches *tm,
 			 struct android_info *android)
 {
 	struct trace_source src;
@@ -270,10 +262,13 @@ static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
 	/* the files read for exit sites, once for the selection and the plan
 	 * (NULL: each opened per method) */
 	struct exits_cache *files = exits_cache_new();
-	int rc = check_spec(o, m, n);
+	struct trace_method *m = tm->methods;
+	size_t n;
+	int rc;
 
-	if (rc == EXIT_OK)
-		n = select_methods(m, n, o, files);
+	select_methods(tm, o, files);
+	n = tm->n;
+	rc = check_spec(o, m, n);
 	if (rc == EXIT_OK && !n) {
 		p_err("no method left to trace");
 		rc = EXIT_RESOLVE;
@@ -308,9 +303,11 @@ static int find_pid(const struct trace_opts *o, pid_t *pid)
 		return EXIT_RUNTIME;
 	}
 	if (!n && !o->emit) {
+		char near[256];
 		free(found);
-		p_err("no running process named '%s' (matched against /proc/*/cmdline argv[0])",
-		      o->spec.process_name);
+		proc_nearest_name("/proc", o->spec.process_name, near, sizeof(near));
+		p_err("no running process named '%s' (argv[0], else its basename or comm, as "
+		      "pidof)%s%s", o->spec.process_name, *near ? "; nearest: " : "", near);
 		return EXIT_NO_TARGET;
 	}
 	*pid = n ? found[0] : 0;
@@ -348,7 +345,7 @@ int cmd_trace(int argc, char **argv)
 		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
 				 &tm);
 	if (rc == EXIT_OK)
-		rc = trace_methods(&o, tm.methods, tm.n, &android);
+		rc = trace_methods(&o, &tm, &android);
 	trace_matches_free(&tm);
 	return rc;
 }

@@ -325,9 +325,10 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 	}
 	if (!art)
 		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
-			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
-			       "--exit-probes or set exit_probes: false)", p->program_name,
-			       probe_what(p), why.msg);
+			       "cannot be proven: %s (%s)", p->program_name, probe_what(p), why.msg,
+			       opts->no_exits_advice ? opts->no_exits_advice
+			       : "a uretprobe needs no exit sites: drop --exit-probes or set "
+				 "exit_probes: false");
 	if (!opts->unsafe_uretprobe) {
 		char reason[ERR_MSG_MAX];
 		snprintf(reason, sizeof(reason), "no exit sites: %s", why.msg);

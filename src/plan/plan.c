@@ -353,14 +353,48 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 	if (rc < 0)
 		return rc;
 	if (n == 0) {
+		char near[256];
 		free(found);
-		return err_set(err, -ESRCH, "task %u: no running process named '%s' "
-			       "(matched against /proc/*/cmdline argv[0])", t->index, name);
+		proc_nearest_name(opts->proc_dir ? opts->proc_dir : "/proc", name, near,
+				  sizeof(near));
+		return err_set(err, -ESRCH, "task %u: no running process named '%s' (argv[0], "
+			       "else its basename or comm, as pidof)%s%s", t->index, name,
+			       *near ? "; nearest: " : "", near);
 	}
 	/* Upstream takes the first match; --all-matches takes them all. */
 	t->pids = found;
 	t->n_pids = opts->all_matches ? n : 1;
 	return 0;
+}
+
+/* A probe on a file none of the task's processes maps could never fire (a
+ * library dlopen'ed later aside): refused, naming the processes.  Unknown
+ * (a maps file that cannot be read, a fixture /proc) is not refused. */
+static int check_mapped(const struct plan_task *t, const struct plan_probe *p,
+			const struct plan_opts *opts, struct err *err)
+{
+	const char *dir = opts->proc_dir ? opts->proc_dir : "/proc";
+	size_t known = 0;
+	char list[128] = "";
+
+	if (!t->n_pids || t->wait_for_start || !p->path[0])
+		return 0;
+	for (size_t i = 0; i < t->n_pids; i++) {
+		int r = proc_maps_file(dir, t->pids[i], p->path);
+		size_t l = strlen(list);
+		if (r > 0)
+			return 0;
+		if (r < 0)
+			continue;
+		if (known++ < 4 && l + 16 < sizeof(list))
+			snprintf(list + l, sizeof(list) - l, "%s%d", l ? ", " : "", (int)t->pids[i]);
+	}
+	if (!known)
+		return 0;
+	return err_set(err, -ESRCH, "task %u: %s %s does not map %s (see /proc/PID/maps): "
+		       "probe %s could never fire; give a process that has the file loaded",
+		       t->index, known > 1 ? "no process of pids" : "pid", list, p->path,
+		       p->desc.method ? p->desc.method : p->program_name);
 }
 
 static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
@@ -393,6 +427,8 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 			rc = plan_probe_stack(p, st->opts, &e);
 		if (rc == 0 && !st->opts->no_resolve)
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
+		if (rc == 0 && !st->opts->no_resolve)
+			rc = check_mapped(t, p, st->opts, &e);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)

@@ -135,6 +135,10 @@ struct plan_opts {
 	uint32_t stack_bytes;
 	bool exit_probes;                 /* --exit-probes: native return programs too */
 	bool unsafe_uretprobe;            /* --unsafe-uretprobe: allow uretprobes on ART code */
+	/* What to do instead when a native function's exits cannot be proven, in
+	 * the caller's words (NULL: the config's: drop --exit-probes or set
+	 * exit_probes: false). */
+	const char *no_exits_advice;
 	/* Files read for exit sites, kept open across probes (plan/exits.h);
 	 * NULL: plan_build keeps its own, other callers open them per probe. */
 	struct exits_cache *exits_cache;

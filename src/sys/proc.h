@@ -15,10 +15,20 @@
  * threads and zombies (empty cmdline). */
 int proc_argv0(const char *proc_dir, pid_t pid, char *buf, size_t size);
 
-/* Every pid whose argv[0] equals name exactly, in ascending pid order.
- * *out is malloc'ed (free it); *n may be 0. */
+/* Every pid whose argv[0] equals name exactly, in ascending pid order; when
+ * none does, every pid pidof would find: argv[0]'s basename, or the kernel's
+ * comm, equal to name ("t_fp" finds "./t_fp").  *out is malloc'ed (free it);
+ * *n may be 0. */
 int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_t *n,
 		      struct err *err);
+
+/* The running process name (argv[0]'s basename or comm) closest to name by
+ * edit distance, into buf; "" when none is close. */
+void proc_nearest_name(const char *proc_dir, const char *name, char *buf, size_t size);
+
+/* 1 when pid maps the file at path (same device and inode, or the same path),
+ * 0 when not, negative errno when either cannot be read. */
+int proc_maps_file(const char *proc_dir, pid_t pid, const char *path);
 
 bool proc_alive(const char *proc_dir, pid_t pid);
 
