@@ -365,7 +365,10 @@ static int profile_open(void *st, const struct sinks_options *o, struct err *e)
 
 	p->json = o->profile_json;
 	p->rng = 0x853c49e6748fea9bull;
-	return outbuf_init(&p->o, o->profile, 0, "profile", e);
+	int rc = outbuf_init(&p->o, o->profile, 0, "profile", e);
+
+	p->o.at_exit = true;
+	return rc;
 }
 
 static struct outbuf *profile_output(void *st)

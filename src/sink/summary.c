@@ -223,8 +223,7 @@ void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 		fprintf(f, "trace: %" PRIu64 " exits had no matching enter on their thread\n",
 			r->trace_orphan_exits);
 	exit_probe_text(f, rows, n);
-	for (size_t i = 0; r && i < r->n_errors; i++)
-		fprintf(f, "error: %s\n", r->errors[i]);
+	/* output errors: the caller says each once, as an error line */
 	if (all.dropped_kernel || all.dropped_sink)
 		fprintf(f, "WARNING: %" PRIu64 " events lost (%" PRIu64 " in the kernel, %" PRIu64
 			   " at the sinks)\n", all.dropped_kernel + all.dropped_sink,

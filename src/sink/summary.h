@@ -51,6 +51,7 @@ struct sink_report {
 	uint64_t trace_orphan_exits; /* exits with no open enter on their thread */
 	size_t n_errors;
 	char errors[SINK_REPORT_MAX_ERRORS][ERR_MSG_MAX]; /* write failures, one line each */
+	int error_codes[SINK_REPORT_MAX_ERRORS];          /* their negative errnos */
 };
 
 /* The aligned table and the sink lines, on f (stderr in the tool). */
