@@ -221,7 +221,7 @@ static int deliver(struct loop *L, const void *data, size_t size,
 		.pid = env.pid,
 		.tid = env.tid,
 		.comm = comm,
-		.process = name_cache_get(L->names, (pid_t)env.pid),
+		.process = name_cache_get(L->names, (pid_t)env.pid, comm),
 		.probe = &p->desc,
 		.fields = fields,
 		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
@@ -448,7 +448,7 @@ static void task_process_started(struct loop *L, size_t ti, pid_t pid)
 
 	stop_waiting(L, ti);
 	ts->started_pid = pid;
-	name_cache_get(L->names, pid);
+	name_cache_get(L->names, pid, NULL);
 	if (session_attach_task_pid(L->session, (uint32_t)ti, pid, &e) < 0) {
 		notice(L, "task %zu: process %d started but attaching failed: %s", ti, (int)pid,
 		       e.msg);
@@ -586,7 +586,7 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 	 * by the time their records are drained. */
 	for (size_t i = 0; i < L->plan->n_tasks; i++)
 		for (size_t j = 0; j < L->plan->tasks[i].n_pids; j++)
-			name_cache_get(L->names, L->plan->tasks[i].pids[j]);
+			name_cache_get(L->names, L->plan->tasks[i].pids[j], NULL);
 	for (size_t i = 0; i < L->plan->n_tasks; i++) {
 		const struct plan_task *t = &L->plan->tasks[i];
 		stats->tasks[i].start_boot_ns = now;

@@ -52,8 +52,7 @@ static bool parse_pid(const char *s, pid_t *pid)
 	return v > 0;
 }
 
-/* /proc/PID/comm without its newline; false when gone. */
-static bool proc_comm(const char *proc_dir, pid_t pid, char *buf, size_t size)
+bool proc_comm(const char *proc_dir, pid_t pid, char *buf, size_t size)
 {
 	char path[256];
 	ssize_t n;

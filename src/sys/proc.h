@@ -14,6 +14,9 @@
  * Returns 0, or -ENOENT when the process is gone, or -ENODATA for kernel
  * threads and zombies (empty cmdline). */
 int proc_argv0(const char *proc_dir, pid_t pid, char *buf, size_t size);
+/* The kernel's name of pid (/proc/PID/comm, at most 15 characters, without
+ * its newline); false when the process is gone. */
+bool proc_comm(const char *proc_dir, pid_t pid, char *buf, size_t size);
 
 /* Every pid whose argv[0] equals name exactly, in ascending pid order; when
  * none does, every pid pidof would find: argv[0]'s basename, or the kernel's
