@@ -22,6 +22,7 @@
 #define CATALOG_MAP_PIDS       "target_pids"    /* the in-kernel tgid filter */
 #define CATALOG_MAP_HISTOGRAM  "latency_hist"   /* Uprobestats: call_latency's slots */
 #define CATALOG_MAP_PENDING    "pending_calls"  /* Uprobestats: exit probes' calls in flight */
+#define CATALOG_MAP_PENDING    "pending_calls"  /* Uprobestats: exit probes' calls in flight */
 #define CATALOG_MAP_BINDER_INTERFACES "interfaces" /* Binder: the interface filter */
 /* An output X is a ring buffer X and a perf event array X CATALOG_PERF_SUFFIX
  * (UPS_OUTPUT in ups_bpf.h). */

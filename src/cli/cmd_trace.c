@@ -147,6 +147,10 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 	snprintf(p->path, sizeof(p->path), "%s", m->path);
 	snprintf(p->program_name, sizeof(p->program_name), "%s", prog->name);
 	rc = plan_choose_exits(p, &po, &e);
+	if (rc == 0 && p->exit_probes && !p->n_exits)
+		p_warn("%s: no return instruction found (it never returns, or leaves only by a "
+		       "call that does not): only its entry is probed, and calls still running "
+		       "at exit are listed then", m->display);
 	free(p->exit_offsets);
 	free(p);
 	if (rc < 0)

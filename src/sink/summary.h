@@ -32,6 +32,8 @@ struct probe_stats {
 	uint64_t unwound;         /* exit probes: calls left without an exit (exception,
 				   * longjmp), never given a duration */
 	uint64_t untracked;       /* exit probes: entries not kept (pending stack full) */
+	uint64_t running;         /* exit probes: calls entered and not left at exit */
+	uint64_t running_ns;      /* the longest of them had run this long */
 	bool uretprobe;           /* a return program on the uretprobe path: unpaired shown */
 	uint64_t unpaired;        /* uretprobe path: returns without an entry time (a
 				   * recursive call overwrote it, evicted, began before
