@@ -310,8 +310,8 @@ static int find_pid(const struct trace_opts *o, pid_t *pid)
 		char near[256];
 		free(found);
 		proc_nearest_name("/proc", o->spec.process_name, near, sizeof(near));
-		p_err("no running process named '%s' (argv[0], else its basename or comm, as "
-		      "pidof)%s%s", o->spec.process_name, *near ? "; nearest: " : "", near);
+		p_err("no running process named '%s' (argv[0], or its last path component)%s%s",
+		      o->spec.process_name, *near ? "; nearest: " : "", near);
 		return EXIT_NO_TARGET;
 	}
 	*pid = n ? found[0] : 0;

@@ -1,9 +1,11 @@
 /* pattern_native.c — a native pattern (LIB:SYMBOL-GLOB) against one ELF file:
- * function symbols (STT_FUNC, STT_GNU_IFUNC) defined in an executable section
- * and mapped by an executable PT_LOAD, at an instruction-aligned offset (the
- * rules of resolve/native.c).  Aliases (two names at one address) give one
- * probe (pattern_dedup.c).  Also finds a bare library name in a process's maps or the system
- * library directories. */
+ * function symbols (STT_FUNC, STT_GNU_IFUNC) of .dynsym, .symtab and the
+ * mini debug info's .symtab (.gnu_debugdata: the only names a stripped Android
+ * executable such as toybox has for its own functions), defined in an
+ * executable section and mapped by an executable PT_LOAD, at an
+ * instruction-aligned offset (the rules of resolve/native.c).  Aliases (two
+ * names at one address) give one probe (pattern_dedup.c).  Also finds a bare library name in a
+ * process's maps or the system library directories. */
 #include "plan/pattern.h"
 #include "plan/pattern_impl.h"
 
@@ -17,6 +19,7 @@
 
 #include "common/mapfile.h"
 #include "formats/elf.h"
+#include "formats/minidebug.h"
 #include "resolve/demangle.h"
 #include "resolve/native.h"
 
@@ -133,6 +136,7 @@ struct native_ctx {
 	struct demangler *dm;
 	const struct trace_pattern *p;
 	const struct elf_file *elf;
+	const struct elf_file *sym_elf;     /* whose section table the symbols index */
 	const char *path;
 	size_t max;
 	struct pattern_matches *out;
@@ -157,7 +161,7 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	uint32_t flags;
 
 	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || !*name ||
-	    !exec_section(x->elf, sym->shndx))
+	    !exec_section(x->sym_elf, sym->shndx))
 		return 0;
 	/* the raw name, the demangled one, and the demangled one without its return type
 	 * and parameters ("android::IPCThreadState::executeCommand") */
@@ -195,6 +199,22 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	return 0;
 }
 
+/* The functions only .gnu_debugdata names (Android keeps there the symbols
+ * .dynsym lacks).  A file without one, or with one that does not decode, has
+ * just its own tables: the symbols found there stay matchable. */
+static void minidebug_symbols(struct native_ctx *x)
+{
+	struct minidebug md;
+	struct err e = { 0 };
+
+	if (minidebug_open(x->elf, &md, &e))
+		return;
+	x->sym_elf = md.elf;
+	elf_foreach_symbol(md.elf, on_symbol, x);
+	x->sym_elf = x->elf;
+	minidebug_close(&md);
+}
+
 int pattern_native_file(const struct trace_pattern *p, const char *path, size_t max,
 			struct pattern_matches *out, struct err *err)
 {
@@ -205,9 +225,11 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 		return err_set(err, -ENOMEM, "out of memory");
 	if ((rc = elf_open(path, &elf, err)) < 0)
 		return rc;
-	struct native_ctx x = { .p = p, .elf = elf, .path = path, .max = max,
+	struct native_ctx x = { .p = p, .elf = elf, .sym_elf = elf, .path = path, .max = max,
 				.out = out, .err = err, .dm = demangler_new() };
 	elf_foreach_symbol(elf, on_symbol, &x);
+	if (!x.rc)
+		minidebug_symbols(&x);
 	elf_close(elf);
 	demangler_free(x.dm);
 	return x.rc;

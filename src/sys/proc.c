@@ -76,62 +76,50 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* pidof's rule, after an exact argv[0]: its basename, or the kernel's comm
- * (a user process only: a kernel thread or zombie has no cmdline). */
-static bool named_like_pidof(const char *proc_dir, pid_t pid, const char *argv0,
-			     const char *name)
+bool proc_name_matches(const char *argv0, const char *name)
 {
-	char comm[64];
+	const char *base = strrchr(argv0, '/');
 
-	return !strcmp(base_name(argv0), name) ||
-	       (proc_comm(proc_dir, pid, comm, sizeof(comm)) && !strcmp(comm, name));
-}
-
-static int push_pid(pid_t **pids, size_t *count, size_t *cap, pid_t pid)
-{
-	if (*count == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		pid_t *np = realloc(*pids, c * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		*pids = np;
-		*cap = c;
-	}
-	(*pids)[(*count)++] = pid;
-	return 0;
+	if (!strcmp(argv0, name))
+		return true;
+	return base && *name && !strchr(name, '/') && !strcmp(base + 1, name);
 }
 
 int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_t *n,
 		      struct err *err)
 {
+	DIR *d = opendir(proc_dir);
+	struct dirent *de;
 	pid_t *pids = NULL;
 	size_t count = 0, cap = 0;
 	char argv0[4096];
 
 	*out = NULL;
 	*n = 0;
-	for (int pass = 0; pass < 2 && !count; pass++) {
-		DIR *d = opendir(proc_dir);
-		struct dirent *de;
-		if (!d)
-			return err_set(err, -errno, "%s: cannot list processes: %s", proc_dir,
-				       strerror(errno));
-		while ((de = readdir(d))) {
-			pid_t pid;
-			if (!parse_pid(de->d_name, &pid) ||
-			    proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0)
-				continue;
-			if (pass == 0 ? strcmp(argv0, name)
-				      : !named_like_pidof(proc_dir, pid, argv0, name))
-				continue;
-			if (push_pid(&pids, &count, &cap, pid)) {
+	if (!d)
+		return err_set(err, -errno, "%s: cannot list processes: %s", proc_dir,
+			       strerror(errno));
+	while ((de = readdir(d))) {
+		pid_t pid;
+		if (!parse_pid(de->d_name, &pid))
+			continue;
+		if (proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0 ||
+		    !proc_name_matches(argv0, name))
+			continue;
+		if (count == cap) {
+			pid_t *np;
+			cap = cap ? cap * 2 : 16;
+			np = realloc(pids, cap * sizeof(*pids));
+			if (!np) {
 				free(pids);
 				closedir(d);
 				return err_set(err, -ENOMEM, "out of memory listing processes");
 			}
+			pids = np;
 		}
-		closedir(d);
+		pids[count++] = pid;
 	}
+	closedir(d);
 	qsort(pids, count, sizeof(*pids), cmp_pid);
 	*out = pids;
 	*n = count;
@@ -345,7 +333,7 @@ static int watch_match(const struct proc_watch *w, pid_t pid)
 	if (rc == -ENODATA || transitional_name(argv0))
 		return -1;
 	if (w->name)
-		return strcmp(argv0, w->name) == 0 ? 1 : 2;
+		return proc_name_matches(argv0, w->name) ? 1 : 2;
 	if (w->android)
 		return proc_uid(w->proc_dir, pid) >= ANDROID_FIRST_APP_UID ? 1 : 2;
 	return 1;
