@@ -192,15 +192,18 @@ static int emit_config(const struct uprobestats_config *cfg, const struct trace_
 		p_err("--emit-config %s: cannot open for writing: %s", o->emit, strerror(errno));
 		return EXIT_RUNTIME;
 	}
+	errno = 0;
 	if (binary) {
 		uint8_t *buf = NULL;
 		size_t n = 0;
 		rc = config_encode_binary(cfg, CONFIG_ERA_CURRENT, &buf, &n, NULL, &e);
-		if (rc == 0 && fwrite(buf, 1, n, f) != n)
-			rc = err_set(&e, -EIO, "--emit-config %s: write failed", o->emit);
+		if (rc == 0 && (fwrite(buf, 1, n, f) != n || fflush(f) != 0))
+			rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", o->emit,
+				     strerror(errno ? errno : EIO));
 		free(buf);
-	} else if (config_dump_text(cfg, f) < 0) {
-		rc = err_set(&e, -EIO, "--emit-config %s: write failed", o->emit);
+	} else if (config_dump_text(cfg, f) < 0 || fflush(f) != 0) {
+		rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", o->emit,
+			     strerror(errno ? errno : EIO));
 	}
 	if (fclose(f) != 0 && rc == 0)
 		rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", o->emit,
@@ -225,6 +228,7 @@ static int build_and_run(struct trace_opts *o, const struct trace_source *src,
 				.unsafe_uretprobe = o->run.unsafe_uretprobe,
 				.unsafe_any_symbol = o->run.unsafe_any_symbol,
 				.located = src->located, .n_located = src->n_located,
+				.refuse_unmapped = true,
 				.exits_cache = *files };
 	struct plan *plan;
 	struct err e = { 0 };

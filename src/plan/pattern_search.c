@@ -12,6 +12,7 @@
 #include "config/guardrail.h"
 #include "formats/dex.h"
 #include "formats/elf.h"
+#include "formats/minidebug.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
 #include "resolve/class_index.h"
@@ -316,7 +317,12 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 			struct sym_near s = { &methods, want };
 			if (elf_open(m->searched_paths[i], &f, &e) < 0)
 				continue;
+			struct minidebug md;
 			elf_foreach_symbol(f, near_sym, &s);
+			if (minidebug_open(f, &md, &e) == 0) {   /* the names matching searched */
+				elf_foreach_symbol(md.elf, near_sym, &s);
+				minidebug_close(&md);
+			}
 			symbol_tables_note(f, m->searched_paths[i], tables, sizeof(tables));
 			elf_close(f);
 		}

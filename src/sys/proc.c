@@ -176,7 +176,7 @@ int proc_maps_file(const char *proc_dir, pid_t pid, const char *path)
 	char mp[256];
 	FILE *f;
 	char line[4096 + 128];
-	int found = 0;
+	int found = 0, lines = 0;
 
 	if (stat(path, &st) < 0)
 		return -errno;
@@ -187,6 +187,7 @@ int proc_maps_file(const char *proc_dir, pid_t pid, const char *path)
 		unsigned maj, min;
 		unsigned long long ino;
 		int name_at = 0;
+		lines++;
 		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino, &name_at) < 3)
 			continue;
 		/* the inode (a chrooted process's maps name the host path, which
@@ -196,7 +197,7 @@ int proc_maps_file(const char *proc_dir, pid_t pid, const char *path)
 			 line[name_at + (int)strlen(path)] == '\n');
 	}
 	fclose(f);
-	return found;
+	return found ? 1 : lines ? 0 : -ESRCH;   /* no mapping at all: exited or a zombie */
 }
 
 bool proc_alive(const char *proc_dir, pid_t pid)

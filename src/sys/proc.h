@@ -35,7 +35,8 @@ int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_
 void proc_nearest_name(const char *proc_dir, const char *name, char *buf, size_t size);
 
 /* 1 when pid maps the file at path (same device and inode, or the same path),
- * 0 when not, negative errno when either cannot be read. */
+ * 0 when not, negative errno when either cannot be read (-ESRCH: it maps
+ * nothing, a zombie or a process gone). */
 int proc_maps_file(const char *proc_dir, pid_t pid, const char *path);
 
 bool proc_alive(const char *proc_dir, pid_t pid);

@@ -6,9 +6,11 @@ before their events were read."""
 import json
 import os
 import re
+import shutil
 import subprocess
 
-from e2e import Held, Uprobestats, check, eq, events, target, tmpdir, traced_run
+from e2e import (TESTDATA, Held, Uprobestats, check, eq, events, target, tmpdir,
+                 traced_run)
 
 SWEEP = "target_sweep"
 
@@ -113,3 +115,38 @@ def test_sweep_short_lived_process_named():
     with open(prof) as f:
         rows = json.loads(f.read())["methods"]
     eq([r["process"] for r in rows], ["target_native"], "profile PROCESS")
+
+
+def test_sweep_bionic_short_lived_toybox_named():
+    """A chrooted toybox dd on bionic is gone before its write()s are read: the
+    profile and JSON name it from its comm, not '-' / null."""
+    src = os.path.join(TESTDATA, "android-userland/x86_64-android11")
+    check(os.path.isdir(src), f"no Android userland at {src} (UPROBESTATS_TESTDATA)")
+    tmp = tmpdir()
+    root = os.path.join(tmp, "android")
+    shutil.copytree(src, root, symlinks=True)
+    for d in ("proc", "dev"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    mounted = []
+    try:
+        subprocess.run(["mount", "-t", "proc", "proc", os.path.join(root, "proc")], check=True)
+        mounted.append(os.path.join(root, "proc"))
+        subprocess.run(["mount", "--bind", "/dev", os.path.join(root, "dev")], check=True)
+        mounted.append(os.path.join(root, "dev"))
+        prof = os.path.join(tmp, "profile.json")
+        u = Uprobestats(["trace", "--format", "json", "--profile-format", "json",
+                         "--profile", prof, "--duration", "3",
+                         os.path.join(root, "system/lib64/libc.so") + ":write"])
+        u.wait_attached()
+        subprocess.run(["chroot", root, "/system/bin/toybox", "dd", "if=/dev/zero",
+                        "of=/dev/null", "bs=512", "count=3", "status=none"], check=True)
+        eq(u.wait(), 0, "exit code; " + u.stderr())
+    finally:
+        for m in reversed(mounted):
+            subprocess.run(["umount", m], check=False)
+    evs = events(u.json_events())
+    check(len(evs) >= 3, f"dd's writes: {len(evs)} events")
+    eq({e["process"] for e in evs}, {"toybox"}, "JSON process of the exited toybox")
+    with open(prof) as f:
+        rows = json.loads(f.read())["methods"]
+    eq({r["process"] for r in rows}, {"toybox"}, "profile PROCESS")

@@ -196,3 +196,20 @@ def test_sweep_bionic_libc_aliases_over_both_symbol_tables():
                         r"code", res.err), f"{pats}: " + res.err)
         eq(len(re.findall(r"left out mem\w+: .*alias of mem", res.err)), 1,
            f"{pats}: one alias line: " + res.err)
+
+
+def test_sweep_one_file_by_two_paths_and_one_pattern_twice_is_one_probe():
+    """The same function named twice, or through a second path to the same
+    file (a symlink: one device/inode), is one match and one probe."""
+    tmp = tmpdir()
+    real = target("target_native")
+    link = os.path.join(tmp, "link_native")
+    os.symlink(real, link)
+    for pats in ([f"{real}:ups_target_fn", f"{real}:ups_target_fn"],
+                 [f"{real}:ups_target_fn", f"{link}:ups_target_fn"],
+                 [f"{real}:ups_target_*", f"{link}:ups_target_fn"]):
+        res = run(["trace", "--emit-config", os.path.join(tmp, "x.textproto")] + pats)
+        eq(res.rc, 0, "exit code; " + res.err)
+        want = 2 if "ups_target_*" in pats[0] else 1
+        check(re.search(rf"matched {want} method\(s\) in 1 file\(s\), {want} to probe$",
+                        res.err, re.M), f"{pats}: one probe per function: " + res.err)
