@@ -49,7 +49,7 @@ static int check_files(char **files, size_t n, unsigned kver, size_t *objects, s
 	for (size_t i = 0; i < n; i++) {
 		struct mapped_file mf;
 		struct err e = { 0 };
-		int rc = mapfile_open(files[i], 64u << 20, 0, &mf, &e);
+		int rc = mapfile_open(files[i], 64u << 20, MAPFILE_REGULAR, &mf, &e);
 
 		if (rc == 0) {
 			rc = objcheck_object(files[i], mf.data, mf.size, kver, print_problem, NULL,
@@ -57,8 +57,9 @@ static int check_files(char **files, size_t n, unsigned kver, size_t *objects, s
 			mapfile_close(&mf);
 		}
 		if (rc < 0) {
+			/* a file that is no BPF object: 4, as for any file read as a kind */
 			p_err("%s", e.msg);
-			return EXIT_RUNTIME;
+			return rc == -ENOMEM ? EXIT_RUNTIME : EXIT_RESOLVE;
 		}
 		(*objects)++;
 		*problems += (size_t)rc;

@@ -301,6 +301,7 @@ struct run_state {
 	struct sinks *sinks;
 	struct accounting acct;      /* per probe: dropped at each output */
 	bool output_failed;          /* an output's write error was reported */
+	char failed_output[32];      /* the name of that output ("json") */
 	int failed_exit;
 	int32_t attached_atom;       /* self-metric atom ids (0: not sent) */
 	int32_t error_atom;
@@ -326,6 +327,8 @@ static void on_flush(void *ctx)
 
 	if (sinks_flush(rs->sinks, &e) < 0 && !rs->output_failed && e.code != -EPIPE) {
 		rs->output_failed = true;
+		snprintf(rs->failed_output, sizeof(rs->failed_output), "%.*s",
+			 (int)strcspn(e.msg, " "), e.msg);
 		p_err("%s", e.msg);
 	}
 }
@@ -537,6 +540,27 @@ static void send_atom(void *ctx, const struct atom *a)
 	sinks_atom(rs->sinks, a);
 }
 
+/* Each failed output once, as an error line, with its final counts: an
+ * output that failed mid-run was said then (its name is in failed_output). */
+static void report_output_errors(const struct run_state *rs, const struct err *first)
+{
+	struct sink_report r;
+	size_t said = 0;
+
+	sinks_report(rs->sinks, &r);
+	for (size_t i = 0; i < r.n_errors; i++) {
+		size_t n = strcspn(r.errors[i], " ");
+		if (r.error_codes[i] == -EPIPE ||
+		    (*rs->failed_output && !strncmp(r.errors[i], rs->failed_output, n) &&
+		     !rs->failed_output[n]))
+			continue;
+		p_err("%s", r.errors[i]);
+		said++;
+	}
+	if (!said && first && !*rs->failed_output)
+		p_err("%s", first->msg);
+}
+
 static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		  int32_t polled_atom)
 {
@@ -565,8 +589,7 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		return EXIT_OK;
 	}
 	if (rc < 0 || rs->output_failed) {
-		if (!rs->output_failed)
-			p_err("%s", e.msg);
+		report_output_errors(rs, rc < 0 ? &e : NULL);
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
@@ -873,6 +896,9 @@ int cmd_run(int argc, char **argv)
 		return e.code == -ESRCH ? EXIT_NO_TARGET
 		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
+	for (size_t i = 0, said = 0; i < plan->n_probes && said < 10; i++)
+		if (plan->probe_by_id[i]->unmapped && ++said)
+			p_warn("%s", plan->probe_by_id[i]->note);
 	for (size_t i = 0; i < plan->n_probes; i++)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),

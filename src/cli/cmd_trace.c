@@ -19,6 +19,7 @@
 #include "config/textdump.h"
 #include "plan/aggregation.h"
 #include "plan/exits.h"
+#include "plan/pattern.h"
 #include "plan/trace_plan.h"
 #include "sys/proc.h"
 #include "sys/properties.h"
@@ -141,9 +142,10 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 	const struct exits_query q = {
 		.path = m->path, .offset = m->offset, .code_size = m->code_size,
 		.machine = m->machine, .java = m->java,
-		.program = "", .what = m->display && *m->display ? m->display : "?",
+		.program = "call_return", .what = m->display && *m->display ? m->display : "?",
 		.has_exit_probes = true, .exit_probes = true,
 		.unsafe_uretprobe = o->run.unsafe_uretprobe, .cache = files,
+		.no_exits_advice = "--unsafe-uretprobe puts a uretprobe on it instead",
 	};
 	struct exits_choice c;
 	struct err e = { 0 };
@@ -154,6 +156,10 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 	if (!ret || (!m->java && o->spec.native_uretprobe))
 		return true;
 	rc = exits_choose(&q, &c, &e);
+	if (rc == 0 && c.exit_probes && !c.n_exits)
+		p_warn("%s: no return instruction found (it never returns, or leaves only by a "
+		       "call that does not): only its entry is probed, and calls still running "
+		       "at exit are listed then", m->display);
 	if (rc < 0) {
 		snprintf(why, size, "%s", e.msg);
 		return false;
@@ -163,31 +169,20 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 }
 
 /* Keeps the methods whose exits are provable (with --ret) and at most
- * --max-probes of them; says what it leaves out. */
-static size_t select_methods(struct trace_method *m, size_t n, const struct trace_opts *o,
-			     struct exits_cache *files)
+ * --max-probes of them; the rest counted as left out, then the report. */
+static void select_methods(struct trace_matches *tm, const struct trace_opts *o,
+			   struct exits_cache *files)
 {
-	size_t kept = 0, refused = 0;
 	char why[ERR_MSG_MAX];
 
-	for (size_t i = 0; i < n; i++) {
-		if (!exits_provable(&m[i], o, files, why, sizeof(why))) {
-			if (refused++ < 10)
-				p_warn("left out %s: exits not provable: %s", m[i].display, why);
-			continue;
-		}
-		m[kept++] = m[i];
-	}
-	if (refused)
-		p_warn("left out %zu method(s) whose return instructions could not be proven "
-		       "(--ret needs them; --unsafe-uretprobe uses a uretprobe on native ones)",
-		       refused);
-	if (kept > o->max_probes) {
-		p_warn("left out %zu method(s) over --max-probes %u", kept - o->max_probes,
-		       o->max_probes);
-		kept = o->max_probes;
-	}
-	return kept;
+	for (size_t i = 0; i < tm->n; i++)
+		if (!exits_provable(&tm->methods[i], o, files, why, sizeof(why)))
+			trace_match_leave_out(tm, i, MATCH_NO_EXITS, why);
+	trace_match_compact(tm);
+	for (size_t i = o->max_probes; i < tm->n; i++)
+		trace_match_leave_out(tm, i, MATCH_OVER_MAX, NULL);
+	trace_match_compact(tm);
+	trace_match_report(tm);
 }
 
 int trace_emit_config(const struct uprobestats_config *cfg, const char *path,
@@ -204,15 +199,18 @@ int trace_emit_config(const struct uprobestats_config *cfg, const char *path,
 		p_err("--emit-config %s: cannot open for writing: %s", path, strerror(errno));
 		return EXIT_RUNTIME;
 	}
+	errno = 0;
 	if (binary) {
 		uint8_t *buf = NULL;
 		size_t n = 0;
 		rc = config_encode_binary(cfg, CONFIG_ERA_CURRENT, &buf, &n, NULL, &e);
-		if (rc == 0 && fwrite(buf, 1, n, f) != n)
-			rc = err_set(&e, -EIO, "--emit-config %s: write failed", path);
+		if (rc == 0 && (fwrite(buf, 1, n, f) != n || fflush(f) != 0))
+			rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", path,
+				     strerror(errno ? errno : EIO));
 		free(buf);
-	} else if (config_dump_text(cfg, f) < 0) {
-		rc = err_set(&e, -EIO, "--emit-config %s: write failed", path);
+	} else if (config_dump_text(cfg, f) < 0 || fflush(f) != 0) {
+		rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", path,
+			     strerror(errno ? errno : EIO));
 	}
 	if (fclose(f) != 0 && rc == 0)
 		rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", path, strerror(errno));
@@ -244,6 +242,7 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 				.unsafe_uretprobe = run->unsafe_uretprobe,
 				.unsafe_any_symbol = run->unsafe_any_symbol,
 				.located = src->located, .n_located = src->n_located,
+				.refuse_unmapped = true,
 				.exits_cache = *files };
 	struct plan *plan;
 	struct err e = { 0 };
@@ -277,7 +276,7 @@ static int check_spec(const struct trace_opts *o, const struct trace_method *m, 
 	return EXIT_OK;
 }
 
-static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
+static int trace_methods(struct trace_opts *o, struct trace_matches *tm,
 			 struct android_info *android)
 {
 	struct trace_source src;
@@ -285,10 +284,13 @@ static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
 	/* the files read for exit sites, once for the selection and the plan
 	 * (NULL: each opened per method) */
 	struct exits_cache *files = exits_cache_new();
-	int rc = check_spec(o, m, n);
+	struct trace_method *m = tm->methods;
+	size_t n;
+	int rc;
 
-	if (rc == EXIT_OK)
-		n = select_methods(m, n, o, files);
+	select_methods(tm, o, files);
+	n = tm->n;
+	rc = check_spec(o, m, n);
 	if (rc == EXIT_OK && !n) {
 		p_err("no method left to trace");
 		rc = EXIT_RESOLVE;
@@ -323,9 +325,11 @@ static int find_pid(const struct trace_opts *o, pid_t *pid)
 		return EXIT_RUNTIME;
 	}
 	if (!n && !o->emit) {
+		char near[256];
 		free(found);
-		p_err("no running process named '%s' (matched against /proc/*/cmdline "
-		      "argv[0] or its last path component)", o->spec.process_name);
+		proc_nearest_name("/proc", o->spec.process_name, near, sizeof(near));
+		p_err("no running process named '%s' (argv[0], or its last path component)%s%s",
+		      o->spec.process_name, *near ? "; nearest: " : "", near);
 		return EXIT_NO_TARGET;
 	}
 	*pid = n ? found[0] : 0;
@@ -364,7 +368,7 @@ int cmd_trace(int argc, char **argv)
 		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
 				 &tm);
 	if (rc == EXIT_OK)
-		rc = trace_methods(&o, tm.methods, tm.n, &android);
+		rc = trace_methods(&o, &tm, &android);
 	trace_matches_free(&tm);
 	return rc;
 }

@@ -16,7 +16,7 @@ static int match_pattern(const char *text, pid_t pid, size_t max, struct pattern
 {
 	struct trace_pattern *p;
 	struct err e = { 0 };
-	size_t before = m->n;
+	size_t before = m->n_found;
 	int rc = pattern_parse(text, &p, &e);
 
 	if (rc < 0) {
@@ -24,18 +24,21 @@ static int match_pattern(const char *text, pid_t pid, size_t max, struct pattern
 		return EXIT_USAGE;
 	}
 	rc = pattern_match_pid(p, pid, max, m, &e);
-	if (rc == 0 && m->n == before)
+	if (rc == 0 && m->n_found == before)
 		rc = pattern_explain_no_match(p, m, &e);
 	pattern_free(p);
 	if (rc < 0) {
 		p_err("%s", e.msg);
-		return rc == -EINVAL ? EXIT_USAGE : EXIT_RESOLVE;
+		/* a file of any kind that cannot be read as one to probe: 4, like methods */
+		return rc == -EDESTADDRREQ ? EXIT_USAGE : rc == -ENOMEM ? EXIT_RUNTIME
+		       : EXIT_RESOLVE;
 	}
 	return EXIT_OK;
 }
 
-static void report(const struct pattern_matches *m)
+void trace_match_report(const struct trace_matches *t)
 {
+	const struct pattern_matches *m = t->matches;
 	char line[1024];
 	size_t len, named = 0;
 
@@ -66,15 +69,18 @@ static void report(const struct pattern_matches *m)
 
 static int to_methods(const struct pattern_matches *m, struct trace_matches *out)
 {
-	out->methods = calloc(m->by_reason[MATCH_OK] ? m->by_reason[MATCH_OK] : 1,
-			      sizeof(*out->methods));
-	if (!out->methods)
+	size_t n = m->by_reason[MATCH_OK] ? m->by_reason[MATCH_OK] : 1;
+
+	out->methods = calloc(n, sizeof(*out->methods));
+	out->match_i = calloc(n, sizeof(*out->match_i));
+	if (!out->methods || !out->match_i)
 		return EXIT_RUNTIME;
 	for (size_t i = 0; i < m->n; i++) {
 		const struct pattern_match *x = &m->v[i];
 		struct trace_method *t;
 		if (x->left_out != MATCH_OK)
 			continue;
+		out->match_i[out->n] = i;
 		t = &out->methods[out->n++];
 		*t = (struct trace_method){
 			.path = x->path, .offset = x->file_offset, .code_size = x->code_size,
@@ -105,13 +111,41 @@ int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
 		return rc;
 	if (guardrail_active(g))
 		pattern_matches_guardrail(m, (int)g->list);
-	report(m);
 	return to_methods(m, out);
+}
+
+void trace_match_leave_out(struct trace_matches *t, size_t i, int reason, const char *detail)
+{
+	struct pattern_matches *m = t->matches;
+	struct pattern_match *x = &m->v[t->match_i[i]];
+
+	for (size_t f = 0; f < m->n_files; f++)
+		if (!strcmp(m->files[f].path, x->path) && m->files[f].ok)
+			m->files[f].ok--;
+	m->by_reason[x->left_out]--;
+	m->by_reason[reason]++;
+	x->left_out = (enum match_left_out)reason;
+	free(x->left_out_detail);
+	x->left_out_detail = detail ? strdup(detail) : NULL;
+}
+
+void trace_match_compact(struct trace_matches *t)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->matches->v[t->match_i[i]].left_out != MATCH_OK)
+			continue;
+		t->methods[kept] = t->methods[i];
+		t->match_i[kept++] = t->match_i[i];
+	}
+	t->n = kept;
 }
 
 void trace_matches_free(struct trace_matches *t)
 {
 	free(t->methods);
+	free(t->match_i);
 	if (t->matches)
 		pattern_matches_free(t->matches);
 	free(t->matches);

@@ -17,6 +17,7 @@ struct pattern_matches;
 
 struct trace_matches {
 	struct trace_method *methods;     /* the matches to probe */
+	size_t *match_i;                  /* per method: its index in matches->v */
 	size_t n;
 	struct pattern_matches *matches;  /* owns the methods' strings */
 };
@@ -25,9 +26,17 @@ struct trace_matches {
  * pattern's FILE part wins), at most max methods, the guardrail applied
  * when active.  An exit code (cli.h), the error printed: EXIT_OK,
  * EXIT_USAGE for a bad pattern, EXIT_RESOLVE when a pattern matches nothing
- * (naming the files searched and the nearest names). */
+ * (naming the files searched and the nearest names).  Prints nothing else:
+ * the caller leaves out what it cannot trace, then reports. */
 int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
 		const struct guardrail_opts *g, struct trace_matches *out);
+/* Method i is not traced after all (reason, detail copied): counted as
+ * left out; trace_match_compact then drops such methods (the order kept). */
+void trace_match_leave_out(struct trace_matches *t, size_t i, int reason,
+			   const char *detail);
+void trace_match_compact(struct trace_matches *t);
+/* The report before attaching: matched, to probe, left out and why. */
+void trace_match_report(const struct trace_matches *t);
 void trace_matches_free(struct trace_matches *m);
 
 #endif

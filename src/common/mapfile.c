@@ -94,7 +94,9 @@ int mapfile_open(const char *path, size_t max_size, unsigned flags,
 		close(fd);
 		return err_set(err, -EISDIR, "%s: is a directory, expected a file", path);
 	}
-	if ((flags & MAPFILE_REGULAR) && !S_ISREG(st.st_mode)) {
+	if (((flags & MAPFILE_REGULAR) && !S_ISREG(st.st_mode)) ||
+	    ((flags & MAPFILE_NO_DEVICE) && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ||
+					     S_ISSOCK(st.st_mode)))) {
 		close(fd);
 		return err_set(err, -EINVAL, "%s: is %s, not a regular file", path,
 			       file_kind(st.st_mode));

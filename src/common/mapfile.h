@@ -26,6 +26,10 @@ struct mapped_file {
  * device, FIFO or socket is refused with what it is (/dev/zero would
  * otherwise be read forever). */
 #define MAPFILE_REGULAR     0x2
+/* A regular file or a stream (a pipe, /proc, /dev/stdin as a pipe), never a
+ * character or block device or a socket (configs: /dev/zero is refused with
+ * what it is rather than read to the size limit). */
+#define MAPFILE_NO_DEVICE   0x4
 
 /* Whatever a caller asks, nothing larger is mapped or read. */
 #define MAPFILE_MAX_SIZE ((size_t)4 << 30)

@@ -98,7 +98,8 @@ int config_load_file(const char *path, const struct config_load_opts *opts,
 	int rc;
 
 	*out = NULL;
-	rc = mapfile_open(path, CONFIG_MAX_FILE_SIZE, MAPFILE_ALLOW_EMPTY, &f, err);
+	rc = mapfile_open(path, CONFIG_MAX_FILE_SIZE, MAPFILE_ALLOW_EMPTY | MAPFILE_NO_DEVICE,
+			  &f, err);
 	if (rc)
 		return rc;
 	rc = config_load_buffer(path, f.data, f.size, opts, out, err);

@@ -77,7 +77,8 @@ static void print_target(FILE *out, const struct task_config *t)
 
 static void print_task_header(FILE *out, const struct task_config *t, size_t i, size_t n)
 {
-	fprintf(out, "task %zu/%zu", i + 1, n);
+	(void)n;   /* the header says how many; tasks are numbered from 0 everywhere */
+	fprintf(out, "task %zu", i);
 	if (t->has_task_id)
 		fprintf(out, " (task_id %" PRId64 ")", t->task_id);
 	fputs(":\n", out);

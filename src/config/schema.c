@@ -326,7 +326,8 @@ static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
 
 /* Close enough to suggest: within a third of the length (at least 2 edits),
  * or one name contains the other (e.g. "probe_config" / "probe_configs"). */
-static const char *closest(const char *const *names, size_t n, const char *name, size_t len)
+const char *schema_closest_name(const char *const *names, size_t n, const char *name,
+				size_t len)
 {
 	const char *best = NULL;
 	size_t best_d = SIZE_MAX;
@@ -349,7 +350,7 @@ const char *schema_closest_field(const struct msg_desc *m, const char *name, siz
 
 	for (size_t i = 0; i < n; i++)
 		names[i] = m->fields[i].name;
-	return closest(names, n, name, len);
+	return schema_closest_name(names, n, name, len);
 }
 
 const struct enum_value *schema_enum_by_name(const struct enum_desc *e, const char *name,
@@ -378,7 +379,7 @@ const char *schema_closest_enum(const struct enum_desc *e, const char *name, siz
 
 	for (size_t i = 0; i < n; i++)
 		names[i] = e->values[i].name;
-	return closest(names, n, name, len);
+	return schema_closest_name(names, n, name, len);
 }
 
 bool schema_field_present(const struct field_desc *f, const void *obj)

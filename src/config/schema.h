@@ -97,6 +97,10 @@ const struct field_desc *schema_field_by_num(const struct msg_desc *m, enum conf
 					     uint32_t num);
 uint32_t schema_field_num(const struct field_desc *f, enum config_era era);
 
+/* The one of names closest to name (edit distance; within a third of its
+ * length, at least 2 edits), or NULL when nothing is close. */
+const char *schema_closest_name(const char *const *names, size_t n, const char *name,
+				size_t len);
 /* The field name closest to name (edit distance), or NULL when nothing is close. */
 const char *schema_closest_field(const struct msg_desc *m, const char *name, size_t len);
 

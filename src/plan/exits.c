@@ -332,9 +332,10 @@ int exits_choose(const struct exits_query *q, struct exits_choice *out, struct e
 	}
 	if (!art)
 		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
-			       "cannot be proven: %s (a uretprobe needs no exit sites: drop "
-			       "--exit-probes or set exit_probes: false)", q->program, q->what,
-			       why.msg);
+			       "cannot be proven: %s (%s)", q->program, q->what, why.msg,
+			       q->no_exits_advice ? q->no_exits_advice
+			       : "a uretprobe needs no exit sites: drop --exit-probes or set "
+				 "exit_probes: false");
 	if (!q->unsafe_uretprobe) {
 		char reason[ERR_MSG_MAX];
 		snprintf(reason, sizeof(reason), "no exit sites: %s", why.msg);

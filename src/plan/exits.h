@@ -39,6 +39,10 @@ struct exits_query {
 	bool exit_probes;            /* … to this */
 	bool opt_exit_probes;        /* --exit-probes: native return programs too */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
+	/* What to do instead when a native function's exits cannot be proven, in
+	 * the caller's words (NULL: the config's: drop --exit-probes or set
+	 * exit_probes: false). */
+	const char *no_exits_advice;
 	struct exits_cache *cache;   /* files kept open across queries; NULL: per query */
 };
 

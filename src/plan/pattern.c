@@ -23,6 +23,7 @@ static const char *const REASONS[MATCH_N_REASONS] = {
 	[MATCH_ABSTRACT_OR_NATIVE] = "abstract or native",
 	[MATCH_UNPROBEABLE] = "code a uprobe cannot take",
 	[MATCH_GUARDRAIL] = "refused by the guardrail",
+	[MATCH_NO_EXITS] = "exits not provable",
 	[MATCH_OVER_MAX] = "over --max-probes",
 };
 

@@ -87,6 +87,7 @@ enum match_left_out {
 	MATCH_UNPROBEABLE,          /* arm32 Thumb code; a GNU ifunc (the symbol is the
 				     * resolver, not the function); detail says which */
 	MATCH_GUARDRAIL,            /* refused by the user-build allowlist */
+	MATCH_NO_EXITS,             /* trace --ret: returns not provable (set by trace) */
 	MATCH_OVER_MAX,             /* beyond max (in match order) */
 	MATCH_N_REASONS
 };
@@ -110,6 +111,7 @@ struct pattern_match {
 	uint32_t dex_method_idx;
 	enum match_left_out left_out;
 	char *left_out_detail;      /* NULL or e.g. "shares code with: void a.B.d()" */
+	uint64_t dev, ino;          /* the file's identity (two paths of one file are one) */
 };
 
 struct pattern_file_count {
@@ -127,14 +129,22 @@ struct pattern_matches {
 	size_t n_searched;          /* files looked into */
 	char **searched_paths;      /* their paths */
 	char searched[1024];        /* their names, comma-separated (truncated), for errors */
+	size_t n_found;             /* every match found, a repeat of one already listed too */
+	struct pattern_index *index;   /* file + offset (+ name) -> match, for repeats */
 };
 
 /* Matches against one file: an oat/odex for a Java pattern, an ELF for a native
  * one (path may be NULL: then the pattern's own FILE part is used).  max == 0
  * means PATTERN_DEFAULT_MAX; matches beyond it are kept with MATCH_OVER_MAX.
- * Appends to out (zero it first), so several patterns/files accumulate; a
- * second match of the same file offset from another pattern is not added twice.
- * 0 even when nothing matched (check out->n); negative on unreadable files. */
+ * Appends to out (zero it first), so several patterns/files accumulate.  One
+ * probe per call whatever the patterns and symbol tables say: a name already
+ * listed at the same file (device/inode) and offset is not listed again (the
+ * symbol in .dynsym and .symtab; a method two patterns match), and another
+ * name there is left out as MATCH_SAME_CODE ("alias of X").  n_found counts
+ * the repeats too (a pattern matched something even when all was listed).
+ * 0 even when nothing matched (check out->n); negative on unreadable files
+ * (whatever the kind: missing, not regular, empty, not ELF/oat, truncated),
+ * -EDESTADDRREQ when neither path nor the pattern names a file (usage). */
 int pattern_match_file(const struct trace_pattern *p, const char *path, size_t max,
 		       struct pattern_matches *out, struct err *err);
 /* Against what pid maps: Java without FILE: every oat/odex of its maps, then

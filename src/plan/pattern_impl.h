@@ -58,6 +58,13 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 struct pattern_match;
 int pattern_push(struct pattern_matches *m, struct pattern_match *x, size_t max);
 void pattern_match_clear(struct pattern_match *x);
+/* pattern_dedup.c: x's dev/ino from its path; 1 when x (same file, offset and
+ * name) is listed already, else 0 after marking an alias of a listed OK match
+ * MATCH_SAME_CODE; then pattern_dedup_add indexes the pushed match m->v[idx]. */
+void pattern_identify(struct pattern_match *x);
+int pattern_dedup_check(struct pattern_matches *m, struct pattern_match *x);
+int pattern_dedup_add(struct pattern_matches *m, size_t idx);
+void pattern_dedup_free(struct pattern_matches *m);
 int pattern_note_searched(struct pattern_matches *m, const char *path);
 
 #endif

@@ -42,6 +42,7 @@ void pattern_matches_free(struct pattern_matches *m)
 	for (size_t i = 0; i < m->n_searched; i++)
 		free(m->searched_paths[i]);
 	free(m->searched_paths);
+	pattern_dedup_free(m);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -89,11 +90,21 @@ int pattern_note_searched(struct pattern_matches *m, const char *path)
 	return 0;
 }
 
-/* Appends x (taking its strings) with reason; max counts MATCH_OK entries. */
+/* Appends x (taking its strings) with reason; max counts MATCH_OK entries.  A
+ * repeat of a listed match is dropped (its strings freed), an alias marked. */
 int pattern_push(struct pattern_matches *m, struct pattern_match *x, size_t max)
 {
 	struct pattern_file_count *f;
+	int rc;
 
+	m->n_found++;
+	pattern_identify(x);
+	if ((rc = pattern_dedup_check(m, x)) < 0)
+		return rc;
+	if (rc) {
+		pattern_match_clear(x);
+		return 0;
+	}
 	if (x->left_out == MATCH_OK && m->by_reason[MATCH_OK] >= max)
 		x->left_out = MATCH_OVER_MAX;
 	if (m->n == m->cap) {
@@ -110,18 +121,8 @@ int pattern_push(struct pattern_matches *m, struct pattern_match *x, size_t max)
 	f->ok += x->left_out == MATCH_OK;
 	m->by_reason[x->left_out]++;
 	m->v[m->n++] = *x;
-	return 0;
-}
-
-/* Is (path, offset) already an OK match (from another pattern)? */
-static bool already(const struct pattern_matches *m, size_t first, const char *path,
-		    uint64_t off)
-{
-	for (size_t i = 0; i < first; i++)
-		if (m->v[i].left_out == MATCH_OK && m->v[i].file_offset == off &&
-		    !strcmp(m->v[i].path, path))
-			return true;
-	return false;
+	memset(x, 0, sizeof(*x));   /* taken: the caller's clear on error is a no-op */
+	return pattern_dedup_add(m, m->n - 1);
 }
 
 /* ---- Java --------------------------------------------------------------------------- */
@@ -382,7 +383,7 @@ static int fill_descs(const struct dex_file *d, uint32_t midx, struct pattern_ma
 	return 0;
 }
 
-static int emit_cand(struct java_ctx *x, const struct cand *c, size_t max, size_t before,
+static int emit_cand(struct java_ctx *x, const struct cand *c, size_t max,
 		     struct pattern_matches *out)
 {
 	const struct oat_info *in = oat_info(x->o);
@@ -412,10 +413,6 @@ static int emit_cand(struct java_ctx *x, const struct cand *c, size_t max, size_
 			pm.left_out_detail = strdup("arm32 Thumb code: the kernel cannot uprobe "
 						    "Thumb instructions");
 		}
-		if (pm.left_out == MATCH_OK && already(out, before, x->path, pm.file_offset)) {
-			free(pm.left_out_detail);
-			return 0;
-		}
 	}
 	pm.path = strdup(x->path);
 	pm.name = strdup(sig);
@@ -444,7 +441,6 @@ static int match_oat(const struct trace_pattern *p, const char *path, size_t max
 		     struct pattern_matches *out, struct err *err)
 {
 	struct java_ctx x = { .p = p, .path = path };
-	size_t before = out->n;
 	int rc;
 
 	if (pattern_note_searched(out, path))
@@ -464,7 +460,7 @@ static int match_oat(const struct trace_pattern *p, const char *path, size_t max
 			rc = scan_class(&x, d, di, cdi, err);
 	}
 	for (size_t i = 0; i < x.n_c && !rc; i++)
-		if ((rc = emit_cand(&x, &x.c[i], max, before, out)))
+		if ((rc = emit_cand(&x, &x.c[i], max, out)))
 			err_set(err, rc, "out of memory");
 	java_ctx_free(&x);
 	return rc;
@@ -483,7 +479,7 @@ int pattern_match_file(const struct trace_pattern *p, const char *path, size_t m
 	if (!path)
 		path = p->file;
 	if (!path)
-		return err_set(err, -EINVAL, "pattern '%.200s' names no file: give one "
+		return err_set(err, -EDESTADDRREQ, "pattern '%.200s' names no file: give one "
 			       "(FILE:CLASS.METHOD, or a file argument) or a process (--pid)",
 			       p->text);
 	if (p->java)

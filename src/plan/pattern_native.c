@@ -4,7 +4,7 @@
  * executable such as toybox has for its own functions), defined in an
  * executable section and mapped by an executable PT_LOAD, at an
  * instruction-aligned offset (the rules of resolve/native.c).  Aliases (two
- * names at one address) give one probe.  Also finds a bare library name in a
+ * names at one address) give one probe (pattern_dedup.c).  Also finds a bare library name in a
  * process's maps or the system library directories. */
 #include "plan/pattern.h"
 #include "plan/pattern_impl.h"
@@ -138,61 +138,13 @@ int pattern_find_library(const char *proc_dir, const char *name, int pid, char *
 		       "library directories", name);
 }
 
-/* Offsets already matched in this file -> their match index (open addressing). */
-struct off_set {
-	uint64_t *off;
-	size_t *idx;
-	size_t cap, n;
-};
-
-static long off_find(const struct off_set *h, uint64_t off)
-{
-	if (!h->cap)
-		return -1;
-	for (size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
-		if (h->idx[i] == (size_t)-1)
-			return -1;
-		if (h->off[i] == off)
-			return (long)h->idx[i];
-	}
-}
-
-static int off_add(struct off_set *h, uint64_t off, size_t idx)
-{
-	if (2 * (h->n + 1) > h->cap) {
-		struct off_set g = { .cap = h->cap ? h->cap * 2 : 256 };
-		g.off = malloc(g.cap * sizeof(*g.off));
-		g.idx = malloc(g.cap * sizeof(*g.idx));
-		if (!g.off || !g.idx) {
-			free(g.off);
-			free(g.idx);
-			return -ENOMEM;
-		}
-		memset(g.idx, 0xff, g.cap * sizeof(*g.idx));
-		for (size_t i = 0; i < h->cap; i++)
-			if (h->idx[i] != (size_t)-1)
-				off_add(&g, h->off[i], h->idx[i]);
-		free(h->off);
-		free(h->idx);
-		*h = g;
-	}
-	size_t i = (off * 0x9e3779b97f4a7c15ull) & (h->cap - 1);
-	while (h->idx[i] != (size_t)-1)
-		i = (i + 1) & (h->cap - 1);
-	h->off[i] = off;
-	h->idx[i] = idx;
-	h->n++;
-	return 0;
-}
-
 struct native_ctx {
-	struct off_set seen;
 	struct demangler *dm;
 	const struct trace_pattern *p;
 	const struct elf_file *elf;
 	const struct elf_file *sym_elf;     /* whose section table the symbols index */
 	const char *path;
-	size_t max, before;
+	size_t max;
 	struct pattern_matches *out;
 	int rc;
 	struct err *err;
@@ -207,19 +159,12 @@ static bool exec_section(const struct elf_file *f, uint16_t shndx)
 	return !elf_section_at(f, shndx, &sh) && (sh.flags & SHF_EXECINSTR);
 }
 
-/* An earlier match of this file at off: its index, or -1. */
-static long same_offset(const struct native_ctx *x, uint64_t off)
-{
-	return off_find(&x->seen, off);
-}
-
 static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 {
 	struct native_ctx *x = ctx;
 	uint16_t mach = elf_machine(x->elf);
 	uint64_t off;
 	uint32_t flags;
-	long prev;
 
 	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || !*name ||
 	    !exec_section(x->sym_elf, sym->shndx))
@@ -239,14 +184,8 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 		return 0;
 	struct pattern_match pm = { .file_offset = off, .code_size = sym->size,
 				    .e_machine = mach };
-	if ((prev = same_offset(x, off)) >= 0) {
-		if (!strcmp(x->out->v[prev].raw_name, name))
-			return 0;   /* the same symbol in .dynsym and .symtab */
-		pm.left_out = MATCH_SAME_CODE;
-		char d[600];
-		snprintf(d, sizeof(d), "alias of %s (same address)", x->out->v[prev].raw_name);
-		pm.left_out_detail = strdup(d);
-	} else if (sym->type == STT_GNU_IFUNC) {
+	/* a repeat (the symbol in .dynsym and .symtab) or an alias: pattern_push */
+	if (sym->type == STT_GNU_IFUNC) {
 		char d[600];
 		ifunc_describe(x->elf, name, sym, d, sizeof(d));
 		pm.left_out = MATCH_UNPROBEABLE;
@@ -261,10 +200,6 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	pm.raw_name = strdup(name);
 	if (!pm.path || !pm.name || !pm.raw_name || pattern_push(x->out, &pm, x->max)) {
 		pattern_match_clear(&pm);
-		x->rc = err_set(x->err, -ENOMEM, "out of memory");
-		return 1;
-	}
-	if (prev < 0 && off_add(&x->seen, off, x->out->n - 1)) {
 		x->rc = err_set(x->err, -ENOMEM, "out of memory");
 		return 1;
 	}
@@ -298,13 +233,11 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 	if ((rc = elf_open(path, &elf, err)) < 0)
 		return rc;
 	struct native_ctx x = { .p = p, .elf = elf, .sym_elf = elf, .path = path, .max = max,
-				.before = out->n, .out = out, .err = err, .dm = demangler_new() };
+				.out = out, .err = err, .dm = demangler_new() };
 	elf_foreach_symbol(elf, on_symbol, &x);
 	if (!x.rc)
 		minidebug_symbols(&x);
 	elf_close(elf);
-	free(x.seen.off);
-	free(x.seen.idx);
 	demangler_free(x.dm);
 	return x.rc;
 }

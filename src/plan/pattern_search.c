@@ -12,6 +12,7 @@
 #include "config/guardrail.h"
 #include "formats/dex.h"
 #include "formats/elf.h"
+#include "formats/minidebug.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
 #include "resolve/class_index.h"
@@ -273,6 +274,26 @@ static int near_sym(void *ctx, const char *name, const struct elf_symbol *sym)
 	return 0;
 }
 
+/* A stripped file: which symbol tables it lacks, appended to buf once. */
+static void symbol_tables_note(const struct elf_file *f, const char *path, char *buf,
+			       size_t size)
+{
+	struct elf_section sec;
+	bool symtab = elf_find_section(f, ".symtab", &sec) == 0;
+	bool dynsym = elf_find_section(f, ".dynsym", &sec) == 0;
+	bool mini = elf_find_section(f, ".gnu_debugdata", &sec) == 0;
+	const char *base = strrchr(path, '/');
+	size_t l = strlen(buf);
+
+	if (symtab || l + 8 > size)
+		return;
+	snprintf(buf + l, size - l, " (%s is stripped: %s)", base ? base + 1 : path,
+		 mini ? "no .symtab; .dynsym and the mini debug info (.gnu_debugdata) were "
+			"searched"
+		 : dynsym ? "no .symtab, only the exported functions of .dynsym were searched"
+			  : "no symbol table at all, neither .symtab nor .dynsym");
+}
+
 static void list_nearest(char *buf, size_t size, const struct nearest *nr)
 {
 	size_t l = strlen(buf);
@@ -285,7 +306,7 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 {
 	struct nearest cls = { 0 }, methods = { 0 };
 	bool class_hit = false;
-	char near[1024] = "";
+	char near[1024] = "", tables[300] = "";
 
 	for (size_t i = 0; i < m->n_searched; i++) {
 		if (p->java) {
@@ -297,7 +318,13 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 			struct sym_near s = { &methods, want };
 			if (elf_open(m->searched_paths[i], &f, &e) < 0)
 				continue;
+			struct minidebug md;
 			elf_foreach_symbol(f, near_sym, &s);
+			if (minidebug_open(f, &md, &e) == 0) {   /* the names matching searched */
+				elf_foreach_symbol(md.elf, near_sym, &s);
+				minidebug_close(&md);
+			}
+			symbol_tables_note(f, m->searched_paths[i], tables, sizeof(tables));
 			elf_close(f);
 		}
 	}
@@ -306,8 +333,8 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 			 cls.n ? "; nearest classes: " : "");
 		list_nearest(near, sizeof(near), &cls);
 	} else {
-		snprintf(near, sizeof(near), "%s%s", p->java ? "classes match but no method does" :
-			 "no function symbol matches", methods.n ? "; nearest: " : "");
+		snprintf(near, sizeof(near), "%s%s%s", p->java ? "classes match but no method does" :
+			 "no function symbol matches", tables, methods.n ? "; nearest: " : "");
 		list_nearest(near, sizeof(near), &methods);
 	}
 	return err_set(err, -ENOENT, "pattern '%.200s' matched nothing in %zu file%s (%s): %s",

@@ -54,6 +54,9 @@ struct build_state {
 	struct native_cache *native;  /* ELF files opened and indexed once per build */
 	struct err *err;
 	int n_problems;
+	pid_t mapped_pid;             /* check_mapped's last answer */
+	char mapped_path[PATH_MAX];
+	int mapped_rc;
 };
 
 /* Records a problem: with a problem callback it is reported and building
@@ -284,6 +287,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		.program = p->program_name, .what = probe_what(p),
 		.has_exit_probes = pc->has_exit_probes, .exit_probes = pc->exit_probes,
 		.opt_exit_probes = opts->exit_probes, .unsafe_uretprobe = opts->unsafe_uretprobe,
+		.no_exits_advice = opts->no_exits_advice,
 		.cache = opts->exits_cache,
 	};
 	struct exits_choice c;
@@ -483,14 +487,69 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 	if (rc < 0)
 		return rc;
 	if (n == 0) {
+		char near[256];
 		free(found);
-		return err_set(err, -ESRCH, "task %u: no running process named '%s' "
-			       "(matched against /proc/*/cmdline argv[0] or its last path "
-			       "component)", t->index, name);
+		proc_nearest_name(opts->proc_dir ? opts->proc_dir : "/proc", name, near,
+				  sizeof(near));
+		return err_set(err, -ESRCH, "task %u: no running process named '%s' (argv[0], "
+			       "or its last path component)%s%s", t->index, name,
+			       *near ? "; nearest: " : "", near);
 	}
 	/* Upstream takes the first match; --all-matches takes them all. */
 	t->pids = found;
 	t->n_pids = opts->all_matches ? n : 1;
+	return 0;
+}
+
+/* Whether pid maps path, remembered for the last (pid, path): the probes of
+ * a task are mostly on one file (116,000 probes: one read of the maps). */
+static int mapped_cached(struct build_state *st, const char *dir, pid_t pid, const char *path)
+{
+	if (pid != st->mapped_pid || strcmp(path, st->mapped_path)) {
+		st->mapped_pid = pid;
+		snprintf(st->mapped_path, sizeof(st->mapped_path), "%s", path);
+		st->mapped_rc = proc_maps_file(dir, pid, path);
+	}
+	return st->mapped_rc;
+}
+
+/* A probe on a file none of the task's processes maps could never fire (a
+ * library dlopen'ed later aside): refused for `trace` (refuse_unmapped),
+ * else said in the probe's note and unmapped.  Unknown (a maps file that
+ * cannot be read, a process gone or a zombie, a fixture /proc) is neither. */
+static int check_mapped(const struct plan_task *t, struct plan_probe *p,
+			struct build_state *st, struct err *err)
+{
+	const struct plan_opts *opts = st->opts;
+	const char *dir = opts->proc_dir ? opts->proc_dir : "/proc";
+	size_t known = 0;
+	char list[128] = "", msg[ERR_MSG_MAX];
+
+	if (!t->n_pids || t->wait_for_start || !p->path[0])
+		return 0;
+	for (size_t i = 0; i < t->n_pids; i++) {
+		int r = mapped_cached(st, dir, t->pids[i], p->path);
+		size_t l = strlen(list);
+		if (r > 0)
+			return 0;
+		if (r < 0)
+			continue;
+		if (known++ < 4 && l + 16 < sizeof(list))
+			snprintf(list + l, sizeof(list) - l, "%s%d", l ? ", " : "", (int)t->pids[i]);
+	}
+	if (!known)
+		return 0;
+	snprintf(msg, sizeof(msg), "task %u: %s %s does not map %s (see /proc/PID/maps): "
+		 "probe %s could never fire%s", t->index,
+		 known > 1 ? "no process of pids" : "pid", list, p->path,
+		 p->desc.method ? p->desc.method : p->program_name,
+		 opts->refuse_unmapped ? "; give a process that has the file loaded"
+				       : " unless it loads the file later");
+	if (opts->refuse_unmapped)
+		return err_set(err, -ESRCH, "%s", msg);
+	p->unmapped = true;
+	size_t len = strlen(p->note);
+	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", msg);
 	return 0;
 }
 
@@ -526,6 +585,8 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
 		if (rc == 0)
 			rc = plan_aggregation(p, &e);
+		if (rc == 0 && !st->opts->no_resolve)
+			rc = check_mapped(t, p, st, &e);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)

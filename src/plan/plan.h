@@ -41,6 +41,7 @@ struct plan_probe {
 	enum resolve_how how;
 	enum arg_abi abi;
 	char note[512];                   /* how it was resolved, warnings (dedup) */
+	bool unmapped;                    /* no target process maps path now (the note says) */
 	bool atom_int32_args;             /* call_detail atoms as the C++ era: Int32 */
 	/* call_args: registers holding java.lang.String arguments (0xff: none)
 	 * and their Java positions, for the program's .rodata. */
@@ -141,6 +142,14 @@ struct plan_opts {
 	uint32_t stack_bytes;
 	bool exit_probes;                 /* --exit-probes: native return programs too */
 	bool unsafe_uretprobe;            /* --unsafe-uretprobe: allow uretprobes on ART code */
+	/* What to do instead when a native function's exits cannot be proven, in
+	 * the caller's words (NULL: the config's: drop --exit-probes or set
+	 * exit_probes: false). */
+	const char *no_exits_advice;
+	/* A probe on a file no target process (-p, or found by name) maps is
+	 * refused (-ESRCH; trace), not only noted (run, check: it may be loaded
+	 * later). */
+	bool refuse_unmapped;
 	/* Files read for exit sites, kept open across probes (plan/exits.h);
 	 * NULL: plan_build keeps its own, other callers open them per probe. */
 	struct exits_cache *exits_cache;

@@ -171,6 +171,11 @@ int trace_check_args(const struct trace_spec *spec, const struct trace_method *m
 		if (m->java && (size_t)a->pos >= m->n_params)
 			return err_set(e, -EINVAL, "%s: no argument %d (it takes %zu)", m->display,
 				       a->pos, m->n_params);
+		if (!m->java && (reg < 0 || reg >= arg_regs(m->machine)))
+			return err_set(e, -EINVAL, "--args %d: %s gets argument %d on the stack; "
+				       "--args reads the %d argument registers (positions 0-%d)",
+				       a->pos, m->display, a->pos, arg_regs(m->machine),
+				       arg_regs(m->machine) - 1);
 		if (!a->str)
 			continue;
 		if (m->java && strcmp(m->param_descs[a->pos], "Ljava/lang/String;"))

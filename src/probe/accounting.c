@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "catalog/catalog.h"
 #include "sink/statsd_atoms.h"
@@ -47,11 +48,20 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 				    const struct session *s, const struct loop_stats *st,
 				    uint64_t *run_ns)
 {
-	struct probe_stats *rows = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*rows));
+	size_t n = plan->n_probes ? plan->n_probes : 1;
+	struct probe_stats *rows = calloc(n, sizeof(*rows));
+	uint64_t *running = calloc(n, sizeof(*running)), *oldest = calloc(n, sizeof(*oldest));
+	struct timespec now;
 
 	*run_ns = 0;
-	if (!rows)
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (running && oldest)
+		(void)session_pending_calls(s, running, oldest);   /* none: all 0 */
+	if (!rows) {
+		free(running);
+		free(oldest);
 		return NULL;
+	}
 	for (size_t i = 0; i < plan->n_probes; i++) {
 		const struct plan_probe *p = plan->probe_by_id[i];
 		struct ups_probe_counters c;
@@ -71,9 +81,16 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 			.uretprobe = p->prog->entry && !p->exit_probes,
 			.unpaired = c.unpaired,
 		};
+		if (running && oldest && running[i]) {
+			uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+			rows[i].running = running[i];
+			rows[i].running_ns = t > oldest[i] ? t - oldest[i] : 0;
+		}
 		if (rows[i].duration_ns > *run_ns)
 			*run_ns = rows[i].duration_ns;
 	}
+	free(running);
+	free(oldest);
 	return rows;
 }
 

@@ -1,6 +1,7 @@
 #include "probe/objcheck.h"
 
 #include <bpf/libbpf.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -304,6 +305,18 @@ size_t objcheck_insns(const char *object, const char *prog, const struct bpf_ins
 	return bad;
 }
 
+static const char *elf_type_name(uint16_t t)
+{
+	return t == ET_REL ? "object file" : t == ET_EXEC ? "executable"
+	       : t == ET_DYN ? "shared object or PIE" : t == ET_CORE ? "core dump" : "file";
+}
+
+static const char *elf_machine_name(uint16_t m)
+{
+	return m == EM_BPF ? "BPF" : m == EM_X86_64 ? "x86_64" : m == EM_AARCH64 ? "arm64"
+	       : m == EM_ARM ? "arm" : m == EM_386 ? "x86" : "not BPF";
+}
+
 /* Sections a kernel without global data cannot have; .BTF.ext's CO-RE part. */
 static size_t check_sections(const char *object, const void *elf, size_t size, unsigned kver,
 			     objcheck_report_fn report, void *ctx, struct err *err)
@@ -316,6 +329,14 @@ static size_t check_sections(const char *object, const void *elf, size_t size, u
 
 	if (rc < 0)
 		return (size_t)-1;
+	if (elf_machine(f) != EM_BPF || elf_type(f) != ET_REL) {
+		err_set(err, -ENOEXEC, "%s: not a BPF object: an ELF %s for machine %u (%s); "
+			"check-objects reads BPF objects (clang -target bpf -c: ET_REL, "
+			"EM_BPF)", object, elf_type_name(elf_type(f)), elf_machine(f),
+			elf_machine_name(elf_machine(f)));
+		elf_close(f);
+		return (size_t)-1;
+	}
 	for (size_t i = 0; i < elf_section_count(f); i++) {
 		if (elf_section_at(f, i, &sec) < 0)
 			continue;

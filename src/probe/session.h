@@ -87,6 +87,12 @@ int session_map_fd(const struct session *s, const struct catalog_object *obj, co
 int session_probe_histogram(const struct session *s, uint32_t probe_id,
 			    uint64_t slots[UPS_HIST_SLOTS]);
 
+/* Exit probes: the calls entered and not yet left, per probe (running[id]
+ * counts them, oldest_ns[id] the earliest entry, CLOCK_MONOTONIC), read from
+ * the pending-call stacks; both arrays have plan->n_probes entries, zeroed
+ * here.  0, or negative when there is no such map. */
+int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *oldest_ns);
+
 /* "uprobe_multi links", "uprobe PMU" or "tracefs uprobe_events". */
 const char *session_attach_mode(const struct session *s);
 

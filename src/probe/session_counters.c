@@ -90,3 +90,46 @@ int session_probe_histogram(const struct session *s, uint32_t probe_id,
 	free(percpu);
 	return rc;
 }
+
+/* The pending-call stacks are shared by every copy of the object (the
+ * primary's map): one walk over (thread, probe) keys.  A legacy object
+ * keeps fewer calls per stack: the value size says how many. */
+int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *oldest_ns)
+{
+	struct ups_entry_key key, next;
+	struct bpf_map *map = NULL;
+	uint8_t *val;
+	size_t vsize, depth_max;
+	int fd, found = -ENOENT;
+
+	memset(running, 0, s->plan->n_probes * sizeof(*running));
+	memset(oldest_ns, 0, s->plan->n_probes * sizeof(*oldest_ns));
+	for (size_t i = 0; i < s->n_objects && !map; i++)
+		if (s->objects[i].primary)
+			map = bpf_object__find_map_by_name(s->objects[i].primary,
+							   CATALOG_MAP_PENDING);
+	if (!map || (vsize = bpf_map__value_size(map)) < 8 ||
+	    bpf_map__key_size(map) != sizeof(key))
+		return -ENOENT;
+	depth_max = (vsize - 8) / sizeof(struct ups_pending_call);
+	if (!(val = malloc(vsize)))
+		return -ENOMEM;
+	fd = bpf_map__fd(map);
+	for (int rc = bpf_map_get_next_key(fd, NULL, &next); rc == 0;
+	     rc = bpf_map_get_next_key(fd, &key, &next)) {
+		struct ups_pending_stack *st = (struct ups_pending_stack *)val;
+		key = next;
+		found = 0;
+		if (bpf_map_lookup_elem(fd, &key, val) < 0 || key.probe_id >= s->plan->n_probes)
+			continue;
+		for (uint32_t d = 0; d < st->depth && d < depth_max; d++) {
+			uint64_t t;
+			memcpy(&t, val + 8 + d * sizeof(struct ups_pending_call) + 8, sizeof(t));
+			running[key.probe_id]++;
+			if (!oldest_ns[key.probe_id] || t < oldest_ns[key.probe_id])
+				oldest_ns[key.probe_id] = t;
+		}
+	}
+	free(val);
+	return found;
+}

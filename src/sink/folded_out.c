@@ -113,8 +113,10 @@ static int folded_open(void *st, const struct sinks_options *o, struct err *e)
 
 	s->f = fopen(o->folded_stacks, "we");
 	if (!s->f)
-		return err_set(e, -errno, "--stacks %s: %s", o->folded_stacks, strerror(errno));
+		return err_set(e, -errno, "--stacks %s: cannot open for writing: %s",
+			       o->folded_stacks, strerror(errno));
 	rc = outbuf_init(&s->o, s->f, 1 << 16, "stacks", e);
+	s->o.at_exit = true;
 	if (rc < 0) {
 		fclose(s->f);
 		s->f = NULL;

@@ -18,6 +18,7 @@ struct prof_row {
 	uint32_t pid;
 	char process[PROC_LEN];
 	uint64_t entries, returns, unwound;
+	uint64_t running;           /* calls entered and not left at exit */
 	uint64_t total_ns, self_ns, max_ns;
 	uint64_t *samples;           /* durations; at most MAX_SAMPLES */
 	uint64_t n_samples, seen;
@@ -232,7 +233,7 @@ static void profile_rows(void *st, const struct probe_stats *rows, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		struct prof_row *first = NULL;
-		if (!rows[i].unwound || !rows[i].probe)
+		if ((!rows[i].unwound && !rows[i].running) || !rows[i].probe)
 			continue;
 		for (size_t k = 0; k < p->cap_rows && !first; k++)
 			if (p->rows[k].used && same(p->rows[k].method, rows[i].probe->method) &&
@@ -240,8 +241,10 @@ static void profile_rows(void *st, const struct probe_stats *rows, size_t n)
 				first = &p->rows[k];
 		if (!first)
 			first = row_for(p, rows[i].probe, 0, NULL);
-		if (first)
+		if (first) {
 			first->unwound += rows[i].unwound;
+			first->running += rows[i].running;
+		}
 	}
 }
 
@@ -277,7 +280,7 @@ static uint64_t pct(const struct prof_row *r, unsigned q)
 
 static uint64_t calls_of(const struct prof_row *r)
 {
-	return r->entries ? r->entries : r->returns + r->unwound;
+	return r->entries ? r->entries : r->returns + r->unwound + r->running;
 }
 
 static void text_row(struct outbuf *o, const struct prof_row *r)
@@ -290,6 +293,9 @@ static void text_row(struct outbuf *o, const struct prof_row *r)
 		      mean / 1e3, pct(r, 50) / 1e3, pct(r, 99) / 1e3, r->max_ns / 1e3,
 		      (unsigned long long)r->unwound, r->pid,
 		      r->process[0] ? r->process : "-", r->method ? r->method : "?");
+	if (r->running)   /* on the method's line: no column for the rare case */
+		outbuf_printf(o, "%10s %llu call(s) of %s still running at exit (no exit seen)\n",
+			      "", (unsigned long long)r->running, r->method ? r->method : "?");
 }
 
 static void json_row(struct json_out *j, const struct prof_row *r)
@@ -308,6 +314,7 @@ static void json_row(struct json_out *j, const struct prof_row *r)
 	json_key(j, "p99_ns"); json_u64(j, pct(r, 99));
 	json_key(j, "max_ns"); json_u64(j, r->max_ns);
 	json_key(j, "unwound"); json_u64(j, r->unwound);
+	json_key(j, "running"); json_u64(j, r->running);
 	json_key(j, "sampled"); json_bool(j, r->seen > r->n_samples);
 	json_object_end(j);
 }
@@ -365,7 +372,10 @@ static int profile_open(void *st, const struct sinks_options *o, struct err *e)
 
 	p->json = o->profile_json;
 	p->rng = 0x853c49e6748fea9bull;
-	return outbuf_init(&p->o, o->profile, 0, "profile", e);
+	int rc = outbuf_init(&p->o, o->profile, 0, "profile", e);
+
+	p->o.at_exit = true;
+	return rc;
 }
 
 static struct outbuf *profile_output(void *st)

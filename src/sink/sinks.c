@@ -261,8 +261,10 @@ static void add_error(struct sink_report *r, const struct outbuf *o)
 {
 	struct err e = { 0 };
 
-	if (r->n_errors < SINK_REPORT_MAX_ERRORS && outbuf_check(o, &e) < 0)
+	if (r->n_errors < SINK_REPORT_MAX_ERRORS && outbuf_check(o, &e) < 0) {
+		r->error_codes[r->n_errors] = e.code;
 		snprintf(r->errors[r->n_errors++], sizeof(r->errors[0]), "%s", e.msg);
+	}
 }
 
 void sinks_report(const struct sinks *s, struct sink_report *r)

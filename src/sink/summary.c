@@ -195,6 +195,18 @@ static void exit_probe_text(FILE *f, const struct probe_stats *rows, size_t n)
 		struct label l = probe_label(rows[i].probe);
 		char task[32];
 
+		if (!rows[i].running)
+			continue;
+		fmt_task(task, sizeof(task), rows[i].probe);
+		fprintf(f, "exit probes, task %s, %.*s: %" PRIu64 " call(s) still running at exit "
+			   "(entered, no exit seen; the longest for %.3f s): no duration\n", task,
+			(int)(l.n < 200 ? l.n : 200), l.s, rows[i].running,
+			(double)rows[i].running_ns / 1e9);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct label l = probe_label(rows[i].probe);
+		char task[32];
+
 		if (!rows[i].unpaired)
 			continue;
 		fmt_task(task, sizeof(task), rows[i].probe);
@@ -225,8 +237,7 @@ void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 	if (r && r->sections.any)
 		sections_report_text(f, &r->sections);
 	exit_probe_text(f, rows, n);
-	for (size_t i = 0; r && i < r->n_errors; i++)
-		fprintf(f, "error: %s\n", r->errors[i]);
+	/* output errors: the caller says each once, as an error line */
 	if (all.dropped_kernel || all.dropped_sink)
 		fprintf(f, "WARNING: %" PRIu64 " events lost (%" PRIu64 " in the kernel, %" PRIu64
 			   " at the sinks)\n", all.dropped_kernel + all.dropped_sink,

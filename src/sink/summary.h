@@ -33,6 +33,8 @@ struct probe_stats {
 	uint64_t unwound;         /* exit probes: calls left without an exit (exception,
 				   * longjmp), never given a duration */
 	uint64_t untracked;       /* exit probes: entries not kept (pending stack full) */
+	uint64_t running;         /* exit probes: calls entered and not left at exit */
+	uint64_t running_ns;      /* the longest of them had run this long */
 	bool uretprobe;           /* a return program on the uretprobe path: unpaired shown */
 	uint64_t unpaired;        /* uretprobe path: returns without an entry time (a
 				   * recursive call overwrote it, evicted, began before
@@ -53,6 +55,7 @@ struct sink_report {
 	struct sections_report sections; /* trace-marker calls (sections) */
 	size_t n_errors;
 	char errors[SINK_REPORT_MAX_ERRORS][ERR_MSG_MAX]; /* write failures, one line each */
+	int error_codes[SINK_REPORT_MAX_ERRORS];          /* their negative errnos */
 };
 
 /* The aligned table and the sink lines, on f (stderr in the tool). */

@@ -1,6 +1,8 @@
 #include "sys/name_cache.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sys/proc.h"
 
@@ -10,7 +12,30 @@ void name_cache_init(struct name_cache *c, const char *proc_dir)
 	c->proc_dir = proc_dir ? proc_dir : "/proc";
 }
 
-const char *name_cache_get(struct name_cache *c, pid_t pid)
+/* comm, else the basename of the executable, else fallback. */
+static bool name_without_cmdline(const char *proc_dir, pid_t pid, const char *fallback,
+				 char *buf, size_t size)
+{
+	char path[256], exe[4096];
+	ssize_t n;
+
+	if (proc_comm(proc_dir, pid, buf, size) && *buf)
+		return true;
+	snprintf(path, sizeof(path), "%s/%d/exe", proc_dir, (int)pid);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) > 0) {
+		const char *base;
+		exe[n] = 0;
+		base = strrchr(exe, '/');
+		snprintf(buf, size, "%s", base ? base + 1 : exe);
+		return true;
+	}
+	if (!fallback || !*fallback)
+		return false;
+	snprintf(buf, size, "%s", fallback);
+	return true;
+}
+
+const char *name_cache_get(struct name_cache *c, pid_t pid, const char *fallback)
 {
 	/* Direct-mapped: a collision just rereads /proc for the newer pid. */
 	struct name_cache_slot *s = &c->slots[(uint32_t)pid % NAME_CACHE_SLOTS];
@@ -21,7 +46,8 @@ const char *name_cache_get(struct name_cache *c, pid_t pid)
 	if (s->pid != pid) {
 		s->pid = pid;
 		s->name[0] = '\0';
-		if (proc_argv0(c->proc_dir, pid, buf, sizeof(buf)) == 0) {
+		if (proc_argv0(c->proc_dir, pid, buf, sizeof(buf)) == 0 ||
+		    name_without_cmdline(c->proc_dir, pid, fallback, buf, sizeof(buf))) {
 			const char *base = buf;
 			size_t len = strlen(buf);
 			/* Keep the tail of long paths: the binary's name matters most. */

@@ -20,7 +20,9 @@ struct name_cache {
 };
 
 void name_cache_init(struct name_cache *c, const char *proc_dir);
-/* The process name of pid, or NULL when it could not be read. */
-const char *name_cache_get(struct name_cache *c, pid_t pid);
+/* The process name of pid: argv[0]; when the cmdline is gone (a zombie, an
+ * exited short-lived process), the kernel's comm, the executable's name, else
+ * fallback (a record's thread name; may be NULL).  NULL when none is known. */
+const char *name_cache_get(struct name_cache *c, pid_t pid, const char *fallback);
 
 #endif

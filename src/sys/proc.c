@@ -8,6 +8,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "config/schema.h"
 
 int proc_argv0(const char *proc_dir, pid_t pid, char *buf, size_t size)
 {
@@ -46,6 +50,30 @@ static bool parse_pid(const char *s, pid_t *pid)
 	}
 	*pid = (pid_t)v;
 	return v > 0;
+}
+
+bool proc_comm(const char *proc_dir, pid_t pid, char *buf, size_t size)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/comm", proc_dir, (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return true;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
 }
 
 bool proc_name_matches(const char *argv0, const char *name)
@@ -96,6 +124,80 @@ int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_
 	*out = pids;
 	*n = count;
 	return 0;
+}
+
+void proc_nearest_name(const char *proc_dir, const char *name, char *buf, size_t size)
+{
+	char **names = NULL, argv0[4096], comm[64];
+	size_t n = 0, cap = 0;
+	DIR *d = opendir(proc_dir);
+	struct dirent *de;
+	const char *best;
+
+	buf[0] = 0;
+	while (d && (de = readdir(d))) {
+		pid_t pid;
+		const char *cand[2] = { argv0, comm };
+		if (!parse_pid(de->d_name, &pid) ||
+		    proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0)
+			continue;
+		if (!proc_comm(proc_dir, pid, comm, sizeof(comm)))
+			comm[0] = 0;
+		cand[0] = base_name(argv0);
+		for (int k = 0; k < 2; k++) {
+			char **v;
+			if (!*cand[k])
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				if (!(v = realloc(names, cap * sizeof(*v))))
+					goto out;
+				names = v;
+			}
+			if (!(names[n] = strdup(cand[k])))
+				goto out;
+			n++;
+		}
+	}
+	best = schema_closest_name((const char *const *)names, n, name, strlen(name));
+	if (best)
+		snprintf(buf, size, "%s", best);
+out:
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int proc_maps_file(const char *proc_dir, pid_t pid, const char *path)
+{
+	struct stat st;
+	char mp[256];
+	FILE *f;
+	char line[4096 + 128];
+	int found = 0, lines = 0;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	snprintf(mp, sizeof(mp), "%s/%d/maps", proc_dir, (int)pid);
+	if (!(f = fopen(mp, "re")))
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		int name_at = 0;
+		lines++;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino, &name_at) < 3)
+			continue;
+		/* the inode (a chrooted process's maps name the host path, which
+		 * may differ from ours), else the same path */
+		found = (ino == (unsigned long long)st.st_ino && makedev(maj, min) == st.st_dev) ||
+			(name_at && !strncmp(line + name_at, path, strlen(path)) &&
+			 line[name_at + (int)strlen(path)] == '\n');
+	}
+	fclose(f);
+	return found ? 1 : lines ? 0 : -ESRCH;   /* no mapping at all: exited or a zombie */
 }
 
 bool proc_alive(const char *proc_dir, pid_t pid)

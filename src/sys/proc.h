@@ -14,6 +14,9 @@
  * Returns 0, or -ENOENT when the process is gone, or -ENODATA for kernel
  * threads and zombies (empty cmdline). */
 int proc_argv0(const char *proc_dir, pid_t pid, char *buf, size_t size);
+/* The kernel's name of pid (/proc/PID/comm, at most 15 characters, without
+ * its newline); false when the process is gone. */
+bool proc_comm(const char *proc_dir, pid_t pid, char *buf, size_t size);
 
 /* Whether a process whose argv[0] is argv0 is the one called name, as Android
  * names processes (toybox ps NAME, pidof): argv[0] exactly, or, for a name
@@ -26,6 +29,15 @@ bool proc_name_matches(const char *argv0, const char *name);
  * *out is malloc'ed (free it); *n may be 0. */
 int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_t *n,
 		      struct err *err);
+
+/* The running process name (argv[0]'s basename or comm) closest to name by
+ * edit distance, into buf; "" when none is close. */
+void proc_nearest_name(const char *proc_dir, const char *name, char *buf, size_t size);
+
+/* 1 when pid maps the file at path (same device and inode, or the same path),
+ * 0 when not, negative errno when either cannot be read (-ESRCH: it maps
+ * nothing, a zombie or a process gone). */
+int proc_maps_file(const char *proc_dir, pid_t pid, const char *path);
 
 bool proc_alive(const char *proc_dir, pid_t pid);
 

@@ -481,6 +481,10 @@ int outbuf_check(const struct outbuf *o, struct err *e)
 		why = "its reader has gone (EPIPE)";
 	else
 		why = strerror(-o->error);
+	if (o->at_exit)
+		return err_set(e, o->error, "%s output: write failed: %s (written at exit: %llu "
+			       "bytes of it before the failure, so it is incomplete)", o->name, why,
+			       (unsigned long long)o->written);
 	return err_set(e, o->error, "%s output: write failed: %s (%llu events written, %llu "
 		       "lost)", o->name, why, (unsigned long long)o->events_written,
 		       (unsigned long long)o->events_lost);

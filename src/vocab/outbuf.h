@@ -53,6 +53,8 @@ struct outbuf {
 	bool regular;           /* truncate back to a whole event on a failed write */
 	bool no_nowait;         /* RWF_NOWAIT unsupported: poll + PIPE_BUF-sized writes */
 	bool drop_events;       /* a full queue drops an event (lines); else fails the output */
+	bool at_exit;           /* written whole at exit (profile, folded stacks): a failure
+				 * loses part of the file, not events */
 	/* the event being formatted */
 	bool in_event, overflow;
 	size_t ev_start;        /* len at outbuf_event_begin */

@@ -272,6 +272,8 @@ UT_TEST(sinks_write_failure_is_reported)
 	UT_ASSERT(sinks_finish(s, NULL, 0, 0, err.f, &e) < 0);
 	sinks_close(s);
 	fclose(full);
-	UT_CONTAINS(cap_text(&err), "error: json output: write failed: No space left on device");
+	/* the caller (cmd_run) says each output error once, as an error line: the
+	 * summary does not repeat it */
+	UT_ASSERT(!strstr(cap_text(&err), "write failed"));
 	cap_free(&err);
 }

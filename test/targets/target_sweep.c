@@ -1,0 +1,50 @@
+/* target_sweep — the hostile sweep's cases (issue 26).
+ *
+ *   target_sweep [--go-fifo PATH] alias COUNT
+ *     COUNT calls of ups_alias_fn, which has a second name at the same
+ *     address (ups_alias_other): one probe and one event per call, whatever
+ *     the patterns name.
+ *   target_sweep [--go-fifo PATH] forever
+ *     one call of ups_forever, which never returns (it waits for signals):
+ *     --ret finds no return instruction and lists the call as running. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "go_fifo.h"
+
+__attribute__((noinline, used, visibility("default"))) long ups_alias_fn(long a)
+{
+	__asm__ volatile("" ::"r"(a) : "memory");
+	return a * 3;
+}
+
+/* the same code under a second name */
+extern long ups_alias_other(long a) __attribute__((alias("ups_alias_fn"), used));
+
+__attribute__((noinline, used, noreturn, visibility("default"))) void ups_forever(long a)
+{
+	for (;;) {
+		__asm__ volatile("" ::"r"(a) : "memory");
+		pause();
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int argi = go_fifo_wait(argc, argv);
+	long sum = 0;
+
+	if (argc - argi == 2 && !strcmp(argv[argi], "alias")) {
+		long count = atol(argv[argi + 1]);
+		for (long i = 0; i < count; i++)
+			sum += ups_alias_fn(i);
+		printf("%ld\n", sum);
+		return 0;
+	}
+	if (argc - argi == 1 && !strcmp(argv[argi], "forever"))
+		ups_forever(argc);
+	fprintf(stderr, "usage: target_sweep [--go-fifo PATH] alias COUNT | forever\n");
+	return 2;
+}
