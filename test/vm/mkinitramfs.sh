@@ -99,7 +99,7 @@ stack_a=$(java_a "$stack_a_off" "$stack_a_size")
 # resolver's code, from LLVM's disassembly), which must be strlen_default, and that
 # function's file offset (for the runner's own tracefs uprobe: vmtest_bionic.c).
 libc=$android/system/lib64/libc.so
-sym_addr() { readelf -sW "$libc" | awk -v n="$1" '$4 == "FUNC" && $8 == n { print $2; exit }'; }
+sym_addr() { readelf -sW "$libc" | awk -v n="$1" '$4 == "FUNC" && $8 == n && !a { a = $2 } END { print a }'; }
 res=$((0x$(sym_addr strlen_resolver)))
 read -r page imm < <(llvm-objdump -d --no-show-raw-insn --start-address=$res \
 	--stop-address=$((res + 12)) "$libc" |
