@@ -19,6 +19,7 @@
 
 #include "common/mapfile.h"
 #include "formats/elf.h"
+#include "formats/ifunc.h"
 #include "formats/minidebug.h"
 #include "resolve/demangle.h"
 #include "resolve/native.h"
@@ -241,9 +242,10 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 		snprintf(d, sizeof(d), "alias of %s (same address)", x->out->v[prev].raw_name);
 		pm.left_out_detail = strdup(d);
 	} else if (sym->type == STT_GNU_IFUNC) {
+		char d[600];
+		ifunc_describe(x->elf, name, sym, d, sizeof(d));
 		pm.left_out = MATCH_UNPROBEABLE;
-		pm.left_out_detail = strdup("GNU ifunc: the symbol is the resolver run once at "
-					    "load time; probe the implementation it picks");
+		pm.left_out_detail = strdup(d);
 	} else if (mach == EM_ARM && (sym->value & 1)) {
 		pm.left_out = MATCH_UNPROBEABLE;
 		pm.left_out_detail = strdup("arm32 Thumb code: the kernel cannot uprobe Thumb "
