@@ -54,6 +54,9 @@ VM_ART_SET      := android-13/arm64/realme_ice_ossi_TP1A.220905.001
 VM_ART_DATA     := $(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/com.android.location.provider.,\
 	odex vdex jar) \
 	$(TESTDATA)/oat-expected/$(VM_ART_SET)/com.android.location.provider.odex.jsonl
+# The arm64 Android 11 userland, copied into the initramfs at /android (vmtest_bionic.c)
+VM_ANDROID_DATA := $(addprefix $(TESTDATA)/android-userland/arm64-android11/,\
+	system/bin/toybox system/bin/linker64 system/lib64/libc.so)
 
 .PHONY: test-arm64 vm-initramfs vm-kernels
 
@@ -103,7 +106,8 @@ $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 	@BUILD=$(BUILD) $(VM_FETCH) busybox $@
 
 $(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/init $(VM_BUSYBOX) $(VM_ARM64_BIN) \
-		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_LIBS) $(VM_ART_DATA) | deps-host
+		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_LIBS) $(VM_ART_DATA) $(VM_ANDROID_DATA) \
+		| deps-host
 	@$(TOP)/test/vm/mkinitramfs.sh $@ $(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_BIN_DIR) $(TESTDATA) \
 		$(VM_GLIBC_DIR)
 

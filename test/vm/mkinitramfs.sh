@@ -12,7 +12,10 @@
 #                that the ART scenario probes goes to /vm/testdata/, and its expected
 #                offsets, read from the oatdump table beside it, to /vm/art.env; the
 #                --stack scenario's method A (frame size, return offset of its first Java
-#                call, from binutils' disassembly) to /vm/testdata/art_stack.txt
+#                call, from binutils' disassembly) to /vm/testdata/art_stack.txt; the
+#                arm64 Android 11 userland (android-userland/arm64-android11: bionic's
+#                linker64, libc.so, toybox and their closure) to /android, where /init
+#                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it
 #   GLIBC        the arm64 glibc runtime (/usr/aarch64-linux-gnu/lib): the dynamic loader
 #                to /lib/ld-linux-aarch64.so.1 (target_vmlibs' PT_INTERP) and libc.so.6 to
 #                /lib/aarch64-linux-gnu/ (the loader's default search path); every other
@@ -34,6 +37,7 @@ art_name=com.android.location.provider
 art_dir=$testdata/oat/$art_set
 art_table=$testdata/oat-expected/$art_set/$art_name.odex.jsonl
 cls=com.android.location.provider.ActivityRecognitionEvent
+android=$testdata/android-userland/arm64-android11
 
 # file_offset SIGNATURE — the method's file offset in the independent reader's table.
 file_offset() {
@@ -75,7 +79,8 @@ for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/tar
 	"$bindir/target_vmlibs" "$bindir/libvlib_a.so" "$bindir/libvlib_b.so" \
 	"$glibc/ld-linux-aarch64.so.1" "$glibc/libc.so.6" \
 	"$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" "$art_dir/$art_name.jar" \
-	"$art_table"; do
+	"$art_table" "$android/system/bin/toybox" "$android/system/bin/linker64" \
+	"$android/system/lib64/libc.so" "$android/linkerconfig/ld.config.txt"; do
 	[ -f "$f" ] || die "missing $f"
 done
 init_off=$(file_offset "void $cls.<init>(java.lang.String, int, long)")
@@ -89,6 +94,27 @@ stack_a_size=$(grep -F "\"signature\": \"$stack_a_sig\"" "$art_table" |
 	sed -E 's/.*"code_size": ([0-9]+).*/\1/')
 stack_a=$(java_a "$stack_a_off" "$stack_a_size")
 [ -n "$stack_a" ] || die "no frame size or Java call found in $stack_a_sig's code"
+
+# bionic's strlen ifunc: the implementation its resolver returns (adrp + add in the
+# resolver's code, from LLVM's disassembly), which must be strlen_default, and that
+# function's file offset (for the runner's own tracefs uprobe: vmtest_bionic.c).
+libc=$android/system/lib64/libc.so
+sym_addr() { readelf -sW "$libc" | awk -v n="$1" '$4 == "FUNC" && $8 == n && !a { a = $2 } END { print a }'; }
+res=$((0x$(sym_addr strlen_resolver)))
+read -r page imm < <(llvm-objdump -d --no-show-raw-insn --start-address=$res \
+	--stop-address=$((res + 12)) "$libc" |
+	awk '$2 == "adrp" { page = $4 } $2 == "add" { sub("#", "", $5); imm = $5 }
+		END { print page, imm }')
+impl=$((page + imm))
+[ "$impl" = $((0x$(sym_addr strlen_default))) ] ||
+	die "strlen_resolver does not return strlen_default ($impl)"
+strlen_off=
+while read -r off vaddr filesz; do
+	if ((impl >= vaddr && impl < vaddr + filesz)); then
+		strlen_off=$(printf '0x%x' $((impl - vaddr + off)))
+	fi
+done < <(readelf -lW "$libc" | awk '$1 == "LOAD" { print $2, $3, $5 }')
+[ -n "$strlen_off" ] || die "strlen_default ($impl) is in no loaded segment"
 
 root=$out.d
 rm -rf "$root"
@@ -107,6 +133,11 @@ install -m 0755 "$glibc/libc.so.6" "$root/lib/aarch64-linux-gnu/libc.so.6"
 for ext in odex vdex jar; do
 	install -m 0644 "$art_dir/$art_name.$ext" "$root/vm/testdata/$art_name.$ext"
 done
+mkdir -p "$root/android"
+cp -a "$android/." "$root/android/"
+chmod -R u+w "$root/android"
+rm -f "$root/android/PROVENANCE.tsv"
+mkdir -p "$root/android/proc" "$root/android/dev" "$root/android/tmp"
 # What /init checks before it runs anything: the binary in the VM is the one shipped.
 (cd "$(dirname "$ups")" && sha256sum "$(basename "$ups")") |
 	sed 's|  .*|  /vm/bin/uprobestats|' >"$root/vm/uprobestats.sha256"
@@ -117,6 +148,7 @@ cat >"$root/vm/art.env" <<-EOF
 	ART_IS_ENABLED_OFF=$is_enabled_off
 	ART_SET_ALLOWED_OFF=$set_allowed_off
 EOF
+echo "STRLEN_DEFAULT_OFF=$strlen_off" >"$root/vm/testdata/bionic.env"
 # The stack.art_frame scenario's method A: SIGNATURE, then FILE_OFFSET FRAME RET.
 printf '%s\n%s %s\n' "$stack_a_sig" "$stack_a_off" "$stack_a" >"$root/vm/testdata/art_stack.txt"
 # No dev/console node: /init takes the console from devtmpfs once it is mounted.

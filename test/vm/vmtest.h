@@ -177,5 +177,6 @@ extern const struct vmcase vm_programs_cases[];
 extern const struct vmcase vm_exits_cases[];
 extern const struct vmcase vm_stack_cases[];
 extern const struct vmcase vm_trace_cases[];
+extern const struct vmcase vm_bionic_cases[];
 
 #endif
