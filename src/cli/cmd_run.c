@@ -507,6 +507,7 @@ static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, FILE *pr
 	struct err e = { 0 };
 
 	so.profile = profile;
+	so.no_events = plan_only_aggregates(rs->plan);
 	so.statsd_dropped = on_statsd_drop;
 	so.stream_dropped = on_stream_drop;
 	so.statsd_dropped_ctx = rs;

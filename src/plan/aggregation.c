@@ -71,3 +71,11 @@ const char *agg_value_name(uint32_t what, int32_t arg, char *buf, size_t size)
 	}
 	return buf;
 }
+
+bool plan_only_aggregates(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (!plan->probe_by_id[i]->prog->aggregate && !plan->probe_by_id[i]->prog->traffic)
+			return false;
+	return plan->n_probes > 0;
+}

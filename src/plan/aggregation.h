@@ -26,6 +26,8 @@ bool plan_aggregates(const struct plan *plan);
 bool plan_agg_returns(const struct plan *plan);
 /* Whether any probe runs the traffic program (uprobestats traffic). */
 bool plan_traffic_probes(const struct plan *plan);
+/* Whether every probe counts in the kernel (no probe writes records). */
+bool plan_only_aggregates(const struct plan *plan);
 
 /* "pid", "arg 2", "ret", "latency": how a key part / value is named in
  * output and messages (what: enum ups_agg_val). */

@@ -36,6 +36,8 @@ struct sinks_options {
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
 	enum trace_format trace_format;
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
+	bool no_events;               /* no probe writes records (in-kernel aggregation
+				       * only): no event stream, not even the default */
 	FILE *profile;                /* the flat profile at exit (sink/profile.h); NULL: none */
 	bool profile_json;            /* as one JSON line instead of a table */
 	const char *folded_stacks;    /* --stacks FILE: aggregated stacks, folded, at exit */

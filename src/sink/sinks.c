@@ -47,7 +47,9 @@ struct sinks_options sinks_plan(const struct sinks_options *in, bool statsd_sock
 		o.statsd_path = STATSD_SOCKET_PATH;
 	if (o.statsd == SINKS_STATSD_AUTO)
 		o.statsd = statsd_socket_exists ? SINKS_STATSD_ON : SINKS_STATSD_OFF;
-	if (!o.text && !o.json && o.statsd == SINKS_STATSD_OFF)
+	if (o.no_events)
+		o.text = o.json = NULL;
+	else if (!o.text && !o.json && o.statsd == SINKS_STATSD_OFF)
 		o.text = o.default_text ? o.default_text : stdout;
 	return o;
 }
