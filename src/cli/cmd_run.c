@@ -641,6 +641,19 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 	return EXIT_OK;
 }
 
+/* The probes left to a closer (probe/closer.h): the traced processes keep
+ * a trap per hit on them until it is done, so say which process that is. */
+static void detach_all(struct session *s)
+{
+	size_t n = s ? session_attachment_count(s) : 0;
+	pid_t closer = s ? session_detach_all(s) : 0;
+
+	if (closer > 0)
+		p_info("detaching %zu probe(s) in the background (process %d): until it is "
+		       "done each hit on them still costs the traced process a trap (no record)",
+		       n, (int)closer);
+}
+
 int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
@@ -675,6 +688,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
 	sinks_close(rs.sinks);
+	detach_all(rs.session);
 	session_close(rs.session);
 	if (out && out != stdout)
 		fclose(out);

@@ -407,7 +407,13 @@ static void end_task(struct loop *L, size_t t, enum task_end why)
 	if (ts->end != TASK_RUNNING)
 		return;
 	stop_waiting(L, t);
-	session_detach_task(L->session, (uint32_t)t);
+	/* The last task: stop every program at once and leave the detaching to
+	 * the run's end (session_detach_all), which may hand it to a process
+	 * of its own; the others are detached here, while the rest run on. */
+	if (L->tasks_running == 1)
+		session_stop(L->session);
+	else
+		session_detach_task(L->session, (uint32_t)t);
 	ts->end = why;
 	ts->end_boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME);
 	L->tasks_running--;

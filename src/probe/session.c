@@ -690,6 +690,42 @@ int session_attach(struct session *s, struct err *err)
 	return 0;
 }
 
+/* Returns once every BPF program that may have started before now has
+ * finished: the kernel answers an update of a map-in-map only after
+ * synchronize_rcu() (4.19+), which waits for them (non-sleepable programs
+ * run inside an RCU read section).  Older kernels return at once; a program
+ * runs for microseconds, so a millisecond's sleep covers them. */
+static void wait_for_running_programs(void)
+{
+	int inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL), outer = -1;
+	uint32_t zero = 0;
+
+	if (inner >= 0) {
+		LIBBPF_OPTS(bpf_map_create_opts, o, .inner_map_fd = (uint32_t)inner);
+		outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, 4, 4, 1, &o);
+	}
+	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY) < 0)
+		usleep(1000);
+	if (outer >= 0)
+		close(outer);
+	if (inner >= 0)
+		close(inner);
+}
+
+void session_stop(struct session *s)
+{
+	uint32_t zero = 0, one = 1;
+
+	for (size_t i = 0; i < s->n_objects; i++) {
+		struct bpf_map *m = s->objects[i].primary
+			? bpf_object__find_map_by_name(s->objects[i].primary, CATALOG_MAP_STOP)
+			: NULL;
+		if (m)
+			bpf_map_update_elem(bpf_map__fd(m), &zero, &one, BPF_ANY);
+	}
+	wait_for_running_programs();
+}
+
 void session_detach_task(struct session *s, uint32_t task_index)
 {
 	detach_where(s, (long)task_index);

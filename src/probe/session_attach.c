@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "probe/closer.h"
 #include "probe/session_priv.h"
 
 static int grow_atts(struct instance *in, size_t more, struct err *err)
@@ -256,6 +257,66 @@ static void close_in_parallel(const int *fds, size_t n)
 		pthread_join(th[k], NULL);
 }
 
+/* The final detach hands the perf events (uprobe PMU or tracefs) to the
+ * closer past this many: each takes the kernel 50-100 ms, one after the
+ * other (closer.h).  uprobe_multi links are closed here: 10,000 probes'
+ * take 0.2-0.4 s. */
+#define CLOSE_HERE_MAX 4
+
+/* Every attachment's descriptor of task_index (or all, task_index < 0),
+ * forgotten by its attachment (and, with forget_events, its tracefs event:
+ * the closer removes those). */
+static size_t take_fds(struct session *s, long task_index, int *fds, bool forget_events)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_instances; i++) {
+		struct instance *in = &s->instances[i];
+		if (task_index >= 0 && (!in->probe || in->probe->desc.task_index != task_index))
+			continue;
+		for (size_t k = 0; k < in->n_atts; k++) {
+			struct attachment *a = &in->atts[k];
+			fds[n++] = a->perf_fd;
+			a->perf_fd = -1;
+			a->tp.perf_fd = -1;
+			a->tracefs &= !forget_events;
+		}
+	}
+	return n;
+}
+
+/* The closer takes every attachment: returns its pid, or -errno with
+ * nothing changed. */
+static pid_t hand_over(struct session *s, size_t n_atts)
+{
+	int *fds = malloc(n_atts * sizeof(int)), release;
+	char (*events)[64] = malloc(n_atts * sizeof(*events));
+	size_t n_events = 0, n = 0;
+	pid_t pid = -ENOMEM;
+
+	for (size_t i = 0; fds && events && i < s->n_instances; i++)
+		for (size_t k = 0; k < s->instances[i].n_atts; k++) {
+			const struct attachment *a = &s->instances[i].atts[k];
+			fds[n++] = a->perf_fd;
+			if (a->tracefs)
+				memcpy(events[n_events++], a->tp.name, sizeof(a->tp.name));
+		}
+	struct closer_job job = { .fds = fds, .n_fds = n, .tracefs_dir = s->tfs.dir,
+				  .events = (const char (*)[64])events, .n_events = n_events };
+	if (fds && events)
+		pid = closer_start(&job, &release);
+	if (pid > 0) {
+		/* Ours are not the last references: these closes are cheap. */
+		n = take_fds(s, -1, fds, true);
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		close(release);
+	}
+	free(fds);
+	free(events);
+	return pid;
+}
+
 /* Detaches every instance of task_index (or all, with task_index < 0): the
  * perf events are closed together, then tracefs events are removed. */
 void detach_where(struct session *s, long task_index)
@@ -266,17 +327,7 @@ void detach_where(struct session *s, long task_index)
 	for (size_t i = 0; i < s->n_instances; i++)
 		n += s->instances[i].n_atts;
 	fds = malloc((n ? n : 1) * sizeof(int));
-	n = 0;
-	for (size_t i = 0; fds && i < s->n_instances; i++) {
-		struct instance *in = &s->instances[i];
-		if (task_index >= 0 && (!in->probe || in->probe->desc.task_index != task_index))
-			continue;
-		for (size_t k = 0; k < in->n_atts; k++) {
-			fds[n++] = in->atts[k].perf_fd;
-			in->atts[k].perf_fd = -1;
-			in->atts[k].tp.perf_fd = -1;
-		}
-	}
+	n = fds ? take_fds(s, task_index, fds, false) : 0;
 	close_in_parallel(fds, n);
 	free(fds);
 	/* Without memory for the list the fds are still open: close them in turn. */
@@ -285,4 +336,15 @@ void detach_where(struct session *s, long task_index)
 		if (task_index < 0 || (in->probe && in->probe->desc.task_index == task_index))
 			detach_instance(s, in);
 	}
+}
+
+pid_t session_detach_all(struct session *s)
+{
+	size_t n = session_link_count(s);
+	pid_t pid = 0;
+
+	if (!s->use_multi && n > CLOSE_HERE_MAX)
+		pid = hand_over(s, n);
+	detach_where(s, -1);   /* what is left: all, or nothing after a hand-over */
+	return pid > 0 ? pid : 0;
 }

@@ -14,7 +14,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from e2e import TARGET_KERNEL, TestFailure  # noqa: E402
+from e2e import TARGET_KERNEL, TestFailure, wait_closers  # noqa: E402
 
 
 def not_applicable(fn):
@@ -55,6 +55,13 @@ def main():
                 failed += 1
                 print(f"FAIL {full}: exception", flush=True)
                 traceback.print_exc()
+            # Probes a run left to its closer are torn down before the next
+            # test (which may count what is left in tracefs).
+            try:
+                wait_closers()
+            except TestFailure as e:
+                failed += 1
+                print(f"FAIL {full}: {e}", flush=True)
     label = f"e2e-{TARGET_KERNEL}" if TARGET_KERNEL else "e2e"
     print(f"{label}: {passed} passed, {failed} failed")
     return 1 if failed else 0
