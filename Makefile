@@ -38,6 +38,7 @@ include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
 include $(TOP)/mk/codecheck.mk
 include $(TOP)/mk/e2e.mk
+include $(TOP)/mk/bionic.mk
 include $(TOP)/mk/vm.mk
 include $(TOP)/mk/faults.mk
 include $(TOP)/mk/bench.mk

@@ -38,6 +38,10 @@ declare -A need=(
 	# test-codecheck: an independent disassembler for the exit-site and frame checks
 	[python3-capstone]=/usr/lib/python3/dist-packages/capstone/__init__.py
 	[xz-utils]=/usr/bin/xz
+	# test-bionic: the independent backtrace its --stack expectations come from, and the
+	# mount namespace of its namesake case (unshare, mountpoint)
+	[gdb]=/usr/bin/gdb
+	[util-linux]=/usr/bin/unshare
 )
 missing=()
 for pkg in "${!need[@]}"; do

@@ -309,8 +309,8 @@ static int find_pid(const struct trace_opts *o, pid_t *pid)
 	}
 	if (!n && !o->emit) {
 		free(found);
-		p_err("no running process named '%s' (matched against /proc/*/cmdline argv[0])",
-		      o->spec.process_name);
+		p_err("no running process named '%s' (matched against /proc/*/cmdline "
+		      "argv[0] or its last path component)", o->spec.process_name);
 		return EXIT_NO_TARGET;
 	}
 	*pid = n ? found[0] : 0;

@@ -15,6 +15,7 @@
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
 #include "resolve/class_index.h"
+#include "sys/proc_path.h"
 
 #define N_NEAREST 5
 #define DIST_MAX_LEN 200
@@ -78,19 +79,31 @@ static int search_java(const struct trace_pattern *p, const struct oat_search_op
 	return 0;
 }
 
+/* A path as process pid sees it (its root, its mounts) as one that names the
+ * same file here: sys/proc_path.h. */
+static int in_process_view(const char *file, int pid, char *buf, size_t size,
+			   struct err *err)
+{
+	if (proc_path_resolve("/proc", pid, file, buf, size))
+		return err_set(err, -ENAMETOOLONG, "%.200s: path too long", file);
+	return 0;
+}
+
 int pattern_match_search(const struct trace_pattern *p, const struct oat_search_opts *o,
 			 size_t max, struct pattern_matches *out, struct err *err)
 {
-	char path[4096];
+	char path[4096], found[4096];
 	int rc;
 
 	if (!max)
 		max = PATTERN_DEFAULT_MAX;
 	if (p->file && (p->java || strchr(p->file, '/')))
-		return pattern_match_file(p, p->file, max, out, err);
+		return in_process_view(p->file, o->pid, path, sizeof(path), err) ?:
+		       pattern_match_file(p, path, max, out, err);
 	if (p->java)
 		return search_java(p, o, max, out, err);
-	if ((rc = pattern_find_library(p->file, o->pid, path, sizeof(path), err)))
+	if ((rc = pattern_find_library(p->file, o->pid, found, sizeof(found), err)) ||
+	    (rc = in_process_view(found, o->pid, path, sizeof(path), err)))
 		return rc;
 	return pattern_native_file(p, path, max, out, err);
 }

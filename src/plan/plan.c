@@ -12,6 +12,7 @@
 #include "resolve/java_resolve.h"
 #include "resolve/native.h"
 #include "sys/proc.h"
+#include "sys/proc_path.h"
 
 const char *resolve_how_name(enum resolve_how how)
 {
@@ -79,7 +80,9 @@ static bool is_java_probe(const struct probe_config *pc)
 		strchr(pc->method_signature, ' '));
 }
 
-static int resolve_native(struct plan_probe *p, const struct plan_opts *po,
+/* file_paths name files as the target process sees them (its root, its mounts:
+ * a chroot, an /apex bind mount): sys/proc_path.h. */
+static int resolve_native(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			  struct native_cache *nc, struct err *err)
 {
 	const struct str_list *files = &p->cfg->file_paths;
@@ -97,10 +100,14 @@ static int resolve_native(struct plan_probe *p, const struct plan_opts *po,
 	/* file_paths in order, as upstream: the first that resolves wins. */
 	for (size_t i = 0; i < files->n; i++) {
 		struct err e = { 0 };
-		if (native_resolve(nc, files->v[i], method,
+		char path[sizeof(p->path)];
+		if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, files->v[i],
+				      path, sizeof(path)))
+			snprintf(path, sizeof(path), "%s", files->v[i]);
+		if (native_resolve(nc, path, method,
 				   po->unsafe_any_symbol ? NATIVE_UNSAFE_ANY_SYMBOL : 0, &loc,
 				   &e) == 0) {
-			snprintf(p->path, sizeof(p->path), "%s", files->v[i]);
+			snprintf(p->path, sizeof(p->path), "%s", path);
 			p->offset = loc.offset;
 			p->code_size = loc.size;
 			p->machine = loc.machine;
@@ -248,7 +255,7 @@ static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t
 {
 	int rc = po->located && p->id < po->n_located ? locate(p, &po->located[p->id])
 		 : is_java_probe(p->cfg) ? resolve_java(p, po, pid, nc, err)
-		 : resolve_native(p, po, nc, err);
+		 : resolve_native(p, po, pid, nc, err);
 
 	return rc < 0 ? rc : plan_choose_exits(p, po, err);
 }
@@ -355,7 +362,8 @@ static int plan_pids(struct plan_task *t, const struct plan_opts *opts, struct e
 	if (n == 0) {
 		free(found);
 		return err_set(err, -ESRCH, "task %u: no running process named '%s' "
-			       "(matched against /proc/*/cmdline argv[0])", t->index, name);
+			       "(matched against /proc/*/cmdline argv[0] or its last path "
+			       "component)", t->index, name);
 	}
 	/* Upstream takes the first match; --all-matches takes them all. */
 	t->pids = found;

@@ -48,6 +48,15 @@ static bool parse_pid(const char *s, pid_t *pid)
 	return v > 0;
 }
 
+bool proc_name_matches(const char *argv0, const char *name)
+{
+	const char *base = strrchr(argv0, '/');
+
+	if (!strcmp(argv0, name))
+		return true;
+	return base && *name && !strchr(name, '/') && !strcmp(base + 1, name);
+}
+
 int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_t *n,
 		      struct err *err)
 {
@@ -66,7 +75,8 @@ int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_
 		pid_t pid;
 		if (!parse_pid(de->d_name, &pid))
 			continue;
-		if (proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0 || strcmp(argv0, name))
+		if (proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0 ||
+		    !proc_name_matches(argv0, name))
 			continue;
 		if (count == cap) {
 			pid_t *np;
@@ -250,7 +260,7 @@ static int watch_match(const struct proc_watch *w, pid_t pid)
 	if (rc == -ENODATA || transitional_name(argv0))
 		return -1;
 	if (w->name)
-		return strcmp(argv0, w->name) == 0 ? 1 : 2;
+		return proc_name_matches(argv0, w->name) ? 1 : 2;
 	if (w->android)
 		return proc_uid(w->proc_dir, pid) >= ANDROID_FIRST_APP_UID ? 1 : 2;
 	return 1;

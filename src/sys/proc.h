@@ -15,7 +15,14 @@
  * threads and zombies (empty cmdline). */
 int proc_argv0(const char *proc_dir, pid_t pid, char *buf, size_t size);
 
-/* Every pid whose argv[0] equals name exactly, in ascending pid order.
+/* Whether a process whose argv[0] is argv0 is the one called name, as Android
+ * names processes (toybox ps NAME, pidof): argv[0] exactly, or, for a name
+ * without '/', argv[0]'s last path component ("/system/bin/surfaceflinger" is
+ * "surfaceflinger"; "/system/bin/cat", a symlink to toybox, is "cat", not
+ * "toybox"). */
+bool proc_name_matches(const char *argv0, const char *name);
+
+/* Every pid proc_name_matches() name, in ascending pid order.
  * *out is malloc'ed (free it); *n may be 0. */
 int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_t *n,
 		      struct err *err);

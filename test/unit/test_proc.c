@@ -117,3 +117,18 @@ UT_TEST(proc_watch_any_app_means_app_uid_on_android)
 	UT_EQ_INT(proc_watch_poll(&w), 60);
 	proc_watch_free(&w);
 }
+
+/* As Android names processes (toybox ps NAME, pidof): argv[0], or its last path
+ * component for a name without '/'; a multi-call binary by the name it was run as. */
+UT_TEST(proc_name_matches_argv0_or_its_basename)
+{
+	UT_ASSERT(proc_name_matches("system_server", "system_server"));
+	UT_ASSERT(proc_name_matches("/system/bin/surfaceflinger", "surfaceflinger"));
+	UT_ASSERT(proc_name_matches("/system/bin/surfaceflinger", "/system/bin/surfaceflinger"));
+	UT_ASSERT(proc_name_matches("/system/bin/cat", "cat"));
+	UT_ASSERT(!proc_name_matches("/system/bin/cat", "toybox"));
+	UT_ASSERT(!proc_name_matches("/system/bin/cat", "bin/cat"));
+	UT_ASSERT(!proc_name_matches("com.foo:remote", "com.foo"));
+	UT_ASSERT(!proc_name_matches("/system/bin/", ""));
+	UT_ASSERT(!proc_name_matches("surfaceflinger", "/system/bin/surfaceflinger"));
+}

@@ -1,0 +1,110 @@
+"""--stack at bionic's write in a chrooted toybox dd: the chain through toybox's own
+functions (symbols from its .gnu_debugdata) up to main and bionic's start code.
+
+The expected chain is gdb's: gdb attaches to another held dd, stops at its first
+write and prints the backtrace (its own unwinder and its own reading of .dynsym and
+.gnu_debugdata), and `info proc mappings` turns each pc into (file, offset).  The
+tool's frames must equal it frame for frame -- file, offset, symbol -- in copy and
+kernel mode, and the folded output must be that chain, once per write."""
+import os
+import re
+import subprocess
+import time
+
+from e2e import TestFailure, check, eq, events, needs_kernel, tmpdir
+from android import ROOT, TOYBOX, Dd, host
+from test_bionic_trace import BS, COUNT, traced
+
+FRAME = re.compile(r"^#\d+\s+(?:0x([0-9a-f]+) in )?(\S+) \(")
+MAPPING = re.compile(r"^\s*0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+"
+                     r"(?:\S+\s+)?(/\S+)$")
+
+
+def traced_by_gdb(dd):
+    """Runs gdb on held dd until its first write; returns gdb's output."""
+    cmds = ["set pagination off", "set confirm off", "set backtrace past-main on",
+            "set backtrace past-entry on", f"set sysroot {ROOT}", f"file {host(TOYBOX)}",
+            f"attach {dd.pid}", "break write", "continue", "bt", "info proc mappings",
+            "kill"]
+    args = ["gdb", "-nx", "-batch"]
+    for c in cmds:
+        args += ["-ex", c]
+    g = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:   # attached: dd stays stopped until gdb continues past its breakpoint
+            with open(f"/proc/{dd.pid}/status") as f:
+                if re.search(r"^TracerPid:\s*[1-9]", f.read(), re.M):
+                    break
+            if g.poll() is not None or time.monotonic() > deadline:
+                raise TestFailure("gdb did not attach: " + g.stdout.read()[-2000:])
+            time.sleep(0.01)
+        dd.go()
+        out, _ = g.communicate(timeout=120)
+    finally:
+        if g.poll() is None:
+            g.kill()
+        dd.kill()
+    return out
+
+
+def gdb_chain(out):
+    """[(file, offset, symbol)] innermost first, from gdb's bt + mappings."""
+    maps = []
+    for line in out.splitlines():
+        m = MAPPING.match(line)
+        if m:
+            maps.append((int(m[1], 16), int(m[2], 16), int(m[3], 16), m[4]))
+    chain = []
+    for line in out.splitlines():
+        m = FRAME.match(line)
+        if not m:
+            continue
+        if not m[1]:
+            raise TestFailure(f"gdb frame without a pc: {line}")
+        pc = int(m[1], 16)
+        where = [(pc - s + off, path) for s, e, off, path in maps if s <= pc < e]
+        if not where:
+            raise TestFailure(f"gdb pc {pc:#x} in no mapping")
+        chain.append((where[0][1], where[0][0], m[2]))
+    return chain
+
+
+def tool_chain(ev):
+    return [(f["file"], int(f["offset"], 16), f["symbol"]) for f in ev["stack"]]
+
+
+def expected_chain():
+    out = traced_by_gdb(Dd(BS, COUNT))
+    chain = gdb_chain(out)
+    names = [c[2] for c in chain]
+    check(names[:1] == ["write"] and "main" in names and "dd_main" in names,
+          f"gdb's backtrace: {names}\n{out[-3000:]}")
+    return chain
+
+
+def check_stacks(mode):
+    want = expected_chain()
+    tmp = tmpdir()
+    folded = os.path.join(tmp, "folded.txt")
+    dd = Dd(BS, COUNT)
+    _, objs = traced(dd, ["trace", "--stack", "--stack-mode", mode, "--stacks", folded,
+                          "libc.so:write"])
+    evs = events(objs)
+    eq(len(evs), COUNT, "writes")
+    for ev in evs:
+        eq(tool_chain(ev), want, f"{mode} mode stack (file, offset, symbol) vs gdb's")
+        eq(ev["stack_end"], "outermost frame", "why the stack ends")
+    with open(folded) as f:
+        lines = f.read().splitlines()
+    eq(lines, [";".join(s for _, _, s in reversed(want)) + f" {COUNT}"], "folded stacks")
+
+
+@needs_kernel("5.5", "call stacks (the normal BPF objects)")
+def test_stack_at_write_copy_mode_equals_gdb():
+    check_stacks("copy")
+
+
+@needs_kernel("5.5", "call stacks (the normal BPF objects)")
+def test_stack_at_write_kernel_mode_equals_gdb():
+    check_stacks("kernel")
