@@ -48,15 +48,20 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 				    uint64_t *run_ns)
 {
 	struct probe_stats *rows = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*rows));
+	struct ups_probe_counters *all = calloc(plan->n_probes ? plan->n_probes : 1,
+						sizeof(*all));
 
 	*run_ns = 0;
-	if (!rows)
+	if (!rows || !all) {
+		free(rows);
+		free(all);
 		return NULL;
+	}
+	session_all_counters(s, all);
 	for (size_t i = 0; i < plan->n_probes; i++) {
 		const struct plan_probe *p = plan->probe_by_id[i];
-		struct ups_probe_counters c;
+		struct ups_probe_counters c = all[i];
 
-		session_probe_counters(s, (uint32_t)i, &c);
 		rows[i] = (struct probe_stats){
 			.probe = &p->desc,
 			.hits = c.hits,
@@ -74,6 +79,7 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 		if (rows[i].duration_ns > *run_ns)
 			*run_ns = rows[i].duration_ns;
 	}
+	free(all);
 	return rows;
 }
 

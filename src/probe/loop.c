@@ -269,12 +269,16 @@ static void report_drops(struct loop *L, bool now)
 	if (!L->drops_seen || (!now && t - L->drops_checked < DROP_CHECK_NS))
 		return;
 	L->drops_checked = t;
+	struct ups_probe_counters *all = calloc(L->plan->n_probes ? L->plan->n_probes : 1,
+						sizeof(*all));
+	if (!all)
+		return;
+	session_all_counters(L->session, all);
 	for (size_t i = 0; i < L->plan->n_probes; i++) {
-		struct ups_probe_counters c;
+		const struct ups_probe_counters c = all[i];
 		struct event ev;
 
-		if (session_probe_counters(L->session, (uint32_t)i, &c) < 0 ||
-		    c.drops <= L->drops_seen[i])
+		if (c.drops <= L->drops_seen[i])
 			continue;
 		ev = (struct event){ .kind = EVENT_DROP, .n_lost = c.drops - L->drops_seen[i],
 				     .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME),
@@ -283,6 +287,7 @@ static void report_drops(struct loop *L, bool now)
 		if (L->out->event)
 			L->out->event(L->out->ctx, &ev);
 	}
+	free(all);
 }
 
 /* A raw perf record: PERF_RECORD_SAMPLE carries {u32 size; data[size]} with

@@ -85,6 +85,9 @@ const struct session_ring *session_ring_at(const struct session *s, size_t i);
 /* Sum of the per-CPU counters of one probe. */
 int session_probe_counters(const struct session *s, uint32_t probe_id,
 			   struct ups_probe_counters *out);
+/* Every probe's counters (out: one per probe id), in one look per object
+ * where the kernel has batch lookups. */
+int session_all_counters(const struct session *s, struct ups_probe_counters *out);
 /* The log2 latency histogram of a call_latency probe: slots[i] counts calls
  * that took [2^i, 2^(i+1)) ns. */
 int session_probe_histogram(const struct session *s, uint32_t probe_id,

@@ -259,9 +259,11 @@ static void close_in_parallel(const int *fds, size_t n)
 
 /* The final detach hands the perf events (uprobe PMU or tracefs) to the
  * closer past this many: each takes the kernel 50-100 ms, one after the
- * other (closer.h).  uprobe_multi links are closed here: 10,000 probes'
- * take 0.2-0.4 s. */
+ * other (closer.h).  uprobe_multi links are closed here unless they hold
+ * more uprobes than CLOSE_HERE_MAX_PLACES: 10,000 probes' took 0.2-0.4 s on
+ * a quiet machine, 1.5 s on a busy one. */
 #define CLOSE_HERE_MAX 4
+#define CLOSE_HERE_MAX_PLACES 1000
 
 /* Every attachment's descriptor of task_index (or all, task_index < 0),
  * forgotten by its attachment (and, with forget_events, its tracefs event:
@@ -343,7 +345,8 @@ pid_t session_detach_all(struct session *s)
 	size_t n = session_link_count(s);
 	pid_t pid = 0;
 
-	if (!s->use_multi && n > CLOSE_HERE_MAX)
+	if (n && ((!s->use_multi && n > CLOSE_HERE_MAX) ||
+		  session_attachment_count(s) > CLOSE_HERE_MAX_PLACES))
 		pid = hand_over(s, n);
 	detach_where(s, -1);   /* what is left: all, or nothing after a hand-over */
 	return pid > 0 ? pid : 0;

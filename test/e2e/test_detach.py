@@ -123,8 +123,12 @@ def test_a_killed_closer_leaves_nothing_a_rerun_does_not_remove():
         closer = stop_after_calls(u, caller)
         os.kill(closer, signal.SIGKILL)
         wait_gone(closer, 120)
-        # The kernel closed the killed closer's perf events: no breakpoint left.
-        eq(breakpoints(bystander.pid, target("target_gen"), offs), 0, "breakpoints left")
+        # The kernel closed the killed closer's perf events.  A SIGKILL that
+        # lands inside a teardown can leave that one breakpoint in place (the
+        # kernel will not write another process's memory with a fatal signal
+        # pending); a hit on it must not harm the process (checked below).
+        left = breakpoints(bystander.pid, target("target_gen"), offs)
+        check(left <= 1, f"{left} breakpoints left by a killed closer")
         # Events it had not removed yet are the next run's to remove (their
         # owner is gone); a short rerun on the same path does.
         r = Uprobestats(["trace", "--force-tracefs", "--duration", "1", "--pid",
@@ -132,6 +136,8 @@ def test_a_killed_closer_leaves_nothing_a_rerun_does_not_remove():
         eq(r.wait(60), 0, "rerun exit code; stderr: " + r.stderr())
         eq(run_events(u.proc.pid), [], "the killed closer's events after a rerun")
         eq(run_events(r.proc.pid), [], "the rerun's own events")
+        bystander.go()        # calls every traced function once
+        bystander.wait()      # exit code 0: no SIGTRAP from a leftover breakpoint
     finally:
         caller.kill()
         bystander.kill()
@@ -155,7 +161,8 @@ def test_three_tracefs_runs_at_once_one_killed_a_fourth_removes_only_its_events(
         dead = runs.pop(1)
         dead.proc.send_signal(signal.SIGKILL)
         dead.wait()
-        eq(len(run_events(dead.proc.pid)), len(FUNCS), "a SIGKILLed run leaves its events")
+        # Its events stay until a run starts (here the fourth; on a shared
+        # machine any other run may remove them first, as it should).
         fourth = Uprobestats(["trace", "--format", "json", "--pid", str(held.pid),
                               "--force-tracefs", pat])
         fourth.wait_attached()
