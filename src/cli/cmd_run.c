@@ -441,7 +441,16 @@ static void raise_limits(void)
 	/* Each probe holds its own object's descriptors (about 18 with exit
 	 * probes: programs, links, maps): thousands of probes (trace) need far
 	 * more than the usual 1024 (root may raise the hard limit too). */
-	r = (struct rlimit){ 1u << 20, 1u << 20 };
+	rlim_t most = 1u << 20;   /* the kernel's default fs.nr_open, unless it says less */
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+	unsigned long nr_open;
+
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) == 1 && nr_open > 0 && nr_open < most)
+			most = nr_open;
+		fclose(f);
+	}
+	r = (struct rlimit){ most, most };
 	if (setrlimit(RLIMIT_NOFILE, &r) < 0 && getrlimit(RLIMIT_NOFILE, &r) == 0) {
 		r.rlim_cur = r.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &r);
