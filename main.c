@@ -35,6 +35,7 @@ struct cmd {
 static const struct cmd commands[] = {
 	{ "run", cmd_run },
 	{ "trace", cmd_trace },
+	{ "sections", cmd_sections },
 	{ "check", cmd_check },
 	{ "methods", cmd_methods },
 	{ "resolve", cmd_resolve },

@@ -24,12 +24,23 @@ $(E2E_TARGET_DIR)/target_stack: $(TOP)/test/targets/target_stack.c \
 	gcc -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -o $@ $< \
 		-L$(E2E_TARGET_DIR) -lstk_a -lstk_b -Wl,-rpath,'$$ORIGIN'
 
+# An Android program (bionic): clang's Android target, linked against the x86_64
+# Android 11 userland's own libc.so and libcutils.so, Android's linker as its
+# interpreter; test_sections.py runs it in a chroot of a copy of that userland.
+ANDROID_USERLAND := $(TESTDATA)/android-userland/x86_64-android11
+ANDROID_TARGETS  := $(E2E_TARGET_DIR)/android/target_atrace
+$(E2E_TARGET_DIR)/android/%: $(TOP)/test/targets/android/%.c | deps-host
+	@mkdir -p $(@D)
+	clang --target=x86_64-linux-android30 -ffreestanding -nostdlib -fPIE -pie \
+		-fuse-ld=lld -O1 -Wall -Werror -Wl,--dynamic-linker=/system/bin/linker64 \
+		-Wl,-z,noexecstack -o $@ $< -L$(ANDROID_USERLAND)/system/lib64 -lc -lcutils
+
 $(DEMO_APP): $(TOP)/demo/demo_app.c | deps-host
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 .PHONY: test-e2e demo
-test-e2e: $(E2E_BIN) $(E2E_TARGETS)
+test-e2e: $(E2E_BIN) $(E2E_TARGETS) $(ANDROID_TARGETS)
 	@$(TOP)/test/e2e/setup.sh
 	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
 	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) \
@@ -38,7 +49,7 @@ test-e2e: $(E2E_BIN) $(E2E_TARGETS)
 # The same suite again with --target-kernel 4.14 on every run: the legacy objects, the
 # perf buffer and tracefs must give the same counts, arguments, Strings and atoms.
 .PHONY: test-e2e-legacy
-test-e2e-legacy: $(E2E_BIN) $(E2E_TARGETS)
+test-e2e-legacy: $(E2E_BIN) $(E2E_TARGETS) $(ANDROID_TARGETS)
 	@$(TOP)/test/e2e/setup.sh
 	UPROBESTATS_BIN=$(E2E_BIN) UPROBESTATS_TARGETS=$(E2E_TARGET_DIR) \
 	UPROBESTATS_TESTDATA=$(TESTDATA) UPROBESTATS_BUILD=$(BUILD) \

@@ -8,6 +8,8 @@ quiet=0
 # package -> a file that proves it is installed
 declare -A need=(
 	[clang]=/usr/bin/clang
+	# test_sections.py's Android program (clang's Android target) links with lld
+	[lld]=/usr/bin/ld.lld
 	[llvm]=/usr/bin/llvm-strip
 	[gzip]=/bin/gzip	# mk/embed-bpf.sh compresses the embedded BPF objects
 	[musl-tools]=/usr/bin/musl-gcc

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/exits.h"
 #include "plan/pattern.h"
 
 static void json_str(FILE *out, const char *s)
@@ -24,7 +25,28 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void print_json(FILE *out, const struct pattern_match *x)
+/* A native match to probe: ,"exit_sites":[file offsets],"exit_sites_error":null, or
+ * null and the reason `--exit-probes` would refuse it with (plan/exits.h). */
+static void json_native_exits(FILE *out, struct exits_cache *c, const struct pattern_match *x)
+{
+	struct exit_sites s;
+	struct err e = { 0 };
+
+	if (plan_native_exit_sites(c, x->path, x->file_offset, x->code_size, x->e_machine, &s,
+				   &e)) {
+		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
+		json_str(out, e.msg);
+		return;
+	}
+	fputs(",\"exit_sites\":[", out);
+	for (uint32_t i = 0; i < s.count; i++)
+		fprintf(out, "%s%llu", i ? "," : "",
+			(unsigned long long)(x->file_offset + s.offsets[i]));
+	fputs("],\"exit_sites_error\":null", out);
+	exit_sites_free(&s);
+}
+
+static void print_json(FILE *out, struct exits_cache *c, const struct pattern_match *x)
 {
 	fputs("{\"path\":", out);
 	json_str(out, x->path);
@@ -38,6 +60,8 @@ static void print_json(FILE *out, const struct pattern_match *x)
 	else {
 		fputs(",\"raw_name\":", out);
 		json_str(out, x->raw_name);
+		if (x->left_out == MATCH_OK)
+			json_native_exits(out, c, x);
 	}
 	fputs(",\"left_out\":", out);
 	if (x->left_out == MATCH_OK)
@@ -103,10 +127,16 @@ int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err
 	if (!(rc = match(o, p, &m, err)) && !m.n)
 		rc = pattern_explain_no_match(p, &m, err);
 	if (!rc) {
+		struct exits_cache *c = o->json ? exits_cache_new() : NULL;
 		if (!o->json)
 			print_summary(out, p, &m);
-		for (size_t i = 0; i < m.n; i++)
-			(o->json ? print_json : print_text)(out, &m.v[i]);
+		for (size_t i = 0; i < m.n; i++) {
+			if (o->json)
+				print_json(out, c, &m.v[i]);
+			else
+				print_text(out, &m.v[i]);
+		}
+		exits_cache_free(c);
 	}
 	pattern_matches_free(&m);
 	pattern_free(p);
@@ -125,7 +155,7 @@ int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *e
 	if (!(rc = match(o, p, &m, err)) && !(rc = pattern_single(p, &m, &i, err))) {
 		const struct pattern_match *x = &m.v[i];
 		if (o->json)
-			print_json(out, x);
+			print_json(out, NULL, x);
 		else if (x->is_java)
 			fprintf(out, "0x%llx %s %s size=%llu %s %s\n",
 				(unsigned long long)x->file_offset, x->path, x->isa,

@@ -69,4 +69,16 @@ int run_check_privileges(const struct android_info *android);
 /* Session, sinks, loop and summary for a built plan; an exit code. */
 int run_plan(const struct plan *plan, const struct run_opts *o);
 
+/* The plan sources' last steps (cmd_trace.c; `trace` and `sections`):
+ * --emit-config writing the model (textproto, or binary for .pb or
+ * CONFIG_FORMAT_BINARY), and the plan built from the located probes, the
+ * privilege check and run_plan.  *files is let go before tracing starts.
+ * Exit codes, errors printed. */
+struct trace_source;
+struct exits_cache;
+int trace_emit_config(const struct uprobestats_config *cfg, const char *path,
+		      enum config_format format);
+int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
+			struct exits_cache **files, struct android_info *android);
+
 #endif

@@ -179,21 +179,18 @@ static size_t select_methods(struct trace_method *m, size_t n, const struct trac
 	return kept;
 }
 
-static int emit_config(const struct uprobestats_config *cfg, const struct trace_opts *o)
+int trace_emit_config(const struct uprobestats_config *cfg, const char *path,
+		      enum config_format format)
 {
-	size_t len = strlen(o->emit);
-	bool binary = o->emit_format == CONFIG_FORMAT_BINARY ||
-		      (o->emit_format == CONFIG_FORMAT_AUTO && len > 3 &&
-		       !strcmp(o->emit + len - 3, ".pb"));
-	FILE *f = fopen(o->emit, binary ? "wbe" : "we");
+	size_t len = strlen(path);
+	bool binary = format == CONFIG_FORMAT_BINARY ||
+		      (format == CONFIG_FORMAT_AUTO && len > 3 && !strcmp(path + len - 3, ".pb"));
+	FILE *f = fopen(path, binary ? "wbe" : "we");
 	struct err e = { 0 };
 	int rc = 0;
 
-	if (o->spec.n_args && !o->spec.atom_id)
-		p_warn("--emit-config: --args without --atom: atom_id %d is a placeholder; set "
-		       "--atom ID before statsd gets these atoms", TRACE_PLACEHOLDER_ATOM);
 	if (!f) {
-		p_err("--emit-config %s: cannot open for writing: %s", o->emit, strerror(errno));
+		p_err("--emit-config %s: cannot open for writing: %s", path, strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	if (binary) {
@@ -201,40 +198,47 @@ static int emit_config(const struct uprobestats_config *cfg, const struct trace_
 		size_t n = 0;
 		rc = config_encode_binary(cfg, CONFIG_ERA_CURRENT, &buf, &n, NULL, &e);
 		if (rc == 0 && fwrite(buf, 1, n, f) != n)
-			rc = err_set(&e, -EIO, "--emit-config %s: write failed", o->emit);
+			rc = err_set(&e, -EIO, "--emit-config %s: write failed", path);
 		free(buf);
 	} else if (config_dump_text(cfg, f) < 0) {
-		rc = err_set(&e, -EIO, "--emit-config %s: write failed", o->emit);
+		rc = err_set(&e, -EIO, "--emit-config %s: write failed", path);
 	}
 	if (fclose(f) != 0 && rc == 0)
-		rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", o->emit,
-			     strerror(errno));
+		rc = err_set(&e, -EIO, "--emit-config %s: write failed: %s", path, strerror(errno));
 	if (rc < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
 	}
 	p_info("wrote %s (%zu task(s), %zu probe(s) each); run it with `uprobestats run %s`",
-	       o->emit, cfg->n_tasks, cfg->tasks[0].n_probes, o->emit);
+	       path, cfg->n_tasks, cfg->tasks[0].n_probes, path);
 	return EXIT_OK;
 }
 
-static int build_and_run(struct trace_opts *o, const struct trace_source *src,
-			 struct exits_cache **files, struct android_info *android)
+static int emit_config(const struct uprobestats_config *cfg, const struct trace_opts *o)
 {
-	struct plan_opts po = { .pids = o->run.pids, .n_pids = o->run.n_pids,
-				.all_matches = o->run.all_matches,
-				.duration_override = o->run.duration,
-				.atom_int32_args = o->run.atom_int32_args,
-				.exit_probes = o->run.exit_probes,
-				.unsafe_uretprobe = o->run.unsafe_uretprobe,
-				.unsafe_any_symbol = o->run.unsafe_any_symbol,
+	if (o->spec.n_args && !o->spec.atom_id)
+		p_warn("--emit-config: --args without --atom: atom_id %d is a placeholder; set "
+		       "--atom ID before statsd gets these atoms", TRACE_PLACEHOLDER_ATOM);
+	return trace_emit_config(cfg, o->emit, o->emit_format);
+}
+
+int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
+			struct exits_cache **files, struct android_info *android)
+{
+	struct plan_opts po = { .pids = run->pids, .n_pids = run->n_pids,
+				.all_matches = run->all_matches,
+				.duration_override = run->duration,
+				.atom_int32_args = run->atom_int32_args,
+				.exit_probes = run->exit_probes,
+				.unsafe_uretprobe = run->unsafe_uretprobe,
+				.unsafe_any_symbol = run->unsafe_any_symbol,
 				.located = src->located, .n_located = src->n_located,
 				.exits_cache = *files };
 	struct plan *plan;
 	struct err e = { 0 };
 	int rc;
 
-	stack_args_plan(&o->run.stacks, &po);
+	stack_args_plan(&run->stacks, &po);
 	rc = plan_build(src->cfg, &po, &plan, &e);
 	exits_cache_free(*files);   /* not kept open (mapped) while tracing */
 	*files = NULL;
@@ -245,7 +249,7 @@ static int build_and_run(struct trace_opts *o, const struct trace_source *src,
 	}
 	rc = run_check_privileges(android);
 	if (rc == EXIT_OK)
-		rc = run_plan(plan, &o->run);
+		rc = run_plan(plan, run);
 	plan_free(plan);
 	return rc;
 }
@@ -285,7 +289,7 @@ static int trace_methods(struct trace_opts *o, struct trace_method *m, size_t n,
 		rc = cli_validate(src.cfg, &o->run.guardrail, true);
 		if (rc == EXIT_OK)
 			rc = o->emit ? emit_config(src.cfg, o)
-				     : build_and_run(o, &src, &files, android);
+				     : trace_build_and_run(&o->run, &src, &files, android);
 		trace_source_free(&src);
 	}
 	exits_cache_free(files);

@@ -107,6 +107,17 @@ struct probe_config {
 	 * with --exit-probes.  false on a Java method needs --unsafe-uretprobe. */
 	bool has_exit_probes;
 	bool exit_probes;
+	/* Ours: the probe is an android.os.Trace / ATrace / atrace_*_body
+	 * function (`uprobestats sections`): what a call does (enum
+	 * trace_section), the argument position of the section or counter name
+	 * (a String, or a char * in native code) and of the cookie or counter
+	 * value (-1 or unset: none).  Needs prog_Uprobestats_uprobe_call_args. */
+	bool has_section;
+	int32_t section;                  /* enum trace_section */
+	bool has_section_name_arg;
+	int32_t section_name_arg;
+	bool has_section_value_arg;
+	int32_t section_value_arg;
 	struct src_loc loc;
 	/* Where each singular field was set (kind NONE when absent). */
 	struct src_loc bpf_name_loc;
@@ -118,6 +129,9 @@ struct probe_config {
 	struct src_loc trace_role_loc;
 	struct src_loc stack_frames_loc;
 	struct src_loc exit_probes_loc;
+	struct src_loc section_loc;
+	struct src_loc section_name_arg_loc;
+	struct src_loc section_value_arg_loc;
 };
 
 struct statsd_logging_config {
@@ -132,6 +146,17 @@ enum trace_role {
 	TRACE_ROLE_PLAIN = 0,
 	TRACE_ROLE_ENTER = 1,
 	TRACE_ROLE_EXIT = 2,
+};
+
+/* What a probed trace-marker function does (sections). */
+enum trace_section {
+	TRACE_SECTION_NONE = 0,
+	TRACE_SECTION_BEGIN = 1,        /* B|pid|name on the calling thread */
+	TRACE_SECTION_END = 2,          /* E|pid: ends the thread's innermost section */
+	TRACE_SECTION_ASYNC_BEGIN = 3,  /* S|pid|name|cookie (cookie: a 32-bit int) */
+	TRACE_SECTION_ASYNC_END = 4,    /* F|pid|name|cookie */
+	TRACE_SECTION_COUNTER = 5,      /* C|pid|name|value, value a 32-bit int */
+	TRACE_SECTION_COUNTER64 = 6,    /* the same, value a 64-bit int */
 };
 
 enum target_process_selection {

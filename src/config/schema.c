@@ -39,6 +39,20 @@ const struct enum_desc schema_enum_trace_role = {
 	"TraceRole", trace_role_values, ARRAY_LEN(trace_role_values),
 };
 
+static const struct enum_value trace_section_values[] = {
+	{ "NONE", TRACE_SECTION_NONE },
+	{ "BEGIN", TRACE_SECTION_BEGIN },
+	{ "END", TRACE_SECTION_END },
+	{ "ASYNC_BEGIN", TRACE_SECTION_ASYNC_BEGIN },
+	{ "ASYNC_END", TRACE_SECTION_ASYNC_END },
+	{ "COUNTER", TRACE_SECTION_COUNTER },
+	{ "COUNTER64", TRACE_SECTION_COUNTER64 },
+};
+
+const struct enum_desc schema_enum_trace_section = {
+	"TraceSection", trace_section_values, ARRAY_LEN(trace_section_values),
+};
+
 static const struct enum_value atom_field_values[] = {
 	{ "UNKNOWN", ATOM_FIELD_UNKNOWN },
 	{ "CALLING_UID", ATOM_FIELD_CALLING_UID },
@@ -139,6 +153,14 @@ static const struct field_desc probe_fields[] = {
 	    OFF(PC, has_exit_probes), FD_NONE, OFF(PC, exit_probes_loc), NULL, NULL),
 	ROW("stack_frames", 0, 1004, FT_INT32, false, false, OFF(PC, stack_frames),
 	    OFF(PC, has_stack_frames), FD_NONE, OFF(PC, stack_frames_loc), NULL, NULL),
+	/* sections: 1010 on, apart from the numbers other features take */
+	ROW("section", 0, 1010, FT_ENUM, false, false, OFF(PC, section), OFF(PC, has_section),
+	    FD_NONE, OFF(PC, section_loc), &schema_enum_trace_section, NULL),
+	ROW("section_name_arg", 0, 1011, FT_INT32, false, false, OFF(PC, section_name_arg),
+	    OFF(PC, has_section_name_arg), FD_NONE, OFF(PC, section_name_arg_loc), NULL, NULL),
+	ROW("section_value_arg", 0, 1012, FT_INT32, false, false, OFF(PC, section_value_arg),
+	    OFF(PC, has_section_value_arg), FD_NONE, OFF(PC, section_value_arg_loc), NULL,
+	    NULL),
 };
 #undef PC
 

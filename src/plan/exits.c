@@ -102,32 +102,32 @@ static int code_fd(struct exits_file *f, const char *path, bool *owned)
 	return f->fd;
 }
 
-static int read_code(const struct plan_probe *p, struct exits_file *f, uint8_t **out,
-		     struct err *err)
+static int read_code(const char *path, uint64_t offset, uint64_t size, struct exits_file *f,
+		     uint8_t **out, struct err *err)
 {
 	uint8_t *buf;
 	ssize_t n;
 	bool owned;
 	int fd;
 
-	if (p->code_size == 0)
+	if (size == 0)
 		return err_set(err, -ENODATA, "the code size is unknown (the symbol has no "
 			       "size)");
-	if (p->code_size > MAX_CODE_BYTES)
+	if (size > MAX_CODE_BYTES)
 		return err_set(err, -EFBIG, "%llu bytes of code, over the %u we read",
-			       (unsigned long long)p->code_size, MAX_CODE_BYTES);
-	buf = malloc(p->code_size);
+			       (unsigned long long)size, MAX_CODE_BYTES);
+	buf = malloc(size);
 	if (!buf)
 		return err_set(err, -ENOMEM, "out of memory");
-	fd = code_fd(f, p->path, &owned);
-	n = fd < 0 ? -1 : pread(fd, buf, p->code_size, (off_t)p->offset);
+	fd = code_fd(f, path, &owned);
+	n = fd < 0 ? -1 : pread(fd, buf, size, (off_t)offset);
 	if (fd >= 0 && owned)
 		close(fd);
-	if (n != (ssize_t)p->code_size) {
+	if (n != (ssize_t)size) {
 		int e = n < 0 ? errno : EIO;
 		free(buf);
-		return err_set(err, -e, "%s+0x%llx: reading %llu bytes of code: %s", p->path,
-			       (unsigned long long)p->offset, (unsigned long long)p->code_size,
+		return err_set(err, -e, "%s+0x%llx: reading %llu bytes of code: %s", path,
+			       (unsigned long long)offset, (unsigned long long)size,
 			       n < 0 ? strerror(e) : "file too short");
 	}
 	*out = buf;
@@ -213,31 +213,49 @@ static int find_exits_java(struct plan_probe *p, struct exits_file *f, struct er
 	return rc;
 }
 
-/* An ELF function: its symbol's bytes, exits proven or refused. */
-static int find_exits_native(struct plan_probe *p, struct exits_file *f, struct err *err)
+/* An ELF function's proven exits (offsets from its start), or the refusal. */
+static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
+			struct exits_file *f, struct exit_sites *sites, struct err *err)
 {
 	enum code_arch arch;
-	struct exit_sites sites = { 0 };
 	uint8_t *code = NULL;
 	int rc;
 
-	if (p->machine == EM_X86_64)
+	memset(sites, 0, sizeof(*sites));
+	if (machine == EM_X86_64)
 		arch = CODE_ARCH_X86_64;
-	else if (p->machine == EM_AARCH64)
+	else if (machine == EM_AARCH64)
 		arch = CODE_ARCH_ARM64;
 	else
 		return err_set(err, -ENOTSUP, "no exit-site finder for ELF machine %u (x86_64 and "
-			       "arm64 only)", p->machine);
-	rc = read_code(p, f, &code, err);
+			       "arm64 only)", machine);
+	rc = read_code(path, offset, size, f, &code, err);
 	if (rc < 0)
 		return rc;
-	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)p->code_size, &sites,
-			     err);
+	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)size, sites, err);
 	free(code);
+	if (rc == 0 && (rc = check_not_bare(sites, err)) < 0)
+		exit_sites_free(sites);
+	return rc;
+}
+
+/* An ELF function: its symbol's bytes, exits proven or refused. */
+static int find_exits_native(struct plan_probe *p, struct exits_file *f, struct err *err)
+{
+	struct exit_sites sites;
+	int rc = native_sites(p->path, p->offset, p->code_size, p->machine, f, &sites, err);
+
 	if (rc == 0)
 		rc = keep_sites(p, &sites, p->offset, err);
 	exit_sites_free(&sites);
 	return rc;
+}
+
+int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t offset,
+			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   struct err *err)
+{
+	return native_sites(path, offset, code_size, machine, cached(c, path), sites, err);
 }
 
 static int find_exits(struct plan_probe *p, struct exits_file *f, struct err *err)

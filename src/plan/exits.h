@@ -19,6 +19,7 @@
 #include <stdbool.h>
 
 #include "common/err.h"
+#include "formats/exit_sites.h"
 #include "plan/plan.h"
 
 /* The error code of a refusal (main maps it to the config-error exit). */
@@ -29,6 +30,15 @@
  * for programs without a return half.  0, or PLAN_REFUSED / another
  * negative errno with err set. */
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err);
+
+/* The exit sites --exit-probes would use for the ELF function at path+offset
+ * (code_size bytes, machine EM_*): offsets from the function's start, proven
+ * (formats/exit_sites.h) and not the first instruction; else a negative errno
+ * and err saying why (the reason plan_choose_exits refuses the probe with).
+ * c may be NULL.  Free sites with exit_sites_free(). */
+int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t offset,
+			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   struct err *err);
 
 /* The files plan_choose_exits reads (plan_opts.exits_cache), opened once
  * for all their probes; free after the last probe. */

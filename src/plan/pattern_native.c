@@ -1,9 +1,11 @@
 /* pattern_native.c — a native pattern (LIB:SYMBOL-GLOB) against one ELF file:
- * function symbols (STT_FUNC, STT_GNU_IFUNC) defined in an executable section
- * and mapped by an executable PT_LOAD, at an instruction-aligned offset (the
- * rules of resolve/native.c).  Aliases (two names at one address) give one
- * probe.  Also finds a bare library name in a process's maps or the system
- * library directories. */
+ * function symbols (STT_FUNC, STT_GNU_IFUNC) of .dynsym, .symtab and the
+ * mini debug info's .symtab (.gnu_debugdata: the only names a stripped Android
+ * executable such as toybox has for its own functions), defined in an
+ * executable section and mapped by an executable PT_LOAD, at an
+ * instruction-aligned offset (the rules of resolve/native.c).  Aliases (two
+ * names at one address) give one probe.  Also finds a bare library name in a
+ * process's maps or the system library directories. */
 #include "plan/pattern.h"
 #include "plan/pattern_impl.h"
 
@@ -17,6 +19,8 @@
 
 #include "common/mapfile.h"
 #include "formats/elf.h"
+#include "formats/ifunc.h"
+#include "formats/minidebug.h"
 #include "resolve/demangle.h"
 #include "resolve/native.h"
 
@@ -181,6 +185,7 @@ struct native_ctx {
 	struct demangler *dm;
 	const struct trace_pattern *p;
 	const struct elf_file *elf;
+	const struct elf_file *sym_elf;     /* whose section table the symbols index */
 	const char *path;
 	size_t max, before;
 	struct pattern_matches *out;
@@ -212,7 +217,7 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	long prev;
 
 	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || !*name ||
-	    !exec_section(x->elf, sym->shndx))
+	    !exec_section(x->sym_elf, sym->shndx))
 		return 0;
 	/* the raw name, the demangled one, and the demangled one without its return type
 	 * and parameters ("android::IPCThreadState::executeCommand") */
@@ -237,9 +242,10 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 		snprintf(d, sizeof(d), "alias of %s (same address)", x->out->v[prev].raw_name);
 		pm.left_out_detail = strdup(d);
 	} else if (sym->type == STT_GNU_IFUNC) {
+		char d[600];
+		ifunc_describe(x->elf, name, sym, d, sizeof(d));
 		pm.left_out = MATCH_UNPROBEABLE;
-		pm.left_out_detail = strdup("GNU ifunc: the symbol is the resolver run once at "
-					    "load time; probe the implementation it picks");
+		pm.left_out_detail = strdup(d);
 	} else if (mach == EM_ARM && (sym->value & 1)) {
 		pm.left_out = MATCH_UNPROBEABLE;
 		pm.left_out_detail = strdup("arm32 Thumb code: the kernel cannot uprobe Thumb "
@@ -260,6 +266,22 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 	return 0;
 }
 
+/* The functions only .gnu_debugdata names (Android keeps there the symbols
+ * .dynsym lacks).  A file without one, or with one that does not decode, has
+ * just its own tables: the symbols found there stay matchable. */
+static void minidebug_symbols(struct native_ctx *x)
+{
+	struct minidebug md;
+	struct err e = { 0 };
+
+	if (minidebug_open(x->elf, &md, &e))
+		return;
+	x->sym_elf = md.elf;
+	elf_foreach_symbol(md.elf, on_symbol, x);
+	x->sym_elf = x->elf;
+	minidebug_close(&md);
+}
+
 int pattern_native_file(const struct trace_pattern *p, const char *path, size_t max,
 			struct pattern_matches *out, struct err *err)
 {
@@ -270,9 +292,11 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 		return err_set(err, -ENOMEM, "out of memory");
 	if ((rc = elf_open(path, &elf, err)) < 0)
 		return rc;
-	struct native_ctx x = { .p = p, .elf = elf, .path = path, .max = max, .before = out->n,
-				.out = out, .err = err, .dm = demangler_new() };
+	struct native_ctx x = { .p = p, .elf = elf, .sym_elf = elf, .path = path, .max = max,
+				.before = out->n, .out = out, .err = err, .dm = demangler_new() };
 	elf_foreach_symbol(elf, on_symbol, &x);
+	if (!x.rc)
+		minidebug_symbols(&x);
 	elf_close(elf);
 	free(x.seen.off);
 	free(x.seen.idx);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/schema.h"
 #include "formats/elf.h"
 #include "plan/exits.h"
 #include "records.h"
@@ -227,6 +228,12 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		 r->searched ? "file found by search" : "file from file_paths",
 		 r->warning[0] ? "; warning: " : "", r->warning);
 	rc = plan_string_args(p, r, err);
+	if (rc == 0 && p->cfg->has_section && p->cfg->has_section_name_arg &&
+	    p->cfg->section_name_arg >= 0 &&
+	    strcmp(java_resolution_param(r, (uint32_t)p->cfg->section_name_arg) ?: "",
+		   "Ljava/lang/String;"))
+		rc = err_set(err, -EINVAL, "probe %s: section_name_arg %d of %s is not a String",
+			     p->program_name, p->cfg->section_name_arg, r->signature);
 	free(r);
 	return rc;
 }
@@ -250,6 +257,71 @@ static int locate(struct plan_probe *p, const struct plan_location *l)
 	return 0;
 }
 
+_Static_assert(SECTION_OP_BEGIN == (int)TRACE_SECTION_BEGIN &&
+	       SECTION_OP_END == (int)TRACE_SECTION_END &&
+	       SECTION_OP_ASYNC_BEGIN == (int)TRACE_SECTION_ASYNC_BEGIN &&
+	       SECTION_OP_ASYNC_END == (int)TRACE_SECTION_ASYNC_END &&
+	       SECTION_OP_COUNTER == (int)TRACE_SECTION_COUNTER &&
+	       SECTION_OP_COUNTER64 == (int)TRACE_SECTION_COUNTER64,
+	       "sink/event.h's section_op follows config.h's trace_section");
+
+/* An argument position read from a register, or -1 with err set. */
+static int section_register(const struct plan_probe *p, const char *what, int32_t pos,
+			    struct err *err)
+{
+	int reg = plan_arg_register(p->abi, pos);
+
+	if (reg < 0 || reg >= arg_regs_for(p->machine))
+		return err_set(err, -ENOTSUP, "probe %s: %s %d is passed on the stack; sections "
+			       "read registers only", p->program_name, what, pos);
+	return reg;
+}
+
+/* sections: the name argument becomes call_args' first string slot (a
+ * String in ART code, a char * in native code), the cookie or value
+ * argument a register the sinks read. */
+static int plan_section(struct plan_probe *p, struct err *err)
+{
+	const struct probe_config *pc = p->cfg;
+	int32_t name = pc->has_section_name_arg ? pc->section_name_arg : -1;
+	int32_t value = pc->has_section_value_arg ? pc->section_value_arg : -1;
+	bool needs_name = pc->section != TRACE_SECTION_END;
+	bool needs_value = pc->section >= TRACE_SECTION_ASYNC_BEGIN;
+	int reg;
+
+	p->desc.section_value_reg = -1;
+	if (!pc->has_section || pc->section == TRACE_SECTION_NONE)
+		return 0;
+	if (pc->section < 0 || pc->section > TRACE_SECTION_COUNTER64)
+		return err_set(err, -EINVAL, "probe %s: section %d is not a TraceSection",
+			       p->program_name, pc->section);
+	if (strcmp(p->prog->name, "call_args"))
+		return err_set(err, -EINVAL, "probe %s: section needs "
+			       "prog_Uprobestats_uprobe_call_args", p->program_name);
+	if (needs_name != (name >= 0) || needs_value != (value >= 0))
+		return err_set(err, -EINVAL, "probe %s: section %s takes %s", p->program_name,
+			       schema_enum_name(&schema_enum_trace_section, pc->section),
+			       !needs_name ? "no name or value argument"
+			       : needs_value ? "section_name_arg and section_value_arg"
+			       : "section_name_arg only");
+	p->desc.section = (uint8_t)pc->section;
+	if (name >= 0) {
+		if ((reg = section_register(p, "section_name_arg", name, err)) < 0)
+			return reg;
+		memset(p->string_reg, 0xff, sizeof(p->string_reg));
+		memset(p->string_pos, 0xff, sizeof(p->string_pos));
+		p->string_reg[0] = (uint8_t)reg;
+		p->string_pos[0] = (uint8_t)name;
+		p->string_native = p->java ? 0 : 1;
+	}
+	if (value >= 0) {
+		if ((reg = section_register(p, "section_value_arg", value, err)) < 0)
+			return reg;
+		p->desc.section_value_reg = (int8_t)reg;
+	}
+	return 0;
+}
+
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			 struct native_cache *nc, struct err *err)
 {
@@ -257,6 +329,8 @@ static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t
 		 : is_java_probe(p->cfg) ? resolve_java(p, po, pid, nc, err)
 		 : resolve_native(p, po, pid, nc, err);
 
+	if (rc == 0)
+		rc = plan_section(p, err);
 	return rc < 0 ? rc : plan_choose_exits(p, po, err);
 }
 

@@ -117,6 +117,14 @@ static int fill_probe(struct arena *a, struct probe_config *pc, const char *prog
 		pc->has_exit_probes = true;
 		pc->exit_probes = true;
 	}
+	if (m->section) {
+		pc->has_section = true;
+		pc->section = m->section;
+		pc->has_section_name_arg = m->section_name_arg >= 0;
+		pc->section_name_arg = m->section_name_arg;
+		pc->has_section_value_arg = m->section_value_arg >= 0;
+		pc->section_value_arg = m->section_value_arg;
+	}
 	/* Java: upstream's "void a.B.m(int)" form; native: the ELF symbol. */
 	pc->method_signature = arena_strdup(a, m->java ? m->signature : m->symbol);
 	return pc->method_signature ? 0 : -ENOMEM;
@@ -178,7 +186,8 @@ static int build_task(const struct trace_spec *spec, const struct trace_method *
 {
 	struct arena *a = out->cfg->arena;
 	struct task_config *t = &out->cfg->tasks[out->cfg->n_tasks++];
-	const char *prog = ret ? PROG_RETURN : n_str_args(spec) ? PROG_STRINGS : PROG_ENTRY;
+	const char *prog = ret ? PROG_RETURN
+			   : n_str_args(spec) || spec->sections ? PROG_STRINGS : PROG_ENTRY;
 
 	t->probes = arena_alloc(a, n * sizeof(*t->probes));
 	if (!t->probes || fill_task(a, t, spec, !ret) < 0)

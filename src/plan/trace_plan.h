@@ -46,6 +46,8 @@ struct trace_spec {
 	const char *process_name;          /* -n NAME: the task's target_process_name */
 	int32_t duration;                  /* --duration: duration_seconds (0: none) */
 	bool native_uretprobe;             /* --unsafe-uretprobe: native --ret on a uretprobe */
+	bool sections;                     /* `sections`: every method a trace-marker function
+					    * (trace_method.section), on call_args */
 };
 
 /* One matched method. */
@@ -62,6 +64,10 @@ struct trace_method {
 	size_t n_params;
 	const char *symbol;                /* native: the ELF symbol (mangled) */
 	const char *display;               /* the signature, or the (demangled) symbol */
+	/* sections: the probe's section, section_name_arg, section_value_arg
+	 * (config.h; -1: none) */
+	int32_t section;
+	int32_t section_name_arg, section_value_arg;
 };
 
 /* The config model and the locations, parallel to the plan's probe ids. */

@@ -103,11 +103,21 @@ static int qualified(struct dm *d)
 		char c = *d->p++;
 		cv |= c == 'K' ? 1 : c == 'V' ? 2 : 4;
 	}
-	int t = dm_type(d);
-	if (t < 0)
+	int t;
+	if (peek(d, 0) == 'F') {
+		/* a const member function's type (in a pointer to member, "M1AKFivE"): the
+		 * cv applies to `this`, printed after the parameters; as c++filt, only the
+		 * qualified type is a substitution candidate (type_inner adds it) */
+		d->p++;
+		if ((t = function_type(d)) < 0)
+			return -1;
+		d->n[t].cv |= cv;
+		return t;
+	}
+	if ((t = dm_type(d)) < 0)
 		return -1;
 	if (d->n[t].k == K_FUNC)
-		return fail(d, -ENOTSUP);   /* a member function type with cv (in PTRMEM) */
+		return fail(d, -ENOTSUP);   /* a cv function type by substitution */
 	if (d->n[t].k == K_QUAL && d->n[t].b != 1) {   /* "K" on a const T_: one const */
 		cv |= d->n[t].cv;
 		t = d->n[t].a;

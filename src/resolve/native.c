@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "formats/elf.h"
+#include "formats/ifunc.h"
 #include "formats/insn.h"
+#include "formats/minidebug.h"
 
 unsigned native_insn_align(uint16_t machine)
 {
@@ -79,6 +81,12 @@ static int check_kind(const struct place *pl, struct err *err)
 			       "there would corrupt it (--unsafe-any-symbol probes it anyway)",
 			       pl->path, pl->symbol, type_name(pl->sym.type),
 			       sec ? sec : "the file");
+	if (pl->sym.type == STT_GNU_IFUNC) {
+		char d[600];
+		ifunc_describe(pl->elf, pl->symbol, &pl->sym, d, sizeof(d));
+		return err_set(err, -ENOEXEC, "%s: %s (--unsafe-any-symbol probes the resolver "
+			       "anyway)", pl->path, d);
+	}
 	if (!(pl->seg_flags & PF_X))
 		return err_set(err, -ENOEXEC, "%s: '%s' (0x%llx) is in %s, not in an executable "
 			       "segment: data, not code", pl->path, pl->symbol,
@@ -107,6 +115,7 @@ struct native_func {
 struct native_file {
 	char *path;
 	struct elf_file *elf;    /* NULL: the open failed with open_err */
+	struct minidebug md;     /* its .gnu_debugdata (md.elf NULL: none); names point here */
 	struct err open_err;
 	struct native_sym *syms; /* defined symbols by name, then order */
 	size_t n_syms;
@@ -176,8 +185,13 @@ static int by_start(const void *a, const void *b)
 static int index_file(struct native_file *nf, struct err *err)
 {
 	struct index_build b = { .nf = nf };
+	struct err mde = { 0 };
 
 	elf_foreach_symbol(nf->elf, index_cb, &b);
+	/* Then .gnu_debugdata's .symtab (a stripped Android binary's local functions,
+	 * at the file's own addresses): after .dynsym and .symtab, which win. */
+	if (!b.oom && minidebug_open(nf->elf, &nf->md, &mde) == 0)
+		elf_foreach_symbol(nf->md.elf, index_cb, &b);
 	nf->max_end = malloc((nf->n_funcs ? nf->n_funcs : 1) * sizeof(uint64_t));
 	if (b.oom || !nf->max_end)
 		return err_set(err, -ENOMEM, "%s: out of memory", nf->path);
@@ -192,6 +206,8 @@ static int index_file(struct native_file *nf, struct err *err)
 static void file_free(struct native_file *nf)
 {
 	free(nf->path);
+	if (nf->md.elf)
+		minidebug_close(&nf->md);
 	if (nf->elf)
 		elf_close(nf->elf);
 	free(nf->syms);

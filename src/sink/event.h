@@ -68,6 +68,42 @@ struct probe_desc {
 	uint64_t offset;         /* file offset */
 	enum probe_role role;    /* PROBE_ENTER/PROBE_EXIT pair by equal `slice` names */
 	const char *slice;       /* slice name for pairs and trace labels; NULL: method */
+	/* sections (enum section_op; 0: not a trace-marker
+	 * function): the name is the record's first string field, the cookie or
+	 * value the register section_value_reg (-1: none) of its r0..r9. */
+	uint8_t section;
+	int8_t section_value_reg;
+};
+
+/* What a probed trace-marker function does (config.h's enum trace_section
+ * has the same values; plan.c asserts it). */
+enum section_op {
+	SECTION_OP_NONE = 0,
+	SECTION_OP_BEGIN,
+	SECTION_OP_END,
+	SECTION_OP_ASYNC_BEGIN,
+	SECTION_OP_ASYNC_END,
+	SECTION_OP_COUNTER,      /* a 32-bit value */
+	SECTION_OP_COUNTER64,
+};
+
+/* What a trace-marker call did, as the sink set's section tracker
+ * (sink/sections.h) classified it once for every sink. */
+enum section_verdict {
+	SECTION_OK = 0,          /* a begin, an end that closes one, an async or counter */
+	SECTION_MERGED,          /* the same call seen again one layer down (Java ->
+				  * JNI -> libcutils): counted, not output again */
+	SECTION_END_UNBEGUN,     /* an end whose begin came before the attach */
+};
+
+struct section_call {
+	uint8_t op;              /* enum section_op */
+	enum section_verdict verdict;
+	const char *name;        /* the section or counter name (an END: the name of
+				  * the section it ends, "" when unbegun) */
+	uint32_t name_len;
+	int64_t value;           /* cookie (async) or counter value */
+	uint32_t depth;          /* BEGIN: depth after it; END: depth before it */
 };
 
 enum event_kind {
@@ -92,6 +128,7 @@ struct event {
 	const struct field *fields;
 	size_t n_fields;
 	const struct stack_trace *stack; /* --stack: the call stack of the hit, or NULL */
+	const struct section_call *section; /* a trace-marker call (sections), or NULL */
 };
 
 /* One statsd atom: fields in wire order.  boot_ns is the event's timestamp. */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "sink/fmt_fast.h"
+#include "sink/sections.h"
 #include "sink/sink_ops.h"
 #include "sink/stack_out.h"
 
@@ -146,6 +147,27 @@ static void probe_members(struct json_out *j, const struct probe_desc *p)
 	json_cstring(j, p ? p->map : NULL);
 }
 
+/* "section": what a trace-marker call did (sink/sections.h). */
+static void section_members(struct json_out *j, const struct section_call *c)
+{
+	json_key(j, "section");
+	json_object_begin(j);
+	json_key(j, "op");
+	json_cstring(j, section_op_name(c->op));
+	json_key(j, "name");
+	json_string(j, c->name, c->name_len);
+	if (c->op == SECTION_OP_BEGIN || c->op == SECTION_OP_END) {
+		json_key(j, "depth");
+		json_u64(j, c->depth);
+	} else {
+		json_key(j, c->op >= SECTION_OP_COUNTER ? "value" : "cookie");
+		json_i64(j, c->value);
+	}
+	json_key(j, "begun");
+	json_bool(j, c->verdict != SECTION_END_UNBEGUN);
+	json_object_end(j);
+}
+
 void jsonl_event_generic(struct jsonl_out *s, const struct event *ev)
 {
 	struct json_out *j = &s->j;
@@ -178,6 +200,8 @@ void jsonl_event_generic(struct jsonl_out *s, const struct event *ev)
 	}
 	json_key(j, "fields");
 	jsonl_fields(j, ev->fields, ev->n_fields);
+	if (ev->section)
+		section_members(j, ev->section);
 	if (ev->stack)
 		stack_json_members(j, ev->stack);
 	json_object_end(j);
@@ -372,7 +396,7 @@ void jsonl_event(struct jsonl_out *s, const struct event *ev)
 	size_t bound;
 	char *p;
 
-	if (!pt) { /* out of memory for the cache */
+	if (!pt || ev->section) { /* out of memory for the cache; a section */
 		jsonl_event_generic(s, ev);
 		return;
 	}

@@ -8,6 +8,7 @@
 #include "sink/folded_out.h"
 #include "sink/jsonl_out.h"
 #include "sink/profile.h"
+#include "sink/sections.h"
 #include "sink/sink_ops.h"
 #include "sink/statsd_sink.h"
 #include "sink/statsd_socket.h"
@@ -32,6 +33,7 @@ struct sinks {
 	void *st[N_SINKS];            /* each open sink's state; NULL: not open */
 	bool finished;
 	struct sink_report final;     /* frozen by sinks_finish */
+	struct sections *sections;    /* the trace-marker calls' tracker (sections.h) */
 };
 
 /* for (each open sink i) — with its row table[i] and its state s->st[i] */
@@ -129,13 +131,35 @@ static int first_error(const struct sinks *s)
 	return 0;
 }
 
+/* A trace-marker call, classified once for every sink: false when it is
+ * the same call seen one layer down (counted, not output). */
+static bool section_event(struct sinks *s, const struct event **ev, struct event *copy,
+			  struct section_call *call)
+{
+	if ((*ev)->kind != EVENT_RECORD || !(*ev)->probe || !(*ev)->probe->section)
+		return true;
+	if (!s->sections && !(s->sections = sections_new()))
+		return true;    /* out of memory: the plain call_args event */
+	sections_classify(s->sections, *ev, call);
+	if (call->verdict == SECTION_MERGED)
+		return false;
+	*copy = **ev;
+	copy->section = call;
+	*ev = copy;
+	return true;
+}
+
 int sinks_event(struct sinks *s, const struct event *ev)
 {
 	/* a lost drop record is no lost hit: counted by its output only */
 	const void *tag = ev->kind == EVENT_DROP || ev->kind == EVENT_LOST ? NULL : ev->probe;
+	struct section_call call;
+	struct event copy;
 
 	if (s->finished)
 		return -EPIPE;
+	if (!section_event(s, &ev, &copy, &call))
+		return first_error(s);
 	FOR_OPEN(s, i) {
 		struct outbuf *o = output_of(s, i);
 		if (!table[i]->event)
@@ -249,6 +273,8 @@ void sinks_report(const struct sinks *s, struct sink_report *r)
 	}
 	memset(r, 0, sizeof(*r));
 	r->statsd_path = s->opt.statsd_path;
+	if (s->sections)
+		sections_report(s->sections, &r->sections);
 	FOR_OPEN(s, i) {
 		if (table[i]->report)
 			table[i]->report(s->st[i], r);
@@ -304,6 +330,8 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 		if (table[i]->probe_rows)
 			table[i]->probe_rows(s->st[i], rows, n);
 	}
+	if (s->sections)
+		sections_finish(s->sections);
 	finish_outputs(s);
 	sinks_report(s, &r);
 	FOR_OPEN(s, i) {
@@ -342,5 +370,6 @@ void sinks_close(struct sinks *s)
 			table[i]->close(s->st[i]);
 		free(s->st[i]);
 	}
+	sections_free(s->sections);
 	free(s);
 }

@@ -222,6 +222,8 @@ void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 	if (r && r->trace_orphan_exits)
 		fprintf(f, "trace: %" PRIu64 " exits had no matching enter on their thread\n",
 			r->trace_orphan_exits);
+	if (r && r->sections.any)
+		sections_report_text(f, &r->sections);
 	exit_probe_text(f, rows, n);
 	for (size_t i = 0; r && i < r->n_errors; i++)
 		fprintf(f, "error: %s\n", r->errors[i]);
@@ -371,6 +373,10 @@ void summary_json(struct json_out *j, const struct probe_stats *rows, size_t n,
 	json_u64(j, r->trace_unclosed);
 	json_key(j, "trace_orphan_exits");
 	json_u64(j, r->trace_orphan_exits);
+	if (r->sections.any) {
+		json_key(j, "sections");
+		sections_report_json(j, &r->sections);
+	}
 	json_key(j, "errors");
 	json_array_begin(j);
 	for (size_t i = 0; i < r->n_errors; i++)

@@ -16,6 +16,7 @@
 
 #include "sink/event.h"
 #include "sink/json_out.h"
+#include "sink/sections.h"
 #include "sink/statsd_socket.h"
 
 /* One row per attached probe, filled by the event loop. */
@@ -49,6 +50,7 @@ struct sink_report {
 	int32_t statsd_unreported; /* drops statsd was never told about */
 	uint64_t trace_unclosed;   /* enter slices still open at exit (closed at the end) */
 	uint64_t trace_orphan_exits; /* exits with no open enter on their thread */
+	struct sections_report sections; /* trace-marker calls (sections) */
 	size_t n_errors;
 	char errors[SINK_REPORT_MAX_ERRORS][ERR_MSG_MAX]; /* write failures, one line each */
 };

@@ -5,6 +5,7 @@
 #include "common/utf8.h"
 #include "sink/json_out.h"
 #include "sink/probe_label.h"
+#include "sink/sections.h"
 #include "sink/sink_ops.h"
 #include "sink/stack_out.h"
 
@@ -203,9 +204,35 @@ static void put_prefix(struct outbuf *o, const struct event *ev, const char *tag
 	outbuf_pad(o, w, W_PROBE);
 }
 
+/* A trace-marker call: what it did instead of its registers. */
+static void section_text(struct outbuf *o, const struct section_call *c)
+{
+	outbuf_putc(o, ' ');
+	outbuf_puts(o, section_op_name(c->op));
+	if (c->name_len || c->op != SECTION_OP_END) {
+		outbuf_puts(o, " \"");
+		escape(o, c->name, c->name_len, false);
+		outbuf_putc(o, '"');
+	}
+	if (c->op == SECTION_OP_BEGIN || c->op == SECTION_OP_END)
+		outbuf_printf(o, " depth=%u", c->depth);
+	else
+		outbuf_printf(o, " %s=%lld", c->op >= SECTION_OP_COUNTER ? "value" : "cookie",
+			      (long long)c->value);
+	if (c->verdict == SECTION_END_UNBEGUN)
+		outbuf_puts(o, " (no begin: begun before the attach)");
+	outbuf_putc(o, '\n');
+}
+
 void text_event(struct text_out *t, const struct event *ev)
 {
 	struct outbuf *o = &t->o;
+
+	if (ev->section && ev->kind == EVENT_RECORD) {
+		put_prefix(o, ev, NULL);
+		section_text(o, ev->section);
+		return;
+	}
 
 	switch (ev->kind) {
 	case EVENT_RETURN:

@@ -6,6 +6,7 @@
 
 #include "sink/jsonl_out.h"
 #include "sink/probe_label.h"
+#include "sink/sections.h"
 #include "sink/sink_ops.h"
 #include "sink/stack_out.h"
 #include "sink/summary.h"
@@ -366,6 +367,65 @@ static void leave(struct trace_out *t, const struct event *ev, struct trace_thre
 	end_slice(t, ev, l, ev->boot_ns, false);
 }
 
+/* ---- trace-marker calls (sections): what atrace itself would write ---- */
+
+static void s_marker(struct trace_out *t, const struct event *ev, char mark,
+		     const struct section_call *c, bool with_value)
+{
+	s_line(t, ev, ev->boot_ns, mark);
+	if (mark != 'E') {
+		outbuf_putc(&t->o, '|');
+		text_escape_nopipe(&t->o, c->name, c->name_len);
+	}
+	if (with_value)
+		outbuf_printf(&t->o, "|%lld", (long long)c->value);
+	outbuf_putc(&t->o, '\n');
+}
+
+static void j_section(struct trace_out *t, const struct event *ev, const char *ph,
+		      const struct section_call *c)
+{
+	struct json_out *j = &t->j;
+	bool async = c->op == SECTION_OP_ASYNC_BEGIN || c->op == SECTION_OP_ASYNC_END;
+	bool counter = c->op == SECTION_OP_COUNTER || c->op == SECTION_OP_COUNTER64;
+
+	j_begin(t, ph, (struct label){ c->name, c->name_len }, async ? "async" : "section",
+		ev->boot_ns, ev->pid, ev->tid);
+	if (async) {
+		json_key(j, "id");
+		json_i64(j, c->value);
+	}
+	if (counter || (c->op == SECTION_OP_BEGIN && ev->probe && ev->probe->method)) {
+		json_key(j, "args");
+		json_object_begin(j);
+		if (counter) {
+			json_key(j, "value");
+			json_i64(j, c->value);
+		} else {
+			json_key(j, "probe");
+			json_cstring(j, ev->probe->method);
+		}
+		json_object_end(j);
+	}
+	j_end(t);
+}
+
+/* An end without its begin, or an async end without a begin, is left out:
+ * the summary counts it (sinks/sections.h). */
+static void section(struct trace_out *t, const struct event *ev)
+{
+	static const char sys[] = { 0, 'B', 'E', 'S', 'F', 'C', 'C' };
+	static const char *const json[] = { NULL, "B", "E", "b", "e", "C", "C" };
+	const struct section_call *c = ev->section;
+
+	if (c->verdict != SECTION_OK || c->op > SECTION_OP_COUNTER64 || !c->op)
+		return;
+	if (is_json(t))
+		j_section(t, ev, json[c->op], c);
+	else
+		s_marker(t, ev, sys[c->op], c, c->op >= SECTION_OP_ASYNC_BEGIN);
+}
+
 void trace_event(struct trace_out *t, const struct event *ev)
 {
 	struct label l = probe_label(ev->probe);
@@ -378,6 +438,8 @@ void trace_event(struct trace_out *t, const struct event *ev)
 	thread_name(t, ev, th);
 	if (ev->kind == EVENT_DROP || ev->kind == EVENT_LOST)
 		drop(t, ev);
+	else if (ev->section)
+		section(t, ev);
 	else if (ev->kind == EVENT_RETURN)
 		complete(t, ev, l);
 	else if (role == PROBE_ENTER)

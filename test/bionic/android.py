@@ -9,9 +9,11 @@ so the tool attaches while the process waits and every call after go() is seen:
                   go(), exactly N read(in_fd, buf, B) and N write(out_fd, buf, B),
                   each returning B, the same buf, then exit.  out_fd is the lowest
                   fd free while held (POSIX open takes the lowest).
-  Cat(data)       /system/bin/cat FIFO (a symlink to toybox): after go() writes
-                  data (< 4096 bytes: one atomic pipe write) and closes, exactly
-                  one write(1, buf, len(data)) returning len(data).
+  Cat(data, files) /system/bin/cat FIFO FILE... (a symlink to toybox): after go()
+                  writes data (< 4096 bytes: one atomic pipe write) and closes:
+                  one write(1, buf, len(data)), close(3) (the FIFO, the lowest free
+                  fd), then per FILE open(FILE, O_RDONLY|O_CLOEXEC) -> bionic's
+                  __openat(AT_FDCWD, FILE, ...) = 3, one write(1, buf, len), close(3).
 
 The arm64 VM version (test/vm/, helper bionicvm) mirrors these expectations."""
 import os
@@ -155,12 +157,18 @@ class Dd(Chrooted):
 
 
 class Cat(Chrooted):
-    def __init__(self, data):
+    """files: {path in the chroot: bytes} cat reads after its FIFO (written now)."""
+
+    def __init__(self, data, files=None):
         assert len(data) < 4096
+        self.files = dict(files or {})
+        for path, content in self.files.items():
+            with open(host(path), "wb") as f:
+                f.write(content)
         self.data = data
         self.fifo = fifo_name("cat")
-        super().__init__(["/system/bin/cat", self.fifo], "/system/bin/cat",
-                         stdout=subprocess.PIPE)
+        super().__init__(["/system/bin/cat", self.fifo] + list(self.files),
+                         "/system/bin/cat", stdout=subprocess.PIPE)
         self.out = b""
 
     def _other_end(self):
@@ -170,7 +178,7 @@ class Cat(Chrooted):
     def wait(self, timeout=60):
         self.out = self.proc.stdout.read()
         super().wait(timeout)
-        eq(self.out, self.data, "what cat wrote")
+        eq(self.out, self.data + b"".join(self.files.values()), "what cat wrote")
 
 
 def android_names(pids):

@@ -7,7 +7,7 @@ import os
 import subprocess
 
 from e2e import Uprobestats, check, eq, events, num, run, tmpdir, write_config
-from android import LIBC, Dd, host, targs
+from android import LIBC, TOYBOX, Cat, Dd, host, targs
 
 BS, COUNT = 512, 8
 
@@ -154,3 +154,60 @@ def test_mount_namespace_probes_the_file_it_mapped_not_the_namesake():
         evs = events(objs)
         eq(len(evs), COUNT, f"{pattern}: write calls seen (a probe on the namesake sees none)")
         eq({tuple(regs(e)[::2]) for e in evs}, {(dd.out_fd, BS)}, "write(fd, _, count)")
+
+
+def test_trace_open_openat_close_write_in_cat():
+    """cat FIFO /data/local/tmp/two: the calls android.py's Cat lists, with the
+    path as a string argument."""
+    two = b"second file\n"
+    cat = Cat(b"first\n", {"/data/local/tmp/two": two})
+    _, objs = traced(cat, ["trace", "--args", "0:str,1:str", "libc.so:open",
+                           "libc.so:__openat", "libc.so:close", "libc.so:write"])
+    m = by_method(events(objs))
+    eq(sorted(m), ["__openat", "close", "open", "write"], "functions hit")
+    eq([e["fields"]["arg0"] for e in m["open"]], ["/data/local/tmp/two"], "open(path)")
+    eq([(num(e["fields"]["r0"]) - (1 << 32), e["fields"]["arg1"]) for e in m["__openat"]],
+       [(-100, "/data/local/tmp/two")], "__openat(AT_FDCWD, path)")
+    eq([num(e["fields"]["r0"]) for e in m["close"]], [3, 3], "close(fd)")
+    eq([(num(e["fields"]["r0"]), num(e["fields"]["r2"])) for e in m["write"]],
+       [(1, len(b"first\n")), (1, len(two))], "write(1, _, count)")
+
+
+def debugdata_functions(path):
+    """Function names of path's .dynsym and .gnu_debugdata .symtab, read by binutils
+    (objcopy, xz, readelf): what a pattern over a stripped Android binary can match."""
+    tmp = tmpdir()
+    xz = os.path.join(tmp, "debugdata.xz")
+    subprocess.run(["objcopy", "--dump-section", f".gnu_debugdata={xz}", path,
+                    os.path.join(tmp, "discard")], check=True, capture_output=True)
+    inner = os.path.join(tmp, "debugdata.elf")
+    with open(inner, "wb") as f:
+        subprocess.run(["xz", "-dc", xz], stdout=f, check=True)
+    names = set()
+    for p, opt in ((path, "--dyn-syms"), (inner, "--syms")):
+        out = subprocess.run(["readelf", "-W", opt, p], capture_output=True, text=True,
+                             check=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[1], 16):
+                names.add(f[7].split("@")[0])
+    return names
+
+
+def test_toybox_functions_from_gnu_debugdata():
+    """toybox keeps its own functions in .gnu_debugdata only: patterns list them all,
+    and a probe on writeall (write's caller, as gdb's backtrace shows) sees every
+    write: the same count and the same (fd, buf, count)."""
+    want = debugdata_functions(host(TOYBOX))
+    check(len(want) > 500, f"only {len(want)} functions in toybox")
+    rc, out, err = run(["methods", "--match", f"{host(TOYBOX)}:*", "--json"])
+    eq(rc, 0, "methods exit code; stderr: " + err)
+    got = {json.loads(x)["raw_name"] for x in out.splitlines() if x.strip()}
+    eq(sorted(want - got), [], "functions binutils lists that the pattern does not")
+    eq(sorted(got - want), [], "functions the pattern lists that binutils does not")
+    dd = Dd(BS, COUNT)
+    _, objs = traced(dd, ["trace", f"{TOYBOX}:writeall", f"{LIBC}:write"])
+    m = by_method(events(objs))
+    eq(len(m.get("writeall", [])), COUNT, "writeall calls")
+    eq(sorted(tuple(regs(e)) for e in m["writeall"]),
+       sorted(tuple(regs(e)) for e in m["write"]), "writeall(fd, buf, count) = write's")

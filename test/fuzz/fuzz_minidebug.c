@@ -1,7 +1,8 @@
 /* fuzz_minidebug — .gnu_debugdata holding arbitrary bytes (wrapped in an ELF):
  * decompression, the embedded ELF, its symbols and its .debug_frame.
  * Byte 0 picks the machine.  Seeds: real .gnu_debugdata sections of arm64 odex
- * files from the test data. */
+ * files from the test data, and Android 11 x86_64 toybox's (the only symbol table
+ * of its local functions, which patterns and config symbols now read). */
 #include <stdint.h>
 #include <stdlib.h>
 

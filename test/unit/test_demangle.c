@@ -31,6 +31,17 @@ UT_TEST(demangle_known_forms)
 	UT_EQ_STR(dm("_ZZ1fvE1x"), "f()::x");
 	UT_EQ_STR(dm("_ZZ1fvENKUliE_clEi"), "f()::{lambda(int)#1}::operator()(int) const");
 	UT_EQ_STR(dm("_Z1fM1AFviE"), "f(void (A::*)(int))");
+	/* pointers to cv member functions (libbinder's Parcel); only the qualified
+	 * function type is a substitution candidate, as c++filt has it */
+	UT_EQ_STR(dm("_Z1fM1AKFviE"), "f(void (A::*)(int) const)");
+	UT_EQ_STR(dm("_Z1fM1AKFviES1_"),
+		  "f(void (A::*)(int) const, void (A::*)(int) const)");
+	UT_EQ_STR(dm("_Z1fM1AVKFvvRE"), "f(void (A::*)() const volatile &)");
+	UT_EQ_STR(dm("_Z1fM1AKFvvOES1_"), "f(void (A::*)() const &&, void (A::*)() const &&)");
+	UT_EQ_STR(dm("_ZNK7android6Parcel21unsafeReadTypedVectorIiiEEiPNSt3__16vectorIT_NS2_9"
+		     "allocatorIS4_EEEEMS0_KFiPT0_E"),
+		  "int android::Parcel::unsafeReadTypedVector<int, int>(std::__1::vector<int, "
+		  "std::__1::allocator<int> >*, int (android::Parcel::*)(int*) const) const");
 	UT_EQ_STR(dm("_Z1fPKc"), "f(char const*)");
 	UT_EQ_STR(dm("_ZplRK1AS1_"), "operator+(A const&, A const&)");
 	UT_EQ_STR(dm("_Z3fooILi3EEvv"), "void foo<3>()");

@@ -220,3 +220,62 @@ UT_TEST(pattern_native_demangled_names)
 	pattern_matches_free(&m);
 	pattern_free(p);
 }
+
+/* A real Android userland (bionic, ../shared/testdata/android-userland): the number
+ * of matches of `pat` in `rel`; 0 (and the test failed) when one is left raw although
+ * `demangled`, or when none is named `want_name`. */
+static size_t android_matches(const char *rel, const char *pat, bool demangled,
+			      const char *want_name)
+{
+	char text[512];
+	struct trace_pattern *p = NULL;
+	struct pattern_matches m = { 0 };
+	struct err e = { 0 };
+	bool found = !want_name, raw = false;
+	size_t n = 0;
+
+	snprintf(text, sizeof(text), "%s:%s", ut_testdata(rel), pat);
+	if (pattern_parse(text, &p, &e) || pattern_match_file(p, NULL, 0, &m, &e)) {
+		ut_fail(__FILE__, __LINE__, "%s: %s", text, e.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < m.n; i++) {
+		raw |= demangled && !strcmp(m.v[i].name, m.v[i].raw_name);
+		found |= want_name && !strcmp(m.v[i].name, want_name);
+	}
+	if (raw || !found)
+		ut_fail(__FILE__, __LINE__, "%s: %s", text, raw ? "a name left raw" :
+			"no match of that name");
+	else
+		n = m.n;
+out:
+	pattern_matches_free(&m);
+	pattern_free(p);
+	return n;
+}
+
+/* toybox is stripped to .dynsym, which names none of its own functions: they are in
+ * the .symtab inside .gnu_debugdata (xz), as in every Android executable. */
+UT_TEST(pattern_native_android_minidebug_symbols)
+{
+	UT_EQ_U64(android_matches("android-userland/arm64-android11/system/bin/toybox",
+				  "dd_main", false, "dd_main"), 1);
+	UT_EQ_U64(android_matches("android-userland/x86_64-android11/system/bin/toybox",
+				  "dd_main", false, "dd_main"), 1);
+	UT_ASSERT(android_matches("android-userland/x86_64-android11/system/bin/toybox",
+				  "*_main", false, "cat_main") > 100);
+}
+
+/* libbinder's Parcel::unsafeReadTypedVector<T, U>(std::vector<T>*, int (Parcel::*)(U*)
+ * const) const: a pointer to a const member function ("M" class "KF...E"). */
+UT_TEST(pattern_native_android_member_function_pointers)
+{
+	const char *want = "int android::Parcel::unsafeReadTypedVector<int, int>(std::__1::"
+			   "vector<int, std::__1::allocator<int> >*, int (android::Parcel::*)"
+			   "(int*) const) const";
+
+	UT_ASSERT(android_matches("android-userland/arm64-android11/system/lib64/libbinder.so",
+				  "android::Parcel::unsafeReadTypedVector*", true, want) >= 10);
+	UT_ASSERT(android_matches("android-userland/x86_64-android11/system/lib64/libbinder.so",
+				  "android::Parcel::readNullableTypedVector*", true, NULL) >= 10);
+}

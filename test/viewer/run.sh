@@ -68,5 +68,14 @@ if [ -f "$out/e2e-trace/trace.json" ]; then
 else
 	echo "viewer: no trace from the trace command (make test-e2e first)"
 fi
+# The Chrome JSON trace `sections` wrote of real libcutils trace-marker calls
+# (test_sections.py): nested slices per thread (speedscope reads B/E/X events
+# only, not the async or counter events, nor systrace text).
+if [ -f "$out/e2e-sections/trace.json" ]; then
+	view "trace of the sections command (libcutils atrace calls)" \
+		"$out/e2e-sections/trace.json" "$out/e2e-sections/expected.json" "$out/e2e-sections"
+else
+	echo "viewer: no trace from the sections command (make test-e2e first)"
+fi
 echo "viewer: $passed passed, $failed failed"
 [ "$failed" = 0 ]
