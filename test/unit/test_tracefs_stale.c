@@ -18,14 +18,16 @@ static void fake_stat(const char *dir, int pid, char state, unsigned long long s
 	UT_EQ_INT(st_write(dir, rel, text), 0);
 }
 
+/* The file's text (empty when it cannot be read). */
 static char *read_all(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = calloc(1, 8192);
 
-	UT_ASSERT(f && buf);
-	UT_ASSERT(fread(buf, 1, 8191, f) > 0);
-	fclose(f);
+	if (f && buf && fread(buf, 1, 8191, f) == 0)
+		buf[0] = '\0';
+	if (f)
+		fclose(f);
 	return buf;
 }
 
@@ -64,6 +66,7 @@ UT_TEST(tracefs_remove_stale_removes_only_events_of_runs_that_are_gone)
 	/* A regular file stands in for uprobe_events: the removals are appended. */
 	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
 	after = read_all(path);
+	UT_ASSERT(after && strlen(after) > strlen(events));
 	UT_EQ_STR(after + strlen(events), "-:uprobestats_101_6000/p0\n-:uprobestats_102_6000/p0\n"
 		  "-:uprobestats_103_1/r1\n-:uprobestats_105/p0\n");
 	free(after);
