@@ -2,7 +2,8 @@
 """bench.py WHICH [--results FILE] [--binary ARCH=PATH]... — uprobestats side by
 side with the bare kernel and bpftrace.
 
-WHICH: all, perhit, nested, throughput, startup, resolve, footprint, many.
+WHICH: all, perhit, nested, throughput, startup, resolve, footprint, many, exit,
+burst.
   perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
               an empty BPF program (the floor; entry, and entry + return for the
               uretprobe programs); bpftrace with an empty body and printing pid + 2
@@ -27,6 +28,11 @@ WHICH: all, perhit, nested, throughput, startup, resolve, footprint, many.
   startup     config -> every probe attached, 1/10/100 probes, vs bpftrace.
   many        `trace GLOB` over 1,000 and 2,000 distinct functions: attach and
               detach, entry only and --ret, vs bpftrace's wildcard.
+  exit        exit after Ctrl-C / attach: `trace` over 100, 1,000 and 10,000
+              functions (BENCH_EXIT_SIZES) on uprobe_multi, the uprobe PMU and
+              tracefs; and how long the detached closer then tears down.
+  burst       the largest burst each buffer size holds without loss, ring
+              buffer and perf buffer (BENCH_BURST_SIZES), the reader stopped.
   resolve     `methods` and `resolve` on the largest test oat files: ms per MB.
   footprint   binary size per arch and peak RSS (from throughput, or a short run).
 Each prints its table and appends it, with the date, machine and kernel, to the
@@ -158,7 +164,10 @@ def machine():
 
 
 def bpftrace_version():
-    p = subprocess.run(["bpftrace", "--version"], capture_output=True, text=True)
+    try:
+        p = subprocess.run(["bpftrace", "--version"], capture_output=True, text=True)
+    except FileNotFoundError:   # a section without bpftrace run by hand
+        return "bpftrace not installed"
     return p.stdout.strip() or "bpftrace ?"
 
 
@@ -865,6 +874,152 @@ def bench_many():
     return "\n".join(rows)
 
 
+# ---- exit after Ctrl-C / attach, per attach path ------------------------------------
+
+EXIT_SIZES = [int(x) for x in os.environ.get("BENCH_EXIT_SIZES", "100,1000,10000").split(",")
+              if x]
+EXIT_GLOBS = {100: "ups_gen_00*", 1000: "ups_gen_0*", 5000: "ups_gen_[0-4]*",
+              10000: "ups_gen_[0-9]*"}
+EXIT_PATHS = (("uprobe_multi", []), ("uprobe PMU", ["--force-pmu"]),
+              ("tracefs", ["--force-tracefs"]))
+
+
+def closer_pid(err_text):
+    m = re.search(r"in the background \(process (\d+)\)", err_text)
+    return int(m.group(1)) if m else None
+
+
+def gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def exit_run(n, flags, pid):
+    """(attach s, SIGINT -> exit s, exit -> closer done s or 0) of `trace` over
+    n functions of target_gen on one attach path."""
+    args = [BIN, "trace", "--pid", str(pid), "--format", "json", "--output", os.devnull,
+            "--profile", os.devnull] + flags + [f"{target('target_gen')}:{EXIT_GLOBS[n]}"]
+    t0 = time.monotonic()
+    tr = Tracer(args, "attached")
+    t1 = time.monotonic()
+    line = next((l for l in tr.err if "attached" in l), "")
+    if f"attached {n} probe" not in line:
+        tr.finish()
+        raise BenchError(f"expected {n} probes attached: {line}")
+    err = tr.finish()
+    t2 = time.monotonic()
+    closer = closer_pid(err)
+    while closer and not gone(closer):
+        time.sleep(0.05)
+    return t1 - t0, t2 - t1, (time.monotonic() - t2) if closer else 0.0
+
+
+def bench_exit():
+    tmp = tmpdir()
+    fifo = os.path.join(tmp, "go")
+    os.mkfifo(fifo)
+    held = subprocess.Popen([target("target_gen"), "--go-fifo", fifo, "1", os.devnull],
+                            stderr=subprocess.DEVNULL)
+    res = {}
+    try:
+        for n in EXIT_SIZES:
+            for name, flags in EXIT_PATHS:
+                # 10,000 perf events take minutes to attach and to tear down:
+                # one run there, the repeats elsewhere.
+                reps = 1 if (n >= 10000 and flags) else REPEATS
+                for _ in range(reps):
+                    try:
+                        r = exit_run(n, flags, held.pid)
+                    except BenchError as e:   # e.g. a descriptor limit (3 a probe)
+                        res[(n, name)] = str(e).splitlines()[-1][-160:]
+                        print(f"  {n} {name}: not run: {res[(n, name)]}", flush=True)
+                        break
+                    res.setdefault((n, name), []).append(r)
+                    print(f"  {n} {name}: attach {r[0]:.2f} s, exit {r[1]:.2f} s, "
+                          f"closer {r[2]:.1f} s", flush=True)
+    finally:
+        held.kill()
+        held.wait()
+    rows = ["Exit after Ctrl-C / attach: `trace` with one glob over N functions of target_gen "
+            "(one pid) on each attach path; attach = start -> the 'attached' line, exit = "
+            "SIGINT -> the command gone (programs stopped, summary and profile written), "
+            "closer = the command gone -> its detached closer gone (the probes torn down; "
+            "until then each hit costs the traced process its trap and a program that "
+            "returns at once); median of " + str(REPEATS) + " runs (one at 10,000 on the "
+            "perf event paths).  Goal: exit <= 1 s everywhere.", "",
+            "| functions | path | attach (s) | exit (s) | closer after exit (s) |",
+            "|---:|---|---:|---:|---:|"]
+    for n in EXIT_SIZES:
+        for name, _ in EXIT_PATHS:
+            r = res[(n, name)]
+            if isinstance(r, str):
+                rows.append(f"| {n:,} | {name} | not run: {r} | | |")
+                continue
+            rows.append(f"| {n:,} | {name} | {median([x[0] for x in r]):.2f} | "
+                        f"{median([x[1] for x in r]):.2f} | "
+                        f"{median([x[2] for x in r]):.1f} |")
+    return "\n".join(rows)
+
+
+# ---- bursts: the largest burst each buffer holds ---------------------------------------
+
+BURST_SIZES = [int(x) for x in os.environ.get("BENCH_BURST_SIZES",
+                                              "65536,262144,1048576,4194304").split(",") if x]
+
+
+def burst_run(size, output, calls):
+    """(hits, delivered, dropped) of `calls` calls on CPU 0 while the reader is
+    stopped (SIGSTOP): what the buffer alone holds."""
+    tmp = tmpdir()
+    cfg = os.path.join(tmp, "c.textproto")
+    write(cfg, native_config(NATIVE, ["ups_target_fn"]))
+    fifo = os.path.join(tmp, "go")
+    os.mkfifo(fifo)
+    t = subprocess.Popen([NATIVE, "--go-fifo", fifo, "--pin", "0", str(calls), "1"],
+                         stdout=subprocess.DEVNULL)
+    p = subprocess.Popen([BIN, "run", cfg, "--pid", str(t.pid), "--format", "json",
+                          "--ringbuf-size", str(size), "--no-statsd", output],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    read_until(p.stderr, "attached")
+    p.send_signal(signal.SIGSTOP)
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    t.wait()
+    p.send_signal(signal.SIGCONT)
+    out, _ = p.communicate(timeout=300)
+    for line in out.splitlines():
+        if '"summary"' in line:
+            row = json.loads(line)["probes"][0]
+            return row["hits"], row["delivered"], row["dropped_kernel"]
+    raise BenchError(f"no summary from the burst run ({output}, {size})")
+
+
+def bench_burst():
+    rows = ["Bursts: call_detail records (128 bytes) from one thread pinned to CPU 0 while "
+            "the reader is stopped (SIGSTOP), so the buffer alone holds the burst; the "
+            "largest burst without loss is the one that fits (each run checked: that many "
+            "calls, none dropped; one more, exactly one dropped and counted).  A perf "
+            "buffer sample takes 144 bytes (8 header + 4 size + 128, padded to 8) of its "
+            "CPU's buffer and every CPU has the whole size; a ring buffer record takes 136 "
+            "(8 + 128) of the one buffer all CPUs share.", "",
+            "| --ringbuf-size | ring buffer: largest burst | perf buffer: largest burst, "
+            "per CPU |", "|---:|---:|---:|"]
+    for size in BURST_SIZES:
+        cells = []
+        for output, slot in (("--force-ringbuf", 136), ("--force-perfbuf", 144)):
+            fits = size // slot
+            ok = burst_run(size, output, fits)
+            over = burst_run(size, output, fits + 1)
+            good = ok == (fits, fits, 0) and over == (fits + 1, fits, 1)
+            print(f"  {size} {output}: {fits} -> {ok}, {fits + 1} -> {over}", flush=True)
+            cells.append(f"{fits:,}" if good else f"not {fits:,}: {ok} / {over}")
+        rows.append(f"| {size // 1024} KiB | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 # ---- profile accuracy -----------------------------------------------------------------
 
 ACCURACY_CALLS = int(os.environ.get("BENCH_ACCURACY_CALLS", "200"))
@@ -1018,7 +1173,8 @@ def append_results(path, which, sections):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "nested", "accuracy", "throughput",
-                                      "startup", "resolve", "footprint", "many"])
+                                      "startup", "resolve", "footprint", "many", "exit",
+                                      "burst"])
     ap.add_argument("--results", help="markdown file to append to")
     ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
     a = ap.parse_args()
@@ -1040,6 +1196,10 @@ def main():
         sections.append(bench_startup())
     if a.which in ("all", "many"):
         sections.append(bench_many())
+    if a.which in ("all", "exit"):
+        sections.append(bench_exit())
+    if a.which in ("all", "burst"):
+        sections.append(bench_burst())
     if a.which in ("all", "resolve"):
         sections.append(bench_resolve())
     if a.which in ("all", "footprint"):

@@ -249,7 +249,7 @@ static __always_inline __u64 take_exit(void *ctx, __u64 pid_tgid)
 	__u64 sp = UPS_SP(ctx), entry = 0;
 	__u32 depth;
 
-	if (!st)
+	if (!st || ups_stopped())
 		return 0;
 	count_exit_problems(ctx, drop_left_frames(st, sp, 0), 0);
 	depth = st->depth;

@@ -118,6 +118,27 @@ struct {
 	__type(value, __u8);
 } target_pids SEC(".maps");
 
+/* Entry 0 turns to 1 when the run stops (Ctrl-C, SIGTERM, --duration):
+ * from then on every program returns at once, so while the probes are torn
+ * down after the command has returned (one perf event after the other on
+ * kernels without uprobe_multi) a hit costs the traced process only its trap,
+ * and the counters the summary read stay exact.  One per object, shared by
+ * its copies. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ups_stop SEC(".maps");
+
+static __always_inline int ups_stopped(void)
+{
+	__u32 zero = 0;
+	__u32 *stop = bpf_map_lookup_elem(&ups_stop, &zero);
+
+	return !stop || *stop;
+}
+
 /* Which probe fired.  A probe with its own copy of the object has its id in
  * the config; probes that share one copy (one uprobe_multi link over many
  * offsets of a file: trace over thousands of methods) each get their id as
@@ -138,9 +159,12 @@ static __always_inline struct ups_probe_counters *ups_counters(void *ctx)
 	return bpf_map_lookup_elem(&probe_counters, &key);
 }
 
-/* The tgid filter alone (when asked for).  Returns 0 to skip. */
+/* The tgid filter alone (when asked for), after the stop flag.  Returns 0
+ * to skip. */
 static __always_inline int ups_pid_ok(__u64 pid_tgid)
 {
+	if (ups_stopped())
+		return 0;
 	if (UPS_CFG(filter_pids)) {
 		__u32 tgid = pid_tgid >> 32;
 		if (!bpf_map_lookup_elem(&target_pids, &tgid))

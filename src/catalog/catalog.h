@@ -19,6 +19,7 @@
  * programs use; the one place user space spells them (test_catalog.c checks
  * them against the objects). */
 #define CATALOG_MAP_COUNTERS   "probe_counters" /* per probe: hits, drops (per CPU) */
+#define CATALOG_MAP_STOP       "ups_stop"       /* 1: every program returns at once */
 #define CATALOG_MAP_PIDS       "target_pids"    /* the in-kernel tgid filter */
 #define CATALOG_MAP_HISTOGRAM  "latency_hist"   /* Uprobestats: call_latency's slots */
 #define CATALOG_MAP_PENDING    "pending_calls"  /* Uprobestats: exit probes' calls in flight */

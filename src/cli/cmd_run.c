@@ -493,7 +493,16 @@ static void raise_limits(void)
 	/* Each probe holds its own object's descriptors (about 18 with exit
 	 * probes: programs, links, maps): thousands of probes (trace) need far
 	 * more than the usual 1024 (root may raise the hard limit too). */
-	r = (struct rlimit){ 1u << 20, 1u << 20 };
+	rlim_t most = 1u << 20;   /* the kernel's default fs.nr_open, unless it says less */
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+	unsigned long nr_open;
+
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) == 1 && nr_open > 0 && nr_open < most)
+			most = nr_open;
+		fclose(f);
+	}
+	r = (struct rlimit){ most, most };
 	if (setrlimit(RLIMIT_NOFILE, &r) < 0 && getrlimit(RLIMIT_NOFILE, &r) == 0) {
 		r.rlim_cur = r.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &r);
@@ -755,6 +764,19 @@ static int open_aggregations(const struct plan *plan, const struct run_opts *o, 
 	return EXIT_OK;
 }
 
+/* The probes left to a closer (probe/closer.h): the traced processes keep
+ * a trap per hit on them until it is done, so say which process that is. */
+static void detach_all(struct session *s)
+{
+	size_t n = s ? session_attachment_count(s) : 0;
+	pid_t closer = s ? session_detach_all(s) : 0;
+
+	if (closer > 0)
+		p_info("detaching %zu probe(s) in the background (process %d): until it is "
+		       "done each hit on them still costs the traced process a trap (no record)",
+		       n, (int)closer);
+}
+
 int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
@@ -795,6 +817,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 		rc = EXIT_RUNTIME;
 	}
 	sinks_close(rs.sinks);
+	detach_all(rs.session);
 	session_close(rs.session);
 	if (out && out != stdout)
 		fclose(out);

@@ -51,22 +51,25 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 	size_t n = plan->n_probes ? plan->n_probes : 1;
 	struct probe_stats *rows = calloc(n, sizeof(*rows));
 	uint64_t *running = calloc(n, sizeof(*running)), *oldest = calloc(n, sizeof(*oldest));
+	struct ups_probe_counters *all = calloc(n, sizeof(*all));
 	struct timespec now;
 
 	*run_ns = 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (running && oldest)
 		(void)session_pending_calls(s, running, oldest);   /* none: all 0 */
-	if (!rows) {
+	if (!rows || !all) {
+		free(rows);
+		free(all);
 		free(running);
 		free(oldest);
 		return NULL;
 	}
+	session_all_counters(s, all);
 	for (size_t i = 0; i < plan->n_probes; i++) {
 		const struct plan_probe *p = plan->probe_by_id[i];
-		struct ups_probe_counters c;
+		struct ups_probe_counters c = all[i];
 
-		session_probe_counters(s, (uint32_t)i, &c);
 		rows[i] = (struct probe_stats){
 			.probe = &p->desc,
 			.hits = c.hits,
@@ -91,6 +94,7 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 	}
 	free(running);
 	free(oldest);
+	free(all);
 	return rows;
 }
 

@@ -245,12 +245,16 @@ void intake_report_drops(struct intake *in, bool now)
 	if (!in->drops_seen || (!now && t - in->drops_checked < DROP_CHECK_NS))
 		return;
 	in->drops_checked = t;
+	struct ups_probe_counters *all = calloc(in->plan->n_probes ? in->plan->n_probes : 1,
+						sizeof(*all));
+	if (!all)
+		return;
+	session_all_counters(in->session, all);
 	for (size_t i = 0; i < in->plan->n_probes; i++) {
-		struct ups_probe_counters c;
+		const struct ups_probe_counters c = all[i];
 		struct event ev;
 
-		if (session_probe_counters(in->session, (uint32_t)i, &c) < 0 ||
-		    c.drops <= in->drops_seen[i])
+		if (c.drops <= in->drops_seen[i])
 			continue;
 		ev = (struct event){ .kind = EVENT_DROP, .n_lost = c.drops - in->drops_seen[i],
 				     .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME),
@@ -259,6 +263,7 @@ void intake_report_drops(struct intake *in, bool now)
 		if (in->out.event)
 			in->out.event(in->out.ctx, &ev);
 	}
+	free(all);
 }
 
 /* A raw perf record: PERF_RECORD_SAMPLE carries {u32 size; data[size]} with

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "plan/plan.h"
@@ -64,6 +65,16 @@ int session_attach(struct session *s, struct err *err);
 /* Attaches task task_index's probes to one more process (a task waiting for
  * its process to start), all or nothing. */
 int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err);
+/* Stops every program at once: a flag in each object's ups_stop map, then a
+ * wait until no program that started before it still runs.  The counters
+ * are final from here; the probes stay attached (a hit costs the traced
+ * process its trap) until session_detach_all or session_close. */
+void session_stop(struct session *s);
+/* Detaches every probe.  Where that would take the kernel long (more than a
+ * few perf events, torn down one after the other: closer.h), hands them to
+ * a detached process that tears them down after we return, and returns its
+ * pid; 0 when all was detached here. */
+pid_t session_detach_all(struct session *s);
 /* Detaches every probe of task task_index (its duration ended). */
 void session_detach_task(struct session *s, uint32_t task_index);
 void session_close(struct session *s);
@@ -82,6 +93,9 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 /* The descriptor of map `name` of obj's primary instance (every instance
  * shares it); -ENOENT when no probe loaded obj or it has no such map. */
 int session_map_fd(const struct session *s, const struct catalog_object *obj, const char *name);
+/* Every probe's counters (out: one per probe id), in one look per object
+ * where the kernel has batch lookups. */
+int session_all_counters(const struct session *s, struct ups_probe_counters *out);
 /* The log2 latency histogram of a call_latency probe: slots[i] counts calls
  * that took [2^i, 2^(i+1)) ns. */
 int session_probe_histogram(const struct session *s, uint32_t probe_id,

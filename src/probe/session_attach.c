@@ -1,12 +1,14 @@
 /* session_attach.c — attaching a session's loaded instances (uprobe_multi
  * links, uprobe PMU perf events or tracefs events, per process or once) and
  * detaching them, closing many together so the kernel's RCU waits overlap. */
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "probe/closer.h"
 #include "probe/session_priv.h"
 
 static int grow_atts(struct instance *in, size_t more, struct err *err)
@@ -256,6 +258,68 @@ static void close_in_parallel(const int *fds, size_t n)
 		pthread_join(th[k], NULL);
 }
 
+/* The final detach hands the perf events (uprobe PMU or tracefs) to the
+ * closer past this many: each takes the kernel 50-100 ms, one after the
+ * other (closer.h).  uprobe_multi links are closed here unless they hold
+ * more uprobes than CLOSE_HERE_MAX_PLACES: 10,000 probes' took 0.2-0.4 s on
+ * a quiet machine, 1.5 s on a busy one. */
+#define CLOSE_HERE_MAX 4
+#define CLOSE_HERE_MAX_PLACES 1000
+
+/* Every attachment's descriptor of task_index (or all, task_index < 0),
+ * forgotten by its attachment (and, with forget_events, its tracefs event:
+ * the closer removes those). */
+static size_t take_fds(struct session *s, long task_index, int *fds, bool forget_events)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_instances; i++) {
+		struct instance *in = &s->instances[i];
+		if (task_index >= 0 && (!in->probe || in->probe->desc.task_index != task_index))
+			continue;
+		for (size_t k = 0; k < in->n_atts; k++) {
+			struct attachment *a = &in->atts[k];
+			fds[n++] = a->perf_fd;
+			a->perf_fd = -1;
+			a->tp.perf_fd = -1;
+			a->tracefs &= !forget_events;
+		}
+	}
+	return n;
+}
+
+/* The closer takes every attachment: returns its pid, or -errno with
+ * nothing changed. */
+static pid_t hand_over(struct session *s, size_t n_atts)
+{
+	int *fds = malloc(n_atts * sizeof(int)), release;
+	char (*events)[64] = malloc(n_atts * sizeof(*events));
+	size_t n_events = 0, n = 0;
+	pid_t pid = -ENOMEM;
+
+	for (size_t i = 0; fds && events && i < s->n_instances; i++)
+		for (size_t k = 0; k < s->instances[i].n_atts; k++) {
+			const struct attachment *a = &s->instances[i].atts[k];
+			fds[n++] = a->perf_fd;
+			if (a->tracefs)
+				memcpy(events[n_events++], a->tp.name, sizeof(a->tp.name));
+		}
+	struct closer_job job = { .fds = fds, .n_fds = n, .tracefs_dir = s->tfs.dir,
+				  .events = (const char (*)[64])events, .n_events = n_events };
+	if (fds && events)
+		pid = closer_start(&job, &release);
+	if (pid > 0) {
+		/* Ours are not the last references: these closes are cheap. */
+		n = take_fds(s, -1, fds, true);
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		close(release);
+	}
+	free(fds);
+	free(events);
+	return pid;
+}
+
 /* Detaches every instance of task_index (or all, with task_index < 0): the
  * perf events are closed together, then tracefs events are removed. */
 void detach_where(struct session *s, long task_index)
@@ -266,17 +330,7 @@ void detach_where(struct session *s, long task_index)
 	for (size_t i = 0; i < s->n_instances; i++)
 		n += s->instances[i].n_atts;
 	fds = malloc((n ? n : 1) * sizeof(int));
-	n = 0;
-	for (size_t i = 0; fds && i < s->n_instances; i++) {
-		struct instance *in = &s->instances[i];
-		if (task_index >= 0 && (!in->probe || in->probe->desc.task_index != task_index))
-			continue;
-		for (size_t k = 0; k < in->n_atts; k++) {
-			fds[n++] = in->atts[k].perf_fd;
-			in->atts[k].perf_fd = -1;
-			in->atts[k].tp.perf_fd = -1;
-		}
-	}
+	n = fds ? take_fds(s, task_index, fds, false) : 0;
 	close_in_parallel(fds, n);
 	free(fds);
 	/* Without memory for the list the fds are still open: close them in turn. */
@@ -324,6 +378,42 @@ int session_attach(struct session *s, struct err *err)
 	return 0;
 }
 
+/* Returns once every BPF program that may have started before now has
+ * finished: the kernel answers an update of a map-in-map only after
+ * synchronize_rcu() (4.19+), which waits for them (non-sleepable programs
+ * run inside an RCU read section).  Older kernels return at once; a program
+ * runs for microseconds, so a millisecond's sleep covers them. */
+static void wait_for_running_programs(void)
+{
+	int inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL), outer = -1;
+	uint32_t zero = 0;
+
+	if (inner >= 0) {
+		LIBBPF_OPTS(bpf_map_create_opts, o, .inner_map_fd = (uint32_t)inner);
+		outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, 4, 4, 1, &o);
+	}
+	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY) < 0)
+		usleep(1000);
+	if (outer >= 0)
+		close(outer);
+	if (inner >= 0)
+		close(inner);
+}
+
+void session_stop(struct session *s)
+{
+	uint32_t zero = 0, one = 1;
+
+	for (size_t i = 0; i < s->n_objects; i++) {
+		struct bpf_map *m = s->objects[i].primary
+			? bpf_object__find_map_by_name(s->objects[i].primary, CATALOG_MAP_STOP)
+			: NULL;
+		if (m)
+			bpf_map_update_elem(bpf_map__fd(m), &zero, &one, BPF_ANY);
+	}
+	wait_for_running_programs();
+}
+
 void session_detach_task(struct session *s, uint32_t task_index)
 {
 	detach_where(s, (long)task_index);
@@ -344,4 +434,16 @@ size_t session_link_count(const struct session *s)
 	for (size_t i = 0; i < s->n_instances; i++)
 		n += s->instances[i].n_atts;
 	return n;
+}
+
+pid_t session_detach_all(struct session *s)
+{
+	size_t n = session_link_count(s);
+	pid_t pid = 0;
+
+	if (n && ((!s->use_multi && n > CLOSE_HERE_MAX) ||
+		  session_attachment_count(s) > CLOSE_HERE_MAX_PLACES))
+		pid = hand_over(s, n);
+	detach_where(s, -1);   /* what is left: all, or nothing after a hand-over */
+	return pid > 0 ? pid : 0;
 }

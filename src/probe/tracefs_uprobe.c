@@ -20,9 +20,16 @@ int tracefs_open(struct tracefs *t, const char *root, struct err *err)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char path[512];
+	uint64_t start = 0;
 
 	memset(t, 0, sizeof(*t));
 	t->owner = getpid();
+	/* Our start time makes the group ours for good: a later process that
+	 * reuses our pid starts later, so it cannot pass for the owner. */
+	proc_start_time("/proc", t->owner, &start);
+	t->owner_start = start;
+	snprintf(t->group, sizeof(t->group), GROUP_PREFIX "%d_%llu", (int)t->owner,
+		 (unsigned long long)start);
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s%s/uprobe_events", root ? root : "", dirs[i]);
 		if (access(path, W_OK) == 0) {
@@ -68,15 +75,37 @@ static int read_event_id(const struct tracefs *t, const char *name)
 	return id > 0 ? id : -EINVAL;
 }
 
-/* A group of ours is stale when its pid no longer runs uprobestats. */
-static bool group_is_stale(const char *proc_dir, pid_t pid, pid_t self)
+/* Whether the run that named group "uprobestats_<pid>_<start>" is gone: no
+ * process with that pid, a zombie, or one that started at another time (the
+ * pid was reused).  Groups named before start times were part of the name,
+ * "uprobestats_<pid>", are gone when the pid no longer runs uprobestats. */
+static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self)
 {
-	char argv0[4096];
+	const char *p = group + strlen(GROUP_PREFIX);
+	char argv0[4096], *end;
 	const char *base;
+	unsigned long long start;
+	uint64_t now_start;
+	long pid;
+	int rc;
 
-	if (pid == self)
+	errno = 0;
+	pid = strtol(p, &end, 10);
+	if (errno || end == p || pid <= 0 || pid > INT_MAX)
+		return false;   /* not a name we write: never touch it */
+	if (*end == '_') {
+		p = end + 1;
+		start = strtoull(p, &end, 10);
+		if (errno || end == p || *end != '/')
+			return false;
+		rc = proc_start_time(proc_dir, (pid_t)pid, &now_start);
+		if (rc == -ESRCH || !proc_alive(proc_dir, (pid_t)pid))
+			return true;   /* a zombie holds no events, or no such pid */
+		return rc == 0 && now_start != start;   /* unreadable: proves nothing */
+	}
+	if (*end != '/' || (pid_t)pid == self)
 		return false;
-	if (proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0)
+	if (proc_argv0(proc_dir, (pid_t)pid, argv0, sizeof(argv0)) != 0)
 		return true;
 	base = strrchr(argv0, '/');
 	return !strstr(base ? base + 1 : argv0, "uprobestats");
@@ -94,15 +123,17 @@ int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *er
 	f = fopen(path, "re");
 	if (!f)
 		return err_set(err, -errno, "%s: %s", path, strerror(errno));
-	/* Lines look like "p:uprobestats_123/p4 /path:0x0000000000001234". */
+	/* Lines look like "p:uprobestats_123_4567/p4 /path:0x0000000000001234";
+	 * another tool's events (bpftrace, simpleperf, Perfetto) never start
+	 * with our prefix. */
 	while (fgets(line, sizeof(line), f)) {
 		char *name = line + 2, *sp;
-		long pid;
-		if (strncmp(name, GROUP_PREFIX, strlen(GROUP_PREFIX)) != 0)
+
+		if (strlen(line) < 2 || line[1] != ':' ||
+		    strncmp(name, GROUP_PREFIX, strlen(GROUP_PREFIX)) != 0)
 			continue;
-		pid = strtol(name + strlen(GROUP_PREFIX), NULL, 10);
 		sp = strchr(name, ' ');
-		if (!sp || sp - name >= 128 || !group_is_stale(proc_dir, (pid_t)pid, t->owner))
+		if (!sp || sp - name >= 128 || !group_owner_gone(proc_dir, name, t->owner))
 			continue;
 		if (n == cap) {
 			void *nb = realloc(stale, (cap = cap ? 2 * cap : 16) * sizeof(*stale));
@@ -132,8 +163,8 @@ int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool re
 	if (strpbrk(path, " \t\n"))
 		return err_set(err, -EINVAL, "%s: tracefs uprobe_events cannot name a path with "
 			       "white space", path);
-	snprintf(out->name, sizeof(out->name), GROUP_PREFIX "%d/%c%u", (int)t->owner,
-		 retprobe ? 'r' : 'p', t->next_id++);
+	snprintf(out->name, sizeof(out->name), "%s/%c%u", t->group, retprobe ? 'r' : 'p',
+		 t->next_id++);
 	snprintf(line, sizeof(line), "%c:%s %s:0x%llx\n", retprobe ? 'r' : 'p', out->name, path,
 		 (unsigned long long)offset);
 	snprintf(del, sizeof(del), "-:%s\n", out->name);

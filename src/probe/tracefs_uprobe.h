@@ -1,11 +1,13 @@
 /* tracefs_uprobe.h — uprobes through tracefs uprobe_events, for kernels
  * without the uprobe PMU (before 4.17) or when forced (--force-tracefs).
  *
- * Each probe is an event "uprobestats_<ourpid>/p<N>" (or r<N> for
- * uretprobes) created in uprobe_events, opened as a tracepoint perf event
- * and removed again on detach.  Events left by a run that was killed are
- * found by their group name (whose pid no longer runs uprobestats) and
- * removed at the next start. */
+ * Each probe is an event "uprobestats_<ourpid>_<ourstart>/p<N>" (or r<N>
+ * for uretprobes; ourstart: our start time in clock ticks after boot)
+ * created in uprobe_events, opened as a tracepoint perf event and removed
+ * again on detach.  Events left by a run that was killed are found by their
+ * group name (no process with that pid and start time exists any more) and
+ * removed at the next start; a live run's events, and other tools', never
+ * are, so any number of runs can share the machine. */
 #ifndef UPROBESTATS_PROBE_TRACEFS_UPROBE_H
 #define UPROBESTATS_PROBE_TRACEFS_UPROBE_H
 
@@ -19,17 +21,20 @@ struct tracefs {
 	char dir[256];        /* /sys/kernel/tracing or /sys/kernel/debug/tracing */
 	unsigned next_id;     /* per run: event names p0, p1, … */
 	pid_t owner;          /* our pid, part of the group name */
+	uint64_t owner_start; /* our start time, the other part */
+	char group[48];       /* "uprobestats_<pid>_<start>" */
 };
 
 /* Finds a mounted tracefs with uprobe_events; root "" means the real one. */
 int tracefs_open(struct tracefs *t, const char *root, struct err *err);
 
-/* Removes events of groups uprobestats_<pid> whose pid is gone or is not a
- * uprobestats process; returns how many were removed (or a negative error). */
+/* Removes the events of groups uprobestats_<pid>_<start> whose run is gone
+ * (and of the older uprobestats_<pid> whose pid no longer runs uprobestats);
+ * returns how many were removed (or a negative error). */
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err);
 
 struct tracefs_probe {
-	char name[64];        /* "uprobestats_123/p4" */
+	char name[64];        /* "uprobestats_123_4567/p4" */
 	int perf_fd;
 };
 

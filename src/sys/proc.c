@@ -240,6 +240,34 @@ int proc_check_traceable(const char *proc_dir, pid_t pid, struct err *err)
 	return 0;
 }
 
+int proc_start_time(const char *proc_dir, pid_t pid, uint64_t *start)
+{
+	char path[256], buf[1024], state = 0;
+	unsigned long long t;
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_dir, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ENOENT;
+	buf[n] = '\0';
+	/* after "(comm)": state, then fields 4..21, then starttime (22) */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu", &state, &t) != 2)
+		return -EINVAL;
+	if (state == 'Z' || state == 'X')
+		return -ESRCH;
+	*start = t;
+	return 0;
+}
+
 long proc_uid(const char *proc_dir, pid_t pid)
 {
 	char path[256], line[256];

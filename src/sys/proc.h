@@ -45,6 +45,13 @@ bool proc_alive(const char *proc_dir, pid_t pid);
  * saying what it is instead (gone, a zombie, a kernel thread). */
 int proc_check_traceable(const char *proc_dir, pid_t pid, struct err *err);
 
+/* pid's start time (clock ticks after boot, /proc/PID/stat field 22): with
+ * the pid, it names one process for good (a reused pid starts later).
+ * Returns 0, -ENOENT without a stat file (the process is gone, or a test
+ * fixture has none), -ESRCH for a zombie, -EINVAL for a stat line it cannot
+ * read. */
+int proc_start_time(const char *proc_dir, pid_t pid, uint64_t *start);
+
 /* Real uid of pid from /proc/PID/status, or -1. */
 long proc_uid(const char *proc_dir, pid_t pid);
 

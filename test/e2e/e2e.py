@@ -4,6 +4,7 @@ Runs the shipped binary ($UPROBESTATS_BIN) against the test targets
 ($UPROBESTATS_TARGETS, a directory holding target_native …)."""
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -160,6 +161,41 @@ def traced_run(held, args, stdout=subprocess.PIPE, timeout=120):
     return rc, u
 
 
+# ---- the closer: probes torn down after the command returned (probe/closer.h) ----
+
+CLOSERS = []   # pids of the closers the runs of a test started (run.py waits for them)
+
+
+def closer_of(stderr_text):
+    """The pid of the closer a run handed its probes to, or None."""
+    m = re.search(r"in the background \(process (\d+)\)", stderr_text)
+    return int(m.group(1)) if m else None
+
+
+def process_gone(pid):
+    """True when pid has exited (gone, or a zombie nobody reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def wait_gone(pid, timeout=600, what="the closer"):
+    deadline = time.monotonic() + timeout
+    while not process_gone(pid):
+        if time.monotonic() > deadline:
+            raise TestFailure(f"{what} (pid {pid}) still runs after {timeout} s")
+        time.sleep(0.05)
+
+
+def wait_closers(timeout=900):
+    """Waits for every closer started so far (the next test starts on a kernel
+    that is not tearing the last one's probes down)."""
+    while CLOSERS:
+        wait_gone(CLOSERS.pop(), timeout)
+
+
 class Uprobestats:
     """uprobestats running in the background; stderr collected line by line."""
 
@@ -206,6 +242,9 @@ class Uprobestats:
         self._t_err.join(5)
         if self._t_out:
             self._t_out.join(5)
+        closer = closer_of(self.stderr())
+        if closer:
+            CLOSERS.append(closer)
         return rc
 
     def stderr(self):
@@ -231,6 +270,9 @@ def run(args, timeout=60):
     """Runs uprobestats to completion: (exit code, stdout, stderr)."""
     p = subprocess.run([BIN] + kernel_args(args), capture_output=True, text=True,
                        timeout=timeout)
+    closer = closer_of(p.stderr)
+    if closer:
+        CLOSERS.append(closer)
     return p.returncode, p.stdout, p.stderr
 
 

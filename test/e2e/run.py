@@ -22,7 +22,7 @@ LABEL = os.environ.get("UPROBESTATS_E2E_LABEL") or "e2e"
 sys.path.insert(0, HERE)
 if TEST_DIR != HERE:
     sys.path.insert(1, TEST_DIR)
-from e2e import TARGET_KERNEL, TestFailure  # noqa: E402
+from e2e import TARGET_KERNEL, TestFailure, wait_closers  # noqa: E402
 
 
 def not_applicable(fn):
@@ -63,6 +63,13 @@ def main():
                 failed += 1
                 print(f"FAIL {full}: exception", flush=True)
                 traceback.print_exc()
+            # Probes a run left to its closer are torn down before the next
+            # test (which may count what is left in tracefs).
+            try:
+                wait_closers()
+            except TestFailure as e:
+                failed += 1
+                print(f"FAIL {full}: {e}", flush=True)
     label = f"{LABEL}-{TARGET_KERNEL}" if TARGET_KERNEL else LABEL
     print(f"{label}: {passed} passed, {failed} failed")
     return 1 if failed else 0

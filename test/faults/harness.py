@@ -21,8 +21,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-from e2e import (BIN, TARGETS, TESTDATA, Target, TestFailure, Uprobestats, check,  # noqa: E402,F401
-                 eq, events, native_config, summary, target, write_config)
+from e2e import (BIN, CLOSERS, TARGETS, TESTDATA, Target, TestFailure,  # noqa: E402,F401
+                 Uprobestats, check, closer_of, eq, events, native_config, summary, target,
+                 wait_closers, write_config)
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_CONFIG = 0, 1, 2, 3
 EXIT_RESOLVE, EXIT_PRIVILEGE, EXIT_NO_TARGET = 4, 5, 6
@@ -83,6 +84,8 @@ def run(args, timeout=60, prefix=(), stdin=subprocess.DEVNULL, binary=None):
         out, err = p.communicate()
         raise TestFailure(f"uprobestats {' '.join(args)} still running after {timeout}s; "
                           f"stderr: {err[-1000:]}")
+    if closer_of(err):
+        CLOSERS.append(closer_of(err))
     return Result(p.pid, p.returncode, out, err)
 
 
@@ -111,7 +114,7 @@ def expect_error(res, code, *patterns, snap=None):
 
 def our_tracefs_events(pid=None):
     """uprobe_events lines of ours (of one run, when pid is given)."""
-    tag = f"uprobestats_{pid}/" if pid else "uprobestats_"
+    tag = f"uprobestats_{pid}_" if pid else "uprobestats_"
     with open(os.path.join(TRACEFS, "uprobe_events")) as f:
         return [l.strip() for l in f if tag in l]
 
@@ -177,7 +180,9 @@ class Snapshot:
 def expect_nothing_left(pid, snap=None, pids=()):
     """No tracefs events of the run(s), no bpffs pins of ours and (given a
     snapshot) no orphaned programs.  Freeing is asynchronous in the kernel:
-    programs get a few seconds to go."""
+    programs get a few seconds to go.  Probes a run left to its closer
+    (probe/closer.h) are looked for once the closer is done."""
+    wait_closers()
     left = []
     for p in (pid,) + tuple(pids):
         left += our_tracefs_events(p)
@@ -197,7 +202,7 @@ def remove_events(pids):
     """Removes the tracefs events runs `pids` left (what a rerun does), so
     that one failed case does not fail the next ones."""
     for line in our_tracefs_events():
-        m = re.match(r"^[pr]:(uprobestats_(\d+)/\S+)", line)
+        m = re.match(r"^[pr]:(uprobestats_(\d+)_\d+/\S+)", line)
         if m and int(m.group(2)) in pids:
             with open(os.path.join(TRACEFS, "uprobe_events"), "a") as f:
                 f.write(f"-:{m.group(1)}\n")

@@ -15,7 +15,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True   # no __pycache__ in the tree
 sys.path.insert(0, HERE)
-from harness import TestFailure  # noqa: E402
+from harness import TestFailure, wait_closers  # noqa: E402
 
 
 def cases(flt):
@@ -48,6 +48,11 @@ def main():
             failed += 1
             print(f"FAIL {full}: exception", flush=True)
             traceback.print_exc()
+        try:
+            wait_closers()   # the next case starts on a kernel not tearing this one's down
+        except TestFailure as e:
+            failed += 1
+            print(f"FAIL {full}: {e}", flush=True)
     print(f"({time.monotonic() - t_all:.0f}s)")
     print(f"faults: {passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -73,6 +73,24 @@ static int our_tracefs_events(void)
 	return n;
 }
 
+/* Lines of uprobe_events of the run with this pid (group uprobestats_<pid>_<start>). */
+static int run_tracefs_events(pid_t pid)
+{
+	char *text = read_file(TRACEFS_EVENTS, NULL), tag[48];
+	int n = 0;
+
+	snprintf(tag, sizeof(tag), "uprobestats_%d_", (int)pid);
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		n += strstr(line, tag) != NULL;
+		line = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	return n;
+}
+
 static int pins_found;
 
 static int count_pin(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -159,6 +177,59 @@ out:
 	target_kill(&a);
 }
 
+/* Three tracefs runs on one function at once, the second killed: a fourth
+ * removes only the dead run's event; the live ones keep theirs and every
+ * event; nothing is left at the end. */
+static void concurrent_tracefs_runs_keep_their_events(struct tc *t)
+{
+	struct target a = { .pid = -1 };
+	struct ups u[4] = { { .pid = -1 }, { .pid = -1 }, { .pid = -1 }, { .pid = -1 } };
+	struct results res = { 0 };
+	const struct probe_sum want = { N, N, 0, 0 };
+	char pid[16];
+	const char *cfg = native_config(t, "ups_target_fn", "call_detail", NULL, 0, NULL);
+
+	CHECK(cfg, "config");
+	if (native_start(t, &a, N, 3, 1, NULL) < 0)
+		goto out;
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	const char *args[] = { "run", cfg, "--format", "json", "--force-tracefs", "--pid", pid,
+			       NULL };
+	for (int i = 0; i < 3; i++)
+		if (ups_start(t, &u[i], args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u[i]) < 0)
+			goto out;
+	for (int i = 0; i < 3; i++)
+		EQ(run_tracefs_events(u[i].pid), 1, "a run's own event while attached");
+	pid_t dead = u[1].pid;
+	ups_stop(&u[1], SIGKILL);
+	EQ(run_tracefs_events(dead), 1, "a SIGKILLed run leaves its event");
+	if (ups_start(t, &u[3], args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u[3]) < 0)
+		goto out;
+	EQ(run_tracefs_events(dead), 0, "the dead run's event once a fourth started");
+	for (int i = 0; i < 4; i++)
+		if (i != 1)
+			EQ(run_tracefs_events(u[i].pid), 1, "a live run's event");
+	if (target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
+		goto out;
+	for (int i = 0; i < 4; i++) {
+		if (i == 1)
+			continue;
+		if (check_rc(t, &u[i], ups_wait(&u[i], WAIT_MS, NULL), 0, "exit code") < 0 ||
+		    results_read(t, u[i].out, &res) < 0)
+			goto out;
+		EQ(results_count(&res, EV_EVENT, 0), N, "events of a live run");
+		if (check_summary(t, &res, &want, 1) < 0)
+			goto out;
+		results_free(&res);
+	}
+	EQ(our_tracefs_events(), 0, "tracefs events left behind");
+out:
+	for (int i = 0; i < 4; i++)
+		ups_stop(&u[i], SIGKILL);
+	target_kill(&a);
+	results_free(&res);
+}
+
 /* /sys/kernel/btf/vmlinux replaced by /dev/null in a private mount namespace: the
  * objects carry no CO-RE relocations, so they still load. */
 static void loads_without_kernel_btf(struct tc *t)
@@ -197,5 +268,7 @@ const struct vmcase vm_kernel_cases[] = {
 	{ "kernel.kill_9_then_rerun_leaves_nothing_behind",
 	  kill_9_then_rerun_leaves_nothing_behind },
 	{ "kernel.loads_without_kernel_btf", loads_without_kernel_btf },
+	{ "kernel.concurrent_tracefs_runs_keep_their_events",
+	  concurrent_tracefs_runs_keep_their_events },
 	{ NULL, NULL },
 };

@@ -1,0 +1,89 @@
+#include "ut.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe/tracefs_uprobe.h"
+#include "sys_testutil.h"
+
+/* DIR/proc/PID/stat with that state and start time (field 22). */
+static void fake_stat(const char *dir, int pid, char state, unsigned long long start)
+{
+	char rel[64], text[256];
+
+	snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
+	snprintf(text, sizeof(text), "%d (a) b) %c 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 "
+		 "%llu 19 20\n", pid, state, start);
+	UT_EQ_INT(st_write(dir, rel, text), 0);
+}
+
+/* The file's text (empty when it cannot be read). */
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 8192);
+
+	if (f && buf && fread(buf, 1, 8191, f) == 0)
+		buf[0] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* Only events whose run is gone go: the pid gone, a zombie, or a pid now
+ * held by a process that started at another time; never a live run's (same
+ * pid and start time), another tool's, a name we do not write, or one whose
+ * owner cannot be read.  Groups of the older form uprobestats_<pid> go when
+ * the pid no longer runs uprobestats. */
+UT_TEST(tracefs_remove_stale_removes_only_events_of_runs_that_are_gone)
+{
+	char dir[512], path[600], proc[600];
+	static const char events[] =
+		"p:uprobestats_100_5000/p0 /bin/x:0x0000000000000010\n"   /* live: kept */
+		"p:uprobestats_101_6000/p0 /bin/x:0x0000000000000010\n"   /* pid reused */
+		"p:uprobestats_102_6000/p0 /bin/x:0x0000000000000010\n"   /* gone */
+		"r:uprobestats_103_1/r1 /bin/x:0x0000000000000010\n"      /* zombie */
+		"p:uprobestats_104/p0 /bin/x:0x0000000000000010\n"        /* old form, live */
+		"p:uprobestats_105/p0 /bin/x:0x0000000000000010\n"        /* old form, gone */
+		"p:uprobes/p_bash_0x10 /bin/bash:0x0000000000000010\n"    /* bpftrace's */
+		"p:uprobestats_xyz/p0 /bin/x:0x0000000000000010\n"        /* not our form */
+		"p:uprobestats_106_5/p0 /bin/x:0x0000000000000010\n";     /* no stat: kept */
+	struct tracefs t;
+	struct err e = { 0 };
+	char *after;
+
+	st_mkdtemp("tracefs-stale", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "sys/kernel/tracing/uprobe_events", events), 0);
+	fake_stat(dir, 100, 'S', 5000);
+	fake_stat(dir, 101, 'R', 7000);
+	fake_stat(dir, 103, 'Z', 1);
+	UT_EQ_INT(st_write(dir, "proc/104/cmdline", "/data/local/tmp/uprobestats\0-x"), 0);
+	UT_EQ_INT(st_write(dir, "proc/106/cmdline", "x"), 0);
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, &e), 4);
+	/* A regular file stands in for uprobe_events: the removals are appended. */
+	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
+	after = read_all(path);
+	UT_ASSERT(after && strlen(after) > strlen(events));
+	UT_EQ_STR(after + strlen(events), "-:uprobestats_101_6000/p0\n-:uprobestats_102_6000/p0\n"
+		  "-:uprobestats_103_1/r1\n-:uprobestats_105/p0\n");
+	free(after);
+}
+
+/* Our own group carries our pid and start time. */
+UT_TEST(tracefs_group_names_our_pid_and_start_time)
+{
+	char dir[512], want[64];
+	struct tracefs t;
+	struct err e = { 0 };
+
+	st_mkdtemp("tracefs-group", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "sys/kernel/tracing/uprobe_events", ""), 0);
+	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
+	UT_ASSERT(t.owner_start > 0);
+	snprintf(want, sizeof(want), "uprobestats_%d_%llu", (int)getpid(),
+		 (unsigned long long)t.owner_start);
+	UT_EQ_STR(t.group, want);
+}
