@@ -28,6 +28,7 @@ static const struct cmd commands[] = {
 	{ "run", cmd_run },
 	{ "trace", cmd_trace },
 	{ "sections", cmd_sections },
+	{ "traffic", cmd_traffic },
 	{ "check", cmd_check },
 	{ "methods", cmd_methods },
 	{ "resolve", cmd_resolve },

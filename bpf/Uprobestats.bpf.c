@@ -322,6 +322,348 @@ int call_latency_exit(void *ctx)
 	return 0;
 }
 
+/* ---- in-kernel aggregation (records.h: struct ups_agg_key) ----
+ * aggregate: at the entry, keyed by pid/tid/uid/an argument, summing and
+ * histogramming an argument.  aggregate_return: the same at the return, where
+ * the return value and the latency exist too; its entry half (agg_entry)
+ * keeps the entry time and the arguments per (thread, probe, sp), which the
+ * exit sees again (exit probes: the sp at the return instruction; a
+ * uretprobe: that sp plus the popped return address on x86_64). */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);  /* resized before load (--agg-keys) */
+	__type(key, struct ups_agg_key);
+	__type(value, struct ups_agg_value);
+} agg_data SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} agg_gen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192); /* 1 when no aggregate_return probe runs */
+	__type(key, struct ups_agg_entry_key);
+	__type(value, struct ups_agg_entry);
+} agg_entries SEC(".maps");
+
+#if defined(__TARGET_ARCH_x86)
+#define UPS_RET_SP_ADJ 8   /* a uretprobe runs after `ret` popped the return address */
+#else
+#define UPS_RET_SP_ADJ 0
+#endif
+
+/* The arguments of the key, the sum and the histogram (agg_regs' bytes 0, 1,
+ * 2: register numbers, constants to the verifier).  From a copy of the
+ * registers: indexing the context by a variable would be a modified-ctx
+ * dereference the verifier refuses. */
+static __always_inline void agg_args(void *ctx, __u64 out[3])
+{
+	__u64 regs[8] = {};
+	__u32 r = UPS_CFG(agg_regs);
+
+#pragma unroll
+	for (int i = 0; i < UPS_NUM_ARG_REGS; i++)
+		regs[i] = UPS_ARG(ctx, i);
+#pragma unroll
+	for (int k = 0; k < 3; k++) {
+		__u32 reg = (r >> (8 * k)) & 0xff;
+		out[k] = reg < 8 ? regs[reg & 7] : 0;
+	}
+}
+
+/* Returns 1 when the key could not be added: the map is full. */
+static __always_inline int agg_add(struct ups_agg_key *k, __u64 sum)
+{
+	struct ups_agg_value *v = bpf_map_lookup_elem(&agg_data, k);
+
+	if (!v) {
+		struct ups_agg_value zero = {};
+
+		/* NOEXIST: another CPU may have created it meanwhile */
+		bpf_map_update_elem(&agg_data, k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&agg_data, k);
+		if (!v)
+			return 1;
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	if (sum)
+		__sync_fetch_and_add(&v->sum, sum);
+	return 0;
+}
+
+static __always_inline __u64 agg_value(__u32 what, __u64 arg, __u64 ret, __u64 latency)
+{
+	return what == UPS_AGG_VAL_ARG ? arg : what == UPS_AGG_VAL_RET ? ret
+	       : what == UPS_AGG_VAL_LATENCY ? latency : 0;
+}
+
+static __always_inline void agg_hit(void *ctx, __u64 pid_tgid, const __u64 *args, __u64 ret,
+				    __u64 latency)
+{
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&agg_gen, &zero);
+	__u32 by = UPS_CFG(agg_by);
+	struct ups_agg_key k = {};
+	int full;
+	__s64 h;
+
+	k.probe_id = ups_probe_id(ctx);
+	k.gen = gen ? (*gen & 1) : 0;
+	k.slot = UPS_AGG_TOTAL;
+	if (by & UPS_AGG_BY_PID)
+		k.pid = pid_tgid >> 32;
+	if (by & UPS_AGG_BY_TID)
+		k.tid = (__u32)pid_tgid;
+	if (by & UPS_AGG_BY_UID)
+		k.uid = (__u32)bpf_get_current_uid_gid();
+	if (by & UPS_AGG_BY_ARG)
+		k.arg = args[0];
+	if (by & UPS_AGG_BY_RET)
+		k.ret = ret;
+	full = agg_add(&k, agg_value(UPS_CFG(agg_sum), args[1], ret, latency));
+	if (UPS_CFG(agg_hist)) {
+		h = (__s64)agg_value(UPS_CFG(agg_hist), args[2], ret, latency);
+		/* bpftrace's buckets: [0], [1], [2, 4), … (log2_slot: 0 and 1 in 0) */
+		k.slot = h < 0 ? UPS_AGG_NEGATIVE : h == 0 ? 0 : log2_slot((__u64)h) + 1;
+		full |= agg_add(&k, 0);
+	}
+	if (full) {
+		/* a hit whose key (or histogram slot) found no room */
+		struct ups_probe_counters *c = ups_counters(ctx);
+		if (c)
+			c->agg_full++;
+	}
+}
+
+SEC("uprobe/aggregate")
+int aggregate(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 args[3];
+
+	if (!ups_enter(ctx, pid_tgid))
+		return 0;
+	agg_args(ctx, args);
+	agg_hit(ctx, pid_tgid, args, 0, 0);
+	return 0;
+}
+
+SEC("uprobe/agg_entry")
+int agg_entry(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ups_agg_entry_key key = {};
+	struct ups_agg_entry e = {};
+
+	if (!ups_enter(ctx, pid_tgid))
+		return 0;
+	key.tid = (__u32)pid_tgid;
+	key.probe_id = ups_probe_id(ctx);
+	key.sp = UPS_SP(ctx);
+	e.entry_ns = bpf_ktime_get_ns();
+	agg_args(ctx, e.args);
+	bpf_map_update_elem(&agg_entries, &key, &e, BPF_ANY);
+	return 0;
+}
+
+/* The entry of the call returning now (whose entry had this sp), taken out
+ * of agg_entries into *e; 0 when it was not seen (attached mid-call,
+ * filtered, evicted): counted as unpaired. */
+static __always_inline int take_agg_entry(void *ctx, __u64 pid_tgid, __u64 sp,
+					  struct ups_agg_entry *e)
+{
+	struct ups_agg_entry_key key = {};
+	struct ups_agg_entry *found;
+
+	key.tid = (__u32)pid_tgid;
+	key.probe_id = ups_probe_id(ctx);
+	key.sp = sp;
+	found = bpf_map_lookup_elem(&agg_entries, &key);
+	if (!found) {
+		if (ups_pid_ok(pid_tgid))
+			count_unpaired(ctx);
+		return 0;
+	}
+	*e = *found;
+	bpf_map_delete_elem(&agg_entries, &key);
+	return 1;
+}
+
+static __always_inline int agg_exit(void *ctx, __u64 sp)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ups_agg_entry e;
+
+	if (take_agg_entry(ctx, pid_tgid, sp, &e))
+		agg_hit(ctx, pid_tgid, e.args, UPS_RET(ctx), bpf_ktime_get_ns() - e.entry_ns);
+	return 0;
+}
+
+SEC("uprobe/aggregate_exit")
+int aggregate_exit(void *ctx)
+{
+	return agg_exit(ctx, UPS_SP(ctx));
+}
+
+SEC("uretprobe/aggregate_return")
+int aggregate_return(void *ctx)
+{
+	return agg_exit(ctx, UPS_SP(ctx) - UPS_RET_SP_ADJ);
+}
+
+/* ---- traffic (records.h: enum ups_traffic_op) ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);  /* resized when a traffic probe runs */
+	__type(key, struct ups_traffic_sock_key);
+	__type(value, struct ups_traffic_sock);
+} traffic_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);  /* resized when a traffic probe runs (--agg-keys) */
+	__type(key, struct ups_traffic_key);
+	__type(value, struct ups_traffic_value);
+} traffic_data SEC(".maps");
+
+/* A sockaddr at uaddr: family, port and address (AF_UNIX: the path's start). */
+static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr)
+{
+	__u8 sa[28] = {};
+
+	if (!uaddr || ups_probe_read_user(sa, sizeof(sa), (const void *)UPS_UNTAG(uaddr)))
+		return;
+	s->family = sa[0] | (__u16)sa[1] << 8;
+	if (s->family == 2) {            /* AF_INET */
+		s->port = (__u16)sa[2] << 8 | sa[3];
+		__builtin_memcpy(s->addr, sa + 4, 4);
+	} else if (s->family == 10) {    /* AF_INET6 */
+		s->port = (__u16)sa[2] << 8 | sa[3];
+		__builtin_memcpy(s->addr, sa + 8, 16);
+	} else if (s->family == 1) {     /* AF_UNIX */
+		__builtin_memcpy(s->addr, sa + 2, 16);
+	}
+}
+
+static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u16 family,
+					     __u16 type, __u64 uaddr)
+{
+	struct ups_traffic_sock s = {};
+
+	s.sock_id = bpf_ktime_get_ns();
+	s.family = family;
+	s.type = type;
+	read_peer(&s, uaddr);
+	bpf_map_update_elem(&traffic_socks, k, &s, BPF_ANY);
+}
+
+static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __s64 bytes,
+					  int tx, __u64 uaddr)
+{
+	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32, .fd = fd };
+	struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
+	struct ups_traffic_key k = {};
+	struct ups_traffic_value *v;
+	__u32 zero = 0, *gen;
+
+	if (bytes <= 0)
+		return;
+	if (s)
+		k.sock = *s;
+	else if (!uaddr)
+		return;      /* not a socket we know: a file, a pipe */
+	if (uaddr) {
+		read_peer(&k.sock, uaddr);  /* sendto/recvfrom: this datagram's peer */
+		/* an unconnected socket's later recv()/recvfrom(NULL) count
+		 * against the peer it first sent to */
+		if (s && tx && !s->port && k.sock.port) {
+			s->port = k.sock.port;
+			__builtin_memcpy(s->addr, k.sock.addr, sizeof(s->addr));
+		}
+	}
+	gen = bpf_map_lookup_elem(&agg_gen, &zero);
+	k.pid = sk.pid;
+	k.uid = (__u32)bpf_get_current_uid_gid();
+	k.fd = fd;
+	k.gen = gen ? (*gen & 1) : 0;
+	v = bpf_map_lookup_elem(&traffic_data, &k);
+	if (!v) {
+		struct ups_traffic_value z = {};
+
+		bpf_map_update_elem(&traffic_data, &k, &z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&traffic_data, &k);
+		if (!v) {
+			struct ups_probe_counters *c = ups_counters(ctx);
+			if (c)
+				c->agg_full++;
+			return;
+		}
+	}
+	if (tx) {
+		__sync_fetch_and_add(&v->tx_bytes, bytes);
+		__sync_fetch_and_add(&v->tx_calls, 1);
+	} else {
+		__sync_fetch_and_add(&v->rx_bytes, bytes);
+		__sync_fetch_and_add(&v->rx_calls, 1);
+	}
+}
+
+static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32 };
+	__s64 ret = (__s64)UPS_RET(ctx);
+	__u32 op = UPS_CFG(traffic_op);
+	struct ups_agg_entry e;
+
+	if (!take_agg_entry(ctx, pid_tgid, sp, &e))
+		return 0;
+	sk.fd = (__u32)e.args[0];
+	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0);
+	} else if (op == UPS_TRAFFIC_RX || op == UPS_TRAFFIC_RX_ADDR) {
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, op == UPS_TRAFFIC_RX_ADDR ? e.args[2] : 0);
+	} else if (op == UPS_TRAFFIC_SOCKET && ret >= 0) {
+		sk.fd = (__u32)ret;
+		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0);
+	} else if (op == UPS_TRAFFIC_ACCEPT && ret >= 0) {
+		/* the listening socket's family when accept gives no address */
+		struct ups_traffic_sock *l;
+
+		sk.fd = (__u32)e.args[0];
+		l = bpf_map_lookup_elem(&traffic_socks, &sk);
+		sk.fd = (__u32)ret;
+		traffic_new_sock(&sk, l ? l->family : 0, UPS_SOCK_STREAM, e.args[1]);
+	} else if (op == UPS_TRAFFIC_CONNECT) {
+		/* the peer, also for a non-blocking connect still in progress (-1) */
+		struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
+		if (s)
+			read_peer(s, e.args[1]);
+		else
+			traffic_new_sock(&sk, 0, 0, e.args[1]);
+	} else if (op == UPS_TRAFFIC_CLOSE) {
+		bpf_map_delete_elem(&traffic_socks, &sk);
+	}
+	return 0;
+}
+
+SEC("uprobe/traffic_exit")
+int traffic_exit(void *ctx)
+{
+	return traffic_exit_at(ctx, UPS_SP(ctx));
+}
+
+SEC("uretprobe/traffic")
+int traffic(void *ctx)
+{
+	return traffic_exit_at(ctx, UPS_SP(ctx) - UPS_RET_SP_ADJ);
+}
+
 SEC("uprobe/call_args")
 int call_args(void *ctx)
 {

@@ -43,6 +43,118 @@ enum ups_record_kind {
 
 #define UPS_HIST_SLOTS 64        /* log2(ns) buckets per probe */
 
+/* ---- in-kernel aggregation (Uprobestats aggregate, aggregate_return) ----
+ * One hash map (agg_data) shared by every aggregating probe.  A hit adds 1
+ * to the count and its value to the sum of the entry keyed by what the probe
+ * aggregates by (fields it does not use are 0) with slot UPS_AGG_TOTAL, and
+ * with a histogram 1 to the entry of the same key whose slot is the value's
+ * log2 (so a key holds only the slots it uses).  gen is the generation the
+ * hit was counted in (agg_gen[0] & 1): user space flips it at each interval
+ * and drains the previous generation one tick later, when no program can
+ * still be writing it (docs: README "Aggregation"). */
+enum ups_agg_by {
+	UPS_AGG_BY_PID = 1,
+	UPS_AGG_BY_TID = 2,
+	UPS_AGG_BY_UID = 4,
+	UPS_AGG_BY_ARG = 8,
+	UPS_AGG_BY_RET = 16,     /* aggregate_return only */
+};
+
+enum ups_agg_val {
+	UPS_AGG_VAL_NONE = 0,
+	UPS_AGG_VAL_ARG = 1,
+	UPS_AGG_VAL_RET = 2,     /* aggregate_return only */
+	UPS_AGG_VAL_LATENCY = 3, /* aggregate_return only: entry to exit, ns */
+};
+
+#define UPS_AGG_TOTAL 0xffff     /* the slot of a key's count and sum entry */
+#define UPS_AGG_NEGATIVE 0xfffe  /* the histogram slot of values below 0 (signed) */
+#define UPS_AGG_NO_REG 0xff      /* agg_regs byte of an unused argument */
+
+struct ups_agg_key {
+	__u32 probe_id;
+	__u16 gen;
+	__u16 slot;              /* UPS_AGG_TOTAL, or a histogram slot (log2 of the value) */
+	__u32 pid;               /* tgid */
+	__u32 tid;
+	__u32 uid;
+	__u32 pad;
+	__u64 arg;
+	__u64 ret;
+};
+
+struct ups_agg_value {
+	__u64 count;
+	__u64 sum;               /* UPS_AGG_TOTAL entries; 0 in histogram slots */
+};
+
+/* aggregate_return: what its entry program keeps for the exit, keyed by
+ * (thread, probe, sp at the entry), which the exit sees again. */
+struct ups_agg_entry_key {
+	__u32 tid;
+	__u32 probe_id;
+	__u64 sp;
+};
+
+struct ups_agg_entry {
+	__u64 entry_ns;
+	__u64 args[3];           /* the ARG key, sum and histogram arguments */
+};
+
+/* ---- traffic (Uprobestats traffic / traffic_exit) ----
+ * Exit probes on libc's socket calls.  agg_entry keeps the arguments
+ * (registers 0, 1 and 4: the fd or domain, the buffer/sockaddr/type, and
+ * sendto's/recvfrom's address); at the return, per traffic_op: socket()
+ * and accept4() add the new fd to traffic_socks (connect() its peer), close()
+ * removes it, and a call that moved bytes adds them to its socket's key in
+ * traffic_data.  Only fds in traffic_socks (or with an address in the call)
+ * count: a file read or a pipe write has none.  Each socket gets an id when
+ * it enters traffic_socks, so a reused fd number is a new key. */
+enum ups_traffic_op {
+	UPS_TRAFFIC_NONE = 0,
+	UPS_TRAFFIC_TX = 1,          /* send, write, writev, sendmsg: fd, ret = bytes */
+	UPS_TRAFFIC_TX_ADDR = 2,     /* sendto: fd, dest address (arg 4) */
+	UPS_TRAFFIC_RX = 3,          /* recv, read, readv, recvmsg */
+	UPS_TRAFFIC_RX_ADDR = 4,     /* recvfrom: fd, source address (arg 4, filled) */
+	UPS_TRAFFIC_SOCKET = 5,      /* socket(domain, type, …): ret = fd */
+	UPS_TRAFFIC_CONNECT = 6,     /* connect(fd, addr, len) */
+	UPS_TRAFFIC_ACCEPT = 7,      /* accept4/accept(fd, addr, …): ret = fd, addr filled */
+	UPS_TRAFFIC_CLOSE = 8,       /* close(fd) */
+};
+
+#define UPS_SOCK_STREAM 1
+#define UPS_SOCK_DGRAM 2
+
+struct ups_traffic_sock_key {
+	__u32 pid;
+	__u32 fd;
+};
+
+struct ups_traffic_sock {
+	__u64 sock_id;           /* ns when it was seen first: unique per socket */
+	__u16 family;            /* AF_INET, AF_INET6, AF_UNIX (0: unknown) */
+	__u16 type;              /* UPS_SOCK_STREAM/DGRAM (0: unknown) */
+	__u16 port;              /* peer port, host order */
+	__u16 pad;
+	__u8 addr[16];           /* peer address (AF_UNIX: the path's first 16 bytes) */
+};
+
+struct ups_traffic_key {
+	__u32 pid;
+	__u32 uid;
+	__u32 fd;
+	__u16 gen;               /* as ups_agg_key.gen */
+	__u16 pad;
+	struct ups_traffic_sock sock;
+};
+
+struct ups_traffic_value {
+	__u64 tx_bytes;
+	__u64 rx_bytes;
+	__u64 tx_calls;
+	__u64 rx_calls;
+};
+
 struct ups_envelope {
 	__u64 ktime_ns;          /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 pid;               /* tgid */
@@ -359,6 +471,9 @@ struct ups_probe_counters {
 	__u64 unpaired;          /* returns whose entry time was gone (a recursive
 				  * call overwrote it, the LRU map evicted it, or
 				  * the call began before attach): no record */
+	/* Aggregation (aggregate, aggregate_return): */
+	__u64 agg_full;          /* hits whose key (or histogram slot) found the map full:
+				  * counted here, never in any key */
 };
 
 /* The only read-only global of every program object, set per probe before
@@ -385,6 +500,14 @@ struct ups_prog_config {
 	__u32 stack_search_bits; /* UPS_STACK_KERNEL: log2 of ups_kwalk_code's size */
 	__u32 stack_after_ret;   /* 1: the records are made at a uretprobe (pc, sp: the caller's) */
 	__u32 probe_from_cookie; /* 1: the probe id is each offset's attach cookie (ups_probe_id) */
+	/* Aggregation: what keys a hit (enum ups_agg_by bits), what is summed
+	 * and what goes into the histogram (enum ups_agg_val), and the argument
+	 * registers of an ARG key, sum and histogram (bytes 0, 1, 2). */
+	__u32 agg_by;
+	__u32 agg_sum;
+	__u32 agg_hist;
+	__u32 agg_regs;
+	__u32 traffic_op;        /* enum ups_traffic_op */
 };
 
 /* ---- call stacks (--stack) ----
@@ -473,6 +596,11 @@ enum ups_imm_field {
 	UPS_IMM_PROBE_ID = 1,
 	UPS_IMM_FILTER_PIDS = 2,
 	UPS_IMM_STRING_NATIVE = 3,  /* trace's char * positions (a bit mask) */
+	UPS_IMM_AGG_BY = 4,
+	UPS_IMM_AGG_SUM = 5,
+	UPS_IMM_AGG_HIST = 6,
+	UPS_IMM_AGG_REGS = 7,
+	UPS_IMM_TRAFFIC_OP = 8,
 	UPS_IMM_STRING_REG = 0x10,   /* + k, k < UPS_ARG_STRINGS */
 	UPS_IMM_STRING_POS = 0x20,   /* + k */
 };
@@ -558,13 +686,20 @@ UPS_ASSERT_SIZE(struct rec_component_enabled_setting, 432);
 UPS_ASSERT_SIZE(struct rec_binder_transaction, 192);
 UPS_ASSERT_SIZE(struct rec_accessibility_event, 320);
 UPS_ASSERT_SIZE(struct rec_start_activity_as_user, 200);
-UPS_ASSERT_SIZE(struct ups_probe_counters, 40);
+UPS_ASSERT_SIZE(struct ups_probe_counters, 48);
+UPS_ASSERT_SIZE(struct ups_agg_key, 40);
+UPS_ASSERT_SIZE(struct ups_agg_value, 16);
+UPS_ASSERT_SIZE(struct ups_agg_entry_key, 16);
+UPS_ASSERT_SIZE(struct ups_agg_entry, 32);
 UPS_ASSERT_SIZE(struct ups_pending_stack, 8 + 16 * UPS_EXIT_DEPTH);
 _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a power of two");
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 52);
+UPS_ASSERT_SIZE(struct ups_prog_config, 72);
+UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);
+UPS_ASSERT_SIZE(struct ups_traffic_key, 48);
+UPS_ASSERT_SIZE(struct ups_traffic_value, 32);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

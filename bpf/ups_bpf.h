@@ -70,6 +70,11 @@ static __always_inline __u64 ups_x86_arg(const struct ups_regs *r, int i)
 #define UPS_IMM_probe_id UPS_IMM_PROBE_ID
 #define UPS_IMM_filter_pids UPS_IMM_FILTER_PIDS
 #define UPS_IMM_string_native UPS_IMM_STRING_NATIVE
+#define UPS_IMM_agg_by UPS_IMM_AGG_BY
+#define UPS_IMM_agg_sum UPS_IMM_AGG_SUM
+#define UPS_IMM_agg_hist UPS_IMM_AGG_HIST
+#define UPS_IMM_agg_regs UPS_IMM_AGG_REGS
+#define UPS_IMM_traffic_op UPS_IMM_TRAFFIC_OP
 #define UPS_CFG(field) ((__u32)UPS_IMM(UPS_IMM_##field))
 
 static __always_inline __u8 ups_cfg_string_reg(int k)

@@ -61,6 +61,11 @@ static const struct catalog_program uprobestats_programs[] = {
 	{ .name = "call_latency", .is_return = true, .entry = "call_latency_entry",
 	  .histogram = true, .exit_entry = "exit_entry", .exit = "call_latency_exit" },
 	{ .name = "call_args", .map = "call_args_buf", .record_kind = UPS_REC_CALL_ARGS },
+	{ .name = "aggregate", .aggregate = true },
+	{ .name = "aggregate_return", .is_return = true, .entry = "agg_entry", .aggregate = true,
+	  .exit_entry = "agg_entry", .exit = "aggregate_exit" },
+	{ .name = "traffic", .is_return = true, .entry = "agg_entry", .traffic = true,
+	  .exit_entry = "agg_entry", .exit = "traffic_exit" },
 };
 
 static const char *const uprobestats_maps[] = { "call_return_buf", "call_args_buf", NULL };

@@ -22,6 +22,11 @@
 #define CATALOG_MAP_PIDS       "target_pids"    /* the in-kernel tgid filter */
 #define CATALOG_MAP_HISTOGRAM  "latency_hist"   /* Uprobestats: call_latency's slots */
 #define CATALOG_MAP_PENDING    "pending_calls"  /* Uprobestats: exit probes' calls in flight */
+#define CATALOG_MAP_AGG_DATA   "agg_data"       /* Uprobestats: aggregated keys (records.h) */
+#define CATALOG_MAP_AGG_GEN    "agg_gen"        /* Uprobestats: the generation programs count in */
+#define CATALOG_MAP_AGG_ENTRIES "agg_entries"   /* Uprobestats: aggregate_return's calls in flight */
+#define CATALOG_MAP_TRAFFIC_SOCKS "traffic_socks" /* Uprobestats: the sockets traffic knows */
+#define CATALOG_MAP_TRAFFIC_DATA "traffic_data"  /* Uprobestats: bytes and calls per socket */
 #define CATALOG_MAP_BINDER_INTERFACES "interfaces" /* Binder: the interface filter */
 /* An output X is a ring buffer X and a perf event array X CATALOG_PERF_SUFFIX
  * (UPS_OUTPUT in ups_bpf.h). */
@@ -40,6 +45,8 @@ struct catalog_program {
 	const char *entry;        /* uprobe attached at the same place first (uretprobe
 				   * pairs: it stores the entry time), or NULL */
 	bool histogram;           /* fills latency_hist instead of writing records */
+	bool aggregate;           /* fills agg_data instead of writing records */
+	bool traffic;             /* fills traffic_socks/traffic_data (uprobestats traffic) */
 	/* The exit-probe form of a return program: exit_entry at the entry and
 	 * exit at every exit site, all plain uprobes (NULL: none). */
 	const char *exit_entry;

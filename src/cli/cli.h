@@ -70,6 +70,7 @@ int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_op
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_sections(int argc, char **argv);
+int cmd_traffic(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_methods(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);

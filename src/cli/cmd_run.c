@@ -22,7 +22,9 @@
 #include "probe/accounting.h"
 #include "probe/loop.h"
 #include "probe/session.h"
+#include "plan/aggregation.h"
 #include "plan/exits.h"
+#include "probe/aggregate.h"
 #include "sink/histogram.h"
 #include "sink/sink_args.h"
 #include "stack/stack_args.h"
@@ -41,8 +43,11 @@ enum {
 	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
 	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
 	OPT_ATOM_MAPPING, OPT_UNSAFE_ANY_SYMBOL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
-	OPT_ATTACHED_ATOM, OPT_ERROR_ATOM, OPT_TARGET_KERNEL,
+	OPT_ATTACHED_ATOM, OPT_ERROR_ATOM, OPT_TARGET_KERNEL, OPT_INTERVAL,
 };
+
+/* --interval: an aggregation's flush period, up to a day. */
+#define INTERVAL_MAX_S 86400
 
 /* The run's own options; the output options (sink/sink_args.h) come first. */
 static const struct option run_long_opts[] = {
@@ -61,6 +66,7 @@ static const struct option run_long_opts[] = {
 	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
 	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
 	{ "target-kernel", required_argument, NULL, OPT_TARGET_KERNEL },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
 	{ "attached-atom", required_argument, NULL, OPT_ATTACHED_ATOM },
 	{ "error-atom", required_argument, NULL, OPT_ERROR_ATOM },
@@ -141,6 +147,9 @@ static int parse_value_opt(int c, struct run_opts *o)
 				       ? "--attached-atom" : "--error-atom", "an atom id")
 		       ? EXIT_OK : EXIT_USAGE;
 	}
+	case OPT_INTERVAL:
+		return cli_parse_range(optarg, 1, INTERVAL_MAX_S, &o->agg_interval, "--interval",
+				       "seconds") ? EXIT_OK : EXIT_USAGE;
 	case OPT_FLUSH:
 		return cli_parse_range(optarg, 1, FLUSH_MAX_MS, &o->flush_ms, "--flush-ms",
 				       "milliseconds") ? EXIT_OK : EXIT_USAGE;
@@ -252,6 +261,38 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	return EXIT_OK;
 }
 
+int run_opts_parse_with(int argc, char **argv, const struct option *own,
+			int (*take)(int c, void *ctx), void *ctx, struct run_opts *o)
+{
+	struct option opts[96];
+	size_t n = 0, n_own = 0;
+	int c, rc;
+
+	while (own[n_own].name)
+		n_own++;
+	if (run_opts_getopt(opts, &n, sizeof(opts) / sizeof(opts[0]) - n_own) < 0)
+		return EXIT_USAGE;
+	for (size_t i = 0; i <= n_own; i++)    /* with the zero row */
+		opts[n++] = own[i];
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
+		if (c == 'p') /* -p PID is run's --pid */
+			for (size_t i = 0; opts[i].name; i++)
+				if (!strcmp(opts[i].name, "pid"))
+					c = opts[i].val;
+		rc = run_opts_take(c, o);
+		if (rc == RUN_OPT_HELP) {
+			cmd_help(0, NULL);
+			return -1;
+		}
+		if (rc == RUN_OPT_NOT_MINE)
+			rc = take(c, ctx);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	return run_opts_check(o);
+}
+
 /* ---- what the loop hands over ---- */
 
 struct run_state {
@@ -264,6 +305,7 @@ struct run_state {
 	int32_t attached_atom;       /* self-metric atom ids (0: not sent) */
 	int32_t error_atom;
 	bool error_sent;
+	struct agg_reader *agg;      /* the in-kernel aggregations (NULL: none) */
 };
 
 /* Events an output loses (a full queue, a failed write) come back one by one
@@ -542,6 +584,28 @@ static void on_ending(void *ctx, int sig)
 		sinks_statsd_stop_waiting(rs->sinks);
 }
 
+static void on_tick(void *ctx, uint64_t now_ns)
+{
+	agg_reader_tick(ctx, now_ns);
+}
+
+/* The last interval of the aggregations, once the probes are detached. */
+static void finish_aggregations(struct run_state *rs)
+{
+	struct timespec ts;
+	uint64_t full;
+
+	if (!rs->agg)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	full = agg_reader_final(rs->agg, (uint64_t)ts.tv_sec * 1000000000u +
+						 (uint64_t)ts.tv_nsec);
+	if (full)
+		p_warn("%" PRIu64 " hit(s) were not (fully) counted: the aggregation map was full (each "
+		       "interval says how many; raise --agg-keys / max_keys, now %u)", full,
+		       plan_agg_max_keys(rs->plan));
+}
+
 static int run_loop(struct run_state *rs, const struct run_opts *o)
 {
 	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
@@ -549,6 +613,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 				  .congested = on_congested, .settle = on_settle, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs,
+				   .tick = rs->agg ? on_tick : NULL, .tick_ctx = rs->agg,
 				   .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
@@ -572,6 +637,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	 * lost, and counted before the summary is made. */
 	sinks_settle(rs->sinks, OUTBUF_CLOSE_WAIT_MS);
 	on_flush(rs);
+	finish_aggregations(rs);
 	exit_rc = finish(rs, &st, o->quiet, (int32_t)o->polled_atom);
 	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
 		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
@@ -648,6 +714,23 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 	return EXIT_OK;
 }
 
+static int open_aggregations(const struct plan *plan, const struct run_opts *o, FILE *out,
+			     struct run_state *rs)
+{
+	struct agg_reader_opts ao = {
+		.out = out, .json = o->sinks.format && !strcmp(o->sinks.format, "json"),
+		.interval_s = o->agg_interval ? o->agg_interval : plan_agg_interval(plan),
+		.uid = o->has_traffic_uid ? (int64_t)o->traffic_uid : -1,
+	};
+	struct err e = { 0 };
+
+	if (agg_reader_open(plan, rs->session, &ao, &rs->agg, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
 int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
@@ -680,7 +763,13 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace) || (o->sinks.profile && !profile))
 		? EXIT_RUNTIME : open_sinks(o, out, trace, profile, &rs);
 	if (rc == EXIT_OK)
+		rc = open_aggregations(plan, o, out, &rs);
+	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
+	if (agg_reader_close(rs.agg, &e) < 0 && rc == EXIT_OK) {
+		p_err("%s", e.msg);
+		rc = EXIT_RUNTIME;
+	}
 	sinks_close(rs.sinks);
 	session_close(rs.session);
 	if (out && out != stdout)

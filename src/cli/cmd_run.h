@@ -47,6 +47,9 @@ struct run_opts {
 	bool atom_int32_args;        /* --atom-mapping cpp */
 	bool exit_probes;            /* --exit-probes */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
+	uint32_t agg_interval;       /* --interval S: aggregations' flush (0: the config's) */
+	bool has_traffic_uid;        /* traffic --uid U: only U's sockets */
+	uint32_t traffic_uid;
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };
@@ -60,6 +63,14 @@ struct run_opts {
 int run_opts_getopt(struct option *opts, size_t *n, size_t max);
 /* c, optarg: what getopt_long returned for a row of run_opts_getopt. */
 int run_opts_take(int c, struct run_opts *o);
+/* A command taking every run option plus rows of its own (`own`, ended by a
+ * zero row; -p is run's --pid): getopt over argv, each option to
+ * run_opts_take, else to take(c, ctx) (optarg set; returns an exit code),
+ * then run_opts_check.  EXIT_OK with optind at the first operand, -1 after
+ * --help (printed), or an exit code (the error printed). */
+int run_opts_parse_with(int argc, char **argv, const struct option *own,
+			int (*take)(int c, void *ctx), void *ctx, struct run_opts *o);
+
 /* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
 int run_opts_check(struct run_opts *o);
 /* The call-stack options (--stack, --stack-mode, --stack-bytes) into the plan's. */

@@ -103,8 +103,10 @@ static const struct option own_opts[] = {
 	{ 0 },
 };
 
-static int take_own(int c, struct sections_opts *o)
+static int take_own(int c, void *ctx)
 {
+	struct sections_opts *o = ctx;
+
 	switch (c) {
 	case 'n': o->name = optarg; return EXIT_OK;
 	case OPT_EMIT: o->emit = optarg; return EXIT_OK;
@@ -119,30 +121,10 @@ static int take_own(int c, struct sections_opts *o)
 
 static int parse_opts(int argc, char **argv, struct sections_opts *o)
 {
-	struct option opts[96];
-	size_t n = 0;
-	int c, rc;
+	int rc = run_opts_parse_with(argc, argv, own_opts, take_own, o, &o->run);
 
-	if (run_opts_getopt(opts, &n, 80) < 0)
-		return EXIT_USAGE;
-	for (size_t i = 0; i < sizeof(own_opts) / sizeof(own_opts[0]); i++)
-		opts[n++] = own_opts[i];
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
-		if (c == 'p') /* -p PID is run's --pid */
-			for (size_t i = 0; opts[i].name; i++)
-				if (!strcmp(opts[i].name, "pid"))
-					c = opts[i].val;
-		rc = run_opts_take(c, &o->run);
-		if (rc == RUN_OPT_HELP) {
-			cmd_help(0, NULL);
-			return -1;
-		}
-		if (rc == RUN_OPT_NOT_MINE)
-			rc = take_own(c, o);
-		if (rc != EXIT_OK)
-			return rc;
-	}
+	if (rc != EXIT_OK)
+		return rc;
 	if (optind < argc) {
 		p_err("sections takes no PATTERN ('%s'): it probes the trace-marker functions "
 		      "itself; `uprobestats trace` takes patterns", argv[optind]);
@@ -152,7 +134,7 @@ static int parse_opts(int argc, char **argv, struct sections_opts *o)
 		p_err("--no-java and --no-native leave nothing to probe");
 		return EXIT_USAGE;
 	}
-	return run_opts_check(&o->run);
+	return EXIT_OK;
 }
 
 /* The process whose maps are searched: the first -p, else the first -n. */

@@ -17,6 +17,7 @@
 #include "cli/trace_match.h"
 #include "config/encode.h"
 #include "config/textdump.h"
+#include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "plan/trace_plan.h"
 #include "sys/proc.h"
@@ -35,7 +36,8 @@ struct trace_opts {
 };
 
 enum {
-	OPT_RET = 0x800, OPT_ARGS, OPT_ATOM, OPT_EMIT, OPT_MAX_PROBES,
+	OPT_RET = 0x800, OPT_ARGS, OPT_ATOM, OPT_EMIT, OPT_MAX_PROBES, OPT_COUNT, OPT_BY, OPT_SUM,
+	OPT_HIST, OPT_AGG_KEYS,
 };
 
 static const struct option trace_long_opts[] = {
@@ -45,14 +47,48 @@ static const struct option trace_long_opts[] = {
 	{ "emit-config", required_argument, NULL, OPT_EMIT },
 	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
 	{ "name", required_argument, NULL, 'n' },
+	{ "count", no_argument, NULL, OPT_COUNT },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "sum", required_argument, NULL, OPT_SUM },
+	{ "hist", required_argument, NULL, OPT_HIST },
+	{ "agg-keys", required_argument, NULL, OPT_AGG_KEYS },
 	{ 0 },
 };
 
-static int take_trace_opt(int c, struct trace_opts *o)
+/* --count, --by, --sum, --hist, --agg-keys: in-kernel aggregation. */
+static int take_agg_opt(int c, struct trace_agg *g)
 {
+	struct err e = { 0 };
+	int rc = 0;
+
+	g->on = true;
+	switch (c) {
+	case OPT_COUNT: return EXIT_OK;
+	case OPT_BY: rc = trace_agg_parse_by(optarg, g, &e); break;
+	case OPT_SUM: rc = trace_agg_parse_value(optarg, "--sum", &g->sum, &g->sum_arg, &e); break;
+	case OPT_HIST:
+		rc = trace_agg_parse_value(optarg, "--hist", &g->hist, &g->hist_arg, &e);
+		break;
+	case OPT_AGG_KEYS:
+		return cli_parse_range(optarg, 1, AGG_MAX_KEYS_LIMIT, &g->max_keys, "--agg-keys",
+				       "a key count") ? EXIT_OK : EXIT_USAGE;
+	default: return RUN_OPT_NOT_MINE;
+	}
+	if (rc < 0) {
+		p_err("%s", e.msg);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static int take_trace_opt(int c, void *ctx)
+{
+	struct trace_opts *o = ctx;
 	struct err e = { 0 };
 	uint32_t v;
 
+	if (c >= OPT_COUNT && c <= OPT_AGG_KEYS)
+		return take_agg_opt(c, &o->spec.agg);
 	switch (c) {
 	case OPT_RET: o->spec.ret = true; return EXIT_OK;
 	case 'n': o->spec.process_name = optarg; return EXIT_OK;
@@ -78,35 +114,15 @@ static int take_trace_opt(int c, struct trace_opts *o)
 
 static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 {
-	struct option opts[96];
-	size_t n = 0;
-	int c, rc;
+	int rc = run_opts_parse_with(argc, argv, trace_long_opts, take_trace_opt, o, &o->run);
 
-	if (run_opts_getopt(opts, &n, 80) < 0)
-		return EXIT_USAGE;
-	for (size_t i = 0; i < sizeof(trace_long_opts) / sizeof(trace_long_opts[0]); i++)
-		opts[n++] = trace_long_opts[i];
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
-		if (c == 'p') {
-			/* -p PID is run's --pid */
-			for (size_t i = 0; opts[i].name; i++)
-				if (!strcmp(opts[i].name, "pid"))
-					c = opts[i].val;
-		}
-		rc = run_opts_take(c, &o->run);
-		if (rc == RUN_OPT_HELP) {
-			cmd_help(0, NULL);
-			return -1;
-		}
-		if (rc == RUN_OPT_NOT_MINE)
-			rc = take_trace_opt(c, o);
-		if (rc != EXIT_OK)
-			return rc;
-	}
-	rc = run_opts_check(&o->run);
 	if (rc != EXIT_OK)
 		return rc;
+	if (o->spec.agg.on && (o->spec.ret || o->spec.n_args || o->spec.atom_id)) {
+		p_err("--count/--by/--sum/--hist count in the kernel; --ret, --args and --atom "
+		      "record each call: give one or the other");
+		return EXIT_USAGE;
+	}
 	if (optind >= argc) {
 		p_err("missing PATTERN (e.g. 'com.android.server.am.*.start*' or "
 		      "'libc.so:open*'; see uprobestats --help)");
@@ -133,7 +149,9 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 	struct err e = { 0 };
 	int rc;
 
-	if (!o->spec.ret || (!m->java && o->spec.native_uretprobe))
+	bool ret = o->spec.ret || (o->spec.agg.on && trace_agg_needs_return(&o->spec.agg));
+
+	if (!ret || (!m->java && o->spec.native_uretprobe))
 		return true;
 	rc = exits_choose(&q, &c, &e);
 	if (rc < 0) {
@@ -317,7 +335,7 @@ static int find_pid(const struct trace_opts *o, pid_t *pid)
 
 int cmd_trace(int argc, char **argv)
 {
-	struct trace_opts o = { .max_probes = DEFAULT_MAX_PROBES };
+	struct trace_opts o = { .max_probes = DEFAULT_MAX_PROBES, .spec.agg.by_arg = -1 };
 	struct trace_matches tm = { 0 };
 	struct android_info android;
 	pid_t pid = 0;
@@ -330,11 +348,12 @@ int cmd_trace(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.spec.duration = o.run.duration;
+	o.spec.agg.interval_s = o.run.agg_interval;
 	o.spec.native_uretprobe = o.run.unsafe_uretprobe;
 	o.emit_format = o.run.load.format;
 	/* The profile is the answer to "how often, how long": on stderr unless
 	 * asked elsewhere.  statsd only when asked (--statsd with --atom). */
-	if (!o.run.sinks.profile)
+	if (!o.run.sinks.profile && !o.spec.agg.on)
 		o.run.sinks.profile = "-";
 	if (o.run.sinks.statsd == SINKS_STATSD_AUTO)
 		o.run.sinks.statsd = SINKS_STATSD_OFF;

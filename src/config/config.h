@@ -118,6 +118,26 @@ struct probe_config {
 	int32_t section_name_arg;
 	bool has_section_value_arg;
 	int32_t section_value_arg;
+	/* Ours: the Aggregation message (field 1005, flattened here) of the
+	 * aggregate programs: keys (enum agg_key), what is summed and what goes
+	 * into the histogram (enum agg_value, with their argument positions),
+	 * the flush interval and the map's key limit. */
+	bool has_aggregation;
+	struct i32_list agg_by;
+	bool has_agg_by_arg;
+	int32_t agg_by_arg;
+	bool has_agg_sum;
+	int32_t agg_sum;
+	bool has_agg_sum_arg;
+	int32_t agg_sum_arg;
+	bool has_agg_hist;
+	int32_t agg_hist;
+	bool has_agg_hist_arg;
+	int32_t agg_hist_arg;
+	bool has_agg_interval;
+	int32_t agg_interval_seconds;
+	bool has_agg_max_keys;
+	int32_t agg_max_keys;
 	struct src_loc loc;
 	/* Where each singular field was set (kind NONE when absent). */
 	struct src_loc bpf_name_loc;
@@ -140,6 +160,22 @@ struct statsd_logging_config {
 	struct i32_list primitive_argument_positions;
 	struct src_loc loc;
 	struct src_loc atom_id_loc;
+};
+
+enum agg_key {
+	AGG_KEY_UNKNOWN = 0,
+	AGG_KEY_PID = 1,
+	AGG_KEY_TID = 2,
+	AGG_KEY_UID = 3,
+	AGG_KEY_ARG = 4,
+	AGG_KEY_RET = 5,
+};
+
+enum agg_value {
+	AGG_VALUE_NONE = 0,
+	AGG_VALUE_ARG = 1,
+	AGG_VALUE_RET = 2,
+	AGG_VALUE_LATENCY = 3,
 };
 
 enum trace_role {

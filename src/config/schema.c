@@ -122,6 +122,52 @@ const struct msg_desc schema_binder_filter = {
 	OFF(struct binder_filter, loc), binder_filter_fields, ARRAY_LEN(binder_filter_fields),
 };
 
+static const struct enum_value agg_key_values[] = {
+	{ "UNKNOWN", AGG_KEY_UNKNOWN }, { "PID", AGG_KEY_PID }, { "TID", AGG_KEY_TID },
+	{ "UID", AGG_KEY_UID },         { "ARG", AGG_KEY_ARG }, { "RET", AGG_KEY_RET },
+};
+
+const struct enum_desc schema_enum_agg_key = {
+	"AggregationKey", agg_key_values, ARRAY_LEN(agg_key_values),
+};
+
+static const struct enum_value agg_value_values[] = {
+	{ "NONE", AGG_VALUE_NONE }, { "ARG", AGG_VALUE_ARG },
+	{ "RET", AGG_VALUE_RET },   { "LATENCY", AGG_VALUE_LATENCY },
+};
+
+const struct enum_desc schema_enum_agg_value = {
+	"AggregationValue", agg_value_values, ARRAY_LEN(agg_value_values),
+};
+
+/* ProbeConfig.aggregation (ours), flattened into struct probe_config. */
+#define PC struct probe_config
+#define AGG_INT(nm, num, field)                                                        \
+	ROW(nm, num, num, FT_INT32, false, false, OFF(PC, field), OFF(PC, has_##field),  \
+	    FD_NONE, FD_NONE, NULL, NULL)
+#define AGG_ENUM(nm, num, field)                                                       \
+	ROW(nm, num, num, FT_ENUM, false, false, OFF(PC, field), OFF(PC, has_##field),   \
+	    FD_NONE, FD_NONE, &schema_enum_agg_value, NULL)
+static const struct field_desc aggregation_fields[] = {
+	ROW("by", 1, 1, FT_ENUM, true, false, OFF(PC, agg_by), FD_NONE, FD_NONE, FD_NONE,
+	    &schema_enum_agg_key, NULL),
+	AGG_INT("by_arg", 2, agg_by_arg),
+	AGG_ENUM("sum", 3, agg_sum),
+	AGG_INT("sum_arg", 4, agg_sum_arg),
+	AGG_ENUM("hist", 5, agg_hist),
+	AGG_INT("hist_arg", 6, agg_hist_arg),
+	ROW("interval_seconds", 7, 7, FT_INT32, false, false, OFF(PC, agg_interval_seconds),
+	    OFF(PC, has_agg_interval), FD_NONE, FD_NONE, NULL, NULL),
+	AGG_INT("max_keys", 8, agg_max_keys),
+};
+#undef AGG_INT
+#undef AGG_ENUM
+
+static const struct msg_desc schema_aggregation = {
+	"Aggregation", sizeof(PC), FD_NONE, aggregation_fields, ARRAY_LEN(aggregation_fields),
+};
+#undef PC
+
 /* ProbeConfig: field 4 is bpf_map in era B and fully_qualified_class_name now. */
 #define PC struct probe_config
 static const struct field_desc probe_fields[] = {
@@ -161,6 +207,8 @@ static const struct field_desc probe_fields[] = {
 	ROW("section_value_arg", 0, 1012, FT_INT32, false, false, OFF(PC, section_value_arg),
 	    OFF(PC, has_section_value_arg), FD_NONE, OFF(PC, section_value_arg_loc), NULL,
 	    NULL),
+	ROW("aggregation", 0, 1005, FT_MESSAGE, false, false, 0, OFF(PC, has_aggregation),
+	    FD_NONE, FD_NONE, NULL, &schema_aggregation),
 };
 #undef PC
 

@@ -83,6 +83,8 @@ extern const struct msg_desc schema_binder_method;
 extern const struct enum_desc schema_enum_tps;
 extern const struct enum_desc schema_enum_trace_role;
 extern const struct enum_desc schema_enum_trace_section;
+extern const struct enum_desc schema_enum_agg_key;
+extern const struct enum_desc schema_enum_agg_value;
 extern const struct enum_desc schema_enum_atom_field;
 
 /* Deepest message nesting in the schema plus headroom; parsers refuse deeper input. */

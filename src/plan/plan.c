@@ -184,6 +184,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		.oatdump_path = po->oatdump_path,
 		.search = {
 			.pid = pid > 0 ? pid : 0,
+			.proc_dir = po->proc_dir,
 			.roots = po->search_roots,
 			.n_roots = po->n_search_roots,
 			.isa = po->isa,
@@ -398,7 +399,9 @@ static int plan_probe_init(struct plan_probe *p, uint32_t id, struct plan_task *
 	}
 	snprintf(p->program_name, sizeof(p->program_name), "%s", pc->bpf_name);
 	snprintf(p->map_name, sizeof(p->map_name), "map_%s_%s", p->obj->name,
-		 p->prog->map ? p->prog->map : "latency_hist");
+		 p->prog->map ? p->prog->map
+		 : p->prog->aggregate ? CATALOG_MAP_AGG_DATA
+		 : p->prog->traffic ? CATALOG_MAP_TRAFFIC_DATA : CATALOG_MAP_HISTOGRAM);
 	/* A configured map must be the one the program writes. */
 	for (size_t i = 0; i < t->cfg->bpf_maps.n + (pc->bpf_map ? 1 : 0); i++) {
 		const struct catalog_object *mo;
@@ -521,6 +524,8 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 			rc = plan_probe_stack(p, st->opts, &e);
 		if (rc == 0 && !st->opts->no_resolve)
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
+		if (rc == 0)
+			rc = plan_aggregation(p, &e);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)

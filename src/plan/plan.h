@@ -59,6 +59,12 @@ struct plan_probe {
 	bool exit_probes;
 	uint32_t n_exits;
 	uint64_t *exit_offsets;           /* file offsets of the exit sites; owned */
+	/* The aggregate programs (plan/aggregation.h): what a hit is keyed by,
+	 * summed and histogrammed (records.h: enum ups_agg_by/ups_agg_val), the
+	 * argument registers (ups_prog_config.agg_regs) and positions. */
+	uint32_t agg_by, agg_sum, agg_hist, agg_regs;
+	int32_t agg_by_arg, agg_sum_arg, agg_hist_arg;
+	uint32_t traffic_op;              /* the traffic program: enum ups_traffic_op */
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
 	struct probe_desc desc;           /* points into this struct */
@@ -163,5 +169,11 @@ int plan_arg_register(enum arg_abi abi, int32_t pos);
 
 const char *resolve_how_name(enum resolve_how how);
 const char *arg_abi_name(enum arg_abi abi);
+
+/* plan_aggregation.c: fills p->agg_* from its Aggregation field (plan/
+ * aggregation.h); an aggregation on a program that does not aggregate, a
+ * return-only value on the entry program, or an argument outside the
+ * registers is an error naming the probe. */
+int plan_aggregation(struct plan_probe *p, struct err *err);
 
 #endif

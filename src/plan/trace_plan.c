@@ -12,6 +12,94 @@
 #define PROG_ENTRY   "prog_GenericInstrumentation_uprobe_call_detail"
 #define PROG_STRINGS "prog_Uprobestats_uprobe_call_args"
 #define PROG_RETURN  "prog_Uprobestats_uretprobe_call_return"
+#define PROG_AGG     "prog_Uprobestats_uprobe_aggregate"
+#define PROG_AGG_RET "prog_Uprobestats_uretprobe_aggregate_return"
+
+/* "arg 2", "arg2", "arg:2" -> 2; -1 when s is no argument. */
+static int32_t parse_arg_ref(const char *s, size_t len)
+{
+	char *end;
+	long v;
+
+	if (len < 4 || strncmp(s, "arg", 3))
+		return -1;
+	s += 3;
+	len -= 3;
+	if (*s == ' ' || *s == ':') {
+		s++;
+		len--;
+	}
+	if (!len || *s < '0' || *s > '9')
+		return -1;
+	v = strtol(s, &end, 10);
+	return (size_t)(end - s) == len && v <= 255 ? (int32_t)v : -1;
+}
+
+int trace_agg_parse_by(const char *s, struct trace_agg *agg, struct err *e)
+{
+	static const struct { const char *name; int32_t key; } names[] = {
+		{ "pid", AGG_KEY_PID }, { "tid", AGG_KEY_TID }, { "uid", AGG_KEY_UID },
+		{ "ret", AGG_KEY_RET },
+	};
+	const char *p = s;
+
+	agg->n_by = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int32_t key = AGG_KEY_UNKNOWN, arg = parse_arg_ref(p, len);
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len))
+				key = names[i].key;
+		if (arg >= 0) {
+			if (agg->by_arg >= 0 && agg->by_arg != arg)
+				return err_set(e, -EINVAL, "--by %s: one argument key at most", s);
+			key = AGG_KEY_ARG;
+			agg->by_arg = arg;
+		}
+		if (key == AGG_KEY_UNKNOWN)
+			return err_set(e, -EINVAL, "--by %s: '%.*s' is not pid, tid, uid, arg N or "
+				       "ret", s, (int)len, p);
+		for (size_t i = 0; i < agg->n_by; i++)
+			if (agg->by[i] == key)
+				return err_set(e, -EINVAL, "--by %s: '%.*s' twice", s, (int)len, p);
+		agg->by[agg->n_by++] = key;
+		p += len;
+		if (*p == ',' && !*++p)
+			return err_set(e, -EINVAL, "--by %s: a key after the last ','", s);
+	}
+	if (!agg->n_by)
+		return err_set(e, -EINVAL, "--by: no key given (pid, tid, uid, arg N, ret)");
+	agg->on = true;
+	return 0;
+}
+
+int trace_agg_parse_value(const char *s, const char *what, int32_t *value, int32_t *arg,
+			  struct err *e)
+{
+	int32_t a = parse_arg_ref(s, strlen(s));
+
+	if (a >= 0) {
+		*value = AGG_VALUE_ARG;
+		*arg = a;
+	} else if (!strcmp(s, "ret")) {
+		*value = AGG_VALUE_RET;
+	} else if (!strcmp(s, "latency")) {
+		*value = AGG_VALUE_LATENCY;
+	} else {
+		return err_set(e, -EINVAL, "%s takes arg N, ret or latency, not '%s'", what, s);
+	}
+	return 0;
+}
+
+bool trace_agg_needs_return(const struct trace_agg *agg)
+{
+	for (size_t i = 0; i < agg->n_by; i++)
+		if (agg->by[i] == AGG_KEY_RET)
+			return true;
+	return agg->sum == AGG_VALUE_RET || agg->sum == AGG_VALUE_LATENCY ||
+	       agg->hist == AGG_VALUE_RET || agg->hist == AGG_VALUE_LATENCY;
+}
 
 int trace_args_parse(const char *s, struct trace_spec *spec, struct err *e)
 {
@@ -178,6 +266,32 @@ static int fill_task(struct arena *a, struct task_config *t, const struct trace_
 	return 0;
 }
 
+static int fill_aggregation(struct arena *a, struct probe_config *pc, const struct trace_agg *g)
+{
+	pc->has_aggregation = true;
+	for (size_t i = 0; i < g->n_by; i++) {
+		if (model_push_i32(a, &pc->agg_by, g->by[i], NULL) < 0)
+			return -ENOMEM;
+		if (g->by[i] == AGG_KEY_ARG) {
+			pc->has_agg_by_arg = true;
+			pc->agg_by_arg = g->by_arg;
+		}
+	}
+	pc->has_agg_sum = g->sum != AGG_VALUE_NONE;
+	pc->agg_sum = g->sum;
+	pc->has_agg_sum_arg = g->sum == AGG_VALUE_ARG;
+	pc->agg_sum_arg = g->sum_arg;
+	pc->has_agg_hist = g->hist != AGG_VALUE_NONE;
+	pc->agg_hist = g->hist;
+	pc->has_agg_hist_arg = g->hist == AGG_VALUE_ARG;
+	pc->agg_hist_arg = g->hist_arg;
+	pc->has_agg_interval = g->interval_s > 0;
+	pc->agg_interval_seconds = (int32_t)g->interval_s;
+	pc->has_agg_max_keys = g->max_keys > 0;
+	pc->agg_max_keys = (int32_t)g->max_keys;
+	return 0;
+}
+
 /* One task per program kind: the entry probes (with the argument positions)
  * first, the return probes after them, so probe ids run through the tasks
  * in order and the positions stay with the programs that record them. */
@@ -186,7 +300,9 @@ static int build_task(const struct trace_spec *spec, const struct trace_method *
 {
 	struct arena *a = out->cfg->arena;
 	struct task_config *t = &out->cfg->tasks[out->cfg->n_tasks++];
-	const char *prog = ret ? PROG_RETURN
+	bool agg_ret = spec->agg.on && trace_agg_needs_return(&spec->agg);
+	const char *prog = spec->agg.on ? (agg_ret ? PROG_AGG_RET : PROG_AGG)
+			   : ret ? PROG_RETURN
 			   : n_str_args(spec) || spec->sections ? PROG_STRINGS : PROG_ENTRY;
 
 	t->probes = arena_alloc(a, n * sizeof(*t->probes));
@@ -194,8 +310,9 @@ static int build_task(const struct trace_spec *spec, const struct trace_method *
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct probe_config *pc = &t->probes[t->n_probes++];
-		bool exits = ret && (m[i].java || !spec->native_uretprobe);
-		if (fill_probe(a, pc, prog, &m[i], exits) < 0)
+		bool exits = (ret || agg_ret) && (m[i].java || !spec->native_uretprobe);
+		if (fill_probe(a, pc, prog, &m[i], exits) < 0 ||
+		    (spec->agg.on && fill_aggregation(a, pc, &spec->agg) < 0))
 			return -ENOMEM;
 		fill_location(&out->located[out->n_located++], &m[i], spec,
 			      !ret && n_str_args(spec) > 0);
@@ -207,7 +324,7 @@ int trace_source_build(const struct trace_spec *spec, const struct trace_method 
 		       struct trace_source *out, struct err *e)
 {
 	bool entry = !spec->ret || spec->n_args;
-	size_t per = (spec->ret ? 1 : 0) + (entry ? 1 : 0);
+	size_t per = spec->agg.on ? 1 : (spec->ret ? 1 : 0) + (entry ? 1 : 0);
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -224,9 +341,9 @@ int trace_source_build(const struct trace_spec *spec, const struct trace_method 
 	}
 	out->cfg->format = CONFIG_FORMAT_TEXT;
 	out->cfg->era = CONFIG_ERA_CURRENT;
-	if (entry)
+	if (spec->agg.on || entry)
 		rc = build_task(spec, m, n, false, out);
-	if (rc == 0 && spec->ret)
+	if (rc == 0 && spec->ret && !spec->agg.on)
 		rc = build_task(spec, m, n, true, out);
 	if (rc < 0) {
 		trace_source_free(out);

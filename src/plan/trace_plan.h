@@ -33,6 +33,28 @@
  * without --atom (statsd stays off for such a run). */
 #define TRACE_PLACEHOLDER_ATOM 1
 
+/* In-kernel aggregation instead of a record per call (plan/aggregation.h):
+ * the probes run Uprobestats aggregate (or aggregate_return when the return
+ * value or the latency is asked for) with these in their Aggregation. */
+struct trace_agg {
+	bool on;                           /* --count, --by, --sum or --hist given */
+	int32_t by[5];                     /* enum agg_key, in the order given */
+	size_t n_by;
+	int32_t by_arg;
+	int32_t sum, sum_arg;              /* enum agg_value (AGG_VALUE_NONE: none) */
+	int32_t hist, hist_arg;
+	uint32_t interval_s;               /* --interval (0: at exit only) */
+	uint32_t max_keys;                 /* --agg-keys (0: the default) */
+};
+
+/* --by LIST: "pid", "tid", "uid", "arg N" (or argN), "ret", comma-separated. */
+int trace_agg_parse_by(const char *s, struct trace_agg *agg, struct err *e);
+/* --sum / --hist VALUE: "arg N" (argN), "ret", "latency" (what: the option). */
+int trace_agg_parse_value(const char *s, const char *what, int32_t *value, int32_t *arg,
+			  struct err *e);
+/* Whether the aggregation needs the return (value or latency). */
+bool trace_agg_needs_return(const struct trace_agg *agg);
+
 struct trace_arg {
 	int32_t pos;
 	bool str;
@@ -48,6 +70,7 @@ struct trace_spec {
 	bool native_uretprobe;             /* --unsafe-uretprobe: native --ret on a uretprobe */
 	bool sections;                     /* `sections`: every method a trace-marker function
 					    * (trace_method.section), on call_args */
+	struct trace_agg agg;              /* --count, --by, --sum, --hist */
 };
 
 /* One matched method. */

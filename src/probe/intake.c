@@ -54,7 +54,7 @@ int intake_open(struct intake *in, const char *proc_dir, struct err *err)
 	for (size_t i = 0; i < plan->n_probes && !in->stacks; i++) {
 		if (!plan->probe_by_id[i]->stack_mode)
 			continue;
-		in->stacks = stacks_new(proc_dir);
+		in->stacks = stacks_new(session_code_cache(in->session));
 		in->trace = malloc(sizeof(*in->trace));
 		if (!in->stacks || !in->trace)
 			return err_set(err, -ENOMEM, "out of memory");

@@ -15,6 +15,16 @@ static int imm_value(uint32_t field, const struct ups_prog_config *cfg, uint32_t
 		*out = cfg->filter_pids;
 	else if (field == UPS_IMM_STRING_NATIVE)
 		*out = cfg->string_native;
+	else if (field == UPS_IMM_AGG_BY)
+		*out = cfg->agg_by;
+	else if (field == UPS_IMM_AGG_SUM)
+		*out = cfg->agg_sum;
+	else if (field == UPS_IMM_AGG_HIST)
+		*out = cfg->agg_hist;
+	else if (field == UPS_IMM_AGG_REGS)
+		*out = cfg->agg_regs;
+	else if (field == UPS_IMM_TRAFFIC_OP)
+		*out = cfg->traffic_op;
 	else if (field >= UPS_IMM_STRING_REG && field < UPS_IMM_STRING_REG + UPS_ARG_STRINGS)
 		*out = cfg->string_reg[field - UPS_IMM_STRING_REG];
 	else if (field >= UPS_IMM_STRING_POS && field < UPS_IMM_STRING_POS + UPS_ARG_STRINGS)

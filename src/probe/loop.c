@@ -396,6 +396,9 @@ static int run_epoll(struct loop *L, int ep, int tfd, int sfd, struct err *err)
 					return err_set(err, -errno, "timerfd: %s", strerror(errno));
 				intake_refresh_clocks(&L->in);
 				check_tasks(L);
+				if (L->opts->tick)
+					L->opts->tick(L->opts->tick_ctx,
+						      (uint64_t)clock_ns(CLOCK_MONOTONIC));
 				want_drain |= evs[i].data.u32 == TAG_TIMER;
 				intake_report_drops(&L->in, false);
 				break;

@@ -43,6 +43,10 @@ struct loop_opts {
 	 * attach the probes here.  A negative return ends the run with err. */
 	int (*start)(void *ctx, struct err *err);
 	void *start_ctx;
+	/* Called on every timer tick (100 ms at most apart) with CLOCK_MONOTONIC
+	 * ns: the in-kernel aggregations' intervals.  May be NULL. */
+	void (*tick)(void *ctx, uint64_t now_ns);
+	void *tick_ctx;
 	bool android;             /* ANY_APP_PROCESS_ON_START means uid >= 10000 */
 	uint32_t watch_ms;        /* how often waiting tasks look for their process (10) */
 };

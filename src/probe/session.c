@@ -14,11 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan/aggregation.h"
 #include "probe/attach.h"
 #include "probe/legacy_cfg.h"
 #include "probe/verifier_log.h"
 #include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
+#include "stack/codecache.h"
 #include "stack/kwalk.h"
 
 #define MAX_TARGET_PIDS 4096
@@ -140,6 +142,18 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			rc = bpf_map__set_max_entries(map, 1);  /* 4 MiB only when used */
 		} else if (strcmp(name, UPS_KWALK_MAP) == 0 && s->kwalk.v) {
 			rc = bpf_map__set_max_entries(map, (uint32_t)kwalk_table_size(&s->kwalk));
+		} else if (strcmp(name, CATALOG_MAP_AGG_DATA) == 0) {
+			/* preallocated (what 4.14 and every tracing program can
+			 * use): 56 bytes a key, only when a probe aggregates */
+			rc = bpf_map__set_max_entries(map, plan_aggregates(s->plan)
+							   ? plan_agg_max_keys(s->plan) : 1);
+		} else if (strcmp(name, CATALOG_MAP_TRAFFIC_DATA) == 0 ||
+			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0) {
+			rc = bpf_map__set_max_entries(map, plan_traffic_probes(s->plan)
+							   ? plan_agg_max_keys(s->plan) : 1);
+		} else if (strcmp(name, CATALOG_MAP_AGG_ENTRIES) == 0 &&
+			   !plan_agg_returns(s->plan)) {
+			rc = bpf_map__set_max_entries(map, 1);
 		} else if (strcmp(name, CATALOG_MAP_HISTOGRAM) == 0) {
 			/* per-CPU slots per probe: creating 10,000 probes' took 0.35 s,
 			 * so only when a call_latency probe fills them */
@@ -304,6 +318,11 @@ static int load_instance(struct session *s, struct instance *in,
 	cfg.stack_search_bits = s->kwalk.bits;
 	cfg.stack_after_ret = !p->exit_probes && p->prog->is_return;
 	cfg.probe_from_cookie = in->n_members > 1;
+	cfg.agg_by = p->agg_by;
+	cfg.agg_sum = p->agg_sum;
+	cfg.agg_hist = p->agg_hist;
+	cfg.agg_regs = p->agg_regs;
+	cfg.traffic_op = p->traffic_op;
 	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
@@ -463,8 +482,14 @@ void session_close(struct session *s)
 	free(s->members);
 	free(s->objects);
 	kwalk_table_free(&s->kwalk);
+	code_cache_free(s->code);
 	free(s->rings);
 	free(s);
+}
+
+struct code_cache *session_code_cache(const struct session *s)
+{
+	return s->code;
 }
 
 size_t session_ring_count(const struct session *s)

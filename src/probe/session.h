@@ -68,12 +68,20 @@ int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, s
 void session_detach_task(struct session *s, uint32_t task_index);
 void session_close(struct session *s);
 
+/* The run's code cache (stack/codecache.h): one view of the traced code for
+ * the kernel walk's table and the unwinder; NULL when no probe records
+ * stacks. */
+struct code_cache *session_code_cache(const struct session *s);
+
 size_t session_ring_count(const struct session *s);
 const struct session_ring *session_ring_at(const struct session *s, size_t i);
 
 /* Sum of the per-CPU counters of one probe. */
 int session_probe_counters(const struct session *s, uint32_t probe_id,
 			   struct ups_probe_counters *out);
+/* The descriptor of map `name` of obj's primary instance (every instance
+ * shares it); -ENOENT when no probe loaded obj or it has no such map. */
+int session_map_fd(const struct session *s, const struct catalog_object *obj, const char *name);
 /* The log2 latency histogram of a call_latency probe: slots[i] counts calls
  * that took [2^i, 2^(i+1)) ns. */
 int session_probe_histogram(const struct session *s, uint32_t probe_id,

@@ -39,10 +39,24 @@ int session_probe_counters(const struct session *s, uint32_t probe_id,
 			out->unwound += percpu[c].unwound;
 			out->untracked += percpu[c].untracked;
 			out->unpaired += percpu[c].unpaired;
+			out->agg_full += percpu[c].agg_full;
 		}
 	}
 	free(percpu);
 	return rc < 0 ? -errno : 0;
+}
+
+int session_map_fd(const struct session *s, const struct catalog_object *obj, const char *name)
+{
+	for (size_t i = 0; i < s->n_objects; i++) {
+		struct bpf_map *map;
+
+		if (s->objects[i].cat != obj || !s->objects[i].primary)
+			continue;
+		map = bpf_object__find_map_by_name(s->objects[i].primary, name);
+		return map ? bpf_map__fd(map) : -ENOENT;
+	}
+	return -ENOENT;
 }
 
 int session_probe_histogram(const struct session *s, uint32_t probe_id,

@@ -35,7 +35,11 @@ static int share_key_cmp(const struct plan_probe *a, const struct plan_probe *b)
 		return c;
 	if ((c = cmp_u32(a->string_native, b->string_native)) != 0 ||
 	    (c = cmp_u32(a->stack_mode, b->stack_mode)) != 0 ||
-	    (c = cmp_u32(a->stack_frames, b->stack_frames)) != 0)
+	    (c = cmp_u32(a->stack_frames, b->stack_frames)) != 0 ||
+	    (c = cmp_u32(a->agg_by, b->agg_by)) != 0 || (c = cmp_u32(a->agg_sum, b->agg_sum)) != 0 ||
+	    (c = cmp_u32(a->agg_hist, b->agg_hist)) != 0 ||
+	    (c = cmp_u32(a->agg_regs, b->agg_regs)) != 0 ||
+	    (c = cmp_u32(a->traffic_op, b->traffic_op)) != 0)
 		return c;
 	return cmp_u32(a->stack_bytes, b->stack_bytes);
 }

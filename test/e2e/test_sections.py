@@ -98,6 +98,10 @@ class ChrootTarget:
         for path in reversed(self.mounted):
             subprocess.run(["umount", path], check=False)
         self.mounted = []
+        # the copy goes only when nothing is mounted in it any more (never
+        # delete through a bind mount of /dev)
+        if not any(os.path.ismount(os.path.join(self.root, d)) for d in ("proc", "dev")):
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def chroot_run(args):

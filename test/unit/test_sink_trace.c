@@ -191,3 +191,70 @@ UT_TEST(trace_thread_table_grows)
 	jc_free(&d);
 	cap_free(&c);
 }
+
+/* sections: the markers atrace writes, Perfetto-parsable lines; the Chrome
+ * JSON events; an unbegun end writes nothing. */
+static void write_sections(struct trace_out *t)
+{
+	static const struct probe_desc p = { .program = "prog_args", .method = "atrace_x" };
+	static const struct section_call calls[] = {
+		{ .op = SECTION_OP_BEGIN, .name = "a|b", .name_len = 3, .depth = 1 },
+		{ .op = SECTION_OP_END, .name = "a|b", .name_len = 3, .depth = 1 },
+		{ .op = SECTION_OP_END, .verdict = SECTION_END_UNBEGUN, .name = "", .depth = 0 },
+		{ .op = SECTION_OP_ASYNC_BEGIN, .name = "load", .name_len = 4, .value = 7 },
+		{ .op = SECTION_OP_ASYNC_END, .name = "load", .name_len = 4, .value = 7 },
+		{ .op = SECTION_OP_COUNTER64, .name = "bytes", .name_len = 5,
+		  .value = 5000000000ll },
+	};
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		struct event e = ev_at(&p, 1000000 * (i + 1), 101);
+		e.section = &calls[i];
+		trace_event(t, &e);
+	}
+}
+
+UT_TEST(trace_sections_markers_and_chrome_events)
+{
+	struct capture c;
+	struct trace_out t;
+	regex_t re;
+	const char *text;
+
+	UT_EQ_INT(regcomp(&re, PERFETTO_LINE, REG_EXTENDED), 0);
+	cap_open(&c);
+	UT_EQ_INT(trace_open(&t, c.f, TRACE_FORMAT_SYSTRACE, NULL), 0);
+	write_sections(&t);
+	trace_close(&t);
+	text = cap_text(&c);
+	UT_CONTAINS(text, "          worker-101 (  100) [000] ...1 0.001000000: "
+			  "tracing_mark_write: B|100|a\\x7cb\n"
+			  "          worker-101 (  100) [000] ...1 0.002000000: "
+			  "tracing_mark_write: E|100\n"
+			  "          worker-101 (  100) [000] ...1 0.004000000: "
+			  "tracing_mark_write: S|100|load|7\n"
+			  "          worker-101 (  100) [000] ...1 0.005000000: "
+			  "tracing_mark_write: F|100|load|7\n"
+			  "          worker-101 (  100) [000] ...1 0.006000000: "
+			  "tracing_mark_write: C|100|bytes|5000000000\n");
+	UT_ASSERT(strstr(text, "0.003000000") == NULL);   /* the unbegun end */
+	UT_EQ_INT(regexec(&re, strstr(text, "          worker-101"), 0, NULL, 0), 0);
+	regfree(&re);
+	cap_free(&c);
+
+	cap_open(&c);
+	UT_EQ_INT(trace_open(&t, c.f, TRACE_FORMAT_JSON, NULL), 0);
+	write_sections(&t);
+	trace_close(&t);
+	text = cap_text(&c);
+	UT_CONTAINS(text, "{\"name\":\"a|b\",\"cat\":\"section\",\"ph\":\"B\",\"ts\":1000.000,"
+			  "\"pid\":100,\"tid\":101,\"args\":{\"probe\":\"atrace_x\"}}");
+	UT_CONTAINS(text, "{\"name\":\"a|b\",\"cat\":\"section\",\"ph\":\"E\",\"ts\":2000.000");
+	UT_CONTAINS(text, "{\"name\":\"load\",\"cat\":\"async\",\"ph\":\"b\",\"ts\":4000.000,"
+			  "\"pid\":100,\"tid\":101,\"id\":7}");
+	UT_CONTAINS(text, "\"ph\":\"e\",\"ts\":5000.000,\"pid\":100,\"tid\":101,\"id\":7}");
+	UT_CONTAINS(text, "{\"name\":\"bytes\",\"cat\":\"section\",\"ph\":\"C\",\"ts\":6000.000,"
+			  "\"pid\":100,\"tid\":101,\"args\":{\"value\":5000000000}}");
+	UT_ASSERT(strstr(text, "3000.000") == NULL);
+	cap_free(&c);
+}

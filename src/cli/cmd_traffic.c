@@ -1,0 +1,260 @@
+/* cmd_traffic.c — `uprobestats traffic [-p PID]... [-n NAME] [--uid U]
+ * [--lib PATH] [--interval S]`: bytes and calls per process, socket, peer and
+ * direction, counted in the kernel (the traffic program, bpf/records.h) at
+ * exit probes on libc's socket calls, printed per interval and at exit.
+ * The probes form a config in memory (one task, a probe per function the
+ * library has), then run's plan, session and loop do the rest. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cmd_run.h"
+#include "common/arena.h"
+#include "config/model.h"
+#include "plan/aggregation.h"
+#include "resolve/native.h"
+#include "sys/proc.h"
+
+#define PROG_TRAFFIC "prog_Uprobestats_uretprobe_traffic"
+
+static const char *const FUNCS[] = {
+	"socket", "connect", "accept", "accept4", "close", "send", "sendto", "sendmsg",
+	"write", "writev", "recv", "recvfrom", "recvmsg", "read", "readv",
+};
+
+struct traffic_opts {
+	struct run_opts run;
+	const char *name;            /* -n */
+	const char *lib;             /* --lib */
+	uint32_t max_keys;           /* --agg-keys */
+};
+
+enum { OPT_UID = 0x900, OPT_LIB, OPT_AGG_KEYS };
+
+static const struct option traffic_long_opts[] = {
+	{ "uid", required_argument, NULL, OPT_UID },
+	{ "lib", required_argument, NULL, OPT_LIB },
+	{ "agg-keys", required_argument, NULL, OPT_AGG_KEYS },
+	{ "name", required_argument, NULL, 'n' },
+	{ 0 },
+};
+
+static int take_traffic_opt(int c, struct traffic_opts *o)
+{
+	switch (c) {
+	case 'n': o->name = optarg; return EXIT_OK;
+	case OPT_LIB: o->lib = optarg; return EXIT_OK;
+	case OPT_UID:
+		o->run.has_traffic_uid = true;
+		return cli_parse_range(optarg, 0, UINT32_MAX - 1, &o->run.traffic_uid, "--uid",
+				       "a uid") ? EXIT_OK : EXIT_USAGE;
+	case OPT_AGG_KEYS:
+		return cli_parse_range(optarg, 1, AGG_MAX_KEYS_LIMIT, &o->max_keys, "--agg-keys",
+				       "a key count") ? EXIT_OK : EXIT_USAGE;
+	}
+	return EXIT_USAGE;
+}
+
+static int parse_traffic_opts(int argc, char **argv, struct traffic_opts *o)
+{
+	struct option opts[96];
+	size_t n = 0;
+	int c, rc;
+
+	if (run_opts_getopt(opts, &n, 88) < 0)
+		return EXIT_USAGE;
+	for (size_t i = 0; i < sizeof(traffic_long_opts) / sizeof(traffic_long_opts[0]); i++)
+		opts[n++] = traffic_long_opts[i];
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
+		if (c == 'p')
+			for (size_t i = 0; opts[i].name; i++)
+				if (!strcmp(opts[i].name, "pid"))
+					c = opts[i].val;
+		rc = run_opts_take(c, &o->run);
+		if (rc == RUN_OPT_HELP) {
+			cmd_help(0, NULL);
+			return -1;
+		}
+		if (rc == RUN_OPT_NOT_MINE)
+			rc = take_traffic_opt(c, o);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	if (optind < argc) {
+		p_err("traffic takes no arguments ('%s'); name processes with -p PID or -n NAME",
+		      argv[optind]);
+		return EXIT_USAGE;
+	}
+	return run_opts_check(&o->run);
+}
+
+/* The libc pid maps, as a path this process can open (through the target's
+ * root, so a chroot's or a container's libc is the one it runs). */
+static bool mapped_libc(pid_t pid, char *out, size_t size)
+{
+	char path[64], line[PATH_MAX + 128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/'), *base;
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5)) {
+			snprintf(out, size, "/proc/%d/root%s", (int)pid, file);
+			found = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The library to probe: --lib, else the one the first target maps, else the
+ * one init maps (every process that maps it is traced). */
+static int pick_lib(const struct traffic_opts *o, char *lib, size_t size)
+{
+	pid_t first = o->run.n_pids ? o->run.pids[0] : 0;
+	pid_t *found = NULL;
+	size_t n = 0;
+	struct err e = { 0 };
+
+	if (o->lib) {
+		snprintf(lib, size, "%s", o->lib);
+		return EXIT_OK;
+	}
+	if (!first && o->name) {
+		if (proc_find_by_name("/proc", o->name, &found, &n, &e) < 0) {
+			p_err("%s", e.msg);
+			return EXIT_RUNTIME;
+		}
+		first = n ? found[0] : 0;
+		free(found);
+		if (!n) {
+			p_err("no running process named '%s' (matched against /proc/*/cmdline "
+			      "argv[0])", o->name);
+			return EXIT_NO_TARGET;
+		}
+	}
+	if (first && !proc_alive("/proc", first)) {
+		p_err("process %d does not exist (it may have exited)", (int)first);
+		return EXIT_NO_TARGET;
+	}
+	if (mapped_libc(first ? first : 1, lib, size))
+		return EXIT_OK;
+	if (first)
+		p_err("process %d maps no libc (libc.so*, libc-*.so): a static program's calls "
+		      "cannot be probed in a library; give --lib PATH for another one", (int)first);
+	else
+		p_err("init maps no libc: give --lib PATH");
+	return EXIT_RESOLVE;
+}
+
+static int add_probe(struct arena *a, struct task_config *t, const char *lib,
+		     const char *func, const struct traffic_opts *o)
+{
+	struct probe_config *pc = &t->probes[t->n_probes++];
+	char *path = arena_strdup(a, lib);
+
+	pc->bpf_name = arena_strdup(a, PROG_TRAFFIC);
+	pc->method_signature = arena_strdup(a, func);
+	if (!pc->bpf_name || !pc->method_signature || !path ||
+	    model_push_string(a, &pc->file_paths, path, NULL) < 0)
+		return -ENOMEM;
+	pc->has_exit_probes = true;
+	pc->exit_probes = true;
+	pc->has_aggregation = o->run.agg_interval || o->max_keys;
+	pc->has_agg_interval = o->run.agg_interval > 0;
+	pc->agg_interval_seconds = (int32_t)o->run.agg_interval;
+	pc->has_agg_max_keys = o->max_keys > 0;
+	pc->agg_max_keys = (int32_t)o->max_keys;
+	return 0;
+}
+
+/* One task: a probe per function of FUNCS the library defines. */
+static int build_config(const struct traffic_opts *o, const char *lib,
+			struct uprobestats_config **out)
+{
+	struct uprobestats_config *cfg = model_new("traffic");
+	struct native_cache *nc = native_cache_new();
+	struct task_config *t;
+	struct err e = { 0 };
+	int rc = EXIT_OK;
+
+	*out = cfg;
+	if (!cfg || !nc || !(cfg->tasks = arena_alloc(cfg->arena, sizeof(*cfg->tasks))) ||
+	    !(cfg->tasks->probes = arena_alloc(cfg->arena, sizeof(FUNCS) / sizeof(FUNCS[0]) *
+								 sizeof(*cfg->tasks->probes)))) {
+		native_cache_free(nc);
+		p_err("out of memory");
+		return EXIT_RUNTIME;
+	}
+	cfg->n_tasks = 1;
+	t = cfg->tasks;
+	if (o->name && !(t->target_process_name = arena_strdup(cfg->arena, o->name)))
+		rc = EXIT_RUNTIME;
+	for (size_t i = 0; rc == EXIT_OK && i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
+		struct native_location loc;
+		if (native_resolve(nc, lib, FUNCS[i], 0, &loc, &e) < 0) {
+			p_debug("traffic: %s has no %s: %s", lib, FUNCS[i], e.msg);
+			continue;
+		}
+		if (add_probe(cfg->arena, t, lib, FUNCS[i], o) < 0)
+			rc = EXIT_RUNTIME;
+	}
+	native_cache_free(nc);
+	if (rc == EXIT_OK && t->n_probes < 3) {
+		p_err("%s: not a libc with send/recv/connect (%zu of the socket functions found)",
+		      lib, t->n_probes);
+		rc = EXIT_RESOLVE;
+	}
+	return rc;
+}
+
+int cmd_traffic(int argc, char **argv)
+{
+	struct traffic_opts o = { 0 };
+	struct uprobestats_config *cfg = NULL;
+	struct plan *plan = NULL;
+	struct err e = { 0 };
+	char lib[PATH_MAX + 32];
+	int rc = parse_traffic_opts(argc, argv, &o);
+
+	if (rc != EXIT_OK)
+		return rc < 0 ? EXIT_OK : rc;
+	if (o.run.n_pids && o.name) {
+		p_err("-p and -n both name the processes: give one");
+		return EXIT_USAGE;
+	}
+	rc = pick_lib(&o, lib, sizeof(lib));
+	if (rc == EXIT_OK)
+		rc = build_config(&o, lib, &cfg);
+	if (rc == EXIT_OK) {
+		struct plan_opts po = { .pids = o.run.pids, .n_pids = o.run.n_pids,
+					.all_matches = o.run.all_matches,
+					.duration_override = o.run.duration,
+					.unsafe_uretprobe = o.run.unsafe_uretprobe };
+		if (plan_build(cfg, &po, &plan, &e) < 0) {
+			p_err("%s", e.msg);
+			rc = e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
+		}
+	}
+	if (rc == EXIT_OK)
+		rc = run_check_privileges(NULL);
+	if (rc == EXIT_OK) {
+		p_info("traffic: %zu probe(s) on %s", plan->n_probes, lib);
+		rc = run_plan(plan, &o.run);
+	}
+	plan_free(plan);
+	config_free(cfg);
+	return rc;
+}

@@ -1,0 +1,35 @@
+/* traffic_out.h — printing `uprobestats traffic`'s intervals: a table of
+ * the sockets by bytes (top peers first), or JSON Lines, one object per
+ * process, socket and peer per interval. */
+#ifndef UPROBESTATS_SINK_TRAFFIC_OUT_H
+#define UPROBESTATS_SINK_TRAFFIC_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vocab/outbuf.h"
+
+struct traffic_row {
+	uint32_t pid, uid, fd;
+	const char *proto;        /* "tcp", "udp", "unix", "inet" (type unknown) */
+	char peer[80];            /* "93.184.216.34:443", "[::1]:8080", "unix:/tmp/s" */
+	const char *host;         /* learned from the process's lookups; NULL: none */
+	const char *iface;        /* the route's interface; NULL: unknown */
+	uint64_t tx_bytes, rx_bytes, tx_calls, rx_calls;
+};
+
+struct traffic_interval {
+	uint64_t seq;
+	uint64_t ts_ns;           /* CLOCK_REALTIME at its end */
+	uint64_t span_ns;
+	bool final;
+	const struct traffic_row *rows;   /* sorted by bytes, most first */
+	size_t n_rows;
+	uint64_t dropped;         /* calls not counted: the map was full */
+};
+
+void traffic_print_text(struct outbuf *o, const struct traffic_interval *iv);
+void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv);
+
+#endif

@@ -1,0 +1,95 @@
+"""`uprobestats traffic`: a client and a server (test/targets/target_traffic.c)
+exchange known byte counts over loopback TCP and UDP, IPv4 and IPv6, and a
+unix socket; the client also reads a file and writes a pipe, which must not
+count.  Totals exact per process, peer and direction; bad input (a process
+gone, a static program without libc) one clear line."""
+import json
+import os
+import time
+
+from e2e import Held, Uprobestats, check, eq, run, target, tmpdir
+
+
+def server_pid(client, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{client}/task/{client}/children") as f:
+                kids = f.read().split()
+            if kids:
+                return int(kids[0])
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError("target_traffic started no server")
+
+
+def traffic_rows(args, base):
+    tmp = tmpdir()
+    sock = f"/tmp/upst{os.getpid() % 100000}.s"
+    held = Held(tmp, "target_traffic", [str(base), sock, "/etc/hostname"])
+    try:
+        srv = server_pid(held.pid)
+        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid), "-p", str(srv)]
+                        + args)
+        u.wait_attached()
+        held.go()
+        held.wait()
+        rc = u.wait()
+    finally:
+        held.kill()
+    eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
+    rows = [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')]
+    return held.pid, srv, rows
+
+
+def totals(rows, pid):
+    """{(proto, peer): [tx_bytes, rx_bytes, tx_calls, rx_calls]} of one process."""
+    out = {}
+    for r in rows:
+        if r["pid"] != pid:
+            continue
+        t = out.setdefault((r["proto"], r["peer"]), [0, 0, 0, 0])
+        for i, k in enumerate(("tx_bytes", "rx_bytes", "tx_calls", "rx_calls")):
+            t[i] += r[k]
+    return out
+
+
+def test_traffic_exact_per_peer_and_direction():
+    base = 23000 + os.getpid() % 2000 * 4
+    client, srv, rows = traffic_rows([], base)
+    for r in rows:
+        eq(sorted(r), sorted(["ts", "pid", "uid", "fd", "proto", "peer", "host", "iface",
+                              "tx_bytes", "rx_bytes", "tx_calls", "rx_calls"]), "row keys")
+        eq(r["uid"], os.getuid(), "uid")
+    c = totals(rows, client)
+    sock = f"/tmp/upst{os.getpid() % 100000}.s"
+    eq(c, {
+        ("tcp", f"127.0.0.1:{base}"): [1000, 300, 1, 1],
+        ("tcp", f"[::1]:{base + 1}"): [2000, 500, 1, 1],
+        ("udp", f"127.0.0.1:{base + 2}"): [300, 50, 3, 1],
+        ("udp", f"[::1]:{base + 3}"): [400, 70, 2, 1],
+        ("unix", "unix:" + sock[:16]): [400, 123, 1, 1],
+    }, "client traffic (the file read and the pipe write are not traffic)")
+    s = totals(rows, srv)
+    by_proto = {}
+    for (proto, peer), t in s.items():
+        by_proto.setdefault(proto, []).append((peer, t[:2]))
+    eq(sorted(t for _, t in by_proto["tcp"]), [[300, 1000], [500, 2000]], "server tcp bytes")
+    eq(sorted(t for _, t in by_proto["udp"]), [[50, 300], [70, 400]], "server udp bytes")
+    eq([t for _, t in by_proto["unix"]], [[123, 400]], "server unix bytes")
+    v6 = [p for p, t in by_proto["tcp"] if t == [500, 2000]]
+    check(v6[0].startswith("[::1]:"), f"accept4's address gives the v6 peer: {v6}")
+    for r in rows:
+        if r["peer"].startswith(("127.", "[::1]")):
+            eq(r["iface"], "lo", f"loopback peer {r['peer']} goes out of lo")
+
+
+def test_traffic_bad_input():
+    rc, _, err = run(["traffic", "-p", "999999999"])
+    check(rc != 0, "a pid that is gone fails")
+    check("999999999" in err and len(err.strip().splitlines()) == 1, "one line: " + err)
+    rc, _, err = run(["traffic", "--lib", "/etc/hostname", "-p", str(os.getpid())])
+    check(rc != 0, "a file that is no libc fails: " + err)
+    rc, _, err = run(["traffic", "--uid", "x"])
+    eq(rc, 2, "--uid x is a usage error")
