@@ -9,21 +9,7 @@
 
 #include "plan/exits.h"
 #include "plan/pattern.h"
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
+#include "vocab/json_out.h"
 
 /* A native match to probe: ,"exit_sites":[file offsets],"exit_sites_error":null, or
  * null and the reason `--exit-probes` would refuse it with (plan/exits.h). */
@@ -35,7 +21,7 @@ static void json_native_exits(FILE *out, struct exits_cache *c, const struct pat
 	if (plan_native_exit_sites(c, x->path, x->file_offset, x->code_size, x->e_machine, &s,
 				   &e)) {
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
-		json_str(out, e.msg);
+		json_fput_string(out, e.msg);
 		return;
 	}
 	fputs(",\"exit_sites\":[", out);
@@ -49,17 +35,17 @@ static void json_native_exits(FILE *out, struct exits_cache *c, const struct pat
 static void print_json(FILE *out, struct exits_cache *c, const struct pattern_match *x)
 {
 	fputs("{\"path\":", out);
-	json_str(out, x->path);
+	json_fput_string(out, x->path);
 	fprintf(out, ",\"file_offset\":%llu,\"code_size\":%llu,\"java\":%s,\"name\":",
 		(unsigned long long)x->file_offset, (unsigned long long)x->code_size,
 		x->is_java ? "true" : "false");
-	json_str(out, x->name);
+	json_fput_string(out, x->name);
 	if (x->is_java)
 		fprintf(out, ",\"static\":%s,\"access_flags\":%u,\"isa\":\"%s\"",
 			x->is_static ? "true" : "false", x->access_flags, x->isa);
 	else {
 		fputs(",\"raw_name\":", out);
-		json_str(out, x->raw_name);
+		json_fput_string(out, x->raw_name);
 		if (x->left_out == MATCH_OK)
 			json_native_exits(out, c, x);
 	}
@@ -67,10 +53,10 @@ static void print_json(FILE *out, struct exits_cache *c, const struct pattern_ma
 	if (x->left_out == MATCH_OK)
 		fputs("null", out);
 	else
-		json_str(out, match_left_out_name(x->left_out));
+		json_fput_string(out, match_left_out_name(x->left_out));
 	fputs(",\"detail\":", out);
 	if (x->left_out_detail)
-		json_str(out, x->left_out_detail);
+		json_fput_string(out, x->left_out_detail);
 	else
 		fputs("null", out);
 	fputs("}\n", out);

@@ -8,27 +8,13 @@
 #include "formats/oat_dexfile.h"
 #include "formats/oat_exits.h"
 #include "formats/oat_methods.h"
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
+#include "vocab/json_out.h"
 
 static void json_null_frame(FILE *out, const char *why)
 {
 	fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
 	      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":", out);
-	json_str(out, why);
+	json_fput_string(out, why);
 }
 
 /* ,"frame_size":..,"core_spill_mask":..,"fp_spill_mask":..,"num_stack_maps":..,
@@ -47,7 +33,7 @@ static void json_frame_exits(FILE *out, const struct oat_method_exits *x)
 		json_null_frame(out, x->frame_err.msg);
 	if (x->exits_rc) {
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
-		json_str(out, x->exits_err.msg);
+		json_fput_string(out, x->exits_err.msg);
 		return;
 	}
 	fputs(",\"exit_sites\":[", out);
@@ -64,7 +50,7 @@ static void print_json(FILE *out, const struct oat_file *o, const struct oat_met
 
 	fputs("{\"signature\":", out);
 	if (m->has_dex)
-		json_str(out, sig);
+		json_fput_string(out, sig);
 	else
 		fputs("null", out);
 	if (m->has_dex)
@@ -173,7 +159,7 @@ static void resolve_json_frame(FILE *out, const struct java_resolution *r)
 	if (oat_method_exits_at(r->path, r->file_offset, &x, &e)) {
 		json_null_frame(out, e.msg);
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
-		json_str(out, e.msg);
+		json_fput_string(out, e.msg);
 		return;
 	}
 	json_frame_exits(out, &x);
@@ -183,7 +169,7 @@ static void resolve_json_frame(FILE *out, const struct java_resolution *r)
 static void resolve_json(FILE *out, const struct java_resolution *r)
 {
 	fputs("{\"path\":", out);
-	json_str(out, r->path);
+	json_fput_string(out, r->path);
 	fprintf(out, ",\"file_offset\":%llu,\"isa\":\"%s\",\"code_size\":%u,\"thumb\":%s",
 		(unsigned long long)r->file_offset, r->isa, r->code_size,
 		r->thumb ? "true" : "false");
@@ -193,19 +179,19 @@ static void resolve_json(FILE *out, const struct java_resolution *r)
 	else
 		fputs(",\"access_flags\":null,\"static\":null", out);
 	fputs(",\"signature\":", out);
-	json_str(out, r->signature);
+	json_fput_string(out, r->signature);
 	fputs(",\"params\":[", out);
 	for (uint32_t i = 0; i < r->n_params; i++) {
 		if (i)
 			fputc(',', out);
-		json_str(out, java_resolution_param(r, i));
+		json_fput_string(out, java_resolution_param(r, i));
 	}
 	fprintf(out, "],\"found_by\":\"%s\",\"searched\":%s,\"warning\":",
 		r->found_by == JAVA_FOUND_OATDUMP ? "oatdump" : "builtin",
 		r->searched ? "true" : "false");
-	json_str(out, r->warning);
+	json_fput_string(out, r->warning);
 	fputs(",\"notes\":", out);
-	json_str(out, r->notes);
+	json_fput_string(out, r->notes);
 	resolve_json_frame(out, r);
 	fputs("}\n", out);
 }
@@ -241,7 +227,7 @@ int resolve_cmd(const struct resolve_cmd_opts *opt, FILE *out, struct err *err)
 	if (rc) {
 		if (opt->json) {
 			fputs("{\"error\":", out);
-			json_str(out, err->msg);
+			json_fput_string(out, err->msg);
 			fputs("}\n", out);
 		}
 		return rc;

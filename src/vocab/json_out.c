@@ -186,6 +186,21 @@ void json_escape(struct outbuf *o, const char *s, size_t n)
 	}
 }
 
+void json_fput_string(FILE *f, const char *s)
+{
+	char tmp[JSON_ESCAPE_MAX(ESCAPE_CHUNK)];
+	size_t n = s ? strlen(s) : 0;
+
+	fputc('"', f);
+	while (n) {
+		size_t k = escape_chunk(s, n);
+		fwrite(tmp, 1, (size_t)(json_escape_into(tmp, s, k) - tmp), f);
+		s += k;
+		n -= k;
+	}
+	fputc('"', f);
+}
+
 void json_string(struct json_out *j, const char *s, size_t n)
 {
 	before_value(j);

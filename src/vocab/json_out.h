@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vocab/outbuf.h"
 
@@ -44,6 +45,10 @@ void json_double(struct json_out *j, double v);
 void json_raw(struct json_out *j, const char *s, size_t n);
 /* Bytes as a lowercase hex string. */
 void json_hexbytes(struct json_out *j, const uint8_t *p, size_t n);
+
+/* A quoted, escaped string straight to a stdio stream (NULL as ""), for the
+ * commands that print JSON with stdio: the same bytes json_string writes. */
+void json_fput_string(FILE *f, const char *s);
 
 /* End a top-level value with '\n' (JSON Lines) and start the next fresh. */
 void json_newline(struct json_out *j);
