@@ -427,6 +427,24 @@ int oat_open(const char *path, struct oat_file **out, struct err *err)
 	return finish_open(o, out, err);
 }
 
+int oat_open_elf(struct elf_file *elf, struct oat_file **out, struct err *err)
+{
+	struct oat_file *o = calloc(1, sizeof(*o));
+	int rc;
+
+	*out = NULL;
+	if (!o)
+		return err_set(err, -ENOMEM, "out of memory");
+	o->elf = elf;
+	if ((rc = oat_init(o, err))) {
+		o->elf = NULL;          /* still the caller's */
+		oat_close(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
 int oat_open_mem(const char *name, const void *buf, size_t len, struct oat_file **out,
 		 struct err *err)
 {

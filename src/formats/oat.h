@@ -49,6 +49,10 @@ int oat_open(const char *path, struct oat_file **out, struct err *err);
 /* Over a caller-owned buffer. */
 int oat_open_mem(const char *name, const void *buf, size_t len, struct oat_file **out,
 		 struct err *err);
+/* Over an ELF the caller opened: on success the oat file owns it (oat_close
+ * closes it); on failure it stays the caller's.  One open of the file for
+ * readers that look at its symbols first (stack/codecache.h). */
+int oat_open_elf(struct elf_file *elf, struct oat_file **out, struct err *err);
 void oat_close(struct oat_file *o);
 
 const char *oat_name(const struct oat_file *o);

@@ -330,3 +330,18 @@ int oat_for_each_code_user(const struct oat_file *o, struct oat_dexset *ds, uint
 	}
 	return 0;
 }
+
+int oat_method_signature(struct oat_dexset *ds, const struct oat_method *m, char *buf,
+			 size_t size)
+{
+	const struct dex_file *d;
+	struct err e;
+	int n;
+
+	if (ds && m->has_dex && !oat_dexset_get(ds, m->dex_i, &d, &e) &&
+	    (n = dex_pretty_method(d, m->method_idx, buf, size)) >= 0)
+		return n;
+	snprintf(buf, size, "<dex #%u class_def %u method %u>", m->dex_i, m->cdi,
+		 m->index_in_class);
+	return -1;
+}

@@ -42,6 +42,13 @@ int oat_list_methods(const struct oat_file *o, struct oat_dexset *ds, struct oat
 		     struct err *err);
 void oat_method_list_free(struct oat_method_list *l);
 
+/* m's signature as the `methods` command prints it ("void a.B.c(int)",
+ * dex_pretty_method), or when its dex cannot be read (ds may be NULL)
+ * "<dex #D class_def C method I>".  Returns the length the signature needed
+ * (>= size: cut), or -1 for the placeholder. */
+int oat_method_signature(struct oat_dexset *ds, const struct oat_method *m, char *buf,
+			 size_t size);
+
 /* Calls fn for every method slot whose code offset (Thumb bit cleared) is
  * code_offset: a scan of the OatClass code-offset arrays only (class_data
  * headers give the method counts before v194).  Dex files that cannot be

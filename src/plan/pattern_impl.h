@@ -50,7 +50,8 @@ uint32_t pat_cp(const char *s, size_t n, size_t *len);
 struct pattern_matches;
 /* A bare library name ("libc.so", "libc") to a path: pid > 0: the file of that
  * name the process maps; else the system library directories. */
-int pattern_find_library(const char *name, int pid, char *buf, size_t size, struct err *err);
+int pattern_find_library(const char *proc_dir, const char *name, int pid, char *buf, size_t size,
+			 struct err *err);
 int pattern_native_file(const struct trace_pattern *p, const char *path, size_t max,
 			struct pattern_matches *out, struct err *err);
 /* Shared with pattern_native.c: appends a match / records a searched file. */

@@ -309,17 +309,6 @@ static int index_compiled(struct java_ctx *x, struct err *err)
 	return 0;
 }
 
-static void sig_of(struct java_ctx *x, const struct oat_method *m, char *buf, size_t size)
-{
-	const struct dex_file *d;
-	struct err e;
-
-	if (!m->has_dex || oat_dexset_get(x->ds, m->dex_i, &d, &e) ||
-	    dex_pretty_method(d, m->method_idx, buf, size) < 0)
-		snprintf(buf, size, "<dex #%u class_def %u method %u>", m->dex_i, m->cdi,
-			 m->index_in_class);
-}
-
 /* The de-dup group of compiled method li: reason and detail for it. */
 static enum match_left_out group_reason(struct java_ctx *x, size_t li, char **detail)
 {
@@ -347,7 +336,7 @@ static enum match_left_out group_reason(struct java_ctx *x, size_t li, char **de
 				first_in = gi;
 			continue;
 		}
-		sig_of(x, &x->l.v[gi], sig, sizeof(sig));
+		oat_method_signature(x->ds, &x->l.v[gi], sig, sizeof(sig));
 		if (outside++ < 4 && bl + 8 < sizeof(buf))
 			bl += (size_t)snprintf(buf + bl, sizeof(buf) - bl, "%s%s",
 					       outside > 1 ? "; " : "", sig);
@@ -360,7 +349,7 @@ static enum match_left_out group_reason(struct java_ctx *x, size_t li, char **de
 		return MATCH_SHARED_CODE;
 	}
 	if (first_in != li) {
-		sig_of(x, &x->l.v[first_in], sig, sizeof(sig));
+		oat_method_signature(x->ds, &x->l.v[first_in], sig, sizeof(sig));
 		char d[600];
 		snprintf(d, sizeof(d), "same code as %s", sig);
 		*detail = strdup(d);
@@ -500,7 +489,7 @@ int pattern_match_file(const struct trace_pattern *p, const char *path, size_t m
 	if (p->java)
 		return match_oat(p, path, max, out, err);
 	if (!strchr(path, '/')) {
-		if ((rc = pattern_find_library(path, 0, found, sizeof(found), err)))
+		if ((rc = pattern_find_library(NULL, path, 0, found, sizeof(found), err)))
 			return rc;
 		path = found;
 	}

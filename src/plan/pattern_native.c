@@ -17,12 +17,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/mapfile.h"
 #include "formats/elf.h"
 #include "formats/ifunc.h"
 #include "formats/minidebug.h"
 #include "resolve/demangle.h"
 #include "resolve/native.h"
+#include "sys/maps.h"
 
 static const char *const LIB_DIRS[] = {
 	"/system/lib64", "/system/lib", "/apex/com.android.runtime/lib64/bionic",
@@ -45,33 +45,37 @@ static bool lib_name_is(const char *base, size_t n, const char *name)
 	       (n >= k + 3 && !memcmp(base + k, ".so", 3) && (n == k + 3 || base[k + 3] == '.'));
 }
 
-static int from_maps(const char *name, int pid, char *buf, size_t size, struct err *err)
+struct lib_ctx {
+	const char *name;
+	char *buf;
+	size_t size;
+};
+
+static int is_lib(void *ctx, const struct proc_mapping *m)
 {
-	char mp[64];
-	struct mapped_file mf;
+	struct lib_ctx *lc = ctx;
+	const char *slash = strchr(m->path, '/'), *base = strrchr(m->path, '/');
+
+	if (!slash || !lib_name_is(base + 1, strlen(base + 1), lc->name) ||
+	    strlen(slash) >= lc->size)
+		return 0;
+	snprintf(lc->buf, lc->size, "%s", slash);
+	return 1;
+}
+
+static int from_maps(const char *proc_dir, const char *name, int pid, char *buf, size_t size,
+		     struct err *err)
+{
+	struct lib_ctx lc = { name, buf, size };
+	char mp[4200];
 	int rc;
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	if ((rc = mapfile_open(mp, 64 << 20, MAPFILE_ALLOW_EMPTY, &mf, err)))
+	proc_maps_path(proc_dir, pid, mp, sizeof(mp));
+	if ((rc = proc_maps_read(proc_dir, pid, is_lib, &lc, err)) < 0)
 		return err_prefix(err, "cannot read the mappings of pid %d", pid);
-	rc = -ENOENT;
-	for (const char *s = (const char *)mf.data, *end = s + mf.size; s < end && rc;) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s)), *e = nl ? nl : end;
-		const char *slash = memchr(s, '/', (size_t)(e - s)), *base = NULL;
-		for (const char *q = slash; q && q < e; q++)
-			if (*q == '/')
-				base = q + 1;
-		if (base && lib_name_is(base, (size_t)(e - base), name) &&
-		    (size_t)(e - slash) < size) {
-			snprintf(buf, size, "%.*s", (int)(e - slash), slash);
-			rc = 0;
-		}
-		s = e + 1;
-	}
-	mapfile_close(&mf);
-	if (rc)
+	if (!rc)
 		return err_set(err, -ENOENT, "pid %d maps no library named %s (see "
-			       "/proc/%d/maps); give its path instead", pid, name, pid);
+			       "%s); give its path instead", pid, name, mp);
 	return 0;
 }
 
@@ -112,13 +116,14 @@ static bool in_dir(const char *dir, const char *name, char *buf, size_t size)
 	return found;
 }
 
-int pattern_find_library(const char *name, int pid, char *buf, size_t size, struct err *err)
+int pattern_find_library(const char *proc_dir, const char *name, int pid, char *buf, size_t size,
+			 struct err *err)
 {
 	struct stat st;
 	char tried[512] = "";
 
 	if (pid > 0)
-		return from_maps(name, pid, buf, size, err);
+		return from_maps(proc_dir, name, pid, buf, size, err);
 	for (const char *const *d = LIB_DIRS; *d; d++) {
 		if (stat(*d, &st) != 0)
 			continue;

@@ -81,10 +81,10 @@ static int search_java(const struct trace_pattern *p, const struct oat_search_op
 
 /* A path as process pid sees it (its root, its mounts) as one that names the
  * same file here: sys/proc_path.h. */
-static int in_process_view(const char *file, int pid, char *buf, size_t size,
-			   struct err *err)
+static int in_process_view(const char *proc_dir, const char *file, int pid, char *buf,
+			   size_t size, struct err *err)
 {
-	if (proc_path_resolve("/proc", pid, file, buf, size))
+	if (proc_path_resolve(proc_dir ? proc_dir : "/proc", pid, file, buf, size))
 		return err_set(err, -ENAMETOOLONG, "%.200s: path too long", file);
 	return 0;
 }
@@ -98,12 +98,13 @@ int pattern_match_search(const struct trace_pattern *p, const struct oat_search_
 	if (!max)
 		max = PATTERN_DEFAULT_MAX;
 	if (p->file && (p->java || strchr(p->file, '/')))
-		return in_process_view(p->file, o->pid, path, sizeof(path), err) ?:
+		return in_process_view(o->proc_dir, p->file, o->pid, path, sizeof(path), err) ?:
 		       pattern_match_file(p, path, max, out, err);
 	if (p->java)
 		return search_java(p, o, max, out, err);
-	if ((rc = pattern_find_library(p->file, o->pid, found, sizeof(found), err)) ||
-	    (rc = in_process_view(found, o->pid, path, sizeof(path), err)))
+	if ((rc = pattern_find_library(o->proc_dir, p->file, o->pid, found, sizeof(found),
+					err)) ||
+	    (rc = in_process_view(o->proc_dir, found, o->pid, path, sizeof(path), err)))
 		return rc;
 	return pattern_native_file(p, path, max, out, err);
 }

@@ -185,6 +185,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		.oatdump_path = po->oatdump_path,
 		.search = {
 			.pid = pid > 0 ? pid : 0,
+			.proc_dir = po->proc_dir,
 			.roots = po->search_roots,
 			.n_roots = po->n_search_roots,
 			.isa = po->isa,

@@ -603,7 +603,7 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 	for (size_t i = 0; i < L->plan->n_probes && !L->stacks; i++) {
 		if (!L->plan->probe_by_id[i]->stack_mode)
 			continue;
-		L->stacks = stacks_new(proc_dir(L));
+		L->stacks = stacks_new(session_code_cache(L->session));
 		L->trace = malloc(sizeof(*L->trace));
 		if (!L->stacks || !L->trace)
 			return err_set(err, -ENOMEM, "out of memory");

@@ -15,6 +15,7 @@
 #include "probe/verifier_log.h"
 #include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
+#include "stack/codecache.h"
 #include "stack/kwalk.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
@@ -514,19 +515,24 @@ const char *output_mode_name(enum output_mode m)
 	}
 }
 
-/* --stack-mode kernel: the compiled Java methods of the processes known
- * now (stack/kwalk.h), built once before any object is loaded. */
+/* The run's code cache (stack/codecache.h), when a probe records stacks;
+ * --stack-mode kernel: the compiled Java methods of the processes known now
+ * (stack/kwalk.h) from it, built once before any object is loaded. */
 static int build_kwalk(struct session *s, const struct plan *plan, const char *proc_dir,
 		       struct err *err)
 {
-	bool want = false;
+	bool stacks = false, kernel = false;
 	size_t n = 0;
 	pid_t *pids;
 	int rc;
 
-	for (size_t i = 0; i < plan->n_probes; i++)
-		want |= plan->probe_by_id[i]->stack_mode == UPS_STACK_KERNEL;
-	if (!want)
+	for (size_t i = 0; i < plan->n_probes; i++) {
+		stacks |= plan->probe_by_id[i]->stack_mode != 0;
+		kernel |= plan->probe_by_id[i]->stack_mode == UPS_STACK_KERNEL;
+	}
+	if (stacks && !(s->code = code_cache_new(proc_dir)))
+		return err_set(err, -ENOMEM, "out of memory");
+	if (!kernel)
 		return 0;
 	for (size_t t = 0; t < plan->n_tasks; t++)
 		n += plan->tasks[t].n_pids;
@@ -537,7 +543,7 @@ static int build_kwalk(struct session *s, const struct plan *plan, const char *p
 	for (size_t t = 0; t < plan->n_tasks; t++)
 		for (size_t i = 0; i < plan->tasks[t].n_pids; i++)
 			pids[n++] = plan->tasks[t].pids[i];
-	rc = kwalk_table_build(&s->kwalk, proc_dir, pids, n, err);
+	rc = kwalk_table_build(&s->kwalk, s->code, pids, n, err);
 	free(pids);
 	return rc;
 }
@@ -741,8 +747,14 @@ void session_close(struct session *s)
 	free(s->members);
 	free(s->objects);
 	kwalk_table_free(&s->kwalk);
+	code_cache_free(s->code);
 	free(s->rings);
 	free(s);
+}
+
+struct code_cache *session_code_cache(const struct session *s)
+{
+	return s->code;
 }
 
 size_t session_ring_count(const struct session *s)

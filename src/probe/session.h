@@ -68,6 +68,11 @@ int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, s
 void session_detach_task(struct session *s, uint32_t task_index);
 void session_close(struct session *s);
 
+/* The run's code cache (stack/codecache.h): one view of the traced code for
+ * the kernel walk's table and the unwinder; NULL when no probe records
+ * stacks. */
+struct code_cache *session_code_cache(const struct session *s);
+
 size_t session_ring_count(const struct session *s);
 const struct session_ring *session_ring_at(const struct session *s, size_t i);
 

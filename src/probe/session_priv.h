@@ -73,6 +73,7 @@ struct session {
 	const struct plan *plan;
 	int ncpus;
 	struct kwalk_table kwalk;  /* --stack-mode kernel (stack/kwalk.h) */
+	struct code_cache *code;   /* when a probe records stacks (stack/codecache.h) */
 };
 
 /* session.c */

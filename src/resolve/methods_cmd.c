@@ -24,18 +24,6 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* Signature of m, or a placeholder naming its position when there is no dex. */
-static void method_sig(struct oat_dexset *ds, const struct oat_method *m, char *buf, size_t size)
-{
-	const struct dex_file *d;
-	struct err e;
-
-	if (!m->has_dex || oat_dexset_get(ds, m->dex_i, &d, &e) ||
-	    dex_pretty_method(d, m->method_idx, buf, size) < 0)
-		snprintf(buf, size, "<dex #%u class_def %u method %u>", m->dex_i, m->cdi,
-			 m->index_in_class);
-}
-
 static void json_null_frame(FILE *out, const char *why)
 {
 	fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
@@ -161,7 +149,7 @@ int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
 			header(out, o, &l, opt->verbose);
 		for (size_t i = 0; i < l.n; i++) {
 			char sig[2048];
-			method_sig(ds, &l.v[i], sig, sizeof(sig));
+			oat_method_signature(ds, &l.v[i], sig, sizeof(sig));
 			if (opt->filter && !strstr(sig, opt->filter))
 				continue;
 			if (opt->json)

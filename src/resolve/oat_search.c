@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/mapfile.h"
 #include "resolve/class_index.h"
+#include "sys/maps.h"
 
 #define MAX_DEPTH 5
 #define MAX_FILES 4096
@@ -73,32 +73,35 @@ static void add(struct cands *c, const char *path, const char *why)
 		c->n++;
 }
 
+struct maps_ctx {
+	struct cands *c;
+	const char *why;
+};
+
+static int add_if_oat(void *ctx, const struct proc_mapping *m)
+{
+	struct maps_ctx *mc = ctx;
+	const char *slash = strchr(m->path, '/');
+
+	if (slash && is_oat_name(slash, strlen(slash)))
+		add(mc->c, slash, mc->why);
+	return 0;
+}
+
 /* The oat/odex paths of /proc/PID/maps lines, in order. */
 static int from_maps(const struct oat_search_opts *o, struct cands *c, struct err *err)
 {
-	char path[64], why[128];
-	const char *mp = o->maps_path;
-	struct mapped_file mf;
+	char path[4200], why[4400];
+	struct maps_ctx mc = { c, why };
 	int rc;
 
-	if (!mp) {
-		snprintf(path, sizeof(path), "/proc/%d/maps", o->pid);
-		mp = path;
-	}
-	if ((rc = mapfile_open(mp, 64 << 20, MAPFILE_ALLOW_EMPTY, &mf, err)))
+	if (o->maps_path)
+		snprintf(path, sizeof(path), "%s", o->maps_path);
+	else
+		proc_maps_path(o->proc_dir, o->pid, path, sizeof(path));
+	snprintf(why, sizeof(why), "mapped by pid %d (%s)", o->pid, path);
+	if ((rc = proc_maps_read_file(path, add_if_oat, &mc, err)))
 		return err_prefix(err, "cannot read the mappings of pid %d", o->pid);
-	snprintf(why, sizeof(why), "mapped by pid %d (%s)", o->pid, mp);
-	for (const char *s = (const char *)mf.data, *end = s + mf.size; s < end;) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s)), *e = nl ? nl : end;
-		const char *slash = memchr(s, '/', (size_t)(e - s));
-		if (slash && is_oat_name(slash, (size_t)(e - slash))) {
-			char p[4096];
-			snprintf(p, sizeof(p), "%.*s", (int)(e - slash), slash);
-			add(c, p, why);
-		}
-		s = e + 1;
-	}
-	mapfile_close(&mf);
 	return 0;
 }
 

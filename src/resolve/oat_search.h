@@ -17,6 +17,7 @@
 
 struct oat_search_opts {
 	int pid;                    /* > 0: files mapped by this process come first */
+	const char *proc_dir;       /* NULL: "/proc" (sys/maps.h) */
 	const char *maps_path;      /* overrides /proc/<pid>/maps (tests) */
 	const char *const *roots;   /* directories searched next; NULL = defaults for isa */
 	size_t n_roots;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stack/codemap.h"
+#include "stack/codecache.h"
 
 int kwalk_table_add(struct kwalk_table *t, uint32_t tgid, uint64_t start, uint64_t end,
 		    uint32_t frame_size)
@@ -79,19 +79,15 @@ static int add_one(void *ctx, uint64_t start, uint64_t end, uint32_t frame_size)
 	return kwalk_table_add(a->t, a->tgid, start, end, frame_size);
 }
 
-int kwalk_table_build(struct kwalk_table *t, const char *proc_dir, const pid_t *pids, size_t n,
-		      struct err *err)
+int kwalk_table_build(struct kwalk_table *t, struct code_cache *code, const pid_t *pids,
+		      size_t n, struct err *err)
 {
-	struct codemap *m = codemap_new(proc_dir);
 	int rc = 0;
 
-	if (!m)
-		return err_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct add_ctx a = { t, (uint32_t)pids[i] };
-		rc = codemap_java_ranges(m, (uint32_t)pids[i], add_one, &a);
+		rc = code_cache_java_ranges(code, (uint32_t)pids[i], add_one, &a);
 	}
-	codemap_free(m);
 	if (rc < 0)
 		return err_set(err, rc, "--stack-mode kernel: out of memory building the table");
 	return kwalk_table_finish(t, err);

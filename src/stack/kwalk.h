@@ -2,7 +2,7 @@
  * (--stack-mode kernel, records.h UPS_KWALK_MAP).
  *
  * Owns building it: every compiled method of the traced processes (their
- * oat/odex mappings at attach, through stack/codemap.h) as one
+ * oat/odex mappings at attach, through the session's stack/codecache.h) as one
  * struct ups_kwalk_ent, sorted by (tgid, start), overlaps dropped, padded
  * with UPS_KWALK_NONE to a power of two so the program's binary search has
  * a fixed number of steps (bits). */
@@ -31,10 +31,12 @@ int kwalk_table_add(struct kwalk_table *t, uint32_t tgid, uint64_t start, uint64
  * size) and pads.  -E2BIG past 1 << UPS_KWALK_MAX_BITS entries. */
 int kwalk_table_finish(struct kwalk_table *t, struct err *err);
 
-/* Adds every compiled method of pids (proc_dir: "/proc" or a test's), then
+struct code_cache;
+
+/* Adds every compiled method of pids (as the code cache sees them), then
  * finishes the table. */
-int kwalk_table_build(struct kwalk_table *t, const char *proc_dir, const pid_t *pids, size_t n,
-		      struct err *err);
+int kwalk_table_build(struct kwalk_table *t, struct code_cache *code, const pid_t *pids,
+		      size_t n, struct err *err);
 
 /* The padded size: 1 << bits. */
 static inline size_t kwalk_table_size(const struct kwalk_table *t)

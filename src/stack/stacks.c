@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stack/codemap.h"
+#include "stack/codecache.h"
 
 struct stacks {
-	struct codemap *map;
+	struct code_cache *code;      /* the session's (not owned) */
 };
 
 int stack_record_parse(const void *data, size_t size, struct stack_record *out)
@@ -32,28 +32,23 @@ int stack_record_parse(const void *data, size_t size, struct stack_record *out)
 	return 0;
 }
 
-struct stacks *stacks_new(const char *proc_dir)
+struct stacks *stacks_new(struct code_cache *code)
 {
-	struct stacks *s = calloc(1, sizeof(*s));
+	struct stacks *s = code ? calloc(1, sizeof(*s)) : NULL;
 
-	if (s && !(s->map = codemap_new(proc_dir))) {
-		free(s);
-		s = NULL;
-	}
+	if (s)
+		s->code = code;
 	return s;
 }
 
 void stacks_free(struct stacks *s)
 {
-	if (!s)
-		return;
-	codemap_free(s->map);
 	free(s);
 }
 
 void stacks_prime(struct stacks *s, uint32_t pid)
 {
-	codemap_prime(s->map, pid);
+	code_cache_prime(s->code, pid);
 }
 
 struct lookup_ctx {
@@ -65,7 +60,7 @@ static int lookup(void *ctx, uint64_t pc, bool is_return, struct code_info *out)
 {
 	struct lookup_ctx *lc = ctx;
 
-	return codemap_lookup(lc->s->map, lc->pid, pc, is_return, out);
+	return code_cache_lookup(lc->s->code, lc->pid, pc, is_return, out);
 }
 
 /* A kernel walk that ended without a native caller to unwind on from: why,

@@ -2,11 +2,11 @@
  *
  * Owns the record's validation (the exact length: header + wrapped record
  * padded to 8 + the PCs + the stack bytes it states, each part bounded) and
- * the walk over it: the unwinder (stack/unwind.h) with the code map
- * (stack/codemap.h) goes over the registers and the slice, and over the
+ * the walk over it: the unwinder (stack/unwind.h) with the code cache
+ * (stack/codecache.h) goes over the registers and the slice, and over the
  * PCs a kernel walk (UPS_STACK_KERNEL) gives first, on from their end when
- * it stopped at native code.  One struct stacks per run (it holds the
- * caches). */
+ * it stopped at native code.  One struct stacks per run, over the session's
+ * code cache. */
 #ifndef UPROBESTATS_STACK_STACKS_H
 #define UPROBESTATS_STACK_STACKS_H
 
@@ -30,10 +30,13 @@ struct stack_record {
  * part is over its bound. */
 int stack_record_parse(const void *data, size_t size, struct stack_record *out);
 
-struct stacks *stacks_new(const char *proc_dir);
+struct code_cache;
+
+/* code: the run's code cache, which must outlive s. */
+struct stacks *stacks_new(struct code_cache *code);
 void stacks_free(struct stacks *s);
 
-/* Reads pid's mappings now (see codemap_prime). */
+/* Reads pid's mappings now (see code_cache_prime). */
 void stacks_prime(struct stacks *s, uint32_t pid);
 
 /* Unwinds (or symbolizes) up to max_frames frames of the record. */

@@ -4,7 +4,7 @@
  * Owns the stepping rules, nothing about files: what code is at a PC (a
  * compiled Java method and its frame size, a native function and its CFI
  * row, the interpreter, JIT code, an unreadable file) comes from the
- * caller's lookup (stack/codemap.h in the tool, fakes in the unit tests).
+ * caller's lookup (stack/codecache.h in the tool, fakes in the unit tests).
  *
  *   compiled Java  return PC at sp+F-8, caller sp = sp+F (art-frames.md §1);
  *                  at the method's first instruction, or in a frameless leaf,

@@ -7,35 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
-/* One file-backed line of /proc/PID/maps. */
+#include "sys/maps.h"
+
+/* One file-backed mapping of /proc/PID/maps. */
 struct mapping {
 	unsigned long start, end;
 	dev_t dev;
 	ino_t ino;
-	const char *path;   /* points into the line */
+	const char *path;
 };
-
-static bool parse_maps_line(char *line, struct mapping *m)
-{
-	unsigned maj, min;
-	unsigned long long ino;
-	int n = 0;
-	size_t len;
-
-	if (sscanf(line, "%lx-%lx %*4s %*x %x:%x %llu %n", &m->start, &m->end, &maj, &min,
-		   &ino, &n) != 5 || !n || line[n] != '/')
-		return false;
-	len = strcspn(line + n, "\n");
-	line[n + len] = '\0';
-	if (len > 10 && !strcmp(line + n + len - 10, " (deleted)"))
-		return false;
-	m->dev = makedev(maj, min);
-	m->ino = (ino_t)ino;
-	m->path = line + n;
-	return true;
-}
 
 static bool same_file(const char *path, dev_t dev, ino_t ino)
 {
@@ -68,34 +49,51 @@ static int openable(const char *proc_dir, pid_t pid, const struct mapping *m,
 				m->start, m->end) < size ? 0 : -ENAMETOOLONG;
 }
 
+struct find_ctx {
+	const char *proc_dir, *seen_path, *path;
+	pid_t pid;
+	const struct stat *seen;
+	char *out;
+	size_t size;
+	struct mapping by_path;       /* the first mapping whose maps path is path */
+	char *by_path_name;
+	int rc;                       /* openable()'s, for the mapping of seen */
+};
+
+static int find_mapping(void *ctx, const struct proc_mapping *pm)
+{
+	struct find_ctx *c = ctx;
+	struct mapping m = { pm->start, pm->end, pm->dev, (ino_t)pm->inode, pm->path };
+	size_t len = pm->path_len;
+
+	if (pm->path[0] != '/' || (len > 10 && !strcmp(pm->path + len - 10, " (deleted)")))
+		return 0;
+	if (c->seen && m.dev == c->seen->st_dev && m.ino == c->seen->st_ino) {
+		c->rc = openable(c->proc_dir, c->pid, &m, c->seen_path, c->out, c->size) ?: 1;
+		return 1;
+	}
+	if (!c->by_path_name && !strcmp(m.path, c->path) && (c->by_path_name = strdup(m.path))) {
+		c->by_path = m;
+		c->by_path.path = c->by_path_name;
+	}
+	return 0;
+}
+
 /* The mapping of the file seen (at seen_path), else the one whose maps path is
  * path: written to out as openable() gives it.  1 when found, 0 when not, or
  * a negative error. */
 static int from_maps(const char *proc_dir, pid_t pid, const struct stat *seen,
 		     const char *seen_path, const char *path, char *out, size_t size)
 {
-	char maps[64], *line = NULL, *by_path = NULL;
-	size_t cap = 0;
-	struct mapping m, bp = { 0 };
-	int rc = 0;
-	FILE *f;
+	struct find_ctx c = { proc_dir, seen_path, path, pid, seen, out, size, { 0 }, NULL, 0 };
+	struct err e = { 0 };
+	int rc;
 
-	snprintf(maps, sizeof(maps), "%s/%d/maps", proc_dir, (int)pid);
-	if (!(f = fopen(maps, "re")))
-		return 0;
-	while (!rc && getline(&line, &cap, f) > 0) {
-		if (!parse_maps_line(line, &m))
-			continue;
-		if (seen && m.dev == seen->st_dev && m.ino == seen->st_ino)
-			rc = openable(proc_dir, pid, &m, seen_path, out, size) ?: 1;
-		else if (!by_path && !strcmp(m.path, path) && (by_path = strdup(m.path)))
-			bp = (struct mapping){ m.start, m.end, m.dev, m.ino, by_path };
-	}
-	if (!rc && by_path)
-		rc = openable(proc_dir, pid, &bp, NULL, out, size) ?: 1;
-	free(by_path);
-	free(line);
-	fclose(f);
+	proc_maps_read(proc_dir, pid, find_mapping, &c, &e);   /* unreadable: not mapped */
+	rc = c.rc;
+	if (!rc && c.by_path_name)
+		rc = openable(proc_dir, pid, &c.by_path, NULL, out, size) ?: 1;
+	free(c.by_path_name);
 	return rc;
 }
 

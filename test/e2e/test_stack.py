@@ -9,8 +9,8 @@ import os
 import re
 import subprocess
 
-from e2e import (Held, needs_kernel, check, eq, events, num, run, target, tmpdir, traced_run,
-                 write_config)
+from e2e import (BIN, Held, Uprobestats, kernel_args, needs_kernel, check, eq, events, num, run,
+                 target, tmpdir, traced_run, write_config)
 
 N = 50
 
@@ -286,6 +286,20 @@ def test_stack_in_trace_args():
         eq(names[:len(CHAIN)], CHAIN, "trace stack frames")
 
 
+def art_entry_config(tmp):
+    """A config probing ActivityRecognitionEvent.<init> in the Android 11 odex."""
+    from test_art import INIT, ODEX
+    return write_config(tmp, "\n".join([
+        "tasks {",
+        "  probe_configs {",
+        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
+        f'    file_paths: "{ODEX}"',
+        f'    method_signature: "{INIT}"',
+        "  }",
+        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
+        "}"]) + "\n")
+
+
 def check_real_art_method_at_entry(mode):
     """Real ART code: target_art maps the Android 11 x86_64 odex and calls the
     compiled ActivityRecognitionEvent.<init> with ART's calling convention.
@@ -295,15 +309,7 @@ def check_real_art_method_at_entry(mode):
     from test_art import CLS, INIT, ODEX, expected_offsets
     init_off, get_off = expected_offsets()
     tmp = tmpdir()
-    cfg = write_config(tmp, "\n".join([
-        "tasks {",
-        "  probe_configs {",
-        '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
-        f'    file_paths: "{ODEX}"',
-        f'    method_signature: "{INIT}"',
-        "  }",
-        '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"',
-        "}"]) + "\n")
+    cfg = art_entry_config(tmp)
     n = 5
     held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
     rc, u = traced_run(held,
@@ -558,3 +564,56 @@ def test_stack_kernel_loads_with_a_large_table():
     finally:
         holder.kill()
         holder.wait()
+
+
+def successful_opens(strace_log, path):
+    """How many open/openat calls of path succeeded, in `strace -f -e trace=open,openat`
+    output (musl opens with open(2) on x86_64)."""
+    want = os.path.realpath(path)
+    n = 0
+    with open(strace_log) as f:
+        for ln in f:
+            m = re.search(r'\bopen(?:at\([^,"]*,)?\(? ?"([^"]*)"', ln)
+            if m and os.path.realpath(m.group(1)) == want and not re.search(r"= -1 E", ln):
+                n += 1
+    return n
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_opens_the_oat_file_once():
+    """One code cache per run (stack/codecache.h): with --stack-mode kernel over
+    real ART code, the kernel walk's table (built at attach) and the unwinder's
+    lookups for every event use the same parsed odex, so the run opens it
+    exactly once more than planning does (`check` of the same config plans the
+    same way and attaches nothing).  Before, the table and the unwinder each
+    opened it through their own code maps, each once as an ELF and once as an
+    oat file."""
+    from test_art import INIT, ODEX, expected_offsets
+    init_off, get_off = expected_offsets()
+    tmp = tmpdir()
+    cfg = art_entry_config(tmp)
+    plan_log, run_log = os.path.join(tmp, "check.strace"), os.path.join(tmp, "run.strace")
+    strace = ["strace", "-f", "-qq", "-e", "trace=open,openat"]
+    p = subprocess.run(strace + ["-o", plan_log, BIN] + kernel_args(["check", cfg]),
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "check exit code; stderr: " + p.stderr)
+    planned = successful_opens(plan_log, ODEX)
+    check(planned >= 1, "planning opens the odex")
+    n = 5
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+    try:
+        u = Uprobestats(["run", cfg, "--format", "json", "--stack", "--stack-mode", "kernel",
+                         "--pid", str(held.pid)], prefix=strace + ["-o", run_log])
+        u.wait_attached()
+        held.go()
+        held.wait(120)
+        rc = u.wait(120)
+    finally:
+        held.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), n, "events")
+    for ev in evs:
+        eq(ev["stack"][0]["symbol"], INIT, "frame 0 is the compiled method")
+    eq(successful_opens(run_log, ODEX), planned + 1,
+       f"opens of the odex: planning's {planned} and the code cache's one")

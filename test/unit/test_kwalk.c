@@ -1,12 +1,15 @@
 /* Unit tests of stack/kwalk.c: the kernel walk's table (sorting by
  * (tgid, start), overlaps dropped, padding to a power of two) and its
- * building from a process's oat mappings (codemap_java_ranges), checked
- * against the independent oat-expected table and objdump's prologue. */
+ * building from a process's oat mappings (code_cache_java_ranges), checked
+ * against the independent oat-expected table and objdump's prologue; the
+ * oat file two processes map is opened and parsed once, and the unwinder's
+ * lookups after the table reuse it. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "stack/codecache.h"
 #include "stack/kwalk.h"
 #include "ut.h"
 
@@ -103,7 +106,12 @@ UT_TEST(kwalk_build_from_oat_mappings)
 		 odex);
 	write_maps(dir, 200, line);
 	write_maps(dir, 300, "7f2000000000-7f2000001000 r-xp 00000000 00:00 0 [vdso]\n");
-	UT_EQ_INT(kwalk_table_build(&t, dir, pids, 3, &e), 0);
+	struct code_cache *code = code_cache_new(dir);
+	struct code_cache_stats st;
+	struct code_info ci;
+
+	UT_ASSERT(code != NULL);
+	UT_EQ_INT(kwalk_table_build(&t, code, pids, 3, &e), 0);
 	UT_ASSERT(t.n > 2);
 	UT_EQ_INT(kwalk_table_size(&t) >= t.n, 1);
 	UT_ASSERT(kwalk_table_size(&t) < 2 * t.n || t.n == 1);
@@ -127,5 +135,17 @@ UT_TEST(kwalk_build_from_oat_mappings)
 		per_pid += t.v[i].tgid == 100;
 	}
 	UT_EQ_INT(per_pid * 2, t.n);  /* the same methods in both processes */
+	/* the unwinder's view of the same code, from the same cache */
+	UT_EQ_INT(code_cache_lookup(code, 200, 0x7f1000002000ull + INIT_OFF - 0x2000, false, &ci),
+		  0);
+	UT_EQ_INT(ci.kind, FRAME_JAVA);
+	UT_EQ_INT(ci.frame_size, INIT_FRAME);
+	UT_ASSERT(ci.at_start);
+	/* one open and one parse of the odex for both processes and the lookup */
+	code_cache_get_stats(code, &st);
+	UT_EQ_INT(st.files_opened, 1);
+	UT_EQ_INT(st.oat_parsed, 1);
+	UT_EQ_INT(st.files_failed, 0);
+	code_cache_free(code);
 	kwalk_table_free(&t);
 }

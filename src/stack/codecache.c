@@ -1,0 +1,286 @@
+/* codecache.c — the per-process layer of the code cache (see codecache.h):
+ * mappings, answers, lookups; the files are codefile.c's. */
+#include "stack/codecache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stack/codefile.h"
+#include "sys/maps.h"
+
+#define MAX_PIDS 64
+#define REREAD_NS 50000000ll     /* maps are read again on a miss at most every 50 ms */
+
+struct mapping {
+	uint64_t start, end, off;
+	struct code_file *file;       /* NULL: anonymous, deleted or a memfd */
+	char *name;                   /* the maps path column ("" when none) */
+};
+
+struct proc {
+	uint32_t pid;
+	uint32_t gen;                 /* bumped at each read of the maps */
+	struct mapping *v;
+	size_t n;
+	int64_t read_ns;
+	uint64_t used;
+};
+
+/* Answers already given: a repeated PC (the common case, a probe's callers
+ * repeat) costs a hash and a copy.  Keyed by pid, the maps generation, pc and
+ * whether it is a return address. */
+#define ANSWER_SLOTS 1024
+struct answer {
+	uint64_t pc;
+	uint32_t pid, gen;
+	bool used, is_return;
+	struct code_info ci;
+};
+
+struct code_cache {
+	char *proc_dir;
+	struct code_files *files;
+	struct answer answers[ANSWER_SLOTS];
+	uint32_t next_gen;
+	struct proc procs[MAX_PIDS];
+	uint64_t tick, maps_read;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct code_cache *code_cache_new(const char *proc_dir)
+{
+	struct code_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->proc_dir = strdup(proc_dir ? proc_dir : "/proc");
+	c->files = code_files_new();
+	if (!c->proc_dir || !c->files) {
+		code_cache_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void free_mappings(struct mapping *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+static void proc_clear(struct proc *p)
+{
+	free_mappings(p->v, p->n);
+	memset(p, 0, sizeof(*p));
+}
+
+void code_cache_free(struct code_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < MAX_PIDS; i++)
+		proc_clear(&c->procs[i]);
+	code_files_free(c->files);
+	free(c->proc_dir);
+	free(c);
+}
+
+void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *out)
+{
+	code_files_stats(c->files, out);
+	out->maps_read = c->maps_read;
+}
+
+/* ---- processes ---- */
+
+struct maps_read {
+	struct code_cache *c;
+	struct mapping *v;
+	size_t n, cap;
+};
+
+static bool is_jit_name(const char *p)
+{
+	return strstr(p, "jit-cache") || strstr(p, "jit-code-cache") ||
+	       strstr(p, "jit-zygote-cache");
+}
+
+static int add_mapping(void *ctx, const struct proc_mapping *pm)
+{
+	struct maps_read *r = ctx;
+	struct mapping *m;
+	const char *path = pm->path;
+
+	if (!proc_mapping_exec(pm))
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct mapping *v = realloc(r->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	m = &r->v[r->n];
+	*m = (struct mapping){ .start = pm->start, .end = pm->end, .off = pm->offset,
+			       .name = strdup(path) };
+	if (!m->name)
+		return -ENOMEM;
+	r->n++;
+	if (path[0] != '/' || strstr(path, " (deleted)") || !strncmp(path, "/memfd:", 7) ||
+	    is_jit_name(path))
+		return 0;
+	/* a file's lines follow each other: one look-up for all of them */
+	if (r->n >= 2 && m[-1].file && !strcmp(m[-1].name, path))
+		m->file = m[-1].file;
+	else
+		m->file = code_file_get(r->c->files, path);
+	return 0;
+}
+
+/* Replaces p's mappings with what the maps say now.  A process that is gone,
+ * or has exited and not been reaped (its maps read empty), keeps what was
+ * read before: its records may still be waiting to be drained. */
+static int read_maps(struct code_cache *c, struct proc *p)
+{
+	struct maps_read r = { .c = c };
+	struct err e = { 0 };
+	int rc;
+
+	p->read_ns = now_ns();
+	c->maps_read++;
+	rc = proc_maps_read(c->proc_dir, (pid_t)p->pid, add_mapping, &r, &e);
+	if (rc < 0 || !r.n) {
+		free_mappings(r.v, r.n);
+		return rc < 0 ? rc : -ESRCH;
+	}
+	free_mappings(p->v, p->n);
+	p->v = r.v;
+	p->n = r.n;
+	p->gen = ++c->next_gen;
+	return 0;
+}
+
+static struct proc *proc_get(struct code_cache *c, uint32_t pid)
+{
+	struct proc *victim = &c->procs[0];
+
+	c->tick++;
+	for (size_t i = 0; i < MAX_PIDS; i++) {
+		if (c->procs[i].pid == pid && c->procs[i].read_ns) {
+			c->procs[i].used = c->tick;
+			return &c->procs[i];
+		}
+		if (c->procs[i].used < victim->used)
+			victim = &c->procs[i];
+	}
+	proc_clear(victim);
+	victim->pid = pid;
+	victim->used = c->tick;
+	read_maps(c, victim);
+	return victim;
+}
+
+static const struct mapping *find_mapping(struct code_cache *c, struct proc *p, uint64_t pc)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < p->n; i++)
+			if (pc >= p->v[i].start && pc < p->v[i].end)
+				return &p->v[i];
+		if (pass || now_ns() - p->read_ns < REREAD_NS)
+			break;
+		read_maps(c, p);
+	}
+	return NULL;
+}
+
+void code_cache_prime(struct code_cache *c, uint32_t pid)
+{
+	struct proc *p = proc_get(c, pid);
+
+	if (now_ns() - p->read_ns > 0)
+		read_maps(c, p);
+}
+
+/* ---- lookups ---- */
+
+static void lookup_uncached(struct code_cache *c, struct proc *p, uint64_t pc, bool is_return,
+			    struct code_info *out)
+{
+	const struct mapping *mp = find_mapping(c, p, pc);
+	uint64_t q = is_return && pc ? pc - 1 : pc; /* a return address: its call */
+	uint64_t vaddr;
+
+	if (!mp) {
+		out->kind = FRAME_UNKNOWN;
+		out->why = "unknown (no mapping)";
+		return;
+	}
+	out->file = mp->name;
+	out->offset = pc - mp->start + mp->off;
+	if (is_jit_name(mp->name)) {
+		out->kind = FRAME_JIT;
+		return;
+	}
+	if (!mp->file || code_file_why(mp->file)) {
+		out->kind = FRAME_UNKNOWN;
+		out->why = mp->file ? code_file_why(mp->file) : "unknown (anonymous code)";
+		return;
+	}
+	if (!code_file_vaddr(mp->file, q - mp->start + mp->off, &vaddr)) {
+		out->kind = FRAME_UNKNOWN;
+		out->why = "unknown (outside the file's segments)";
+		return;
+	}
+	code_file_describe(mp->file, vaddr, vaddr + (pc - q), out);
+}
+
+int code_cache_lookup(struct code_cache *c, uint32_t pid, uint64_t pc, bool is_return,
+		      struct code_info *out)
+{
+	struct proc *p = proc_get(c, pid);
+	uint64_t h = (pc ^ (pc >> 17) ^ ((uint64_t)pid << 7) ^ is_return) * 0x9e3779b97f4a7c15ull;
+	struct answer *a = &c->answers[(h >> 40) % ANSWER_SLOTS];
+
+	if (a->used && a->pc == pc && a->pid == pid && a->gen == p->gen &&
+	    a->is_return == is_return) {
+		*out = a->ci;
+		return 0;
+	}
+	memset(out, 0, sizeof(*out));
+	out->dex_pc = UINT32_MAX;
+	lookup_uncached(c, p, pc, is_return, out);
+	/* a miss that read the maps again has a new generation: keyed by it */
+	if (out->kind != FRAME_UNKNOWN)
+		*a = (struct answer){ .pc = pc, .pid = pid, .gen = p->gen, .used = true,
+				      .is_return = is_return, .ci = *out };
+	return 0;
+}
+
+int code_cache_java_ranges(struct code_cache *c, uint32_t pid, code_cache_java_fn cb, void *ctx)
+{
+	struct proc *p = proc_get(c, pid);
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct mapping *mp = &p->v[i];
+		int rc;
+
+		if (!mp->file || code_file_why(mp->file))
+			continue;
+		rc = code_file_java_ranges(mp->file, mp->start, mp->end, mp->off, cb, ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

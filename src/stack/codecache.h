@@ -1,0 +1,74 @@
+/* codecache.h — the one view of the code the tool traces: what is at a PC of
+ * a traced process, for the unwinder (stack/unwind.h's lookup), the frames
+ * it prints and the kernel walk's table (stack/kwalk.h).  One instance per
+ * run (the session's), so every file is opened and parsed once.
+ *
+ * Two layers, both kept for the run:
+ *   per file (keyed by device, inode and mtime, not by path; a file that
+ *     cannot be read is cached as a failure too): an ELF's function symbols
+ *     (.symtab, .dynsym and .gnu_debugdata's merged and sorted; STT_FUNC and
+ *     STT_GNU_IFUNC; the Thumb bit cleared on 32-bit ARM), its CFI (.eh_frame,
+ *     .debug_frame, then .gnu_debugdata's .debug_frame; read on first use)
+ *     and libart's interpreter ranges; an oat/odex file's compiled methods
+ *     sorted by code address, with their CodeInfo (frame info, stack maps),
+ *     names and dex line tables decoded on first use.
+ *   per process: its executable mappings from <proc_dir>/PID/maps
+ *     (sys/maps.h), read again when a PC falls outside all of them (a library
+ *     loaded since) and kept after the process exits (its records may still
+ *     be waiting to be drained); and the answers already given, so that a
+ *     repeated PC costs a hash and a copy.
+ *
+ * Kinds of code (enum frame_kind): compiled Java methods of oat/odex
+ * mappings FRAME_JAVA, with the dex pc of an exact Default or OSR stack map
+ * at the PC (ART's rule, art-frames.md §6.5); the JIT code cache
+ * ("jit-cache", "jit-code-cache", "jit-zygote-cache" mappings) FRAME_JIT;
+ * nterp/mterp and art::interpreter FRAME_INTERPRETED; anonymous or
+ * unreadable code FRAME_UNKNOWN with the reason.  Strings it returns live as
+ * long as the cache. */
+#ifndef UPROBESTATS_STACK_CODECACHE_H
+#define UPROBESTATS_STACK_CODECACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stack/unwind.h"
+
+struct code_cache;
+
+/* Java method names longer than this end in "..." */
+#define CODE_NAME_MAX 1024
+
+/* proc_dir: NULL for "/proc" (tests point it at a directory of PID/maps). */
+struct code_cache *code_cache_new(const char *proc_dir);
+void code_cache_free(struct code_cache *c);
+
+/* Reads pid's mappings now, again if they were read before (a process known
+ * at attach may have exited by the time its records are drained; its cached
+ * mappings then still serve, and a failed read keeps them). */
+void code_cache_prime(struct code_cache *c, uint32_t pid);
+
+/* What is at pc in pid.  is_return: pc is a return address (symbols, methods
+ * and CFI are looked up at pc-1, Java stack maps at pc itself: ART records
+ * the return address as the stack map's native pc).  Always fills *out
+ * (FRAME_UNKNOWN at worst) and returns 0. */
+int code_cache_lookup(struct code_cache *c, uint32_t pid, uint64_t pc, bool is_return,
+		      struct code_info *out);
+
+/* Calls cb for every compiled Java method pid maps now (oat/odex code in
+ * its executable mappings): the method's code range in the process and its
+ * CodeInfo frame size (0 for a frameless leaf; methods without readable
+ * CodeInfo are left out).  Stops at cb's first non-zero return and returns
+ * it; else 0. */
+typedef int (*code_cache_java_fn)(void *ctx, uint64_t start, uint64_t end, uint32_t frame_size);
+int code_cache_java_ranges(struct code_cache *c, uint32_t pid, code_cache_java_fn cb, void *ctx);
+
+/* What the cache has done so far (tests check that a file is parsed once). */
+struct code_cache_stats {
+	uint64_t files_opened;     /* files opened and parsed (ELF headers, symbols) */
+	uint64_t files_failed;     /* files that could not be read (tried once) */
+	uint64_t oat_parsed;       /* oat/odex method tables built */
+	uint64_t maps_read;        /* /proc/PID/maps reads */
+};
+void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *out);
+
+#endif

@@ -1,0 +1,572 @@
+/* codefile.c — the per-file layer of the code cache (see codefile.h and
+ * codecache.h): symbols, interpreter ranges, CFI, compiled Java methods. */
+#include "stack/codefile.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "formats/cfi.h"
+#include "formats/codeinfo.h"
+#include "formats/dex.h"
+#include "formats/dex_debug.h"
+#include "formats/elf.h"
+#include "formats/insn.h"
+#include "formats/minidebug.h"
+#include "formats/oat.h"
+#include "formats/oat_dexfile.h"
+#include "formats/oat_methods.h"
+
+struct sym {
+	uint64_t start, size;
+	const char *name;             /* points into the ELF or the minidebug buffer */
+};
+
+struct range {
+	uint64_t start, end;
+};
+
+/* One compiled Java method; CodeInfo, name and dex method on first use. */
+struct jmethod {
+	uint64_t start;               /* code vaddr */
+	uint32_t size;
+	uint32_t list_i;              /* in methods.v */
+	bool named, frame_decoded, frame_ok, has_dm;
+	const struct dex_file *dex;   /* for line numbers, when has_dm */
+	struct dex_method dm;
+	struct art_frame_info fi;
+	struct art_stack_map *rows;
+	uint32_t n_rows;
+	char *name;
+};
+
+struct code_file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	int64_t mtime_ns;
+	bool bad;                     /* could not be read */
+	char why[160];
+	struct elf_file *own_elf;     /* NULL when the oat file owns it */
+	const struct elf_file *elf;
+	struct minidebug md;          /* .gnu_debugdata's ELF (md.elf NULL: none) */
+	bool cfi_tried, has_cfi;      /* has_cfi: CFI sections exist (maybe unreadable) */
+	struct cfi_table *cfi, *md_cfi;
+	struct sym *syms;
+	size_t n_syms;
+	struct range interp[4];
+	size_t n_interp;
+	struct oat_file *oat;
+	struct oat_dexset *dexes;
+	struct oat_method_list methods;
+	struct jmethod *jm;           /* sorted by start */
+	size_t n_jm;
+	struct code_file *next;
+};
+
+struct code_files {
+	struct code_file *head;
+	struct code_cache_stats st;
+};
+
+struct code_files *code_files_new(void)
+{
+	return calloc(1, sizeof(struct code_files));
+}
+
+static void file_free(struct code_file *f)
+{
+	for (size_t i = 0; i < f->n_jm; i++) {
+		free(f->jm[i].rows);
+		free(f->jm[i].name);
+	}
+	free(f->jm);
+	oat_method_list_free(&f->methods);
+	oat_dexset_free(f->dexes);
+	cfi_close(f->cfi);
+	cfi_close(f->md_cfi);
+	free(f->syms);
+	if (f->md.elf)
+		minidebug_close(&f->md);
+	oat_close(f->oat);
+	elf_close(f->own_elf);
+	free(f->path);
+	free(f);
+}
+
+void code_files_free(struct code_files *fs)
+{
+	if (!fs)
+		return;
+	while (fs->head) {
+		struct code_file *f = fs->head;
+		fs->head = f->next;
+		file_free(f);
+	}
+	free(fs);
+}
+
+void code_files_stats(const struct code_files *fs, struct code_cache_stats *out)
+{
+	*out = fs->st;
+}
+
+/* ---- ELF symbols ---- */
+
+struct sym_vec {
+	struct code_file *f;
+	size_t cap;
+	bool oom;
+};
+
+static int add_sym(void *ctx, const char *name, const struct elf_symbol *s)
+{
+	struct sym_vec *sv = ctx;
+	struct code_file *f = sv->f;
+
+	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !s->value || !name || !*name)
+		return 0;
+	if (f->n_syms == sv->cap) {
+		size_t cap = sv->cap ? sv->cap * 2 : 256;
+		struct sym *v = realloc(f->syms, cap * sizeof(*v));
+		if (!v) {
+			sv->oom = true;
+			return 1;
+		}
+		f->syms = v;
+		sv->cap = cap;
+	}
+	/* 32-bit ARM: bit 0 of a function's value marks Thumb code */
+	f->syms[f->n_syms++] = (struct sym){ elf_machine(f->elf) == EM_ARM ? s->value & ~1ull
+									 : s->value,
+					     s->size, name };
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->size < y->size) - (x->size > y->size);   /* larger first */
+}
+
+/* Where two names share a start, the larger symbol (sorted first) stays. */
+static void dedup_syms(struct code_file *f)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < f->n_syms; i++)
+		if (!w || f->syms[w - 1].start != f->syms[i].start)
+			f->syms[w++] = f->syms[i];
+	f->n_syms = w;
+}
+
+/* libart's interpreter: nterp and mterp (by their start/end markers). */
+static void find_interp(struct code_file *f)
+{
+	static const char *const pairs[][2] = {
+		{ "ExecuteNterpImpl", "EndExecuteNterpImpl" },
+		{ "artNterpAsmInstructionStart", "artNterpAsmInstructionEnd" },
+		{ "ExecuteMterpImpl", "EndExecuteMterpImpl" },
+		{ "artMterpAsmInstructionStart", "artMterpAsmInstructionEnd" },
+	};
+
+	for (size_t i = 0; i < 4; i++) {
+		uint64_t a = 0, b = 0;
+		for (size_t k = 0; k < f->n_syms; k++) {
+			if (!strcmp(f->syms[k].name, pairs[i][0]))
+				a = f->syms[k].start;
+			else if (!strcmp(f->syms[k].name, pairs[i][1]))
+				b = f->syms[k].start;
+		}
+		if (a && b > a)
+			f->interp[f->n_interp++] = (struct range){ a, b };
+	}
+}
+
+/* .symtab/.dynsym, and the .symtab of .gnu_debugdata (mini debug info:
+ * most Android libraries and oat files keep their local function symbols
+ * only there). */
+static void load_symbols(struct code_file *f)
+{
+	struct sym_vec sv = { .f = f };
+	struct err e = { 0 };
+
+	elf_foreach_symbol(f->elf, add_sym, &sv);
+	if (minidebug_open(f->elf, &f->md, &e) == 0)
+		elf_foreach_symbol(f->md.elf, add_sym, &sv);
+	else
+		f->md.elf = NULL;
+	if (sv.oom) {
+		free(f->syms);
+		f->syms = NULL;
+		f->n_syms = 0;
+		return;
+	}
+	if (f->n_syms)
+		qsort(f->syms, f->n_syms, sizeof(*f->syms), sym_cmp);
+	dedup_syms(f);
+	find_interp(f);
+}
+
+/* The symbol covering vaddr: sized symbols by their size, an unsized one up
+ * to the next symbol. */
+static const struct sym *find_sym(const struct code_file *f, uint64_t vaddr)
+{
+	size_t lo = 0, hi = f->n_syms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && lo - i < 16; i--) {
+		const struct sym *s = &f->syms[i - 1];
+		if (s->size ? vaddr - s->start < s->size : i == lo)
+			return s;
+	}
+	return NULL;
+}
+
+/* ---- compiled Java methods ---- */
+
+static int jm_cmp(const void *a, const void *b)
+{
+	const struct jmethod *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->list_i > y->list_i) - (x->list_i < y->list_i);
+}
+
+static void load_oat(struct code_files *fs, struct code_file *f)
+{
+	struct err e = { 0 };
+
+	if (oat_open_elf(f->own_elf, &f->oat, &e) < 0) {
+		f->oat = NULL;
+		return;
+	}
+	f->own_elf = NULL;            /* the oat file's now */
+	fs->st.oat_parsed++;
+	if (oat_dexset_new(f->oat, f->path, NULL, 0, &f->dexes, &e) < 0)
+		f->dexes = NULL;
+	if (oat_list_methods(f->oat, f->dexes, &f->methods, &e) < 0)
+		return;
+	f->jm = calloc(f->methods.n ? f->methods.n : 1, sizeof(*f->jm));
+	if (!f->jm)
+		return;
+	for (size_t i = 0; i < f->methods.n; i++) {
+		const struct oat_method *om = &f->methods.v[i];
+		if (om->dedup_first != i || !om->code.code_size)
+			continue;
+		f->jm[f->n_jm++] = (struct jmethod){ .start = om->code.vaddr,
+						      .size = om->code.code_size,
+						      .list_i = (uint32_t)i };
+	}
+	/* by code address: profile-guided layouts put code out of class order */
+	if (f->n_jm)
+		qsort(f->jm, f->n_jm, sizeof(*f->jm), jm_cmp);
+}
+
+static struct jmethod *find_jm(struct code_file *f, uint64_t vaddr)
+{
+	size_t lo = 0, hi = f->n_jm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->jm[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && vaddr - f->jm[lo - 1].start < f->jm[lo - 1].size)
+		return &f->jm[lo - 1];
+	return NULL;
+}
+
+/* The class_data entry of om, for its debug info (line numbers). */
+static void find_dex_method(struct jmethod *j, const struct dex_file *d,
+			    const struct oat_method *om)
+{
+	struct dex_class_iter it;
+	struct err e = { 0 };
+
+	if (dex_class_iter_init(d, om->cdi, &it, &e) < 0)
+		return;
+	while (dex_class_iter_next(&it, &j->dm, &e) > 0) {
+		if (j->dm.index_in_class == om->index_in_class) {
+			j->has_dm = j->dm.method_idx == om->method_idx;
+			j->dex = d;
+			return;
+		}
+	}
+}
+
+/* The CodeInfo alone (frame info, stack maps): the kernel walk's table
+ * needs no names. */
+static void decode_frame(struct code_file *f, struct jmethod *j)
+{
+	const struct oat_method *om = &f->methods.v[j->list_i];
+	struct err e = { 0 };
+
+	j->frame_decoded = true;
+	j->frame_ok = oat_code_frame_info(f->oat, &om->code, &j->fi, &j->rows, &j->n_rows,
+					  &e) == 0;
+}
+
+/* "Class.method(params)" from the dex (as `methods` prints it); without the
+ * dex, dex2oat's .gnu_debugdata name ("pkg.Class.method"), else the
+ * method's indexes. */
+static void name_jm(struct code_file *f, struct jmethod *j)
+{
+	const struct oat_method *om = &f->methods.v[j->list_i];
+	const struct dex_file *d;
+	const struct sym *s;
+	struct err e = { 0 };
+	char buf[CODE_NAME_MAX];
+	int n = oat_method_signature(f->dexes, om, buf, sizeof(buf));
+
+	j->named = true;
+	if (n >= (int)sizeof(buf))
+		memcpy(buf + sizeof(buf) - 4, "...", 4);   /* marks a cut name */
+	if (n >= 0 && oat_dexset_get(f->dexes, om->dex_i, &d, &e) == 0)
+		find_dex_method(j, d, om);
+	else if (n < 0 && (s = find_sym(f, j->start)) && s->start == j->start &&
+		 strncmp(s->name, "[DEDUPED]", 9))
+		snprintf(buf, sizeof(buf), "%s", s->name);
+	j->name = strdup(buf);
+}
+
+/* Whether the instruction at vaddr is a return (x86_64 c3, arm64 ret): the
+ * places exit probes use (art-frames.md §6), where no frame exists. */
+static bool is_ret_insn(const struct code_file *f, uint64_t vaddr)
+{
+	size_t size;
+	const uint8_t *data = elf_data(f->elf, &size);
+	uint64_t off;
+	uint32_t w;
+
+	if (!data || elf_vaddr_to_offset(f->elf, vaddr, &off, NULL) || off >= size)
+		return false;
+	if (elf_machine(f->elf) == EM_X86_64)
+		return data[off] == 0xc3;
+	if (size - off < 4)
+		return false;
+	memcpy(&w, data + off, 4);
+	return w == A64_RET;
+}
+
+static void describe_java(struct code_file *f, struct jmethod *j, uint64_t pc_vaddr,
+			  struct code_info *out)
+{
+	if (!j->named)
+		name_jm(f, j);
+	if (!j->frame_decoded)
+		decode_frame(f, j);
+	out->kind = FRAME_JAVA;
+	out->symbol = j->name;
+	out->symbol_off = pc_vaddr - j->start;
+	out->at_start = pc_vaddr == j->start;
+	if (!j->frame_ok) {
+		out->kind = FRAME_UNKNOWN;
+		out->why = "Java method without readable CodeInfo";
+		return;
+	}
+	out->frame_size = j->fi.frame_size;
+	out->core_spill_mask = j->fi.core_spill_mask;
+	out->at_exit = is_ret_insn(f, pc_vaddr);
+	out->frameless = j->fi.frameless_leaf;
+	/* ART's rule (GetStackMapForNativePcOffset): an exact Default or OSR map */
+	for (uint32_t r = 0; r < j->n_rows; r++) {
+		const struct art_stack_map *s = &j->rows[r];
+		if ((s->kind == -1 || s->kind == 1) && s->native_pc == pc_vaddr - j->start) {
+			out->stack_map_hit = true;
+			out->dex_pc = s->dex_pc;
+			break;
+		}
+	}
+	if (out->stack_map_hit && out->dex_pc != UINT32_MAX && j->has_dm) {
+		struct err e = { 0 };
+		uint32_t line;
+		if (dex_method_line(j->dex, &j->dm, out->dex_pc, &line, &e) == 0 && line &&
+		    line <= INT32_MAX)
+			out->line = (int32_t)line;
+	}
+}
+
+/* ---- CFI ---- */
+
+static void open_cfi(struct code_file *f)
+{
+	struct err e = { 0 };
+	int rc, md_rc = -ENOENT;
+
+	f->cfi_tried = true;
+	if ((rc = cfi_open(f->elf, &f->cfi, &e)) < 0)
+		f->cfi = NULL;
+	if (f->md.elf && (md_rc = cfi_open(f->md.elf, &f->md_cfi, &e)) < 0)
+		f->md_cfi = NULL;
+	f->has_cfi = rc != -ENOENT || md_rc != -ENOENT;
+}
+
+/* The row at vaddr: the file's .eh_frame/.debug_frame, then .gnu_debugdata's. */
+static void native_cfi(struct code_file *f, uint64_t vaddr, struct code_info *out)
+{
+	struct err e = { 0 };
+
+	if (!f->cfi_tried)
+		open_cfi(f);
+	out->file_has_cfi = f->has_cfi;
+	out->cfi_error = -ENOENT;
+	if (f->cfi)
+		out->cfi_error = cfi_row_at(f->cfi, vaddr, &out->cfi, &e);
+	if (out->cfi_error == -ENOENT && f->md_cfi)
+		out->cfi_error = cfi_row_at(f->md_cfi, vaddr, &out->cfi, &e);
+	out->has_cfi = out->cfi_error == 0;
+}
+
+static void describe_native(struct code_file *f, uint64_t vaddr, uint64_t pc_vaddr,
+			    struct code_info *out)
+{
+	const struct sym *s = find_sym(f, vaddr);
+
+	out->kind = FRAME_NATIVE;
+	if (s) {
+		out->symbol = s->name;
+		out->symbol_off = pc_vaddr - s->start;
+		out->at_start = pc_vaddr == s->start;
+	}
+	for (size_t i = 0; i < f->n_interp; i++)
+		if (vaddr >= f->interp[i].start && vaddr < f->interp[i].end)
+			out->kind = FRAME_INTERPRETED;
+	if (s && !strncmp(s->name, "_ZN3art11interpreter", 20))
+		out->kind = FRAME_INTERPRETED;
+	native_cfi(f, vaddr, out);
+}
+
+void code_file_describe(struct code_file *f, uint64_t vaddr, uint64_t pc_vaddr,
+			struct code_info *out)
+{
+	struct jmethod *j = f->oat ? find_jm(f, vaddr) : NULL;
+
+	if (j)
+		describe_java(f, j, pc_vaddr, out);
+	else
+		describe_native(f, vaddr, pc_vaddr, out);
+}
+
+/* ---- addresses ---- */
+
+bool code_file_vaddr(const struct code_file *f, uint64_t off, uint64_t *vaddr)
+{
+	const struct elf_segment *seg;
+	size_t n = f->elf ? elf_load_segments(f->elf, &seg) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (off >= seg[i].offset && off - seg[i].offset < seg[i].filesz) {
+			*vaddr = seg[i].vaddr + (off - seg[i].offset);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The process address of vaddr through the mapping [start, end) at file
+ * offset off, if it maps it. */
+static bool vaddr_to_addr(const struct code_file *f, uint64_t start, uint64_t end,
+			  uint64_t off, uint64_t vaddr, uint64_t *addr)
+{
+	uint64_t o;
+
+	if (elf_vaddr_to_offset(f->elf, vaddr, &o, NULL) || o < off || o - off >= end - start)
+		return false;
+	*addr = start + (o - off);
+	return true;
+}
+
+int code_file_java_ranges(struct code_file *f, uint64_t start, uint64_t end, uint64_t off,
+			  code_cache_java_fn cb, void *ctx)
+{
+	for (size_t i = 0; f->oat && i < f->n_jm; i++) {
+		struct jmethod *j = &f->jm[i];
+		uint64_t addr;
+		int rc;
+
+		if (!vaddr_to_addr(f, start, end, off, j->start, &addr))
+			continue;
+		if (!j->frame_decoded)
+			decode_frame(f, j);
+		if (!j->frame_ok)
+			continue;
+		rc = cb(ctx, addr, addr + j->size, j->fi.frameless_leaf ? 0 : j->fi.frame_size);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- files ---- */
+
+const char *code_file_why(const struct code_file *f)
+{
+	return f->bad ? f->why : NULL;
+}
+
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static void file_load(struct code_files *fs, struct code_file *f)
+{
+	struct elf_symbol os;
+	struct err e = { 0 };
+
+	if (elf_open(f->path, &f->own_elf, &e) < 0) {
+		f->own_elf = NULL;
+		f->bad = true;
+		snprintf(f->why, sizeof(f->why), "unknown in %s", f->path);
+		fs->st.files_failed++;
+		return;
+	}
+	fs->st.files_opened++;
+	f->elf = f->own_elf;
+	load_symbols(f);
+	if (elf_find_symbol(f->elf, "oatdata", &os) == 0)
+		load_oat(fs, f);
+}
+
+struct code_file *code_file_get(struct code_files *fs, const char *path)
+{
+	struct stat st;
+	struct code_file *f;
+
+	if (stat(path, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	for (f = fs->head; f; f = f->next) {
+		if (st.st_ino ? f->ino == st.st_ino && f->dev == st.st_dev &&
+				f->mtime_ns == mtime_ns(&st)
+			      : !f->ino && !strcmp(f->path, path))
+			return f;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
+		return NULL;
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->mtime_ns = mtime_ns(&st);
+	file_load(fs, f);
+	f->next = fs->head;
+	fs->head = f;
+	return f;
+}
