@@ -198,8 +198,8 @@ $(GEN_DIR)/$(1)/bpf_objects.z.h: $$(NORMAL_OBJS_$(1)) $$(LEGACY_OBJS_$(1)) \
 		$(TOP)/mk/embed-bpf.sh | deps-host
 	@mkdir -p $$(@D)
 	@echo "  EMBED   $$(@:$(TOP)/%=%)"
-	@$(TOP)/mk/embed-bpf.sh $(foreach n,$(BPF_NAMES),$(n)=$(BUILD)/$(1)/bpf/$(n).bpf.o \
-		$(n)_legacy=$(BUILD)/$(1)/bpf/legacy/$(n).bpf.o) > $$@.tmp
+	@$(TOP)/mk/embed-bpf.sh $(foreach n,$(BPF_NAMES),$(n)=$(BUILD)/$(1)/bpf/$(n).bpf.o) \
+		$(foreach n,$(BPF_NAMES),$(n)_legacy=$(BUILD)/$(1)/bpf/legacy/$(n).bpf.o) > $$@.tmp
 	@mv $$@.tmp $$@
 
 # The compile command, kept in a file rewritten only when it changes (a new git revision
