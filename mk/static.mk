@@ -3,7 +3,7 @@
 #
 #   make / make static   build/<arch>/uprobestats for every arch in ARCHES, sizes printed
 #   make static-<arch>   one arch (x86_64 or aarch64)
-#   make skeletons       gen/<arch>/<name>.bpf.z.h (the compressed object) per bpf/<name>.bpf.c
+#   make skeletons       gen/<arch>/bpf_objects.z.h (every bpf/<name>.bpf.c's objects, one xz)
 #   make vendor          fetch + build the third-party static libraries only
 #   make check-binaries  static/stripped/size checks and `--version` (arm64 under qemu)
 #   make test            every test stage in order, then one "N passed, N failed" line
@@ -14,7 +14,7 @@
 #                   --fetch.sh sysroot--> build/sysroot/<arch>/ (musl-dev, linux-libc-dev)
 #   vendor/build.sh <arch>             -> build/vendor/<arch>/{lib,include}/
 #   bpf/<name>.bpf.c --clang -target bpf--> build/<arch>/bpf/<name>.bpf.o (llvm-strip -g)
-#                    --mk/embed-bpf.sh (xz -9e)--> gen/<arch>/<name>.bpf.z.h
+#                    --mk/embed-bpf.sh (xz -9e, all in one)--> gen/<arch>/bpf_objects.z.h
 #   main.c $(SRCS)  --clang --target=<arch>-linux-musl--> build/<arch>/obj/**.o
 #                   --<arch>-linux-gnu-gcc + musl specs, -static, --gc-sections, -s-->
 #                   build/<arch>/uprobestats
@@ -24,7 +24,7 @@
 #   ARCHES            x86_64 aarch64          which binaries `make` builds
 #   STATIC_OPT        -Os                     optimisation of the tool's own code
 #   VENDOR_CFLAGS     -Os -f{function,data}-sections   for libbpf/libelf/zlib
-#   MAX_BINARY_SIZE   966656 (944 KiB)        per-binary budget in check-binaries
+#   MAX_BINARY_SIZE   942080 (920 KiB)        per-binary budget in check-binaries
 #   TEST_STAGES       static check-binaries unit fuzz-smoke test-stale-pins (+= more)
 #   DEBIAN_MIRROR     (environment) the mirror fetch.sh uses instead of the machine's
 # Set by this file for others: UNIT_EXTRA_DEPS (the x86_64 embedded objects), BINS (the
@@ -49,7 +49,7 @@ BPF_HDR_DIR   := $(VENDOR_SRC)/bpf-include
 VENDOR_CFLAGS ?= -Os -ffunction-sections -fdata-sections
 
 # Size budget for each binary, checked by check-binaries.
-MAX_BINARY_SIZE ?= 966656
+MAX_BINARY_SIZE ?= 942080
 
 # Per-arch settings: gcc triplet, the kernel's name for the arch in __TARGET_ARCH_*.
 TRIPLET_x86_64   := x86_64-linux-gnu
@@ -96,8 +96,7 @@ BPF_NAMES      := $(patsubst $(TOP)/bpf/%.bpf.c,%,$(BPF_SRCS))
 STATIC_SRCS    := $(TOP)/main.c $(SRCS)
 
 # Host unit tests and fuzzers include the x86_64 embedded objects (mk/unit.mk, mk/fuzz.mk).
-UNIT_EXTRA_DEPS := $(patsubst %,$(GEN_DIR)/x86_64/%.bpf.z.h,$(BPF_NAMES)) \
-	$(patsubst %,$(GEN_DIR)/x86_64/%.legacy.bpf.z.h,$(BPF_NAMES))
+UNIT_EXTRA_DEPS := $(GEN_DIR)/x86_64/bpf_objects.z.h
 
 BINS := $(foreach a,$(ARCHES),$(BUILD)/$(a)/uprobestats)
 
@@ -147,8 +146,8 @@ CC_$(1)            := $(STATIC_CC) --target=$(1)-linux-musl -nostdlibinc \
 LD_$(1)            := $(TRIPLET_$(1))-gcc -specs=$(SYSROOT_DIR)/$(1)/musl-gcc.specs
 KHDRS_$(1)         := $(SYSROOT_DIR)/$(1)/usr/include \
 	$(SYSROOT_DIR)/$(1)/usr/include/$(TRIPLET_$(1))
-SKELS_$(1)         := $(patsubst %,$(GEN_DIR)/$(1)/%.bpf.z.h,$(BPF_NAMES)) \
-	$(patsubst %,$(GEN_DIR)/$(1)/%.legacy.bpf.z.h,$(BPF_NAMES))
+SKELS_$(1)         := $(GEN_DIR)/$(1)/bpf_objects.z.h
+NORMAL_OBJS_$(1)   := $(patsubst %,$(BUILD)/$(1)/bpf/%.bpf.o,$(BPF_NAMES))
 LEGACY_OBJS_$(1)   := $(patsubst %,$(BUILD)/$(1)/bpf/legacy/%.bpf.o,$(BPF_NAMES))
 OBJS_$(1)          := $(patsubst $(TOP)/%.c,$(BUILD)/$(1)/obj/%.o,$(STATIC_SRCS))
 INCS_$(1)          := $(INCS) -I$(GEN_DIR)/$(1) -isystem $(VENDOR_OUT)/$(1)/include \
@@ -192,20 +191,16 @@ $(BUILD)/$(1)/bpf/legacy/%.bpf.o: $(TOP)/bpf/%.bpf.c $(SOURCES_STAMP) $$(SYSROOT
 		-MMD -MP -MF $$@.d -c $$< -o $$@
 	@$(BPF_STRIP) -g --remove-section=.BTF.ext --remove-section=.rel.BTF.ext $$@
 
-# Embedded like the normal objects, as <name>_legacy_bpf_z[] / <name>_legacy_bpf_size.
-$(GEN_DIR)/$(1)/%.legacy.bpf.z.h: $(BUILD)/$(1)/bpf/legacy/%.bpf.o $(TOP)/mk/embed-bpf.sh \
-		| deps-host
+# Every object of the arch, normal and legacy, embedded as one xz stream
+# (mk/embed-bpf.sh): bpf_objects_z[], and <name>_bpf_off/_size,
+# <name>_legacy_bpf_off/_size, which src/catalog/catalog.c includes and decodes at load.
+# A new bpf/<name>.bpf.c is in it by the wildcard in BPF_NAMES.
+$(GEN_DIR)/$(1)/bpf_objects.z.h: $$(NORMAL_OBJS_$(1)) $$(LEGACY_OBJS_$(1)) \
+		$(TOP)/mk/embed-bpf.sh | deps-host
 	@mkdir -p $$(@D)
 	@echo "  EMBED   $$(@:$(TOP)/%=%)"
-	@$(TOP)/mk/embed-bpf.sh $$*_legacy $$< > $$@.tmp
-	@mv $$@.tmp $$@
-
-# The object embedded xz-compressed (mk/embed-bpf.sh): <name>_bpf_z[] and
-# <name>_bpf_size, which src/catalog/catalog.c includes and inflates at load.
-$(GEN_DIR)/$(1)/%.bpf.z.h: $(BUILD)/$(1)/bpf/%.bpf.o $(TOP)/mk/embed-bpf.sh | deps-host
-	@mkdir -p $$(@D)
-	@echo "  EMBED   $$(@:$(TOP)/%=%)"
-	@$(TOP)/mk/embed-bpf.sh $$* $$< > $$@.tmp
+	@$(TOP)/mk/embed-bpf.sh $(foreach n,$(BPF_NAMES),$(n)=$(BUILD)/$(1)/bpf/$(n).bpf.o) \
+		$(foreach n,$(BPF_NAMES),$(n)_legacy=$(BUILD)/$(1)/bpf/legacy/$(n).bpf.o) > $$@.tmp
 	@mv $$@.tmp $$@
 
 # The compile command, kept in a file rewritten only when it changes (a new git revision

@@ -7,26 +7,8 @@
 
 #include "formats/xz.h"
 #include "records.h"
-#include "Accessibility.bpf.z.h"
-#include "ArtTest.bpf.z.h"
-#include "Binder.bpf.z.h"
-#include "BinderExecTransactInternal.bpf.z.h"
-#include "BitmapAllocation.bpf.z.h"
-#include "DisruptiveApp.bpf.z.h"
-#include "GenericInstrumentation.bpf.z.h"
-#include "MalwareSignal.bpf.z.h"
-#include "ProcessManagement.bpf.z.h"
-#include "Uprobestats.bpf.z.h"
-#include "Accessibility.legacy.bpf.z.h"
-#include "ArtTest.legacy.bpf.z.h"
-#include "Binder.legacy.bpf.z.h"
-#include "BinderExecTransactInternal.legacy.bpf.z.h"
-#include "BitmapAllocation.legacy.bpf.z.h"
-#include "DisruptiveApp.legacy.bpf.z.h"
-#include "GenericInstrumentation.legacy.bpf.z.h"
-#include "MalwareSignal.legacy.bpf.z.h"
-#include "ProcessManagement.legacy.bpf.z.h"
-#include "Uprobestats.legacy.bpf.z.h"
+/* Every object of this arch, normal and legacy, as one xz stream (mk/embed-bpf.sh). */
+#include "bpf_objects.z.h"
 
 static const struct catalog_program generic_programs[] = {
 	{ .name = "call_detail", .map = "call_detail_buf", .record_kind = UPS_REC_CALL_DETAIL },
@@ -148,11 +130,9 @@ static const char *const binder_start_activity_maps[] = { "output_buf", NULL };
 #define OBJECT(obj_name, progs, maps, ...)                          \
 	{                                                           \
 		.name = #obj_name,                                  \
-		.elf_z = obj_name##_bpf_z,                          \
-		.elf_z_size = sizeof(obj_name##_bpf_z),             \
+		.elf_off = obj_name##_bpf_off,                      \
 		.elf_size = obj_name##_bpf_size,                    \
-		.legacy_elf_z = obj_name##_legacy_bpf_z,            \
-		.legacy_elf_z_size = sizeof(obj_name##_legacy_bpf_z), \
+		.legacy_elf_off = obj_name##_legacy_bpf_off,        \
 		.legacy_elf_size = obj_name##_legacy_bpf_size,      \
 		.programs = progs,                                  \
 		.n_programs = sizeof(progs) / sizeof(progs[0]),     \
@@ -176,38 +156,72 @@ static const struct catalog_object objects[] = {
 
 #define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))
 
-/* The object as the build embedded it: `xz -9e --check=crc32` (LZMA2),
- * decoded by our own .xz reader (formats/xz.h, also .gnu_debugdata's): a
- * third smaller than gzip -9, for about 1 ms of decoding per object loaded. */
-static int decode_object(const char *name, const unsigned char *elf_z, size_t elf_z_size,
-			  size_t elf_size, void **bytes, size_t *size, struct err *err)
+/* The objects as the build embedded them: one `xz -9e --check=crc32` (LZMA2) stream over
+ * all of them, decoded by our own .xz reader (formats/xz.h, also .gnu_debugdata's).
+ * Decoded once, at the first object loaded (about 1 ms per object, ~20 ms in all), and
+ * kept for the run (about 1 MiB): released at exit. */
+static uint8_t *decoded;
+
+static void release_decoded(void)
+{
+	free(decoded);
+	decoded = NULL;
+}
+
+int catalog_decode_blob(const unsigned char *z, size_t z_size, size_t size, uint8_t **out,
+			struct err *err)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	int rc = xz_decode(name, elf_z, elf_z_size, elf_size, &buf, &len, err);
+	int rc = xz_decode("bpf_objects", z, z_size, size, &buf, &len, err);
 
-	if (rc == 0 && len != elf_size) {
+	if (rc == 0 && len != size) {
 		free(buf);
-		rc = err_set(err, -EINVAL, "decoded %zu of %zu bytes", len, elf_size);
+		rc = err_set(err, -EINVAL, "decoded %zu of %zu bytes", len, size);
 	}
 	if (rc < 0)
-		return err_prefix(err, "embedded object %s (the binary is damaged)", name);
-	*bytes = buf;
-	*size = elf_size;
+		return err_prefix(err, "embedded BPF objects (the binary is damaged)");
+	*out = buf;
+	return 0;
+}
+
+void catalog_embedded(const unsigned char **z, size_t *z_size, size_t *size)
+{
+	*z = bpf_objects_z;
+	*z_size = sizeof(bpf_objects_z);
+	*size = bpf_objects_size;
+}
+
+/* A malloc'ed copy of bytes [off, off + size) of the decoded objects. */
+static int object_copy(const char *name, size_t off, size_t size, void **bytes, size_t *out_size,
+		       struct err *err)
+{
+	if (!decoded) {
+		int rc = catalog_decode_blob(bpf_objects_z, sizeof(bpf_objects_z),
+					     bpf_objects_size, &decoded, err);
+		if (rc < 0)
+			return err_prefix(err, "object %s", name);
+		atexit(release_decoded);
+	}
+	if (off > bpf_objects_size || size > bpf_objects_size - off)
+		return err_set(err, -EINVAL, "embedded object %s lies outside the objects", name);
+	if (!(*bytes = malloc(size ? size : 1)))
+		return err_set(err, -ENOMEM, "embedded object %s: out of memory", name);
+	memcpy(*bytes, decoded + off, size);
+	*out_size = size;
 	return 0;
 }
 
 int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
 		       struct err *err)
 {
-	return decode_object(o->name, o->elf_z, o->elf_z_size, o->elf_size, bytes, size, err);
+	return object_copy(o->name, o->elf_off, o->elf_size, bytes, size, err);
 }
 
 int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size_t *size,
 			      struct err *err)
 {
-	return decode_object(o->name, o->legacy_elf_z, o->legacy_elf_z_size, o->legacy_elf_size,
-			      bytes, size, err);
+	return object_copy(o->name, o->legacy_elf_off, o->legacy_elf_size, bytes, size, err);
 }
 
 bool catalog_name_ends(const char *name, const char *suffix)

@@ -19,9 +19,9 @@
  * programs use; the one place user space spells them (test_catalog.c checks
  * them against the objects). */
 #define CATALOG_MAP_COUNTERS   "probe_counters" /* per probe: hits, drops (per CPU) */
-#define CATALOG_MAP_STOP       "ups_stop"       /* 1: every program returns at once */
 #define CATALOG_MAP_PIDS       "target_pids"    /* the in-kernel tgid filter */
 #define CATALOG_MAP_HISTOGRAM  "latency_hist"   /* Uprobestats: call_latency's slots */
+#define CATALOG_MAP_STOP       "ups_stop"       /* 1: every program returns at once */
 #define CATALOG_MAP_PENDING    "pending_calls"  /* Uprobestats: exit probes' calls in flight */
 #define CATALOG_MAP_AGG_DATA   "agg_data"       /* Uprobestats: aggregated keys (records.h) */
 #define CATALOG_MAP_AGG_GEN    "agg_gen"        /* Uprobestats: the generation programs count in */
@@ -61,16 +61,15 @@ enum catalog_prepare {
 
 struct catalog_object {
 	const char *name;         /* "GenericInstrumentation" */
-	/* The BPF ELF object, xz-compressed at build time (gen/<arch>/<name>.bpf.z.h);
-	 * catalog_object_elf() decodes it. */
-	const unsigned char *elf_z;
-	size_t elf_z_size;
-	size_t elf_size;          /* decoded */
+	/* The BPF ELF object: bytes [elf_off, elf_off + elf_size) of the arch's
+	 * objects, embedded as one xz stream (gen/<arch>/bpf_objects.z.h);
+	 * catalog_object_elf() copies it out of the decoded stream. */
+	size_t elf_off;
+	size_t elf_size;
 	/* The same programs built for kernels before 5.5 (-DUPS_LEGACY: no global
-	 * data, 4.14's helpers, perf event array output), compressed the same way;
-	 * catalog_object_legacy_elf() decodes it. */
-	const unsigned char *legacy_elf_z;
-	size_t legacy_elf_z_size;
+	 * data, 4.14's helpers, perf event array output), in the same stream;
+	 * catalog_object_legacy_elf() copies it out. */
+	size_t legacy_elf_off;
 	size_t legacy_elf_size;
 	const struct catalog_program *programs;
 	size_t n_programs;
@@ -81,14 +80,22 @@ struct catalog_object {
 	enum catalog_prepare prepare;
 };
 
-/* The object's ELF bytes, decoded into a malloc'ed buffer (the caller frees it once
- * libbpf is done with the object): 0, -ENOMEM, or -EINVAL when the embedded copy does
- * not decode to its recorded size. */
+/* The object's ELF bytes in a malloc'ed buffer (the caller frees it once libbpf is done
+ * with the object).  The first call decodes every embedded object (one xz stream, kept
+ * until exit).  0, -ENOMEM, or -EINVAL when the embedded stream does not decode to its
+ * recorded size (a damaged binary). */
 int catalog_object_elf(const struct catalog_object *o, void **bytes, size_t *size,
 		       struct err *err);
 /* The same for the object's legacy build. */
 int catalog_object_legacy_elf(const struct catalog_object *o, void **bytes, size_t *size,
 			      struct err *err);
+
+/* Decodes an embedded objects stream z[0..z_size) that must decode to exactly size
+ * bytes into a malloc'ed *out: 0, -ENOMEM, -EINVAL (damaged: the message says so). */
+int catalog_decode_blob(const unsigned char *z, size_t z_size, size_t size, uint8_t **out,
+			struct err *err);
+/* The embedded stream, its size and its size decoded (for tests and `objects`). */
+void catalog_embedded(const unsigned char **z, size_t *z_size, size_t *size);
 
 size_t catalog_object_count(void);
 const struct catalog_object *catalog_object_at(size_t i);

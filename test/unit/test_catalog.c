@@ -63,7 +63,11 @@ static int check_forward(const struct catalog_object *o, struct bpf_object *obj)
 		    (p->exit && (!has_program(obj, p->exit, false) ||
 				 !has_program(obj, p->exit_entry, false))) ||
 		    (p->map && (!is_ring_map(o, p->map) || !record_kind_get(p->record_kind))) ||
-		    (!p->map && !p->histogram)) {
+		    (!p->map && !p->histogram && !p->aggregate && !p->traffic) ||
+		    (p->aggregate && (!has_map(obj, CATALOG_MAP_AGG_DATA, BPF_MAP_TYPE_HASH) ||
+				      !bpf_object__find_map_by_name(obj, CATALOG_MAP_AGG_GEN))) ||
+		    (p->traffic && (!bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_SOCKS) ||
+				    !bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_DATA)))) {
 			ut_fail(__FILE__, __LINE__, "%s: program %s", o->name, p->name);
 			return -1;
 		}
