@@ -154,6 +154,8 @@ int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *
 	size_t vsize, depth_max;
 	int fd, found = -ENOENT;
 
+	if (!s)
+		return -ENOENT;
 	memset(running, 0, s->plan->n_probes * sizeof(*running));
 	memset(oldest_ns, 0, s->plan->n_probes * sizeof(*oldest_ns));
 	for (size_t i = 0; i < s->n_objects && !map; i++)
