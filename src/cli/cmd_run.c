@@ -777,6 +777,13 @@ static void detach_all(struct session *s)
 		       n, (int)closer);
 }
 
+void run_warn_unmapped(const struct plan *plan)
+{
+	for (size_t i = 0, said = 0; i < plan->n_probes && said < 10; i++)
+		if (plan->probe_by_id[i]->unmapped && ++said)
+			p_warn("%s", plan->probe_by_id[i]->note);
+}
+
 int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
@@ -920,9 +927,7 @@ int cmd_run(int argc, char **argv)
 		return e.code == -ESRCH ? EXIT_NO_TARGET
 		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
-	for (size_t i = 0, said = 0; i < plan->n_probes && said < 10; i++)
-		if (plan->probe_by_id[i]->unmapped && ++said)
-			p_warn("%s", plan->probe_by_id[i]->note);
+	run_warn_unmapped(plan);
 	for (size_t i = 0; i < plan->n_probes; i++)
 		p_debug("probe %zu: %s +0x%" PRIx64 " (%s; %s)", i, plan->probe_by_id[i]->path,
 			plan->probe_by_id[i]->offset, resolve_how_name(plan->probe_by_id[i]->how),

@@ -76,6 +76,10 @@ int run_opts_check(struct run_opts *o);
 /* The call-stack options (--stack, --stack-mode, --stack-bytes) into the plan's. */
 void run_opts_plan_stacks(const struct stack_args *a, struct plan_opts *po);
 
+/* A warning per probe (10 at most) on a file no target process maps now:
+ * it fires only if one loads the file later (plan_probe.unmapped). */
+void run_warn_unmapped(const struct plan *plan);
+
 /* Refuses (EXIT_PRIVILEGE, printed) when BPF is not allowed here. */
 struct android_info;
 int run_check_privileges(const struct android_info *android);

@@ -242,7 +242,6 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 				.unsafe_uretprobe = run->unsafe_uretprobe,
 				.unsafe_any_symbol = run->unsafe_any_symbol,
 				.located = src->located, .n_located = src->n_located,
-				.refuse_unmapped = true,
 				.exits_cache = *files };
 	struct plan *plan;
 	struct err e = { 0 };
@@ -257,6 +256,7 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 		return e.code == -ESRCH ? EXIT_NO_TARGET
 		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
+	run_warn_unmapped(plan);
 	rc = run_check_privileges(android);
 	if (rc == EXIT_OK)
 		rc = run_plan(plan, run);

@@ -513,9 +513,11 @@ static int mapped_cached(struct build_state *st, const char *dir, pid_t pid, con
 	return st->mapped_rc;
 }
 
-/* A probe on a file none of the task's processes maps could never fire (a
- * library dlopen'ed later aside): refused for `trace` (refuse_unmapped),
- * else said in the probe's note and unmapped.  Unknown (a maps file that
+/* A probe on a file none of the task's processes maps now fires only if a
+ * process loads it later (dlopen, a dex loaded after start, a target held
+ * before it maps its code): said in the probe's note, which every command
+ * prints as a warning, and marked unmapped; never refused, since loading
+ * later is ordinary.  Unknown (a maps file that
  * cannot be read, a process gone or a zombie, a fixture /proc) is neither. */
 static int check_mapped(const struct plan_task *t, struct plan_probe *p,
 			struct build_state *st, struct err *err)
@@ -540,13 +542,9 @@ static int check_mapped(const struct plan_task *t, struct plan_probe *p,
 	if (!known)
 		return 0;
 	snprintf(msg, sizeof(msg), "task %u: %s %s does not map %s (see /proc/PID/maps): "
-		 "probe %s could never fire%s", t->index,
+		 "probe %s could never fire unless it loads the file later", t->index,
 		 known > 1 ? "no process of pids" : "pid", list, p->path,
-		 p->desc.method ? p->desc.method : p->program_name,
-		 opts->refuse_unmapped ? "; give a process that has the file loaded"
-				       : " unless it loads the file later");
-	if (opts->refuse_unmapped)
-		return err_set(err, -ESRCH, "%s", msg);
+		 p->desc.method ? p->desc.method : p->program_name);
 	p->unmapped = true;
 	size_t len = strlen(p->note);
 	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", msg);

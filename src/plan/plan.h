@@ -146,10 +146,6 @@ struct plan_opts {
 	 * the caller's words (NULL: the config's: drop --exit-probes or set
 	 * exit_probes: false). */
 	const char *no_exits_advice;
-	/* A probe on a file no target process (-p, or found by name) maps is
-	 * refused (-ESRCH; trace), not only noted (run, check: it may be loaded
-	 * later). */
-	bool refuse_unmapped;
 	/* Files read for exit sites, kept open across probes (plan/exits.h);
 	 * NULL: plan_build keeps its own, other callers open them per probe. */
 	struct exits_cache *exits_cache;

@@ -101,8 +101,9 @@ def test_sweep_args_on_the_stack_is_a_usage_error():
     expect_error(run(["trace", "--args", "0,7", fn]), EXIT_USAGE, "--args 7")
 
 
-def test_sweep_pid_that_does_not_map_the_file_is_refused():
-    snap = Snapshot()
+def test_sweep_pid_that_does_not_map_the_file_is_said():
+    """Not refused: a process may load the file after the attach (a target
+    held before it maps its code, dlopen), which the uprobe then sees."""
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
         time.sleep(0.1)
@@ -111,8 +112,10 @@ def test_sweep_pid_that_does_not_map_the_file_is_refused():
     finally:
         sleeper.kill()
         sleeper.wait()
-    expect_error(res, EXIT_NO_TARGET, f"pid {sleeper.pid} does not map",
-                 "target_native", "could never fire", snap=snap)
+    eq(res.rc, 0, "exit code; " + res.err)
+    for want in (f"pid {sleeper.pid} does not map", "target_native",
+                 "could never fire unless it loads the file later"):
+        check(want in res.err, f"{want!r} said: " + res.err)
 
 
 def test_sweep_ret_tail_call_named_with_trace_advice_and_not_counted():
