@@ -25,7 +25,7 @@ fi
 
 cc=${CC:-cc}
 "$cc" -std=gnu11 -D_GNU_SOURCE -O1 -I"$top/src" -o "$out/gen_trace" \
-	"$top/test/viewer/gen_trace.c" "$top"/src/sink/*.c "$top"/src/common/*.c \
+	"$top/test/viewer/gen_trace.c" "$top"/src/sink/*.c "$top"/src/vocab/*.c "$top"/src/common/*.c \
 	|| fail "cannot build gen_trace"
 "$out/gen_trace" "$out/trace.json" || fail "gen_trace failed"
 # The writer's own trace, then (when the e2e stage left one) a trace the tool
