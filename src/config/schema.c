@@ -199,6 +199,8 @@ static const struct field_desc probe_fields[] = {
 	    OFF(PC, has_exit_probes), FD_NONE, OFF(PC, exit_probes_loc), NULL, NULL),
 	ROW("stack_frames", 0, 1004, FT_INT32, false, false, OFF(PC, stack_frames),
 	    OFF(PC, has_stack_frames), FD_NONE, OFF(PC, stack_frames_loc), NULL, NULL),
+	ROW("aggregation", 0, 1005, FT_MESSAGE, false, false, 0, OFF(PC, has_aggregation),
+	    FD_NONE, FD_NONE, NULL, &schema_aggregation),
 	/* sections: 1010 on, apart from the numbers other features take */
 	ROW("section", 0, 1010, FT_ENUM, false, false, OFF(PC, section), OFF(PC, has_section),
 	    FD_NONE, OFF(PC, section_loc), &schema_enum_trace_section, NULL),
@@ -207,8 +209,6 @@ static const struct field_desc probe_fields[] = {
 	ROW("section_value_arg", 0, 1012, FT_INT32, false, false, OFF(PC, section_value_arg),
 	    OFF(PC, has_section_value_arg), FD_NONE, OFF(PC, section_value_arg_loc), NULL,
 	    NULL),
-	ROW("aggregation", 0, 1005, FT_MESSAGE, false, false, 0, OFF(PC, has_aggregation),
-	    FD_NONE, FD_NONE, NULL, &schema_aggregation),
 };
 #undef PC
 
