@@ -1,0 +1,581 @@
+/* run_exec.c — what `run_plan` (cli/cmd_run.h) does once a plan exists: the sinks,
+ * the session (load, then attach inside the loop's start hook), the loop with its
+ * signals and limits, the aggregations, and the summary, profile and detaching at
+ * the end.  Shared by run, trace, sections and traffic; cmd_run.c parses run's
+ * options and checks its config. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/cmd_run.h"
+#include "cli/self_atoms.h"
+#include "config/guardrail.h"
+#include "plan/plan.h"
+#include "probe/accounting.h"
+#include "probe/loop.h"
+#include "probe/session.h"
+#include "plan/aggregation.h"
+#include "plan/exits.h"
+#include "probe/aggregate.h"
+#include "sink/histogram.h"
+#include "sink/sink_args.h"
+#include "stack/stack_args.h"
+#include "sink/sinks.h"
+#include "sink/statsd_atoms.h"
+#include "sys/kfeatures.h"
+#include "sys/privilege.h"
+#include "sys/properties.h"
+
+/* ---- what the loop hands over ---- */
+
+struct run_state {
+	const struct plan *plan;
+	struct session *session;
+	struct sinks *sinks;
+	struct accounting acct;      /* per probe: dropped at each output */
+	bool output_failed;          /* an output's write error was reported */
+	char failed_output[32];      /* the name of that output ("json") */
+	int failed_exit;
+	int32_t attached_atom;       /* self-metric atom ids (0: not sent) */
+	int32_t error_atom;
+	bool error_sent;
+	struct agg_reader *agg;      /* the in-kernel aggregations (NULL: none) */
+};
+
+/* Events an output loses (a full queue, a failed write) come back one by one
+ * through on_stream_drop and on_statsd_drop, so nothing is counted here. */
+static void on_event(void *ctx, const struct event *ev)
+{
+	struct run_state *rs = ctx;
+
+	(void)sinks_event(rs->sinks, ev);
+}
+
+/* After each batch: buffered output goes out, as far as the outputs take it
+ * now.  A failure is said once; a reader gone (EPIPE) is not a failure. */
+static void on_flush(void *ctx)
+{
+	struct run_state *rs = ctx;
+	struct err e = { 0 };
+
+	if (sinks_flush(rs->sinks, &e) < 0 && !rs->output_failed && e.code != -EPIPE) {
+		rs->output_failed = true;
+		snprintf(rs->failed_output, sizeof(rs->failed_output), "%.*s",
+			 (int)strcspn(e.msg, " "), e.msg);
+		p_err("%s", e.msg);
+	}
+}
+
+static bool on_outputs_gone(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	return sinks_outputs_gone(rs->sinks);
+}
+
+static bool on_congested(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	return sinks_congested(rs->sinks);
+}
+
+static void on_settle(void *ctx)
+{
+	struct run_state *rs = ctx;
+
+	sinks_settle(rs->sinks, OUTBUF_CLOSE_WAIT_MS);
+}
+
+/* An atom comes right after the event of the same record (loop.c).  An
+ * atom that cannot be encoded still goes out (as statsd's error event); one
+ * statsd does not take is counted by on_statsd_drop when its batch goes. */
+static void on_atom(void *ctx, const struct atom *a)
+{
+	struct run_state *rs = ctx;
+
+	(void)sinks_atom(rs->sinks, a);
+}
+
+/* Loss is per output: an event statsd dropped may still be in the JSON
+ * output.  A probe's dropped_sink is the most any one output lost. */
+static void on_statsd_drop(void *ctx, const struct probe_desc *probe)
+{
+	struct run_state *rs = ctx;
+
+	accounting_sink_drop(&rs->acct, probe);
+}
+
+static void on_stream_drop(void *ctx, const struct probe_desc *probe)
+{
+	struct run_state *rs = ctx;
+
+	accounting_stream_drop(&rs->acct, probe);
+}
+
+static void on_notice(void *ctx, const char *msg)
+{
+	p_info("%s", msg);
+}
+
+/* Whether task ti's pid k appeared in an earlier task or earlier in ti. */
+static bool pid_seen(const struct plan *plan, size_t ti, size_t k)
+{
+	pid_t pid = plan->tasks[ti].pids[k];
+
+	for (size_t i = 0; i <= ti; i++)
+		for (size_t j = 0; j < (i == ti ? k : plan->tasks[i].n_pids); j++)
+			if (plan->tasks[i].pids[j] == pid)
+				return true;
+	return false;
+}
+
+/* Every probe and process holds a descriptor (a link or a perf event), each
+ * program and map one more: say what the limit is and about how many. */
+static void say_fd_limit(const struct plan *plan, struct err *e)
+{
+	struct rlimit r = { 0 };
+	size_t need = 16;
+	char msg[sizeof(e->msg)];
+
+	for (size_t i = 0; i < plan->n_tasks; i++)
+		need += plan->tasks[i].n_probes * 3 *
+			(plan->tasks[i].n_pids ? plan->tasks[i].n_pids : 1);
+	getrlimit(RLIMIT_NOFILE, &r);
+	snprintf(msg, sizeof(msg), "%s; this run needs about %zu file descriptors and may "
+		 "have %llu (hard limit %llu): raise it with ulimit -n or trace fewer probes "
+		 "or processes", e->msg, need, (unsigned long long)r.rlim_cur,
+		 (unsigned long long)r.rlim_max);
+	snprintf(e->msg, sizeof(e->msg), "%s", msg);
+}
+
+static int start_probes(void *ctx, struct err *e)
+{
+	struct run_state *rs = ctx;
+	int rc = session_attach(rs->session, e);
+
+	if (rc < 0) {
+		rs->failed_exit = (rc == -EPERM || rc == -EACCES) ? EXIT_PRIVILEGE
+				  : rc == -ESRCH ? EXIT_NO_TARGET : EXIT_RUNTIME;
+		if (rc == -EMFILE || rc == -ENFILE)
+			say_fd_limit(rs->plan, e);
+		if (rs->error_atom)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_ATTACHING);
+		rs->error_sent = true;
+		return rc;
+	}
+	if (rs->attached_atom)
+		self_atoms_attached(rs->sinks, rs->plan, rs->attached_atom);
+	char procs[64];
+	size_t n = 0;
+	bool every = false, waiting = false;
+	for (size_t i = 0; i < rs->plan->n_tasks; i++) {
+		const struct plan_task *t = &rs->plan->tasks[i];
+		every |= t->all_processes;
+		waiting |= t->wait_for_start;
+		for (size_t k = 0; k < t->n_pids; k++)
+			n += !pid_seen(rs->plan, i, k);   /* processes, not task x pid */
+	}
+	if (every)
+		snprintf(procs, sizeof(procs), "every process%s", n ? " and others" : "");
+	else
+		snprintf(procs, sizeof(procs), "%zu process(es)%s", n,
+			 waiting ? " (more when they start)" : "");
+	char links[48] = "";
+	size_t places = session_attachment_count(rs->session);
+	size_t n_links = session_link_count(rs->session);
+	if (n_links != places)  /* uprobe_multi links holding many places each */
+		snprintf(links, sizeof(links), " (%zu)", n_links);
+	p_info("attached %zu probe(s) for %s in %zu place(s) via %s%s, %s output%s",
+	       rs->plan->n_probes, procs, places, session_attach_mode(rs->session), links,
+	       output_mode_name(session_output_mode(rs->session)),
+	       session_legacy(rs->session) ? ", legacy objects" : "");
+	return 0;
+}
+
+/* ---- the run ---- */
+
+/* A stop signal arrived (they are blocked until the loop reads them). */
+static bool stop_signal_pending(void)
+{
+	sigset_t set;
+
+	return sigpending(&set) == 0 &&
+	       (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM) ||
+		sigismember(&set, SIGHUP));
+}
+
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void raise_limits(void)
+{
+	/* Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK. */
+	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
+	setrlimit(RLIMIT_MEMLOCK, &r);
+	/* Each probe holds its own object's descriptors (about 18 with exit
+	 * probes: programs, links, maps): thousands of probes (trace) need far
+	 * more than the usual 1024 (root may raise the hard limit too). */
+	rlim_t most = 1u << 20;   /* the kernel's default fs.nr_open, unless it says less */
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+	unsigned long nr_open;
+
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) == 1 && nr_open > 0 && nr_open < most)
+			most = nr_open;
+		fclose(f);
+	}
+	r = (struct rlimit){ most, most };
+	if (setrlimit(RLIMIT_NOFILE, &r) < 0 && getrlimit(RLIMIT_NOFILE, &r) == 0) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
+static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, FILE *profile,
+		      struct run_state *rs)
+{
+	struct sinks_options so = sink_args_options(&o->sinks, out, trace);
+	struct err e = { 0 };
+
+	so.profile = profile;
+	so.no_events = plan_only_aggregates(rs->plan);
+	so.statsd_dropped = on_statsd_drop;
+	so.stream_dropped = on_stream_drop;
+	so.statsd_dropped_ctx = rs;
+	so.folded_stacks = o->stacks.folded;
+	if (sinks_open(&rs->sinks, &so, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static void print_histograms(const struct plan *plan, const struct session *s)
+{
+	for (size_t i = 0; i < plan->n_probes; i++) {
+		const struct plan_probe *p = plan->probe_by_id[i];
+		uint64_t slots[UPS_HIST_SLOTS];
+		char title[512];
+
+		if (!p->prog->histogram || session_probe_histogram(s, (uint32_t)i, slots) < 0)
+			continue;
+		snprintf(title, sizeof(title), "latency of %s (task %u, probe %u):", p->desc.method,
+			 p->desc.task_index, p->desc.probe_index);
+		hist_print_log2(stderr, slots, title);
+	}
+}
+
+static void send_atom(void *ctx, const struct atom *a)
+{
+	struct run_state *rs = ctx;
+
+	sinks_atom(rs->sinks, a);
+}
+
+/* Each failed output once, as an error line, with its final counts: an
+ * output that failed mid-run was said then (its name is in failed_output). */
+static void report_output_errors(const struct run_state *rs, const struct err *first)
+{
+	struct sink_report r;
+	size_t said = 0;
+
+	sinks_report(rs->sinks, &r);
+	for (size_t i = 0; i < r.n_errors; i++) {
+		size_t n = strcspn(r.errors[i], " ");
+		if (r.error_codes[i] == -EPIPE ||
+		    (*rs->failed_output && !strncmp(r.errors[i], rs->failed_output, n) &&
+		     !rs->failed_output[n]))
+			continue;
+		p_err("%s", r.errors[i]);
+		said++;
+	}
+	if (!said && first && !*rs->failed_output)
+		p_err("%s", first->msg);
+}
+
+static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
+		  int32_t polled_atom)
+{
+	const struct plan *plan = rs->plan;
+	uint64_t run_ns;
+	struct probe_stats *rows = accounting_rows(&rs->acct, plan, rs->session, st, &run_ns);
+	struct err e = { 0 };
+	int rc;
+
+	if (!rows)
+		return EXIT_RUNTIME;
+	if (polled_atom)
+		accounting_polled_atoms(plan, st, polled_atom, send_atom, rs);
+	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
+	free(rows);
+	if (!quiet)
+		print_histograms(plan, rs->session);
+	if (st->malformed)
+		p_err("%" PRIu64 " records had the wrong size or an unknown kind and were not "
+		      "decoded", st->malformed);
+	if (st->lost)
+		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
+		      st->lost);
+	if (rc == -EPIPE && !rs->output_failed) {
+		p_info("the output's reader has gone: what came after it is counted as dropped");
+		return EXIT_OK;
+	}
+	if (rc < 0 || rs->output_failed) {
+		report_output_errors(rs, rc < 0 ? &e : NULL);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+/* A signal asks us to stop now: what is left in the buffers (up to a whole
+ * ring buffer) goes to statsd without waiting for room in its queue, so a
+ * slow statsd cannot hold up the exit.  Drops are counted and reported as
+ * always.  A run that ends by itself still waits. */
+static void on_ending(void *ctx, int sig)
+{
+	struct run_state *rs = ctx;
+
+	if (sig)
+		sinks_statsd_stop_waiting(rs->sinks);
+}
+
+static void on_tick(void *ctx, uint64_t now_ns)
+{
+	agg_reader_tick(ctx, now_ns);
+}
+
+/* The last interval of the aggregations, once the probes are detached. */
+static void finish_aggregations(struct run_state *rs)
+{
+	struct timespec ts;
+	uint64_t full;
+
+	if (!rs->agg)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	full = agg_reader_final(rs->agg, (uint64_t)ts.tv_sec * 1000000000u +
+						 (uint64_t)ts.tv_nsec);
+	if (full)
+		p_warn("%" PRIu64 " hit(s) were not (fully) counted: the aggregation map was full (each "
+		       "interval says how many; raise --agg-keys / max_keys, now %u)", full,
+		       plan_agg_max_keys(rs->plan));
+}
+
+static int run_loop(struct run_state *rs, const struct run_opts *o)
+{
+	struct loop_output lo = { .event = on_event, .atom = on_atom, .flush = on_flush,
+				  .ending = on_ending, .outputs_gone = on_outputs_gone,
+				  .congested = on_congested, .settle = on_settle, .ctx = rs };
+	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
+				   .start = start_probes, .start_ctx = rs,
+				   .tick = rs->agg ? on_tick : NULL, .tick_ctx = rs->agg,
+				   .android = o->on_android };
+	struct loop_stats st;
+	struct err e = { 0 };
+	int rc, exit_rc;
+
+	rc = loop_run(rs->plan, rs->session, &lopts, &lo, &st, &e);
+	if (rc == -EINTR) {
+		p_info("%s", e.msg);
+		loop_stats_free(&st);
+		return EXIT_OK;
+	}
+	if (rc < 0) {
+		p_err("%s", e.msg);
+		if (rs->error_atom && !rs->error_sent)
+			self_atoms_error(rs->sinks, rs->plan, rs->error_atom,
+					 SELF_ERROR_TASK_EXECUTION_FAILED, SELF_FAILED_POLLING);
+		loop_stats_free(&st);
+		return rs->failed_exit ? rs->failed_exit : EXIT_RUNTIME;
+	}
+	/* A reader that does not read gets a bounded wait; then its events are
+	 * lost, and counted before the summary is made. */
+	sinks_settle(rs->sinks, OUTBUF_CLOSE_WAIT_MS);
+	on_flush(rs);
+	finish_aggregations(rs);
+	exit_rc = finish(rs, &st, o->quiet, (int32_t)o->polled_atom);
+	for (size_t i = 0; i < rs->plan->n_tasks && exit_rc == EXIT_OK; i++) {
+		if (st.tasks[i].end == TASK_END_NEVER_STARTED)
+			exit_rc = EXIT_NO_TARGET;
+		else if (st.tasks[i].end == TASK_END_ERROR)
+			exit_rc = EXIT_RUNTIME;
+	}
+	loop_stats_free(&st);
+	return exit_rc;
+}
+
+static FILE *open_output(const char *path, const char *what)
+{
+	FILE *f;
+
+	if (!path)
+		return stdout;
+	f = fopen(path, "we");
+	if (!f)
+		p_err("%s %s: cannot open for writing: %s", what, path, strerror(errno));
+	return f;
+}
+
+/* Before anything touches the kernel: may we?  A refusal is one line saying
+ * what is missing and how to get it. */
+int run_check_privileges(const struct android_info *android)
+{
+	struct priv_facts f;
+	struct priv_report r;
+
+	priv_gather(NULL, &f);
+	priv_evaluate(&f, android, &r);
+	if (r.verdict == PRIV_DENIED) {
+		p_err("%s", r.line);
+		return EXIT_PRIVILEGE;
+	}
+	if (r.verdict == PRIV_WARN)
+		p_warn("%s", r.line);
+	return EXIT_OK;
+}
+
+static void print_verifier_log(const char *prog, const char *log)
+{
+	p_debug("verifier log of %s:\n%s", prog, log);
+}
+
+/* The objects, output and attach path this kernel offers (probed), or, with
+ * --target-kernel, only those a kernel of that version would also offer. */
+static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
+{
+	struct kfeatures k, t;
+	enum kfeature why = KF_GLOBAL_DATA;
+
+	kfeatures_probe(&k, NULL);   /* uprobe_multi: the session asks itself */
+	if (o->target_kernel) {
+		kfeatures_for_version(o->target_kernel, &t);
+		kfeatures_intersect(&k, &t);
+		if (!t.has[KF_RINGBUF]) {
+			if (so->output == OUTPUT_RINGBUF) {
+				p_err("--force-ringbuf: a %u.%u kernel has no BPF ring buffer "
+				      "(5.8+)", KVER_MAJOR(o->target_kernel),
+				      KVER_MINOR(o->target_kernel));
+				return EXIT_USAGE;
+			}
+			so->output = OUTPUT_PERFBUF;
+		}
+		so->force_pmu |= !t.has[KF_UPROBE_MULTI];
+		so->force_tracefs |= !t.has[KF_UPROBE_PMU];
+	}
+	so->legacy = kfeatures_need_legacy(&k, &why);
+	if (so->legacy)
+		p_debug("legacy BPF objects: %s has no %s", o->target_kernel ? "the target kernel"
+			: "this kernel", kfeature_name(why));
+	return EXIT_OK;
+}
+
+static int open_aggregations(const struct plan *plan, const struct run_opts *o, FILE *out,
+			     struct run_state *rs)
+{
+	struct agg_reader_opts ao = {
+		.out = out, .json = o->sinks.format && !strcmp(o->sinks.format, "json"),
+		.interval_s = o->agg_interval ? o->agg_interval : plan_agg_interval(plan),
+		.uid = o->has_traffic_uid ? (int64_t)o->traffic_uid : -1,
+	};
+	struct err e = { 0 };
+
+	if (agg_reader_open(plan, rs->session, &ao, &rs->agg, &e) < 0) {
+		p_err("%s", e.msg);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+/* The probes left to a closer (probe/closer.h): the traced processes keep
+ * a trap per hit on them until it is done, so say which process that is. */
+static void detach_all(struct session *s)
+{
+	size_t n = s ? session_attachment_count(s) : 0;
+	pid_t closer = s ? session_detach_all(s) : 0;
+
+	if (closer > 0)
+		p_info("detaching %zu probe(s) in the background (process %d): until it is "
+		       "done each hit on them still costs the traced process a trap (no record)",
+		       n, (int)closer);
+}
+
+void run_warn_unmapped(const struct plan *plan)
+{
+	for (size_t i = 0, said = 0; i < plan->n_probes && said < 10; i++)
+		if (plan->probe_by_id[i]->unmapped && ++said)
+			p_warn("%s", plan->probe_by_id[i]->note);
+}
+
+int run_plan(const struct plan *plan, const struct run_opts *o)
+{
+	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
+				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
+				   .force_tracefs = o->force_tracefs,
+				   .force_pmu = o->force_pmu,
+				   .interrupted = stop_signal_pending,
+				   .verifier_log = print_verifier_log };
+	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
+				.error_atom = (int32_t)o->error_atom };
+	FILE *out = NULL, *trace = NULL, *profile = NULL;
+	struct err e = { 0 };
+	int rc, acct_rc;
+
+	raise_limits();
+	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
+		return rc;
+	block_signals();
+	if (session_open(plan, &so, &rs.session, &e) < 0) {
+		if (e.code == -EMFILE || e.code == -ENFILE)
+			say_fd_limit(plan, &e);
+		p_err("%s", e.msg);
+		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
+	}
+	acct_rc = accounting_init(&rs.acct, plan->n_probes);
+	out = open_output(o->sinks.output, "--output");
+	trace = o->sinks.trace ? open_output(o->sinks.trace, "--trace") : NULL;
+	profile = !o->sinks.profile ? NULL : !strcmp(o->sinks.profile, "-") ? stderr
+		  : open_output(o->sinks.profile, "--profile");
+	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace) || (o->sinks.profile && !profile))
+		? EXIT_RUNTIME : open_sinks(o, out, trace, profile, &rs);
+	if (rc == EXIT_OK)
+		rc = open_aggregations(plan, o, out, &rs);
+	if (rc == EXIT_OK)
+		rc = run_loop(&rs, o);
+	if (agg_reader_close(rs.agg, &e) < 0 && rc == EXIT_OK) {
+		p_err("%s", e.msg);
+		rc = EXIT_RUNTIME;
+	}
+	sinks_close(rs.sinks);
+	detach_all(rs.session);
+	session_close(rs.session);
+	if (out && out != stdout)
+		fclose(out);
+	if (trace)
+		fclose(trace);
+	if (profile && profile != stderr)
+		fclose(profile);
+	accounting_free(&rs.acct);
+	return rc;
+}
