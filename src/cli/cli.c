@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "common/parse_u32.h"
 
 #include "config/guardrail.h"
 #include "config/load.h"
@@ -84,35 +85,15 @@ void p_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-bool cli_parse_u32(const char *s, uint32_t *out, const char *what)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v > UINT32_MAX || s[0] == '-') {
-		p_err("can't parse '%s' as %s", s, what);
-		return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
-
 bool cli_parse_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *opt,
 		     const char *what)
 {
-	char *end;
-	unsigned long long v;
+	struct err e = { 0 };
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || v < lo || v > hi) {
-		p_err("%s takes %s from %u to %u, not '%s'", opt, what, lo, hi, s);
-		return false;
-	}
-	*out = (uint32_t)v;
-	return true;
+	if (parse_u32_arg(s, lo, hi, opt, what, out, &e) == 0)
+		return true;
+	p_err("%s", e.msg);
+	return false;
 }
 
 const char *cli_config_path(const char *arg, char *buf, size_t size)

@@ -38,8 +38,7 @@ void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-bool cli_parse_u32(const char *s, uint32_t *out, const char *what);
-/* An option's number in [lo, hi]; otherwise one error line:
+/* An option's number in [lo, hi] (common/parse_u32.h); otherwise one error line:
  * "--pid takes a process id from 1 to 2147483647, not '0'". */
 bool cli_parse_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *opt,
 		     const char *what);

@@ -70,7 +70,7 @@ static int parse(int argc, char **argv, struct oat_cli *o, int want_args)
 		case OPT_CACHE_DIR: o->cache_dir = optarg; break;
 		case OPT_MATCH: o->match = optarg; break;
 		case OPT_PID:
-			if (!cli_parse_u32(optarg, &o->pid, "a pid"))
+			if (!cli_parse_range(optarg, 0, INT32_MAX, &o->pid, "--pid", "a process id"))
 				return EXIT_USAGE;
 			break;
 		case 'v': cli_set_verbose(true); break;

@@ -129,7 +129,8 @@ static int parse_value_opt(int c, struct run_opts *o)
 			return EXIT_USAGE;
 		return add_pid(o, (pid_t)v);
 	case OPT_RINGBUF:
-		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
+		return cli_parse_range(optarg, 0, UINT32_MAX, &o->ringbuf_size, "--ringbuf-size",
+				       "bytes") ? EXIT_OK : EXIT_USAGE;
 	case OPT_ATOM_MAPPING:
 		if (strcmp(optarg, "newest") && strcmp(optarg, "cpp")) {
 			p_err("--atom-mapping takes newest or cpp, not '%s'", optarg);

@@ -101,12 +101,13 @@ static int take_trace_opt(int c, void *ctx)
 		}
 		return EXIT_OK;
 	case OPT_ATOM:
-		if (!cli_parse_u32(optarg, &v, "an atom id") || !v || v > INT32_MAX)
+		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--atom", "an atom id"))
 			return EXIT_USAGE;
 		o->spec.atom_id = v;
 		return EXIT_OK;
 	case OPT_MAX_PROBES:
-		if (!cli_parse_u32(optarg, &o->max_probes, "a probe count") || !o->max_probes)
+		if (!cli_parse_range(optarg, 1, UINT32_MAX, &o->max_probes, "--max-probes",
+				     "a probe count"))
 			return EXIT_USAGE;
 		return EXIT_OK;
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_u32.h"
 #include "sink/statsd_socket.h"
 #include "sink/trace_out.h"
 
@@ -49,15 +50,10 @@ static int parse_no_statsd(struct sink_args *a, const char *arg, struct err *e)
  * stuck statsd from holding the loop (and SIGINT) for long. */
 static int parse_statsd_wait(struct sink_args *a, const char *arg, struct err *e)
 {
-	char *end;
-	long v;
+	uint32_t v;
 
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 0 || v > (long)STATSD_WAIT_MAX_MS)
-		return err_set(e, -EINVAL,
-			       "--statsd-wait takes milliseconds from 0 to %u, not '%s'",
-			       STATSD_WAIT_MAX_MS, arg);
+	if (parse_u32_arg(arg, 0, STATSD_WAIT_MAX_MS, "--statsd-wait", "milliseconds", &v, e) < 0)
+		return -EINVAL;
 	a->statsd_wait_ms = v ? (int32_t)v : SINKS_STATSD_NO_WAIT;
 	return 0;
 }

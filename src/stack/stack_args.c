@@ -4,20 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_u32.h"
 #include "records.h"
-
-static int parse_u32(const char *arg, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
 
 static int parse_stack(struct stack_args *a, const char *arg, struct err *e)
 {
@@ -25,10 +13,8 @@ static int parse_stack(struct stack_args *a, const char *arg, struct err *e)
 		a->frames = UPS_STACK_DEFAULT_FRAMES;
 		return 0;
 	}
-	if (parse_u32(arg, 1, UPS_STACK_MAX_FRAMES, &a->frames) < 0)
-		return err_set(e, -EINVAL, "--stack takes a number of frames from 1 to %u, not '%s'",
-			       UPS_STACK_MAX_FRAMES, arg);
-	return 0;
+	return parse_u32_arg(arg, 1, UPS_STACK_MAX_FRAMES, "--stack", "a number of frames",
+			     &a->frames, e);
 }
 
 static int parse_mode(struct stack_args *a, const char *arg, struct err *e)
