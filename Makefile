@@ -35,6 +35,7 @@ GEN_HOST_DIR := $(GEN_DIR)/x86_64
 # TEST_STAGES); faults.mk before bench.mk, which uses its FAULTS_DIR.
 include $(TOP)/mk/static.mk
 include $(TOP)/mk/layers.mk
+include $(TOP)/mk/growth.mk
 include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
 include $(TOP)/mk/codecheck.mk
