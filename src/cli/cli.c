@@ -1,5 +1,4 @@
 #include "cli/cli.h"
-#include "common/parse_u32.h"
 
 #include "config/guardrail.h"
 #include "config/load.h"
@@ -85,15 +84,39 @@ void p_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-bool cli_parse_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *opt,
-		     const char *what)
+static int take_verbose(void *ctx, const char *arg, struct err *e)
+{
+	cli_set_verbose(true);
+	return 0;
+}
+
+static int take_help(void *ctx, const char *arg, struct err *e)
+{
+	return OPT_ROW_STOP;
+}
+
+static const struct opt_row verbose_row[] = { { "verbose", 'v', no_argument, take_verbose } };
+static const struct opt_row help_row[] = { { "help", 'h', no_argument, take_help } };
+const struct opt_rows cli_verbose_rows = OPT_ROWS(verbose_row);
+const struct opt_rows cli_help_rows = OPT_ROWS(help_row);
+const struct opt_rows cli_no_rows = { NULL, 0 };
+
+int cli_parse_rows(int argc, char **argv, const struct opt_use *uses, size_t n,
+		   const char *shorts)
 {
 	struct err e = { 0 };
+	int rc = opt_rows_parse(argc, argv, uses, n, shorts, &e);
 
-	if (parse_u32_arg(s, lo, hi, opt, what, out, &e) == 0)
-		return true;
-	p_err("%s", e.msg);
-	return false;
+	if (rc == OPT_ROW_STOP) {
+		cmd_help(0, NULL);
+		return -1;
+	}
+	if (rc < 0) {
+		if (e.msg[0])
+			p_err("%s", e.msg);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 const char *cli_config_path(const char *arg, char *buf, size_t size)

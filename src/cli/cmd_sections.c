@@ -90,38 +90,65 @@ struct sections_opts {
 	bool no_java, no_native;
 };
 
-enum { OPT_EMIT = 0x900, OPT_BOOT, OPT_LIBANDROID, OPT_LIBCUTILS, OPT_NO_JAVA, OPT_NO_NATIVE };
+#define SECTIONS(ctx) ((struct sections_opts *)(ctx))
 
-static const struct option own_opts[] = {
-	{ "name", required_argument, NULL, 'n' },
-	{ "emit-config", required_argument, NULL, OPT_EMIT },
-	{ "boot-image", required_argument, NULL, OPT_BOOT },
-	{ "libandroid", required_argument, NULL, OPT_LIBANDROID },
-	{ "libcutils", required_argument, NULL, OPT_LIBCUTILS },
-	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
-	{ "no-native", no_argument, NULL, OPT_NO_NATIVE },
-	{ 0 },
+static int take_name(void *ctx, const char *arg, struct err *e)
+{
+	SECTIONS(ctx)->name = arg;
+	return 0;
+}
+
+static int take_emit(void *ctx, const char *arg, struct err *e)
+{
+	SECTIONS(ctx)->emit = arg;
+	return 0;
+}
+
+static int take_boot(void *ctx, const char *arg, struct err *e)
+{
+	SECTIONS(ctx)->boot_image = arg;
+	return 0;
+}
+
+static int take_libandroid(void *ctx, const char *arg, struct err *e)
+{
+	SECTIONS(ctx)->libs[1] = arg;
+	return 0;
+}
+
+static int take_libcutils(void *ctx, const char *arg, struct err *e)
+{
+	SECTIONS(ctx)->libs[2] = arg;
+	return 0;
+}
+
+static int take_no_java(void *ctx, const char *arg, struct err *e)
+{
+	SECTIONS(ctx)->no_java = true;
+	return 0;
+}
+
+static int take_no_native(void *ctx, const char *arg, struct err *e)
+{
+	SECTIONS(ctx)->no_native = true;
+	return 0;
+}
+
+static const struct opt_row sections_row_v[] = {
+	{ "name", 'n', required_argument, take_name },
+	{ "emit-config", 0, required_argument, take_emit },
+	{ "boot-image", 0, required_argument, take_boot },
+	{ "libandroid", 0, required_argument, take_libandroid },
+	{ "libcutils", 0, required_argument, take_libcutils },
+	{ "no-java", 0, no_argument, take_no_java },
+	{ "no-native", 0, no_argument, take_no_native },
 };
 
-static int take_own(int c, void *ctx)
-{
-	struct sections_opts *o = ctx;
-
-	switch (c) {
-	case 'n': o->name = optarg; return EXIT_OK;
-	case OPT_EMIT: o->emit = optarg; return EXIT_OK;
-	case OPT_BOOT: o->boot_image = optarg; return EXIT_OK;
-	case OPT_LIBANDROID: o->libs[1] = optarg; return EXIT_OK;
-	case OPT_LIBCUTILS: o->libs[2] = optarg; return EXIT_OK;
-	case OPT_NO_JAVA: o->no_java = true; return EXIT_OK;
-	case OPT_NO_NATIVE: o->no_native = true; return EXIT_OK;
-	}
-	return EXIT_USAGE;
-}
+const struct opt_rows sections_rows = OPT_ROWS(sections_row_v);
 
 static int parse_opts(int argc, char **argv, struct sections_opts *o)
 {
-	int rc = run_opts_parse_with(argc, argv, own_opts, take_own, o, &o->run);
+	int rc = run_opts_parse_cmd(argc, argv, &sections_rows, o, "pnvh", &o->run);
 
 	if (rc != EXIT_OK)
 		return rc;

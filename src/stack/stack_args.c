@@ -7,8 +7,10 @@
 #include "common/parse_u32.h"
 #include "records.h"
 
-static int parse_stack(struct stack_args *a, const char *arg, struct err *e)
+static int parse_stack(void *ctx, const char *arg, struct err *e)
 {
+	struct stack_args *a = ctx;
+
 	if (!arg) {
 		a->frames = UPS_STACK_DEFAULT_FRAMES;
 		return 0;
@@ -17,8 +19,10 @@ static int parse_stack(struct stack_args *a, const char *arg, struct err *e)
 			     &a->frames, e);
 }
 
-static int parse_mode(struct stack_args *a, const char *arg, struct err *e)
+static int parse_mode(void *ctx, const char *arg, struct err *e)
 {
+	struct stack_args *a = ctx;
+
 	if (!strcmp(arg, "copy")) {
 		a->mode = UPS_STACK_COPY;
 		return 0;
@@ -30,16 +34,20 @@ static int parse_mode(struct stack_args *a, const char *arg, struct err *e)
 	return err_set(e, -EINVAL, "--stack-mode takes copy or kernel, not '%s'", arg);
 }
 
-static int parse_bytes(struct stack_args *a, const char *arg, struct err *e)
+static int parse_bytes(void *ctx, const char *arg, struct err *e)
 {
+	struct stack_args *a = ctx;
+
 	if (parse_u32(arg, 8, UPS_STACK_MAX_BYTES, &a->bytes) < 0 || a->bytes % 8)
 		return err_set(e, -EINVAL, "--stack-bytes takes a multiple of 8 from 8 to %u, "
 			       "not '%s'", UPS_STACK_MAX_BYTES, arg);
 	return 0;
 }
 
-static int parse_folded(struct stack_args *a, const char *arg, struct err *e)
+static int parse_folded(void *ctx, const char *arg, struct err *e)
 {
+	struct stack_args *a = ctx;
+
 	(void)e;
 	a->folded = arg;
 	if (!a->frames)
@@ -47,35 +55,11 @@ static int parse_folded(struct stack_args *a, const char *arg, struct err *e)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int has_arg;
-	int (*parse)(struct stack_args *a, const char *arg, struct err *e);
-} rows[] = {
-	{ "stack", optional_argument, parse_stack },
-	{ "stack-mode", required_argument, parse_mode },
-	{ "stack-bytes", required_argument, parse_bytes },
-	{ "stacks", required_argument, parse_folded },
+static const struct opt_row rows[] = {
+	{ "stack", 0, optional_argument, parse_stack },
+	{ "stack-mode", 0, required_argument, parse_mode },
+	{ "stack-bytes", 0, required_argument, parse_bytes },
+	{ "stacks", 0, required_argument, parse_folded },
 };
 
-#define N_ROWS (sizeof(rows) / sizeof(rows[0]))
-
-int stack_args_getopt(struct option *opts, size_t *n, size_t max)
-{
-	if (*n > max || max - *n < N_ROWS)
-		return -ENOSPC;
-	for (size_t i = 0; i < N_ROWS; i++)
-		opts[(*n)++] = (struct option){ rows[i].name, rows[i].has_arg, NULL,
-						STACK_ARGS_FIRST_OPT + (int)i };
-	return 0;
-}
-
-int stack_args_parse(struct stack_args *a, int opt, const char *arg, struct err *e)
-{
-	int rc;
-
-	if (opt < STACK_ARGS_FIRST_OPT || opt >= STACK_ARGS_FIRST_OPT + (int)N_ROWS)
-		return 0;
-	rc = rows[opt - STACK_ARGS_FIRST_OPT].parse(a, arg, e);
-	return rc < 0 ? rc : 1;
-}
+const struct opt_rows stack_args_rows = OPT_ROWS(rows);
