@@ -84,19 +84,19 @@ void p_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int take_verbose(void *ctx, const char *arg, struct err *e)
+static int take_verbose(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	cli_set_verbose(true);
 	return 0;
 }
 
-static int take_help(void *ctx, const char *arg, struct err *e)
+static int take_help(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return OPT_ROW_STOP;
 }
 
-static const struct opt_row verbose_row[] = { { "verbose", 'v', no_argument, take_verbose } };
-static const struct opt_row help_row[] = { { "help", 'h', no_argument, take_help } };
+static const struct opt_row verbose_row[] = { { "verbose", 'v', no_argument, take_verbose, 0 } };
+static const struct opt_row help_row[] = { { "help", 'h', no_argument, take_help, 0 } };
 const struct opt_rows cli_verbose_rows = OPT_ROWS(verbose_row);
 const struct opt_rows cli_help_rows = OPT_ROWS(help_row);
 const struct opt_rows cli_no_rows = { NULL, 0 };

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,51 +32,35 @@ struct check_opts {
 
 #define CHECK(ctx) ((struct check_opts *)(ctx))
 
-static int take_to_binary(void *ctx, const char *arg, struct err *e)
-{
-	CHECK(ctx)->to_binary = arg;
-	return 0;
-}
-
-static int take_config_format(void *ctx, const char *arg, struct err *e)
+static int take_config_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return cli_parse_config_format(arg, &CHECK(ctx)->load.format);
 }
 
-static int take_config_era(void *ctx, const char *arg, struct err *e)
+static int take_config_era(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return cli_parse_config_era(arg, &CHECK(ctx)->load.era);
 }
 
-static int take_guardrail(void *ctx, const char *arg, struct err *e)
+static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (guardrail_mode_parse(arg, &CHECK(ctx)->guardrail.mode) < 0)
 		return err_set(e, -EINVAL, "--guardrail takes auto, off or user, not '%s'", arg);
 	return 0;
 }
 
-#define FLAG(fn, member)                                                \
-	static int fn(void *ctx, const char *arg, struct err *e)        \
-	{                                                               \
-		CHECK(ctx)->member = true;                              \
-		return 0;                                               \
-	}
-FLAG(take_no_resolve, no_resolve)
-FLAG(take_unsafe_any_symbol, unsafe_any_symbol)
-FLAG(take_to_text, to_text)
-FLAG(take_exit_probes, exit_probes)
-FLAG(take_unsafe_uretprobe, unsafe_uretprobe)
+#define SET_TRUE(member) OPT_TRUE(struct check_opts, member)
 
 static const struct opt_row check_row_v[] = {
-	{ "no-resolve", 0, no_argument, take_no_resolve },
-	{ "unsafe-any-symbol", 0, no_argument, take_unsafe_any_symbol },
-	{ "to-binary", 0, required_argument, take_to_binary },
-	{ "to-text", 0, no_argument, take_to_text },
-	{ "config-format", 0, required_argument, take_config_format },
-	{ "config-era", 0, required_argument, take_config_era },
-	{ "guardrail", 0, required_argument, take_guardrail },
-	{ "exit-probes", 0, no_argument, take_exit_probes },
-	{ "unsafe-uretprobe", 0, no_argument, take_unsafe_uretprobe },
+	{ "no-resolve", 0, no_argument, SET_TRUE(no_resolve) },
+	{ "unsafe-any-symbol", 0, no_argument, SET_TRUE(unsafe_any_symbol) },
+	{ "to-binary", 0, required_argument, OPT_STR(struct check_opts, to_binary) },
+	{ "to-text", 0, no_argument, SET_TRUE(to_text) },
+	{ "config-format", 0, required_argument, take_config_format, 0 },
+	{ "config-era", 0, required_argument, take_config_era, 0 },
+	{ "guardrail", 0, required_argument, take_guardrail, 0 },
+	{ "exit-probes", 0, no_argument, SET_TRUE(exit_probes) },
+	{ "unsafe-uretprobe", 0, no_argument, SET_TRUE(unsafe_uretprobe) },
 };
 
 const struct opt_rows check_rows = OPT_ROWS(check_row_v);

@@ -15,13 +15,13 @@ struct doctor_cli {
 	enum guardrail_mode guardrail;
 };
 
-static int take_json(void *ctx, const char *arg, struct err *e)
+static int take_json(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	((struct doctor_cli *)ctx)->o.json = true;
 	return 0;
 }
 
-static int take_guardrail(void *ctx, const char *arg, struct err *e)
+static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (guardrail_mode_parse(arg, &((struct doctor_cli *)ctx)->guardrail) < 0)
 		return err_set(e, -EINVAL, "--guardrail takes auto, off or user, not '%s'", arg);
@@ -29,8 +29,8 @@ static int take_guardrail(void *ctx, const char *arg, struct err *e)
 }
 
 static const struct opt_row doctor_row_v[] = {
-	{ "json", 'j', no_argument, take_json },
-	{ "guardrail", 0, required_argument, take_guardrail },
+	{ "json", 'j', no_argument, take_json, 0 },
+	{ "guardrail", 0, required_argument, take_guardrail, 0 },
 };
 
 const struct opt_rows doctor_rows = OPT_ROWS(doctor_row_v);

@@ -1,6 +1,7 @@
 /* cmd_oat.c — `uprobestats methods FILE` and `uprobestats resolve FILE SIG`:
  * the built-in oat reader as a fast oatdump replacement. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@ struct oat_cli {
 
 #define OAT(ctx) ((struct oat_cli *)(ctx))
 
-static int take_dex_file(void *ctx, const char *arg, struct err *e)
+static int take_dex_file(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct oat_cli *o = ctx;
 
@@ -37,7 +38,7 @@ static int take_dex_file(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int take_resolver(void *ctx, const char *arg, struct err *e)
+static int take_resolver(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (java_resolver_mode_parse(arg, &OAT(ctx)->mode) < 0)
 		return err_set(e, -EINVAL, "--resolver takes auto, builtin or oatdump, not '%s'",
@@ -45,35 +46,24 @@ static int take_resolver(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int take_pid(void *ctx, const char *arg, struct err *e)
+static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 0, INT32_MAX, "--pid", "a process id", &OAT(ctx)->pid, e);
 }
 
-/* The options that only keep their value. */
-#define KEEP(fn, member, value)                                         \
-	static int fn(void *ctx, const char *arg, struct err *e)        \
-	{                                                               \
-		OAT(ctx)->member = value;                               \
-		return 0;                                               \
-	}
-KEEP(take_filter, filter, arg)
-KEEP(take_json, json, true)
-KEEP(take_oatdump, oatdump, arg)
-KEEP(take_no_cache, no_cache, true)
-KEEP(take_cache_dir, cache_dir, arg)
-KEEP(take_match, match, arg)
+#define KEEP_STR(member) OPT_STR(struct oat_cli, member)
+#define SET_TRUE(member) OPT_TRUE(struct oat_cli, member)
 
 static const struct opt_row oat_row_v[] = {
-	{ "filter", 0, required_argument, take_filter },
-	{ "json", 0, no_argument, take_json },
-	{ "dex-file", 0, required_argument, take_dex_file },
-	{ "resolver", 0, required_argument, take_resolver },
-	{ "oatdump", 0, required_argument, take_oatdump },
-	{ "no-cache", 0, no_argument, take_no_cache },
-	{ "cache-dir", 0, required_argument, take_cache_dir },
-	{ "pid", 0, required_argument, take_pid },
-	{ "match", 0, required_argument, take_match },
+	{ "filter", 0, required_argument, KEEP_STR(filter) },
+	{ "json", 0, no_argument, SET_TRUE(json) },
+	{ "dex-file", 0, required_argument, take_dex_file, 0 },
+	{ "resolver", 0, required_argument, take_resolver, 0 },
+	{ "oatdump", 0, required_argument, KEEP_STR(oatdump) },
+	{ "no-cache", 0, no_argument, SET_TRUE(no_cache) },
+	{ "cache-dir", 0, required_argument, KEEP_STR(cache_dir) },
+	{ "pid", 0, required_argument, take_pid, 0 },
+	{ "match", 0, required_argument, KEEP_STR(match) },
 };
 
 const struct opt_rows oat_rows = OPT_ROWS(oat_row_v);

@@ -67,7 +67,7 @@ static int check_files(char **files, size_t n, unsigned kver, size_t *objects, s
 	return EXIT_OK;
 }
 
-static int take_kernel(void *ctx, const char *arg, struct err *e)
+static int take_kernel(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (kfeatures_parse_version(arg, ctx, e) < 0) {
 		err_prefix(e, "--kernel");
@@ -77,7 +77,7 @@ static int take_kernel(void *ctx, const char *arg, struct err *e)
 }
 
 static const struct opt_row check_objects_row_v[] = {
-	{ "kernel", 0, required_argument, take_kernel },
+	{ "kernel", 0, required_argument, take_kernel, 0 },
 };
 
 const struct opt_rows check_objects_rows = OPT_ROWS(check_objects_row_v);

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static int add_pid(struct run_opts *o, pid_t pid, struct err *e)
 
 #define RUN(ctx) ((struct run_opts *)(ctx))
 
-static int take_pid(void *ctx, const char *arg, struct err *e)
+static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	uint32_t v;
 
@@ -70,7 +71,7 @@ static int take_pid(void *ctx, const char *arg, struct err *e)
 	return add_pid(ctx, (pid_t)v, e);
 }
 
-static int take_duration(void *ctx, const char *arg, struct err *e)
+static int take_duration(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	uint32_t v;
 
@@ -80,43 +81,43 @@ static int take_duration(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int take_ringbuf(void *ctx, const char *arg, struct err *e)
+static int take_ringbuf(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 0, UINT32_MAX, "--ringbuf-size", "bytes",
 			     &RUN(ctx)->ringbuf_size, e);
 }
 
-static int take_flush(void *ctx, const char *arg, struct err *e)
+static int take_flush(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, FLUSH_MAX_MS, "--flush-ms", "milliseconds",
 			     &RUN(ctx)->flush_ms, e);
 }
 
-static int take_interval(void *ctx, const char *arg, struct err *e)
+static int take_interval(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, INTERVAL_MAX_S, "--interval", "seconds",
 			     &RUN(ctx)->agg_interval, e);
 }
 
-static int take_polled_atom(void *ctx, const char *arg, struct err *e)
+static int take_polled_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, INT32_MAX, "--polled-atom", "an atom id",
 			     &RUN(ctx)->polled_atom, e);
 }
 
-static int take_attached_atom(void *ctx, const char *arg, struct err *e)
+static int take_attached_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, INT32_MAX, "--attached-atom", "an atom id",
 			     &RUN(ctx)->attached_atom, e);
 }
 
-static int take_error_atom(void *ctx, const char *arg, struct err *e)
+static int take_error_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, INT32_MAX, "--error-atom", "an atom id",
 			     &RUN(ctx)->error_atom, e);
 }
 
-static int take_target_kernel(void *ctx, const char *arg, struct err *e)
+static int take_target_kernel(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (kfeatures_parse_version(arg, &RUN(ctx)->target_kernel, e) < 0) {
 		err_prefix(e, "--target-kernel");
@@ -125,7 +126,7 @@ static int take_target_kernel(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int take_atom_mapping(void *ctx, const char *arg, struct err *e)
+static int take_atom_mapping(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (strcmp(arg, "newest") && strcmp(arg, "cpp"))
 		return err_set(e, -EINVAL, "--atom-mapping takes newest or cpp, not '%s'", arg);
@@ -133,24 +134,24 @@ static int take_atom_mapping(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int take_config_format(void *ctx, const char *arg, struct err *e)
+static int take_config_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return cli_parse_config_format(arg, &RUN(ctx)->load.format);
 }
 
-static int take_config_era(void *ctx, const char *arg, struct err *e)
+static int take_config_era(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return cli_parse_config_era(arg, &RUN(ctx)->load.era);
 }
 
-static int take_guardrail(void *ctx, const char *arg, struct err *e)
+static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (guardrail_mode_parse(arg, &RUN(ctx)->guardrail.mode) < 0)
 		return err_set(e, -EINVAL, "--guardrail takes auto, off or user, not '%s'", arg);
 	return 0;
 }
 
-static int take_guardrail_list(void *ctx, const char *arg, struct err *e)
+static int take_guardrail_list(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (guardrail_list_parse(arg, &RUN(ctx)->guardrail.list) < 0)
 		return err_set(e, -EINVAL, "--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, "
@@ -158,52 +159,43 @@ static int take_guardrail_list(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-/* The flags: each sets one member. */
-#define FLAG(fn, set)                                                   \
-	static int fn(void *ctx, const char *arg, struct err *e)        \
-	{                                                               \
-		RUN(ctx)->set;                                          \
-		return 0;                                               \
-	}
-FLAG(take_all_matches, all_matches = true)
-FLAG(take_bpf_pid_filter, bpf_pid_filter = true)
-FLAG(take_quiet, quiet = true)
-FLAG(take_force_perfbuf, output_mode = OUTPUT_PERFBUF)
-FLAG(take_force_ringbuf, forced_ringbuf = true)
-FLAG(take_force_tracefs, force_tracefs = true)
-FLAG(take_force_pmu, force_pmu = true)
-FLAG(take_unsafe_any_symbol, unsafe_any_symbol = true)
-FLAG(take_exit_probes, exit_probes = true)
-FLAG(take_unsafe_uretprobe, unsafe_uretprobe = true)
+static int take_force_perfbuf(void *ctx, const struct opt_row *row, const char *arg,
+			      struct err *e)
+{
+	RUN(ctx)->output_mode = OUTPUT_PERFBUF;
+	return 0;
+}
+
+#define SET_TRUE(member) OPT_TRUE(struct run_opts, member)
 
 /* The run's own options; the output and stack options (sink/sink_args.h,
  * stack/stack_args.h) come before them.  -p is --pid where a command
  * lists it (trace, sections, traffic). */
 static const struct opt_row run_row_v[] = {
-	{ "duration", 0, required_argument, take_duration },
-	{ "pid", 'p', required_argument, take_pid },
-	{ "all-matches", 0, no_argument, take_all_matches },
-	{ "ringbuf-size", 0, required_argument, take_ringbuf },
-	{ "flush-ms", 0, required_argument, take_flush },
-	{ "bpf-pid-filter", 0, no_argument, take_bpf_pid_filter },
-	{ "quiet", 0, no_argument, take_quiet },
-	{ "force-perfbuf", 0, no_argument, take_force_perfbuf },
-	{ "force-ringbuf", 0, no_argument, take_force_ringbuf },
-	{ "force-tracefs", 0, no_argument, take_force_tracefs },
-	{ "force-pmu", 0, no_argument, take_force_pmu },
-	{ "unsafe-any-symbol", 0, no_argument, take_unsafe_any_symbol },
-	{ "exit-probes", 0, no_argument, take_exit_probes },
-	{ "unsafe-uretprobe", 0, no_argument, take_unsafe_uretprobe },
-	{ "target-kernel", 0, required_argument, take_target_kernel },
-	{ "interval", 0, required_argument, take_interval },
-	{ "polled-atom", 0, required_argument, take_polled_atom },
-	{ "attached-atom", 0, required_argument, take_attached_atom },
-	{ "error-atom", 0, required_argument, take_error_atom },
-	{ "atom-mapping", 0, required_argument, take_atom_mapping },
-	{ "config-format", 0, required_argument, take_config_format },
-	{ "config-era", 0, required_argument, take_config_era },
-	{ "guardrail", 0, required_argument, take_guardrail },
-	{ "guardrail-list", 0, required_argument, take_guardrail_list },
+	{ "duration", 0, required_argument, take_duration, 0 },
+	{ "pid", 'p', required_argument, take_pid, 0 },
+	{ "all-matches", 0, no_argument, SET_TRUE(all_matches) },
+	{ "ringbuf-size", 0, required_argument, take_ringbuf, 0 },
+	{ "flush-ms", 0, required_argument, take_flush, 0 },
+	{ "bpf-pid-filter", 0, no_argument, SET_TRUE(bpf_pid_filter) },
+	{ "quiet", 0, no_argument, SET_TRUE(quiet) },
+	{ "force-perfbuf", 0, no_argument, take_force_perfbuf, 0 },
+	{ "force-ringbuf", 0, no_argument, SET_TRUE(forced_ringbuf) },
+	{ "force-tracefs", 0, no_argument, SET_TRUE(force_tracefs) },
+	{ "force-pmu", 0, no_argument, SET_TRUE(force_pmu) },
+	{ "unsafe-any-symbol", 0, no_argument, SET_TRUE(unsafe_any_symbol) },
+	{ "exit-probes", 0, no_argument, SET_TRUE(exit_probes) },
+	{ "unsafe-uretprobe", 0, no_argument, SET_TRUE(unsafe_uretprobe) },
+	{ "target-kernel", 0, required_argument, take_target_kernel, 0 },
+	{ "interval", 0, required_argument, take_interval, 0 },
+	{ "polled-atom", 0, required_argument, take_polled_atom, 0 },
+	{ "attached-atom", 0, required_argument, take_attached_atom, 0 },
+	{ "error-atom", 0, required_argument, take_error_atom, 0 },
+	{ "atom-mapping", 0, required_argument, take_atom_mapping, 0 },
+	{ "config-format", 0, required_argument, take_config_format, 0 },
+	{ "config-era", 0, required_argument, take_config_era, 0 },
+	{ "guardrail", 0, required_argument, take_guardrail, 0 },
+	{ "guardrail-list", 0, required_argument, take_guardrail_list, 0 },
 };
 
 const struct opt_rows run_rows = OPT_ROWS(run_row_v);

@@ -10,6 +10,7 @@
  * library not mapped) is said, function by function. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,58 +91,17 @@ struct sections_opts {
 	bool no_java, no_native;
 };
 
-#define SECTIONS(ctx) ((struct sections_opts *)(ctx))
-
-static int take_name(void *ctx, const char *arg, struct err *e)
-{
-	SECTIONS(ctx)->name = arg;
-	return 0;
-}
-
-static int take_emit(void *ctx, const char *arg, struct err *e)
-{
-	SECTIONS(ctx)->emit = arg;
-	return 0;
-}
-
-static int take_boot(void *ctx, const char *arg, struct err *e)
-{
-	SECTIONS(ctx)->boot_image = arg;
-	return 0;
-}
-
-static int take_libandroid(void *ctx, const char *arg, struct err *e)
-{
-	SECTIONS(ctx)->libs[1] = arg;
-	return 0;
-}
-
-static int take_libcutils(void *ctx, const char *arg, struct err *e)
-{
-	SECTIONS(ctx)->libs[2] = arg;
-	return 0;
-}
-
-static int take_no_java(void *ctx, const char *arg, struct err *e)
-{
-	SECTIONS(ctx)->no_java = true;
-	return 0;
-}
-
-static int take_no_native(void *ctx, const char *arg, struct err *e)
-{
-	SECTIONS(ctx)->no_native = true;
-	return 0;
-}
+#define KEEP_STR(member) OPT_STR(struct sections_opts, member)
+#define SET_TRUE(member) OPT_TRUE(struct sections_opts, member)
 
 static const struct opt_row sections_row_v[] = {
-	{ "name", 'n', required_argument, take_name },
-	{ "emit-config", 0, required_argument, take_emit },
-	{ "boot-image", 0, required_argument, take_boot },
-	{ "libandroid", 0, required_argument, take_libandroid },
-	{ "libcutils", 0, required_argument, take_libcutils },
-	{ "no-java", 0, no_argument, take_no_java },
-	{ "no-native", 0, no_argument, take_no_native },
+	{ "name", 'n', required_argument, KEEP_STR(name) },
+	{ "emit-config", 0, required_argument, KEEP_STR(emit) },
+	{ "boot-image", 0, required_argument, KEEP_STR(boot_image) },
+	{ "libandroid", 0, required_argument, KEEP_STR(libs[1]) },
+	{ "libcutils", 0, required_argument, KEEP_STR(libs[2]) },
+	{ "no-java", 0, no_argument, SET_TRUE(no_java) },
+	{ "no-native", 0, no_argument, SET_TRUE(no_native) },
 };
 
 const struct opt_rows sections_rows = OPT_ROWS(sections_row_v);

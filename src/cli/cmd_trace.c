@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,30 +40,12 @@ struct trace_opts {
 
 #define TRACE(ctx) ((struct trace_opts *)(ctx))
 
-static int take_ret(void *ctx, const char *arg, struct err *e)
-{
-	TRACE(ctx)->spec.ret = true;
-	return 0;
-}
-
-static int take_name(void *ctx, const char *arg, struct err *e)
-{
-	TRACE(ctx)->spec.process_name = arg;
-	return 0;
-}
-
-static int take_emit(void *ctx, const char *arg, struct err *e)
-{
-	TRACE(ctx)->emit = arg;
-	return 0;
-}
-
-static int take_args(void *ctx, const char *arg, struct err *e)
+static int take_args(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return trace_args_parse(arg, &TRACE(ctx)->spec, e);
 }
 
-static int take_atom(void *ctx, const char *arg, struct err *e)
+static int take_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	uint32_t v;
 
@@ -72,26 +55,20 @@ static int take_atom(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int take_max_probes(void *ctx, const char *arg, struct err *e)
+static int take_max_probes(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, UINT32_MAX, "--max-probes", "a probe count",
 			     &TRACE(ctx)->max_probes, e);
 }
 
 /* --count, --by, --sum, --hist, --agg-keys: in-kernel aggregation. */
-static int take_count(void *ctx, const char *arg, struct err *e)
-{
-	TRACE(ctx)->spec.agg.on = true;
-	return 0;
-}
-
-static int take_by(void *ctx, const char *arg, struct err *e)
+static int take_by(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	TRACE(ctx)->spec.agg.on = true;
 	return trace_agg_parse_by(arg, &TRACE(ctx)->spec.agg, e);
 }
 
-static int take_sum(void *ctx, const char *arg, struct err *e)
+static int take_sum(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct trace_agg *g = &TRACE(ctx)->spec.agg;
 
@@ -99,7 +76,7 @@ static int take_sum(void *ctx, const char *arg, struct err *e)
 	return trace_agg_parse_value(arg, "--sum", &g->sum, &g->sum_arg, e);
 }
 
-static int take_hist(void *ctx, const char *arg, struct err *e)
+static int take_hist(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct trace_agg *g = &TRACE(ctx)->spec.agg;
 
@@ -107,7 +84,7 @@ static int take_hist(void *ctx, const char *arg, struct err *e)
 	return trace_agg_parse_value(arg, "--hist", &g->hist, &g->hist_arg, e);
 }
 
-static int take_agg_keys(void *ctx, const char *arg, struct err *e)
+static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct trace_agg *g = &TRACE(ctx)->spec.agg;
 
@@ -116,18 +93,21 @@ static int take_agg_keys(void *ctx, const char *arg, struct err *e)
 			     &g->max_keys, e);
 }
 
+#define KEEP_STR(member) OPT_STR(struct trace_opts, member)
+#define SET_TRUE(member) OPT_TRUE(struct trace_opts, member)
+
 static const struct opt_row trace_row_v[] = {
-	{ "ret", 0, no_argument, take_ret },
-	{ "args", 0, required_argument, take_args },
-	{ "atom", 0, required_argument, take_atom },
-	{ "emit-config", 0, required_argument, take_emit },
-	{ "max-probes", 0, required_argument, take_max_probes },
-	{ "name", 'n', required_argument, take_name },
-	{ "count", 0, no_argument, take_count },
-	{ "by", 0, required_argument, take_by },
-	{ "sum", 0, required_argument, take_sum },
-	{ "hist", 0, required_argument, take_hist },
-	{ "agg-keys", 0, required_argument, take_agg_keys },
+	{ "ret", 0, no_argument, SET_TRUE(spec.ret) },
+	{ "args", 0, required_argument, take_args, 0 },
+	{ "atom", 0, required_argument, take_atom, 0 },
+	{ "emit-config", 0, required_argument, KEEP_STR(emit) },
+	{ "max-probes", 0, required_argument, take_max_probes, 0 },
+	{ "name", 'n', required_argument, KEEP_STR(spec.process_name) },
+	{ "count", 0, no_argument, SET_TRUE(spec.agg.on) },
+	{ "by", 0, required_argument, take_by, 0 },
+	{ "sum", 0, required_argument, take_sum, 0 },
+	{ "hist", 0, required_argument, take_hist, 0 },
+	{ "agg-keys", 0, required_argument, take_agg_keys, 0 },
 };
 
 const struct opt_rows trace_rows = OPT_ROWS(trace_row_v);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,36 +37,27 @@ struct traffic_opts {
 
 #define TRAFFIC(ctx) ((struct traffic_opts *)(ctx))
 
-static int take_name(void *ctx, const char *arg, struct err *e)
-{
-	TRAFFIC(ctx)->name = arg;
-	return 0;
-}
-
-static int take_lib(void *ctx, const char *arg, struct err *e)
-{
-	TRAFFIC(ctx)->lib = arg;
-	return 0;
-}
-
-static int take_uid(void *ctx, const char *arg, struct err *e)
+static int take_uid(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	TRAFFIC(ctx)->run.has_traffic_uid = true;
 	return parse_u32_arg(arg, 0, UINT32_MAX - 1, "--uid", "a uid",
 			     &TRAFFIC(ctx)->run.traffic_uid, e);
 }
 
-static int take_agg_keys(void *ctx, const char *arg, struct err *e)
+static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, AGG_MAX_KEYS_LIMIT, "--agg-keys", "a key count",
 			     &TRAFFIC(ctx)->max_keys, e);
 }
 
+#define KEEP_STR(member) OPT_STR(struct traffic_opts, member)
+#define SET_TRUE(member) OPT_TRUE(struct traffic_opts, member)
+
 static const struct opt_row traffic_row_v[] = {
-	{ "uid", 0, required_argument, take_uid },
-	{ "lib", 0, required_argument, take_lib },
-	{ "agg-keys", 0, required_argument, take_agg_keys },
-	{ "name", 'n', required_argument, take_name },
+	{ "uid", 0, required_argument, take_uid, 0 },
+	{ "lib", 0, required_argument, KEEP_STR(lib) },
+	{ "agg-keys", 0, required_argument, take_agg_keys, 0 },
+	{ "name", 'n', required_argument, KEEP_STR(name) },
 };
 
 const struct opt_rows traffic_rows = OPT_ROWS(traffic_row_v);

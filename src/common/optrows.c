@@ -8,6 +8,18 @@
 #define TABLE_SPAN 0x100       /* values of table k: FIRST_VAL + k * TABLE_SPAN + row */
 #define MAX_OPTS 128
 
+int opt_set_true(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	*(bool *)((char *)ctx + row->off) = true;
+	return 0;
+}
+
+int opt_set_str(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	*(const char **)((char *)ctx + row->off) = arg;
+	return 0;
+}
+
 int opt_rows_getopt(const struct opt_rows *r, int first, struct option *opts, size_t *n,
 		    size_t max)
 {
@@ -26,7 +38,7 @@ int opt_rows_take(const struct opt_rows *r, int first, void *ctx, int opt, const
 
 	if (opt < first || opt >= first + (int)r->n)
 		return 0;
-	rc = r->v[opt - first].take(ctx, arg, e);
+	rc = r->v[opt - first].take(ctx, &r->v[opt - first], arg, e);
 	return rc < 0 || rc == OPT_ROW_STOP ? rc : 1;
 }
 

@@ -8,6 +8,7 @@
 #define UPROBESTATS_COMMON_OPTROWS_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/err.h"
@@ -21,8 +22,22 @@ struct opt_row {
 	int has_arg;                 /* no_argument, required_argument, optional_argument */
 	/* 0, OPT_ROW_STOP, or negative with e saying what is wrong with arg
 	 * (e left empty: the row printed its error itself) */
-	int (*take)(void *ctx, const char *arg, struct err *e);
+	int (*take)(void *ctx, const struct opt_row *row, const char *arg, struct err *e);
+	size_t off;                  /* opt_set_*: the member's offset in ctx */
 };
+
+/* The takes of options that only keep their value: a bool at row->off set
+ * true, a const char * at row->off set to the argument. */
+int opt_set_true(void *ctx, const struct opt_row *row, const char *arg, struct err *e);
+int opt_set_str(void *ctx, const struct opt_row *row, const char *arg, struct err *e);
+/* A row's take and off for them, the member's type checked at compile time:
+ * { "no-java", 0, no_argument, OPT_TRUE(struct sections_opts, no_java) }. */
+#define OPT_TRUE(T, member) opt_set_true, OPT_OFF_(T, member, bool)
+#define OPT_STR(T, member) opt_set_str, OPT_OFF_(T, member, const char *)
+#define OPT_OFF_(T, member, type)                                                       \
+	(offsetof(T, member) +                                                         \
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((T *)0)->member), type)  \
+			 ? 1 : -1]))
 
 struct opt_rows {
 	const struct opt_row *v;

@@ -1,6 +1,7 @@
 #include "sink/sink_args.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,7 @@
 #include "sink/statsd_socket.h"
 #include "sink/trace_out.h"
 
-static int parse_format(void *ctx, const char *arg, struct err *e)
+static int parse_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct sink_args *a = ctx;
 
@@ -18,30 +19,14 @@ static int parse_format(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int parse_output(void *ctx, const char *arg, struct err *e)
-{
-	struct sink_args *a = ctx;
-
-	a->output = arg;
-	return 0;
-}
-
-static int parse_trace(void *ctx, const char *arg, struct err *e)
-{
-	struct sink_args *a = ctx;
-
-	a->trace = arg;
-	return 0;
-}
-
-static int parse_trace_format(void *ctx, const char *arg, struct err *e)
+static int parse_trace_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct sink_args *a = ctx;
 
 	return trace_parse_format(arg, &a->trace_format, e);
 }
 
-static int parse_statsd(void *ctx, const char *arg, struct err *e)
+static int parse_statsd(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct sink_args *a = ctx;
 
@@ -50,7 +35,7 @@ static int parse_statsd(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int parse_no_statsd(void *ctx, const char *arg, struct err *e)
+static int parse_no_statsd(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct sink_args *a = ctx;
 
@@ -60,7 +45,7 @@ static int parse_no_statsd(void *ctx, const char *arg, struct err *e)
 
 /* --statsd-wait MS: 0 keeps libstatssocket's drop-at-once; the cap keeps a
  * stuck statsd from holding the loop (and SIGINT) for long. */
-static int parse_statsd_wait(void *ctx, const char *arg, struct err *e)
+static int parse_statsd_wait(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct sink_args *a = ctx;
 
@@ -72,15 +57,8 @@ static int parse_statsd_wait(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int parse_profile(void *ctx, const char *arg, struct err *e)
-{
-	struct sink_args *a = ctx;
-
-	a->profile = arg;
-	return 0;
-}
-
-static int parse_profile_format(void *ctx, const char *arg, struct err *e)
+static int parse_profile_format(void *ctx, const struct opt_row *row, const char *arg,
+				struct err *e)
 {
 	struct sink_args *a = ctx;
 
@@ -90,16 +68,19 @@ static int parse_profile_format(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
+#define KEEP_STR(member) OPT_STR(struct sink_args, member)
+#define SET_TRUE(member) OPT_TRUE(struct sink_args, member)
+
 static const struct opt_row rows[] = {
-	{ "format", 0, required_argument, parse_format },
-	{ "output", 0, required_argument, parse_output },
-	{ "trace", 0, required_argument, parse_trace },
-	{ "trace-format", 0, required_argument, parse_trace_format },
-	{ "statsd", 0, optional_argument, parse_statsd },
-	{ "no-statsd", 0, no_argument, parse_no_statsd },
-	{ "statsd-wait", 0, required_argument, parse_statsd_wait },
-	{ "profile", 0, required_argument, parse_profile },
-	{ "profile-format", 0, required_argument, parse_profile_format },
+	{ "format", 0, required_argument, parse_format, 0 },
+	{ "output", 0, required_argument, KEEP_STR(output) },
+	{ "trace", 0, required_argument, KEEP_STR(trace) },
+	{ "trace-format", 0, required_argument, parse_trace_format, 0 },
+	{ "statsd", 0, optional_argument, parse_statsd, 0 },
+	{ "no-statsd", 0, no_argument, parse_no_statsd, 0 },
+	{ "statsd-wait", 0, required_argument, parse_statsd_wait, 0 },
+	{ "profile", 0, required_argument, KEEP_STR(profile) },
+	{ "profile-format", 0, required_argument, parse_profile_format, 0 },
 };
 
 const struct opt_rows sink_args_rows = OPT_ROWS(rows);

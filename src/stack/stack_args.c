@@ -7,7 +7,7 @@
 #include "common/parse_u32.h"
 #include "records.h"
 
-static int parse_stack(void *ctx, const char *arg, struct err *e)
+static int parse_stack(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct stack_args *a = ctx;
 
@@ -19,7 +19,7 @@ static int parse_stack(void *ctx, const char *arg, struct err *e)
 			     &a->frames, e);
 }
 
-static int parse_mode(void *ctx, const char *arg, struct err *e)
+static int parse_mode(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct stack_args *a = ctx;
 
@@ -34,7 +34,7 @@ static int parse_mode(void *ctx, const char *arg, struct err *e)
 	return err_set(e, -EINVAL, "--stack-mode takes copy or kernel, not '%s'", arg);
 }
 
-static int parse_bytes(void *ctx, const char *arg, struct err *e)
+static int parse_bytes(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct stack_args *a = ctx;
 
@@ -44,7 +44,7 @@ static int parse_bytes(void *ctx, const char *arg, struct err *e)
 	return 0;
 }
 
-static int parse_folded(void *ctx, const char *arg, struct err *e)
+static int parse_folded(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	struct stack_args *a = ctx;
 
@@ -56,10 +56,10 @@ static int parse_folded(void *ctx, const char *arg, struct err *e)
 }
 
 static const struct opt_row rows[] = {
-	{ "stack", 0, optional_argument, parse_stack },
-	{ "stack-mode", 0, required_argument, parse_mode },
-	{ "stack-bytes", 0, required_argument, parse_bytes },
-	{ "stacks", 0, required_argument, parse_folded },
+	{ "stack", 0, optional_argument, parse_stack, 0 },
+	{ "stack-mode", 0, required_argument, parse_mode, 0 },
+	{ "stack-bytes", 0, required_argument, parse_bytes, 0 },
+	{ "stacks", 0, required_argument, parse_folded, 0 },
 };
 
 const struct opt_rows stack_args_rows = OPT_ROWS(rows);

@@ -58,8 +58,8 @@ static bool mentions(const char *start, const char *end, const char *name, char 
 	for (const char *p = start; p + 2 < end; p++) {
 		if (p > start && opt_char(p[-1]))
 			continue;
-		if (p[0] == '-' && p[1] == '-' && p + 2 + len <= end && !strncmp(p + 2, name, len) &&
-		    !opt_char(p[2 + len]))
+		if (p[0] == '-' && p[1] == '-' && p + 2 + len <= end &&
+		    !strncmp(p + 2, name, len) && !opt_char(p[2 + len]))
 			return true;
 		if (c && p[0] == '-' && p[1] == c && !opt_char(p[2]))
 			return true;
@@ -102,8 +102,8 @@ UT_TEST(help_documents_every_option_row)
 						found = mentions(s[k].start, s[k].end, row->name,
 								 row->short_name);
 				if (!found) {
-					fprintf(stderr, "  %s --%s: not in --help\n", cmds[c].command,
-						row->name);
+					fprintf(stderr, "  %s --%s: not in --help\n",
+						cmds[c].command, row->name);
 					missing++;
 				}
 			}
@@ -159,8 +159,9 @@ UT_TEST(help_names_only_options_that_exist)
 				continue;
 			}
 			if (!row_exists(s[k].name, name, len)) {
-				fprintf(stderr, "  %s section: %s%.*s is no option of its commands\n",
-					s[k].name, dashes == 2 ? "--" : "-", (int)len, name);
+				fprintf(stderr, "  %s section: %s%.*s is no option of "
+					"its commands\n", s[k].name, dashes == 2 ? "--" : "-",
+					(int)len, name);
 				unknown++;
 			}
 			p += dashes + len - 1;
