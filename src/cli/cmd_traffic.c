@@ -15,7 +15,9 @@
 #include "cli/cmd_run.h"
 #include "common/arena.h"
 #include "config/model.h"
+#include "formats/exit_sites.h"
 #include "plan/aggregation.h"
+#include "plan/exits.h"
 #include "resolve/native.h"
 #include "sys/proc.h"
 
@@ -26,6 +28,10 @@ static const char *const FUNCS[] = {
 	"write", "writev", "recv", "recvfrom", "recvmsg", "read", "readv",
 };
 
+/* The name lookup whose results give the host names: bionic's (the one its
+ * getaddrinfo tail-calls, whose addrinfo is BSD's), else getaddrinfo. */
+static const char *const LOOKUPS[] = { "android_getaddrinfofornet", "getaddrinfo" };
+
 struct traffic_opts {
 	struct run_opts run;
 	const char *name;            /* -n */
@@ -33,18 +39,21 @@ struct traffic_opts {
 	uint32_t max_keys;           /* --agg-keys */
 };
 
-enum { OPT_UID = 0x900, OPT_LIB, OPT_AGG_KEYS };
+enum { OPT_UID = 0x900, OPT_LIB, OPT_AGG_KEYS, OPT_ATOM };
 
 static const struct option traffic_long_opts[] = {
 	{ "uid", required_argument, NULL, OPT_UID },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "agg-keys", required_argument, NULL, OPT_AGG_KEYS },
+	{ "atom", required_argument, NULL, OPT_ATOM },
 	{ "name", required_argument, NULL, 'n' },
 	{ 0 },
 };
 
 static int take_traffic_opt(int c, struct traffic_opts *o)
 {
+	uint32_t v;
+
 	switch (c) {
 	case 'n': o->name = optarg; return EXIT_OK;
 	case OPT_LIB: o->lib = optarg; return EXIT_OK;
@@ -52,6 +61,11 @@ static int take_traffic_opt(int c, struct traffic_opts *o)
 		o->run.has_traffic_uid = true;
 		return cli_parse_range(optarg, 0, UINT32_MAX - 1, &o->run.traffic_uid, "--uid",
 				       "a uid") ? EXIT_OK : EXIT_USAGE;
+	case OPT_ATOM:
+		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--atom", "an atom id"))
+			return EXIT_USAGE;
+		o->run.traffic_atom = (int32_t)v;
+		return EXIT_OK;
 	case OPT_AGG_KEYS:
 		return cli_parse_range(optarg, 1, AGG_MAX_KEYS_LIMIT, &o->max_keys, "--agg-keys",
 				       "a key count") ? EXIT_OK : EXIT_USAGE;
@@ -180,7 +194,32 @@ static int add_probe(struct arena *a, struct task_config *t, const char *lib,
 	return 0;
 }
 
-/* One task: a probe per function of FUNCS the library defines. */
+/* The lookup probe, when the library has one whose returns are proven
+ * (an exit probe needs them); else host names stay unknown, said once. */
+static const char *lookup_func(struct native_cache *nc, const char *lib)
+{
+	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
+		struct native_location loc;
+		struct exit_sites sites = { 0 };
+		struct err e = { 0 };
+
+		if (native_resolve(nc, lib, LOOKUPS[i], 0, &loc, &e) < 0)
+			continue;
+		if (plan_native_exit_sites(NULL, lib, loc.offset, loc.size, loc.machine, &sites,
+					   &e) < 0) {
+			p_warn("traffic: no host names: %s's returns are not proven: %s",
+			       LOOKUPS[i], e.msg);
+			return NULL;
+		}
+		exit_sites_free(&sites);
+		return LOOKUPS[i];
+	}
+	p_warn("traffic: no host names: %s has no getaddrinfo", lib);
+	return NULL;
+}
+
+/* One task: a probe per function of FUNCS the library defines, and one on
+ * its name lookup. */
 static int build_config(const struct traffic_opts *o, const char *lib,
 			struct uprobestats_config **out)
 {
@@ -188,11 +227,12 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 	struct native_cache *nc = native_cache_new();
 	struct task_config *t;
 	struct err e = { 0 };
+	const char *lookup;
 	int rc = EXIT_OK;
 
 	*out = cfg;
 	if (!cfg || !nc || !(cfg->tasks = arena_alloc(cfg->arena, sizeof(*cfg->tasks))) ||
-	    !(cfg->tasks->probes = arena_alloc(cfg->arena, sizeof(FUNCS) / sizeof(FUNCS[0]) *
+	    !(cfg->tasks->probes = arena_alloc(cfg->arena, (sizeof(FUNCS) / sizeof(FUNCS[0]) + 1) *
 								 sizeof(*cfg->tasks->probes)))) {
 		native_cache_free(nc);
 		p_err("out of memory");
@@ -211,12 +251,15 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 		if (add_probe(cfg->arena, t, lib, FUNCS[i], o) < 0)
 			rc = EXIT_RUNTIME;
 	}
-	native_cache_free(nc);
 	if (rc == EXIT_OK && t->n_probes < 3) {
 		p_err("%s: not a libc with send/recv/connect (%zu of the socket functions found)",
 		      lib, t->n_probes);
 		rc = EXIT_RESOLVE;
 	}
+	if (rc == EXIT_OK && (lookup = lookup_func(nc, lib)) &&
+	    add_probe(cfg->arena, t, lib, lookup, o) < 0)
+		rc = EXIT_RUNTIME;
+	native_cache_free(nc);
 	return rc;
 }
 
@@ -233,6 +276,10 @@ int cmd_traffic(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	if (o.run.n_pids && o.name) {
 		p_err("-p and -n both name the processes: give one");
+		return EXIT_USAGE;
+	}
+	if (o.run.sinks.statsd == SINKS_STATSD_ON && !o.run.traffic_atom) {
+		p_err("--statsd needs --atom ID: the atom each row is written as");
 		return EXIT_USAGE;
 	}
 	rc = pick_lib(&o, lib, sizeof(lib));
