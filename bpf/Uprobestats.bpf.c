@@ -663,8 +663,15 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 	__u32 op = UPS_CFG(traffic_op);
 	struct ups_agg_entry e;
 
-	if (!take_agg_entry(ctx, pid_tgid, sp, &e))
+	if (!take_agg_entry(ctx, pid_tgid, sp, &e)) {
+		/* an accept() blocked since before the attach: its new fd is a
+		 * socket all the same (family, type and peer unknown) */
+		if (op == UPS_TRAFFIC_ACCEPT && ret >= 0 && ups_pid_ok(pid_tgid)) {
+			sk.fd = (__u32)ret;
+			traffic_new_sock(&sk, 0, 0, 0);
+		}
 		return 0;
+	}
 	sk.fd = (__u32)e.args[0];
 	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
 		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0);

@@ -194,27 +194,58 @@ static int add_probe(struct arena *a, struct task_config *t, const char *lib,
 	return 0;
 }
 
-/* The lookup probe, when the library has one whose returns are proven
- * (an exit probe needs them); else host names stay unknown, said once. */
+/* 0 when lib defines sym and its returns are proven (an exit probe needs
+ * them); else a negative errno, e saying why. */
+static int probeable(struct native_cache *nc, const char *lib, const char *sym, struct err *e)
+{
+	struct native_location loc;
+	struct exit_sites sites = { 0 };
+	int rc = native_resolve(nc, lib, sym, 0, &loc, e);
+
+	if (rc == 0)
+		rc = plan_native_exit_sites(NULL, lib, loc.offset, loc.size, loc.machine, &sites,
+					    e);
+	exit_sites_free(&sites);
+	return rc;
+}
+
+/* The lookup probe, when the library has one whose returns are proven;
+ * else host names stay unknown, said once. */
 static const char *lookup_func(struct native_cache *nc, const char *lib)
 {
-	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
-		struct native_location loc;
-		struct exit_sites sites = { 0 };
-		struct err e = { 0 };
+	struct err e = { 0 };
 
-		if (native_resolve(nc, lib, LOOKUPS[i], 0, &loc, &e) < 0)
-			continue;
-		if (plan_native_exit_sites(NULL, lib, loc.offset, loc.size, loc.machine, &sites,
-					   &e) < 0) {
-			p_warn("traffic: no host names: %s's returns are not proven: %s",
-			       LOOKUPS[i], e.msg);
+	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
+		if (probeable(nc, lib, LOOKUPS[i], &e) == 0)
+			return LOOKUPS[i];
+		if (e.code != -ENOENT) {
+			p_warn("traffic: no host names: %s", e.msg);
 			return NULL;
 		}
-		exit_sites_free(&sites);
-		return LOOKUPS[i];
 	}
 	p_warn("traffic: no host names: %s has no getaddrinfo", lib);
+	return NULL;
+}
+
+/* func, or where its returns are not proven bionic's system call behind it
+ * (connect and sendmsg tail-call __netdClientDispatch's __connect and
+ * __sendmsg); NULL when neither: accept, send and recv tail-call accept4,
+ * sendto and recvfrom there, whose probes count them. */
+static const char *socket_func(struct native_cache *nc, const char *lib, const char *func,
+			       char *raw, size_t size, char *skipped, size_t skipped_size)
+{
+	struct err e = { 0 };
+	size_t used = strlen(skipped);
+
+	if (probeable(nc, lib, func, &e) == 0)
+		return func;
+	if (e.code == -ENOENT)
+		return NULL;     /* not in this libc */
+	snprintf(raw, size, "__%s", func);
+	if (probeable(nc, lib, raw, &e) == 0)
+		return raw;
+	p_debug("traffic: %s: %s", func, e.msg);
+	snprintf(skipped + used, skipped_size - used, "%s%s", used ? ", " : "", func);
 	return NULL;
 }
 
@@ -226,7 +257,7 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 	struct uprobestats_config *cfg = model_new("traffic");
 	struct native_cache *nc = native_cache_new();
 	struct task_config *t;
-	struct err e = { 0 };
+	char skipped[256] = "";
 	const char *lookup;
 	int rc = EXIT_OK;
 
@@ -243,14 +274,15 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 	if (o->name && !(t->target_process_name = arena_strdup(cfg->arena, o->name)))
 		rc = EXIT_RUNTIME;
 	for (size_t i = 0; rc == EXIT_OK && i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
-		struct native_location loc;
-		if (native_resolve(nc, lib, FUNCS[i], 0, &loc, &e) < 0) {
-			p_debug("traffic: %s has no %s: %s", lib, FUNCS[i], e.msg);
-			continue;
-		}
-		if (add_probe(cfg->arena, t, lib, FUNCS[i], o) < 0)
+		char raw[32];
+		const char *f = socket_func(nc, lib, FUNCS[i], raw, sizeof(raw), skipped,
+					    sizeof(skipped));
+		if (f && add_probe(cfg->arena, t, lib, f, o) < 0)
 			rc = EXIT_RUNTIME;
 	}
+	if (*skipped)
+		p_info("traffic: not probed, their returns not proven (a tail call; -v says "
+		       "more): %s", skipped);
 	if (rc == EXIT_OK && t->n_probes < 3) {
 		p_err("%s: not a libc with send/recv/connect (%zu of the socket functions found)",
 		      lib, t->n_probes);

@@ -108,6 +108,8 @@ static uint32_t traffic_op_of(const char *symbol)
 
 	if (!symbol)
 		return UPS_TRAFFIC_NONE;
+	if (!strncmp(symbol, "__", 2))
+		symbol += 2;          /* bionic's system calls behind connect, sendmsg */
 	len = strcspn(symbol, "@");   /* "send@@GLIBC_2.2.5" */
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (strlen(ops[i].name) == len && !strncmp(symbol, ops[i].name, len))

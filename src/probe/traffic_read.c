@@ -176,6 +176,8 @@ static const char *route_iface(uint32_t addr, char *buf, size_t size)
 
 static const char *proto_of(const struct ups_traffic_sock *s)
 {
+	if (!s->family && !s->type)
+		return "?";    /* accepted by a call that began before the attach */
 	if (s->family == 1)
 		return "unix";
 	if (s->type == UPS_SOCK_STREAM)

@@ -13,7 +13,7 @@
 
 struct traffic_row {
 	uint32_t pid, uid, fd;
-	const char *proto;        /* "tcp", "udp", "unix", "inet" (type unknown) */
+	const char *proto;        /* "tcp", "udp", "unix", "inet" (type unknown), "?" */
 	char peer[80];            /* "93.184.216.34:443", "[::1]:8080", "unix:/tmp/s" */
 	const char *host;         /* learned from the process's lookups; NULL: none */
 	const char *iface;        /* the route's interface; NULL: unknown */
