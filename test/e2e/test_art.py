@@ -9,8 +9,7 @@ import subprocess
 import time
 
 from e2e import (TESTDATA, Held, Uprobestats, check, eq, events, num, run, summary, target,
-                 tmpdir,
-                 traced_run, write_config)
+                 tmpdir, traced_run, write_config)
 from statsd_rx import StatsdReceiver
 from test_return import histogram_rows
 
