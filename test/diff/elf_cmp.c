@@ -12,8 +12,8 @@ void diff_fail(struct diff *d, const char *where, const char *field, const char 
 	       const char *theirs)
 {
 	if (d->fails++ < DIFF_MAX_REPORTS)
-		printf("FAIL %s: %s: %s: ours %s, theirs %s\n", d->file, where, field, ours,
-		       theirs);
+		printf("%s %s: %s: %s: ours %s, theirs %s\n", d->planted ? "planted" : "FAIL",
+		       d->file, where, field, ours, theirs);
 	else if (d->fails == DIFF_MAX_REPORTS + 1)
 		printf("FAIL %s: (further mismatches counted, not printed)\n", d->file);
 }

@@ -25,6 +25,7 @@ struct diff {
 	/* what was compared (the per-file counts line) */
 	size_t secs, segs, dynsym, symtab, mapped, lookups, mini_syms, fdes;
 	bool has_mini;
+	bool planted;                /* the self-test's expected mismatches */
 };
 
 /* One mismatch: prints the first DIFF_MAX_REPORTS per file, counts all. */

@@ -194,7 +194,9 @@ static size_t unique_ranges(struct range *v, size_t n)
 /* Every non-empty FDE's pc=START..END in readelf's frame dump, sorted. */
 static struct range *readelf_fdes(const char *path, size_t *n, bool *ok)
 {
-	char *argv[] = { "readelf", "--debug-dump=frames", (char *)path, NULL };
+	/* no-follow-links: the frames of this file only, never of a .gnu_debuglink file */
+	char *argv[] = { "readelf", "--debug-dump=no-follow-links", "--debug-dump=frames",
+			 (char *)path, NULL };
 	struct range *v = NULL;
 	size_t len, cap = 0;
 	uint8_t *out;
