@@ -186,6 +186,17 @@ def check_binary(res, path):
               f"{len(blob)} bytes, {good[0]} numbering, same meaning{note}")
 
 
+def self_test(res, binaries):
+    """The decode comparison must be able to fail: protoc's reading of one seed against
+    ours of another must differ."""
+    a, b = binaries[0], binaries[-1]
+    with open(a, "rb") as f:
+        blob = f.read()
+    why = decode_agrees(eras_of(blob)[0][0], blob, b)
+    res.check(bool(why), "self-test", "a planted difference is found" if why else
+              f"{os.path.basename(a)} and {os.path.basename(b)} compared equal")
+
+
 def main():
     filt = sys.argv[1] if len(sys.argv) > 1 else ""
     res = Result()
@@ -197,6 +208,7 @@ def main():
         print(f"config-diff: 0 passed, 1 failed (no configs under {TD}/configs "
               "or no binary seeds)")
         return 1
+    self_test(res, binaries)
     with tempfile.TemporaryDirectory(prefix="config_diff.") as tmp:
         for cfg in configs:
             if filt in cfg:
