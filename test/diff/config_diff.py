@@ -26,8 +26,9 @@ re-encode that text, ours skips them (an upstream config may carry fields from a
 newer schema): for such a file both texts are compared with the unknown fields
 dropped from protoc's binary (protoc --decode of the known fields only).
 
-Prints one line per file, then "config-diff: N passed, N failed"; exits 1 on any
-failure.  Usage: config_diff.py [FILTER]
+First a self-test: protoc's reading of one seed against ours of another must be
+found to differ.  Prints one line per file, then "config-diff: N passed, N failed";
+exits 1 on any failure.  Usage: config_diff.py [FILTER]
 """
 import glob
 import os
