@@ -44,6 +44,8 @@ declare -A need=(
 	# mount namespace of its namesake case (unshare, mountpoint)
 	[gdb]=/usr/bin/gdb
 	[util-linux]=/usr/bin/unshare
+	# test-diff: the reference protobuf encoder/decoder the config codec is compared with
+	[protobuf-compiler]=/usr/bin/protoc
 )
 missing=()
 for pkg in "${!need[@]}"; do
