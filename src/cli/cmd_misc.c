@@ -115,6 +115,7 @@ static const char usage_text[] =
 	"  --lib PATH              the libc to probe (default: the one the process maps)\n"
 	"  --interval S            print and clear every S seconds (and at exit)\n"
 	"  --agg-keys N            the kernel's table holds N keys (default 10240)\n"
+	"  --atom ID               each row of each interval also as statsd atom ID\n"
 	"\n"
 	"sections options (and every run option; --trace FILE --trace-format systrace\n"
 	"writes what atrace would have):\n"
