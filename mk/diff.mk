@@ -9,9 +9,10 @@ DIFF_ELF_BIN  := $(DIFF_DIR)/elf_diff
 DIFF_ELF_SRCS := $(sort $(wildcard $(TOP)/test/diff/elf_*.c)) \
 	$(addprefix $(TOP)/src/,formats/elf.c formats/minidebug.c formats/xz.c formats/cfi.c \
 		common/err.c common/mapfile.c)
+DIFF_ODEX_DIR := oat/android-13/arm/realme_ice_ossi_TP1A.220905.001
 DIFF_HOSTILE  := android-userland/x86_64-android11/system/lib64/liblog.so \
 	android-userland/arm64-android11/system/lib64/libdl.so \
-	oat/android-13/arm/realme_ice_ossi_TP1A.220905.001/apex@com.android.permission@javalib@service-permission.jar@classes.odex
+	$(DIFF_ODEX_DIR)/apex@com.android.permission@javalib@service-permission.jar@classes.odex
 
 $(DIFF_ELF_BIN): $(DIFF_ELF_SRCS) $(wildcard $(TOP)/test/diff/*.h) $(HDRS) | deps-host
 	@mkdir -p $(@D)
