@@ -150,7 +150,8 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			rc = bpf_map__set_max_entries(map, plan_aggregates(s->plan)
 							   ? plan_agg_max_keys(s->plan) : 1);
 		} else if (strcmp(name, CATALOG_MAP_TRAFFIC_DATA) == 0 ||
-			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0) {
+			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0 ||
+			   strcmp(name, CATALOG_MAP_TRAFFIC_HOSTS) == 0) {
 			rc = bpf_map__set_max_entries(map, plan_traffic_probes(s->plan)
 							   ? plan_agg_max_keys(s->plan) : 1);
 		} else if (strcmp(name, CATALOG_MAP_AGG_ENTRIES) == 0 &&
