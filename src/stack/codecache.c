@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/grow.h"
 #include "stack/codefile.h"
 #include "sys/maps.h"
 #include "sys/proc_path.h"
@@ -148,14 +149,8 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
 
 	if (!proc_mapping_exec(pm))
 		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct mapping *v = realloc(r->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (grow_array(&r->v, &r->cap, r->n + 1, 64) < 0)
+		return -ENOMEM;
 	m = &r->v[r->n];
 	*m = (struct mapping){ .start = pm->start, .end = pm->end, .off = pm->offset,
 			       .name = strdup(path), .dev = pm->dev, .ino = pm->inode };
