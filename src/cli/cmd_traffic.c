@@ -50,6 +50,16 @@ static int take_uid(void *ctx, const struct opt_row *row, const char *arg, struc
 			     &TRAFFIC(ctx)->run.traffic_uid, e);
 }
 
+static int take_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	uint32_t v;
+	int rc = parse_u32_arg(arg, 1, INT32_MAX, "--atom", "an atom id", &v, e);
+
+	if (rc == 0)
+		TRAFFIC(ctx)->run.traffic_atom = (int32_t)v;
+	return rc;
+}
+
 static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	return parse_u32_arg(arg, 1, AGG_MAX_KEYS_LIMIT, "--agg-keys", "a key count",

@@ -16,12 +16,12 @@ no upstream config carries):
   decode  `uprobestats check F --to-text` of protoc's binary (era detected, not
           told) must mean what `protoc --decode` says: protoc re-encodes both
           texts and the bytes must be equal.
-For every binary config in test/fuzz/corpus/protobuf/ (the seeds: the same
-configs written by statsd's encoder, plus hand-made packed, era-B and
-unknown-field ones): the era is a schema under which protoc's decoding has no
-unknown fields (where both have none, ours's choice by content, config/era.c, is
-accepted); both decoders' texts re-encoded by protoc must be equal; where protoc cannot decode it under either schema, ours
-must refuse it too.  Unknown fields: protoc prints them by number and cannot
+For every binary config in test/fuzz/corpus/protobuf/ (the seeds: the test
+data's configs in binary form, plus hand-made packed, era-B and unknown-field
+ones): the era is a schema under which protoc's decoding has no unknown fields
+(where both have none, ours's choice by content, config/era.c, is accepted);
+both decoders' texts re-encoded by protoc must be equal; where protoc cannot
+decode it under either schema, ours must refuse it too.  Unknown fields: protoc prints them by number and cannot
 re-encode that text, ours skips them (an upstream config may carry fields from a
 newer schema): for such a file both texts are compared with the unknown fields
 dropped from protoc's binary (protoc --decode of the known fields only).

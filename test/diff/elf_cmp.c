@@ -401,8 +401,22 @@ void diff_image(struct diff *d, const struct elf_file *ours, Elf *theirs)
 	diff_symbols(d, ours, theirs);
 }
 
+/* Leaves the defined symbols of l. */
+static void keep_defined(struct symlist *l)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].s.shndx != SHN_UNDEF)
+			l->v[k++] = l->v[i];
+	l->n = k;
+}
+
 /* A copy of the image with e_shoff/e_shnum/e_shstrndx zeroed: ours must find the
- * dynamic symbols through PT_DYNAMIC alone, exactly libelf's .dynsym. */
+ * dynamic symbols through PT_DYNAMIC alone, exactly libelf's .dynsym.  The defined
+ * ones only: DT_GNU_HASH covers the symbols the dynamic linker can look up, and the
+ * undefined imports after them (ld.bfd puts them there in an executable that
+ * exports nothing) have no count anywhere in the dynamic section. */
 void diff_no_sections(struct diff *d, const uint8_t *data, size_t len, Elf *theirs)
 {
 	struct symlist o = { 0 }, t = { 0 };
@@ -423,7 +437,9 @@ void diff_no_sections(struct diff *d, const uint8_t *data, size_t len, Elf *thei
 		diff_fail(d, "without section headers", "open", e.msg, "-");
 	} else {
 		elf_foreach_symbol(f, collect_ours, &o);
-		diff_u64(d, "PT_DYNAMIC symbols", "count", o.n, t.n);
+		keep_defined(&o);
+		keep_defined(&t);
+		diff_u64(d, "PT_DYNAMIC symbols (defined)", "count", o.n, t.n);
 		for (size_t i = 0; i < o.n && i < t.n; i++)
 			diff_symbol(d, i, &o.v[i], &t.v[i]);
 		elf_close(f);
