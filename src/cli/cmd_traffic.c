@@ -66,16 +66,6 @@ static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, 
 			     &TRAFFIC(ctx)->max_keys, e);
 }
 
-static int take_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
-{
-	uint32_t v;
-
-	if (parse_u32_arg(arg, 1, INT32_MAX, "--atom", "an atom id", &v, e) < 0)
-		return -EINVAL;
-	TRAFFIC(ctx)->run.traffic_atom = (int32_t)v;
-	return 0;
-}
-
 #define KEEP_STR(member) OPT_STR(struct traffic_opts, member)
 
 static const struct opt_row traffic_row_v[] = {
