@@ -47,6 +47,10 @@ declare -A need=(
 	# under qemu-user (test/vm/toybox_stack.py)
 	[gdb-multiarch]=/usr/bin/gdb-multiarch
 	[util-linux]=/usr/bin/unshare
+	# test-diff: the reference protobuf encoder/decoder the config codec is compared with
+	[protobuf-compiler]=/usr/bin/protoc
+	# test_traffic: a dummy interface with an IPv6 address in a private network namespace
+	[iproute2]=/usr/sbin/ip
 )
 missing=()
 for pkg in "${!need[@]}"; do

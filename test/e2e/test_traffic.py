@@ -116,6 +116,27 @@ def test_traffic_exact_per_peer_and_direction():
     eq(sorted(map(repr, atoms)), sorted(repr(as_atom(r)) for r in rows), "atoms = rows")
 
 
+def test_traffic_ipv6_interface_from_the_route():
+    """A peer past a veth interface with an IPv6 address, in the process's own
+    network namespace: the row's iface is the one its IPv6 route goes out of
+    (its /proc/PID/net/ipv6_route), not lo and not null."""
+    tmp = tmpdir()
+    held = Held(tmp, "target_sendloop", ["5", "--dummy6"])
+    try:
+        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid), "--interval", "1"])
+        u.wait_attached()
+        held.go()
+        held.wait()
+        rc = u.wait()
+    finally:
+        held.kill()
+    eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
+    rows = [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')]
+    eq(sorted((r["proto"], r["peer"], r["iface"]) for r in rows if r["tx_bytes"]),
+       [("udp", "[fd00:5::2]:9", "upst6")], "the row and its interface")
+    eq(sum(r["tx_bytes"] for r in rows), 5, "bytes sent")
+
+
 def test_traffic_bad_input():
     rc, _, err = run(["traffic", "-p", "999999999"])
     check(rc != 0, "a pid that is gone fails")
