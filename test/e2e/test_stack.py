@@ -581,7 +581,7 @@ def successful_opens(strace_log, path):
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_kernel_opens_the_oat_file_once():
-    """One code cache per run (stack/codecache.h): with --stack-mode kernel over
+    """One code cache per run (code/codecache.h): with --stack-mode kernel over
     real ART code, the kernel walk's table (built at attach) and the unwinder's
     lookups for every event use the same parsed odex, so the run opens it
     exactly once more than planning does (`check` of the same config plans the
