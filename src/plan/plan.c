@@ -604,7 +604,7 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 {
 	struct plan_opts with_cache = *opts;
 	struct code_cache *own = opts->code ? NULL : code_cache_new(opts->proc_dir);
-	struct build_state st = { .opts = &with_cache, .err = err, .native = native_cache_new() };
+	struct build_state st = { .opts = &with_cache, .err = err };
 	struct plan *plan = calloc(1, sizeof(*plan));
 	uint32_t next_id = 0;
 	int rc = 0;
@@ -612,6 +612,7 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 	*out = NULL;
 	if (own)
 		with_cache.code = own;
+	st.native = native_cache_new(with_cache.code);
 	if (plan && st.native && with_cache.code)
 		plan->tasks = calloc(cfg->n_tasks ? cfg->n_tasks : 1, sizeof(*plan->tasks));
 	if (!plan || !plan->tasks) {
