@@ -508,6 +508,11 @@ struct ups_prog_config {
 	__u32 agg_hist;
 	__u32 agg_regs;
 	__u32 traffic_op;        /* enum ups_traffic_op */
+	/* 1: the exit program stands alone on a lone `ret` (code whose first
+	 * instruction returns: entry and exit are one instruction).  It takes
+	 * the hit and the arguments there and reports the call with duration 0;
+	 * no entry program runs. */
+	__u32 lone_ret;
 };
 
 /* ---- call stacks (--stack) ----
@@ -601,6 +606,7 @@ enum ups_imm_field {
 	UPS_IMM_AGG_HIST = 6,
 	UPS_IMM_AGG_REGS = 7,
 	UPS_IMM_TRAFFIC_OP = 8,
+	UPS_IMM_LONE_RET = 9,
 	UPS_IMM_STRING_REG = 0x10,   /* + k, k < UPS_ARG_STRINGS */
 	UPS_IMM_STRING_POS = 0x20,   /* + k */
 };
@@ -696,7 +702,7 @@ _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a 
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 72);
+UPS_ASSERT_SIZE(struct ups_prog_config, 76);
 UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);
 UPS_ASSERT_SIZE(struct ups_traffic_key, 48);
 UPS_ASSERT_SIZE(struct ups_traffic_value, 32);

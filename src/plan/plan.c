@@ -303,6 +303,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		return rc;
 	if (c.exit_probes) {
 		p->exit_probes = true;
+		p->lone_ret = c.lone_ret;
 		p->n_exits = c.n_exits;
 		p->exit_offsets = c.exit_offsets;
 	}

@@ -226,7 +226,8 @@ static int load_object(struct bpf_object *obj, const struct plan_probe *p,
 }
 
 /* The program a probe runs at its offset (or, with exit probes, at every
- * exit site), and the entry program that goes with it (NULL: none). */
+ * exit site), and the entry program that goes with it (NULL: none; a lone
+ * `ret`'s exit program runs alone). */
 static const char *probe_main_prog(const struct plan_probe *p)
 {
 	return p->exit_probes ? p->prog->exit : p->prog->name;
@@ -234,6 +235,8 @@ static const char *probe_main_prog(const struct plan_probe *p)
 
 const char *probe_entry_prog(const struct plan_probe *p)
 {
+	if (p->lone_ret)
+		return NULL;
 	return p->exit_probes ? p->prog->exit_entry : p->prog->entry;
 }
 
@@ -323,6 +326,7 @@ static int load_instance(struct session *s, struct instance *in,
 	cfg.agg_hist = p->agg_hist;
 	cfg.agg_regs = p->agg_regs;
 	cfg.traffic_op = p->traffic_op;
+	cfg.lone_ret = p->lone_ret;
 	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);
