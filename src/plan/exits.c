@@ -2,9 +2,11 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "code/codecache.h"
 #include "code/codefile.h"
@@ -27,17 +29,48 @@ static struct code_file *file_of(const struct exits_query *q, struct code_cache 
 	return code_cache_file(c, q->path);
 }
 
-/* The code bytes, in the cached file's mapping. */
-static int read_code(uint64_t offset, uint64_t size, const struct code_file *f,
-		     const uint8_t **out, struct err *err)
+/* A file that is no ELF (nothing the code cache reads as one): its bytes
+ * read directly. */
+static int read_raw(const char *path, uint64_t offset, uint64_t size, uint8_t **out,
+		    struct err *err)
 {
+	uint8_t *buf = malloc(size);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 || !buf ? -1 : pread(fd, buf, size, (off_t)offset);
+	int e = n < 0 ? (buf ? errno : ENOMEM) : EIO;
+
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)size) {
+		free(buf);
+		return err_set(err, -e, "%s+0x%llx: reading %llu bytes of code: %s", path,
+			       (unsigned long long)offset, (unsigned long long)size,
+			       n < 0 ? strerror(e) : "file too short");
+	}
+	*out = buf;
+	return 0;
+}
+
+/* The code bytes: in the cached file's mapping (*owned NULL), or read. */
+static int read_code(const char *path, uint64_t offset, uint64_t size,
+		     const struct code_file *f, const uint8_t **out, uint8_t **owned,
+		     struct err *err)
+{
+	struct err e = { 0 };
+
+	*owned = NULL;
 	if (size == 0)
 		return err_set(err, -ENODATA, "the code size is unknown (the symbol has no "
 			       "size)");
 	if (size > MAX_CODE_BYTES)
 		return err_set(err, -EFBIG, "%llu bytes of code, over the %u we read",
 			       (unsigned long long)size, MAX_CODE_BYTES);
-	return code_file_bytes(f, offset, size, out, err);
+	if (code_file_elf(f, &e))
+		return code_file_bytes(f, offset, size, out, err);
+	if (read_raw(path, offset, size, owned, err) < 0)
+		return err->code;
+	*out = *owned;
+	return 0;
 }
 
 /* Code whose first instruction is a return: entry and exit are one
@@ -130,11 +163,12 @@ static int find_exits_java(const struct exits_query *p, struct code_file *f,
 
 /* An ELF function's proven exits (offsets from its start, the first one
  * maybe the entry itself), or the refusal. */
-static int native_sites(uint64_t offset, uint64_t size, uint16_t machine,
+static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
 			const struct code_file *f, struct exit_sites *sites, struct err *err)
 {
 	enum code_arch arch;
 	const uint8_t *code;
+	uint8_t *owned;
 	int rc;
 
 	memset(sites, 0, sizeof(*sites));
@@ -145,10 +179,12 @@ static int native_sites(uint64_t offset, uint64_t size, uint16_t machine,
 	else
 		return err_set(err, -ENOTSUP, "no exit-site finder for ELF machine %u (x86_64 and "
 			       "arm64 only)", machine);
-	rc = read_code(offset, size, f, &code, err);
+	rc = read_code(path, offset, size, f, &code, &owned, err);
 	if (rc < 0)
 		return rc;
-	return exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)size, sites, err);
+	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)size, sites, err);
+	free(owned);
+	return rc;
 }
 
 /* An ELF function: its symbol's bytes, exits proven or refused (art: a
@@ -157,7 +193,7 @@ static int find_exits_native(const struct exits_query *p, struct code_file *f, b
 			     struct exits_choice *out, struct err *err)
 {
 	struct exit_sites sites;
-	int rc = native_sites(p->offset, p->code_size, p->machine, f, &sites, err);
+	int rc = native_sites(p->path, p->offset, p->code_size, p->machine, f, &sites, err);
 
 	if (rc == 0)
 		rc = keep_sites(out, &sites, p->offset, art, err);
@@ -172,7 +208,7 @@ int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offs
 	const struct exits_query q = { .path = path, .code = c };
 	struct code_cache *own;
 	struct code_file *f = file_of(&q, &own);
-	int rc = f ? native_sites(offset, code_size, machine, f, sites, err)
+	int rc = f ? native_sites(path, offset, code_size, machine, f, sites, err)
 		   : err_set(err, -ENOMEM, "out of memory");
 
 	if (rc == 0 && (rc = check_not_bare(sites, err)) < 0)
