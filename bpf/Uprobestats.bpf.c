@@ -558,22 +558,64 @@ struct {
 	__type(value, struct ups_traffic_value);
 } traffic_data SEC(".maps");
 
-/* A sockaddr at uaddr: family, port and address (AF_UNIX: the path's start). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);  /* resized when a traffic probe runs (--agg-keys) */
+	__type(key, struct ups_traffic_host_key);
+	__type(value, struct ups_traffic_host);
+} traffic_hosts SEC(".maps");
+
+/* A sockaddr at uaddr: family, port and address (AF_UNIX: the path's start).
+ * 16 bytes first (a sockaddr_in may end a mapping), the rest by family. */
 static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr)
 {
 	__u8 sa[28] = {};
+	const void *u = (const void *)UPS_UNTAG(uaddr);
 
-	if (!uaddr || ups_probe_read_user(sa, sizeof(sa), (const void *)UPS_UNTAG(uaddr)))
+	if (!uaddr || ups_probe_read_user(sa, 16, u))
 		return;
 	s->family = sa[0] | (__u16)sa[1] << 8;
 	if (s->family == 2) {            /* AF_INET */
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 4, 4);
 	} else if (s->family == 10) {    /* AF_INET6 */
+		if (ups_probe_read_user(sa, sizeof(sa), u))
+			return;
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 8, 16);
 	} else if (s->family == 1) {     /* AF_UNIX */
+		if (ups_probe_read_user(sa, 18, u))
+			return;
 		__builtin_memcpy(s->addr, sa + 2, 16);
+	}
+}
+
+/* getaddrinfo's result list at *resp (read only): each IPv4/IPv6 address
+ * -> the name looked up (node), per process.  bsd: bionic's addrinfo. */
+static __always_inline void traffic_lookup(__u32 pid, __u64 node, __u64 resp, int bsd)
+{
+	struct ups_traffic_host_key k = {};
+	struct ups_traffic_host h = {};
+	__u64 ai = 0, f[6];
+
+	if (!node || !resp || ups_probe_read_user(&ai, sizeof(ai), (const void *)UPS_UNTAG(resp)))
+		return;
+	if (ups_probe_read_user_str(h.name, sizeof(h.name), (const void *)UPS_UNTAG(node)) <= 1)
+		return;
+	k.pid = pid;
+#pragma unroll
+	for (int i = 0; i < UPS_TRAFFIC_LOOKUP_ADDRS; i++) {
+		struct ups_traffic_sock s = {};
+
+		if (!ai || ups_probe_read_user(f, sizeof(f), (const void *)UPS_UNTAG(ai)))
+			break;
+		read_peer(&s, bsd ? f[4] : f[3]);
+		if (s.family == 2 || s.family == 10) {
+			k.family = s.family;
+			__builtin_memcpy(k.addr, s.addr, sizeof(k.addr));
+			bpf_map_update_elem(&traffic_hosts, &k, &h, BPF_ANY);
+		}
+		ai = f[5];
 	}
 }
 
@@ -648,8 +690,15 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 	__u32 op = UPS_CFG(traffic_op);
 	struct ups_agg_entry e;
 
-	if (!take_agg_entry(ctx, pid_tgid, sp, &e))
+	if (!take_agg_entry(ctx, pid_tgid, sp, &e)) {
+		/* an accept() blocked since before the attach: its new fd is a
+		 * socket all the same (family, type and peer unknown) */
+		if (op == UPS_TRAFFIC_ACCEPT && ret >= 0 && ups_pid_ok(pid_tgid)) {
+			sk.fd = (__u32)ret;
+			traffic_new_sock(&sk, 0, 0, 0);
+		}
 		return 0;
+	}
 	sk.fd = (__u32)e.args[0];
 	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
 		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0);
@@ -675,6 +724,8 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 			traffic_new_sock(&sk, 0, 0, e.args[1]);
 	} else if (op == UPS_TRAFFIC_CLOSE) {
 		bpf_map_delete_elem(&traffic_socks, &sk);
+	} else if ((op == UPS_TRAFFIC_LOOKUP || op == UPS_TRAFFIC_LOOKUP_BSD) && ret == 0) {
+		traffic_lookup(sk.pid, e.args[0], e.args[1], op == UPS_TRAFFIC_LOOKUP_BSD);
 	}
 	return 0;
 }

@@ -120,7 +120,16 @@ enum ups_traffic_op {
 	UPS_TRAFFIC_CONNECT = 6,     /* connect(fd, addr, len) */
 	UPS_TRAFFIC_ACCEPT = 7,      /* accept4/accept(fd, addr, …): ret = fd, addr filled */
 	UPS_TRAFFIC_CLOSE = 8,       /* close(fd) */
+	/* getaddrinfo(node, service, hints, res) = 0: each address of the
+	 * *res list -> node, in traffic_hosts.  struct addrinfo (64-bit):
+	 * glibc/musl put ai_addr at +24 and ai_canonname at +32, bionic (BSD)
+	 * the other way round; ai_next at +40 in both. */
+	UPS_TRAFFIC_LOOKUP = 9,      /* glibc's getaddrinfo: res in arg 3 */
+	UPS_TRAFFIC_LOOKUP_BSD = 10, /* bionic's android_getaddrinfofornet: res in arg 5 */
 };
+
+#define UPS_TRAFFIC_HOST_LEN 64  /* a name's first 63 bytes */
+#define UPS_TRAFFIC_LOOKUP_ADDRS 8  /* addresses kept per lookup */
 
 #define UPS_SOCK_STREAM 1
 #define UPS_SOCK_DGRAM 2
@@ -146,6 +155,19 @@ struct ups_traffic_key {
 	__u16 gen;               /* as ups_agg_key.gen */
 	__u16 pad;
 	struct ups_traffic_sock sock;
+};
+
+/* traffic_hosts: an address a process's own lookup returned -> the name
+ * it looked up (the last lookup wins). */
+struct ups_traffic_host_key {
+	__u32 pid;
+	__u16 family;            /* AF_INET, AF_INET6 */
+	__u16 pad;
+	__u8 addr[16];
+};
+
+struct ups_traffic_host {
+	char name[UPS_TRAFFIC_HOST_LEN];
 };
 
 struct ups_traffic_value {
@@ -706,6 +728,8 @@ UPS_ASSERT_SIZE(struct ups_prog_config, 76);
 UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);
 UPS_ASSERT_SIZE(struct ups_traffic_key, 48);
 UPS_ASSERT_SIZE(struct ups_traffic_value, 32);
+UPS_ASSERT_SIZE(struct ups_traffic_host_key, 24);
+UPS_ASSERT_SIZE(struct ups_traffic_host, UPS_TRAFFIC_HOST_LEN);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

@@ -44,6 +44,10 @@ declare -A need=(
 	# mount namespace of its namesake case (unshare, mountpoint)
 	[gdb]=/usr/bin/gdb
 	[util-linux]=/usr/bin/unshare
+	# test-diff: the reference protobuf encoder/decoder the config codec is compared with
+	[protobuf-compiler]=/usr/bin/protoc
+	# test_traffic: a dummy interface with an IPv6 address in a private network namespace
+	[iproute2]=/usr/sbin/ip
 )
 missing=()
 for pkg in "${!need[@]}"; do

@@ -636,7 +636,7 @@ static int64_t mtime_ns(const struct stat *st)
 }
 
 /* Opens the file as an ELF; the rest is read on first use. */
-static void file_load(struct code_files *fs, struct code_file *f)
+static void file_load(struct code_files *fs, struct code_file *f, const char *shown)
 {
 	struct elf_symbol os;
 	struct err e = { 0 };
@@ -645,7 +645,7 @@ static void file_load(struct code_files *fs, struct code_file *f)
 		f->own_elf = NULL;
 		f->bad = true;
 		f->open_msg = strdup(e.msg);
-		snprintf(f->why, sizeof(f->why), "unknown in %s", f->path);
+		snprintf(f->why, sizeof(f->why), "unknown in %s", shown);
 		fs->st.files_failed++;
 		return;
 	}
@@ -689,7 +689,7 @@ int code_file_bytes(const struct code_file *f, uint64_t off, uint64_t size, cons
 	return 0;
 }
 
-struct code_file *code_file_get(struct code_files *fs, const char *path)
+struct code_file *code_file_get(struct code_files *fs, const char *path, const char *shown)
 {
 	struct stat st;
 	struct code_file *f;
@@ -711,7 +711,7 @@ struct code_file *code_file_get(struct code_files *fs, const char *path)
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->mtime_ns = mtime_ns(&st);
-	file_load(fs, f);
+	file_load(fs, f, shown);
 	f->next = fs->head;
 	fs->head = f;
 	return f;

@@ -86,7 +86,15 @@ static bool is_java_probe(const struct probe_config *pc)
 }
 
 /* file_paths name files as the target process sees them (its root, its mounts:
- * a chroot, an /apex bind mount): sys/proc_path.h. */
+ * a chroot, an /apex bind mount): OUT names for us the file PID sees as PATH
+ * (sys/proc_path.h), or is PATH. */
+static void path_as_seen(const struct plan_opts *po, pid_t pid, const char *path, char *out,
+			 size_t size)
+{
+	if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, path, out, size))
+		snprintf(out, size, "%s", path);
+}
+
 static int resolve_native(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			  struct native_cache *nc, struct err *err)
 {
@@ -106,9 +114,7 @@ static int resolve_native(struct plan_probe *p, const struct plan_opts *po, pid_
 	for (size_t i = 0; i < files->n; i++) {
 		struct err e = { 0 };
 		char path[sizeof(p->path)];
-		if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, files->v[i],
-				      path, sizeof(path)))
-			snprintf(path, sizeof(path), "%s", files->v[i]);
+		path_as_seen(po, pid, files->v[i], path, sizeof(path));
 		if (native_resolve(nc, path, method,
 				   po->unsafe_any_symbol ? NATIVE_UNSAFE_ANY_SYMBOL : 0, &loc,
 				   &e) == 0) {
@@ -171,10 +177,26 @@ static int plan_string_args(struct plan_probe *p, const struct java_resolution *
 	return 0;
 }
 
+/* The Java file_paths as PID sees them (path_as_seen): one block, free() it; NULL when
+ * out of memory. */
+static const char **java_paths_as_seen(const struct str_list *files,
+				       const struct plan_opts *po, pid_t pid)
+{
+	const char **v = calloc(1, files->n * (sizeof(*v) + PATH_MAX) + 1);
+	char *buf = (char *)(v + files->n);
+
+	for (size_t i = 0; v && i < files->n; i++, buf += PATH_MAX) {
+		path_as_seen(po, pid, files->v[i], buf, PATH_MAX);
+		v[i] = buf;
+	}
+	return v;
+}
+
 static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			struct native_cache *nc, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
+	const char **file_paths = java_paths_as_seen(&pc->file_paths, po, pid);
 	struct java_resolve_opts jo = {
 		.method_signature = pc->fully_qualified_class_name ? NULL : pc->method_signature,
 		.class_name = pc->fully_qualified_class_name,
@@ -182,7 +204,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		.params = (const char *const *)pc->fully_qualified_parameters.v,
 		.n_params = pc->fully_qualified_parameters.n,
 		.params_given = pc->has_fully_qualified_parameters,
-		.file_paths = (const char *const *)pc->file_paths.v,
+		.file_paths = file_paths,
 		.n_file_paths = pc->file_paths.n,
 		.mode = (enum java_resolver_mode)po->java_mode,
 		.oatdump_path = po->oatdump_path,
@@ -198,12 +220,15 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 			.code = po->code,
 		},
 	};
-	struct java_resolution *r = calloc(1, sizeof(*r));
+	struct java_resolution *r = file_paths ? calloc(1, sizeof(*r)) : NULL;
 	int rc;
 
-	if (!r)
+	if (!r) {
+		free(file_paths);
 		return err_set(err, -ENOMEM, "out of memory");
+	}
 	rc = java_resolve(&jo, r, err);
+	free(file_paths);
 	if (rc < 0) {
 		free(r);
 		return err_prefix(err, "probe %s", p->program_name);
@@ -281,6 +306,22 @@ static void add_note(struct plan_probe *p, const char *text)
 	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
 }
 
+/* A note that must be seen (the exit choice: whether a uretprobe is used):
+ * appended whole, the earlier text cut short with "..." when both do not fit
+ * (a method whose code many others share lists them all before it). */
+static void add_note_kept(struct plan_probe *p, const char *text)
+{
+	size_t need = strlen(text) + sizeof("...; "), len = strlen(p->note);
+
+	if (len + need > sizeof(p->note) && need < sizeof(p->note)) {
+		len = sizeof(p->note) - need;
+		while (len && ((unsigned char)p->note[len] & 0xC0) == 0x80)
+			len--;     /* not inside a UTF-8 sequence */
+		memcpy(p->note + len, "...", 4);
+	}
+	add_note(p, text);
+}
+
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
@@ -308,7 +349,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		p->exit_offsets = c.exit_offsets;
 	}
 	if (c.note[0])
-		add_note(p, c.note);
+		add_note_kept(p, c.note);
 	return 0;
 }
 

@@ -92,10 +92,12 @@ static bool is_output_used(const struct object_state *os, const char *name, bool
 	return false;
 }
 
+/* Whether a probe pairs entries with exits on pending_calls (a lone `ret`
+ * pairs nothing: its one probe is the entry and the exit). */
 static bool plan_uses_exit_probes(const struct plan *plan)
 {
 	for (size_t i = 0; i < plan->n_probes; i++)
-		if (plan->probe_by_id[i]->exit_probes)
+		if (plan->probe_by_id[i]->exit_probes && !plan->probe_by_id[i]->lone_ret)
 			return true;
 	return false;
 }
@@ -148,7 +150,8 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			rc = bpf_map__set_max_entries(map, plan_aggregates(s->plan)
 							   ? plan_agg_max_keys(s->plan) : 1);
 		} else if (strcmp(name, CATALOG_MAP_TRAFFIC_DATA) == 0 ||
-			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0) {
+			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0 ||
+			   strcmp(name, CATALOG_MAP_TRAFFIC_HOSTS) == 0) {
 			rc = bpf_map__set_max_entries(map, plan_traffic_probes(s->plan)
 							   ? plan_agg_max_keys(s->plan) : 1);
 		} else if (strcmp(name, CATALOG_MAP_AGG_ENTRIES) == 0 &&

@@ -4,9 +4,12 @@ convention; uprobestats resolves them from their Java signatures with the
 built-in reader and must report exactly the calls and values made."""
 import json
 import os
+import shutil
+import subprocess
+import time
 
-from e2e import (TESTDATA, Held, Uprobestats, check, eq, events, num, run, summary, tmpdir,
-                 traced_run, write_config)
+from e2e import (TESTDATA, Held, Uprobestats, check, eq, events, num, run, summary, target,
+                 tmpdir, traced_run, write_config)
 from statsd_rx import StatsdReceiver
 from test_return import histogram_rows
 
@@ -373,3 +376,79 @@ def test_lone_ret_latency_aggregate_and_trace():
        "calls by return value")
     eq({tuple((b.get("min", -1), b["count"]) for b in o["hist"]) for o in rows},
        {((0, 1),)}, "latency histogram: 0")
+
+
+IN_CHROOT_ODEX = "/system/framework/oat/x86_64/com.android.location.provider.odex"
+
+
+class ChrootedArt(Held):
+    """target_art in a chroot of its own (ROOT: the program and the glibc it loads, the
+    odex and vdex at IN_CHROOT_ODEX and the jar at /system/framework/, as on a device),
+    held at its go FIFO with the odex mapped."""
+
+    def __init__(self, tmp, count):
+        self.root = os.path.join(tmp, "root")
+        exe = "/bin/target_art"
+        odex_dir = os.path.dirname(IN_CHROOT_ODEX)
+        for d in (odex_dir, "/bin", "/system/framework"):
+            os.makedirs(self.root + d, exist_ok=True)
+        shutil.copy(target("target_art"), self.root + exe)
+        for lib in loaded_libraries(target("target_art")):
+            os.makedirs(self.root + os.path.dirname(lib), exist_ok=True)
+            shutil.copy(lib, self.root + lib)
+        stem = os.path.splitext(ODEX)[0]
+        shutil.copy(ODEX, self.root + IN_CHROOT_ODEX)
+        shutil.copy(stem + ".vdex", self.root + odex_dir)
+        shutil.copy(stem + ".jar", self.root + "/system/framework")
+        self.fifo = self.root + "/go"
+        os.mkfifo(self.fifo)
+        init_off, get_off = expected_offsets()
+        self.proc = subprocess.Popen(["chroot", self.root, exe, "--go-fifo", "/go",
+                                      IN_CHROOT_ODEX, str(init_off), str(get_off),
+                                      str(count)], stdout=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        self._wait_named(exe)
+        deadline = time.monotonic() + 10
+        while not self._maps_odex():
+            check(time.monotonic() < deadline and self.proc.poll() is None,
+                  "target_art in its chroot never mapped its odex")
+            time.sleep(0.005)
+
+    def _maps_odex(self):
+        with open(f"/proc/{self.pid}/maps") as f:
+            return any(l.rstrip().endswith(IN_CHROOT_ODEX) for l in f)
+
+
+def loaded_libraries(exe):
+    """The absolute paths ldd lists for exe (its loader and libraries)."""
+    out = subprocess.run(["ldd", exe], capture_output=True, text=True, check=True).stdout
+    return [w for line in out.splitlines() for w in line.split() if w.startswith("/")]
+
+
+def test_java_file_paths_as_a_chrooted_process_sees_them():
+    """A config's file_paths names the odex as the traced process sees it: a path in its
+    chroot, which does not exist for the tracer.  The file is resolved through
+    /proc/PID/root (the process's own root), and every call is counted."""
+    check(not os.path.exists(IN_CHROOT_ODEX), f"{IN_CHROOT_ODEX} exists on this machine")
+    tmp = tmpdir()
+    n = 20
+    cfg = write_config(tmp, "tasks {\n  probe_configs {\n"
+                       '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"\n'
+                       f'    file_paths: "{IN_CHROOT_ODEX}"\n'
+                       f'    method_signature: "{INIT}"\n'
+                       "  }\n"
+                       '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"\n}\n')
+    held = ChrootedArt(tmp, n)
+    init_off, _ = expected_offsets()
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "-v"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check(f"+0x{init_off:x} (oat-builtin" in u.stderr(),
+          "resolved <init> to the expected offset: " + u.stderr())
+    calls = events(u.json_events())
+    eq(sorted(num(e["fields"]["r3"]) for e in calls), [100 + i for i in range(n)],
+       "<init> calls (their int argument)")
+    eq({e["probe"]["file"] for e in calls}, {held.root + IN_CHROOT_ODEX},
+       "probed file: the chroot's odex")
+    # Without the process, the path names nothing here: the translation is what found it.
+    rc, _, err = run(["check", cfg])
+    check(rc != 0 and IN_CHROOT_ODEX in err, f"check without a process: exit {rc}: {err}")

@@ -69,7 +69,8 @@ static int check_forward(const struct catalog_object *o, struct bpf_object *obj)
 		    (p->aggregate && (!has_map(obj, CATALOG_MAP_AGG_DATA, BPF_MAP_TYPE_HASH) ||
 				      !bpf_object__find_map_by_name(obj, CATALOG_MAP_AGG_GEN))) ||
 		    (p->traffic && (!bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_SOCKS) ||
-				    !bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_DATA)))) {
+				    !bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_DATA) ||
+				    !bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_HOSTS)))) {
 			ut_fail(__FILE__, __LINE__, "%s: program %s", o->name, p->name);
 			return -1;
 		}
