@@ -613,44 +613,6 @@ def check_each_elf_opened_once(strace_log, must, what):
 STRACE = ["strace", "-f", "-qq", "-e", "trace=open,openat"]
 
 
-@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
-def test_stack_kernel_opens_the_oat_file_once():
-    """One code cache per run (code/codecache.h): with --stack-mode kernel over
-    real ART code, planning (the Java resolution), the kernel walk's table
-    (built at attach) and the unwinder's lookups for every event use the same
-    parsed odex, so the run opens it exactly once, as `check` of the same
-    config does (it plans the same way and attaches nothing).  Before, the
-    plan, the table and the unwinder each opened it."""
-    from test_art import INIT, ODEX, expected_offsets
-    init_off, get_off = expected_offsets()
-    tmp = tmpdir()
-    cfg = art_entry_config(tmp)
-    plan_log, run_log = os.path.join(tmp, "check.strace"), os.path.join(tmp, "run.strace")
-    p = subprocess.run(STRACE + ["-o", plan_log, BIN] + kernel_args(["check", cfg]),
-                       capture_output=True, text=True, timeout=120)
-    eq(p.returncode, 0, "check exit code; stderr: " + p.stderr)
-    eq(successful_opens(plan_log, ODEX), 1, "planning opens the odex once")
-    n = 5
-    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
-    try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--stack", "--stack-mode", "kernel",
-                         "--pid", str(held.pid)], prefix=STRACE + ["-o", run_log])
-        u.wait_attached()
-        held.go()
-        held.wait(120)
-        rc = u.wait(120)
-    finally:
-        held.kill()
-    eq(rc, 0, "exit code; stderr: " + u.stderr())
-    evs = events(u.json_events())
-    eq(len(evs), n, "events")
-    for ev in evs:
-        eq(ev["stack"][0]["symbol"], INIT, "frame 0 is the compiled method")
-    eq(successful_opens(run_log, ODEX), 1,
-       "opens of the odex: one for planning, the kernel walk's table and the unwinder")
-    check_each_elf_opened_once(run_log, [ODEX], "run --stack-mode kernel")
-
-
 def straced_run(tmp, held, args):
     """traced_run under strace: (exit code, Uprobestats, the strace log)."""
     log = os.path.join(tmp, "run.strace")
@@ -663,6 +625,37 @@ def straced_run(tmp, held, args):
     finally:
         held.kill()
     return rc, u, log
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_opens_the_oat_file_once():
+    """One code cache per run (code/codecache.h): with --stack-mode kernel over
+    real ART code, planning (the Java resolution), the kernel walk's table
+    (built at attach) and the unwinder's lookups for every event use the same
+    parsed odex, so the run opens it exactly once, as `check` of the same
+    config does (it plans the same way and attaches nothing).  Before, the
+    plan, the table and the unwinder each opened it."""
+    from test_art import INIT, ODEX, expected_offsets
+    init_off, get_off = expected_offsets()
+    tmp = tmpdir()
+    cfg = art_entry_config(tmp)
+    plan_log = os.path.join(tmp, "check.strace")
+    p = subprocess.run(STRACE + ["-o", plan_log, BIN] + kernel_args(["check", cfg]),
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "check exit code; stderr: " + p.stderr)
+    eq(successful_opens(plan_log, ODEX), 1, "planning opens the odex once")
+    n = 5
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+    rc, u, run_log = straced_run(tmp, held, ["run", cfg, "--format", "json", "--stack",
+                                             "--stack-mode", "kernel"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    evs = events(u.json_events())
+    eq(len(evs), n, "events")
+    for ev in evs:
+        eq(ev["stack"][0]["symbol"], INIT, "frame 0 is the compiled method")
+    eq(successful_opens(run_log, ODEX), 1,
+       "opens of the odex: one for planning, the kernel walk's table and the unwinder")
+    check_each_elf_opened_once(run_log, [ODEX], "run --stack-mode kernel")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
