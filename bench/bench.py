@@ -448,6 +448,13 @@ def bench_perhit():
     tmp = tmpdir()
     off = resolve_offset(NATIVE, "ups_target_fn")
     variants = perhit_variants(tmp, off)
+    return perhit_table(interleaved_runs(tmp, variants))
+
+
+def interleaved_runs(tmp, variants, start=None, what="delivered"):
+    """REPEATS rounds of one_perhit_run over every variant, in a new random
+    order each round, BPF run-time accounting on: {name: [(wall s, CPU s, BPF
+    ns per hit, what the tracer delivered)]}."""
     runs = {k: [] for k in variants}
     old = bpf_stats("1")
     try:
@@ -455,14 +462,14 @@ def bench_perhit():
             order = list(variants)
             random.shuffle(order)
             for name in order:
-                secs, cpu, ns, d = one_perhit_run(tmp, variants[name])
+                secs, cpu, ns, d = one_perhit_run(tmp, variants[name], start)
                 runs[name].append((secs, cpu, ns, d))
                 print(f"  repeat {r + 1}/{REPEATS}: {name}: {secs:.2f}s wall, {cpu:.2f}s CPU"
                       + (f", BPF {ns:.0f} ns/hit" if ns is not None else "")
-                      + (f", delivered {d}" if d is not None else ""), flush=True)
+                      + (f", {what} {d}" if d is not None else ""), flush=True)
     finally:
         bpf_stats(old)
-    return perhit_table(runs)
+    return runs
 
 
 def floor_for(name):
@@ -1180,14 +1187,24 @@ def append_results(path, which, sections):
 TRAFFIC_GOAL = 1.1
 
 
-def mapped_libc(pid):
-    """The libc.so.6 path process PID maps."""
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            path = line.split(None, 5)[-1].strip()
-            if os.path.basename(path).startswith("libc.so"):
-                return path
+def mapped_libc(pid, timeout=10):
+    """The libc.so.6 path process PID maps, once the dynamic loader has mapped
+    it (a held target shows its name before that)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                path = line.split(None, 5)[-1].strip()
+                if os.path.basename(path).startswith("libc.so"):
+                    return path
+        time.sleep(0.005)
     raise BenchError(f"process {pid} maps no libc")
+
+
+def held_sendloop(tmp):
+    t = Held(tmp, "target_sendloop", [str(CALLS)])
+    mapped_libc(t.pid)
+    return t
 
 
 class OursTraffic(Tracer):
@@ -1219,21 +1236,7 @@ def bench_traffic():
             lambda pid: EmptyLoader(libc, off, pid, "exit:" + ",".join(hex(o) for o in exits)),
         "uprobestats traffic": lambda pid: OursTraffic(pid, os.path.join(tmp, "traffic.jsonl")),
     }
-    start = lambda t: Held(t, "target_sendloop", [str(CALLS)])  # noqa: E731
-    runs = {k: [] for k in variants}
-    old = bpf_stats("1")
-    try:
-        for r in range(REPEATS):
-            order = list(variants)
-            random.shuffle(order)
-            for name in order:
-                secs, cpu, ns, d = one_perhit_run(tmp, variants[name], start)
-                runs[name].append((secs, cpu, ns, d))
-                print(f"  repeat {r + 1}/{REPEATS}: {name}: {secs:.2f}s wall, {cpu:.2f}s CPU"
-                      + (f", BPF {ns:.0f} ns/hit" if ns is not None else "")
-                      + (f", rows/intervals/sends {d}" if d is not None else ""), flush=True)
-    finally:
-        bpf_stats(old)
+    runs = interleaved_runs(tmp, variants, held_sendloop, "rows/intervals/sends")
     floor = "floor: empty BPF programs (send's entry + its return instructions)"
     cpu = {k: median([r[1] for r in v]) / CALLS * 1e6 for k, v in runs.items()}
     rows = [f"Per-call cost of `uprobestats traffic` on {CALLS:,} one-byte send()s "
