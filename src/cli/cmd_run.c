@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
 #include "cli/self_atoms.h"
+#include "code/codecache.h"
 #include "common/parse_u32.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
@@ -337,8 +338,15 @@ int cmd_run(int argc, char **argv)
 				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
 	run_opts_plan_stacks(&o.stacks, &po);
+	/* one code cache for the plan and the session: each file parsed once */
+	if (!(po.code = o.code = code_cache_new(NULL))) {
+		p_err("out of memory");
+		config_free(cfg);
+		return EXIT_RUNTIME;
+	}
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
+		code_cache_free(o.code);
 		config_free(cfg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
 		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
@@ -352,6 +360,7 @@ int cmd_run(int argc, char **argv)
 	if (rc == EXIT_OK)
 		rc = run_plan(plan, &o);
 	plan_free(plan);
+	code_cache_free(o.code);
 	config_free(cfg);
 	return rc;
 }

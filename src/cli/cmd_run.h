@@ -52,6 +52,10 @@ struct run_opts {
 	int32_t traffic_atom;        /* traffic --atom ID: each row an atom (0: none) */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
+	/* The run's code cache (code/codecache.h): made by the command before
+	 * planning, read through by the plan and the session, freed after
+	 * run_plan; NULL: each makes its own. */
+	struct code_cache *code;
 };
 
 /* A command taking every run option (the output rows, the stack rows, run's
@@ -79,14 +83,12 @@ int run_plan(const struct plan *plan, const struct run_opts *o);
 
 /* The plan sources' last steps (cmd_trace.c; `trace` and `sections`):
  * --emit-config writing the model (textproto, or binary for .pb or
- * CONFIG_FORMAT_BINARY), and the plan built from the located probes, the
- * privilege check and run_plan.  *files is let go before tracing starts.
- * Exit codes, errors printed. */
+ * CONFIG_FORMAT_BINARY), and the plan built from the located probes (through
+ * run->code), the privilege check and run_plan.  Exit codes, errors printed. */
 struct trace_source;
-struct exits_cache;
 int trace_emit_config(const struct uprobestats_config *cfg, const char *path,
 		      enum config_format format);
 int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
-			struct exits_cache **files, struct android_info *android);
+			struct android_info *android);
 
 #endif

@@ -271,23 +271,20 @@ static int build_source(struct sections_opts *o, struct trace_method *m, size_t 
 {
 	struct trace_spec spec = { .sections = true, .process_name = o->name,
 				   .duration = o->run.duration };
-	struct exits_cache *files = exits_cache_new();
 	struct trace_source src;
 	struct err e = { 0 };
 	int rc;
 
 	if (trace_source_build(&spec, m, n, &src, &e) < 0) {
 		p_err("%s", e.msg);
-		exits_cache_free(files);
 		return EXIT_RUNTIME;
 	}
 	src.cfg->source_name = arena_strdup(src.cfg->arena, "sections") ?: src.cfg->source_name;
 	rc = cli_validate(src.cfg, &o->run.guardrail, true);
 	if (rc == EXIT_OK)
 		rc = o->emit ? trace_emit_config(src.cfg, o->emit, o->run.load.format)
-			     : trace_build_and_run(&o->run, &src, &files, android);
+			     : trace_build_and_run(&o->run, &src, android);
 	trace_source_free(&src);
-	exits_cache_free(files);
 	return rc;
 }
 

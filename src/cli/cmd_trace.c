@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
 #include "cli/trace_match.h"
+#include "code/codecache.h"
 #include "common/parse_u32.h"
 #include "config/encode.h"
 #include "config/textdump.h"
@@ -136,14 +137,14 @@ static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 /* --ret: a method whose exits cannot be found is left out (named), not the
  * whole run. */
 static bool exits_provable(const struct trace_method *m, const struct trace_opts *o,
-			   struct exits_cache *files, char *why, size_t size)
+			   char *why, size_t size)
 {
 	const struct exits_query q = {
 		.path = m->path, .offset = m->offset, .code_size = m->code_size,
 		.machine = m->machine, .java = m->java,
 		.program = "call_return", .what = m->display && *m->display ? m->display : "?",
 		.has_exit_probes = true, .exit_probes = true,
-		.unsafe_uretprobe = o->run.unsafe_uretprobe, .cache = files,
+		.unsafe_uretprobe = o->run.unsafe_uretprobe, .code = o->run.code,
 		.no_exits_advice = "--unsafe-uretprobe puts a uretprobe on it instead",
 	};
 	struct exits_choice c;
@@ -169,13 +170,12 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 
 /* Keeps the methods whose exits are provable (with --ret) and at most
  * --max-probes of them; the rest counted as left out, then the report. */
-static void select_methods(struct trace_matches *tm, const struct trace_opts *o,
-			   struct exits_cache *files)
+static void select_methods(struct trace_matches *tm, const struct trace_opts *o)
 {
 	char why[ERR_MSG_MAX];
 
 	for (size_t i = 0; i < tm->n; i++)
-		if (!exits_provable(&tm->methods[i], o, files, why, sizeof(why)))
+		if (!exits_provable(&tm->methods[i], o, why, sizeof(why)))
 			trace_match_leave_out(tm, i, MATCH_NO_EXITS, why);
 	trace_match_compact(tm);
 	for (size_t i = o->max_probes; i < tm->n; i++)
@@ -231,7 +231,7 @@ static int emit_config(const struct uprobestats_config *cfg, const struct trace_
 }
 
 int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
-			struct exits_cache **files, struct android_info *android)
+			struct android_info *android)
 {
 	struct plan_opts po = { .pids = run->pids, .n_pids = run->n_pids,
 				.all_matches = run->all_matches,
@@ -241,15 +241,13 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 				.unsafe_uretprobe = run->unsafe_uretprobe,
 				.unsafe_any_symbol = run->unsafe_any_symbol,
 				.located = src->located, .n_located = src->n_located,
-				.exits_cache = *files };
+				.code = run->code };
 	struct plan *plan;
 	struct err e = { 0 };
 	int rc;
 
 	run_opts_plan_stacks(&run->stacks, &po);
 	rc = plan_build(src->cfg, &po, &plan, &e);
-	exits_cache_free(*files);   /* not kept open (mapped) while tracing */
-	*files = NULL;
 	if (rc < 0) {
 		p_err("%s", e.msg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
@@ -280,14 +278,11 @@ static int trace_methods(struct trace_opts *o, struct trace_matches *tm,
 {
 	struct trace_source src;
 	struct err e = { 0 };
-	/* the files read for exit sites, once for the selection and the plan
-	 * (NULL: each opened per method) */
-	struct exits_cache *files = exits_cache_new();
 	struct trace_method *m = tm->methods;
 	size_t n;
 	int rc;
 
-	select_methods(tm, o, files);
+	select_methods(tm, o);
 	n = tm->n;
 	rc = check_spec(o, m, n);
 	if (rc == EXIT_OK && !n) {
@@ -301,10 +296,9 @@ static int trace_methods(struct trace_opts *o, struct trace_matches *tm,
 		rc = cli_validate(src.cfg, &o->run.guardrail, true);
 		if (rc == EXIT_OK)
 			rc = o->emit ? emit_config(src.cfg, o)
-				     : trace_build_and_run(&o->run, &src, &files, android);
+				     : trace_build_and_run(&o->run, &src, android);
 		trace_source_free(&src);
 	}
-	exits_cache_free(files);
 	return rc;
 }
 
@@ -363,11 +357,18 @@ int cmd_trace(int argc, char **argv)
 	cli_android_guardrail(&android, &o.run.guardrail);
 	o.run.on_android = android.on_android;
 	rc = find_pid(&o, &pid);
+	/* one code cache for the matching, the plan and the session: each file
+	 * parsed once for the run */
+	if (rc == EXIT_OK && !(o.run.code = code_cache_new(NULL))) {
+		p_err("out of memory");
+		rc = EXIT_RUNTIME;
+	}
 	if (rc == EXIT_OK)
 		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
-				 &tm);
+				 o.run.code, &tm);
 	if (rc == EXIT_OK)
 		rc = trace_methods(&o, &tm, &android);
 	trace_matches_free(&tm);
+	code_cache_free(o.run.code);
 	return rc;
 }

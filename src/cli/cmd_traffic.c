@@ -240,7 +240,7 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 			struct uprobestats_config **out)
 {
 	struct uprobestats_config *cfg = model_new("traffic");
-	struct native_cache *nc = native_cache_new();
+	struct native_cache *nc = native_cache_new(NULL);
 	struct task_config *t;
 	char skipped[256] = "";
 	const char *lookup;

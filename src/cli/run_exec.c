@@ -539,7 +539,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
 				   .force_tracefs = o->force_tracefs,
-				   .force_pmu = o->force_pmu,
+				   .force_pmu = o->force_pmu, .code = o->code,
 				   .interrupted = stop_signal_pending,
 				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,

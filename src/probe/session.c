@@ -20,7 +20,7 @@
 #include "probe/verifier_log.h"
 #include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
-#include "stack/codecache.h"
+#include "code/codecache.h"
 #include "stack/kwalk.h"
 
 #define MAX_TARGET_PIDS 4096
@@ -433,7 +433,7 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	if (rc < 0)
 		goto fail;
 	mark_used_rings(s, plan);
-	rc = session_build_kwalk(s, plan, opts->proc_dir ? opts->proc_dir : "/proc", err);
+	rc = session_build_kwalk(s, plan, opts, err);
 	if (rc < 0)
 		goto fail;
 	rc = session_group_probes(s, plan, err);
@@ -489,7 +489,7 @@ void session_close(struct session *s)
 	free(s->members);
 	free(s->objects);
 	kwalk_table_free(&s->kwalk);
-	code_cache_free(s->code);
+	code_cache_free(s->own_code);
 	free(s->rings);
 	free(s);
 }

@@ -33,6 +33,11 @@ struct session_opts {
 	bool legacy;              /* the legacy objects (kernels before 5.5): perf buffer only */
 	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
 	const char *proc_dir;     /* "/proc" unless testing */
+	/* The run's code cache (code/codecache.h), which planning read the
+	 * files through: the unwinder and the kernel walk's table use it (not
+	 * owned; it must outlive the session).  NULL: the session makes one
+	 * when a probe records stacks. */
+	struct code_cache *code;
 	/* Asked between probes while attaching: true stops the attach (a signal
 	 * is pending), which then detaches what it did and fails with -EINTR. */
 	bool (*interrupted)(void);
@@ -79,7 +84,7 @@ pid_t session_detach_all(struct session *s);
 void session_detach_task(struct session *s, uint32_t task_index);
 void session_close(struct session *s);
 
-/* The run's code cache (stack/codecache.h): one view of the traced code for
+/* The run's code cache (code/codecache.h): one view of the traced code for
  * the kernel walk's table and the unwinder; NULL when no probe records
  * stacks. */
 struct code_cache *session_code_cache(const struct session *s);

@@ -77,7 +77,8 @@ struct session {
 	const struct plan *plan;
 	int ncpus;
 	struct kwalk_table kwalk;  /* --stack-mode kernel (stack/kwalk.h) */
-	struct code_cache *code;   /* when a probe records stacks (stack/codecache.h) */
+	struct code_cache *code;   /* when a probe records stacks (code/codecache.h) */
+	struct code_cache *own_code;  /* code, when the caller gave none */
 };
 
 /* session.c */
@@ -95,8 +96,8 @@ int session_group_probes(struct session *s, const struct plan *plan, struct err 
 
 /* session_kwalk.c: the table when a probe walks in the kernel (before
  * loading: the map's size), then the object's map filled (after). */
-int session_build_kwalk(struct session *s, const struct plan *plan, const char *proc_dir,
-			struct err *err);
+int session_build_kwalk(struct session *s, const struct plan *plan,
+			const struct session_opts *opts, struct err *err);
 int session_fill_kwalk(const struct session *s, const struct object_state *os,
 		       struct err *err);
 

@@ -185,7 +185,7 @@ static int check(const struct oat_search_opts *o, const char *cache, const char 
 	struct class_index *ci;
 	struct err e = { 0 };
 
-	if (class_index_load(path, cache, o->dex_files, o->n_dex_files, &ci, &e)) {
+	if (class_index_load(o->code, path, cache, o->dex_files, o->n_dex_files, &ci, &e)) {
 		size_t l = strlen(skipped);
 		if (l + 1 < skipped_size)
 			snprintf(skipped + l, skipped_size - l, "%s%s", l ? "; " : "", e.msg);

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
 #include "common/grow.h"
-#include "stack/codecache.h"
 
 int kwalk_table_add(struct kwalk_table *t, uint32_t tgid, uint64_t start, uint64_t end,
 		    uint32_t frame_size)

@@ -1,6 +1,6 @@
 /* codecache.c — the per-process layer of the code cache (see codecache.h):
  * mappings, answers, lookups; the files are codefile.c's. */
-#include "stack/codecache.h"
+#include "code/codecache.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "code/codefile.h"
 #include "common/grow.h"
-#include "stack/codefile.h"
 #include "sys/maps.h"
 #include "sys/proc_path.h"
 
@@ -105,6 +105,11 @@ void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *o
 {
 	code_files_stats(c->files, out);
 	out->maps_read = c->maps_read;
+}
+
+struct code_file *code_cache_file(struct code_cache *c, const char *path)
+{
+	return code_file_get(c->files, path, path);
 }
 
 /* ---- processes ---- */
