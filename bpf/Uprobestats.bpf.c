@@ -11,7 +11,9 @@
  * the function, never touching its return address; entries and exits pair
  * by stack pointer on a small stack of calls in flight per (thread, probe),
  * so recursion keeps every call and frames left by an exception or longjmp
- * are counted as unwound (docs/programs.md, "Exit probes").
+ * are counted as unwound (docs/programs.md, "Exit probes").  On a lone `ret`
+ * (code whose first instruction returns) the exit program runs alone and
+ * reports the call at that one hit with duration 0 (UPS_CFG(lone_ret)).
  * call_args: call_detail plus the text of up to four java.lang.String
  * or native char * arguments (which registers hold them, and which are C
  * strings, is set per probe in ups_cfg). */
@@ -98,6 +100,22 @@ static __always_inline __u64 take_uretprobe_entry(void *ctx, __u64 pid_tgid)
 	return entry;
 }
 
+/* ---- a lone `ret` (records.h: ups_prog_config.lone_ret) ----
+ * The exit program stands alone on code whose first instruction returns: the
+ * call enters and leaves at this one hit, which it takes as the entry program
+ * would (filter, hit count).  Returns the entry time, now; 0 to skip. */
+static __always_inline __u64 lone_call(void *ctx, __u64 pid_tgid)
+{
+	return ups_enter(ctx, pid_tgid) ? bpf_ktime_get_ns() : 0;
+}
+
+/* The duration of the call that entered at entry and returns now: 0 at a
+ * lone `ret`, whose entry and return are one instruction. */
+static __always_inline __u64 duration_since(__u64 entry)
+{
+	return UPS_CFG(lone_ret) ? 0 : bpf_ktime_get_ns() - entry;
+}
+
 /* The record of a call_return, at its uretprobe or at an exit site: the
  * return value, the entry time and the duration. */
 static __always_inline void emit_return(void *ctx, __u64 pid_tgid, __u64 entry)
@@ -108,8 +126,8 @@ static __always_inline void emit_return(void *ctx, __u64 pid_tgid, __u64 entry)
 		return;
 	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_RETURN);
 	rec->r.return_value = UPS_RET(ctx);
-	rec->r.entry_ns = entry;
-	rec->r.duration_ns = rec->env.ktime_ns - entry;
+	rec->r.entry_ns = UPS_CFG(lone_ret) ? rec->env.ktime_ns : entry;
+	rec->r.duration_ns = rec->env.ktime_ns - rec->r.entry_ns;
 	UPS_SUBMIT(ctx, call_return_buf, rec);
 }
 
@@ -245,10 +263,13 @@ int exit_entry(void *ctx)
 static __always_inline __u64 take_exit(void *ctx, __u64 pid_tgid)
 {
 	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
-	struct ups_pending_stack *st = bpf_map_lookup_elem(&pending_calls, &key);
+	struct ups_pending_stack *st;
 	__u64 sp = UPS_SP(ctx), entry = 0;
 	__u32 depth;
 
+	if (UPS_CFG(lone_ret))
+		return lone_call(ctx, pid_tgid);
+	st = bpf_map_lookup_elem(&pending_calls, &key);
 	if (!st || ups_stopped())
 		return 0;
 	count_exit_problems(ctx, drop_left_frames(st, sp, 0), 0);
@@ -289,7 +310,7 @@ static __always_inline __u32 log2_slot(__u64 v)
  * probe's log2 slot of the duration. */
 static __always_inline void count_latency(void *ctx, __u64 entry)
 {
-	__u32 key = ups_probe_id(ctx) * UPS_HIST_SLOTS + log2_slot(bpf_ktime_get_ns() - entry);
+	__u32 key = ups_probe_id(ctx) * UPS_HIST_SLOTS + log2_slot(duration_since(entry));
 	__u64 *count = bpf_map_lookup_elem(&latency_hist, &key);
 
 	if (count)
@@ -472,13 +493,19 @@ int agg_entry(void *ctx)
 
 /* The entry of the call returning now (whose entry had this sp), taken out
  * of agg_entries into *e; 0 when it was not seen (attached mid-call,
- * filtered, evicted): counted as unpaired. */
+ * filtered, evicted): counted as unpaired.  At a lone `ret` the arguments
+ * are still in their registers: the entry is this hit. */
 static __always_inline int take_agg_entry(void *ctx, __u64 pid_tgid, __u64 sp,
 					  struct ups_agg_entry *e)
 {
 	struct ups_agg_entry_key key = {};
 	struct ups_agg_entry *found;
 
+	if (UPS_CFG(lone_ret)) {
+		e->entry_ns = lone_call(ctx, pid_tgid);
+		agg_args(ctx, e->args);
+		return e->entry_ns != 0;
+	}
 	key.tid = (__u32)pid_tgid;
 	key.probe_id = ups_probe_id(ctx);
 	key.sp = sp;
@@ -499,7 +526,7 @@ static __always_inline int agg_exit(void *ctx, __u64 sp)
 	struct ups_agg_entry e;
 
 	if (take_agg_entry(ctx, pid_tgid, sp, &e))
-		agg_hit(ctx, pid_tgid, e.args, UPS_RET(ctx), bpf_ktime_get_ns() - e.entry_ns);
+		agg_hit(ctx, pid_tgid, e.args, UPS_RET(ctx), duration_since(e.entry_ns));
 	return 0;
 }
 
@@ -531,22 +558,64 @@ struct {
 	__type(value, struct ups_traffic_value);
 } traffic_data SEC(".maps");
 
-/* A sockaddr at uaddr: family, port and address (AF_UNIX: the path's start). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);  /* resized when a traffic probe runs (--agg-keys) */
+	__type(key, struct ups_traffic_host_key);
+	__type(value, struct ups_traffic_host);
+} traffic_hosts SEC(".maps");
+
+/* A sockaddr at uaddr: family, port and address (AF_UNIX: the path's start).
+ * 16 bytes first (a sockaddr_in may end a mapping), the rest by family. */
 static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr)
 {
 	__u8 sa[28] = {};
+	const void *u = (const void *)UPS_UNTAG(uaddr);
 
-	if (!uaddr || ups_probe_read_user(sa, sizeof(sa), (const void *)UPS_UNTAG(uaddr)))
+	if (!uaddr || ups_probe_read_user(sa, 16, u))
 		return;
 	s->family = sa[0] | (__u16)sa[1] << 8;
 	if (s->family == 2) {            /* AF_INET */
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 4, 4);
 	} else if (s->family == 10) {    /* AF_INET6 */
+		if (ups_probe_read_user(sa, sizeof(sa), u))
+			return;
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 8, 16);
 	} else if (s->family == 1) {     /* AF_UNIX */
+		if (ups_probe_read_user(sa, 18, u))
+			return;
 		__builtin_memcpy(s->addr, sa + 2, 16);
+	}
+}
+
+/* getaddrinfo's result list at *resp (read only): each IPv4/IPv6 address
+ * -> the name looked up (node), per process.  bsd: bionic's addrinfo. */
+static __always_inline void traffic_lookup(__u32 pid, __u64 node, __u64 resp, int bsd)
+{
+	struct ups_traffic_host_key k = {};
+	struct ups_traffic_host h = {};
+	__u64 ai = 0, f[6];
+
+	if (!node || !resp || ups_probe_read_user(&ai, sizeof(ai), (const void *)UPS_UNTAG(resp)))
+		return;
+	if (ups_probe_read_user_str(h.name, sizeof(h.name), (const void *)UPS_UNTAG(node)) <= 1)
+		return;
+	k.pid = pid;
+#pragma unroll
+	for (int i = 0; i < UPS_TRAFFIC_LOOKUP_ADDRS; i++) {
+		struct ups_traffic_sock s = {};
+
+		if (!ai || ups_probe_read_user(f, sizeof(f), (const void *)UPS_UNTAG(ai)))
+			break;
+		read_peer(&s, bsd ? f[4] : f[3]);
+		if (s.family == 2 || s.family == 10) {
+			k.family = s.family;
+			__builtin_memcpy(k.addr, s.addr, sizeof(k.addr));
+			bpf_map_update_elem(&traffic_hosts, &k, &h, BPF_ANY);
+		}
+		ai = f[5];
 	}
 }
 
@@ -621,8 +690,15 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 	__u32 op = UPS_CFG(traffic_op);
 	struct ups_agg_entry e;
 
-	if (!take_agg_entry(ctx, pid_tgid, sp, &e))
+	if (!take_agg_entry(ctx, pid_tgid, sp, &e)) {
+		/* an accept() blocked since before the attach: its new fd is a
+		 * socket all the same (family, type and peer unknown) */
+		if (op == UPS_TRAFFIC_ACCEPT && ret >= 0 && ups_pid_ok(pid_tgid)) {
+			sk.fd = (__u32)ret;
+			traffic_new_sock(&sk, 0, 0, 0);
+		}
 		return 0;
+	}
 	sk.fd = (__u32)e.args[0];
 	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
 		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0);
@@ -648,6 +724,8 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 			traffic_new_sock(&sk, 0, 0, e.args[1]);
 	} else if (op == UPS_TRAFFIC_CLOSE) {
 		bpf_map_delete_elem(&traffic_socks, &sk);
+	} else if ((op == UPS_TRAFFIC_LOOKUP || op == UPS_TRAFFIC_LOOKUP_BSD) && ret == 0) {
+		traffic_lookup(sk.pid, e.args[0], e.args[1], op == UPS_TRAFFIC_LOOKUP_BSD);
 	}
 	return 0;
 }

@@ -120,7 +120,16 @@ enum ups_traffic_op {
 	UPS_TRAFFIC_CONNECT = 6,     /* connect(fd, addr, len) */
 	UPS_TRAFFIC_ACCEPT = 7,      /* accept4/accept(fd, addr, …): ret = fd, addr filled */
 	UPS_TRAFFIC_CLOSE = 8,       /* close(fd) */
+	/* getaddrinfo(node, service, hints, res) = 0: each address of the
+	 * *res list -> node, in traffic_hosts.  struct addrinfo (64-bit):
+	 * glibc/musl put ai_addr at +24 and ai_canonname at +32, bionic (BSD)
+	 * the other way round; ai_next at +40 in both. */
+	UPS_TRAFFIC_LOOKUP = 9,      /* glibc's getaddrinfo: res in arg 3 */
+	UPS_TRAFFIC_LOOKUP_BSD = 10, /* bionic's android_getaddrinfofornet: res in arg 5 */
 };
+
+#define UPS_TRAFFIC_HOST_LEN 64  /* a name's first 63 bytes */
+#define UPS_TRAFFIC_LOOKUP_ADDRS 8  /* addresses kept per lookup */
 
 #define UPS_SOCK_STREAM 1
 #define UPS_SOCK_DGRAM 2
@@ -146,6 +155,19 @@ struct ups_traffic_key {
 	__u16 gen;               /* as ups_agg_key.gen */
 	__u16 pad;
 	struct ups_traffic_sock sock;
+};
+
+/* traffic_hosts: an address a process's own lookup returned -> the name
+ * it looked up (the last lookup wins). */
+struct ups_traffic_host_key {
+	__u32 pid;
+	__u16 family;            /* AF_INET, AF_INET6 */
+	__u16 pad;
+	__u8 addr[16];
+};
+
+struct ups_traffic_host {
+	char name[UPS_TRAFFIC_HOST_LEN];
 };
 
 struct ups_traffic_value {
@@ -508,6 +530,11 @@ struct ups_prog_config {
 	__u32 agg_hist;
 	__u32 agg_regs;
 	__u32 traffic_op;        /* enum ups_traffic_op */
+	/* 1: the exit program stands alone on a lone `ret` (code whose first
+	 * instruction returns: entry and exit are one instruction).  It takes
+	 * the hit and the arguments there and reports the call with duration 0;
+	 * no entry program runs. */
+	__u32 lone_ret;
 };
 
 /* ---- call stacks (--stack) ----
@@ -601,6 +628,7 @@ enum ups_imm_field {
 	UPS_IMM_AGG_HIST = 6,
 	UPS_IMM_AGG_REGS = 7,
 	UPS_IMM_TRAFFIC_OP = 8,
+	UPS_IMM_LONE_RET = 9,
 	UPS_IMM_STRING_REG = 0x10,   /* + k, k < UPS_ARG_STRINGS */
 	UPS_IMM_STRING_POS = 0x20,   /* + k */
 };
@@ -696,10 +724,12 @@ _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a 
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
-UPS_ASSERT_SIZE(struct ups_prog_config, 72);
+UPS_ASSERT_SIZE(struct ups_prog_config, 76);
 UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);
 UPS_ASSERT_SIZE(struct ups_traffic_key, 48);
 UPS_ASSERT_SIZE(struct ups_traffic_value, 32);
+UPS_ASSERT_SIZE(struct ups_traffic_host_key, 24);
+UPS_ASSERT_SIZE(struct ups_traffic_host, UPS_TRAFFIC_HOST_LEN);
 UPS_ASSERT_SIZE(struct call_args, 608);
 UPS_ASSERT_SIZE(struct rec_call_args, 648);
 

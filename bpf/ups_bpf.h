@@ -75,6 +75,7 @@ static __always_inline __u64 ups_x86_arg(const struct ups_regs *r, int i)
 #define UPS_IMM_agg_hist UPS_IMM_AGG_HIST
 #define UPS_IMM_agg_regs UPS_IMM_AGG_REGS
 #define UPS_IMM_traffic_op UPS_IMM_TRAFFIC_OP
+#define UPS_IMM_lone_ret UPS_IMM_LONE_RET
 #define UPS_CFG(field) ((__u32)UPS_IMM(UPS_IMM_##field))
 
 static __always_inline __u8 ups_cfg_string_reg(int k)

@@ -28,6 +28,7 @@
 #define CATALOG_MAP_AGG_ENTRIES "agg_entries"   /* Uprobestats: aggregate_return's calls in flight */
 #define CATALOG_MAP_TRAFFIC_SOCKS "traffic_socks" /* Uprobestats: the sockets traffic knows */
 #define CATALOG_MAP_TRAFFIC_DATA "traffic_data"  /* Uprobestats: bytes and calls per socket */
+#define CATALOG_MAP_TRAFFIC_HOSTS "traffic_hosts" /* Uprobestats: address -> looked-up name */
 #define CATALOG_MAP_BINDER_INTERFACES "interfaces" /* Binder: the interface filter */
 /* An output X is a ring buffer X and a perf event array X CATALOG_PERF_SUFFIX
  * (UPS_OUTPUT in ups_bpf.h). */

@@ -110,6 +110,7 @@ static const char usage_text[] =
 	"                          process that maps the library)\n"
 	"  --lib PATH              the libc to probe (default: the one the process maps)\n"
 	"  --interval S            print and clear every S seconds (and at exit)\n"
+	"  --atom ID               each row of each interval also as statsd atom ID\n"
 	"\n"
 	"sections options (and every run option; --trace FILE --trace-format systrace\n"
 	"writes what atrace would have):\n"

@@ -50,6 +50,7 @@ struct run_opts {
 	uint32_t agg_interval;       /* --interval S: aggregations' flush (0: the config's) */
 	bool has_traffic_uid;        /* traffic --uid U: only U's sockets */
 	uint32_t traffic_uid;
+	int32_t traffic_atom;        /* traffic --atom ID: each row an atom (0: none) */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
 };

@@ -15,7 +15,9 @@
 #include "cli/cmd_run.h"
 #include "common/arena.h"
 #include "config/model.h"
+#include "formats/exit_sites.h"
 #include "plan/aggregation.h"
+#include "plan/exits.h"
 #include "resolve/native.h"
 #include "sys/proc.h"
 
@@ -26,6 +28,10 @@ static const char *const FUNCS[] = {
 	"write", "writev", "recv", "recvfrom", "recvmsg", "read", "readv",
 };
 
+/* The name lookup whose results give the host names: bionic's (the one its
+ * getaddrinfo tail-calls, whose addrinfo is BSD's), else getaddrinfo. */
+static const char *const LOOKUPS[] = { "android_getaddrinfofornet", "getaddrinfo" };
+
 struct traffic_opts {
 	struct run_opts run;
 	const char *name;            /* -n */
@@ -33,18 +39,21 @@ struct traffic_opts {
 	uint32_t max_keys;           /* --agg-keys */
 };
 
-enum { OPT_UID = 0x900, OPT_LIB, OPT_AGG_KEYS };
+enum { OPT_UID = 0x900, OPT_LIB, OPT_AGG_KEYS, OPT_ATOM };
 
 static const struct option traffic_long_opts[] = {
 	{ "uid", required_argument, NULL, OPT_UID },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "agg-keys", required_argument, NULL, OPT_AGG_KEYS },
+	{ "atom", required_argument, NULL, OPT_ATOM },
 	{ "name", required_argument, NULL, 'n' },
 	{ 0 },
 };
 
 static int take_traffic_opt(int c, struct traffic_opts *o)
 {
+	uint32_t v;
+
 	switch (c) {
 	case 'n': o->name = optarg; return EXIT_OK;
 	case OPT_LIB: o->lib = optarg; return EXIT_OK;
@@ -52,6 +61,11 @@ static int take_traffic_opt(int c, struct traffic_opts *o)
 		o->run.has_traffic_uid = true;
 		return cli_parse_range(optarg, 0, UINT32_MAX - 1, &o->run.traffic_uid, "--uid",
 				       "a uid") ? EXIT_OK : EXIT_USAGE;
+	case OPT_ATOM:
+		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--atom", "an atom id"))
+			return EXIT_USAGE;
+		o->run.traffic_atom = (int32_t)v;
+		return EXIT_OK;
 	case OPT_AGG_KEYS:
 		return cli_parse_range(optarg, 1, AGG_MAX_KEYS_LIMIT, &o->max_keys, "--agg-keys",
 				       "a key count") ? EXIT_OK : EXIT_USAGE;
@@ -180,19 +194,76 @@ static int add_probe(struct arena *a, struct task_config *t, const char *lib,
 	return 0;
 }
 
-/* One task: a probe per function of FUNCS the library defines. */
+/* 0 when lib defines sym and its returns are proven (an exit probe needs
+ * them); else a negative errno, e saying why. */
+static int probeable(struct native_cache *nc, const char *lib, const char *sym, struct err *e)
+{
+	struct native_location loc;
+	struct exit_sites sites = { 0 };
+	int rc = native_resolve(nc, lib, sym, 0, &loc, e);
+
+	if (rc == 0)
+		rc = plan_native_exit_sites(NULL, lib, loc.offset, loc.size, loc.machine, &sites,
+					    e);
+	exit_sites_free(&sites);
+	return rc;
+}
+
+/* The lookup probe, when the library has one whose returns are proven;
+ * else host names stay unknown, said once. */
+static const char *lookup_func(struct native_cache *nc, const char *lib)
+{
+	struct err e = { 0 };
+
+	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
+		if (probeable(nc, lib, LOOKUPS[i], &e) == 0)
+			return LOOKUPS[i];
+		if (e.code != -ENOENT) {
+			p_warn("traffic: no host names: %s", e.msg);
+			return NULL;
+		}
+	}
+	p_warn("traffic: no host names: %s has no getaddrinfo", lib);
+	return NULL;
+}
+
+/* func, or where its returns are not proven bionic's system call behind it
+ * (connect and sendmsg tail-call __netdClientDispatch's __connect and
+ * __sendmsg); NULL when neither: accept, send and recv tail-call accept4,
+ * sendto and recvfrom there, whose probes count them. */
+static const char *socket_func(struct native_cache *nc, const char *lib, const char *func,
+			       char *raw, size_t size, char *skipped, size_t skipped_size)
+{
+	struct err e = { 0 };
+	size_t used = strlen(skipped);
+
+	if (probeable(nc, lib, func, &e) == 0)
+		return func;
+	if (e.code == -ENOENT)
+		return NULL;     /* not in this libc */
+	snprintf(raw, size, "__%s", func);
+	if (probeable(nc, lib, raw, &e) == 0)
+		return raw;
+	p_debug("traffic: %s: %s", func, e.msg);
+	snprintf(skipped + used, skipped_size - used, "%s%s", used ? ", " : "", func);
+	return NULL;
+}
+
+/* One task: a probe per function of FUNCS the library defines, and one on
+ * its name lookup. */
 static int build_config(const struct traffic_opts *o, const char *lib,
 			struct uprobestats_config **out)
 {
 	struct uprobestats_config *cfg = model_new("traffic");
 	struct native_cache *nc = native_cache_new();
 	struct task_config *t;
-	struct err e = { 0 };
+	char skipped[256] = "";
+	const char *lookup;
 	int rc = EXIT_OK;
 
 	*out = cfg;
 	if (!cfg || !nc || !(cfg->tasks = arena_alloc(cfg->arena, sizeof(*cfg->tasks))) ||
-	    !(cfg->tasks->probes = arena_alloc(cfg->arena, sizeof(FUNCS) / sizeof(FUNCS[0]) *
+	    !(cfg->tasks->probes = arena_alloc(cfg->arena, (sizeof(FUNCS) / sizeof(FUNCS[0]) + 1) *
 								 sizeof(*cfg->tasks->probes)))) {
 		native_cache_free(nc);
 		p_err("out of memory");
@@ -203,20 +274,24 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 	if (o->name && !(t->target_process_name = arena_strdup(cfg->arena, o->name)))
 		rc = EXIT_RUNTIME;
 	for (size_t i = 0; rc == EXIT_OK && i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
-		struct native_location loc;
-		if (native_resolve(nc, lib, FUNCS[i], 0, &loc, &e) < 0) {
-			p_debug("traffic: %s has no %s: %s", lib, FUNCS[i], e.msg);
-			continue;
-		}
-		if (add_probe(cfg->arena, t, lib, FUNCS[i], o) < 0)
+		char raw[32];
+		const char *f = socket_func(nc, lib, FUNCS[i], raw, sizeof(raw), skipped,
+					    sizeof(skipped));
+		if (f && add_probe(cfg->arena, t, lib, f, o) < 0)
 			rc = EXIT_RUNTIME;
 	}
-	native_cache_free(nc);
+	if (*skipped)
+		p_info("traffic: not probed, their returns not proven (a tail call; -v says "
+		       "more): %s", skipped);
 	if (rc == EXIT_OK && t->n_probes < 3) {
 		p_err("%s: not a libc with send/recv/connect (%zu of the socket functions found)",
 		      lib, t->n_probes);
 		rc = EXIT_RESOLVE;
 	}
+	if (rc == EXIT_OK && (lookup = lookup_func(nc, lib)) &&
+	    add_probe(cfg->arena, t, lib, lookup, o) < 0)
+		rc = EXIT_RUNTIME;
+	native_cache_free(nc);
 	return rc;
 }
 
@@ -233,6 +308,10 @@ int cmd_traffic(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	if (o.run.n_pids && o.name) {
 		p_err("-p and -n both name the processes: give one");
+		return EXIT_USAGE;
+	}
+	if (o.run.sinks.statsd == SINKS_STATSD_ON && !o.run.traffic_atom) {
+		p_err("--statsd needs --atom ID: the atom each row is written as");
 		return EXIT_USAGE;
 	}
 	rc = pick_lib(&o, lib, sizeof(lib));

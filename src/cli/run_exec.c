@@ -178,6 +178,11 @@ static int start_probes(void *ctx, struct err *e)
 	}
 	if (rs->attached_atom)
 		self_atoms_attached(rs->sinks, rs->plan, rs->attached_atom);
+	if (rs->agg) {
+		size_t known = agg_reader_attached(rs->agg, NULL);
+		if (known)
+			p_debug("traffic: %zu socket(s) open before the attach", known);
+	}
 	char procs[64];
 	size_t n = 0;
 	bool every = false, waiting = false;
@@ -499,6 +504,7 @@ static int open_aggregations(const struct plan *plan, const struct run_opts *o, 
 		.out = out, .json = o->sinks.format && !strcmp(o->sinks.format, "json"),
 		.interval_s = o->agg_interval ? o->agg_interval : plan_agg_interval(plan),
 		.uid = o->has_traffic_uid ? (int64_t)o->traffic_uid : -1,
+		.sinks = rs->sinks, .traffic_atom = o->traffic_atom,
 	};
 	struct err e = { 0 };
 

@@ -125,22 +125,46 @@ static int read_code(const char *path, uint64_t offset, uint64_t size, struct ex
 	return 0;
 }
 
+/* Code whose first instruction is a return: entry and exit are one
+ * instruction (nothing after it is reached from the entry). */
+static bool is_lone_ret(const struct exit_sites *sites)
+{
+	return sites->count && sites->offsets[0] == 0;
+}
+
 /* Both programs would run at one instruction, in an order the kernel does
  * not promise: the call could not be paired. */
 static int check_not_bare(const struct exit_sites *sites, struct err *err)
 {
-	if (sites->count && sites->offsets[0] == 0)
+	if (is_lone_ret(sites))
 		return err_set(err, -ENOTSUP, "its first instruction is a return (an empty "
 			       "function): an entry and an exit probe on one instruction cannot "
 			       "be ordered");
 	return 0;
 }
 
-static int keep_sites(struct exits_choice *out, const struct exit_sites *sites,
-		      uint64_t base, struct err *err)
+/* ART code that is a lone `ret`: the exit program alone, at the entry. */
+static int keep_lone_ret(struct exits_choice *out, uint64_t base, struct err *err)
 {
-	int rc = check_not_bare(sites, err);
+	out->exit_offsets = calloc(1, sizeof(*out->exit_offsets));
+	if (!out->exit_offsets)
+		return err_set(err, -ENOMEM, "out of memory");
+	out->exit_offsets[0] = base;
+	out->n_exits = 1;
+	out->lone_ret = true;
+	return 0;
+}
 
+/* The exit sites as file offsets; ART code (lone_ok) that is a lone `ret`
+ * gets its one probe, native code is refused then (it has a uretprobe). */
+static int keep_sites(struct exits_choice *out, const struct exit_sites *sites,
+		      uint64_t base, bool lone_ok, struct err *err)
+{
+	int rc;
+
+	if (lone_ok && is_lone_ret(sites))
+		return keep_lone_ret(out, base, err);
+	rc = check_not_bare(sites, err);
 	if (rc < 0)
 		return rc;
 	out->exit_offsets = calloc(sites->count ? sites->count : 1, sizeof(*out->exit_offsets));
@@ -150,18 +174,6 @@ static int keep_sites(struct exits_choice *out, const struct exit_sites *sites,
 		out->exit_offsets[i] = base + sites->offsets[i];
 	out->n_exits = sites->count;
 	return 0;
-}
-
-/* find_exits_java's answer for a method whose only return is its first
- * instruction (so entry and exit probes cannot be ordered) when that method
- * is a frameless leaf without stack maps: it cannot reach a safepoint, so ART
- * never walks the stack while it runs and a uretprobe there is safe. */
-#define SAFE_URETPROBE 1
-
-static bool is_safe_leaf(const struct oat_method_exits *m)
-{
-	return m->frame_rc == 0 && m->frame.frameless_leaf && m->frame.num_stack_maps == 0 &&
-	       m->sites.count == 1 && m->sites.offsets[0] == 0;
 }
 
 /* A Java method: the oat reader's exits, each epilogue checked against the
@@ -196,16 +208,15 @@ static int find_exits_java(const struct exits_query *p, struct exits_file *f,
 		rc = err_set(err, -EINVAL, "%s: the method header found for +0x%llx starts its "
 			     "code at +0x%llx", p->path, (unsigned long long)p->offset,
 			     (unsigned long long)m.code_file_offset);
-	} else if (is_safe_leaf(&m)) {
-		rc = SAFE_URETPROBE;
 	} else {
-		rc = keep_sites(out, &m.sites, m.code_file_offset, err);
+		rc = keep_sites(out, &m.sites, m.code_file_offset, true, err);
 	}
 	oat_method_exits_free(&m);
 	return rc;
 }
 
-/* An ELF function's proven exits (offsets from its start), or the refusal. */
+/* An ELF function's proven exits (offsets from its start, the first one
+ * maybe the entry itself), or the refusal. */
 static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
 			struct exits_file *f, struct exit_sites *sites, struct err *err)
 {
@@ -226,20 +237,19 @@ static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16
 		return rc;
 	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)size, sites, err);
 	free(code);
-	if (rc == 0 && (rc = check_not_bare(sites, err)) < 0)
-		exit_sites_free(sites);
 	return rc;
 }
 
-/* An ELF function: its symbol's bytes, exits proven or refused. */
-static int find_exits_native(const struct exits_query *p, struct exits_file *f,
+/* An ELF function: its symbol's bytes, exits proven or refused (art: a
+ * symbol in an OAT file, where a lone `ret` gets its one probe). */
+static int find_exits_native(const struct exits_query *p, struct exits_file *f, bool art,
 			     struct exits_choice *out, struct err *err)
 {
 	struct exit_sites sites;
 	int rc = native_sites(p->path, p->offset, p->code_size, p->machine, f, &sites, err);
 
 	if (rc == 0)
-		rc = keep_sites(out, &sites, p->offset, err);
+		rc = keep_sites(out, &sites, p->offset, art, err);
 	exit_sites_free(&sites);
 	return rc;
 }
@@ -248,13 +258,18 @@ int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t off
 			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
 			   struct err *err)
 {
-	return native_sites(path, offset, code_size, machine, cached(c, path), sites, err);
+	int rc = native_sites(path, offset, code_size, machine, cached(c, path), sites, err);
+
+	if (rc == 0 && (rc = check_not_bare(sites, err)) < 0)
+		exit_sites_free(sites);
+	return rc;
 }
 
-static int find_exits(const struct exits_query *p, struct exits_file *f,
+static int find_exits(const struct exits_query *p, struct exits_file *f, bool art,
 		      struct exits_choice *out, struct err *err)
 {
-	return p->java ? find_exits_java(p, f, out, err) : find_exits_native(p, f, out, err);
+	return p->java ? find_exits_java(p, f, out, err)
+		       : find_exits_native(p, f, art, out, err);
 }
 
 static int refuse_uretprobe(const struct exits_query *p, const char *why, struct err *err)
@@ -317,10 +332,11 @@ int exits_choose(const struct exits_query *q, struct exits_choice *out, struct e
 			add_note(out, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
 		return 0;
 	}
-	rc = find_exits(q, f, out, &why);
-	if (rc == SAFE_URETPROBE) {
-		add_note(out, "uretprobe: an empty frameless method without stack maps cannot "
-			 "reach a safepoint, so ART never walks its frame");
+	rc = find_exits(q, f, art, out, &why);
+	if (rc == 0 && out->lone_ret) {
+		out->exit_probes = true;
+		add_note(out, "one exit probe at its lone ret (the entry): call and return in "
+			 "one hit, duration 0");
 		return 0;
 	}
 	if (rc == 0) {

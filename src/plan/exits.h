@@ -9,9 +9,13 @@
  * return instruction the oat reader proves against the method's CodeInfo
  * frame (formats/oat_exits.h; ELF functions: formats/exit_sites.h).  When
  * those cannot be found, the probe is refused (naming the method and why)
- * unless --unsafe-uretprobe.  ELF functions keep their uretprobe unless
- * --exit-probes or the probe's exit_probes field asks for exit sites; a
- * function whose exits cannot be proven is then refused, never guessed. */
+ * unless --unsafe-uretprobe.  ART code whose first instruction is its return
+ * (a lone `ret`: an empty method) gets one probe, the exit program alone at
+ * that instruction, which reports the call there with duration 0 (an entry
+ * and an exit probe on one instruction could not be ordered).  ELF functions
+ * keep their uretprobe unless --exit-probes or the probe's exit_probes field
+ * asks for exit sites; a function whose exits cannot be proven (or that is a
+ * lone `ret`) is then refused, never guessed. */
 #ifndef UPROBESTATS_PLAN_EXITS_H
 #define UPROBESTATS_PLAN_EXITS_H
 
@@ -49,6 +53,9 @@ struct exits_query {
 /* The answer: exit probes (with their sites) or a uretprobe. */
 struct exits_choice {
 	bool exit_probes;
+	/* with exit_probes: ART code that is a lone `ret`: one exit site, the
+	 * entry itself, where the exit program runs alone (no entry program) */
+	bool lone_ret;
 	uint32_t n_exits;
 	uint64_t *exit_offsets;      /* file offsets of the exit sites; the caller frees */
 	char note[160];              /* what was chosen when worth saying; "" otherwise */

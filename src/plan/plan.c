@@ -85,7 +85,15 @@ static bool is_java_probe(const struct probe_config *pc)
 }
 
 /* file_paths name files as the target process sees them (its root, its mounts:
- * a chroot, an /apex bind mount): sys/proc_path.h. */
+ * a chroot, an /apex bind mount): OUT names for us the file PID sees as PATH
+ * (sys/proc_path.h), or is PATH. */
+static void path_as_seen(const struct plan_opts *po, pid_t pid, const char *path, char *out,
+			 size_t size)
+{
+	if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, path, out, size))
+		snprintf(out, size, "%s", path);
+}
+
 static int resolve_native(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			  struct native_cache *nc, struct err *err)
 {
@@ -105,9 +113,7 @@ static int resolve_native(struct plan_probe *p, const struct plan_opts *po, pid_
 	for (size_t i = 0; i < files->n; i++) {
 		struct err e = { 0 };
 		char path[sizeof(p->path)];
-		if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, files->v[i],
-				      path, sizeof(path)))
-			snprintf(path, sizeof(path), "%s", files->v[i]);
+		path_as_seen(po, pid, files->v[i], path, sizeof(path));
 		if (native_resolve(nc, path, method,
 				   po->unsafe_any_symbol ? NATIVE_UNSAFE_ANY_SYMBOL : 0, &loc,
 				   &e) == 0) {
@@ -170,10 +176,26 @@ static int plan_string_args(struct plan_probe *p, const struct java_resolution *
 	return 0;
 }
 
+/* The Java file_paths as PID sees them (path_as_seen): one block, free() it; NULL when
+ * out of memory. */
+static const char **java_paths_as_seen(const struct str_list *files,
+				       const struct plan_opts *po, pid_t pid)
+{
+	const char **v = calloc(1, files->n * (sizeof(*v) + PATH_MAX) + 1);
+	char *buf = (char *)(v + files->n);
+
+	for (size_t i = 0; v && i < files->n; i++, buf += PATH_MAX) {
+		path_as_seen(po, pid, files->v[i], buf, PATH_MAX);
+		v[i] = buf;
+	}
+	return v;
+}
+
 static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			struct native_cache *nc, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
+	const char **file_paths = java_paths_as_seen(&pc->file_paths, po, pid);
 	struct java_resolve_opts jo = {
 		.method_signature = pc->fully_qualified_class_name ? NULL : pc->method_signature,
 		.class_name = pc->fully_qualified_class_name,
@@ -181,7 +203,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		.params = (const char *const *)pc->fully_qualified_parameters.v,
 		.n_params = pc->fully_qualified_parameters.n,
 		.params_given = pc->has_fully_qualified_parameters,
-		.file_paths = (const char *const *)pc->file_paths.v,
+		.file_paths = file_paths,
 		.n_file_paths = pc->file_paths.n,
 		.mode = (enum java_resolver_mode)po->java_mode,
 		.oatdump_path = po->oatdump_path,
@@ -195,12 +217,15 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 			.no_cache = po->no_cache,
 		},
 	};
-	struct java_resolution *r = calloc(1, sizeof(*r));
+	struct java_resolution *r = file_paths ? calloc(1, sizeof(*r)) : NULL;
 	int rc;
 
-	if (!r)
+	if (!r) {
+		free(file_paths);
 		return err_set(err, -ENOMEM, "out of memory");
+	}
 	rc = java_resolve(&jo, r, err);
+	free(file_paths);
 	if (rc < 0) {
 		free(r);
 		return err_prefix(err, "probe %s", p->program_name);
@@ -300,6 +325,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		return rc;
 	if (c.exit_probes) {
 		p->exit_probes = true;
+		p->lone_ret = c.lone_ret;
 		p->n_exits = c.n_exits;
 		p->exit_offsets = c.exit_offsets;
 	}

@@ -58,6 +58,8 @@ struct plan_probe {
 	bool java;                        /* a Java method (ART code) */
 	uint64_t code_size;               /* bytes of code at offset (0: unknown) */
 	bool exit_probes;
+	bool lone_ret;                    /* a lone `ret`: the exit program alone at the
+					   * entry, the one exit site (plan/exits.h) */
 	uint32_t n_exits;
 	uint64_t *exit_offsets;           /* file offsets of the exit sites; owned */
 	/* The aggregate programs (plan/aggregation.h): what a hit is keyed by,

@@ -101,12 +101,15 @@ static uint32_t traffic_op_of(const char *symbol)
 		{ "recvmsg", UPS_TRAFFIC_RX },     { "recvfrom", UPS_TRAFFIC_RX_ADDR },
 		{ "socket", UPS_TRAFFIC_SOCKET },  { "connect", UPS_TRAFFIC_CONNECT },
 		{ "accept", UPS_TRAFFIC_ACCEPT },  { "accept4", UPS_TRAFFIC_ACCEPT },
-		{ "close", UPS_TRAFFIC_CLOSE },
+		{ "close", UPS_TRAFFIC_CLOSE },     { "getaddrinfo", UPS_TRAFFIC_LOOKUP },
+		{ "android_getaddrinfofornet", UPS_TRAFFIC_LOOKUP_BSD },
 	};
 	size_t len;
 
 	if (!symbol)
 		return UPS_TRAFFIC_NONE;
+	if (!strncmp(symbol, "__", 2))
+		symbol += 2;          /* bionic's system calls behind connect, sendmsg */
 	len = strcspn(symbol, "@");   /* "send@@GLIBC_2.2.5" */
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (strlen(ops[i].name) == len && !strncmp(symbol, ops[i].name, len))
@@ -116,19 +119,32 @@ static uint32_t traffic_op_of(const char *symbol)
 
 /* The traffic program: its op from the probed function; the arguments its
  * entry half keeps: registers 0, 1 and 4 (fd or domain; buffer, sockaddr
- * or type; sendto's and recvfrom's address). */
+ * or type; sendto's and recvfrom's address); for a lookup the name and the
+ * result pointer (register 3, bionic's android_getaddrinfofornet 5). */
 static int plan_traffic(struct plan_probe *p, struct err *err)
 {
 	p->traffic_op = traffic_op_of(p->cfg->method_signature);
 	if (p->traffic_op == UPS_TRAFFIC_NONE)
 		return err_set(err, -EINVAL, "task %u probe %u: %s counts libc's send, sendto, "
 			       "sendmsg, write, writev, recv, recvfrom, recvmsg, read, readv, "
-			       "socket, connect, accept, accept4 and close, not '%s'",
+			       "socket, connect, accept, accept4, close, getaddrinfo and "
+			       "android_getaddrinfofornet, not '%s'",
 			       p->desc.task_index, p->desc.probe_index, p->program_name,
 			       p->cfg->method_signature ? p->cfg->method_signature : "");
 	if (p->machine == EM_X86_64 && p->abi != ARG_ABI_NATIVE)
 		return err_set(err, -EINVAL, "task %u probe %u: %s probes native libc functions",
 			       p->desc.task_index, p->desc.probe_index, p->program_name);
+	if (p->traffic_op == UPS_TRAFFIC_LOOKUP || p->traffic_op == UPS_TRAFFIC_LOOKUP_BSD) {
+		/* struct addrinfo's layout in records.h is the 64-bit one */
+		if (p->machine != EM_X86_64 && p->machine != EM_AARCH64)
+			return err_set(err, -EINVAL, "task %u probe %u: %s reads a 64-bit "
+				       "struct addrinfo; %s is not x86_64 or arm64",
+				       p->desc.task_index, p->desc.probe_index, p->program_name,
+				       p->path);
+		p->agg_regs = 0u | (p->traffic_op == UPS_TRAFFIC_LOOKUP ? 3u : 5u) << 8 |
+			      0xffu << 16;
+		return 0;
+	}
 	p->agg_regs = 0u | 1u << 8 | 4u << 16;
 	return 0;
 }

@@ -90,7 +90,7 @@ int agg_reader_open(const struct plan *plan, const struct session *s,
 		agg_reader_close(r, err);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
-	if (traffic_reader_open(plan, s, o->uid, &r->tr, err) < 0) {
+	if (traffic_reader_open(plan, s, o->uid, o->sinks, o->traffic_atom, &r->tr, err) < 0) {
 		agg_reader_close(r, err);
 		return err->code;
 	}
@@ -254,6 +254,11 @@ static void set_gen(struct agg_reader *r, uint32_t gen)
 
 	r->gen = gen;
 	bpf_map_update_elem(r->gen_fd, &zero, &gen, BPF_ANY);
+}
+
+size_t agg_reader_attached(struct agg_reader *r, const char *proc_dir)
+{
+	return r ? traffic_reader_known_sockets(r->tr, r->plan, proc_dir) : 0;
 }
 
 void agg_reader_tick(struct agg_reader *r, uint64_t now_ns)

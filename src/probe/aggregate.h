@@ -22,6 +22,7 @@
 #include "common/err.h"
 #include "plan/plan.h"
 #include "probe/session.h"
+#include "sink/sinks.h"
 
 struct agg_reader;
 
@@ -30,11 +31,16 @@ struct agg_reader_opts {
 	bool json;
 	uint32_t interval_s;      /* 0: at exit only */
 	int64_t uid;              /* traffic: only this uid's rows (-1: every uid) */
+	struct sinks *sinks;      /* traffic: where its atoms go, with traffic_atom */
+	int32_t traffic_atom;     /* traffic --atom ID (0: none) */
 };
 
 /* NULL in *out (and 0) when no probe of the plan aggregates. */
 int agg_reader_open(const struct plan *plan, const struct session *s,
 		    const struct agg_reader_opts *o, struct agg_reader **out, struct err *err);
+/* Right after the probes are attached: traffic's sockets that were open
+ * before (probe/traffic_read.h); returns how many were learned. */
+size_t agg_reader_attached(struct agg_reader *r, const char *proc_dir);
 /* Each loop tick (monotonic now_ns): flips at an interval's end, drains and
  * prints the previous generation one tick after a flip. */
 void agg_reader_tick(struct agg_reader *r, uint64_t now_ns);

@@ -25,6 +25,8 @@ static int imm_value(uint32_t field, const struct ups_prog_config *cfg, uint32_t
 		*out = cfg->agg_regs;
 	else if (field == UPS_IMM_TRAFFIC_OP)
 		*out = cfg->traffic_op;
+	else if (field == UPS_IMM_LONE_RET)
+		*out = cfg->lone_ret;
 	else if (field >= UPS_IMM_STRING_REG && field < UPS_IMM_STRING_REG + UPS_ARG_STRINGS)
 		*out = cfg->string_reg[field - UPS_IMM_STRING_REG];
 	else if (field >= UPS_IMM_STRING_POS && field < UPS_IMM_STRING_POS + UPS_ARG_STRINGS)

@@ -149,7 +149,8 @@ static int setup_maps(struct session *s, struct bpf_object *obj, struct object_s
 			rc = bpf_map__set_max_entries(map, plan_aggregates(s->plan)
 							   ? plan_agg_max_keys(s->plan) : 1);
 		} else if (strcmp(name, CATALOG_MAP_TRAFFIC_DATA) == 0 ||
-			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0) {
+			   strcmp(name, CATALOG_MAP_TRAFFIC_SOCKS) == 0 ||
+			   strcmp(name, CATALOG_MAP_TRAFFIC_HOSTS) == 0) {
 			rc = bpf_map__set_max_entries(map, plan_traffic_probes(s->plan)
 							   ? plan_agg_max_keys(s->plan) : 1);
 		} else if (strcmp(name, CATALOG_MAP_AGG_ENTRIES) == 0 &&
@@ -227,7 +228,8 @@ static int load_object(struct bpf_object *obj, const struct plan_probe *p,
 }
 
 /* The program a probe runs at its offset (or, with exit probes, at every
- * exit site), and the entry program that goes with it (NULL: none). */
+ * exit site), and the entry program that goes with it (NULL: none; a lone
+ * `ret`'s exit program runs alone). */
 static const char *probe_main_prog(const struct plan_probe *p)
 {
 	return p->exit_probes ? p->prog->exit : p->prog->name;
@@ -235,6 +237,8 @@ static const char *probe_main_prog(const struct plan_probe *p)
 
 const char *probe_entry_prog(const struct plan_probe *p)
 {
+	if (p->lone_ret)
+		return NULL;
 	return p->exit_probes ? p->prog->exit_entry : p->prog->entry;
 }
 
@@ -324,6 +328,7 @@ static int load_instance(struct session *s, struct instance *in,
 	cfg.agg_hist = p->agg_hist;
 	cfg.agg_regs = p->agg_regs;
 	cfg.traffic_op = p->traffic_op;
+	cfg.lone_ret = p->lone_ret;
 	rc = s->legacy ? legacy_patch_object(in->obj, &cfg, err) : set_config(in->obj, &cfg, err);
 	if (rc == 0)
 		rc = setup_maps(s, in->obj, os, err);

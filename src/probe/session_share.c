@@ -30,6 +30,8 @@ static int share_key_cmp(const struct plan_probe *a, const struct plan_probe *b)
 		return (uintptr_t)a->prog < (uintptr_t)b->prog ? -1 : 1;
 	if (a->exit_probes != b->exit_probes)
 		return a->exit_probes ? 1 : -1;
+	if (a->lone_ret != b->lone_ret)    /* a config value, and no entry program */
+		return a->lone_ret ? 1 : -1;
 	if ((c = strcmp(a->path, b->path)) != 0 ||
 	    (c = memcmp(a->string_reg, b->string_reg, sizeof(a->string_reg))) != 0 ||
 	    (c = memcmp(a->string_pos, b->string_pos, sizeof(a->string_pos))) != 0)

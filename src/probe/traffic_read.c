@@ -2,14 +2,18 @@
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "plan/aggregation.h"
 #include "records.h"
 #include "sink/traffic_out.h"
+#include "sys/proc_socks.h"
 
 struct traffic_entry {
 	struct ups_traffic_key key;
@@ -18,15 +22,21 @@ struct traffic_entry {
 
 struct traffic_reader {
 	int fd;
+	int hosts_fd;                 /* traffic_hosts: address -> looked-up name */
+	int socks_fd;                 /* traffic_socks: the sockets the programs know */
 	int64_t uid;
+	struct sinks *sinks;          /* with atom_id: rows as atoms too */
+	int32_t atom_id;
 	uint32_t max;
 	size_t n;
 	struct traffic_entry *entries;
 	struct traffic_row *rows;
+	char (*hosts)[UPS_TRAFFIC_HOST_LEN];   /* per row */
 };
 
 int traffic_reader_open(const struct plan *plan, const struct session *s, int64_t uid,
-			struct traffic_reader **out, struct err *err)
+			struct sinks *sinks, int32_t atom_id, struct traffic_reader **out,
+			struct err *err)
 {
 	const struct plan_probe *first = NULL;
 	struct traffic_reader *r;
@@ -41,17 +51,82 @@ int traffic_reader_open(const struct plan *plan, const struct session *s, int64_
 	if (!r)
 		return err_set(err, -ENOMEM, "out of memory");
 	r->uid = uid;
+	r->sinks = sinks;
+	r->atom_id = atom_id;
 	r->max = plan_agg_max_keys(plan);
 	r->fd = session_map_fd(s, first->obj, CATALOG_MAP_TRAFFIC_DATA);
+	r->hosts_fd = session_map_fd(s, first->obj, CATALOG_MAP_TRAFFIC_HOSTS);
+	r->socks_fd = session_map_fd(s, first->obj, CATALOG_MAP_TRAFFIC_SOCKS);
 	r->entries = calloc(r->max, sizeof(*r->entries));
 	r->rows = calloc(r->max, sizeof(*r->rows));
-	if (r->fd < 0 || !r->entries || !r->rows) {
+	r->hosts = calloc(r->max, sizeof(*r->hosts));
+	if (r->fd < 0 || r->hosts_fd < 0 || r->socks_fd < 0 || !r->entries || !r->rows ||
+	    !r->hosts) {
 		traffic_reader_close(r);
 		return err_set(err, -ENOMEM, "traffic: the map %s is missing or out of memory",
 			       CATALOG_MAP_TRAFFIC_DATA);
 	}
 	*out = r;
 	return 0;
+}
+
+/* pid's open sockets into traffic_socks (at most room of them); returns how
+ * many went in. */
+static size_t learn_pid(struct traffic_reader *r, const char *proc_dir, pid_t pid, size_t room,
+			uint64_t id_base)
+{
+	size_t added = 0;
+	struct proc_sock *socks = calloc(room ? room : 1, sizeof(*socks));
+	int n = socks ? proc_sockets(proc_dir, pid, socks, room) : 0;
+
+	for (int i = 0; i < n; i++) {
+		struct ups_traffic_sock_key k = { .pid = (uint32_t)pid, .fd = socks[i].fd };
+		struct ups_traffic_sock v = { .sock_id = id_base + (uint64_t)i,
+					      .family = socks[i].family,
+					      .type = socks[i].type & 0xf, .port = socks[i].port };
+
+		memcpy(v.addr, socks[i].addr, sizeof(v.addr));
+		if (socks[i].family == AF_UNIX)
+			memset(v.addr, 0, sizeof(v.addr));   /* the peer's path: unknown */
+		/* NOEXIST: a probe saw it meanwhile, and knows better */
+		added += bpf_map_update_elem(r->socks_fd, &k, &v, BPF_NOEXIST) == 0;
+	}
+	free(socks);
+	return added;
+}
+
+size_t traffic_reader_known_sockets(struct traffic_reader *r, const struct plan *plan,
+				    const char *proc_dir)
+{
+	/* system-wide, half the map at most: room for the sockets made later */
+	size_t room = r ? r->max / 2 : 0, added = 0;
+	uint64_t id_base = 1;   /* below any bpf_ktime_get_ns() of a probe */
+	bool every = false;
+
+	if (!r)
+		return 0;
+	proc_dir = proc_dir ? proc_dir : "/proc";
+	for (size_t t = 0; t < plan->n_tasks; t++) {
+		every |= plan->tasks[t].all_processes;
+		for (size_t i = 0; i < plan->tasks[t].n_pids && added < room; i++) {
+			added += learn_pid(r, proc_dir, plan->tasks[t].pids[i], room - added,
+					   id_base);
+			id_base += room;
+		}
+	}
+	DIR *d = every ? opendir(proc_dir) : NULL;
+	struct dirent *e;
+	while (d && added < room && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == (long)getpid())
+			continue;
+		added += learn_pid(r, proc_dir, (pid_t)pid, room - added, id_base);
+		id_base += room;
+	}
+	if (d)
+		closedir(d);
+	return added;
 }
 
 void traffic_reader_collect(struct traffic_reader *r, uint32_t gen)
@@ -101,6 +176,8 @@ static const char *route_iface(uint32_t addr, char *buf, size_t size)
 
 static const char *proto_of(const struct ups_traffic_sock *s)
 {
+	if (!s->family && !s->type)
+		return "?";    /* accepted by a call that began before the attach */
 	if (s->family == 1)
 		return "unix";
 	if (s->type == UPS_SOCK_STREAM)
@@ -140,6 +217,36 @@ static void describe(const struct ups_traffic_sock *s, struct traffic_row *row, 
 	}
 }
 
+/* The name the process looked up that gave the peer's address (an
+ * IPv4-mapped IPv6 peer: its IPv4 address), printable ASCII only; NULL when
+ * it looked none up, or looked up the address itself. */
+static const char *host_of(const struct traffic_reader *r, const struct ups_traffic_key *k,
+			   char *name)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	struct ups_traffic_host_key hk = { .pid = k->pid, .family = k->sock.family };
+	struct ups_traffic_host h;
+	uint8_t bin[16];
+
+	if (hk.family != 2 && hk.family != 10)
+		return NULL;
+	memcpy(hk.addr, k->sock.addr, sizeof(hk.addr));
+	if (hk.family == 10 && !memcmp(hk.addr, mapped, sizeof(mapped))) {
+		hk.family = 2;
+		memmove(hk.addr, hk.addr + 12, 4);
+		memset(hk.addr + 4, 0, 12);
+	}
+	if (bpf_map_lookup_elem(r->hosts_fd, &hk, &h) < 0)
+		return NULL;
+	h.name[sizeof(h.name) - 1] = '\0';
+	if (inet_pton(AF_INET, h.name, bin) == 1 || inet_pton(AF_INET6, h.name, bin) == 1)
+		return NULL;
+	for (size_t i = 0; h.name[i]; i++)
+		name[i] = h.name[i] > 0x20 && h.name[i] < 0x7f ? h.name[i] : '?';
+	name[strlen(h.name)] = '\0';
+	return name;
+}
+
 static int by_bytes(const void *x, const void *y)
 {
 	const struct traffic_row *a = x, *b = y;
@@ -165,6 +272,24 @@ static int by_sock(const void *x, const void *y)
 	return memcmp(&a->sock, &b->sock, sizeof(a->sock));
 }
 
+/* The interval's rows as atoms, one batch, stamped now (CLOCK_BOOTTIME,
+ * as statsd's elapsed time). */
+static void send_atoms(struct traffic_reader *r, size_t rows)
+{
+	struct traffic_atom ta;
+	struct timespec ts;
+	struct err e = { 0 };
+	uint64_t now;
+
+	if (!r->atom_id || !r->sinks || !rows)
+		return;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	for (size_t i = 0; i < rows; i++)
+		sinks_atom(r->sinks, traffic_row_atom(&ta, r->atom_id, &r->rows[i], now));
+	(void)sinks_flush(r->sinks, &e);   /* a failed output says so at the end */
+}
+
 void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json, uint64_t seq,
 			  uint64_t ts_ns, uint64_t span_ns, bool final, uint64_t dropped)
 {
@@ -185,6 +310,7 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 			*row = (struct traffic_row){ .pid = e->key.pid, .uid = e->key.uid,
 						     .fd = e->key.fd, .proto = proto_of(&e->key.sock) };
 			describe(&e->key.sock, row, ifaces[rows % 64], sizeof(ifaces[0]));
+			row->host = host_of(r, &e->key, r->hosts[rows - 1]);
 		}
 		row = &r->rows[rows - 1];
 		row->tx_bytes += e->value.tx_bytes;
@@ -194,6 +320,7 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 	}
 	qsort(r->rows, rows, sizeof(*r->rows), by_bytes);
 	iv.n_rows = rows;
+	send_atoms(r, rows);
 	if (json)
 		traffic_print_jsonl(o, &iv);
 	else
@@ -207,5 +334,6 @@ void traffic_reader_close(struct traffic_reader *r)
 		return;
 	free(r->entries);
 	free(r->rows);
+	free(r->hosts);
 	free(r);
 }

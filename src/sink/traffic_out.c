@@ -1,6 +1,7 @@
 #include "sink/traffic_out.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "vocab/json_out.h"
 
@@ -30,6 +31,45 @@ void traffic_print_text(struct outbuf *o, const struct traffic_interval *iv)
 			      r->rx_calls);
 	}
 	outbuf_event_end(o, NULL);
+}
+
+static struct field atom_str(const char *name, const char *s)
+{
+	s = s ? s : "";
+	return (struct field){ .name = name, .type = FIELD_STRING,
+			       .v.str = { .ptr = s, .len = (uint32_t)strlen(s) } };
+}
+
+static struct field atom_i64(const char *name, uint64_t v)
+{
+	return (struct field){ .name = name, .type = FIELD_INT64, .v.i64 = (int64_t)v };
+}
+
+static struct field atom_i32(const char *name, uint32_t v)
+{
+	return (struct field){ .name = name, .type = FIELD_INT32, .v.i32 = (int32_t)v };
+}
+
+const struct atom *traffic_row_atom(struct traffic_atom *ta, int32_t atom_id,
+				    const struct traffic_row *r, uint64_t boot_ns)
+{
+	static const bool is_uid[11] = { [1] = true };
+	struct field *f = ta->fields;
+
+	f[0] = atom_i32("pid", r->pid);
+	f[1] = atom_i32("uid", r->uid);
+	f[2] = atom_i32("fd", r->fd);
+	f[3] = atom_str("proto", r->proto);
+	f[4] = atom_str("peer", r->peer);
+	f[5] = atom_str("host", r->host);
+	f[6] = atom_str("iface", r->iface);
+	f[7] = atom_i64("tx_bytes", r->tx_bytes);
+	f[8] = atom_i64("rx_bytes", r->rx_bytes);
+	f[9] = atom_i64("tx_calls", r->tx_calls);
+	f[10] = atom_i64("rx_calls", r->rx_calls);
+	ta->atom = (struct atom){ .atom_id = atom_id, .boot_ns = boot_ns, .fields = f,
+				  .n_fields = 11, .is_uid = is_uid };
+	return &ta->atom;
 }
 
 static void u64_field(struct json_out *j, const char *key, uint64_t v)

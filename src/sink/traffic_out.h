@@ -8,11 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vocab/event.h"
 #include "vocab/outbuf.h"
 
 struct traffic_row {
 	uint32_t pid, uid, fd;
-	const char *proto;        /* "tcp", "udp", "unix", "inet" (type unknown) */
+	const char *proto;        /* "tcp", "udp", "unix", "inet" (type unknown), "?" */
 	char peer[80];            /* "93.184.216.34:443", "[::1]:8080", "unix:/tmp/s" */
 	const char *host;         /* learned from the process's lookups; NULL: none */
 	const char *iface;        /* the route's interface; NULL: unknown */
@@ -28,6 +29,18 @@ struct traffic_interval {
 	size_t n_rows;
 	uint64_t dropped;         /* calls not counted: the map was full */
 };
+
+/* One row as a statsd atom (traffic --atom ID): pid, uid (IS_UID), fd,
+ * proto, peer, host ("" when none), iface ("" when none) as int32 and
+ * strings, then tx_bytes, rx_bytes, tx_calls, rx_calls as int64.  The
+ * strings are not copied. */
+struct traffic_atom {
+	struct field fields[11];
+	struct atom atom;
+};
+
+const struct atom *traffic_row_atom(struct traffic_atom *ta, int32_t atom_id,
+				    const struct traffic_row *r, uint64_t boot_ns);
 
 void traffic_print_text(struct outbuf *o, const struct traffic_interval *iv);
 void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv);

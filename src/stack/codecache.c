@@ -3,6 +3,7 @@
 #include "stack/codecache.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "stack/codefile.h"
 #include "sys/maps.h"
+#include "sys/proc_path.h"
 
 #define MAX_PIDS 64
 #define REREAD_NS 50000000ll     /* maps are read again on a miss at most every 50 ms */
@@ -106,6 +108,7 @@ void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *o
 
 struct maps_read {
 	struct code_cache *c;
+	pid_t pid;
 	struct mapping *v;
 	size_t n, cap;
 };
@@ -142,10 +145,17 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
 	    is_jit_name(path))
 		return 0;
 	/* a file's lines follow each other: one look-up for all of them */
-	if (r->n >= 2 && m[-1].file && !strcmp(m[-1].name, path))
+	if (r->n >= 2 && m[-1].file && !strcmp(m[-1].name, path)) {
 		m->file = m[-1].file;
-	else
-		m->file = code_file_get(r->c->files, path);
+		return 0;
+	}
+	/* the file the process mapped, never the tracer's namesake at its path (a chroot,
+	 * a mount namespace: sys/proc_path.h) */
+	char mapped[PATH_MAX];
+	if (!pm->inode ||   /* no inode to tell the files apart by */
+	    proc_path_of_mapping(r->c->proc_dir, r->pid, pm, mapped, sizeof(mapped)))
+		snprintf(mapped, sizeof(mapped), "%s", path);
+	m->file = code_file_get(r->c->files, mapped, path);
 	return 0;
 }
 
@@ -154,7 +164,7 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
  * read before: its records may still be waiting to be drained. */
 static int read_maps(struct code_cache *c, struct proc *p)
 {
-	struct maps_read r = { .c = c };
+	struct maps_read r = { .c = c, .pid = (pid_t)p->pid };
 	struct err e = { 0 };
 	int rc;
 

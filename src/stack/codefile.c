@@ -525,7 +525,7 @@ static int64_t mtime_ns(const struct stat *st)
 	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
-static void file_load(struct code_files *fs, struct code_file *f)
+static void file_load(struct code_files *fs, struct code_file *f, const char *shown)
 {
 	struct elf_symbol os;
 	struct err e = { 0 };
@@ -533,7 +533,7 @@ static void file_load(struct code_files *fs, struct code_file *f)
 	if (elf_open(f->path, &f->own_elf, &e) < 0) {
 		f->own_elf = NULL;
 		f->bad = true;
-		snprintf(f->why, sizeof(f->why), "unknown in %s", f->path);
+		snprintf(f->why, sizeof(f->why), "unknown in %s", shown);
 		fs->st.files_failed++;
 		return;
 	}
@@ -544,7 +544,7 @@ static void file_load(struct code_files *fs, struct code_file *f)
 		load_oat(fs, f);
 }
 
-struct code_file *code_file_get(struct code_files *fs, const char *path)
+struct code_file *code_file_get(struct code_files *fs, const char *path, const char *shown)
 {
 	struct stat st;
 	struct code_file *f;
@@ -565,7 +565,7 @@ struct code_file *code_file_get(struct code_files *fs, const char *path)
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->mtime_ns = mtime_ns(&st);
-	file_load(fs, f);
+	file_load(fs, f, shown);
 	f->next = fs->head;
 	fs->head = f;
 	return f;

@@ -16,11 +16,13 @@ struct code_files;
 struct code_files *code_files_new(void);
 void code_files_free(struct code_files *fs);
 
-/* The entry for path, or NULL when out of memory.  A file that cannot be
- * read gets an entry too (code_file_why() says why), tried once. */
-struct code_file *code_file_get(struct code_files *fs, const char *path);
+/* The entry for the file at path (which the messages call shown: the maps path when
+ * path is the process's view of it, /proc/PID/root/... or /proc/PID/map_files/...),
+ * or NULL when out of memory.  A file that cannot be read gets an entry too
+ * (code_file_why() says why), tried once. */
+struct code_file *code_file_get(struct code_files *fs, const char *path, const char *shown);
 
-/* NULL when the file is readable, else "unknown in PATH". */
+/* NULL when the file is readable, else "unknown in SHOWN". */
 const char *code_file_why(const struct code_file *f);
 
 /* A file offset -> ELF vaddr through the PT_LOAD headers. */

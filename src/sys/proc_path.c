@@ -49,6 +49,14 @@ static int openable(const char *proc_dir, pid_t pid, const struct mapping *m,
 				m->start, m->end) < size ? 0 : -ENAMETOOLONG;
 }
 
+int proc_path_of_mapping(const char *proc_dir, pid_t pid, const struct proc_mapping *pm,
+			 char *out, size_t size)
+{
+	struct mapping m = { pm->start, pm->end, pm->dev, (ino_t)pm->inode, pm->path };
+
+	return openable(proc_dir ? proc_dir : "/proc", pid, &m, NULL, out, size);
+}
+
 struct find_ctx {
 	const char *proc_dir, *seen_path, *path;
 	pid_t pid;

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct proc_mapping;
+
 /* Writes to out the path under which this process opens the file that pid knows
  * as path:
  *  - pid maps that file (the device and inode of <proc_dir>/PID/root/PATH, or a
@@ -26,5 +28,13 @@
  * 0, or -ENAMETOOLONG when the result does not fit size. */
 int proc_path_resolve(const char *proc_dir, pid_t pid, const char *path, char *out,
 		      size_t size);
+
+/* Writes to out the path under which this process opens the file of pm, one
+ * file-backed mapping of pid's maps: the maps path when it names that file (its
+ * device and inode) here, else <proc_dir>/PID/root/PATH when that does (a chroot),
+ * else <proc_dir>/PID/map_files/START-END (a mount namespace's namesake: the
+ * mapping itself).  0, or -ENAMETOOLONG when the result does not fit size. */
+int proc_path_of_mapping(const char *proc_dir, pid_t pid, const struct proc_mapping *pm,
+			 char *out, size_t size);
 
 #endif

@@ -8,11 +8,13 @@ tool's frames must equal it frame for frame -- file, offset, symbol -- in copy a
 kernel mode, and the folded output must be that chain, once per write."""
 import os
 import re
+import shutil
+import struct
 import subprocess
 import time
 
 from e2e import TestFailure, check, eq, events, needs_kernel, tmpdir
-from android import ROOT, TOYBOX, Dd, host
+from android import LIBC, ROOT, TOYBOX, Dd, host
 from test_bionic_trace import BS, COUNT, traced
 
 FRAME = re.compile(r"^#\d+\s+(?:0x([0-9a-f]+) in )?(\S+) \(")
@@ -108,3 +110,67 @@ def test_stack_at_write_copy_mode_equals_gdb():
 @needs_kernel("5.5", "call stacks (the normal BPF objects)")
 def test_stack_at_write_kernel_mode_equals_gdb():
     check_stacks("kernel")
+
+
+def rename_dynamic_symbols(path, renames):
+    """Gives path's .dynsym symbols other names of the same length, in place (their
+    bytes in .dynstr; the hash tables go stale, which nothing here looks up)."""
+    with open(path, "r+b") as f:
+        elf = bytearray(f.read())
+        shoff, = struct.unpack_from("<Q", elf, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", elf, 0x3a)
+        secs = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize)
+                for i in range(shnum)]
+        dynsym = next(s for s in secs if s[1] == 11)   # SHT_DYNSYM
+        strtab = secs[dynsym[6]][4]                      # sh_link's sh_offset
+        done = set()
+        for off in range(dynsym[4], dynsym[4] + dynsym[5], 24):
+            st_name, = struct.unpack_from("<I", elf, off)
+            at = strtab + st_name
+            name = bytes(elf[at:elf.index(b"\0", at)]).decode()
+            if name in renames:
+                new = renames[name].encode()
+                assert len(new) == len(name)
+                elf[at:at + len(new)] = new
+                done.add(name)
+        eq(done, set(renames), f"symbols renamed in {path}")
+        f.seek(0)
+        f.write(elf)
+
+
+@needs_kernel("5.5", "call stacks (the normal BPF objects)")
+def test_stack_in_a_mount_namespace_reads_the_mapped_file_not_the_namesake():
+    """dd in a mount namespace of its own where /system/lib64/libc.so is a bind mount of
+    a copy of bionic's libc.so; the tracer's file at that path (the namesake) calls
+    write and __libc_init by other names.  The symbols of every frame, and the folded
+    stacks, must be those of the file dd mapped: gdb's chain of a plain dd (taken
+    before the namesake changes)."""
+    want = expected_chain()
+    names = {"write": "wrXte", "__libc_init": "__libc_XXXX"}
+    check(set(names) <= {s for _, _, s in want}, f"gdb's chain: {want}")
+    tmp = tmpdir()
+    folded = os.path.join(tmp, "folded.txt")
+    other = host("/data/local/tmp/libc-ns.so")
+    if not os.path.exists(other):
+        subprocess.run(["cp", host(LIBC), other], check=True)
+    saved = host("/data/local/tmp/libc-saved.so")
+    renamed = host("/data/local/tmp/libc-renamed.so")
+    shutil.copy(host(LIBC), renamed)
+    rename_dynamic_symbols(renamed, names)
+    os.rename(host(LIBC), saved)
+    try:
+        os.rename(renamed, host(LIBC))
+        dd = Dd(BS, COUNT, bind=(other, host(LIBC)))
+        _, ino, shown = dd.maps_of("/libc.so")
+        eq((shown, ino), (host(LIBC), os.stat(other).st_ino),
+           "dd maps the bind-mounted copy under the namesake's path")
+        _, objs = traced(dd, ["trace", "--stack", "--stacks", folded, "libc.so:write"])
+    finally:
+        os.replace(saved, host(LIBC))
+    evs = events(objs)
+    eq(len(evs), COUNT, "writes")
+    for ev in evs:
+        eq(tool_chain(ev), want, "stack (file, offset, symbol) vs gdb's on a plain dd")
+    with open(folded) as f:
+        eq(f.read().splitlines(), [";".join(s for _, _, s in reversed(want)) + f" {COUNT}"],
+           "folded stacks: the mapped file's symbols")

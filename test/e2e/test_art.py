@@ -4,10 +4,14 @@ convention; uprobestats resolves them from their Java signatures with the
 built-in reader and must report exactly the calls and values made."""
 import json
 import os
+import shutil
+import subprocess
+import time
 
-from e2e import (TESTDATA, Held, check, eq, events, num, run, summary, tmpdir, traced_run,
-                 write_config)
+from e2e import (TESTDATA, Held, Uprobestats, check, eq, events, num, run, summary, target,
+                 tmpdir, traced_run, write_config)
 from statsd_rx import StatsdReceiver
+from test_return import histogram_rows
 
 SET = "oat/android-11/x86_64/aosp_x86_64_RP1A.201105.002_eng"
 ODEX = os.path.abspath(os.path.join(TESTDATA, SET, "com.android.location.provider.odex"))
@@ -263,3 +267,188 @@ def test_uretprobe_on_java_code_is_refused_unless_unsafe():
     rets = events(u.json_events(), kind="return")
     eq(sorted(num(e["fields"]["return_value"]) for e in rets), [100 + i for i in range(20)],
        "return values through the uretprobe")
+
+
+# ---- a lone `ret` (issue #24): one exit probe, never a uretprobe ----
+# void FusedProvider.<init>() and LocationProviderBase.onDump(...) compile to a
+# lone `c3`; target_art_lone leaves RET_BASE + i in rax on call i.
+LONE = "void com.android.location.provider.FusedProvider.<init>()"
+LONE_DUMP = ("void com.android.location.provider.LocationProviderBase.onDump("
+             "java.io.FileDescriptor, java.io.PrintWriter, java.lang.String[])")
+RET_BASE = 0x7a7a0000
+
+
+def uprobe_events_of(path):
+    """The tracefs uprobe_events lines on path (the kernel's own view)."""
+    with open("/sys/kernel/tracing/uprobe_events") as f:
+        return [l.strip() for l in f if path in l]
+
+
+def check_lone_note(err, off):
+    check(f"+0x{off:x} (oat-builtin" in err, "resolved to the lone ret's offset: " + err)
+    check("one exit probe at its lone ret (the entry)" in err, "the plan says so: " + err)
+    check("attached 1 probe(s)" in err and "in 1 place(s)" in err,
+          "one probe in one place: no entry probe, no uretprobe: " + err)
+
+
+def test_lone_ret_method_one_exit_probe_call_and_return_in_one_hit():
+    """call_return on an empty Java method: one uprobe at its `ret` reports every
+    call with duration 0 and the return register, to JSON, statsd and text, as
+    other returns are reported; the kernel holds no uretprobe (tracefs)."""
+    tmp = tmpdir()
+    n = 40
+    off, = method_offsets(LONE)
+    want = [RET_BASE + i for i in range(n)]
+    cfg = write_config(tmp, "tasks {\n" + return_probe(LONE)
+                       + "  statsd_logging_config { atom_id: 916 }\n}\n")
+    rx = StatsdReceiver(os.path.join(tmp, "statsdw"))
+    try:
+        rc, u = traced_run(Held(tmp, "target_art_lone", [ODEX, str(off), str(n)]),
+                           ["run", cfg, "--format", "json", f"--statsd={rx.path}", "-v"])
+    finally:
+        rx.close()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check_lone_note(u.stderr(), off)
+    objs = u.json_events()
+    rets = events(objs, kind="return")
+    eq(sorted(num(e["fields"]["return_value"]) for e in rets), want, "return values (rax)")
+    eq({(num(e["fields"]["duration_ns"]), e["duration_ns"]) for e in rets}, {(0, 0)},
+       "durations")
+    row = [o for o in objs if o.get("type") == "summary"][0]["probes"][0]
+    eq((row["hits"], row["delivered"], row["unwound"], row["untracked"]), (n, n, 0, 0),
+       "hits, delivered, unwound, untracked")
+    eq(sorted(a[1] for a in rx.atoms() if a[0] == 916), [[r, 0] for r in want],
+       "call_return atoms: return value, duration")
+    # Text, on tracefs: the kernel lists one plain uprobe (p:) at the ret, no r:.
+    held = Held(tmp, "target_art_lone", [ODEX, str(off), str(n)])
+    try:
+        u = Uprobestats(["run", cfg, "--format", "text", "--force-tracefs", "--pid",
+                         str(held.pid)])
+        u.wait_attached()
+        ev = uprobe_events_of(os.path.realpath(ODEX))
+        held.go()
+        held.wait()
+        rc = u.wait()
+    finally:
+        held.kill()
+    eq(rc, 0, "text run exit code; stderr: " + u.stderr())
+    eq(len(ev), 1, f"uprobe_events on the odex: {ev}")
+    check(ev[0].startswith("p:") and ev[0].endswith(f":0x{off:x}") or
+          ev[0].endswith(f":0x{off:016x}"), f"a plain uprobe at +0x{off:x}: {ev}")
+    lines = [l for l in u.out_lines if " <- dur=" in l]
+    eq(len(lines), n, "text return lines: " + "\n".join(u.out_lines[:5]))
+    check(all(" <- dur=0ns " in l for l in lines), "duration 0 in text: " + lines[0])
+    eq(sorted(int(l.split("return_value=")[1].split()[0], 0) for l in lines), want,
+       "text return values")
+
+
+def test_lone_ret_latency_aggregate_and_trace():
+    """The other return programs on a lone `ret`: call_latency counts every call
+    in the first slot, trace --ret reports call and return, and an in-kernel
+    aggregation by return value histograms a latency of 0."""
+    tmp = tmpdir()
+    n = 30
+    off, = method_offsets(LONE_DUMP)
+    want = [RET_BASE + i for i in range(n)]
+    cfg = write_config(tmp, "tasks {\n" + return_probe(LONE_DUMP).replace(
+        "uretprobe_call_return", "uretprobe_call_latency") + "}\n")
+    rc, u = traced_run(Held(tmp, "target_art_lone", [ODEX, str(off), str(n)]),
+                       ["run", cfg, "--format", "json", "-v"])
+    eq(rc, 0, "call_latency exit code; stderr: " + u.stderr())
+    check_lone_note(u.stderr(), off)
+    eq(histogram_rows(u.stderr()), {0: n}, "call_latency: every call in slot 0")
+    pattern = f"{ODEX}:LocationProviderBase.onDump"
+    rc, u = traced_run(Held(tmp, "target_art_lone", [ODEX, str(off), str(n)]),
+                       ["trace", "--ret", "--format", "json", "-v", pattern])
+    eq(rc, 0, "trace --ret exit code; stderr: " + u.stderr())
+    check("attached 1 probe(s)" in u.stderr() and "in 1 place(s)" in u.stderr(),
+          "trace: one probe in one place: " + u.stderr())
+    rets = events(u.json_events(), kind="return")
+    eq(sorted(num(e["fields"]["return_value"]) for e in rets), want, "trace return values")
+    eq({e["duration_ns"] for e in rets}, {0}, "trace durations")
+    rc, u = traced_run(Held(tmp, "target_art_lone", [ODEX, str(off), str(n)]),
+                       ["trace", "--format", "json", "--by", "ret", "--hist", "latency",
+                        pattern])
+    eq(rc, 0, "trace --by ret exit code; stderr: " + u.stderr())
+    aggs = [json.loads(l) for l in u.out_lines if l.startswith("{")]
+    rows = [o for o in aggs if o.get("type") == "aggregate" and o.get("count")]
+    eq(sorted((o["ret"], o["count"]) for o in rows), [(r, 1) for r in want],
+       "calls by return value")
+    eq({tuple((b.get("min", -1), b["count"]) for b in o["hist"]) for o in rows},
+       {((0, 1),)}, "latency histogram: 0")
+
+
+IN_CHROOT_ODEX = "/system/framework/oat/x86_64/com.android.location.provider.odex"
+
+
+class ChrootedArt(Held):
+    """target_art in a chroot of its own (ROOT: the program and the glibc it loads, the
+    odex and vdex at IN_CHROOT_ODEX and the jar at /system/framework/, as on a device),
+    held at its go FIFO with the odex mapped."""
+
+    def __init__(self, tmp, count):
+        self.root = os.path.join(tmp, "root")
+        exe = "/bin/target_art"
+        odex_dir = os.path.dirname(IN_CHROOT_ODEX)
+        for d in (odex_dir, "/bin", "/system/framework"):
+            os.makedirs(self.root + d, exist_ok=True)
+        shutil.copy(target("target_art"), self.root + exe)
+        for lib in loaded_libraries(target("target_art")):
+            os.makedirs(self.root + os.path.dirname(lib), exist_ok=True)
+            shutil.copy(lib, self.root + lib)
+        stem = os.path.splitext(ODEX)[0]
+        shutil.copy(ODEX, self.root + IN_CHROOT_ODEX)
+        shutil.copy(stem + ".vdex", self.root + odex_dir)
+        shutil.copy(stem + ".jar", self.root + "/system/framework")
+        self.fifo = self.root + "/go"
+        os.mkfifo(self.fifo)
+        init_off, get_off = expected_offsets()
+        self.proc = subprocess.Popen(["chroot", self.root, exe, "--go-fifo", "/go",
+                                      IN_CHROOT_ODEX, str(init_off), str(get_off),
+                                      str(count)], stdout=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        self._wait_named(exe)
+        deadline = time.monotonic() + 10
+        while not self._maps_odex():
+            check(time.monotonic() < deadline and self.proc.poll() is None,
+                  "target_art in its chroot never mapped its odex")
+            time.sleep(0.005)
+
+    def _maps_odex(self):
+        with open(f"/proc/{self.pid}/maps") as f:
+            return any(l.rstrip().endswith(IN_CHROOT_ODEX) for l in f)
+
+
+def loaded_libraries(exe):
+    """The absolute paths ldd lists for exe (its loader and libraries)."""
+    out = subprocess.run(["ldd", exe], capture_output=True, text=True, check=True).stdout
+    return [w for line in out.splitlines() for w in line.split() if w.startswith("/")]
+
+
+def test_java_file_paths_as_a_chrooted_process_sees_them():
+    """A config's file_paths names the odex as the traced process sees it: a path in its
+    chroot, which does not exist for the tracer.  The file is resolved through
+    /proc/PID/root (the process's own root), and every call is counted."""
+    check(not os.path.exists(IN_CHROOT_ODEX), f"{IN_CHROOT_ODEX} exists on this machine")
+    tmp = tmpdir()
+    n = 20
+    cfg = write_config(tmp, "tasks {\n  probe_configs {\n"
+                       '    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"\n'
+                       f'    file_paths: "{IN_CHROOT_ODEX}"\n'
+                       f'    method_signature: "{INIT}"\n'
+                       "  }\n"
+                       '  bpf_maps: "map_GenericInstrumentation_call_detail_buf"\n}\n')
+    held = ChrootedArt(tmp, n)
+    init_off, _ = expected_offsets()
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "-v"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check(f"+0x{init_off:x} (oat-builtin" in u.stderr(),
+          "resolved <init> to the expected offset: " + u.stderr())
+    calls = events(u.json_events())
+    eq(sorted(num(e["fields"]["r3"]) for e in calls), [100 + i for i in range(n)],
+       "<init> calls (their int argument)")
+    eq({e["probe"]["file"] for e in calls}, {held.root + IN_CHROOT_ODEX},
+       "probed file: the chroot's odex")
+    # Without the process, the path names nothing here: the translation is what found it.
+    rc, _, err = run(["check", cfg])
+    check(rc != 0 and IN_CHROOT_ODEX in err, f"check without a process: exit {rc}: {err}")

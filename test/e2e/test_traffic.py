@@ -1,13 +1,18 @@
 """`uprobestats traffic`: a client and a server (test/targets/target_traffic.c)
 exchange known byte counts over loopback TCP and UDP, IPv4 and IPv6, and a
 unix socket; the client also reads a file and writes a pipe, which must not
-count.  Totals exact per process, peer and direction; bad input (a process
-gone, a static program without libc) one clear line."""
+count; sockets the client opened before the attach count too.  Totals
+exact per process, peer and direction; host names from the
+client's own getaddrinfo of names a private /etc/hosts maps; bad input (a
+process gone, a static program without libc) one clear line."""
 import json
 import os
 import time
 
 from e2e import Held, Uprobestats, check, eq, run, target, tmpdir
+from statsd_rx import StatsdReceiver
+
+ATOM = 100023
 
 
 def server_pid(client, timeout=10):
@@ -25,22 +30,28 @@ def server_pid(client, timeout=10):
 
 
 def traffic_rows(args, base):
+    """(client pid, server pid, JSON rows, typed atoms of ATOM)"""
     tmp = tmpdir()
+    rx = StatsdReceiver(os.path.join(tmp, "statsdw"))
     sock = f"/tmp/upst{os.getpid() % 100000}.s"
-    held = Held(tmp, "target_traffic", [str(base), sock, "/etc/hostname"])
+    hosts = os.path.join(tmp, "hosts")
+    with open(hosts, "w") as f:
+        f.write("127.0.0.1 upst-v4.test\n::1 upst-v6.test\n")
+    held = Held(tmp, "target_traffic", [str(base), sock, "/etc/hostname", hosts])
     try:
         srv = server_pid(held.pid)
-        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid), "-p", str(srv)]
-                        + args)
+        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid), "-p", str(srv),
+                         "--atom", str(ATOM), f"--statsd={rx.path}"] + args)
         u.wait_attached()
         held.go()
         held.wait()
         rc = u.wait()
     finally:
         held.kill()
+        rx.close()
     eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
     rows = [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')]
-    return held.pid, srv, rows
+    return held.pid, srv, rows, [f for a, f in rx.typed_atoms() if a == ATOM]
 
 
 def totals(rows, pid):
@@ -56,8 +67,8 @@ def totals(rows, pid):
 
 
 def test_traffic_exact_per_peer_and_direction():
-    base = 23000 + os.getpid() % 2000 * 4
-    client, srv, rows = traffic_rows([], base)
+    base = 20000 + os.getpid() % 1500 * 8
+    client, srv, rows, atoms = traffic_rows([], base)
     for r in rows:
         eq(sorted(r), sorted(["ts", "pid", "uid", "fd", "proto", "peer", "host", "iface",
                               "tx_bytes", "rx_bytes", "tx_calls", "rx_calls"]), "row keys")
@@ -70,6 +81,11 @@ def test_traffic_exact_per_peer_and_direction():
         ("udp", f"127.0.0.1:{base + 2}"): [300, 50, 3, 1],
         ("udp", f"[::1]:{base + 3}"): [400, 70, 2, 1],
         ("unix", "unix:" + sock[:16]): [400, 123, 1, 1],
+        # opened before the attach: known from /proc at the attach
+        ("tcp", f"[::1]:{base + 4}"): [600, 0, 1, 0],
+        ("tcp", f"[::1]:{base + 5}"): [0, 600, 0, 1],
+        ("udp", f"127.0.0.1:{base + 6}"): [80, 0, 1, 0],
+        ("udp", "?"): [0, 80, 0, 1],
     }, "client traffic (the file read and the pipe write are not traffic)")
     s = totals(rows, srv)
     by_proto = {}
@@ -83,6 +99,21 @@ def test_traffic_exact_per_peer_and_direction():
     for r in rows:
         if r["peer"].startswith(("127.", "[::1]")):
             eq(r["iface"], "lo", f"loopback peer {r['peer']} goes out of lo")
+        # the client looked both names up; the server looked nothing up
+        want = None
+        if r["pid"] == client and r["peer"].startswith("127.0.0.1:"):
+            want = "upst-v4.test"
+        elif r["pid"] == client and r["peer"].startswith("[::1]:"):
+            want = "upst-v6.test"
+        eq(r["host"], want, f"host of {r['pid']} {r['proto']} {r['peer']}")
+    # --atom: each row once more as a statsd atom, field for field (decoded
+    # byte-exactly by statsd_rx: types, the uid's IS_UID annotation, nothing left)
+    def as_atom(r):
+        return [("int32", r["pid"], {}), ("int32", r["uid"], {1: True}), ("int32", r["fd"], {}),
+                ("string", r["proto"], {}), ("string", r["peer"], {}),
+                ("string", r["host"] or "", {}), ("string", r["iface"] or "", {})] + \
+               [("int64", r[k], {}) for k in ("tx_bytes", "rx_bytes", "tx_calls", "rx_calls")]
+    eq(sorted(map(repr, atoms)), sorted(repr(as_atom(r)) for r in rows), "atoms = rows")
 
 
 def test_traffic_bad_input():

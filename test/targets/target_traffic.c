@@ -5,18 +5,30 @@
  *   UDP  127.0.0.1:BASE+2 client sendto 3 x 100, server sendto 50
  *   UDP  [::1]:BASE+3     client connect + send 2 x 200, server sendto 70
  *   unix stream UNIXPATH  client write 400, server write 123
+ * and, in the client alone, over sockets it opened before the go line
+ * (before uprobestats attached):
+ *   TCP  [::1]:BASE+5 -> [::1]:BASE+4  send 600, the accepted end recv 600
+ *   UDP  127.0.0.1:BASE+7 -> 127.0.0.1:BASE+6  send 80, the bound end recv 80
  * and, in the client, a read of FILE and a write to a pipe, which are no
  * traffic.  Both wait for the go line; the server listens before the client
  * starts.  Exits 0 when every byte arrived.
  *
- *   target_traffic [--go-fifo PATH] BASE UNIXPATH FILE */
+ * With HOSTS, the client first bind-mounts that file on /etc/hosts in a
+ * mount namespace of its own and finds the TCP peers by getaddrinfo of
+ * upst-v4.test (AF_INET) and upst-v6.test (AF_INET6), which HOSTS maps to
+ * 127.0.0.1 and ::1.
+ *
+ *   target_traffic [--go-fifo PATH] BASE UNIXPATH FILE [HOSTS] */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -26,6 +38,7 @@
 #include "go_fifo.h"
 
 static char buf[4096];
+static int use_names;     /* HOSTS given: TCP peers by getaddrinfo */
 
 static void die(const char *what)
 {
@@ -66,6 +79,31 @@ static socklen_t addr_of(int family, int port, struct sockaddr_storage *ss)
 	a->sin6_port = htons((unsigned short)port);
 	a->sin6_addr = in6addr_loopback;
 	return sizeof(*a);
+}
+
+/* HOSTS on /etc/hosts, for this process only. */
+static void private_hosts(const char *hosts)
+{
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0)
+		die("private /etc/hosts");
+	use_names = 1;
+}
+
+/* The address getaddrinfo finds for upst-v4.test / upst-v6.test. */
+static socklen_t addr_by_name(int family, int port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_family = family, .ai_socktype = SOCK_STREAM }, *res;
+	socklen_t len;
+
+	if (getaddrinfo(family == AF_INET ? "upst-v4.test" : "upst-v6.test", NULL, &hints,
+			&res) != 0 || res->ai_addrlen > sizeof(*ss))
+		die("getaddrinfo");
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	len = res->ai_addrlen;
+	freeaddrinfo(res);
+	((struct sockaddr_in *)ss)->sin_port = htons((unsigned short)port);  /* same place in v6 */
+	return len;
 }
 
 static int listener(int family, int type, int port)
@@ -140,10 +178,48 @@ static void server(int base, const char *path, int ready)
 	unlink(path);
 }
 
+/* The sockets of the client opened before the go line: fds [0] sends to
+ * [1], TCP v6 then UDP v4. */
+static int early[2][2];
+
+static void open_early(int base)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = listener(AF_INET6, SOCK_STREAM, base + 4);
+
+	early[0][0] = socket(AF_INET6, SOCK_STREAM, 0);
+	len = addr_of(AF_INET6, base + 5, &ss);
+	if (early[0][0] < 0 || bind(early[0][0], (struct sockaddr *)&ss, len) < 0)
+		die("early bind");
+	len = addr_of(AF_INET6, base + 4, &ss);
+	if (connect(early[0][0], (struct sockaddr *)&ss, len) < 0 ||
+	    (early[0][1] = accept(l, NULL, NULL)) < 0)
+		die("early tcp");
+	close(l);
+	early[1][1] = listener(AF_INET, SOCK_DGRAM, base + 6);
+	early[1][0] = listener(AF_INET, SOCK_DGRAM, base + 7);
+	len = addr_of(AF_INET, base + 6, &ss);
+	if (connect(early[1][0], (struct sockaddr *)&ss, len) < 0)
+		die("early udp");
+}
+
+static void use_early(void)
+{
+	if (send(early[0][0], buf, 600, 0) != 600 || send(early[1][0], buf, 80, 0) != 80)
+		die("early send");
+	take(early[0][1], 600, 1);
+	if (recv(early[1][1], buf, sizeof(buf), 0) != 80)
+		die("early recv");
+	for (int i = 0; i < 4; i++)
+		close(early[i / 2][i % 2]);
+}
+
 static int connected(int family, int type, int port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = addr_of(family, port, &ss);
+	socklen_t len = use_names && type == SOCK_STREAM ? addr_by_name(family, port, &ss)
+							 : addr_of(family, port, &ss);
 	int fd = socket(family, type, 0);
 
 	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len) < 0)
@@ -207,6 +283,7 @@ static void client(int base, const char *path, const char *file)
 		die("ux write");
 	take(fd, 123, 0);
 	close(fd);
+	use_early();
 	not_traffic(file);
 }
 
@@ -228,11 +305,17 @@ int main(int argc, char **argv)
 		server(atoi(argv[argi]), argv[argi + 1], ready[1]);
 		return 0;
 	}
+	argi = argc > 2 && !strcmp(argv[1], "--go-fifo") ? 3 : 1;
+	if (argc - argi >= 3)
+		open_early(atoi(argv[argi]));
 	argi = go_fifo_wait(argc, argv);
-	if (argc - argi != 3) {
-		fprintf(stderr, "usage: target_traffic [--go-fifo PATH] BASE UNIXPATH FILE\n");
+	if (argc - argi != 3 && argc - argi != 4) {
+		fprintf(stderr, "usage: target_traffic [--go-fifo PATH] BASE UNIXPATH FILE "
+			"[HOSTS]\n");
 		return 2;
 	}
+	if (argc - argi == 4)
+		private_hosts(argv[argi + 3]);
 	if (write(go[1], "g", 1) != 1 || read(ready[0], &c, 1) != 1)
 		die("sync");
 	client(atoi(argv[argi]), argv[argi + 1], argv[argi + 2]);

@@ -57,9 +57,11 @@ static int check_forward(const struct catalog_object *o, struct bpf_object *obj)
 {
 	for (size_t i = 0; i < o->n_programs; i++) {
 		const struct catalog_program *p = &o->programs[i];
+		/* every return program has an exit form: ART code never needs its
+		 * uretprobe (plan/exits.h) */
 		if (!has_program(obj, p->name, p->is_return) ||
 		    (p->entry && !has_program(obj, p->entry, false)) ||
-		    (!p->exit != !p->exit_entry) ||
+		    (p->is_return && !p->exit) || (!p->exit != !p->exit_entry) ||
 		    (p->exit && (!has_program(obj, p->exit, false) ||
 				 !has_program(obj, p->exit_entry, false))) ||
 		    (p->map && (!is_ring_map(o, p->map) || !record_kind_get(p->record_kind))) ||
@@ -67,7 +69,8 @@ static int check_forward(const struct catalog_object *o, struct bpf_object *obj)
 		    (p->aggregate && (!has_map(obj, CATALOG_MAP_AGG_DATA, BPF_MAP_TYPE_HASH) ||
 				      !bpf_object__find_map_by_name(obj, CATALOG_MAP_AGG_GEN))) ||
 		    (p->traffic && (!bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_SOCKS) ||
-				    !bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_DATA)))) {
+				    !bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_DATA) ||
+				    !bpf_object__find_map_by_name(obj, CATALOG_MAP_TRAFFIC_HOSTS)))) {
 			ut_fail(__FILE__, __LINE__, "%s: program %s", o->name, p->name);
 			return -1;
 		}

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "formats/cfi.h"
@@ -79,16 +80,18 @@ static struct code_info look(struct code_cache *c, uint64_t pc, bool is_return)
 
 const char *minidebug_build_test_binary(void);
 
-/* Maps lines placing every executable PT_LOAD of path at BASE + p_vaddr. */
+/* Maps lines placing every executable PT_LOAD of path at BASE + p_vaddr, with its
+ * device and inode (the cache opens the file the process mapped: sys/proc_path.h). */
 static void maps_for(const char *path, char *buf, size_t size)
 {
 	struct elf_file *e = NULL;
 	struct err er = { 0 };
 	const struct elf_segment *seg;
+	struct stat st;
 	size_t o = 0, n;
 
 	buf[0] = 0;
-	if (elf_open(path, &e, &er))
+	if (stat(path, &st) != 0 || elf_open(path, &e, &er))
 		return;
 	n = elf_load_segments(e, &seg);
 	for (size_t i = 0; i < n; i++) {
@@ -96,9 +99,11 @@ static void maps_for(const char *path, char *buf, size_t size)
 			continue;
 		uint64_t start = (BASE + seg[i].vaddr) & ~0xfffull;
 		uint64_t end = (BASE + seg[i].vaddr + seg[i].memsz + 0xfff) & ~0xfffull;
-		o += (size_t)snprintf(buf + o, size - o, "%llx-%llx r-xp %08llx fd:01 1234  %s\n",
+		o += (size_t)snprintf(buf + o, size - o, "%llx-%llx r-xp %08llx %x:%x %llu  %s\n",
 				      (unsigned long long)start, (unsigned long long)end,
-				      (unsigned long long)(seg[i].offset & ~0xfffull), path);
+				      (unsigned long long)(seg[i].offset & ~0xfffull),
+				      major(st.st_dev), minor(st.st_dev),
+				      (unsigned long long)st.st_ino, path);
 	}
 	elf_close(e);
 }

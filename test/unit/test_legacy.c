@@ -28,15 +28,17 @@ UT_TEST(legacy_cfg_patches_every_config_load)
 		LD64(3, UPS_IMM_STRING_REG + 2, UPS_IMM_MAGIC),
 		LD64(4, UPS_IMM_FILTER_PIDS, UPS_IMM_MAGIC),
 		LD64(5, UPS_IMM_STRING_POS + 3, UPS_IMM_MAGIC),
+		LD64(6, UPS_IMM_LONE_RET, UPS_IMM_MAGIC),
 		EXIT_INSN,
 	};
 	struct ups_prog_config cfg = { .probe_id = 77, .filter_pids = 1,
-				       .string_reg = { 0, 0, 5, 0 }, .string_pos = { 0, 0, 0, 9 } };
+				       .string_reg = { 0, 0, 5, 0 }, .string_pos = { 0, 0, 0, 9 },
+				       .lone_ret = 1 };
 	struct err e = { 0 };
 	size_t patched;
 
-	UT_EQ_INT(legacy_patch_insns(insns, 11, &cfg, &patched, &e), 0);
-	UT_EQ_INT(patched, 4);
+	UT_EQ_INT(legacy_patch_insns(insns, 13, &cfg, &patched, &e), 0);
+	UT_EQ_INT(patched, 5);
 	UT_EQ_INT(insns[0].imm, 77);
 	UT_EQ_INT(insns[1].imm, 0);
 	UT_EQ_INT(insns[2].imm, 0x1234);
@@ -45,6 +47,8 @@ UT_TEST(legacy_cfg_patches_every_config_load)
 	UT_EQ_INT(insns[6].imm, 1);
 	UT_EQ_INT(insns[8].imm, 9);
 	UT_EQ_INT(insns[9].imm, 0);
+	UT_EQ_INT(insns[10].imm, 1);
+	UT_EQ_INT(insns[11].imm, 0);
 }
 
 UT_TEST(legacy_cfg_refuses_unknown_fields_and_cut_loads)

@@ -226,6 +226,8 @@ UT_TEST(plan_exits_entry_programs_are_untouched)
 	UT_ASSERT(!p.exit_probes && !p.exit_offsets);
 }
 
+/* Native code keeps its uretprobe: --exit-probes on an empty function is
+ * refused, not turned into a lone-ret probe. */
 UT_TEST(plan_exits_a_bare_return_is_refused)
 {
 	static const uint8_t bare[] = { 0xc3 };
@@ -239,27 +241,102 @@ UT_TEST(plan_exits_a_bare_return_is_refused)
 	UT_CONTAINS(e.msg, "its first instruction is a return");
 }
 
-/* void FusedProvider.<init>(): a lone ret, a frameless leaf without stack
- * maps.  It cannot reach a safepoint, so its uretprobe is safe and is used
- * (entry and exit probes on one instruction could not be ordered). */
-UT_TEST(plan_exits_an_empty_java_leaf_keeps_a_safe_uretprobe)
+#define ODEX_ARM64 "oat/android-13/arm64/realme_ice_ossi_TP1A.220905.001/" \
+		   "com.android.location.provider.odex"
+
+/* A lone `ret` of ART code: one exit probe at the entry, no entry program,
+ * never a uretprobe (issue #24: it used to keep a uretprobe when frameless
+ * without stack maps). */
+static void check_lone_ret(struct plan_probe *p, const struct plan_opts *o, uint64_t offset)
+{
+	struct err e = { 0 };
+
+	UT_EQ_INT(plan_choose_exits(p, o, &e), 0);
+	UT_ASSERT(p->exit_probes && p->lone_ret);
+	UT_EQ_INT(p->n_exits, 1);
+	UT_EQ_U64(p->exit_offsets[0], offset);
+	UT_CONTAINS(p->note, "one exit probe at its lone ret (the entry)");
+	free(p->exit_offsets);
+	p->exit_offsets = NULL;
+}
+
+/* x86_64: void FusedProvider.<init>() and LocationProviderBase.onDump(…)
+ * are a lone `c3` (the oat-expected table: code_size 1). */
+UT_TEST(plan_exits_a_lone_ret_java_method_gets_one_exit_probe_x86_64)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+
+	setup_java(&p, &pc, 20192);
+	check_lone_ret(&p, &o, 20192);
+	setup_java(&p, &pc, 23648);
+	check_lone_ret(&p, &o, 23648);
+	/* --exit-probes changes nothing for Java code */
+	o.exit_probes = true;
+	setup_java(&p, &pc, 20192);
+	check_lone_ret(&p, &o, 20192);
+	/* A method with a frame and stack maps keeps its exit probes. */
+	setup_java(&p, &pc, 0x60c0);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &(struct err){ 0 }), 0);
+	UT_ASSERT(p.exit_probes && !p.lone_ret);
+	UT_EQ_INT(p.n_exits, 2);
+	free(p.exit_offsets);
+}
+
+/* arm64 (Android 13): FusedProvider.<init>(), injectDeviceContext(int) and
+ * setPeriodInNS(long) are a lone `ret` (d65f03c0). */
+UT_TEST(plan_exits_a_lone_ret_java_method_gets_one_exit_probe_arm64)
+{
+	static const uint64_t lone[] = { 24448, 24496, 24512 };
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+
+	for (size_t i = 0; i < sizeof(lone) / sizeof(lone[0]); i++) {
+		setup_java(&p, &pc, lone[i]);
+		snprintf(p.path, sizeof(p.path), "%s", ut_testdata(ODEX_ARM64));
+		p.machine = EM_AARCH64;
+		check_lone_ret(&p, &o, lone[i]);
+	}
+}
+
+/* exit_probes: false on a lone `ret` asks for the uretprobe, which ART code
+ * never gets without --unsafe-uretprobe. */
+UT_TEST(plan_exits_a_lone_ret_uretprobe_only_when_unsafe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
 	struct plan_opts o = { 0 };
 	struct err e = { 0 };
 
-	setup_java(&p, &pc, 0x4ee0);
+	setup_java(&p, &pc, 20192);
+	pc.has_exit_probes = true;
+	pc.exit_probes = false;
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "refusing a uretprobe on ART code");
+	o.unsafe_uretprobe = true;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
-	UT_ASSERT(!p.exit_probes);
-	UT_EQ_INT(p.n_exits, 0);
-	UT_CONTAINS(p.note, "cannot reach a safepoint");
-	/* A method with a frame and stack maps never gets one: setAllowed()
-	 * keeps its exit probes. */
-	setup_java(&p, &pc, 0x60c0);
-	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
-	UT_ASSERT(p.exit_probes);
-	free(p.exit_offsets);
+	UT_ASSERT(!p.exit_probes && !p.lone_ret && !p.exit_offsets);
+	UT_CONTAINS(p.note, "UNSAFE: uretprobe on ART code");
+}
+
+/* trace --ret and every other caller of exits_choose see the same answer. */
+UT_TEST(plan_exits_choose_answers_lone_ret_for_trace)
+{
+	struct exits_query q = {
+		.path = ut_testdata(ODEX), .offset = 20192, .machine = EM_X86_64, .java = true,
+		.program = "call_return", .what = "void a.B.<init>()",
+		.has_exit_probes = true, .exit_probes = true,
+	};
+	struct exits_choice c;
+	struct err e = { 0 };
+
+	UT_EQ_INT(exits_choose(&q, &c, &e), 0);
+	UT_ASSERT(c.exit_probes && c.lone_ret);
+	UT_EQ_INT(c.n_exits, 1);
+	UT_EQ_U64(c.exit_offsets[0], 20192);
+	free(c.exit_offsets);
 }
 
 /* An ELF symbol in an OAT file is ART code too: no uretprobe there either. */
@@ -285,4 +362,11 @@ UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
 	pc.exit_probes = false;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
 	UT_CONTAINS(e.msg, "oatexec: refusing a uretprobe on ART code");
+	/* a lone `ret` named by a symbol: its one exit probe, as for Java */
+	setup_java(&p, &pc, 20192);
+	p.java = false;
+	p.how = RESOLVED_ELF_SYMBOL;
+	p.code_size = 1;
+	pc.method_signature = "oatexec";
+	check_lone_ret(&p, &o, 20192);
 }

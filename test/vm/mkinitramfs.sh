@@ -88,6 +88,8 @@ get_off=$(file_offset "int $cls.getEventType()")
 base=com.android.location.provider.LocationProviderBase
 is_enabled_off=$(file_offset "boolean $base.isEnabled()")
 set_allowed_off=$(file_offset "void $base.setAllowed(boolean)")
+# An empty method: its code is a lone `ret` (code_size 4).
+lone_off=$(file_offset "void com.android.location.provider.FusedProvider.<init>()")
 stack_a_sig="void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
 stack_a_off=$(file_offset "$stack_a_sig")
 stack_a_size=$(grep -F "\"signature\": \"$stack_a_sig\"" "$art_table" |
@@ -147,6 +149,7 @@ cat >"$root/vm/art.env" <<-EOF
 	ART_GET_OFF=$get_off
 	ART_IS_ENABLED_OFF=$is_enabled_off
 	ART_SET_ALLOWED_OFF=$set_allowed_off
+	ART_LONE_OFF=$lone_off
 EOF
 echo "STRLEN_DEFAULT_OFF=$strlen_off" >"$root/vm/testdata/bionic.env"
 # The stack.art_frame scenario's method A: SIGNATURE, then FILE_OFFSET FRAME RET.

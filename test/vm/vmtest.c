@@ -25,7 +25,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: vmtest --name NAME --bin UPROBESTATS --targets DIR "
 			"[--art ODEX:INIT_OFF:GET_OFF] "
-			"[--art-exits IS_ENABLED_OFF:SET_ALLOWED_OFF] [--tmp DIR] "
+			"[--art-exits IS_ENABLED_OFF:SET_ALLOWED_OFF] [--art-lone OFF] [--tmp DIR] "
 			"[--legacy-pass VERSION] [FILTER]\n");
 	exit(2);
 }
@@ -90,6 +90,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		else if (!strcmp(a, "--art-exits") && parse_art_exits(v, &o->env) < 0)
 			fprintf(stderr, "vmtest: --art-exits %s: expected IS_ENABLED_OFF:"
 					"SET_ALLOWED_OFF\n", v), exit(2);
+		else if (!strcmp(a, "--art-lone"))
+			o->env.art_lone_off = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--art") && strcmp(a, "--art-exits"))
 			usage();
 		i++;

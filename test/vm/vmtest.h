@@ -19,6 +19,7 @@ struct vmenv {
 	unsigned long art_init_off, art_get_off; /* expected offsets, from the oatdump table */
 	/* LocationProviderBase.isEnabled() and setAllowed(boolean), same table (0: not given) */
 	unsigned long art_is_enabled_off, art_set_allowed_off;
+	unsigned long art_lone_off; /* FusedProvider.<init>(): a lone `ret` (0: not given) */
 	char *argv0;          /* the runner's own argv[0] bytes (its /proc/PID/cmdline) */
 	size_t argv0_size;    /* their size, the NUL included */
 	const char *argv0_orig; /* a copy of what they said at start */

@@ -309,9 +309,78 @@ out:
 	results_free(&res);
 }
 
+/* --- a lone `ret`: one exit probe, call and return in one hit ------------------------- */
+
+#define LONE_CALLS 100
+#define LONE_RET_BASE 0x7a7a0000ULL
+
+/* void FusedProvider.<init>() is a lone `ret` (d65f03c0): call_return gets one probe at
+ * that instruction, never a uretprobe nor an entry probe, and reports each call there:
+ * duration 0, the return value x0 (target_art_lone leaves 0x7a7a0000 + i in it). */
+static void art_lone_ret_one_exit_probe(struct tc *t)
+{
+	static char cfg[VM_PATH_MAX];
+	const struct vmenv *env = t->env;
+	struct target a = { .pid = -1 };
+	struct ups u = { .pid = -1 };
+	struct results res = { 0 };
+	char pid[16], off[32], n[16], text[1024], seen[LONE_CALLS] = { 0 };
+	char *err = NULL;
+	int k = 0;
+
+	CHECK(env->art_lone_off, "no --art-lone offset given");
+	snprintf(text, sizeof(text),
+		 "tasks {\n  probe_configs {\n"
+		 "    bpf_name: \"prog_Uprobestats_uretprobe_call_return\"\n"
+		 "    file_paths: \"%s\"\n"
+		 "    method_signature: \"void com.android.location.provider.FusedProvider.<init>()\"\n"
+		 "  }\n}\n", env->art_odex);
+	tc_path(t, "art-lone.textproto", cfg);
+	CHECK(tc_write(t, cfg, text) == 0, "config");
+	snprintf(off, sizeof(off), "%lu", env->art_lone_off);
+	snprintf(n, sizeof(n), "%d", LONE_CALLS);
+	const char *targs[] = { env->art_odex, off, n, NULL };
+	if (target_start(t, &a, "target_art_lone", NULL, targs) < 0)
+		goto out;
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
+		goto out;
+	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+		goto out;
+	err = ups_stderr(&u);
+	CHECK(strstr(err, "one exit probe at its lone ret"), "<init>(): not on its lone-ret probe");
+	CHECK(strstr(err, "attached 1 probe(s)") && strstr(err, "in 1 place(s)"),
+	      "one probe in one place (no uretprobe, no entry probe) not reported");
+	if (results_read(t, u.out, &res) < 0)
+		goto out;
+	EQ(results_count(&res, EV_RETURN, 0), LONE_CALLS, "return records");
+	for (int i = 0; i < res.nev; i++) {
+		const struct ev *e = &res.ev[i];
+		unsigned long long j = e->return_value - LONE_RET_BASE;
+		if (e->kind != EV_RETURN)
+			continue;
+		EQ(e->duration_ns, 0, "duration of a lone ret");
+		CHECK(j < LONE_CALLS && !seen[j], "return value 0x%llx unexpected or twice",
+		      e->return_value);
+		seen[j] = 1;
+		k++;
+	}
+	EQ(k, LONE_CALLS, "calls returned");
+	const struct probe_sum want[1] = { { LONE_CALLS, LONE_CALLS, 0, 0 } };
+	check_summary(t, &res, want, 1);
+out:
+	free(err);
+	ups_stop(&u, SIGKILL);
+	target_kill(&a);
+	results_free(&res);
+}
+
 const struct vmcase vm_art_cases[] = {
 	{ "art.compiled_methods_by_java_signature", art_compiled_methods_by_java_signature },
 	{ "art.exit_probes_frames_stack_maps_two_exits",
 	  art_exit_probes_frames_stack_maps_two_exits },
+	{ "art.lone_ret_one_exit_probe", art_lone_ret_one_exit_probe },
 	{ NULL, NULL },
 };

@@ -1,0 +1,92 @@
+"""`traffic` on real Android processes: toybox nc (bionic's libc.so) in the chroot,
+a server (`nc -l`) and a client over TCP on loopback, probed through the chroot's
+own libc.so (--lib: every process that maps that file, which only the chroot's
+processes do).  The server is blocked in accept() since before the attach, so
+its connection is a socket of unknown family and peer ("?"), bytes exact; the
+client starts after the attach and finds the server by a name the chroot's
+/system/etc/hosts maps (bionic resolves it in the process when netd's proxy is not
+there), so the host name comes from bionic's android_getaddrinfofornet and its BSD
+struct addrinfo.  Exact bytes and calls per direction: toybox nc copies with one
+read() and one write() per chunk (lib/net.c pollinate), and each chunk here is one
+pipe write of less than PIPE_BUF; the stdin/stdout pipes are no traffic."""
+import json
+import os
+import subprocess
+import time
+
+from e2e import TARGET_KERNEL, TestFailure, Uprobestats, eq
+from android import LIBC, ROOT, TOYBOX, host
+
+NAME = "upst-nc.test"
+
+
+def listening(port):
+    with open("/proc/net/tcp") as f:
+        return any(f" 0100007F:{port:04X} " in line and line.split()[3] == "0A"
+                   for line in f)
+
+
+def nc(args):
+    return subprocess.Popen(["chroot", ROOT, TOYBOX, "nc"] + args, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def read_exact(proc, n, timeout=10):
+    got = b""
+    deadline = time.monotonic() + timeout
+    while len(got) < n:
+        if time.monotonic() > deadline:
+            raise TestFailure(f"nc (pid {proc.pid}) wrote {len(got)} of {n} bytes")
+        chunk = os.read(proc.stdout.fileno(), n - len(got))
+        if not chunk:
+            raise TestFailure(f"nc (pid {proc.pid}) closed its stdout after {len(got)} bytes")
+        got += chunk
+    return got
+
+
+def test_toybox_nc_tcp_exact_bytes_and_host():
+    port = 26000 + os.getpid() % 3000
+    os.makedirs(host("/system/etc"), exist_ok=True)
+    with open(host("/system/etc/hosts"), "w") as f:
+        f.write(f"127.0.0.1 localhost\n127.0.0.1 {NAME}\n")
+    srv = nc(["-l", "-s", "127.0.0.1", "-p", str(port)])
+    cli = u = None
+    try:
+        deadline = time.monotonic() + 10
+        while not listening(port):
+            if srv.poll() is not None or time.monotonic() > deadline:
+                raise TestFailure("nc -l did not listen: " + srv.stderr.read().decode())
+            time.sleep(0.01)
+        args = ["traffic", "--lib", host(LIBC), "--format", "json"]
+        u = Uprobestats(args + (["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []))
+        u.wait_attached()
+        cli = nc([NAME, str(port)])
+        cli.stdin.write(b"c" * 1000)
+        cli.stdin.flush()
+        eq(read_exact(srv, 1000), b"c" * 1000, "what the server got")
+        srv.stdin.write(b"s" * 300)
+        srv.stdin.flush()
+        eq(read_exact(cli, 300), b"s" * 300, "what the client got")
+        cli.stdin.close()     # the client shuts its side down; the server sees EOF
+        eq(srv.wait(10), 0, "server exit code")
+        eq(cli.wait(10), 0, "client exit code")
+        rc = u.stop()
+    finally:
+        for p in (srv, cli):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        if u:
+            u.stop()
+    eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
+    rows = [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')]
+
+    def of(pid):
+        return sorted((r["proto"], r["peer"], r["host"], r["iface"], r["tx_bytes"],
+                       r["rx_bytes"], r["tx_calls"], r["rx_calls"])
+                      for r in rows if r["pid"] == pid)
+    eq(of(cli.pid), [("tcp", f"127.0.0.1:{port}", NAME, "lo", 1000, 300, 1, 1)],
+       "client: bytes, calls and the name it looked up")
+    eq(of(srv.pid), [("?", "?", None, None, 300, 1000, 1, 1)],
+       "server: bytes and calls over the fd its accept() (begun before the attach) "
+       "returned")
