@@ -32,13 +32,16 @@ GEN_HOST_DIR := $(GEN_DIR)/x86_64
 # static.mk first: it sets UNIT_EXTRA_DEPS (the x86_64 skeletons), which the unit and
 # fuzz rules name as prerequisites and so must be set before those rules are read.
 # The order of the rest is the order of `make test`'s stages (each appends to
-# TEST_STAGES); faults.mk before bench.mk, which uses its FAULTS_DIR.
+# TEST_STAGES); faults.mk before bench.mk, which uses its FAULTS_DIR; diff.mk after
+# e2e.mk, whose test programs it reads.
 include $(TOP)/mk/static.mk
 include $(TOP)/mk/layers.mk
+include $(TOP)/mk/growth.mk
 include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
 include $(TOP)/mk/codecheck.mk
 include $(TOP)/mk/e2e.mk
+include $(TOP)/mk/diff.mk
 include $(TOP)/mk/bionic.mk
 include $(TOP)/mk/vm.mk
 include $(TOP)/mk/faults.mk

@@ -33,6 +33,11 @@ burst.
               tracefs; and how long the detached closer then tears down.
   burst       the largest burst each buffer size holds without loss, ring
               buffer and perf buffer (BENCH_BURST_SIZES), the reader stopped.
+  traffic     `uprobestats traffic` on a loop of BENCH_CALLS one-byte send()s
+              (target_sendloop) against the floor: empty programs at send's entry
+              and at each of its return instructions in the same libc; the
+              issue's goal (<= 1.1x the floor's CPU per call) checked, and the
+              rows it printed with --interval 1 (keys x intervals, not calls).
   resolve     `methods` and `resolve` on the largest test oat files: ms per MB.
   footprint   binary size per arch and peak RSS (from throughput, or a short run).
 Each prints its table and appends it, with the date, machine and kernel, to the
@@ -443,6 +448,13 @@ def bench_perhit():
     tmp = tmpdir()
     off = resolve_offset(NATIVE, "ups_target_fn")
     variants = perhit_variants(tmp, off)
+    return perhit_table(interleaved_runs(tmp, variants))
+
+
+def interleaved_runs(tmp, variants, start=None, what="delivered"):
+    """REPEATS rounds of one_perhit_run over every variant, in a new random
+    order each round, BPF run-time accounting on: {name: [(wall s, CPU s, BPF
+    ns per hit, what the tracer delivered)]}."""
     runs = {k: [] for k in variants}
     old = bpf_stats("1")
     try:
@@ -450,14 +462,14 @@ def bench_perhit():
             order = list(variants)
             random.shuffle(order)
             for name in order:
-                secs, cpu, ns, d = one_perhit_run(tmp, variants[name])
+                secs, cpu, ns, d = one_perhit_run(tmp, variants[name], start)
                 runs[name].append((secs, cpu, ns, d))
                 print(f"  repeat {r + 1}/{REPEATS}: {name}: {secs:.2f}s wall, {cpu:.2f}s CPU"
                       + (f", BPF {ns:.0f} ns/hit" if ns is not None else "")
-                      + (f", delivered {d}" if d is not None else ""), flush=True)
+                      + (f", {what} {d}" if d is not None else ""), flush=True)
     finally:
         bpf_stats(old)
-    return perhit_table(runs)
+    return runs
 
 
 def floor_for(name):
@@ -1170,11 +1182,94 @@ def append_results(path, which, sections):
             f.write(text)
 
 
+# ---- traffic: per-call cost of counting send() in the kernel ------------------------
+
+TRAFFIC_GOAL = 1.1
+
+
+def mapped_libc(pid, timeout=10):
+    """The libc.so.6 path process PID maps, once the dynamic loader has mapped
+    it (a held target shows its name before that)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                path = line.split(None, 5)[-1].strip()
+                if os.path.basename(path).startswith("libc.so"):
+                    return path
+        time.sleep(0.005)
+    raise BenchError(f"process {pid} maps no libc")
+
+
+def held_sendloop(tmp):
+    t = Held(tmp, "target_sendloop", [str(CALLS)])
+    mapped_libc(t.pid)
+    return t
+
+
+class OursTraffic(Tracer):
+    """`uprobestats traffic -p PID --interval 1`, JSON Lines kept: stop()
+    returns (rows, intervals, the rows' send calls)."""
+
+    def __init__(self, pid, out):
+        self.out = out
+        super().__init__([BIN, "traffic", "-p", str(pid), "--interval", "1", "--format",
+                          "json", "--output", out, "--no-statsd"], "attached")
+
+    def stop(self):
+        self.finish()
+        rows = [json.loads(x) for x in open(self.out) if x.startswith('{"ts"')]
+        return len(rows), len({r["ts"] for r in rows}), sum(r["tx_calls"] for r in rows)
+
+
+def bench_traffic():
+    tmp = tmpdir()
+    probe = Held(tmp, "target_sendloop", ["1"])
+    libc = mapped_libc(probe.pid)
+    probe.go()
+    probe.wait()
+    off = resolve_offset(libc, "send")
+    exits = exit_offsets(libc, "send", off)
+    variants = {
+        "no probe": None,
+        "floor: empty BPF programs (send's entry + its return instructions)":
+            lambda pid: EmptyLoader(libc, off, pid, "exit:" + ",".join(hex(o) for o in exits)),
+        "uprobestats traffic": lambda pid: OursTraffic(pid, os.path.join(tmp, "traffic.jsonl")),
+    }
+    runs = interleaved_runs(tmp, variants, held_sendloop, "rows/intervals/sends")
+    floor = "floor: empty BPF programs (send's entry + its return instructions)"
+    cpu = {k: median([r[1] for r in v]) / CALLS * 1e6 for k, v in runs.items()}
+    rows = [f"Per-call cost of `uprobestats traffic` on {CALLS:,} one-byte send()s "
+            f"(target_sendloop, {libc}: send's entry + {len(exits)} return "
+            f"instruction(s)), median of {REPEATS} interleaved repeats; CPU is the "
+            "target's own (the traps and programs run in its context); the other 15 "
+            "traffic probes are attached too and not hit in the loop.", "",
+            "| variant | µs/call wall | µs/call CPU | CPU runs (s) | BPF ns/hit | ratio (CPU) | "
+            "ratio (fastest runs) | rows, intervals, sends counted |",
+            "|---|---:|---:|---|---:|---:|---:|---|"]
+    for name, rs in runs.items():
+        ns = [r[2] for r in rs if r[2] is not None]
+        ratio = fastest = ""
+        if name != "no probe":
+            ratio = f"{cpu[name] / cpu[floor]:.3f}×"
+            fastest = f"{min(r[1] for r in rs) / min(r[1] for r in runs[floor]):.3f}×"
+        d = "; ".join(", ".join(f"{x:,}" for x in r[3]) for r in rs if r[3]) or "—"
+        ptext = f"{median(ns):.0f}" if ns else "—"
+        rows.append(f"| {name} | {median([r[0] for r in rs]) / CALLS * 1e6:.2f} | "
+                    f"{cpu[name]:.2f} | {' '.join(f'{r[1]:.2f}' for r in rs)} | {ptext} | "
+                    f"{ratio} | {fastest} | {d} |")
+    ratio = cpu["uprobestats traffic"] / cpu[floor]
+    rows += ["", f"traffic vs floor: {ratio:.3f}× the CPU per call "
+             f"(goal <= {TRAFFIC_GOAL}×: {'met' if ratio <= TRAFFIC_GOAL else 'NOT met'}); "
+             "rows leave the kernel per key and interval, whatever the calls."]
+    return "\n".join(rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "nested", "accuracy", "throughput",
                                       "startup", "resolve", "footprint", "many", "exit",
-                                      "burst"])
+                                      "burst", "traffic"])
     ap.add_argument("--results", help="markdown file to append to")
     ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
     a = ap.parse_args()
@@ -1200,6 +1295,8 @@ def main():
         sections.append(bench_exit())
     if a.which in ("all", "burst"):
         sections.append(bench_burst())
+    if a.which in ("all", "traffic"):
+        sections.append(bench_traffic())
     if a.which in ("all", "resolve"):
         sections.append(bench_resolve())
     if a.which in ("all", "footprint"):

@@ -105,7 +105,8 @@ $(VM_BIN_DIR)/target_vmlibs: $(VM_LIBS_SRC)/target_vmlibs.c $(VM_LIBS_HDRS) \
 $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 	@BUILD=$(BUILD) $(VM_FETCH) busybox $@
 
-$(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/init $(VM_BUSYBOX) $(VM_ARM64_BIN) \
+$(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/toybox_stack.py $(TOP)/test/vm/init \
+		$(VM_BUSYBOX) $(VM_ARM64_BIN) \
 		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_LIBS) $(VM_ART_DATA) $(VM_ANDROID_DATA) \
 		| deps-host
 	@$(TOP)/test/vm/mkinitramfs.sh $@ $(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_BIN_DIR) $(TESTDATA) \

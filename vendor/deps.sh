@@ -43,7 +43,14 @@ declare -A need=(
 	# test-bionic: the independent backtrace its --stack expectations come from, and the
 	# mount namespace of its namesake case (unshare, mountpoint)
 	[gdb]=/usr/bin/gdb
+	# the arm64 VM's bionic --stack expectations: gdb's backtrace of the arm64 toybox run
+	# under qemu-user (test/vm/toybox_stack.py)
+	[gdb-multiarch]=/usr/bin/gdb-multiarch
 	[util-linux]=/usr/bin/unshare
+	# test-diff: the reference protobuf encoder/decoder the config codec is compared with
+	[protobuf-compiler]=/usr/bin/protoc
+	# test_traffic: a dummy interface with an IPv6 address in a private network namespace
+	[iproute2]=/usr/sbin/ip
 )
 missing=()
 for pkg in "${!need[@]}"; do

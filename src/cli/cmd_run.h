@@ -1,12 +1,11 @@
 /* cmd_run.h — the run command's options and its last stage, shared with the
  * commands that build their plan another way (`trace`: cmd_trace.c): the
- * option rows (run's own and the output options of sink/sink_args.h), how
- * each is taken, and running a built plan through the session, loop and
- * sinks. */
+ * option rows (run's own, sink/sink_args.h's output and stack/stack_args.h's
+ * stack options) parsed with a command's own, and running a built plan
+ * through the session, loop and sinks. */
 #ifndef UPROBESTATS_CLI_CMD_RUN_H
 #define UPROBESTATS_CLI_CMD_RUN_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,22 +54,13 @@ struct run_opts {
 	struct guardrail_opts guardrail;
 };
 
-/* What run_opts_take returns besides EXIT_OK / EXIT_USAGE. */
-#define RUN_OPT_NOT_MINE (-2)    /* not a run option: the caller's own */
-#define RUN_OPT_HELP     (-3)    /* -h / --help */
-
-/* Appends run's getopt rows (output options first) and a terminating zero
- * row at opts[*n]; -ENOSPC when they do not fit in max. */
-int run_opts_getopt(struct option *opts, size_t *n, size_t max);
-/* c, optarg: what getopt_long returned for a row of run_opts_getopt. */
-int run_opts_take(int c, struct run_opts *o);
-/* A command taking every run option plus rows of its own (`own`, ended by a
- * zero row; -p is run's --pid): getopt over argv, each option to
- * run_opts_take, else to take(c, ctx) (optarg set; returns an exit code),
- * then run_opts_check.  EXIT_OK with optind at the first operand, -1 after
- * --help (printed), or an exit code (the error printed). */
-int run_opts_parse_with(int argc, char **argv, const struct option *own,
-			int (*take)(int c, void *ctx), void *ctx, struct run_opts *o);
+/* A command taking every run option (the output rows, the stack rows, run's
+ * rows, -v, -h) plus its own rows (own with ctx; NULL: none), the short
+ * letters in shorts ("pnvh": -p is run's --pid); then run_opts_check.
+ * EXIT_OK with optind at the first operand, -1 after --help (printed), or an
+ * exit code (the error printed). */
+int run_opts_parse_cmd(int argc, char **argv, const struct opt_rows *own, void *ctx,
+		       const char *shorts, struct run_opts *o);
 
 /* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
 int run_opts_check(struct run_opts *o);

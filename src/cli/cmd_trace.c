@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
 #include "cli/trace_match.h"
+#include "common/parse_u32.h"
 #include "config/encode.h"
 #include "config/textdump.h"
 #include "plan/aggregation.h"
@@ -36,86 +38,83 @@ struct trace_opts {
 	size_t n_patterns;
 };
 
-enum {
-	OPT_RET = 0x800, OPT_ARGS, OPT_ATOM, OPT_EMIT, OPT_MAX_PROBES, OPT_COUNT, OPT_BY, OPT_SUM,
-	OPT_HIST, OPT_AGG_KEYS,
-};
+#define TRACE(ctx) ((struct trace_opts *)(ctx))
 
-static const struct option trace_long_opts[] = {
-	{ "ret", no_argument, NULL, OPT_RET },
-	{ "args", required_argument, NULL, OPT_ARGS },
-	{ "atom", required_argument, NULL, OPT_ATOM },
-	{ "emit-config", required_argument, NULL, OPT_EMIT },
-	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
-	{ "name", required_argument, NULL, 'n' },
-	{ "count", no_argument, NULL, OPT_COUNT },
-	{ "by", required_argument, NULL, OPT_BY },
-	{ "sum", required_argument, NULL, OPT_SUM },
-	{ "hist", required_argument, NULL, OPT_HIST },
-	{ "agg-keys", required_argument, NULL, OPT_AGG_KEYS },
-	{ 0 },
-};
-
-/* --count, --by, --sum, --hist, --agg-keys: in-kernel aggregation. */
-static int take_agg_opt(int c, struct trace_agg *g)
+static int take_args(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	struct err e = { 0 };
-	int rc = 0;
-
-	g->on = true;
-	switch (c) {
-	case OPT_COUNT: return EXIT_OK;
-	case OPT_BY: rc = trace_agg_parse_by(optarg, g, &e); break;
-	case OPT_SUM: rc = trace_agg_parse_value(optarg, "--sum", &g->sum, &g->sum_arg, &e); break;
-	case OPT_HIST:
-		rc = trace_agg_parse_value(optarg, "--hist", &g->hist, &g->hist_arg, &e);
-		break;
-	case OPT_AGG_KEYS:
-		return cli_parse_range(optarg, 1, AGG_MAX_KEYS_LIMIT, &g->max_keys, "--agg-keys",
-				       "a key count") ? EXIT_OK : EXIT_USAGE;
-	default: return RUN_OPT_NOT_MINE;
-	}
-	if (rc < 0) {
-		p_err("%s", e.msg);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return trace_args_parse(arg, &TRACE(ctx)->spec, e);
 }
 
-static int take_trace_opt(int c, void *ctx)
+static int take_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	struct trace_opts *o = ctx;
-	struct err e = { 0 };
 	uint32_t v;
 
-	if (c >= OPT_COUNT && c <= OPT_AGG_KEYS)
-		return take_agg_opt(c, &o->spec.agg);
-	switch (c) {
-	case OPT_RET: o->spec.ret = true; return EXIT_OK;
-	case 'n': o->spec.process_name = optarg; return EXIT_OK;
-	case OPT_EMIT: o->emit = optarg; return EXIT_OK;
-	case OPT_ARGS:
-		if (trace_args_parse(optarg, &o->spec, &e) < 0) {
-			p_err("%s", e.msg);
-			return EXIT_USAGE;
-		}
-		return EXIT_OK;
-	case OPT_ATOM:
-		if (!cli_parse_u32(optarg, &v, "an atom id") || !v || v > INT32_MAX)
-			return EXIT_USAGE;
-		o->spec.atom_id = v;
-		return EXIT_OK;
-	case OPT_MAX_PROBES:
-		if (!cli_parse_u32(optarg, &o->max_probes, "a probe count") || !o->max_probes)
-			return EXIT_USAGE;
-		return EXIT_OK;
-	}
-	return EXIT_USAGE;
+	if (parse_u32_arg(arg, 1, INT32_MAX, "--atom", "an atom id", &v, e) < 0)
+		return -EINVAL;
+	TRACE(ctx)->spec.atom_id = v;
+	return 0;
 }
+
+static int take_max_probes(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, UINT32_MAX, "--max-probes", "a probe count",
+			     &TRACE(ctx)->max_probes, e);
+}
+
+/* --count, --by, --sum, --hist, --agg-keys: in-kernel aggregation. */
+static int take_by(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	TRACE(ctx)->spec.agg.on = true;
+	return trace_agg_parse_by(arg, &TRACE(ctx)->spec.agg, e);
+}
+
+static int take_sum(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	struct trace_agg *g = &TRACE(ctx)->spec.agg;
+
+	g->on = true;
+	return trace_agg_parse_value(arg, "--sum", &g->sum, &g->sum_arg, e);
+}
+
+static int take_hist(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	struct trace_agg *g = &TRACE(ctx)->spec.agg;
+
+	g->on = true;
+	return trace_agg_parse_value(arg, "--hist", &g->hist, &g->hist_arg, e);
+}
+
+static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	struct trace_agg *g = &TRACE(ctx)->spec.agg;
+
+	g->on = true;
+	return parse_u32_arg(arg, 1, AGG_MAX_KEYS_LIMIT, "--agg-keys", "a key count",
+			     &g->max_keys, e);
+}
+
+#define KEEP_STR(member) OPT_STR(struct trace_opts, member)
+#define SET_TRUE(member) OPT_TRUE(struct trace_opts, member)
+
+static const struct opt_row trace_row_v[] = {
+	{ "ret", 0, no_argument, SET_TRUE(spec.ret) },
+	{ "args", 0, required_argument, take_args, 0 },
+	{ "atom", 0, required_argument, take_atom, 0 },
+	{ "emit-config", 0, required_argument, KEEP_STR(emit) },
+	{ "max-probes", 0, required_argument, take_max_probes, 0 },
+	{ "name", 'n', required_argument, KEEP_STR(spec.process_name) },
+	{ "count", 0, no_argument, SET_TRUE(spec.agg.on) },
+	{ "by", 0, required_argument, take_by, 0 },
+	{ "sum", 0, required_argument, take_sum, 0 },
+	{ "hist", 0, required_argument, take_hist, 0 },
+	{ "agg-keys", 0, required_argument, take_agg_keys, 0 },
+};
+
+const struct opt_rows trace_rows = OPT_ROWS(trace_row_v);
 
 static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 {
-	int rc = run_opts_parse_with(argc, argv, trace_long_opts, take_trace_opt, o, &o->run);
+	int rc = run_opts_parse_cmd(argc, argv, &trace_rows, o, "pnvh", &o->run);
 
 	if (rc != EXIT_OK)
 		return rc;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/grow.h"
 
 #define SEC_EH 0
 #define SEC_DEBUG 1
@@ -289,14 +290,8 @@ static int add_fde(struct cfi_table *t, uint8_t sec, uint64_t off)
 	}
 	if (s == e)
 		return 0;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct fde_ent *v = realloc(t->fdes, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->fdes = v;
-		t->cap = cap;
-	}
+	if (grow_array(&t->fdes, &t->cap, t->n + 1, 256) < 0)
+		return -ENOMEM;
 	t->fdes[t->n++] = (struct fde_ent){ .start = s, .end = e, .off = off, .sec = sec };
 	return 0;
 }
@@ -327,7 +322,11 @@ static int scan_section(struct cfi_table *t, uint8_t sec, struct err *err)
 	return 0;
 }
 
-/* Indexes .eh_frame through .eh_frame_hdr's table; false when unusable. */
+/* Indexes .eh_frame through .eh_frame_hdr's table; false when unusable.  Also false
+ * when an entry points at an empty FDE (pc range 0): the linker keeps one entry per
+ * start address, and where an empty FDE shares its start with the function's real
+ * one (bionic's arm64 libc.so) the table hides the real one, which only a scan of
+ * .eh_frame finds (test/diff/elf_diff.c found it against readelf). */
 static bool index_from_hdr(struct cfi_table *t, const struct elf_section *hs)
 {
 	size_t sz;
@@ -357,8 +356,11 @@ static bool index_from_hdr(struct cfi_table *t, const struct elf_section *hs)
 			t->bad++;
 			continue;
 		}
+		size_t n = t->n, bad = t->bad;
 		if (add_fde(t, SEC_EH, fa - t->sec[SEC_EH].addr))
 			return false;
+		if (t->n == n && t->bad == bad)
+			return false;   /* empty: may shadow a real FDE of that start */
 	}
 	return true;
 }
@@ -410,6 +412,7 @@ int cfi_open(const struct elf_file *elf, struct cfi_table **out, struct err *err
 		t->hdr_addr = hs.addr;
 	if (t->sec[SEC_EH].present && !(have_hdr && index_from_hdr(t, &hs))) {
 		t->n = 0;
+		t->bad = 0;
 		rc = scan_section(t, SEC_EH, err);
 	}
 	if (!rc && t->sec[SEC_DEBUG].present)

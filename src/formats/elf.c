@@ -200,7 +200,10 @@ static int parse_shdrs(struct elf_file *f, struct err *err)
 	for (uint32_t i = 0; i < f->shnum; i++)
 		decode_shdr(f, f->data + f->shoff + (uint64_t)i * f->shentsize, &f->secs[i]);
 	f->nsecs = f->shnum;
-	if (f->shstrndx >= f->nsecs ||
+	/* names only from an uncompressed string table in the file (as libelf's
+	 * elf_strptr) */
+	if (f->shstrndx >= f->nsecs || f->secs[f->shstrndx].type != SHT_STRTAB ||
+	    (f->secs[f->shstrndx].flags & SHF_COMPRESSED) ||
 	    !rng_ok(f->size, f->secs[f->shstrndx].offset, f->secs[f->shstrndx].size))
 		return 0;
 	const struct elf_section *ss = &f->secs[f->shstrndx];

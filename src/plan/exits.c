@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "formats/elf.h"
 #include "formats/exit_sites.h"
 #include "formats/oat_exits.h"
@@ -62,14 +63,8 @@ static struct exits_file *cached(struct exits_cache *c, const char *path)
 	for (size_t i = 0; i < c->n; i++)
 		if (strcmp(c->v[i].path, path) == 0)
 			return &c->v[i];
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 8;
-		struct exits_file *v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (grow_array(&c->v, &c->cap, c->n + 1, 8) < 0)
+		return NULL;
 	f = &c->v[c->n];
 	*f = (struct exits_file){ .path = strdup(path), .fd = -1, .is_oat = -1, .oat_rc = 1 };
 	if (!f->path)

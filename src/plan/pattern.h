@@ -128,6 +128,7 @@ struct pattern_matches {
 	size_t by_reason[MATCH_N_REASONS];
 	size_t n_searched;          /* files looked into */
 	char **searched_paths;      /* their paths */
+	size_t cap_searched;
 	char searched[1024];        /* their names, comma-separated (truncated), for errors */
 	size_t n_found;             /* every match found, a repeat of one already listed too */
 	struct pattern_index *index;   /* file + offset (+ name) -> match, for repeats */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "formats/dex.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
@@ -51,14 +52,8 @@ static struct pattern_file_count *file_slot(struct pattern_matches *m, const cha
 	for (size_t i = 0; i < m->n_files; i++)
 		if (!strcmp(m->files[i].path, path))
 			return &m->files[i];
-	if (m->n_files == m->cap_files) {
-		size_t c = m->cap_files ? m->cap_files * 2 : 8;
-		struct pattern_file_count *f = realloc(m->files, c * sizeof(*f));
-		if (!f)
-			return NULL;
-		m->files = f;
-		m->cap_files = c;
-	}
+	if (grow_array(&m->files, &m->cap_files, m->n_files + 1, 8) < 0)
+		return NULL;
 	struct pattern_file_count *f = &m->files[m->n_files];
 	*f = (struct pattern_file_count){ .path = strdup(path) };
 	if (!f->path)
@@ -75,11 +70,9 @@ int pattern_note_searched(struct pattern_matches *m, const char *path)
 	for (size_t i = 0; i < m->n_searched; i++)
 		if (!strcmp(m->searched_paths[i], path))
 			return 0;
-	char **v = realloc(m->searched_paths, (m->n_searched + 1) * sizeof(*v));
-	if (!v)
+	if (grow_array(&m->searched_paths, &m->cap_searched, m->n_searched + 1, 8) < 0)
 		return -ENOMEM;
-	m->searched_paths = v;
-	if (!(v[m->n_searched] = strdup(path)))
+	if (!(m->searched_paths[m->n_searched] = strdup(path)))
 		return -ENOMEM;
 	m->n_searched++;
 	if (l + 40 < sizeof(m->searched))
@@ -107,14 +100,8 @@ int pattern_push(struct pattern_matches *m, struct pattern_match *x, size_t max)
 	}
 	if (x->left_out == MATCH_OK && m->by_reason[MATCH_OK] >= max)
 		x->left_out = MATCH_OVER_MAX;
-	if (m->n == m->cap) {
-		size_t c = m->cap ? m->cap * 2 : 64;
-		struct pattern_match *v = realloc(m->v, c * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = c;
-	}
+	if (grow_array(&m->v, &m->cap, m->n + 1, 64) < 0)
+		return -ENOMEM;
 	if (!(f = file_slot(m, x->path)))
 		return -ENOMEM;
 	f->matched++;
@@ -251,14 +238,8 @@ static size_t compiled_at(const struct java_ctx *x, uint32_t dex_i, uint32_t cdi
 
 static int add_cand(struct java_ctx *x, const struct cand *c)
 {
-	if (x->n_c == x->cap_c) {
-		size_t n = x->cap_c ? x->cap_c * 2 : 64;
-		struct cand *v = realloc(x->c, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		x->c = v;
-		x->cap_c = n;
-	}
+	if (grow_array(&x->c, &x->cap_c, x->n_c + 1, 64) < 0)
+		return -ENOMEM;
 	x->c[x->n_c++] = *c;
 	if (c->list_i != (size_t)-1)
 		x->in_pat[c->list_i] = true;

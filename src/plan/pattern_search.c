@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/edit_distance.h"
 #include "config/guardrail.h"
 #include "formats/dex.h"
 #include "formats/elf.h"
@@ -19,7 +20,6 @@
 #include "sys/proc_path.h"
 
 #define N_NEAREST 5
-#define DIST_MAX_LEN 200
 
 /* A literal, non-simple class glob: only files whose class index has the class. */
 static bool worth_opening(const struct trace_pattern *p, const struct oat_search_opts *o,
@@ -147,39 +147,15 @@ void pattern_matches_guardrail(struct pattern_matches *m, int guardrail_list)
 
 /* ---- nearest names ------------------------------------------------------------------ */
 
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[DIST_MAX_LEN + 1];
-	size_t na = strnlen(a, DIST_MAX_LEN), nb = strnlen(b, DIST_MAX_LEN);
-
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= na; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= nb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[nb];
-}
-
 struct nearest {
 	char name[N_NEAREST][256];
-	unsigned dist[N_NEAREST];
+	size_t dist[N_NEAREST];
 	size_t n;
 };
 
 static void offer(struct nearest *nr, const char *want, const char *key, const char *shown)
 {
-	unsigned d = edit_distance(want, key);
+	size_t d = edit_distance(want, strlen(want), key, strlen(key));
 	size_t at;
 
 	for (size_t i = 0; i < nr->n; i++)

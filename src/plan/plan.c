@@ -303,6 +303,22 @@ static void add_note(struct plan_probe *p, const char *text)
 	snprintf(p->note + len, sizeof(p->note) - len, "%s%s", len ? "; " : "", text);
 }
 
+/* A note that must be seen (the exit choice: whether a uretprobe is used):
+ * appended whole, the earlier text cut short with "..." when both do not fit
+ * (a method whose code many others share lists them all before it). */
+static void add_note_kept(struct plan_probe *p, const char *text)
+{
+	size_t need = strlen(text) + sizeof("...; "), len = strlen(p->note);
+
+	if (len + need > sizeof(p->note) && need < sizeof(p->note)) {
+		len = sizeof(p->note) - need;
+		while (len && ((unsigned char)p->note[len] & 0xC0) == 0x80)
+			len--;     /* not inside a UTF-8 sequence */
+		memcpy(p->note + len, "...", 4);
+	}
+	add_note(p, text);
+}
+
 int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct err *err)
 {
 	const struct probe_config *pc = p->cfg;
@@ -330,7 +346,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		p->exit_offsets = c.exit_offsets;
 	}
 	if (c.note[0])
-		add_note(p, c.note);
+		add_note_kept(p, c.note);
 	return 0;
 }
 

@@ -93,10 +93,12 @@ static bool is_output_used(const struct object_state *os, const char *name, bool
 	return false;
 }
 
+/* Whether a probe pairs entries with exits on pending_calls (a lone `ret`
+ * pairs nothing: its one probe is the entry and the exit). */
 static bool plan_uses_exit_probes(const struct plan *plan)
 {
 	for (size_t i = 0; i < plan->n_probes; i++)
-		if (plan->probe_by_id[i]->exit_probes)
+		if (plan->probe_by_id[i]->exit_probes && !plan->probe_by_id[i]->lone_ret)
 			return true;
 	return false;
 }

@@ -8,16 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "probe/closer.h"
 #include "probe/session_priv.h"
 
 static int grow_atts(struct instance *in, size_t more, struct err *err)
 {
-	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
-
-	if (!n)
+	if (resize_array(&in->atts, in->n_atts + more) < 0)
 		return err_set(err, -ENOMEM, "out of memory");
-	in->atts = n;
 	return 0;
 }
 

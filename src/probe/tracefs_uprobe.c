@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "probe/attach.h"
 #include "sys/proc.h"
 
@@ -134,12 +135,8 @@ int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *er
 		sp = strchr(name, ' ');
 		if (!sp || sp - name >= 128 || !group_owner_gone(proc_dir, name, t->owner))
 			continue;
-		if (n == cap) {
-			void *nb = realloc(stale, (cap = cap ? 2 * cap : 16) * sizeof(*stale));
-			if (!nb)
-				break;
-			stale = nb;
-		}
+		if (grow_array(&stale, &cap, n + 1, 16) < 0)
+			break;
 		snprintf(stale[n++], 128, "%.*s", (int)(sp - name), name);
 	}
 	fclose(f);

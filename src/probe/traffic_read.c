@@ -148,11 +148,27 @@ void traffic_reader_collect(struct traffic_reader *r, uint32_t gen)
 	}
 }
 
-/* The interface of the IPv4 route to addr (network order): the longest
- * matching prefix of /proc/net/route; NULL when none matches. */
-static const char *route_iface(uint32_t addr, char *buf, size_t size)
+/* A routing table of pid's network namespace (/proc/PID/net/NAME), else of
+ * ours when pid is gone. */
+static FILE *route_table(uint32_t pid, const char *name)
 {
-	FILE *f = fopen("/proc/net/route", "re");
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/net/%s", pid, name);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(path, sizeof(path), "/proc/net/%s", name);
+		f = fopen(path, "re");
+	}
+	return f;
+}
+
+/* The interface of the IPv4 route to addr (network order): the longest
+ * matching prefix of the route table; NULL when none matches. */
+static const char *route_iface(uint32_t pid, uint32_t addr, char *buf, size_t size)
+{
+	FILE *f = route_table(pid, "route");
 	char line[256], name[32];
 	unsigned dest, mask, flags, best_mask = 0;
 	bool found = false;
@@ -174,6 +190,41 @@ static const char *route_iface(uint32_t addr, char *buf, size_t size)
 	return found ? buf : NULL;
 }
 
+/* The IPv6 route's: the longest prefix of ipv6_route (addresses as 32 hex
+ * digits in network order) that holds addr, up and not a reject route. */
+static const char *route6_iface(uint32_t pid, const uint8_t addr[16], char *buf, size_t size)
+{
+	FILE *f = route_table(pid, "ipv6_route");
+	char line[256], dest[33], name[32];
+	unsigned plen, flags;
+	int best = -1;
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		uint8_t d[16];
+		bool ok = true;
+
+		if (sscanf(line, "%32[0-9a-f] %x %*s %*s %*s %*s %*s %*s %x %31s", dest, &plen,
+			   &flags, name) != 4 || strlen(dest) != 32 || plen > 128 ||
+		    !(flags & 0x1) || (flags & 0x200) || (int)plen <= best)
+			continue;
+		for (int i = 0; i < 16; i++) {
+			unsigned byte;
+			sscanf(dest + 2 * i, "%2x", &byte);
+			d[i] = (uint8_t)byte;
+		}
+		for (unsigned bit = 0; bit < plen && ok; bit++)
+			ok = ((d[bit / 8] ^ addr[bit / 8]) & (0x80 >> (bit % 8))) == 0;
+		if (ok) {
+			snprintf(buf, size, "%s", name);
+			best = (int)plen;
+		}
+	}
+	fclose(f);
+	return best >= 0 ? buf : NULL;
+}
+
 static const char *proto_of(const struct ups_traffic_sock *s)
 {
 	if (!s->family && !s->type)
@@ -188,8 +239,8 @@ static const char *proto_of(const struct ups_traffic_sock *s)
 }
 
 /* The peer as text and its interface. */
-static void describe(const struct ups_traffic_sock *s, struct traffic_row *row, char *iface,
-		     size_t size)
+static void describe(uint32_t pid, const struct ups_traffic_sock *s, struct traffic_row *row,
+		     char *iface, size_t size)
 {
 	char a[INET6_ADDRSTRLEN] = "";
 	uint32_t v4;
@@ -203,13 +254,13 @@ static void describe(const struct ups_traffic_sock *s, struct traffic_row *row, 
 		memcpy(&v4, s->addr, 4);
 		inet_ntop(AF_INET, s->addr, a, sizeof(a));
 		snprintf(row->peer, sizeof(row->peer), "%s:%u", a, s->port);
-		row->iface = (s->addr[0] == 127) ? "lo" : route_iface(v4, iface, size);
+		row->iface = (s->addr[0] == 127) ? "lo" : route_iface(pid, v4, iface, size);
 	} else if (s->family == 10) {
 		static const uint8_t loop6[16] = { [15] = 1 };
 		inet_ntop(AF_INET6, s->addr, a, sizeof(a));
 		snprintf(row->peer, sizeof(row->peer), "[%s]:%u", a, s->port);
-		if (!memcmp(s->addr, loop6, 16))
-			row->iface = "lo";
+		row->iface = !memcmp(s->addr, loop6, 16) ? "lo"
+			     : route6_iface(pid, s->addr, iface, size);
 	} else if (s->family == 1) {
 		snprintf(row->peer, sizeof(row->peer), "unix:%.*s", 16, (const char *)s->addr);
 	} else {
@@ -309,7 +360,8 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 			row = &r->rows[rows++];
 			*row = (struct traffic_row){ .pid = e->key.pid, .uid = e->key.uid,
 						     .fd = e->key.fd, .proto = proto_of(&e->key.sock) };
-			describe(&e->key.sock, row, ifaces[rows % 64], sizeof(ifaces[0]));
+			describe(e->key.pid, &e->key.sock, row, ifaces[rows % 64],
+				 sizeof(ifaces[0]));
 			row->host = host_of(r, &e->key, r->hosts[rows - 1]);
 		}
 		row = &r->rows[rows - 1];

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/mapfile.h"
 #include "formats/dex.h"
 #include "formats/oat.h"
@@ -26,16 +27,10 @@ struct class_index {
 
 static int put(struct class_index *ci, const char *s, size_t n)
 {
-	if (ci->len + n + 2 > ci->cap) {
-		size_t nc = ci->cap ? ci->cap * 2 : 65536;
-		while (nc < ci->len + n + 2)
-			nc *= 2;
-		char *p = realloc(ci->text, nc);
-		if (!p)
-			return -ENOMEM;
-		ci->text = p;
-		ci->cap = nc;
-	}
+	if (n > SIZE_MAX - 2 - ci->len)
+		return -EOVERFLOW;
+	if (grow_array(&ci->text, &ci->cap, ci->len + n + 2, 65536) < 0)
+		return -ENOMEM;
 	memcpy(ci->text + ci->len, s, n);
 	ci->len += n;
 	ci->text[ci->len] = 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "formats/elf.h"
 #include "formats/ifunc.h"
 #include "formats/insn.h"
@@ -142,27 +143,15 @@ static int index_cb(void *ctx, const char *name, const struct elf_symbol *s)
 
 	if (s->shndx == SHN_UNDEF)
 		return 0;
-	if (nf->n_syms == b->cap_syms) {
-		size_t cap = b->cap_syms ? b->cap_syms * 2 : 256;
-		void *p = realloc(nf->syms, cap * sizeof(*nf->syms));
-		if (!p)
-			return b->oom = true, 1;
-		nf->syms = p;
-		b->cap_syms = cap;
-	}
+	if (grow_array(&nf->syms, &b->cap_syms, nf->n_syms + 1, 256) < 0)
+		return b->oom = true, 1;
 	nf->syms[nf->n_syms] = (struct native_sym){ name, *s, nf->n_syms };
 	nf->n_syms++;
 	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !s->size ||
 	    s->value + s->size < s->value)
 		return 0;
-	if (nf->n_funcs == b->cap_funcs) {
-		size_t cap = b->cap_funcs ? b->cap_funcs * 2 : 256;
-		void *p = realloc(nf->funcs, cap * sizeof(*nf->funcs));
-		if (!p)
-			return b->oom = true, 1;
-		nf->funcs = p;
-		b->cap_funcs = cap;
-	}
+	if (grow_array(&nf->funcs, &b->cap_funcs, nf->n_funcs + 1, 256) < 0)
+		return b->oom = true, 1;
 	nf->funcs[nf->n_funcs++] = (struct native_func){ s->value, s->value + s->size, name };
 	return 0;
 }
@@ -261,14 +250,8 @@ static int cached_file(struct native_cache *c, const char *path, struct native_f
 		*err = c->files[i].open_err;
 		return err->code ? err->code : -EINVAL;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 8;
-		void *p = realloc(c->files, cap * sizeof(*c->files));
-		if (!p)
-			return err_set(err, -ENOMEM, "out of memory");
-		c->files = p;
-		c->cap = cap;
-	}
+	if (grow_array(&c->files, &c->cap, c->n + 1, 8) < 0)
+		return err_set(err, -ENOMEM, "out of memory");
 	nf = &c->files[c->n];
 	rc = file_open(nf, path, err);
 	if (rc < 0 && !nf->path)

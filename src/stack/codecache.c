@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/grow.h"
 #include "stack/codefile.h"
 #include "sys/maps.h"
 #include "sys/proc_path.h"
@@ -20,6 +21,8 @@ struct mapping {
 	uint64_t start, end, off;
 	struct code_file *file;       /* NULL: anonymous, deleted or a memfd */
 	char *name;                   /* the maps path column ("" when none) */
+	dev_t dev;                    /* the file's, from the maps */
+	uint64_t ino;
 };
 
 struct proc {
@@ -109,9 +112,28 @@ void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *o
 struct maps_read {
 	struct code_cache *c;
 	pid_t pid;
+	const struct mapping *old;    /* the previous read's, and where to look first */
+	size_t n_old, next_old;
 	struct mapping *v;
 	size_t n, cap;
 };
+
+/* The file the previous read opened for the same file (maps path, device and inode):
+ * read once, and still known when the process's view of it is gone (it is exiting, its
+ * /proc/PID/root with it). */
+static struct code_file *known_file(struct maps_read *r, const struct proc_mapping *pm)
+{
+	for (size_t k = 0; k < r->n_old; k++) {
+		size_t i = (r->next_old + k) % r->n_old;
+		const struct mapping *o = &r->old[i];
+		if (o->file && !code_file_why(o->file) && o->ino == pm->inode &&
+		    o->dev == pm->dev && !strcmp(o->name, pm->path)) {
+			r->next_old = i + 1;
+			return o->file;
+		}
+	}
+	return NULL;
+}
 
 static bool is_jit_name(const char *p)
 {
@@ -127,17 +149,11 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
 
 	if (!proc_mapping_exec(pm))
 		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct mapping *v = realloc(r->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (grow_array(&r->v, &r->cap, r->n + 1, 64) < 0)
+		return -ENOMEM;
 	m = &r->v[r->n];
 	*m = (struct mapping){ .start = pm->start, .end = pm->end, .off = pm->offset,
-			       .name = strdup(path) };
+			       .name = strdup(path), .dev = pm->dev, .ino = pm->inode };
 	if (!m->name)
 		return -ENOMEM;
 	r->n++;
@@ -149,6 +165,8 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
 		m->file = m[-1].file;
 		return 0;
 	}
+	if ((m->file = known_file(r, pm)))
+		return 0;
 	/* the file the process mapped, never the tracer's namesake at its path (a chroot,
 	 * a mount namespace: sys/proc_path.h) */
 	char mapped[PATH_MAX];
@@ -164,7 +182,7 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
  * read before: its records may still be waiting to be drained. */
 static int read_maps(struct code_cache *c, struct proc *p)
 {
-	struct maps_read r = { .c = c, .pid = (pid_t)p->pid };
+	struct maps_read r = { .c = c, .pid = (pid_t)p->pid, .old = p->v, .n_old = p->n };
 	struct err e = { 0 };
 	int rc;
 

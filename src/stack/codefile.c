@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/grow.h"
 #include "formats/cfi.h"
 #include "formats/codeinfo.h"
 #include "formats/dex.h"
@@ -129,15 +130,9 @@ static int add_sym(void *ctx, const char *name, const struct elf_symbol *s)
 
 	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !s->value || !name || !*name)
 		return 0;
-	if (f->n_syms == sv->cap) {
-		size_t cap = sv->cap ? sv->cap * 2 : 256;
-		struct sym *v = realloc(f->syms, cap * sizeof(*v));
-		if (!v) {
-			sv->oom = true;
-			return 1;
-		}
-		f->syms = v;
-		sv->cap = cap;
+	if (grow_array(&f->syms, &sv->cap, f->n_syms + 1, 256) < 0) {
+		sv->oom = true;
+		return 1;
 	}
 	/* 32-bit ARM: bit 0 of a function's value marks Thumb code */
 	f->syms[f->n_syms++] = (struct sym){ elf_machine(f->elf) == EM_ARM ? s->value & ~1ull

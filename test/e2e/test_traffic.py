@@ -29,6 +29,25 @@ def server_pid(client, timeout=10):
     raise AssertionError("target_traffic started no server")
 
 
+def traced(held, args):
+    """`traffic --format json ARGS` attached, then the held target let go and
+    waited for: (its JSON rows, the Uprobestats)."""
+    deadline = time.monotonic() + 10
+    while "/libc.so" not in open(f"/proc/{held.pid}/maps").read():
+        check(time.monotonic() < deadline, "the target maps libc")   # the loader's work
+        time.sleep(0.005)
+    try:
+        u = Uprobestats(["traffic", "--format", "json"] + args)
+        u.wait_attached()
+        held.go()
+        held.wait()
+        rc = u.wait()
+    finally:
+        held.kill()
+    eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
+    return [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')], u
+
+
 def traffic_rows(args, base):
     """(client pid, server pid, JSON rows, typed atoms of ATOM)"""
     tmp = tmpdir()
@@ -40,17 +59,11 @@ def traffic_rows(args, base):
     held = Held(tmp, "target_traffic", [str(base), sock, "/etc/hostname", hosts])
     try:
         srv = server_pid(held.pid)
-        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid), "-p", str(srv),
-                         "--atom", str(ATOM), f"--statsd={rx.path}"] + args)
-        u.wait_attached()
-        held.go()
-        held.wait()
-        rc = u.wait()
+        rows, _ = traced(held, ["-p", str(held.pid), "-p", str(srv), "--atom", str(ATOM),
+                                f"--statsd={rx.path}"] + args)
     finally:
         held.kill()
         rx.close()
-    eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
-    rows = [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')]
     return held.pid, srv, rows, [f for a, f in rx.typed_atoms() if a == ATOM]
 
 
@@ -114,6 +127,18 @@ def test_traffic_exact_per_peer_and_direction():
                 ("string", r["host"] or "", {}), ("string", r["iface"] or "", {})] + \
                [("int64", r[k], {}) for k in ("tx_bytes", "rx_bytes", "tx_calls", "rx_calls")]
     eq(sorted(map(repr, atoms)), sorted(repr(as_atom(r)) for r in rows), "atoms = rows")
+
+
+def test_traffic_ipv6_interface_from_the_route():
+    """A peer past a veth interface with an IPv6 address, in the process's own
+    network namespace: the row's iface is the one its IPv6 route goes out of
+    (its /proc/PID/net/ipv6_route), not lo and not null."""
+    tmp = tmpdir()
+    held = Held(tmp, "target_sendloop", ["5", "--dummy6"])
+    rows, _ = traced(held, ["-p", str(held.pid), "--interval", "1"])
+    eq(sorted((r["proto"], r["peer"], r["iface"]) for r in rows if r["tx_bytes"]),
+       [("udp", "[fd00:5::2]:9", "upst6")], "the row and its interface")
+    eq(sum(r["tx_bytes"] for r in rows), 5, "bytes sent")
 
 
 def test_traffic_bad_input():

@@ -372,3 +372,23 @@ UT_TEST(cfi_matches_readelf_oat_debug_frame)
 		compare_section(out, ".debug_frame", 500);
 	}
 }
+
+/* bionic's arm64 libc.so (Android 11) has an empty FDE at 0x5a9a8 before the real one
+ * of 0x5a9a8..0x5a9e0, and lld's .eh_frame_hdr lists only the empty one for that start:
+ * the index must still find the real FDE (test/diff/elf_diff.c found it hidden). */
+UT_TEST(cfi_hdr_empty_fde_does_not_hide_the_real_one)
+{
+	const char *p = ut_testdata("android-userland/arm64-android11/system/lib64/libc.so");
+	struct elf_file *elf = NULL;
+	struct cfi_table *t = NULL;
+	struct err e = { 0 };
+	struct cfi_row r;
+
+	UT_ASSERT(!elf_open(p, &elf, &e));
+	UT_ASSERT(!cfi_open(elf, &t, &e));
+	UT_ASSERT(!cfi_row_at(t, 0x5a9b0, &r, &e));
+	UT_EQ_U64(r.fde_start, 0x5a9a8);
+	UT_EQ_U64(r.fde_end, 0x5a9e0);
+	cfi_close(t);
+	elf_close(elf);
+}

@@ -301,6 +301,23 @@ UT_TEST(plan_exits_a_lone_ret_java_method_gets_one_exit_probe_arm64)
 	}
 }
 
+/* The exit choice is never cut off the note: a method whose code many others
+ * share (their names fill the note) still says what it gets. */
+UT_TEST(plan_exits_the_choice_stays_in_a_full_note)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { 0 };
+
+	setup_java(&p, &pc, 20192);
+	memset(p.note, 'x', sizeof(p.note) - 1);
+	p.note[sizeof(p.note) - 1] = '\0';
+	check_lone_ret(&p, &o, 20192);
+	UT_CONTAINS(p.note, "xxx...; one exit probe at its lone ret (the entry): call and return "
+			    "in one hit, duration 0");
+	UT_EQ_INT(strlen(p.note), sizeof(p.note) - 1);
+}
+
 /* exit_probes: false on a lone `ret` asks for the uretprobe, which ART code
  * never gets without --unsafe-uretprobe. */
 UT_TEST(plan_exits_a_lone_ret_uretprobe_only_when_unsafe)

@@ -15,7 +15,10 @@
 #                call, from binutils' disassembly) to /vm/testdata/art_stack.txt; the
 #                arm64 Android 11 userland (android-userland/arm64-android11: bionic's
 #                linker64, libc.so, toybox and their closure) to /android, where /init
-#                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it
+#                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it;
+#                the chain gdb's backtrace shows at that toybox's first write (gdb-multiarch
+#                on it under qemu-user: test/vm/toybox_stack.py) to
+#                /vm/testdata/toybox_stack.txt, the bionic --stack scenario's expectation
 #   GLIBC        the arm64 glibc runtime (/usr/aarch64-linux-gnu/lib): the dynamic loader
 #                to /lib/ld-linux-aarch64.so.1 (target_vmlibs' PT_INTERP) and libc.so.6 to
 #                /lib/aarch64-linux-gnu/ (the loader's default search path); every other
@@ -152,6 +155,8 @@ cat >"$root/vm/art.env" <<-EOF
 	ART_LONE_OFF=$lone_off
 EOF
 echo "STRLEN_DEFAULT_OFF=$strlen_off" >"$root/vm/testdata/bionic.env"
+python3 "$here/toybox_stack.py" "$android" "$root/vm/testdata/toybox_stack.txt" ||
+	die "no expected chain for the bionic --stack scenario"
 # The stack.art_frame scenario's method A: SIGNATURE, then FILE_OFFSET FRAME RET.
 printf '%s\n%s %s\n' "$stack_a_sig" "$stack_a_off" "$stack_a" >"$root/vm/testdata/art_stack.txt"
 # No dev/console node: /init takes the console from devtmpfs once it is mounted.

@@ -299,9 +299,10 @@ out:
 
 /* --- the scenarios -------------------------------------------------------------------- */
 
-/* uprobestats ARGS (legacy round: --target-kernel added) against a held dd. */
+/* uprobestats ARGS (legacy round: --target-kernel added) against a held dd; OUT (or
+ * NULL) gets the path of its output once the calls in it checked. */
 static void traced_dd(struct tc *t, const char *const *args, bool by_pid, int want_read,
-		      bool ret)
+		      bool ret, char *out_path)
 {
 	struct dd d = { .pid = -1 };
 	struct ups u = { .pid = -1 };
@@ -338,6 +339,8 @@ static void traced_dd(struct tc *t, const char *const *args, bool by_pid, int wa
 		goto out;
 	if (read_calls(t, u.out, &d, &c) == 0)
 		check_calls(t, &c, want_read, ret);
+	if (out_path)
+		snprintf(out_path, VM_PATH_MAX, "%s", u.out);
 out:
 	dd_kill(&d);
 	if (u.pid > 0)
@@ -347,7 +350,7 @@ out:
 static void trace_by_library_name(struct tc *t)
 {
 	const char *args[] = { "trace", "libc.so:read", "libc.so:write", NULL };
-	traced_dd(t, args, true, 1, false);
+	traced_dd(t, args, true, 1, false, NULL);
 }
 
 /* bionic's arm64 read and write end in `b.hi __set_errno_internal` (a branch out of
@@ -370,7 +373,7 @@ static void trace_ret_by_the_path_the_process_sees(struct tc *t)
 	      "trace --ret: the refusal does not name the branch out: %.400s", err);
 	const char *args[] = { "trace", "--ret", "--unsafe-uretprobe", LIBC ":read",
 			       LIBC ":write", NULL };
-	traced_dd(t, args, true, 1, true);
+	traced_dd(t, args, true, 1, true, NULL);
 out:
 	free(err);
 }
@@ -391,14 +394,154 @@ static void run_config_file_paths(struct tc *t)
 	if (tc_write(t, tc_path(t, "write.textproto", cfg), text) < 0)
 		return;
 	const char *args[] = { "run", cfg, NULL };
-	traced_dd(t, args, true, 0, false);
+	traced_dd(t, args, true, 0, false, NULL);
 }
 
 /* -n toybox: the process Android's ps calls toybox (argv[0] /system/bin/toybox). */
 static void trace_by_process_name(struct tc *t)
 {
 	const char *args[] = { "trace", "-n", "toybox", LIBC ":write", NULL };
-	traced_dd(t, args, false, 0, false);
+	traced_dd(t, args, false, 0, false, NULL);
+}
+
+/* --- --stack at write ------------------------------------------------------------------- */
+
+#define GDB_CHAIN "/vm/testdata/toybox_stack.txt"
+#define MAX_FRAMES 24
+
+/* gdb's chain at dd's first write (test/vm/toybox_stack.py at build time: gdb-multiarch
+ * on the same toybox under qemu-user), innermost first. */
+struct gdb_chain {
+	int n;
+	char file[MAX_FRAMES][VM_PATH_MAX]; /* as the tracer sees it: under ROOT */
+	unsigned long long offset[MAX_FRAMES];
+	char sym[MAX_FRAMES][128];
+	char folded[MAX_FRAMES * 130];      /* root first, as --stacks writes it */
+};
+
+static int read_gdb_chain(struct tc *t, struct gdb_chain *g)
+{
+	char *text = read_file(GDB_CHAIN, NULL), *line, *save = NULL;
+	char path[VM_PATH_MAX];
+
+	memset(g, 0, sizeof(*g));
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && g->n < MAX_FRAMES;
+	     line = strtok_r(NULL, "\n", &save), g->n++) {
+		if (sscanf(line, "%511s %llx %127s", path, &g->offset[g->n], g->sym[g->n]) != 3)
+			break;
+		snprintf(g->file[g->n], VM_PATH_MAX, ROOT "%s", path);
+	}
+	free(text);
+	CHECK(g->n >= 4 && !line, GDB_CHAIN " holds no chain of PATH OFFSET SYMBOL lines");
+	for (int i = g->n - 1; i >= 0; i--) {
+		size_t len = strlen(g->folded);
+		snprintf(g->folded + len, sizeof(g->folded) - len, "%s%s", g->sym[i],
+			 i ? ";" : "");
+	}
+	return 0;
+out:
+	return -1;
+}
+
+/* One event's stack, frame for frame (file, offset, symbol), against gdb's. */
+static int check_gdb_frames(struct tc *t, const struct jdoc *d, const struct jnode *ev,
+			    const struct gdb_chain *g, long line)
+{
+	const struct jnode *st = json_get(d, ev, "stack");
+	char file[VM_PATH_MAX];
+
+	CHECK(st && st->type == J_ARR, "line %ld: no stack array", line);
+	EQ(json_count(d, st), g->n, "frames (gdb's backtrace has as many)");
+	for (int i = 0; i < g->n; i++) {
+		const struct jnode *f = json_at(d, st, i), *sym = json_get(d, f, "symbol");
+		unsigned long long off = 0;
+		CHECK(json_str_is(sym, g->sym[i]), "line %ld: frame %d is '%.*s', gdb says %s",
+		      line, i, sym ? (int)sym->len : 0, sym ? sym->s : "", g->sym[i]);
+		CHECK(json_str_decode(json_get(d, f, "file"), file, sizeof(file)) > 0 &&
+		      !strcmp(file, g->file[i]), "line %ld: frame %d (%s) file '%s', gdb says %s",
+		      line, i, g->sym[i], file, g->file[i]);
+		CHECK(json_u64(json_get(d, f, "offset"), &off) == 0 && off == g->offset[i],
+		      "line %ld: frame %d (%s) offset 0x%llx, gdb says 0x%llx", line, i,
+		      g->sym[i], off, g->offset[i]);
+	}
+	CHECK(json_str_is(json_get(d, ev, "stack_end"), "outermost frame"),
+	      "line %ld: the stack does not end at the outermost frame", line);
+	return 0;
+out:
+	return -1;
+}
+
+static void check_gdb_stacks(struct tc *t, const char *out, const struct gdb_chain *g)
+{
+	size_t len = 0;
+	char *text = read_file(out, &len);
+	struct jdoc d = { 0 };
+	long line = 0;
+	int stacks = 0;
+
+	for (char *p = text; p < text + len;) {
+		char *nl = memchr(p, '\n', (size_t)(text + len - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+		line++;
+		CHECK(json_parse(&d, p, n) == 0, "line %ld is not JSON: %.200s", line, p);
+		if (json_get(&d, &d.n[0], "stack")) {
+			if (check_gdb_frames(t, &d, &d.n[0], g, line) < 0)
+				goto out;
+			stacks++;
+		}
+		p += n + 1;
+	}
+	EQ(stacks, COUNT, "events with a stack (one per write)");
+out:
+	json_free(&d);
+	free(text);
+}
+
+/* --stack at bionic's write in the chrooted toybox dd: every write's chain equals gdb's
+ * through toybox's own functions (symbols from its .gnu_debugdata) up to main and
+ * bionic's __libc_init, and the folded file is that chain once, COUNT times.  Call
+ * stacks have no legacy form: the legacy round checks the refusal. */
+static void stack_at_write(struct tc *t, const char *mode)
+{
+	struct gdb_chain g;
+	char folded[VM_PATH_MAX], out[VM_PATH_MAX] = "", want[sizeof(g.folded) + 16];
+	char *text = NULL, *err = NULL;
+	const char *args[] = { "trace", "--stack", "--stack-mode", mode, "--stacks", folded,
+			       LIBC ":write", NULL };
+
+	if (read_gdb_chain(t, &g) < 0)
+		return;
+	tc_path(t, "stacks.folded", folded);
+	if (t->env->target_kernel) {
+		const char *legacy[] = { "trace", "--target-kernel", t->env->target_kernel,
+					 "--stack", "--duration", "1", ROOT LIBC ":write", NULL };
+		int rc = ups_run(t, legacy, WAIT_MS, &err);
+		CHECK(rc != 0 && err && strstr(err, "no legacy form"),
+		      "--stack with --target-kernel: exit %d, stderr: %.300s", rc,
+		      err ? err : "");
+		goto out;
+	}
+	traced_dd(t, args, true, 0, false, out);
+	if (t->failed)
+		goto out;
+	check_gdb_stacks(t, out, &g);
+	snprintf(want, sizeof(want), "%s %d\n", g.folded, COUNT);
+	text = read_file(folded, NULL);
+	CHECK(text && !strcmp(text, want), "folded stacks: '%.600s', want '%s'",
+	      text ? text : "", want);
+out:
+	free(text);
+	free(err);
+}
+
+static void stack_at_write_copy_mode(struct tc *t)
+{
+	stack_at_write(t, "copy");
+}
+
+static void stack_at_write_kernel_mode(struct tc *t)
+{
+	stack_at_write(t, "kernel");
 }
 
 /* --- ifuncs ------------------------------------------------------------------------------ */
@@ -567,5 +710,7 @@ const struct vmcase vm_bionic_cases[] = {
 	{ "bionic.run_config_file_paths_as_the_process_sees_them", run_config_file_paths },
 	{ "bionic.trace_by_process_name_toybox", trace_by_process_name },
 	{ "bionic.ifunc_implementation_counted", ifunc_implementation_counted },
+	{ "bionic.stack_at_write_equals_gdb_copy_mode", stack_at_write_copy_mode },
+	{ "bionic.stack_at_write_equals_gdb_kernel_mode", stack_at_write_kernel_mode },
 	{ NULL, NULL },
 };
