@@ -31,6 +31,7 @@ struct session_opts {
 	bool force_tracefs;       /* tracefs uprobe_events even where the uprobe PMU exists */
 	bool force_pmu;           /* uprobe PMU perf events even where uprobe_multi links exist */
 	bool legacy;              /* the legacy objects (kernels before 5.5): perf buffer only */
+	bool no_perf_link;        /* never BPF perf links (--target-kernel before 5.15) */
 	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
 	const char *proc_dir;     /* "/proc" unless testing */
 	/* The run's code cache (code/codecache.h), which planning read the
