@@ -9,7 +9,7 @@ DIFF_DIR      := $(BUILD)/host/diff
 DIFF_ELF_BIN  := $(DIFF_DIR)/elf_diff
 DIFF_ELF_SRCS := $(sort $(wildcard $(TOP)/test/diff/elf_*.c)) \
 	$(addprefix $(TOP)/src/,formats/elf.c formats/minidebug.c formats/xz.c formats/cfi.c \
-		common/err.c common/mapfile.c)
+		common/err.c common/mapfile.c common/grow.c)
 DIFF_ODEX_DIR := oat/android-13/arm/realme_ice_ossi_TP1A.220905.001
 DIFF_HOSTILE  := android-userland/x86_64-android11/system/lib64/liblog.so \
 	android-userland/arm64-android11/system/lib64/libdl.so \

@@ -1,5 +1,6 @@
 /* elf_cmp.c — one image read by ours and by libelf, compared field by field
  * (see elf_diff.h). */
+#include "common/grow.h"
 #include "elf_diff.h"
 
 #include <errno.h>
@@ -188,14 +189,10 @@ struct symlist {
 
 static int push(struct symlist *l, const char *name, const struct elf_symbol *s)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct sym *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	int rc = grow_array(&l->v, &l->cap, l->n + 1, 256);
+
+	if (rc < 0)
+		return rc;
 	l->v[l->n++] = (struct sym){ name, *s };
 	return 0;
 }

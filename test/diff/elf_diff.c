@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 
 struct pathlist {
 	char **v;
@@ -43,13 +44,8 @@ static int add_file(const char *path, const struct stat *st, int type, struct FT
 	(void)ftw;
 	if (type != FTW_F || !is_elf(path))
 		return 0;
-	if (files.n == files.cap) {
-		files.cap = files.cap ? files.cap * 2 : 256;
-		char **v = realloc(files.v, files.cap * sizeof(*v));
-		if (!v)
-			return -1;
-		files.v = v;
-	}
+	if (grow_array(&files.v, &files.cap, files.n + 1, 256) < 0)
+		return -1;
 	return (files.v[files.n++] = strdup(path)) ? 0 : -1;
 }
 

@@ -1,5 +1,6 @@
 /* elf_tools.c — the independent tools elf_diff compares with: `xz -dc` for
  * .gnu_debugdata, `readelf --debug-dump=frames` for the CFI (see elf_diff.h). */
+#include "common/grow.h"
 #include "elf_diff.h"
 
 #include <errno.h>
@@ -212,13 +213,8 @@ static struct range *readelf_fdes(const char *path, size_t *n, bool *ok)
 		if (!pc || !(pc = strstr(pc, "pc=")) ||
 		    sscanf(pc, "pc=%" SCNx64 "..%" SCNx64, &s, &e) != 2 || s == e)
 			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 256;
-			struct range *nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
+		if (grow_array(&v, &cap, *n + 1, 256) < 0)
+			break;
 		v[(*n)++] = (struct range){ s, e };
 	}
 	free(out);
