@@ -1,0 +1,542 @@
+/* vmtest_traffic.c — `uprobestats traffic` and `uprobestats sections` on real arm64
+ * Android processes: the arm64 Android 11 userland at /android (vmtest_bionic.c), in a
+ * chroot, as test/bionic/test_bionic_traffic.py and test/e2e/test_sections.py run the
+ * x86_64 one on the host.
+ *
+ * traffic: toybox nc, a server (`nc -l`) and a client over TCP on loopback.  The server
+ * is blocked in accept() since before the attach, so its connection is a socket of
+ * unknown family and peer ("?"), bytes exact; the client starts after the attach and
+ * finds the server by a name the chroot's /system/etc/hosts maps (mkinitramfs.sh writes
+ * it; bionic resolves it in the process when netd's proxy is not there), so the host
+ * name comes from bionic's android_getaddrinfofornet.  toybox nc copies with one read()
+ * and one write() per chunk, and each chunk here is one pipe write of less than
+ * PIPE_BUF: one call per direction and side; its stdin/stdout pipes are no traffic.
+ *
+ * sections: target_atrace (test/targets/android/, built for arm64 by mk/vm.mk with
+ * clang's Android target against the userland's own libc.so and libcutils.so) in the
+ * chroot calls libcutils' atrace_*_body: nesting, names, async pairs, counters and the
+ * summary counts exactly as the host test has them.
+ *
+ * In the legacy round every run gets --target-kernel too. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmjson.h"
+#include "vmproc.h"
+#include "vmtest.h"
+
+#define ROOT "/android"
+#define TOYBOX "/system/bin/toybox"
+#define LIBC "/system/lib64/libc.so"
+#define HOST_NAME "upst-nc.test" /* mkinitramfs.sh: 127.0.0.1 in /system/etc/hosts */
+#define UP_BYTES 1000            /* client to server */
+#define DOWN_BYTES 300           /* server to client */
+#define WAIT_MS 120000
+#define IO_MS 20000
+
+/* A chrooted Android program with its stdin and stdout on pipes. */
+struct droid {
+	pid_t pid;
+	int in, out; /* our ends: its stdin, its stdout */
+	char err[VM_PATH_MAX];
+};
+
+static int droid_start(struct tc *t, struct droid *d, char *const argv[], const char *errname)
+{
+	int in[2], out[2];
+
+	d->pid = -1;
+	d->in = d->out = -1;
+	tc_path(t, errname, d->err);
+	CHECK(access(ROOT TOYBOX, X_OK) == 0, "no Android userland at " ROOT);
+	CHECK(pipe(in) == 0 && pipe(out) == 0, "pipe: %s", strerror(errno));
+	d->pid = fork();
+	CHECK(d->pid >= 0, "fork: %s", strerror(errno));
+	if (d->pid == 0) {
+		int err = open(d->err, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(err, 2);
+		for (int fd = 3; fd < 64; fd++)
+			close(fd);
+		if (chroot(ROOT) || chdir("/"))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	d->in = in[1];
+	d->out = out[0];
+	return 0;
+out:
+	return -1;
+}
+
+static void droid_close_in(struct droid *d)
+{
+	if (d->in >= 0)
+		close(d->in);
+	d->in = -1;
+}
+
+static void droid_kill(struct droid *d)
+{
+	if (d->pid > 0) {
+		kill_quietly(d->pid, SIGKILL);
+		wait_exit(d->pid, 5000, NULL);
+	}
+	d->pid = -1;
+	droid_close_in(d);
+	if (d->out >= 0)
+		close(d->out);
+	d->out = -1;
+}
+
+/* Exactly N bytes of C from D's stdout within IO_MS. */
+static int read_exact(struct tc *t, struct droid *d, long n, char c, const char *who)
+{
+	char buf[4096];
+	long got = 0, t0 = now_ms();
+
+	while (got < n) {
+		struct pollfd p = { .fd = d->out, .events = POLLIN };
+		ssize_t k;
+		CHECK(now_ms() - t0 < IO_MS, "%s (pid %d) wrote %ld of %ld bytes: %.200s", who,
+		      (int)d->pid, got, n, read_file(d->err, NULL));
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		k = read(d->out, buf, sizeof(buf) < (size_t)(n - got) ? sizeof(buf)
+								  : (size_t)(n - got));
+		CHECK(k > 0, "%s (pid %d) closed its stdout after %ld of %ld bytes: %.200s", who,
+		      (int)d->pid, got, n, read_file(d->err, NULL));
+		for (ssize_t i = 0; i < k; i++)
+			CHECK(buf[i] == c, "%s wrote '%c', expected '%c'", who, buf[i], c);
+		got += k;
+	}
+	return 0;
+out:
+	return -1;
+}
+
+static int write_all(struct tc *t, struct droid *d, long n, char c)
+{
+	char buf[UP_BYTES];
+
+	memset(buf, c, sizeof(buf));
+	CHECK(n <= (long)sizeof(buf) && write(d->in, buf, (size_t)n) == n, "write: %s",
+	      strerror(errno));
+	return 0;
+out:
+	return -1;
+}
+
+/* 127.0.0.1:PORT in LISTEN in /proc/net/tcp. */
+static bool listening(int port)
+{
+	char *s = read_file("/proc/net/tcp", NULL), want[32], local[64], st[8];
+	bool found = false;
+
+	snprintf(want, sizeof(want), "0100007F:%04X", port);
+	for (char *line = strchr(s, '\n'); line && !found; line = strchr(line + 1, '\n'))
+		found = sscanf(line, " %*d: %63s %*s %7s", local, st) == 2 &&
+			!strcmp(local, want) && !strcmp(st, "0A");
+	free(s);
+	return found;
+}
+
+/* --- traffic's rows ---------------------------------------------------------------------- */
+
+/* One JSON Lines row of a pid, as the checks read it. */
+struct row {
+	char proto[8], peer[64], host[64], iface[16]; /* "null" when JSON null */
+	unsigned long long tx_bytes, rx_bytes, tx_calls, rx_calls;
+};
+
+static void str_field(const struct jdoc *d, const struct jnode *o, const char *key, char *buf,
+		      size_t size)
+{
+	const struct jnode *n = json_get(d, o, key);
+
+	if (!n)
+		snprintf(buf, size, "(absent)");
+	else if (n->type == J_NULL)
+		snprintf(buf, size, "null");
+	else if (json_str_decode(n, buf, size) < 0)
+		snprintf(buf, size, "(not a string)");
+}
+
+/* The rows (lines beginning {"ts") of PID in PATH: their count (up to MAX), or -1. */
+static int traffic_rows(struct tc *t, const char *path, pid_t pid, struct row *r, int max)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	struct jdoc d = { 0 };
+	int n = 0;
+
+	for (char *line = text; line < text + len;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		size_t k = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+		const struct jnode *o;
+		unsigned long long p = 0;
+
+		if (strncmp(line, "{\"ts\"", 5)) {
+			line += k + 1;
+			continue;
+		}
+		CHECK(json_parse(&d, line, k) == 0, "a row is not JSON: %.200s", line);
+		o = &d.n[0];
+		CHECK(json_u64(json_get(&d, o, "pid"), &p) == 0, "a row without pid: %.200s",
+		      line);
+		if ((pid_t)p == pid && n < max) {
+			struct row *w = &r[n];
+			str_field(&d, o, "proto", w->proto, sizeof(w->proto));
+			str_field(&d, o, "peer", w->peer, sizeof(w->peer));
+			str_field(&d, o, "host", w->host, sizeof(w->host));
+			str_field(&d, o, "iface", w->iface, sizeof(w->iface));
+			CHECK(!json_u64(json_get(&d, o, "tx_bytes"), &w->tx_bytes) &&
+			      !json_u64(json_get(&d, o, "rx_bytes"), &w->rx_bytes) &&
+			      !json_u64(json_get(&d, o, "tx_calls"), &w->tx_calls) &&
+			      !json_u64(json_get(&d, o, "rx_calls"), &w->rx_calls),
+			      "a row without its counts: %.200s", line);
+		}
+		if ((pid_t)p == pid)
+			n++;
+		line += k + 1;
+	}
+	json_free(&d);
+	free(text);
+	return n;
+out:
+	json_free(&d);
+	free(text);
+	return -1;
+}
+
+/* Exactly one row of PID, equal to WANT. */
+static int check_row(struct tc *t, const char *path, pid_t pid, const char *who,
+		     const struct row *want)
+{
+	struct row r[4];
+	int n = traffic_rows(t, path, pid, r, 4);
+
+	if (n < 0)
+		return -1;
+	EQ(n, want ? 1 : 0, who);
+	if (!want)
+		return 0;
+	CHECK(!strcmp(r->proto, want->proto) && !strcmp(r->peer, want->peer) &&
+	      !strcmp(r->host, want->host) && !strcmp(r->iface, want->iface),
+	      "%s: proto %s peer %s host %s iface %s, expected %s %s %s %s", who, r->proto,
+	      r->peer, r->host, r->iface, want->proto, want->peer, want->host, want->iface);
+	CHECK(r->tx_bytes == want->tx_bytes && r->rx_bytes == want->rx_bytes &&
+	      r->tx_calls == want->tx_calls && r->rx_calls == want->rx_calls,
+	      "%s: tx %llu bytes %llu calls, rx %llu bytes %llu calls; expected %llu %llu, "
+	      "%llu %llu", who, r->tx_bytes, r->tx_calls, r->rx_bytes, r->rx_calls,
+	      want->tx_bytes, want->tx_calls, want->rx_bytes, want->rx_calls);
+	return 0;
+out:
+	return -1;
+}
+
+/* The exchange: the client sends UP_BYTES 'c', the server answers DOWN_BYTES 's', the
+ * client shuts its side down, both exit 0. */
+static int exchange(struct tc *t, struct droid *srv, struct droid *cli)
+{
+	if (write_all(t, cli, UP_BYTES, 'c') < 0 ||
+	    read_exact(t, srv, UP_BYTES, 'c', "the server") < 0 ||
+	    write_all(t, srv, DOWN_BYTES, 's') < 0 ||
+	    read_exact(t, cli, DOWN_BYTES, 's', "the client") < 0)
+		return -1;
+	droid_close_in(cli);
+	EQ(wait_exit(srv->pid, IO_MS, NULL), 0, "server exit code");
+	srv->pid = -1;
+	EQ(wait_exit(cli->pid, IO_MS, NULL), 0, "client exit code");
+	cli->pid = -1;
+	return 0;
+out:
+	return -1;
+}
+
+/* BY_LIB: every process that maps the chroot's libc.so (--lib), so the client, started
+ * after the attach, is seen from its name lookup on; else -p SERVER only (the client's
+ * calls must not count). */
+static void toybox_nc(struct tc *t, bool by_lib)
+{
+	static int seq;
+	int port = 26000 + (getpid() * 7 + ++seq) % 3000;
+	char sport[16], spid[16], dport[16];
+	struct droid srv = { .pid = -1, .in = -1, .out = -1 };
+	struct droid cli = { .pid = -1, .in = -1, .out = -1 };
+	struct ups u = { .pid = -1 };
+	const char *args[16];
+	int n = 0;
+	long long t0 = now_ms();
+
+	snprintf(sport, sizeof(sport), "%d", port);
+	char *const server[] = { TOYBOX, "nc", "-l", "-s", "127.0.0.1", "-p", sport, NULL };
+	char *const client[] = { TOYBOX, "nc", HOST_NAME, sport, NULL };
+	if (droid_start(t, &srv, server, "server.err") < 0)
+		goto out;
+	while (!listening(port)) {
+		int code;
+		CHECK(reap_if_exited(srv.pid, &code) == 0, "nc -l exited (%d): %.300s", code,
+		      read_file(srv.err, NULL));
+		CHECK(now_ms() - t0 < IO_MS, "nc -l did not listen on 127.0.0.1:%d", port);
+		sleep_ms(10);
+	}
+	snprintf(spid, sizeof(spid), "%d", (int)srv.pid);
+	args[n++] = "traffic";
+	if (by_lib) {
+		args[n++] = "--lib";
+		args[n++] = ROOT LIBC;
+	} else {
+		args[n++] = "-p";
+		args[n++] = spid;
+	}
+	args[n++] = "--format";
+	args[n++] = "json";
+	if (t->env->target_kernel) {
+		args[n++] = "--target-kernel";
+		args[n++] = t->env->target_kernel;
+	}
+	args[n] = NULL;
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    droid_start(t, &cli, client, "client.err") < 0)
+		goto out;
+	pid_t srv_pid = srv.pid, cli_pid = cli.pid;
+	if (exchange(t, &srv, &cli) < 0 ||
+	    check_rc(t, &u, ups_stop(&u, 2), 0,
+		     "traffic exit code") < 0)
+		goto out;
+	snprintf(dport, sizeof(dport), "127.0.0.1:%d", port);
+	struct row want_cli = { .tx_bytes = UP_BYTES, .rx_bytes = DOWN_BYTES, .tx_calls = 1,
+				.rx_calls = 1 };
+	snprintf(want_cli.proto, sizeof(want_cli.proto), "tcp");
+	snprintf(want_cli.peer, sizeof(want_cli.peer), "%s", dport);
+	snprintf(want_cli.host, sizeof(want_cli.host), HOST_NAME);
+	snprintf(want_cli.iface, sizeof(want_cli.iface), "lo");
+	/* accept() began before the attach: family and peer unknown, bytes exact */
+	struct row want_srv = { .proto = "?", .peer = "?", .host = "null", .iface = "null",
+				.tx_bytes = DOWN_BYTES, .rx_bytes = UP_BYTES, .tx_calls = 1,
+				.rx_calls = 1 };
+	if (check_row(t, u.out, srv_pid, "the server's rows", &want_srv) < 0)
+		goto out;
+	check_row(t, u.out, cli_pid, "the client's rows (its bytes, calls and looked-up name)",
+		  by_lib ? &want_cli : NULL);
+out:
+	droid_kill(&cli);
+	droid_kill(&srv);
+	if (u.pid > 0)
+		ups_stop(&u, 9);
+}
+
+static void traffic_nc_every_process_of_the_lib(struct tc *t)
+{
+	toybox_nc(t, true);
+}
+
+static void traffic_nc_server_by_pid(struct tc *t)
+{
+	toybox_nc(t, false);
+}
+
+/* --- sections ------------------------------------------------------------------------------ */
+
+#define ATRACE "/system/bin/target_atrace"
+
+/* What target_atrace does after its go, per thread, as "op:name:depth|cookie|value"
+ * (test/e2e/test_sections.py has the same as markers); the end of "before attach"
+ * (begun before the attach) is "end?:depth" with no name. */
+static const char MAIN_SECTIONS[] =
+	"end?:0,begin:outer:1,begin:inner:2,end:inner:2,begin:inner2:2,begin:deep:3,"
+	"end:deep:3,end:inner2:2,end:outer:1,async_begin:load:7,async_begin:load:8,"
+	"async_end:load:7,async_begin:net:7,async_end:net:7,async_end:load:8,"
+	"counter:frames:1,counter:frames:2,counter:frames:3,counter:bytes:5000000000,"
+	"begin:left open:1,";
+static const char WORKER_SECTIONS[] =
+	"begin:worker:1,begin:worker.step:2,end:worker.step:2,end:worker:1,";
+static const struct {
+	const char *key;
+	unsigned long long want;
+} SECTION_COUNTS[] = {
+	{ "begun", 7 }, { "ended", 6 }, { "end_unbegun", 1 }, { "open_at_exit", 1 },
+	{ "async_begun", 3 }, { "async_ended", 3 }, { "async_end_unbegun", 0 },
+	{ "async_open_at_exit", 0 }, { "async_untracked", 0 }, { "counters", 4 },
+	{ "merged", 0 },
+};
+
+struct threads {
+	long long main_tid, worker_tid; /* worker: the first other tid */
+	char main[1024], worker[256];
+	int other_tids, summaries;
+};
+
+static void add_section(const struct jdoc *d, const struct jnode *ev, long long pid,
+			struct threads *th)
+{
+	const struct jnode *s = json_get(d, ev, "section");
+	const struct jnode *op = json_get(d, s, "op"), *begun = json_get(d, s, "begun");
+	unsigned long long tid = 0, num = 0;
+	char name[128] = "", item[256], *to;
+	size_t size;
+
+	json_u64(json_get(d, ev, "tid"), &tid);
+	if (json_u64(json_get(d, s, "depth"), &num) && json_u64(json_get(d, s, "cookie"), &num))
+		json_u64(json_get(d, s, "value"), &num);
+	json_str_decode(json_get(d, s, "name"), name, sizeof(name));
+	if (begun && begun->type == J_BOOL && begun->s[0] == 'f')
+		snprintf(item, sizeof(item), "%.*s?:%llu,", op ? (int)op->len : 0,
+			 op ? op->s : "", num);
+	else
+		snprintf(item, sizeof(item), "%.*s:%s:%llu,", op ? (int)op->len : 0,
+			 op ? op->s : "", name, num);
+	if ((long long)tid == pid) {
+		to = th->main;
+		size = sizeof(th->main);
+	} else {
+		if (!th->worker_tid)
+			th->worker_tid = (long long)tid;
+		if ((long long)tid != th->worker_tid)
+			th->other_tids++;
+		to = th->worker;
+		size = sizeof(th->worker);
+	}
+	strncat(to, item, size - strlen(to) - 1);
+}
+
+static void check_summary_counts(struct tc *t, const struct jdoc *d, const struct jnode *sum)
+{
+	const struct jnode *s = json_get(d, sum, "sections");
+
+	CHECK(s && s->type == J_OBJ, "the summary has no sections counts");
+	for (size_t i = 0; i < sizeof(SECTION_COUNTS) / sizeof(SECTION_COUNTS[0]); i++) {
+		unsigned long long v = ~0ULL;
+		json_u64(json_get(d, s, SECTION_COUNTS[i].key), &v);
+		CHECK(v == SECTION_COUNTS[i].want, "summary sections.%s: %lld, expected %llu",
+		      SECTION_COUNTS[i].key, (long long)v, SECTION_COUNTS[i].want);
+	}
+out:
+	return;
+}
+
+static void check_sections(struct tc *t, const char *path, pid_t pid)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	struct jdoc d = { 0 };
+	struct threads th = { .main_tid = pid };
+
+	for (char *line = text; line < text + len && !t->failed;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		size_t k = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+		const struct jnode *type;
+
+		CHECK(json_parse(&d, line, k) == 0, "an output line is not JSON: %.200s", line);
+		type = json_get(&d, &d.n[0], "type");
+		if (json_get(&d, &d.n[0], "section"))
+			add_section(&d, &d.n[0], pid, &th);
+		else if (json_str_is(type, "summary") && ++th.summaries == 1)
+			check_summary_counts(t, &d, &d.n[0]);
+		line += k + 1;
+	}
+	if (t->failed)
+		goto out;
+	EQ(th.summaries, 1, "summary lines");
+	EQ(th.other_tids, 0, "sections of threads other than main and one worker");
+	CHECK(!strcmp(th.main, MAIN_SECTIONS), "main thread: %s; expected %s", th.main,
+	      MAIN_SECTIONS);
+	CHECK(!strcmp(th.worker, WORKER_SECTIONS), "worker thread: %s; expected %s", th.worker,
+	      WORKER_SECTIONS);
+out:
+	json_free(&d);
+	free(text);
+}
+
+/* Until the bionic linker has mapped libcutils (target_atrace waits at its FIFO then). */
+static int atrace_mapped(struct tc *t, struct droid *d)
+{
+	char maps[64];
+	long long t0 = now_ms();
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)d->pid);
+	for (;;) {
+		char *s = read_file(maps, NULL);
+		bool mapped = strstr(s, "libcutils.so") != NULL;
+		int code;
+		free(s);
+		if (mapped)
+			return 0;
+		CHECK(reap_if_exited(d->pid, &code) == 0, "target_atrace exited (%d): %.300s",
+		      code, read_file(d->err, NULL));
+		CHECK(now_ms() - t0 < IO_MS, "target_atrace never mapped libcutils.so");
+		sleep_ms(10);
+	}
+out:
+	return -1;
+}
+
+/* libcutils' atrace_*_body in target_atrace (chrooted, -p): every section, its nesting
+ * and name, async pair and counter exactly, per thread, and the summary's counts. */
+static void sections_native_libcutils(struct tc *t)
+{
+	static int seq;
+	char go[64], fifo[VM_PATH_MAX], spid[16], done[64] = "";
+	struct droid a = { .pid = -1, .in = -1, .out = -1 };
+	struct ups u = { .pid = -1 };
+	const char *args[12];
+	char *err = NULL;
+	int n = 0, fd;
+
+	snprintf(go, sizeof(go), "/tmp/ups-atrace-%d-%d", (int)getpid(), ++seq);
+	snprintf(fifo, sizeof(fifo), ROOT "%s", go);
+	CHECK(mkfifo(fifo, 0600) == 0, "mkfifo %s: %s", fifo, strerror(errno));
+	char *const argv[] = { ATRACE, go, NULL };
+	if (droid_start(t, &a, argv, "atrace.err") < 0 || atrace_mapped(t, &a) < 0)
+		goto out;
+	snprintf(spid, sizeof(spid), "%d", (int)a.pid);
+	args[n++] = "sections";
+	args[n++] = "-p";
+	args[n++] = spid;
+	args[n++] = "--format";
+	args[n++] = "json";
+	if (t->env->target_kernel) {
+		args[n++] = "--target-kernel";
+		args[n++] = t->env->target_kernel;
+	}
+	args[n] = NULL;
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0)
+		goto out;
+	CHECK((fd = open(fifo, O_WRONLY)) >= 0, "open %s: %s", fifo, strerror(errno));
+	CHECK(write(fd, "go\n", 3) == 3, "write %s: %s", fifo, strerror(errno));
+	close(fd);
+	EQ(wait_exit(a.pid, WAIT_MS, NULL), 0, "target_atrace exit code");
+	a.pid = -1;
+	CHECK(read(a.out, done, sizeof(done) - 1) > 0 && !strcmp(done, "target_atrace: done\n"),
+	      "target_atrace wrote '%s'", done);
+	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "sections exit code") < 0)
+		goto out;
+	err = ups_stderr(&u);
+	CHECK(strstr(err, "libcutils' atrace_*_body: 6 of 6 functions probed"),
+	      "stderr does not say all six atrace_*_body were probed: %.400s", err);
+	check_sections(t, u.out, (pid_t)atoi(spid));
+out:
+	free(err);
+	droid_kill(&a);
+	if (u.pid > 0)
+		ups_stop(&u, 9);
+}
+
+const struct vmcase vm_traffic_cases[] = {
+	{ "bionic_traffic.toybox_nc_tcp_exact_bytes_and_host", traffic_nc_every_process_of_the_lib },
+	{ "bionic_traffic.toybox_nc_server_by_pid", traffic_nc_server_by_pid },
+	{ "bionic_sections.native_libcutils_exact", sections_native_libcutils },
+	{ NULL, NULL },
+};
