@@ -36,6 +36,7 @@ GEN_HOST_DIR := $(GEN_DIR)/x86_64
 # e2e.mk, whose test programs it reads.
 include $(TOP)/mk/static.mk
 include $(TOP)/mk/layers.mk
+include $(TOP)/mk/growth.mk
 include $(TOP)/mk/unit.mk
 include $(TOP)/mk/fuzz.mk
 include $(TOP)/mk/codecheck.mk

@@ -945,7 +945,7 @@ def bench_exit():
                 for _ in range(reps):
                     try:
                         r = exit_run(n, flags, held.pid)
-                    except BenchError as e:   # e.g. a descriptor limit (3 a probe)
+                    except BenchError as e:   # e.g. a descriptor limit (one a place)
                         res[(n, name)] = str(e).splitlines()[-1][-160:]
                         print(f"  {n} {name}: not run: {res[(n, name)]}", flush=True)
                         break

@@ -84,35 +84,39 @@ void p_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-bool cli_parse_u32(const char *s, uint32_t *out, const char *what)
+static int take_verbose(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v > UINT32_MAX || s[0] == '-') {
-		p_err("can't parse '%s' as %s", s, what);
-		return false;
-	}
-	*out = (uint32_t)v;
-	return true;
+	cli_set_verbose(true);
+	return 0;
 }
 
-bool cli_parse_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *opt,
-		     const char *what)
+static int take_help(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	char *end;
-	unsigned long long v;
+	return OPT_ROW_STOP;
+}
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || v < lo || v > hi) {
-		p_err("%s takes %s from %u to %u, not '%s'", opt, what, lo, hi, s);
-		return false;
+static const struct opt_row verbose_row[] = { { "verbose", 'v', no_argument, take_verbose, 0 } };
+static const struct opt_row help_row[] = { { "help", 'h', no_argument, take_help, 0 } };
+const struct opt_rows cli_verbose_rows = OPT_ROWS(verbose_row);
+const struct opt_rows cli_help_rows = OPT_ROWS(help_row);
+const struct opt_rows cli_no_rows = { NULL, 0 };
+
+int cli_parse_rows(int argc, char **argv, const struct opt_use *uses, size_t n,
+		   const char *shorts)
+{
+	struct err e = { 0 };
+	int rc = opt_rows_parse(argc, argv, uses, n, shorts, &e);
+
+	if (rc == OPT_ROW_STOP) {
+		cmd_help(0, NULL);
+		return -1;
 	}
-	*out = (uint32_t)v;
-	return true;
+	if (rc < 0) {
+		if (e.msg[0])
+			p_err("%s", e.msg);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 const char *cli_config_path(const char *arg, char *buf, size_t size)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/optrows.h"
 #include "config/config.h"
 
 /* Exit codes (README "Exit codes" and --help list the same). */
@@ -38,11 +39,30 @@ void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-bool cli_parse_u32(const char *s, uint32_t *out, const char *what);
-/* An option's number in [lo, hi]; otherwise one error line:
- * "--pid takes a process id from 1 to 2147483647, not '0'". */
-bool cli_parse_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *opt,
-		     const char *what);
+/* Every command's options are rows (common/optrows.h).  Rows most commands
+ * have: -v/--verbose and -h/--help; and no rows. */
+extern const struct opt_rows cli_verbose_rows, cli_help_rows, cli_no_rows;
+
+/* opt_rows_parse over uses: EXIT_OK with optind at the first operand, -1
+ * after --help (printed), or EXIT_USAGE with the error printed. */
+int cli_parse_rows(int argc, char **argv, const struct opt_use *uses, size_t n,
+		   const char *shorts);
+
+/* Each command's own rows (run's: cmd_run.h adds the output and stack rows). */
+extern const struct opt_rows run_rows, trace_rows, sections_rows, traffic_rows, check_rows,
+	oat_rows, doctor_rows, check_objects_rows;
+
+/* What --help is checked against (test_help.c): per command, the tables it
+ * parses with and the help sections ("NAME options") that document them;
+ * "usage" is the lines at the top. */
+#define CLI_MAX_TABLES 6
+struct cli_command_rows {
+	const char *command;
+	const char *sections[3];
+	const struct opt_rows *tables[CLI_MAX_TABLES];
+};
+const struct cli_command_rows *cli_command_rows(size_t *n);
+const char *cli_help_text(void);
 
 /* A bare name (no '/') that is not a file here is read from
  * /data/misc/uprobestats-configs/NAME, as the Android service does. */

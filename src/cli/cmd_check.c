@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,56 +30,50 @@ struct check_opts {
 	bool unsafe_any_symbol;
 };
 
-enum { OPT_NO_RESOLVE = 256, OPT_TO_BINARY, OPT_TO_TEXT, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-       OPT_GUARDRAIL, OPT_UNSAFE_ANY_SYMBOL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE };
+#define CHECK(ctx) ((struct check_opts *)(ctx))
 
-static const struct option long_opts[] = {
-	{ "no-resolve", no_argument, NULL, OPT_NO_RESOLVE },
-	{ "unsafe-any-symbol", no_argument, NULL, OPT_UNSAFE_ANY_SYMBOL },
-	{ "to-binary", required_argument, NULL, OPT_TO_BINARY },
-	{ "to-text", no_argument, NULL, OPT_TO_TEXT },
-	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
-	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
-	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
-	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
-	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+static int take_config_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return cli_parse_config_format(arg, &CHECK(ctx)->load.format);
+}
+
+static int take_config_era(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return cli_parse_config_era(arg, &CHECK(ctx)->load.era);
+}
+
+static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (guardrail_mode_parse(arg, &CHECK(ctx)->guardrail.mode) < 0)
+		return err_set(e, -EINVAL, "--guardrail takes auto, off or user, not '%s'", arg);
+	return 0;
+}
+
+#define SET_TRUE(member) OPT_TRUE(struct check_opts, member)
+
+static const struct opt_row check_row_v[] = {
+	{ "no-resolve", 0, no_argument, SET_TRUE(no_resolve) },
+	{ "unsafe-any-symbol", 0, no_argument, SET_TRUE(unsafe_any_symbol) },
+	{ "to-binary", 0, required_argument, OPT_STR(struct check_opts, to_binary) },
+	{ "to-text", 0, no_argument, SET_TRUE(to_text) },
+	{ "config-format", 0, required_argument, take_config_format, 0 },
+	{ "config-era", 0, required_argument, take_config_era, 0 },
+	{ "guardrail", 0, required_argument, take_guardrail, 0 },
+	{ "exit-probes", 0, no_argument, SET_TRUE(exit_probes) },
+	{ "unsafe-uretprobe", 0, no_argument, SET_TRUE(unsafe_uretprobe) },
 };
+
+const struct opt_rows check_rows = OPT_ROWS(check_row_v);
 
 static int parse_check_opts(int argc, char **argv, struct check_opts *o)
 {
-	int c;
+	const struct opt_use uses[] = {
+		{ &check_rows, o }, { &cli_verbose_rows, NULL }, { &cli_help_rows, NULL },
+	};
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "vh");
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_NO_RESOLVE: o->no_resolve = true; break;
-		case OPT_UNSAFE_ANY_SYMBOL: o->unsafe_any_symbol = true; break;
-		case OPT_TO_BINARY: o->to_binary = optarg; break;
-		case OPT_TO_TEXT: o->to_text = true; break;
-		case OPT_EXIT_PROBES: o->exit_probes = true; break;
-		case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; break;
-		case OPT_CONFIG_FORMAT:
-			if (cli_parse_config_format(optarg, &o->load.format))
-				return EXIT_USAGE;
-			break;
-		case OPT_CONFIG_ERA:
-			if (cli_parse_config_era(optarg, &o->load.era))
-				return EXIT_USAGE;
-			break;
-		case OPT_GUARDRAIL:
-			if (guardrail_mode_parse(optarg, &o->guardrail.mode) < 0) {
-				p_err("--guardrail takes auto, off or user, not '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'v': cli_set_verbose(true); break;
-		case 'h': cmd_help(0, NULL); return -1;
-		default: return EXIT_USAGE;
-		}
-	}
+	if (rc != EXIT_OK)
+		return rc;
 	if (optind != argc - 1) {
 		p_err(optind >= argc ? "check: missing CONFIG" : "check: unexpected argument");
 		return EXIT_USAGE;

@@ -1,6 +1,6 @@
 /* cmd_doctor.c — `uprobestats doctor [--json]`: what this device offers and
  * which path the tool will take for each (src/sys/doctor.c). */
-#include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,33 +10,45 @@
 #include "sys/doctor.h"
 #include "sys/privilege.h"
 
+struct doctor_cli {
+	struct doctor_opts o;
+	enum guardrail_mode guardrail;
+};
+
+static int take_json(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	((struct doctor_cli *)ctx)->o.json = true;
+	return 0;
+}
+
+static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (guardrail_mode_parse(arg, &((struct doctor_cli *)ctx)->guardrail) < 0)
+		return err_set(e, -EINVAL, "--guardrail takes auto, off or user, not '%s'", arg);
+	return 0;
+}
+
+static const struct opt_row doctor_row_v[] = {
+	{ "json", 'j', no_argument, take_json, 0 },
+	{ "guardrail", 0, required_argument, take_guardrail, 0 },
+};
+
+const struct opt_rows doctor_rows = OPT_ROWS(doctor_row_v);
+
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option long_opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "guardrail", required_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct doctor_opts o = { .tracefs_fallback = true,
-				 .probe_uprobe_multi = uprobe_multi_detect };
-	enum guardrail_mode gm = GUARDRAIL_AUTO;
-	int c, rc;
+	struct doctor_cli c = { .o = { .tracefs_fallback = true,
+				       .probe_uprobe_multi = uprobe_multi_detect },
+				.guardrail = GUARDRAIL_AUTO };
+	struct doctor_opts o;
+	enum guardrail_mode gm;
+	const struct opt_use uses[] = { { &doctor_rows, &c }, { &cli_help_rows, NULL } };
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "jh");
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': o.json = true; break;
-		case 'g':
-			if (guardrail_mode_parse(optarg, &gm) < 0) {
-				p_err("--guardrail takes auto, off or user, not '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': cmd_help(0, NULL); return EXIT_OK;
-		default: return EXIT_USAGE;
-		}
-	}
+	if (rc != EXIT_OK)
+		return rc < 0 ? EXIT_OK : rc;
+	o = c.o;
+	gm = c.guardrail;
 	if (optind != argc) {
 		p_err("doctor takes no arguments");
 		return EXIT_USAGE;

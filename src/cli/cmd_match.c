@@ -13,7 +13,7 @@
 
 /* A native match to probe: ,"exit_sites":[file offsets],"exit_sites_error":null, or
  * null and the reason `--exit-probes` would refuse it with (plan/exits.h). */
-static void json_native_exits(FILE *out, struct exits_cache *c, const struct pattern_match *x)
+static void json_native_exits(FILE *out, struct code_cache *c, const struct pattern_match *x)
 {
 	struct exit_sites s;
 	struct err e = { 0 };
@@ -32,7 +32,7 @@ static void json_native_exits(FILE *out, struct exits_cache *c, const struct pat
 	exit_sites_free(&s);
 }
 
-static void print_json(FILE *out, struct exits_cache *c, const struct pattern_match *x)
+static void print_json(FILE *out, struct code_cache *c, const struct pattern_match *x)
 {
 	fputs("{\"path\":", out);
 	json_fput_string(out, x->path);
@@ -113,7 +113,7 @@ int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err
 	if (!(rc = match(o, p, &m, err)) && !m.n)
 		rc = pattern_explain_no_match(p, &m, err);
 	if (!rc) {
-		struct exits_cache *c = o->json ? exits_cache_new() : NULL;
+		struct code_cache *c = m.code;   /* the files as the matching read them */
 		if (!o->json)
 			print_summary(out, p, &m);
 		for (size_t i = 0; i < m.n; i++) {
@@ -122,7 +122,6 @@ int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err
 			else
 				print_text(out, &m.v[i]);
 		}
-		exits_cache_free(c);
 	}
 	pattern_matches_free(&m);
 	pattern_free(p);

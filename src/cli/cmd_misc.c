@@ -1,7 +1,10 @@
-/* cmd_misc.c — `--help` and `--version`. */
+/* cmd_misc.c — `--help` and `--version`; which option rows each command
+ * parses with, which test_help checks the help text against. */
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "sink/sink_args.h"
+#include "stack/stack_args.h"
 
 static const char usage_text[] =
 	"usage: uprobestats [run options] CONFIG      run a config (as the Android service does)\n"
@@ -80,6 +83,7 @@ static const char usage_text[] =
 	"                          user builds)\n"
 	"  --guardrail-list newest|cpp-v1|cpp-v2|rust\n"
 	"  --config-format text|binary|auto, --config-era b|current|auto\n"
+	"  --interval S            print and clear the config's aggregations every S seconds\n"
 	"  --quiet                 no summary on stderr\n"
 	"  -v, --verbose           debug logging on stderr (libbpf, verifier, resolution)\n"
 	"\n"
@@ -110,6 +114,7 @@ static const char usage_text[] =
 	"                          process that maps the library)\n"
 	"  --lib PATH              the libc to probe (default: the one the process maps)\n"
 	"  --interval S            print and clear every S seconds (and at exit)\n"
+	"  --agg-keys N            the kernel's table holds N keys (default 10240)\n"
 	"  --atom ID               each row of each interval also as statsd atom ID\n"
 	"\n"
 	"sections options (and every run option; --trace FILE --trace-format systrace\n"
@@ -134,8 +139,36 @@ static const char usage_text[] =
 	"  --to-text               print the config as textproto\n"
 	"  --exit-probes, --unsafe-uretprobe   as for run: the same probes are refused\n"
 	"\n"
+	"doctor options:\n"
+	"  -j, --json              the report as one JSON object\n"
+	"  --guardrail auto|off|user   the allowlist the report assumes (auto: the device's)\n"
+	"\n"
 	"exit codes: 0 ok, 1 runtime error, 2 usage, 3 config, 4 resolve, 5 privilege,\n"
 	"            6 target process not found\n";
+
+#define RUN_TABLES &sink_args_rows, &stack_args_rows, &run_rows, &cli_verbose_rows, &cli_help_rows
+
+static const struct cli_command_rows command_rows[] = {
+	{ "run", { "run" }, { RUN_TABLES } },
+	{ "trace", { "trace", "run" }, { RUN_TABLES, &trace_rows } },
+	{ "sections", { "sections", "run" }, { RUN_TABLES, &sections_rows } },
+	{ "traffic", { "traffic", "run" }, { RUN_TABLES, &traffic_rows } },
+	{ "check", { "check", "run" }, { &check_rows, &cli_verbose_rows, &cli_help_rows } },
+	{ "methods", { "methods/resolve" }, { &oat_rows, &cli_verbose_rows, &cli_help_rows } },
+	{ "doctor", { "doctor" }, { &doctor_rows, &cli_help_rows } },
+	{ "check-objects", { "usage" }, { &check_objects_rows, &cli_help_rows } },
+};
+
+const struct cli_command_rows *cli_command_rows(size_t *n)
+{
+	*n = sizeof(command_rows) / sizeof(command_rows[0]);
+	return command_rows;
+}
+
+const char *cli_help_text(void)
+{
+	return usage_text;
+}
 
 int cmd_help(int argc, char **argv)
 {

@@ -1,33 +1,17 @@
 /* cmd_oat.c — `uprobestats methods FILE` and `uprobestats resolve FILE SIG`:
  * the built-in oat reader as a fast oatdump replacement. */
-#include <getopt.h>
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmd_match.h"
+#include "common/parse_u32.h"
 #include "plan/pattern.h"
 #include "resolve/methods_cmd.h"
 
 #define MAX_DEX_FILES 32
-
-enum { OPT_FILTER = 256, OPT_JSON, OPT_DEX_FILE, OPT_RESOLVER, OPT_OATDUMP, OPT_NO_CACHE,
-       OPT_CACHE_DIR, OPT_PID, OPT_MATCH };
-
-static const struct option long_opts[] = {
-	{ "filter", required_argument, NULL, OPT_FILTER },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "dex-file", required_argument, NULL, OPT_DEX_FILE },
-	{ "resolver", required_argument, NULL, OPT_RESOLVER },
-	{ "oatdump", required_argument, NULL, OPT_OATDUMP },
-	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
-	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "match", required_argument, NULL, OPT_MATCH },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
 
 struct oat_cli {
 	const char *filter;
@@ -42,42 +26,57 @@ struct oat_cli {
 	const char *match;
 };
 
+#define OAT(ctx) ((struct oat_cli *)(ctx))
+
+static int take_dex_file(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	struct oat_cli *o = ctx;
+
+	if (o->n_dex_files == MAX_DEX_FILES)
+		return err_set(e, -E2BIG, "at most %d --dex-file options", MAX_DEX_FILES);
+	o->dex_files[o->n_dex_files++] = arg;
+	return 0;
+}
+
+static int take_resolver(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (java_resolver_mode_parse(arg, &OAT(ctx)->mode) < 0)
+		return err_set(e, -EINVAL, "--resolver takes auto, builtin or oatdump, not '%s'",
+			       arg);
+	return 0;
+}
+
+static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 0, INT32_MAX, "--pid", "a process id", &OAT(ctx)->pid, e);
+}
+
+#define KEEP_STR(member) OPT_STR(struct oat_cli, member)
+#define SET_TRUE(member) OPT_TRUE(struct oat_cli, member)
+
+static const struct opt_row oat_row_v[] = {
+	{ "filter", 0, required_argument, KEEP_STR(filter) },
+	{ "json", 0, no_argument, SET_TRUE(json) },
+	{ "dex-file", 0, required_argument, take_dex_file, 0 },
+	{ "resolver", 0, required_argument, take_resolver, 0 },
+	{ "oatdump", 0, required_argument, KEEP_STR(oatdump) },
+	{ "no-cache", 0, no_argument, SET_TRUE(no_cache) },
+	{ "cache-dir", 0, required_argument, KEEP_STR(cache_dir) },
+	{ "pid", 0, required_argument, take_pid, 0 },
+	{ "match", 0, required_argument, KEEP_STR(match) },
+};
+
+const struct opt_rows oat_rows = OPT_ROWS(oat_row_v);
+
 static int parse(int argc, char **argv, struct oat_cli *o, int want_args)
 {
-	int c;
+	const struct opt_use uses[] = {
+		{ &oat_rows, o }, { &cli_verbose_rows, NULL }, { &cli_help_rows, NULL },
+	};
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "vh");
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_FILTER: o->filter = optarg; break;
-		case OPT_JSON: o->json = true; break;
-		case OPT_DEX_FILE:
-			if (o->n_dex_files == MAX_DEX_FILES) {
-				p_err("at most %d --dex-file options", MAX_DEX_FILES);
-				return EXIT_USAGE;
-			}
-			o->dex_files[o->n_dex_files++] = optarg;
-			break;
-		case OPT_RESOLVER:
-			if (java_resolver_mode_parse(optarg, &o->mode) < 0) {
-				p_err("--resolver takes auto, builtin or oatdump, not '%s'",
-				      optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_OATDUMP: o->oatdump = optarg; break;
-		case OPT_NO_CACHE: o->no_cache = true; break;
-		case OPT_CACHE_DIR: o->cache_dir = optarg; break;
-		case OPT_MATCH: o->match = optarg; break;
-		case OPT_PID:
-			if (!cli_parse_u32(optarg, &o->pid, "a pid"))
-				return EXIT_USAGE;
-			break;
-		case 'v': cli_set_verbose(true); break;
-		case 'h': cmd_help(0, NULL); return -1;
-		default: return EXIT_USAGE;
-		}
-	}
+	if (rc != EXIT_OK)
+		return rc;
 	if (o->match && want_args == 1 && argc - optind == 0)
 		return EXIT_OK;   /* methods --match PATTERN [--pid N] without FILE */
 	if (argc - optind != want_args) {

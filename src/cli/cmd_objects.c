@@ -67,31 +67,30 @@ static int check_files(char **files, size_t n, unsigned kver, size_t *objects, s
 	return EXIT_OK;
 }
 
+static int take_kernel(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (kfeatures_parse_version(arg, ctx, e) < 0) {
+		err_prefix(e, "--kernel");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct opt_row check_objects_row_v[] = {
+	{ "kernel", 0, required_argument, take_kernel, 0 },
+};
+
+const struct opt_rows check_objects_rows = OPT_ROWS(check_objects_row_v);
+
 int cmd_check_objects(int argc, char **argv)
 {
-	static const struct option long_opts[] = {
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	unsigned kver = KF_OLDEST_KERNEL;
 	size_t objects = 0, problems = 0;
-	struct err e = { 0 };
-	int c, rc;
+	const struct opt_use uses[] = { { &check_objects_rows, &kver }, { &cli_help_rows, NULL } };
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "h");
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			if (kfeatures_parse_version(optarg, &kver, &e) < 0) {
-				p_err("--kernel: %s", e.msg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': cmd_help(0, NULL); return EXIT_OK;
-		default: return EXIT_USAGE;
-		}
-	}
+	if (rc != EXIT_OK)
+		return rc < 0 ? EXIT_OK : rc;
 	rc = optind < argc ? check_files(argv + optind, (size_t)(argc - optind), kver, &objects,
 					 &problems)
 			   : check_embedded(kver, &objects, &problems);

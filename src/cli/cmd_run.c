@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
 #include "cli/self_atoms.h"
+#include "code/codecache.h"
+#include "common/parse_u32.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
 #include "probe/accounting.h"
@@ -38,174 +41,165 @@
  * a period's records; past 10 s neither makes sense. */
 #define FLUSH_MAX_MS 10000
 
-enum {
-	OPT_DURATION = 256, OPT_PID, OPT_ALL_MATCHES, OPT_RINGBUF, OPT_FLUSH, OPT_BPF_PID_FILTER,
-	OPT_QUIET, OPT_FORCE_PERFBUF, OPT_FORCE_RINGBUF, OPT_CONFIG_FORMAT, OPT_CONFIG_ERA,
-	OPT_GUARDRAIL, OPT_GUARDRAIL_LIST, OPT_FORCE_TRACEFS, OPT_FORCE_PMU, OPT_POLLED_ATOM,
-	OPT_ATOM_MAPPING, OPT_UNSAFE_ANY_SYMBOL, OPT_EXIT_PROBES, OPT_UNSAFE_URETPROBE,
-	OPT_ATTACHED_ATOM, OPT_ERROR_ATOM, OPT_TARGET_KERNEL, OPT_INTERVAL,
-};
 
 /* --interval: an aggregation's flush period, up to a day. */
 #define INTERVAL_MAX_S 86400
 
-/* The run's own options; the output options (sink/sink_args.h) come first. */
-static const struct option run_long_opts[] = {
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "all-matches", no_argument, NULL, OPT_ALL_MATCHES },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-	{ "flush-ms", required_argument, NULL, OPT_FLUSH },
-	{ "bpf-pid-filter", no_argument, NULL, OPT_BPF_PID_FILTER },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "force-perfbuf", no_argument, NULL, OPT_FORCE_PERFBUF },
-	{ "force-ringbuf", no_argument, NULL, OPT_FORCE_RINGBUF },
-	{ "force-tracefs", no_argument, NULL, OPT_FORCE_TRACEFS },
-	{ "force-pmu", no_argument, NULL, OPT_FORCE_PMU },
-	{ "unsafe-any-symbol", no_argument, NULL, OPT_UNSAFE_ANY_SYMBOL },
-	{ "exit-probes", no_argument, NULL, OPT_EXIT_PROBES },
-	{ "unsafe-uretprobe", no_argument, NULL, OPT_UNSAFE_URETPROBE },
-	{ "target-kernel", required_argument, NULL, OPT_TARGET_KERNEL },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "polled-atom", required_argument, NULL, OPT_POLLED_ATOM },
-	{ "attached-atom", required_argument, NULL, OPT_ATTACHED_ATOM },
-	{ "error-atom", required_argument, NULL, OPT_ERROR_ATOM },
-	{ "atom-mapping", required_argument, NULL, OPT_ATOM_MAPPING },
-	{ "config-format", required_argument, NULL, OPT_CONFIG_FORMAT },
-	{ "config-era", required_argument, NULL, OPT_CONFIG_ERA },
-	{ "guardrail", required_argument, NULL, OPT_GUARDRAIL },
-	{ "guardrail-list", required_argument, NULL, OPT_GUARDRAIL_LIST },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
 /* The same pid twice would attach twice and report every call twice. */
-static int add_pid(struct run_opts *o, pid_t pid)
+static int add_pid(struct run_opts *o, pid_t pid, struct err *e)
 {
 	for (size_t i = 0; i < o->n_pids; i++) {
 		if (o->pids[i] != pid)
 			continue;
 		if (!(o->dup_pid_said++))
 			p_warn("--pid %d is given more than once; it is traced once", (int)pid);
-		return EXIT_OK;
+		return 0;
 	}
-	if (o->n_pids == MAX_PIDS) {
-		p_err("at most %d --pid options", MAX_PIDS);
-		return EXIT_USAGE;
-	}
+	if (o->n_pids == MAX_PIDS)
+		return err_set(e, -E2BIG, "at most %d --pid options", MAX_PIDS);
 	o->pids[o->n_pids++] = pid;
-	return EXIT_OK;
-}
-
-static int parse_value_opt(int c, struct run_opts *o)
-{
-	uint32_t v;
-	struct err e = { 0 };
-	int taken = sink_args_parse(&o->sinks, c, optarg, &e);
-
-	if (!taken)
-		taken = stack_args_parse(&o->stacks, c, optarg, &e);
-
-	if (taken) {
-		if (taken < 0)
-			p_err("%s", e.msg);
-		return taken < 0 ? EXIT_USAGE : EXIT_OK;
-	}
-	switch (c) {
-	case OPT_TARGET_KERNEL:
-		if (kfeatures_parse_version(optarg, &o->target_kernel, &e) < 0) {
-			p_err("--target-kernel: %s", e.msg);
-			return EXIT_USAGE;
-		}
-		return EXIT_OK;
-	case OPT_DURATION:
-		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--duration", "seconds"))
-			return EXIT_USAGE;
-		o->duration = (int32_t)v;
-		return EXIT_OK;
-	case OPT_PID:
-		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--pid", "a process id"))
-			return EXIT_USAGE;
-		return add_pid(o, (pid_t)v);
-	case OPT_RINGBUF:
-		return cli_parse_u32(optarg, &o->ringbuf_size, "bytes") ? EXIT_OK : EXIT_USAGE;
-	case OPT_ATOM_MAPPING:
-		if (strcmp(optarg, "newest") && strcmp(optarg, "cpp")) {
-			p_err("--atom-mapping takes newest or cpp, not '%s'", optarg);
-			return EXIT_USAGE;
-		}
-		o->atom_int32_args = !strcmp(optarg, "cpp");
-		return EXIT_OK;
-	case OPT_POLLED_ATOM:
-		return cli_parse_range(optarg, 1, INT32_MAX, &o->polled_atom, "--polled-atom",
-				       "an atom id") ? EXIT_OK : EXIT_USAGE;
-	case OPT_ATTACHED_ATOM:
-	case OPT_ERROR_ATOM: {
-		uint32_t *id = c == OPT_ATTACHED_ATOM ? &o->attached_atom : &o->error_atom;
-		return cli_parse_range(optarg, 1, INT32_MAX, id, c == OPT_ATTACHED_ATOM
-				       ? "--attached-atom" : "--error-atom", "an atom id")
-		       ? EXIT_OK : EXIT_USAGE;
-	}
-	case OPT_INTERVAL:
-		return cli_parse_range(optarg, 1, INTERVAL_MAX_S, &o->agg_interval, "--interval",
-				       "seconds") ? EXIT_OK : EXIT_USAGE;
-	case OPT_FLUSH:
-		return cli_parse_range(optarg, 1, FLUSH_MAX_MS, &o->flush_ms, "--flush-ms",
-				       "milliseconds") ? EXIT_OK : EXIT_USAGE;
-	case OPT_CONFIG_FORMAT:
-		return cli_parse_config_format(optarg, &o->load.format) ? EXIT_USAGE : EXIT_OK;
-	case OPT_CONFIG_ERA:
-		return cli_parse_config_era(optarg, &o->load.era) ? EXIT_USAGE : EXIT_OK;
-	case OPT_GUARDRAIL:
-		if (guardrail_mode_parse(optarg, &o->guardrail.mode) < 0) {
-			p_err("--guardrail takes auto, off or user, not '%s'", optarg);
-			return EXIT_USAGE;
-		}
-		return EXIT_OK;
-	case OPT_GUARDRAIL_LIST:
-		if (guardrail_list_parse(optarg, &o->guardrail.list) < 0) {
-			p_err("--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, not '%s'",
-			      optarg);
-			return EXIT_USAGE;
-		}
-		return EXIT_OK;
-	}
-	return RUN_OPT_NOT_MINE;
-}
-
-int run_opts_getopt(struct option *opts, size_t *n, size_t max)
-{
-	if (sink_args_getopt(opts, n, max) < 0 || stack_args_getopt(opts, n, max) < 0)
-		return -ENOSPC;
-	for (size_t i = 0; run_long_opts[i].name; i++) {
-		if (*n + 1 >= max)
-			return -ENOSPC;
-		opts[(*n)++] = run_long_opts[i];
-	}
-	opts[*n] = (struct option){ 0 };
 	return 0;
 }
 
-int run_opts_take(int c, struct run_opts *o)
+#define RUN(ctx) ((struct run_opts *)(ctx))
+
+static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	switch (c) {
-	case OPT_ALL_MATCHES: o->all_matches = true; return EXIT_OK;
-	case OPT_BPF_PID_FILTER: o->bpf_pid_filter = true; return EXIT_OK;
-	case OPT_QUIET: o->quiet = true; return EXIT_OK;
-	case OPT_FORCE_PERFBUF: o->output_mode = OUTPUT_PERFBUF; return EXIT_OK;
-	case OPT_FORCE_RINGBUF: o->forced_ringbuf = true; return EXIT_OK;
-	case OPT_FORCE_TRACEFS: o->force_tracefs = true; return EXIT_OK;
-	case OPT_FORCE_PMU: o->force_pmu = true; return EXIT_OK;
-	case OPT_UNSAFE_ANY_SYMBOL: o->unsafe_any_symbol = true; return EXIT_OK;
-	case OPT_EXIT_PROBES: o->exit_probes = true; return EXIT_OK;
-	case OPT_UNSAFE_URETPROBE: o->unsafe_uretprobe = true; return EXIT_OK;
-	case 'v': cli_set_verbose(true); return EXIT_OK;
-	case 'h': return RUN_OPT_HELP;
-	case '?': return EXIT_USAGE;
-	}
-	return parse_value_opt(c, o);
+	uint32_t v;
+
+	if (parse_u32_arg(arg, 1, INT32_MAX, "--pid", "a process id", &v, e) < 0)
+		return -EINVAL;
+	return add_pid(ctx, (pid_t)v, e);
 }
+
+static int take_duration(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	uint32_t v;
+
+	if (parse_u32_arg(arg, 1, INT32_MAX, "--duration", "seconds", &v, e) < 0)
+		return -EINVAL;
+	RUN(ctx)->duration = (int32_t)v;
+	return 0;
+}
+
+static int take_ringbuf(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 0, UINT32_MAX, "--ringbuf-size", "bytes",
+			     &RUN(ctx)->ringbuf_size, e);
+}
+
+static int take_flush(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, FLUSH_MAX_MS, "--flush-ms", "milliseconds",
+			     &RUN(ctx)->flush_ms, e);
+}
+
+static int take_interval(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, INTERVAL_MAX_S, "--interval", "seconds",
+			     &RUN(ctx)->agg_interval, e);
+}
+
+static int take_polled_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, INT32_MAX, "--polled-atom", "an atom id",
+			     &RUN(ctx)->polled_atom, e);
+}
+
+static int take_attached_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, INT32_MAX, "--attached-atom", "an atom id",
+			     &RUN(ctx)->attached_atom, e);
+}
+
+static int take_error_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, INT32_MAX, "--error-atom", "an atom id",
+			     &RUN(ctx)->error_atom, e);
+}
+
+static int take_target_kernel(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (kfeatures_parse_version(arg, &RUN(ctx)->target_kernel, e) < 0) {
+		err_prefix(e, "--target-kernel");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int take_atom_mapping(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (strcmp(arg, "newest") && strcmp(arg, "cpp"))
+		return err_set(e, -EINVAL, "--atom-mapping takes newest or cpp, not '%s'", arg);
+	RUN(ctx)->atom_int32_args = !strcmp(arg, "cpp");
+	return 0;
+}
+
+static int take_config_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return cli_parse_config_format(arg, &RUN(ctx)->load.format);
+}
+
+static int take_config_era(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return cli_parse_config_era(arg, &RUN(ctx)->load.era);
+}
+
+static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (guardrail_mode_parse(arg, &RUN(ctx)->guardrail.mode) < 0)
+		return err_set(e, -EINVAL, "--guardrail takes auto, off or user, not '%s'", arg);
+	return 0;
+}
+
+static int take_guardrail_list(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (guardrail_list_parse(arg, &RUN(ctx)->guardrail.list) < 0)
+		return err_set(e, -EINVAL, "--guardrail-list takes newest, cpp-v1, cpp-v2 or rust, "
+			       "not '%s'", arg);
+	return 0;
+}
+
+static int take_force_perfbuf(void *ctx, const struct opt_row *row, const char *arg,
+			      struct err *e)
+{
+	RUN(ctx)->output_mode = OUTPUT_PERFBUF;
+	return 0;
+}
+
+#define SET_TRUE(member) OPT_TRUE(struct run_opts, member)
+
+/* The run's own options; the output and stack options (sink/sink_args.h,
+ * stack/stack_args.h) come before them.  -p is --pid where a command
+ * lists it (trace, sections, traffic). */
+static const struct opt_row run_row_v[] = {
+	{ "duration", 0, required_argument, take_duration, 0 },
+	{ "pid", 'p', required_argument, take_pid, 0 },
+	{ "all-matches", 0, no_argument, SET_TRUE(all_matches) },
+	{ "ringbuf-size", 0, required_argument, take_ringbuf, 0 },
+	{ "flush-ms", 0, required_argument, take_flush, 0 },
+	{ "bpf-pid-filter", 0, no_argument, SET_TRUE(bpf_pid_filter) },
+	{ "quiet", 0, no_argument, SET_TRUE(quiet) },
+	{ "force-perfbuf", 0, no_argument, take_force_perfbuf, 0 },
+	{ "force-ringbuf", 0, no_argument, SET_TRUE(forced_ringbuf) },
+	{ "force-tracefs", 0, no_argument, SET_TRUE(force_tracefs) },
+	{ "force-pmu", 0, no_argument, SET_TRUE(force_pmu) },
+	{ "unsafe-any-symbol", 0, no_argument, SET_TRUE(unsafe_any_symbol) },
+	{ "exit-probes", 0, no_argument, SET_TRUE(exit_probes) },
+	{ "unsafe-uretprobe", 0, no_argument, SET_TRUE(unsafe_uretprobe) },
+	{ "target-kernel", 0, required_argument, take_target_kernel, 0 },
+	{ "interval", 0, required_argument, take_interval, 0 },
+	{ "polled-atom", 0, required_argument, take_polled_atom, 0 },
+	{ "attached-atom", 0, required_argument, take_attached_atom, 0 },
+	{ "error-atom", 0, required_argument, take_error_atom, 0 },
+	{ "atom-mapping", 0, required_argument, take_atom_mapping, 0 },
+	{ "config-format", 0, required_argument, take_config_format, 0 },
+	{ "config-era", 0, required_argument, take_config_era, 0 },
+	{ "guardrail", 0, required_argument, take_guardrail, 0 },
+	{ "guardrail-list", 0, required_argument, take_guardrail_list, 0 },
+};
+
+const struct opt_rows run_rows = OPT_ROWS(run_row_v);
 
 int run_opts_check(struct run_opts *o)
 {
@@ -229,25 +223,23 @@ void run_opts_plan_stacks(const struct stack_args *a, struct plan_opts *po)
 	po->stack_bytes = a->bytes;
 }
 
+int run_opts_parse_cmd(int argc, char **argv, const struct opt_rows *own, void *ctx,
+		       const char *shorts, struct run_opts *o)
+{
+	const struct opt_use uses[] = {
+		{ &sink_args_rows, &o->sinks }, { &stack_args_rows, &o->stacks },
+		{ &run_rows, o }, { &cli_verbose_rows, NULL }, { &cli_help_rows, NULL },
+		{ own ? own : &cli_no_rows, ctx },
+	};
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), shorts);
+
+	return rc == EXIT_OK ? run_opts_check(o) : rc;
+}
+
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
-	struct option long_opts[96];
-	size_t n = 0;
-	int c, rc;
+	int rc = run_opts_parse_cmd(argc, argv, NULL, NULL, "vh", o);
 
-	if (run_opts_getopt(long_opts, &n, sizeof(long_opts) / sizeof(long_opts[0])) < 0)
-		return EXIT_USAGE;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
-		rc = run_opts_take(c, o);
-		if (rc == RUN_OPT_HELP) {
-			cmd_help(0, NULL);
-			return -1;
-		}
-		if (rc != EXIT_OK)
-			return rc == RUN_OPT_NOT_MINE ? EXIT_USAGE : rc;
-	}
-	rc = run_opts_check(o);
 	if (rc != EXIT_OK)
 		return rc;
 	if (optind != argc - 1) {
@@ -259,38 +251,6 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	}
 	o->config = argv[optind];
 	return EXIT_OK;
-}
-
-int run_opts_parse_with(int argc, char **argv, const struct option *own,
-			int (*take)(int c, void *ctx), void *ctx, struct run_opts *o)
-{
-	struct option opts[96];
-	size_t n = 0, n_own = 0;
-	int c, rc;
-
-	while (own[n_own].name)
-		n_own++;
-	if (run_opts_getopt(opts, &n, sizeof(opts) / sizeof(opts[0]) - n_own) < 0)
-		return EXIT_USAGE;
-	for (size_t i = 0; i <= n_own; i++)    /* with the zero row */
-		opts[n++] = own[i];
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
-		if (c == 'p') /* -p PID is run's --pid */
-			for (size_t i = 0; opts[i].name; i++)
-				if (!strcmp(opts[i].name, "pid"))
-					c = opts[i].val;
-		rc = run_opts_take(c, o);
-		if (rc == RUN_OPT_HELP) {
-			cmd_help(0, NULL);
-			return -1;
-		}
-		if (rc == RUN_OPT_NOT_MINE)
-			rc = take(c, ctx);
-		if (rc != EXIT_OK)
-			return rc;
-	}
-	return run_opts_check(o);
 }
 
 /* path's canonical form, also when the file does not exist yet (its
@@ -378,8 +338,15 @@ int cmd_run(int argc, char **argv)
 				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
 	run_opts_plan_stacks(&o.stacks, &po);
+	/* one code cache for the plan and the session: each file parsed once */
+	if (!(po.code = o.code = code_cache_new(NULL))) {
+		p_err("out of memory");
+		config_free(cfg);
+		return EXIT_RUNTIME;
+	}
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
+		code_cache_free(o.code);
 		config_free(cfg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
 		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
@@ -393,6 +360,7 @@ int cmd_run(int argc, char **argv)
 	if (rc == EXIT_OK)
 		rc = run_plan(plan, &o);
 	plan_free(plan);
+	code_cache_free(o.code);
 	config_free(cfg);
 	return rc;
 }

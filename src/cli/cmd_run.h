@@ -1,12 +1,11 @@
 /* cmd_run.h — the run command's options and its last stage, shared with the
  * commands that build their plan another way (`trace`: cmd_trace.c): the
- * option rows (run's own and the output options of sink/sink_args.h), how
- * each is taken, and running a built plan through the session, loop and
- * sinks. */
+ * option rows (run's own, sink/sink_args.h's output and stack/stack_args.h's
+ * stack options) parsed with a command's own, and running a built plan
+ * through the session, loop and sinks. */
 #ifndef UPROBESTATS_CLI_CMD_RUN_H
 #define UPROBESTATS_CLI_CMD_RUN_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,24 +52,19 @@ struct run_opts {
 	int32_t traffic_atom;        /* traffic --atom ID: each row an atom (0: none) */
 	struct config_load_opts load;
 	struct guardrail_opts guardrail;
+	/* The run's code cache (code/codecache.h): made by the command before
+	 * planning, read through by the plan and the session, freed after
+	 * run_plan; NULL: each makes its own. */
+	struct code_cache *code;
 };
 
-/* What run_opts_take returns besides EXIT_OK / EXIT_USAGE. */
-#define RUN_OPT_NOT_MINE (-2)    /* not a run option: the caller's own */
-#define RUN_OPT_HELP     (-3)    /* -h / --help */
-
-/* Appends run's getopt rows (output options first) and a terminating zero
- * row at opts[*n]; -ENOSPC when they do not fit in max. */
-int run_opts_getopt(struct option *opts, size_t *n, size_t max);
-/* c, optarg: what getopt_long returned for a row of run_opts_getopt. */
-int run_opts_take(int c, struct run_opts *o);
-/* A command taking every run option plus rows of its own (`own`, ended by a
- * zero row; -p is run's --pid): getopt over argv, each option to
- * run_opts_take, else to take(c, ctx) (optarg set; returns an exit code),
- * then run_opts_check.  EXIT_OK with optind at the first operand, -1 after
- * --help (printed), or an exit code (the error printed). */
-int run_opts_parse_with(int argc, char **argv, const struct option *own,
-			int (*take)(int c, void *ctx), void *ctx, struct run_opts *o);
+/* A command taking every run option (the output rows, the stack rows, run's
+ * rows, -v, -h) plus its own rows (own with ctx; NULL: none), the short
+ * letters in shorts ("pnvh": -p is run's --pid); then run_opts_check.
+ * EXIT_OK with optind at the first operand, -1 after --help (printed), or an
+ * exit code (the error printed). */
+int run_opts_parse_cmd(int argc, char **argv, const struct opt_rows *own, void *ctx,
+		       const char *shorts, struct run_opts *o);
 
 /* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
 int run_opts_check(struct run_opts *o);
@@ -89,14 +83,12 @@ int run_plan(const struct plan *plan, const struct run_opts *o);
 
 /* The plan sources' last steps (cmd_trace.c; `trace` and `sections`):
  * --emit-config writing the model (textproto, or binary for .pb or
- * CONFIG_FORMAT_BINARY), and the plan built from the located probes, the
- * privilege check and run_plan.  *files is let go before tracing starts.
- * Exit codes, errors printed. */
+ * CONFIG_FORMAT_BINARY), and the plan built from the located probes (through
+ * run->code), the privilege check and run_plan.  Exit codes, errors printed. */
 struct trace_source;
-struct exits_cache;
 int trace_emit_config(const struct uprobestats_config *cfg, const char *path,
 		      enum config_format format);
 int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
-			struct exits_cache **files, struct android_info *android);
+			struct android_info *android);
 
 #endif

@@ -10,6 +10,7 @@
  * library not mapped) is said, function by function. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,38 +91,24 @@ struct sections_opts {
 	bool no_java, no_native;
 };
 
-enum { OPT_EMIT = 0x900, OPT_BOOT, OPT_LIBANDROID, OPT_LIBCUTILS, OPT_NO_JAVA, OPT_NO_NATIVE };
+#define KEEP_STR(member) OPT_STR(struct sections_opts, member)
+#define SET_TRUE(member) OPT_TRUE(struct sections_opts, member)
 
-static const struct option own_opts[] = {
-	{ "name", required_argument, NULL, 'n' },
-	{ "emit-config", required_argument, NULL, OPT_EMIT },
-	{ "boot-image", required_argument, NULL, OPT_BOOT },
-	{ "libandroid", required_argument, NULL, OPT_LIBANDROID },
-	{ "libcutils", required_argument, NULL, OPT_LIBCUTILS },
-	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
-	{ "no-native", no_argument, NULL, OPT_NO_NATIVE },
-	{ 0 },
+static const struct opt_row sections_row_v[] = {
+	{ "name", 'n', required_argument, KEEP_STR(name) },
+	{ "emit-config", 0, required_argument, KEEP_STR(emit) },
+	{ "boot-image", 0, required_argument, KEEP_STR(boot_image) },
+	{ "libandroid", 0, required_argument, KEEP_STR(libs[1]) },
+	{ "libcutils", 0, required_argument, KEEP_STR(libs[2]) },
+	{ "no-java", 0, no_argument, SET_TRUE(no_java) },
+	{ "no-native", 0, no_argument, SET_TRUE(no_native) },
 };
 
-static int take_own(int c, void *ctx)
-{
-	struct sections_opts *o = ctx;
-
-	switch (c) {
-	case 'n': o->name = optarg; return EXIT_OK;
-	case OPT_EMIT: o->emit = optarg; return EXIT_OK;
-	case OPT_BOOT: o->boot_image = optarg; return EXIT_OK;
-	case OPT_LIBANDROID: o->libs[1] = optarg; return EXIT_OK;
-	case OPT_LIBCUTILS: o->libs[2] = optarg; return EXIT_OK;
-	case OPT_NO_JAVA: o->no_java = true; return EXIT_OK;
-	case OPT_NO_NATIVE: o->no_native = true; return EXIT_OK;
-	}
-	return EXIT_USAGE;
-}
+const struct opt_rows sections_rows = OPT_ROWS(sections_row_v);
 
 static int parse_opts(int argc, char **argv, struct sections_opts *o)
 {
-	int rc = run_opts_parse_with(argc, argv, own_opts, take_own, o, &o->run);
+	int rc = run_opts_parse_cmd(argc, argv, &sections_rows, o, "pnvh", &o->run);
 
 	if (rc != EXIT_OK)
 		return rc;
@@ -284,23 +271,20 @@ static int build_source(struct sections_opts *o, struct trace_method *m, size_t 
 {
 	struct trace_spec spec = { .sections = true, .process_name = o->name,
 				   .duration = o->run.duration };
-	struct exits_cache *files = exits_cache_new();
 	struct trace_source src;
 	struct err e = { 0 };
 	int rc;
 
 	if (trace_source_build(&spec, m, n, &src, &e) < 0) {
 		p_err("%s", e.msg);
-		exits_cache_free(files);
 		return EXIT_RUNTIME;
 	}
 	src.cfg->source_name = arena_strdup(src.cfg->arena, "sections") ?: src.cfg->source_name;
 	rc = cli_validate(src.cfg, &o->run.guardrail, true);
 	if (rc == EXIT_OK)
 		rc = o->emit ? trace_emit_config(src.cfg, o->emit, o->run.load.format)
-			     : trace_build_and_run(&o->run, &src, &files, android);
+			     : trace_build_and_run(&o->run, &src, android);
 	trace_source_free(&src);
-	exits_cache_free(files);
 	return rc;
 }
 

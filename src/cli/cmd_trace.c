@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
 #include "cli/trace_match.h"
+#include "code/codecache.h"
+#include "common/parse_u32.h"
 #include "config/encode.h"
 #include "config/textdump.h"
 #include "plan/aggregation.h"
@@ -36,86 +39,83 @@ struct trace_opts {
 	size_t n_patterns;
 };
 
-enum {
-	OPT_RET = 0x800, OPT_ARGS, OPT_ATOM, OPT_EMIT, OPT_MAX_PROBES, OPT_COUNT, OPT_BY, OPT_SUM,
-	OPT_HIST, OPT_AGG_KEYS,
-};
+#define TRACE(ctx) ((struct trace_opts *)(ctx))
 
-static const struct option trace_long_opts[] = {
-	{ "ret", no_argument, NULL, OPT_RET },
-	{ "args", required_argument, NULL, OPT_ARGS },
-	{ "atom", required_argument, NULL, OPT_ATOM },
-	{ "emit-config", required_argument, NULL, OPT_EMIT },
-	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
-	{ "name", required_argument, NULL, 'n' },
-	{ "count", no_argument, NULL, OPT_COUNT },
-	{ "by", required_argument, NULL, OPT_BY },
-	{ "sum", required_argument, NULL, OPT_SUM },
-	{ "hist", required_argument, NULL, OPT_HIST },
-	{ "agg-keys", required_argument, NULL, OPT_AGG_KEYS },
-	{ 0 },
-};
-
-/* --count, --by, --sum, --hist, --agg-keys: in-kernel aggregation. */
-static int take_agg_opt(int c, struct trace_agg *g)
+static int take_args(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	struct err e = { 0 };
-	int rc = 0;
-
-	g->on = true;
-	switch (c) {
-	case OPT_COUNT: return EXIT_OK;
-	case OPT_BY: rc = trace_agg_parse_by(optarg, g, &e); break;
-	case OPT_SUM: rc = trace_agg_parse_value(optarg, "--sum", &g->sum, &g->sum_arg, &e); break;
-	case OPT_HIST:
-		rc = trace_agg_parse_value(optarg, "--hist", &g->hist, &g->hist_arg, &e);
-		break;
-	case OPT_AGG_KEYS:
-		return cli_parse_range(optarg, 1, AGG_MAX_KEYS_LIMIT, &g->max_keys, "--agg-keys",
-				       "a key count") ? EXIT_OK : EXIT_USAGE;
-	default: return RUN_OPT_NOT_MINE;
-	}
-	if (rc < 0) {
-		p_err("%s", e.msg);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return trace_args_parse(arg, &TRACE(ctx)->spec, e);
 }
 
-static int take_trace_opt(int c, void *ctx)
+static int take_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	struct trace_opts *o = ctx;
-	struct err e = { 0 };
 	uint32_t v;
 
-	if (c >= OPT_COUNT && c <= OPT_AGG_KEYS)
-		return take_agg_opt(c, &o->spec.agg);
-	switch (c) {
-	case OPT_RET: o->spec.ret = true; return EXIT_OK;
-	case 'n': o->spec.process_name = optarg; return EXIT_OK;
-	case OPT_EMIT: o->emit = optarg; return EXIT_OK;
-	case OPT_ARGS:
-		if (trace_args_parse(optarg, &o->spec, &e) < 0) {
-			p_err("%s", e.msg);
-			return EXIT_USAGE;
-		}
-		return EXIT_OK;
-	case OPT_ATOM:
-		if (!cli_parse_u32(optarg, &v, "an atom id") || !v || v > INT32_MAX)
-			return EXIT_USAGE;
-		o->spec.atom_id = v;
-		return EXIT_OK;
-	case OPT_MAX_PROBES:
-		if (!cli_parse_u32(optarg, &o->max_probes, "a probe count") || !o->max_probes)
-			return EXIT_USAGE;
-		return EXIT_OK;
-	}
-	return EXIT_USAGE;
+	if (parse_u32_arg(arg, 1, INT32_MAX, "--atom", "an atom id", &v, e) < 0)
+		return -EINVAL;
+	TRACE(ctx)->spec.atom_id = v;
+	return 0;
 }
+
+static int take_max_probes(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, UINT32_MAX, "--max-probes", "a probe count",
+			     &TRACE(ctx)->max_probes, e);
+}
+
+/* --count, --by, --sum, --hist, --agg-keys: in-kernel aggregation. */
+static int take_by(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	TRACE(ctx)->spec.agg.on = true;
+	return trace_agg_parse_by(arg, &TRACE(ctx)->spec.agg, e);
+}
+
+static int take_sum(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	struct trace_agg *g = &TRACE(ctx)->spec.agg;
+
+	g->on = true;
+	return trace_agg_parse_value(arg, "--sum", &g->sum, &g->sum_arg, e);
+}
+
+static int take_hist(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	struct trace_agg *g = &TRACE(ctx)->spec.agg;
+
+	g->on = true;
+	return trace_agg_parse_value(arg, "--hist", &g->hist, &g->hist_arg, e);
+}
+
+static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	struct trace_agg *g = &TRACE(ctx)->spec.agg;
+
+	g->on = true;
+	return parse_u32_arg(arg, 1, AGG_MAX_KEYS_LIMIT, "--agg-keys", "a key count",
+			     &g->max_keys, e);
+}
+
+#define KEEP_STR(member) OPT_STR(struct trace_opts, member)
+#define SET_TRUE(member) OPT_TRUE(struct trace_opts, member)
+
+static const struct opt_row trace_row_v[] = {
+	{ "ret", 0, no_argument, SET_TRUE(spec.ret) },
+	{ "args", 0, required_argument, take_args, 0 },
+	{ "atom", 0, required_argument, take_atom, 0 },
+	{ "emit-config", 0, required_argument, KEEP_STR(emit) },
+	{ "max-probes", 0, required_argument, take_max_probes, 0 },
+	{ "name", 'n', required_argument, KEEP_STR(spec.process_name) },
+	{ "count", 0, no_argument, SET_TRUE(spec.agg.on) },
+	{ "by", 0, required_argument, take_by, 0 },
+	{ "sum", 0, required_argument, take_sum, 0 },
+	{ "hist", 0, required_argument, take_hist, 0 },
+	{ "agg-keys", 0, required_argument, take_agg_keys, 0 },
+};
+
+const struct opt_rows trace_rows = OPT_ROWS(trace_row_v);
 
 static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 {
-	int rc = run_opts_parse_with(argc, argv, trace_long_opts, take_trace_opt, o, &o->run);
+	int rc = run_opts_parse_cmd(argc, argv, &trace_rows, o, "pnvh", &o->run);
 
 	if (rc != EXIT_OK)
 		return rc;
@@ -137,14 +137,14 @@ static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 /* --ret: a method whose exits cannot be found is left out (named), not the
  * whole run. */
 static bool exits_provable(const struct trace_method *m, const struct trace_opts *o,
-			   struct exits_cache *files, char *why, size_t size)
+			   char *why, size_t size)
 {
 	const struct exits_query q = {
 		.path = m->path, .offset = m->offset, .code_size = m->code_size,
 		.machine = m->machine, .java = m->java,
 		.program = "call_return", .what = m->display && *m->display ? m->display : "?",
 		.has_exit_probes = true, .exit_probes = true,
-		.unsafe_uretprobe = o->run.unsafe_uretprobe, .cache = files,
+		.unsafe_uretprobe = o->run.unsafe_uretprobe, .code = o->run.code,
 		.no_exits_advice = "--unsafe-uretprobe puts a uretprobe on it instead",
 	};
 	struct exits_choice c;
@@ -170,13 +170,12 @@ static bool exits_provable(const struct trace_method *m, const struct trace_opts
 
 /* Keeps the methods whose exits are provable (with --ret) and at most
  * --max-probes of them; the rest counted as left out, then the report. */
-static void select_methods(struct trace_matches *tm, const struct trace_opts *o,
-			   struct exits_cache *files)
+static void select_methods(struct trace_matches *tm, const struct trace_opts *o)
 {
 	char why[ERR_MSG_MAX];
 
 	for (size_t i = 0; i < tm->n; i++)
-		if (!exits_provable(&tm->methods[i], o, files, why, sizeof(why)))
+		if (!exits_provable(&tm->methods[i], o, why, sizeof(why)))
 			trace_match_leave_out(tm, i, MATCH_NO_EXITS, why);
 	trace_match_compact(tm);
 	for (size_t i = o->max_probes; i < tm->n; i++)
@@ -232,7 +231,7 @@ static int emit_config(const struct uprobestats_config *cfg, const struct trace_
 }
 
 int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
-			struct exits_cache **files, struct android_info *android)
+			struct android_info *android)
 {
 	struct plan_opts po = { .pids = run->pids, .n_pids = run->n_pids,
 				.all_matches = run->all_matches,
@@ -242,15 +241,13 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 				.unsafe_uretprobe = run->unsafe_uretprobe,
 				.unsafe_any_symbol = run->unsafe_any_symbol,
 				.located = src->located, .n_located = src->n_located,
-				.exits_cache = *files };
+				.code = run->code };
 	struct plan *plan;
 	struct err e = { 0 };
 	int rc;
 
 	run_opts_plan_stacks(&run->stacks, &po);
 	rc = plan_build(src->cfg, &po, &plan, &e);
-	exits_cache_free(*files);   /* not kept open (mapped) while tracing */
-	*files = NULL;
 	if (rc < 0) {
 		p_err("%s", e.msg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
@@ -281,14 +278,11 @@ static int trace_methods(struct trace_opts *o, struct trace_matches *tm,
 {
 	struct trace_source src;
 	struct err e = { 0 };
-	/* the files read for exit sites, once for the selection and the plan
-	 * (NULL: each opened per method) */
-	struct exits_cache *files = exits_cache_new();
 	struct trace_method *m = tm->methods;
 	size_t n;
 	int rc;
 
-	select_methods(tm, o, files);
+	select_methods(tm, o);
 	n = tm->n;
 	rc = check_spec(o, m, n);
 	if (rc == EXIT_OK && !n) {
@@ -302,10 +296,9 @@ static int trace_methods(struct trace_opts *o, struct trace_matches *tm,
 		rc = cli_validate(src.cfg, &o->run.guardrail, true);
 		if (rc == EXIT_OK)
 			rc = o->emit ? emit_config(src.cfg, o)
-				     : trace_build_and_run(&o->run, &src, &files, android);
+				     : trace_build_and_run(&o->run, &src, android);
 		trace_source_free(&src);
 	}
-	exits_cache_free(files);
 	return rc;
 }
 
@@ -364,11 +357,18 @@ int cmd_trace(int argc, char **argv)
 	cli_android_guardrail(&android, &o.run.guardrail);
 	o.run.on_android = android.on_android;
 	rc = find_pid(&o, &pid);
+	/* one code cache for the matching, the plan and the session: each file
+	 * parsed once for the run */
+	if (rc == EXIT_OK && !(o.run.code = code_cache_new(NULL))) {
+		p_err("out of memory");
+		rc = EXIT_RUNTIME;
+	}
 	if (rc == EXIT_OK)
 		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
-				 &tm);
+				 o.run.code, &tm);
 	if (rc == EXIT_OK)
 		rc = trace_methods(&o, &tm, &android);
 	trace_matches_free(&tm);
+	code_cache_free(o.run.code);
 	return rc;
 }

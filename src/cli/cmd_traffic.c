@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
 #include "common/arena.h"
+#include "common/parse_u32.h"
 #include "config/model.h"
 #include "formats/exit_sites.h"
 #include "plan/aggregation.h"
@@ -41,72 +43,55 @@ struct traffic_opts {
 	uint32_t max_keys;           /* --agg-keys */
 };
 
-enum { OPT_UID = 0x900, OPT_LIB, OPT_AGG_KEYS, OPT_ATOM };
+#define TRAFFIC(ctx) ((struct traffic_opts *)(ctx))
 
-static const struct option traffic_long_opts[] = {
-	{ "uid", required_argument, NULL, OPT_UID },
-	{ "lib", required_argument, NULL, OPT_LIB },
-	{ "agg-keys", required_argument, NULL, OPT_AGG_KEYS },
-	{ "atom", required_argument, NULL, OPT_ATOM },
-	{ "name", required_argument, NULL, 'n' },
-	{ 0 },
-};
+static int take_uid(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	TRAFFIC(ctx)->run.has_traffic_uid = true;
+	return parse_u32_arg(arg, 0, UINT32_MAX - 1, "--uid", "a uid",
+			     &TRAFFIC(ctx)->run.traffic_uid, e);
+}
 
-static int take_traffic_opt(int c, struct traffic_opts *o)
+static int take_atom(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	uint32_t v;
+	int rc = parse_u32_arg(arg, 1, INT32_MAX, "--atom", "an atom id", &v, e);
 
-	switch (c) {
-	case 'n': o->name = optarg; return EXIT_OK;
-	case OPT_LIB: o->lib = optarg; return EXIT_OK;
-	case OPT_UID:
-		o->run.has_traffic_uid = true;
-		return cli_parse_range(optarg, 0, UINT32_MAX - 1, &o->run.traffic_uid, "--uid",
-				       "a uid") ? EXIT_OK : EXIT_USAGE;
-	case OPT_ATOM:
-		if (!cli_parse_range(optarg, 1, INT32_MAX, &v, "--atom", "an atom id"))
-			return EXIT_USAGE;
-		o->run.traffic_atom = (int32_t)v;
-		return EXIT_OK;
-	case OPT_AGG_KEYS:
-		return cli_parse_range(optarg, 1, AGG_MAX_KEYS_LIMIT, &o->max_keys, "--agg-keys",
-				       "a key count") ? EXIT_OK : EXIT_USAGE;
-	}
-	return EXIT_USAGE;
+	if (rc == 0)
+		TRAFFIC(ctx)->run.traffic_atom = (int32_t)v;
+	return rc;
 }
+
+static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	return parse_u32_arg(arg, 1, AGG_MAX_KEYS_LIMIT, "--agg-keys", "a key count",
+			     &TRAFFIC(ctx)->max_keys, e);
+}
+
+#define KEEP_STR(member) OPT_STR(struct traffic_opts, member)
+
+static const struct opt_row traffic_row_v[] = {
+	{ "uid", 0, required_argument, take_uid, 0 },
+	{ "lib", 0, required_argument, KEEP_STR(lib) },
+	{ "agg-keys", 0, required_argument, take_agg_keys, 0 },
+	{ "atom", 0, required_argument, take_atom, 0 },
+	{ "name", 'n', required_argument, KEEP_STR(name) },
+};
+
+const struct opt_rows traffic_rows = OPT_ROWS(traffic_row_v);
 
 static int parse_traffic_opts(int argc, char **argv, struct traffic_opts *o)
 {
-	struct option opts[96];
-	size_t n = 0;
-	int c, rc;
+	int rc = run_opts_parse_cmd(argc, argv, &traffic_rows, o, "pnvh", &o->run);
 
-	if (run_opts_getopt(opts, &n, 88) < 0)
-		return EXIT_USAGE;
-	for (size_t i = 0; i < sizeof(traffic_long_opts) / sizeof(traffic_long_opts[0]); i++)
-		opts[n++] = traffic_long_opts[i];
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:vh", opts, NULL)) != -1) {
-		if (c == 'p')
-			for (size_t i = 0; opts[i].name; i++)
-				if (!strcmp(opts[i].name, "pid"))
-					c = opts[i].val;
-		rc = run_opts_take(c, &o->run);
-		if (rc == RUN_OPT_HELP) {
-			cmd_help(0, NULL);
-			return -1;
-		}
-		if (rc == RUN_OPT_NOT_MINE)
-			rc = take_traffic_opt(c, o);
-		if (rc != EXIT_OK)
-			return rc;
-	}
+	if (rc != EXIT_OK)
+		return rc;
 	if (optind < argc) {
 		p_err("traffic takes no arguments ('%s'); name processes with -p PID or -n NAME",
 		      argv[optind]);
 		return EXIT_USAGE;
 	}
-	return run_opts_check(&o->run);
+	return EXIT_OK;
 }
 
 struct libc_find {
@@ -258,7 +243,7 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 			struct uprobestats_config **out)
 {
 	struct uprobestats_config *cfg = model_new("traffic");
-	struct native_cache *nc = native_cache_new();
+	struct native_cache *nc = native_cache_new(NULL);
 	struct task_config *t;
 	char skipped[256] = "";
 	const char *lookup;

@@ -487,6 +487,7 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 			so->output = OUTPUT_PERFBUF;
 		}
 		so->force_pmu |= !t.has[KF_UPROBE_MULTI];
+		so->no_perf_link = o->target_kernel < KVER(5, 15);
 		so->force_tracefs |= !t.has[KF_UPROBE_PMU];
 	}
 	so->legacy = kfeatures_need_legacy(&k, &why);
@@ -539,7 +540,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
 				   .bpf_pid_filter = o->bpf_pid_filter, .output = o->output_mode,
 				   .force_tracefs = o->force_tracefs,
-				   .force_pmu = o->force_pmu,
+				   .force_pmu = o->force_pmu, .code = o->code,
 				   .interrupted = stop_signal_pending,
 				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
@@ -553,7 +554,8 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 		return rc;
 	block_signals();
 	if (session_open(plan, &so, &rs.session, &e) < 0) {
-		if (e.code == -EMFILE || e.code == -ENFILE)
+		/* (not when the session counted them up front and said so) */
+		if ((e.code == -EMFILE || e.code == -ENFILE) && !strstr(e.msg, "hard limit"))
 			say_fd_limit(plan, &e);
 		p_err("%s", e.msg);
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;

@@ -96,7 +96,8 @@ static int to_methods(const struct pattern_matches *m, struct trace_matches *out
 }
 
 int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
-		const struct guardrail_opts *g, struct trace_matches *out)
+		const struct guardrail_opts *g, struct code_cache *code,
+		struct trace_matches *out)
 {
 	struct pattern_matches *m = calloc(1, sizeof(*m));
 	int rc = EXIT_OK;
@@ -105,6 +106,7 @@ int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
 	if (!m)
 		return EXIT_RUNTIME;
 	out->matches = m;
+	m->code = code;
 	for (size_t i = 0; i < n && rc == EXIT_OK; i++)
 		rc = match_pattern(patterns[i], pid, max, m);
 	if (rc != EXIT_OK)

@@ -27,9 +27,13 @@ struct trace_matches {
  * when active.  An exit code (cli.h), the error printed: EXIT_OK,
  * EXIT_USAGE for a bad pattern, EXIT_RESOLVE when a pattern matches nothing
  * (naming the files searched and the nearest names).  Prints nothing else:
- * the caller leaves out what it cannot trace, then reports. */
+ * the caller leaves out what it cannot trace, then reports.  code: the run's
+ * code cache (code/codecache.h) the files are read through (NULL: one of
+ * the matching's own). */
+struct code_cache;
 int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
-		const struct guardrail_opts *g, struct trace_matches *out);
+		const struct guardrail_opts *g, struct code_cache *code,
+		struct trace_matches *out);
 /* Method i is not traced after all (reason, detail copied): counted as
  * left out; trace_match_compact then drops such methods (the order kept). */
 void trace_match_leave_out(struct trace_matches *t, size_t i, int reason,

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 static int read_all(int fd, size_t max_size, const char *path,
 		    struct mapped_file *out, struct err *err)
 {
@@ -19,19 +21,15 @@ static int read_all(int fd, size_t max_size, const char *path,
 	for (;;) {
 		ssize_t n;
 		if (len == cap) {
-			uint8_t *nb;
 			if (max_size && cap >= max_size) {
 				free(buf);
 				return err_set(err, -EFBIG, "%s: larger than the %zu-byte limit",
 					       path, max_size);
 			}
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
+			if (grow_array(&buf, &cap, len + 1, 4096) < 0) {
 				free(buf);
 				return err_set(err, -ENOMEM, "%s: out of memory", path);
 			}
-			buf = nb;
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n < 0) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/arena.h"
+#include "common/grow.h"
 
 struct uprobestats_config *model_new(const char *source_name)
 {
@@ -38,23 +39,21 @@ static bool needs_growth(size_t n)
 	return (n & (n - 1)) == 0;
 }
 
-static size_t grown_cap(size_t n)
-{
-	return n ? n * 2 : 1;
-}
-
 static int grow(struct arena *a, void **v, size_t n, size_t elem, struct src_loc **loc)
 {
+	size_t cap;
 	void *nv;
 
 	if (!needs_growth(n))
 		return 0;
-	nv = arena_grow(a, *v, n, grown_cap(n), elem);
+	if (grow_cap(n, n + 1, 1, elem, &cap) < 0)
+		return -ENOMEM;
+	nv = arena_grow(a, *v, n, cap, elem);
 	if (!nv)
 		return -ENOMEM;
 	*v = nv;
 	if (loc) {
-		struct src_loc *nl = arena_grow(a, *loc, *loc ? n : 0, grown_cap(n), sizeof(**loc));
+		struct src_loc *nl = arena_grow(a, *loc, *loc ? n : 0, cap, sizeof(**loc));
 		if (!nl)
 			return -ENOMEM;
 		*loc = nl;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "common/arena.h"
+#include "common/grow.h"
 
 int config_problem_add(const struct uprobestats_config *cfg, struct config_problems *out,
 		       const struct src_loc *loc, enum config_problem_kind kind,
@@ -17,9 +18,10 @@ int config_problem_add(const struct uprobestats_config *cfg, struct config_probl
 
 	/* Same growth rule as the model's lists: at 0 and at powers of two. */
 	if ((out->n & (out->n - 1)) == 0) {
-		struct config_problem *nv = arena_grow(cfg->arena, out->v, out->n,
-						       out->n ? out->n * 2 : 1, sizeof(*nv));
-		if (!nv)
+		struct config_problem *nv;
+		size_t cap;
+		if (grow_cap(out->n, out->n + 1, 1, sizeof(*nv), &cap) < 0 ||
+		    !(nv = arena_grow(cfg->arena, out->v, out->n, cap, sizeof(*nv))))
 			return -ENOMEM;
 		out->v = nv;
 	}

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "common/edit_distance.h"
+
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Row helpers: S = singular, R = repeated.  Each names the struct member(s). */
@@ -293,35 +295,6 @@ const struct field_desc *schema_field_by_num(const struct msg_desc *m, enum conf
 		if (schema_field_num(&m->fields[i], era) == num)
 			return &m->fields[i];
 	return NULL;
-}
-
-/* Levenshtein distance with one rolling row; names longer than the row
- * are never "close", so they get no suggestion. */
-#define EDIT_MAX 64
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	size_t row[EDIT_MAX + 1];
-
-	if (la > EDIT_MAX || lb > EDIT_MAX)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			size_t best = diag + cost;
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
 }
 
 /* Close enough to suggest: within a third of the length (at least 2 edits),

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 int wire_read_varint(const uint8_t *b, size_t end, size_t *pos, uint64_t *v)
 {
 	uint64_t r = 0;
@@ -103,28 +105,14 @@ const char *wire_type_name(unsigned wt)
 
 static bool reserve(struct wire_buf *w, size_t n)
 {
-	size_t cap;
-	uint8_t *np;
-
 	if (w->oom)
 		return false;
 	if (n <= w->cap - w->len)
 		return true;
-	cap = w->cap ? w->cap : 256;
-	while (cap - w->len < n) {
-		if (cap > SIZE_MAX / 2) {
-			w->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	np = realloc(w->p, cap);
-	if (!np) {
+	if (n > SIZE_MAX - w->len || grow_array(&w->p, &w->cap, w->len + n, 256) < 0) {
 		w->oom = true;
 		return false;
 	}
-	w->p = np;
-	w->cap = cap;
 	return true;
 }
 

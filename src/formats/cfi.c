@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/grow.h"
 
 #define SEC_EH 0
 #define SEC_DEBUG 1
@@ -289,14 +290,8 @@ static int add_fde(struct cfi_table *t, uint8_t sec, uint64_t off)
 	}
 	if (s == e)
 		return 0;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct fde_ent *v = realloc(t->fdes, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->fdes = v;
-		t->cap = cap;
-	}
+	if (grow_array(&t->fdes, &t->cap, t->n + 1, 256) < 0)
+		return -ENOMEM;
 	t->fdes[t->n++] = (struct fde_ent){ .start = s, .end = e, .off = off, .sec = sec };
 	return 0;
 }

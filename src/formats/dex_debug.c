@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "common/bytes.h"
+#include "common/grow.h"
 
 #define MAX_POSITIONS (1u << 20)
 
@@ -112,14 +113,8 @@ static int debug_info_at(const struct dex_file *d, const struct dex_method *m, u
 
 static int push(struct dex_position **v, size_t *n, size_t *cap, uint32_t pc, uint32_t line)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct dex_position *nv = realloc(*v, c * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
+	if (grow_array(v, cap, *n + 1, 16) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = (struct dex_position){ .dex_pc = pc, .line = line };
 	return 0;
 }

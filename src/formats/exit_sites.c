@@ -4,23 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 #define MAX_CODE_SIZE (16u << 20)   /* larger "functions" are refused */
 #define LR_SEARCH_WORDS 32          /* how far back from `add sp`/`ldp` lr's reload may be */
 
 struct sitebuf {
 	uint32_t *v;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 };
 
 static int push_site(struct sitebuf *b, size_t off, struct err *err)
 {
-	if (b->n == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 8;
-		uint32_t *v = realloc(b->v, cap * sizeof(*v));
-		if (!v)
-			return err_set(err, -ENOMEM, "out of memory for exit sites");
-		b->v = v, b->cap = cap;
-	}
+	if (grow_array(&b->v, &b->cap, (size_t)b->n + 1, 8) < 0)
+		return err_set(err, -ENOMEM, "out of memory for exit sites");
 	b->v[b->n++] = (uint32_t)off;
 	return 0;
 }

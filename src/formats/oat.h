@@ -51,7 +51,7 @@ int oat_open_mem(const char *name, const void *buf, size_t len, struct oat_file 
 		 struct err *err);
 /* Over an ELF the caller opened: on success the oat file owns it (oat_close
  * closes it); on failure it stays the caller's.  One open of the file for
- * readers that look at its symbols first (stack/codecache.h). */
+ * readers that look at its symbols first (code/codecache.h). */
 int oat_open_elf(struct elf_file *elf, struct oat_file **out, struct err *err);
 void oat_close(struct oat_file *o);
 

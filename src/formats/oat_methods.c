@@ -8,18 +8,13 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/grow.h"
 #include "formats/dex.h"
 
 static int push(struct oat_method_list *l, size_t *cap, const struct oat_method *m)
 {
-	if (l->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		struct oat_method *nv = realloc(l->v, nc * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		*cap = nc;
-	}
+	if (grow_array(&l->v, cap, l->n + 1, 256) < 0)
+		return -ENOMEM;
 	l->v[l->n++] = *m;
 	return 0;
 }

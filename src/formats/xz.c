@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/grow.h"
 
 #define LIT_PROBS 0x300
 #define POS_STATES_MAX 16
@@ -199,13 +200,12 @@ static int out_room(struct xz *x, size_t n)
 			       x->name, x->max_out);
 	if (x->out_len + n <= x->out_cap)
 		return 0;
-	size_t cap = x->out_cap ? x->out_cap : 4096;
-	while (cap < x->out_len + n)
-		cap = cap > x->max_out / 2 ? x->max_out : cap * 2;
-	uint8_t *o = realloc(x->out, cap);
-	if (!o)
+	size_t cap;
+	/* doubling, but never past the limit (which out_len + n is within) */
+	if (grow_cap(x->out_cap, x->out_len + n, 4096, 1, &cap) < 0 || cap > x->max_out)
+		cap = x->max_out;
+	if (resize_array(&x->out, cap) < 0)
 		return err_set(x->err, -ENOMEM, "%s: xz: out of memory", x->name);
-	x->out = o;
 	x->out_cap = cap;
 	return 0;
 }
@@ -565,14 +565,9 @@ static int stream(struct xz *x)
 			rc = index_check(x, recs, n);
 			break;
 		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			struct idx_rec *v = realloc(recs, cap * sizeof(*v));
-			if (!v) {
-				rc = err_set(x->err, -ENOMEM, "%s: xz: out of memory", x->name);
-				break;
-			}
-			recs = v;
+		if (grow_array(&recs, &cap, n + 1, 8) < 0) {
+			rc = err_set(x->err, -ENOMEM, "%s: xz: out of memory", x->name);
+			break;
 		}
 		if ((rc = block(x, ctype, &recs[n++])))
 			break;

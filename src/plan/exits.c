@@ -1,13 +1,15 @@
 #include "plan/exits.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/elf.h"
+#include "code/codecache.h"
+#include "code/codefile.h"
 #include "formats/exit_sites.h"
 #include "formats/oat_exits.h"
 
@@ -15,113 +17,59 @@
  * would probe comes near it). */
 #define MAX_CODE_BYTES (16u << 20)
 
-/* What the plan reads of one file, once for all its probes (trace over a
- * whole library or class: thousands of functions in one file). */
-struct exits_file {
-	char *path;
-	int fd;                   /* for the code bytes; -1: not opened yet */
-	int open_errno;
-	int is_oat;               /* has an oatdata symbol; -1: not looked at yet */
-	struct oat_file *oat;     /* Java methods' exits */
-	int oat_rc;               /* 1: not opened yet */
-	struct err oat_err;
-};
-
-struct exits_cache {
-	struct exits_file *v;
-	size_t n, cap;
-};
-
-struct exits_cache *exits_cache_new(void)
+/* The file's entry in the run's code cache (code/codefile.h: opened and
+ * parsed once for every probe and every reader of the run). */
+static struct code_file *file_of(const struct exits_query *q, struct code_cache **own)
 {
-	return calloc(1, sizeof(struct exits_cache));
-}
+	struct code_cache *c = q->code;
 
-void exits_cache_free(struct exits_cache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->v[i].fd >= 0)
-			close(c->v[i].fd);
-		oat_close(c->v[i].oat);
-		free(c->v[i].path);
-	}
-	free(c->v);
-	free(c);
-}
-
-/* The cache's entry for path, or NULL (no cache, or out of memory): the
- * caller then opens the file for itself. */
-static struct exits_file *cached(struct exits_cache *c, const char *path)
-{
-	struct exits_file *f;
-
-	if (!c)
+	*own = NULL;
+	if (!c && !(c = *own = code_cache_new(NULL)))
 		return NULL;
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->v[i].path, path) == 0)
-			return &c->v[i];
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 8;
-		struct exits_file *v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		c->v = v;
-		c->cap = cap;
-	}
-	f = &c->v[c->n];
-	*f = (struct exits_file){ .path = strdup(path), .fd = -1, .is_oat = -1, .oat_rc = 1 };
-	if (!f->path)
-		return NULL;
-	c->n++;
-	return f;
+	return code_cache_file(c, q->path);
 }
 
-/* The file's descriptor for code reads: cached, or opened for this read
- * (*owned: the caller closes it). */
-static int code_fd(struct exits_file *f, const char *path, bool *owned)
+/* A file that is no ELF (nothing the code cache reads as one): its bytes
+ * read directly. */
+static int read_raw(const char *path, uint64_t offset, uint64_t size, uint8_t **out,
+		    struct err *err)
 {
-	*owned = !f;
-	if (!f)
-		return open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0 && !f->open_errno) {
-		f->fd = open(path, O_RDONLY | O_CLOEXEC);
-		f->open_errno = f->fd < 0 ? errno : 0;
-	}
-	errno = f->open_errno;
-	return f->fd;
-}
+	uint8_t *buf = malloc(size);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 || !buf ? -1 : pread(fd, buf, size, (off_t)offset);
+	int e = n < 0 ? (buf ? errno : ENOMEM) : EIO;
 
-static int read_code(const char *path, uint64_t offset, uint64_t size, struct exits_file *f,
-		     uint8_t **out, struct err *err)
-{
-	uint8_t *buf;
-	ssize_t n;
-	bool owned;
-	int fd;
-
-	if (size == 0)
-		return err_set(err, -ENODATA, "the code size is unknown (the symbol has no "
-			       "size)");
-	if (size > MAX_CODE_BYTES)
-		return err_set(err, -EFBIG, "%llu bytes of code, over the %u we read",
-			       (unsigned long long)size, MAX_CODE_BYTES);
-	buf = malloc(size);
-	if (!buf)
-		return err_set(err, -ENOMEM, "out of memory");
-	fd = code_fd(f, path, &owned);
-	n = fd < 0 ? -1 : pread(fd, buf, size, (off_t)offset);
-	if (fd >= 0 && owned)
+	if (fd >= 0)
 		close(fd);
 	if (n != (ssize_t)size) {
-		int e = n < 0 ? errno : EIO;
 		free(buf);
 		return err_set(err, -e, "%s+0x%llx: reading %llu bytes of code: %s", path,
 			       (unsigned long long)offset, (unsigned long long)size,
 			       n < 0 ? strerror(e) : "file too short");
 	}
 	*out = buf;
+	return 0;
+}
+
+/* The code bytes: in the cached file's mapping (*owned NULL), or read. */
+static int read_code(const char *path, uint64_t offset, uint64_t size,
+		     const struct code_file *f, const uint8_t **out, uint8_t **owned,
+		     struct err *err)
+{
+	struct err e = { 0 };
+
+	*owned = NULL;
+	if (size == 0)
+		return err_set(err, -ENODATA, "the code size is unknown (the symbol has no "
+			       "size)");
+	if (size > MAX_CODE_BYTES)
+		return err_set(err, -EFBIG, "%llu bytes of code, over the %u we read",
+			       (unsigned long long)size, MAX_CODE_BYTES);
+	if (code_file_elf(f, &e))
+		return code_file_bytes(f, offset, size, out, err);
+	if (read_raw(path, offset, size, owned, err) < 0)
+		return err->code;
+	*out = *owned;
 	return 0;
 }
 
@@ -178,22 +126,20 @@ static int keep_sites(struct exits_choice *out, const struct exit_sites *sites,
 
 /* A Java method: the oat reader's exits, each epilogue checked against the
  * frame CodeInfo records (and that frame against the method's prologue). */
-static int method_exits(const struct exits_query *p, struct exits_file *f,
+static int method_exits(const struct exits_query *p, struct code_file *f,
 			struct oat_method_exits *m, struct err *err)
 {
-	if (!f)
-		return oat_method_exits_at(p->path, p->offset, m, err);
-	if (f->oat_rc == 1)
-		f->oat_rc = oat_open(p->path, &f->oat, &f->oat_err);
-	if (f->oat_rc) {
+	const struct oat_file *o;
+	int rc = code_file_oat(f, &o, err);
+
+	if (rc < 0) {
 		memset(m, 0, sizeof(*m));
-		*err = f->oat_err;
-		return f->oat_rc;
+		return rc;
 	}
-	return oat_method_exits_in(f->oat, p->offset, m, err);
+	return oat_method_exits_in(o, p->offset, m, err);
 }
 
-static int find_exits_java(const struct exits_query *p, struct exits_file *f,
+static int find_exits_java(const struct exits_query *p, struct code_file *f,
 			   struct exits_choice *out, struct err *err)
 {
 	struct oat_method_exits m;
@@ -218,10 +164,11 @@ static int find_exits_java(const struct exits_query *p, struct exits_file *f,
 /* An ELF function's proven exits (offsets from its start, the first one
  * maybe the entry itself), or the refusal. */
 static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
-			struct exits_file *f, struct exit_sites *sites, struct err *err)
+			const struct code_file *f, struct exit_sites *sites, struct err *err)
 {
 	enum code_arch arch;
-	uint8_t *code = NULL;
+	const uint8_t *code;
+	uint8_t *owned;
 	int rc;
 
 	memset(sites, 0, sizeof(*sites));
@@ -232,17 +179,17 @@ static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16
 	else
 		return err_set(err, -ENOTSUP, "no exit-site finder for ELF machine %u (x86_64 and "
 			       "arm64 only)", machine);
-	rc = read_code(path, offset, size, f, &code, err);
+	rc = read_code(path, offset, size, f, &code, &owned, err);
 	if (rc < 0)
 		return rc;
 	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)size, sites, err);
-	free(code);
+	free(owned);
 	return rc;
 }
 
 /* An ELF function: its symbol's bytes, exits proven or refused (art: a
  * symbol in an OAT file, where a lone `ret` gets its one probe). */
-static int find_exits_native(const struct exits_query *p, struct exits_file *f, bool art,
+static int find_exits_native(const struct exits_query *p, struct code_file *f, bool art,
 			     struct exits_choice *out, struct err *err)
 {
 	struct exit_sites sites;
@@ -254,18 +201,23 @@ static int find_exits_native(const struct exits_query *p, struct exits_file *f, 
 	return rc;
 }
 
-int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t offset,
+int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
 			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
 			   struct err *err)
 {
-	int rc = native_sites(path, offset, code_size, machine, cached(c, path), sites, err);
+	const struct exits_query q = { .path = path, .code = c };
+	struct code_cache *own;
+	struct code_file *f = file_of(&q, &own);
+	int rc = f ? native_sites(path, offset, code_size, machine, f, sites, err)
+		   : err_set(err, -ENOMEM, "out of memory");
 
 	if (rc == 0 && (rc = check_not_bare(sites, err)) < 0)
 		exit_sites_free(sites);
+	code_cache_free(own);
 	return rc;
 }
 
-static int find_exits(const struct exits_query *p, struct exits_file *f, bool art,
+static int find_exits(const struct exits_query *p, struct code_file *f, bool art,
 		      struct exits_choice *out, struct err *err)
 {
 	return p->java ? find_exits_java(p, f, out, err)
@@ -287,42 +239,19 @@ static void add_note(struct exits_choice *out, const char *text)
 
 /* ART code: a Java method, or anything in an OAT file named by an ELF
  * symbol (oat files carry oatdata/oatexec, never one per method). */
-static bool is_oat_file(const char *path)
+static bool is_art_code(const struct exits_query *p, const struct code_file *f)
 {
-	struct elf_file *f;
-	struct elf_symbol sym;
-	struct err e = { 0 };
-	bool oat;
-
-	if (elf_open(path, &f, &e) < 0)
-		return false;
-	oat = elf_find_symbol(f, "oatdata", &sym) == 0;
-	elf_close(f);
-	return oat;
+	return p->java || code_file_is_oat(f);
 }
 
-static bool is_art_code(const struct exits_query *p, struct exits_file *f)
-{
-	if (p->java)
-		return true;
-	if (!f)
-		return is_oat_file(p->path);
-	if (f->is_oat < 0)
-		f->is_oat = is_oat_file(p->path);
-	return f->is_oat;
-}
-
-int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err)
+static int choose(const struct exits_query *q, struct code_file *f, struct exits_choice *out,
+		  struct err *err)
 {
 	struct err why = { 0 };
 	char note[160];
 	bool want, art;
 	int rc;
 
-	struct exits_file *f;
-
-	memset(out, 0, sizeof(*out));
-	f = cached(q->cache, q->path);
 	art = is_art_code(q, f);
 	want = q->has_exit_probes ? q->exit_probes : (art || q->opt_exit_probes);
 	if (!want) {
@@ -359,4 +288,18 @@ int exits_choose(const struct exits_query *q, struct exits_choice *out, struct e
 	}
 	add_note(out, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe; no exit sites)");
 	return 0;
+}
+
+int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err)
+{
+	struct code_cache *own;
+	struct code_file *f;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!(f = file_of(q, &own)))
+		return err_set(err, -ENOMEM, "out of memory");
+	rc = choose(q, f, out, err);
+	code_cache_free(own);
+	return rc;
 }

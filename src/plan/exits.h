@@ -26,6 +26,8 @@
 #include "common/err.h"
 #include "formats/exit_sites.h"
 
+struct code_cache;
+
 /* The error code of a refusal (main maps it to the config-error exit). */
 #define PLAN_REFUSED (-ECANCELED)
 
@@ -47,7 +49,9 @@ struct exits_query {
 	 * the caller's words (NULL: the config's: drop --exit-probes or set
 	 * exit_probes: false). */
 	const char *no_exits_advice;
-	struct exits_cache *cache;   /* files kept open across queries; NULL: per query */
+	/* The run's parsed files (code/codecache.h), so each is read once for
+	 * every probe; NULL: opened for this query alone. */
+	struct code_cache *code;
 };
 
 /* The answer: exit probes (with their sites) or a uretprobe. */
@@ -69,14 +73,9 @@ int exits_choose(const struct exits_query *q, struct exits_choice *out, struct e
  * (code_size bytes, machine EM_*): offsets from the function's start, proven
  * (formats/exit_sites.h) and not the first instruction; else a negative errno
  * and err saying why (the reason exits_choose refuses the probe with).
- * c may be NULL.  Free sites with exit_sites_free(). */
-int plan_native_exit_sites(struct exits_cache *c, const char *path, uint64_t offset,
+ * c (the run's code cache) may be NULL.  Free sites with exit_sites_free(). */
+int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
 			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
 			   struct err *err);
-
-/* The files exits_choose reads (exits_query.cache), opened once
- * for all their probes; free after the last probe. */
-struct exits_cache *exits_cache_new(void);
-void exits_cache_free(struct exits_cache *c);
 
 #endif

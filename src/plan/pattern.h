@@ -61,6 +61,8 @@
 
 #define PATTERN_DEFAULT_MAX 20000u
 
+struct code_cache;
+
 struct trace_pattern;               /* parsed; opaque */
 
 /* -EINVAL with one line ("pattern 'X': unclosed '[' at column 7") for a bad
@@ -128,9 +130,15 @@ struct pattern_matches {
 	size_t by_reason[MATCH_N_REASONS];
 	size_t n_searched;          /* files looked into */
 	char **searched_paths;      /* their paths */
+	size_t cap_searched;
 	char searched[1024];        /* their names, comma-separated (truncated), for errors */
 	size_t n_found;             /* every match found, a repeat of one already listed too */
 	struct pattern_index *index;   /* file + offset (+ name) -> match, for repeats */
+	/* The run's parsed files (code/codecache.h), set by the caller before
+	 * matching so that the plan and the session read each file once;
+	 * NULL: the matching makes one (own_code) that pattern_matches_free
+	 * frees. */
+	struct code_cache *code, *own_code;
 };
 
 /* Matches against one file: an oat/odex for a Java pattern, an ELF for a native
@@ -164,7 +172,7 @@ void pattern_matches_guardrail(struct pattern_matches *m, int guardrail_list);
 /* When nothing matched: -ENOENT with one line naming the pattern, the files
  * searched and up to 5 nearest existing names (edit distance), e.g.
  *   "pattern 'a.B.strat*' matched nothing in boot.oat, x.odex; nearest: a.B.start,
- *    a.B.stop".  Re-reads the files named in m->searched. */
+ *    a.B.stop".  Reads the files named in m->searched through m->code. */
 int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern_matches *m,
 			     struct err *err);
 

@@ -4,6 +4,7 @@
  * second listing of the same name there (the symbol in .dynsym and .symtab,
  * or a method two patterns match) is dropped; a second name there (an alias,
  * a method sharing code) is kept but left out as the same code. */
+#include "common/grow.h"
 #include "plan/pattern.h"
 #include "plan/pattern_impl.h"
 
@@ -78,9 +79,9 @@ static int table_add(struct idx_table *t, const struct pattern_matches *m, size_
 		     uint64_t (*hash)(const struct pattern_match *))
 {
 	if (2 * (t->n + 1) > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		size_t *s = calloc(cap, sizeof(*s));
-		if (!s)
+		size_t cap, *s;
+		if (grow_cap(t->cap, t->cap + 1, 256, sizeof(*s), &cap) < 0 ||
+		    !(s = calloc(cap, sizeof(*s))))
 			return -ENOMEM;
 		for (size_t i = 0; i < t->cap; i++) {
 			if (!t->slot[i])

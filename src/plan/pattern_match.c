@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
+#include "code/codefile.h"
+#include "common/grow.h"
 #include "formats/dex.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
@@ -43,7 +46,15 @@ void pattern_matches_free(struct pattern_matches *m)
 		free(m->searched_paths[i]);
 	free(m->searched_paths);
 	pattern_dedup_free(m);
+	code_cache_free(m->own_code);
 	memset(m, 0, sizeof(*m));
+}
+
+struct code_file *pattern_code_file(struct pattern_matches *m, const char *path)
+{
+	if (!m->code && !(m->code = m->own_code = code_cache_new(NULL)))
+		return NULL;
+	return code_cache_file(m->code, path);
 }
 
 static struct pattern_file_count *file_slot(struct pattern_matches *m, const char *path)
@@ -51,14 +62,8 @@ static struct pattern_file_count *file_slot(struct pattern_matches *m, const cha
 	for (size_t i = 0; i < m->n_files; i++)
 		if (!strcmp(m->files[i].path, path))
 			return &m->files[i];
-	if (m->n_files == m->cap_files) {
-		size_t c = m->cap_files ? m->cap_files * 2 : 8;
-		struct pattern_file_count *f = realloc(m->files, c * sizeof(*f));
-		if (!f)
-			return NULL;
-		m->files = f;
-		m->cap_files = c;
-	}
+	if (grow_array(&m->files, &m->cap_files, m->n_files + 1, 8) < 0)
+		return NULL;
 	struct pattern_file_count *f = &m->files[m->n_files];
 	*f = (struct pattern_file_count){ .path = strdup(path) };
 	if (!f->path)
@@ -75,11 +80,9 @@ int pattern_note_searched(struct pattern_matches *m, const char *path)
 	for (size_t i = 0; i < m->n_searched; i++)
 		if (!strcmp(m->searched_paths[i], path))
 			return 0;
-	char **v = realloc(m->searched_paths, (m->n_searched + 1) * sizeof(*v));
-	if (!v)
+	if (grow_array(&m->searched_paths, &m->cap_searched, m->n_searched + 1, 8) < 0)
 		return -ENOMEM;
-	m->searched_paths = v;
-	if (!(v[m->n_searched] = strdup(path)))
+	if (!(m->searched_paths[m->n_searched] = strdup(path)))
 		return -ENOMEM;
 	m->n_searched++;
 	if (l + 40 < sizeof(m->searched))
@@ -107,14 +110,8 @@ int pattern_push(struct pattern_matches *m, struct pattern_match *x, size_t max)
 	}
 	if (x->left_out == MATCH_OK && m->by_reason[MATCH_OK] >= max)
 		x->left_out = MATCH_OVER_MAX;
-	if (m->n == m->cap) {
-		size_t c = m->cap ? m->cap * 2 : 64;
-		struct pattern_match *v = realloc(m->v, c * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = c;
-	}
+	if (grow_array(&m->v, &m->cap, m->n + 1, 64) < 0)
+		return -ENOMEM;
 	if (!(f = file_slot(m, x->path)))
 		return -ENOMEM;
 	f->matched++;
@@ -157,9 +154,9 @@ static int by_group(const void *a, const void *b)
 struct java_ctx {
 	const struct trace_pattern *p;
 	const char *path;
-	struct oat_file *o;
+	const struct oat_file *o;       /* the code cache's, as ds and l */
 	struct oat_dexset *ds;
-	struct oat_method_list l;
+	const struct oat_method_list *l;
 	struct slot_key *slots;         /* compiled methods by slot */
 	struct group_key *groups;       /* compiled methods by de-dup group */
 	bool *in_pat;                   /* per compiled method: matched by the pattern */
@@ -245,20 +242,14 @@ static bool method_ok(const struct trace_pattern *p, const struct dex_file *d, u
 static size_t compiled_at(const struct java_ctx *x, uint32_t dex_i, uint32_t cdi, uint32_t k)
 {
 	struct slot_key key = { dex_i, cdi, k, 0 };
-	const struct slot_key *s = bsearch(&key, x->slots, x->l.n, sizeof(key), by_slot);
+	const struct slot_key *s = bsearch(&key, x->slots, x->l->n, sizeof(key), by_slot);
 	return s ? s->list_i : (size_t)-1;
 }
 
 static int add_cand(struct java_ctx *x, const struct cand *c)
 {
-	if (x->n_c == x->cap_c) {
-		size_t n = x->cap_c ? x->cap_c * 2 : 64;
-		struct cand *v = realloc(x->c, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		x->c = v;
-		x->cap_c = n;
-	}
+	if (grow_array(&x->c, &x->cap_c, x->n_c + 1, 64) < 0)
+		return -ENOMEM;
 	x->c[x->n_c++] = *c;
 	if (c->list_i != (size_t)-1)
 		x->in_pat[c->list_i] = true;
@@ -293,29 +284,29 @@ static int scan_class(struct java_ctx *x, const struct dex_file *d, uint32_t di,
 
 static int index_compiled(struct java_ctx *x, struct err *err)
 {
-	size_t n = x->l.n ? x->l.n : 1;
+	size_t n = x->l->n ? x->l->n : 1;
 
 	x->slots = malloc(n * sizeof(*x->slots));
 	x->groups = malloc(n * sizeof(*x->groups));
 	x->in_pat = calloc(n, sizeof(*x->in_pat));
 	if (!x->slots || !x->groups || !x->in_pat)
 		return err_set(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < x->l.n; i++) {
-		const struct oat_method *m = &x->l.v[i];
+	for (size_t i = 0; i < x->l->n; i++) {
+		const struct oat_method *m = &x->l->v[i];
 		x->slots[i] = (struct slot_key){ m->dex_i, m->cdi, m->index_in_class, i };
 		x->groups[i] = (struct group_key){ m->dedup_first, i };
 	}
-	qsort(x->slots, x->l.n, sizeof(*x->slots), by_slot);
-	qsort(x->groups, x->l.n, sizeof(*x->groups), by_group);
+	qsort(x->slots, x->l->n, sizeof(*x->slots), by_slot);
+	qsort(x->groups, x->l->n, sizeof(*x->groups), by_group);
 	return 0;
 }
 
 /* The de-dup group of compiled method li: reason and detail for it. */
 static enum match_left_out group_reason(struct java_ctx *x, size_t li, char **detail)
 {
-	const struct oat_method *m = &x->l.v[li];
+	const struct oat_method *m = &x->l->v[li];
 	struct group_key key = { m->dedup_first, 0 };
-	size_t lo = 0, hi = x->l.n, first_in = (size_t)-1, outside = 0;
+	size_t lo = 0, hi = x->l->n, first_in = (size_t)-1, outside = 0;
 	char buf[1024], sig[512];
 	size_t bl = 0;
 
@@ -330,14 +321,14 @@ static enum match_left_out group_reason(struct java_ctx *x, size_t li, char **de
 			hi = mid;
 	}
 	buf[0] = 0;
-	for (size_t i = lo; i < x->l.n && x->groups[i].first == m->dedup_first; i++) {
+	for (size_t i = lo; i < x->l->n && x->groups[i].first == m->dedup_first; i++) {
 		size_t gi = x->groups[i].i;
 		if (x->in_pat[gi]) {
 			if (first_in == (size_t)-1)
 				first_in = gi;
 			continue;
 		}
-		oat_method_signature(x->ds, &x->l.v[gi], sig, sizeof(sig));
+		oat_method_signature(x->ds, &x->l->v[gi], sig, sizeof(sig));
 		if (outside++ < 4 && bl + 8 < sizeof(buf))
 			bl += (size_t)snprintf(buf + bl, sizeof(buf) - bl, "%s%s",
 					       outside > 1 ? "; " : "", sig);
@@ -350,7 +341,7 @@ static enum match_left_out group_reason(struct java_ctx *x, size_t li, char **de
 		return MATCH_SHARED_CODE;
 	}
 	if (first_in != li) {
-		oat_method_signature(x->ds, &x->l.v[first_in], sig, sizeof(sig));
+		oat_method_signature(x->ds, &x->l->v[first_in], sig, sizeof(sig));
 		char d[600];
 		snprintf(d, sizeof(d), "same code as %s", sig);
 		*detail = strdup(d);
@@ -404,7 +395,7 @@ static int emit_cand(struct java_ctx *x, const struct cand *c, size_t max,
 	} else if (c->list_i == (size_t)-1) {
 		pm.left_out = MATCH_NOT_COMPILED;
 	} else {
-		const struct oat_method *m = &x->l.v[c->list_i];
+		const struct oat_method *m = &x->l->v[c->list_i];
 		pm.file_offset = m->code.file_offset;
 		pm.code_size = m->code.code_size;
 		pm.left_out = group_reason(x, c->list_i, &pm.left_out_detail);
@@ -429,25 +420,19 @@ static void java_ctx_free(struct java_ctx *x)
 	free(x->groups);
 	free(x->in_pat);
 	free(x->c);
-	if (x->l.v)
-		oat_method_list_free(&x->l);
-	if (x->ds)
-		oat_dexset_free(x->ds);
-	if (x->o)
-		oat_close(x->o);
 }
 
 static int match_oat(const struct trace_pattern *p, const char *path, size_t max,
 		     struct pattern_matches *out, struct err *err)
 {
 	struct java_ctx x = { .p = p, .path = path };
+	struct code_file *f;
 	int rc;
 
-	if (pattern_note_searched(out, path))
+	if (pattern_note_searched(out, path) || !(f = pattern_code_file(out, path)))
 		return err_set(err, -ENOMEM, "out of memory");
-	if ((rc = oat_open(path, &x.o, err)) ||
-	    (rc = oat_dexset_new(x.o, path, NULL, 0, &x.ds, err)) ||
-	    (rc = oat_list_methods(x.o, x.ds, &x.l, err)) || (rc = index_compiled(&x, err))) {
+	if ((rc = code_file_oat(f, &x.o, err)) || (rc = code_file_dexset(f, &x.ds, err)) ||
+	    (rc = code_file_methods(f, &x.l, err)) || (rc = index_compiled(&x, err))) {
 		java_ctx_free(&x);
 		return rc;
 	}

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "code/codefile.h"
 #include "formats/elf.h"
 #include "formats/ifunc.h"
-#include "formats/minidebug.h"
 #include "resolve/demangle.h"
 #include "resolve/native.h"
 #include "sys/maps.h"
@@ -209,35 +209,32 @@ static int on_symbol(void *ctx, const char *name, const struct elf_symbol *sym)
 /* The functions only .gnu_debugdata names (Android keeps there the symbols
  * .dynsym lacks).  A file without one, or with one that does not decode, has
  * just its own tables: the symbols found there stay matchable. */
-static void minidebug_symbols(struct native_ctx *x)
+static void minidebug_symbols(struct native_ctx *x, struct code_file *f)
 {
-	struct minidebug md;
-	struct err e = { 0 };
+	const struct elf_file *md = code_file_minidebug(f);
 
-	if (minidebug_open(x->elf, &md, &e))
+	if (!md)
 		return;
-	x->sym_elf = md.elf;
-	elf_foreach_symbol(md.elf, on_symbol, x);
+	x->sym_elf = md;
+	elf_foreach_symbol(md, on_symbol, x);
 	x->sym_elf = x->elf;
-	minidebug_close(&md);
 }
 
 int pattern_native_file(const struct trace_pattern *p, const char *path, size_t max,
 			struct pattern_matches *out, struct err *err)
 {
-	struct elf_file *elf;
-	int rc;
+	const struct elf_file *elf;
+	struct code_file *f;
 
-	if (pattern_note_searched(out, path))
+	if (pattern_note_searched(out, path) || !(f = pattern_code_file(out, path)))
 		return err_set(err, -ENOMEM, "out of memory");
-	if ((rc = elf_open(path, &elf, err)) < 0)
-		return rc;
+	if (!(elf = code_file_elf(f, err)))
+		return err->code;
 	struct native_ctx x = { .p = p, .elf = elf, .sym_elf = elf, .path = path, .max = max,
 				.out = out, .err = err, .dm = demangler_new() };
 	elf_foreach_symbol(elf, on_symbol, &x);
 	if (!x.rc)
-		minidebug_symbols(&x);
-	elf_close(elf);
+		minidebug_symbols(&x, f);
 	demangler_free(x.dm);
 	return x.rc;
 }

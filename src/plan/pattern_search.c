@@ -9,17 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
+#include "code/codefile.h"
+#include "common/edit_distance.h"
 #include "config/guardrail.h"
 #include "formats/dex.h"
 #include "formats/elf.h"
-#include "formats/minidebug.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
 #include "resolve/class_index.h"
 #include "sys/proc_path.h"
 
 #define N_NEAREST 5
-#define DIST_MAX_LEN 200
 
 /* A literal, non-simple class glob: only files whose class index has the class. */
 static bool worth_opening(const struct trace_pattern *p, const struct oat_search_opts *o,
@@ -41,21 +42,28 @@ static bool worth_opening(const struct trace_pattern *p, const struct oat_search
 		snprintf(cache, sizeof(cache), "%s", o->cache_dir);
 	else
 		oat_search_default_cache_dir(cache, sizeof(cache));
-	if (class_index_load(path, o->no_cache ? NULL : cache, o->dex_files, o->n_dex_files, &ci,
-			     &e))
+	if (class_index_load(o->code, path, o->no_cache ? NULL : cache, o->dex_files,
+			     o->n_dex_files, &ci, &e))
 		return true;   /* let the full open report it */
 	has = class_index_has(ci, desc) && (!o->isa || !strcmp(class_index_isa(ci), o->isa));
 	class_index_free(ci);
 	return has;
 }
 
-static int search_java(const struct trace_pattern *p, const struct oat_search_opts *o,
+static int search_java(const struct trace_pattern *p, const struct oat_search_opts *opts,
 		       size_t max, struct pattern_matches *out, struct err *err)
 {
+	struct oat_search_opts with_code = *opts;
+	const struct oat_search_opts *o = &with_code;
 	char **paths;
 	size_t n;
 	int rc;
 
+	/* the class indexes read the files through the same code cache */
+	if (!out->code && !(out->code = out->own_code = code_cache_new(opts->proc_dir)))
+		return err_set(err, -ENOMEM, "out of memory");
+	if (!with_code.code)
+		with_code.code = out->code;
 	if ((rc = oat_search_candidates(o, &paths, &n, err)))
 		return rc;
 	for (size_t i = 0; i < n && rc != -ENOMEM; i++) {
@@ -147,39 +155,15 @@ void pattern_matches_guardrail(struct pattern_matches *m, int guardrail_list)
 
 /* ---- nearest names ------------------------------------------------------------------ */
 
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[DIST_MAX_LEN + 1];
-	size_t na = strnlen(a, DIST_MAX_LEN), nb = strnlen(b, DIST_MAX_LEN);
-
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= na; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= nb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[nb];
-}
-
 struct nearest {
 	char name[N_NEAREST][256];
-	unsigned dist[N_NEAREST];
+	size_t dist[N_NEAREST];
 	size_t n;
 };
 
 static void offer(struct nearest *nr, const char *want, const char *key, const char *shown)
 {
-	unsigned d = edit_distance(want, key);
+	size_t d = edit_distance(want, strlen(want), key, strlen(key));
 	size_t at;
 
 	for (size_t i = 0; i < nr->n; i++)
@@ -218,19 +202,15 @@ static void nearest_in_class(const struct trace_pattern *p, const struct dex_fil
 	}
 }
 
-static void nearest_java(const struct trace_pattern *p, const char *path, struct nearest *cls,
+static void nearest_java(const struct trace_pattern *p, struct code_file *f, struct nearest *cls,
 			 struct nearest *methods, bool *class_hit)
 {
-	struct oat_file *o;
+	const struct oat_file *o;
 	struct oat_dexset *ds;
 	struct err e;
 
-	if (oat_open(path, &o, &e))
+	if (code_file_oat(f, &o, &e) || code_file_dexset(f, &ds, &e))
 		return;
-	if (oat_dexset_new(o, path, NULL, 0, &ds, &e)) {
-		oat_close(o);
-		return;
-	}
 	for (uint32_t di = 0; di < oat_dex_count(o); di++) {
 		const struct dex_file *d;
 		if (oat_dexset_get(ds, di, &d, &e))
@@ -257,8 +237,6 @@ static void nearest_java(const struct trace_pattern *p, const char *path, struct
 			}
 		}
 	}
-	oat_dexset_free(ds);
-	oat_close(o);
 }
 
 struct sym_near {
@@ -308,26 +286,30 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 	bool class_hit = false;
 	char near[1024] = "", tables[300] = "";
 
-	for (size_t i = 0; i < m->n_searched; i++) {
+	/* the files as the matching read them (a cache of its own when it made none) */
+	struct code_cache *own = m->code ? NULL : code_cache_new(NULL);
+	struct code_cache *code = m->code ? m->code : own;
+
+	for (size_t i = 0; code && i < m->n_searched; i++) {
+		struct code_file *cf = code_cache_file(code, m->searched_paths[i]);
+		const struct elf_file *f, *md;
+		struct err e;
+		if (!cf)
+			break;
 		if (p->java) {
-			nearest_java(p, m->searched_paths[i], &cls, &methods, &class_hit);
+			nearest_java(p, cf, &cls, &methods, &class_hit);
 		} else {
-			struct elf_file *f;
-			struct err e;
 			const char *want = p->text + strlen(p->file) + 1;
 			struct sym_near s = { &methods, want };
-			if (elf_open(m->searched_paths[i], &f, &e) < 0)
+			if (!(f = code_file_elf(cf, &e)))
 				continue;
-			struct minidebug md;
 			elf_foreach_symbol(f, near_sym, &s);
-			if (minidebug_open(f, &md, &e) == 0) {   /* the names matching searched */
-				elf_foreach_symbol(md.elf, near_sym, &s);
-				minidebug_close(&md);
-			}
+			if ((md = code_file_minidebug(cf)))   /* the names matching searched */
+				elf_foreach_symbol(md, near_sym, &s);
 			symbol_tables_note(f, m->searched_paths[i], tables, sizeof(tables));
-			elf_close(f);
 		}
 	}
+	code_cache_free(own);
 	if (p->java && !class_hit) {
 		snprintf(near, sizeof(near), "no class matches '%s'%s", p->cls_text,
 			 cls.n ? "; nearest classes: " : "");

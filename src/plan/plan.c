@@ -8,6 +8,7 @@
 
 #include "config/schema.h"
 #include "formats/elf.h"
+#include "code/codecache.h"
 #include "plan/exits.h"
 #include "records.h"
 #include "resolve/java_resolve.h"
@@ -207,6 +208,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		.n_file_paths = pc->file_paths.n,
 		.mode = (enum java_resolver_mode)po->java_mode,
 		.oatdump_path = po->oatdump_path,
+		.code = po->code,
 		.search = {
 			.pid = pid > 0 ? pid : 0,
 			.proc_dir = po->proc_dir,
@@ -215,6 +217,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 			.isa = po->isa,
 			.cache_dir = po->cache_dir,
 			.no_cache = po->no_cache,
+			.code = po->code,
 		},
 	};
 	struct java_resolution *r = file_paths ? calloc(1, sizeof(*r)) : NULL;
@@ -329,7 +332,7 @@ int plan_choose_exits(struct plan_probe *p, const struct plan_opts *opts, struct
 		.has_exit_probes = pc->has_exit_probes, .exit_probes = pc->exit_probes,
 		.opt_exit_probes = opts->exit_probes, .unsafe_uretprobe = opts->unsafe_uretprobe,
 		.no_exits_advice = opts->no_exits_advice,
-		.cache = opts->exits_cache,
+		.code = opts->code,
 	};
 	struct exits_choice c;
 	int rc;
@@ -642,28 +645,29 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 	       struct plan **out, struct err *err)
 {
 	struct plan_opts with_cache = *opts;
-	struct exits_cache *exits = opts->exits_cache ? NULL : exits_cache_new();
-	struct build_state st = { .opts = &with_cache, .err = err, .native = native_cache_new() };
+	struct code_cache *own = opts->code ? NULL : code_cache_new(opts->proc_dir);
+	struct build_state st = { .opts = &with_cache, .err = err };
 	struct plan *plan = calloc(1, sizeof(*plan));
 	uint32_t next_id = 0;
 	int rc = 0;
 
 	*out = NULL;
-	if (exits)
-		with_cache.exits_cache = exits;
-	if (plan && st.native && with_cache.exits_cache)
+	if (own)
+		with_cache.code = own;
+	st.native = native_cache_new(with_cache.code);
+	if (plan && st.native && with_cache.code)
 		plan->tasks = calloc(cfg->n_tasks ? cfg->n_tasks : 1, sizeof(*plan->tasks));
 	if (!plan || !plan->tasks) {
 		free(plan);
 		native_cache_free(st.native);
-		exits_cache_free(exits);
+		code_cache_free(own);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	plan->n_tasks = cfg->n_tasks;
 	for (size_t i = 0; i < cfg->n_tasks && rc == 0; i++)
 		rc = plan_task(plan, i, &cfg->tasks[i], &next_id, &st);
 	native_cache_free(st.native);
-	exits_cache_free(exits);
+	code_cache_free(own);
 	plan->n_probes = next_id;
 	if (rc == 0 && st.n_problems)
 		rc = err_set(err, err->code ? err->code : -EINVAL, "%s%s", err->msg,

@@ -16,6 +16,8 @@
 #include "config/config.h"
 #include "vocab/event.h"
 
+struct code_cache;
+
 /* How argument positions map to registers (call_detail's regs[]). */
 enum arg_abi {
 	ARG_ABI_NATIVE = 0,   /* C ABI: position p is argument register p */
@@ -148,9 +150,10 @@ struct plan_opts {
 	 * the caller's words (NULL: the config's: drop --exit-probes or set
 	 * exit_probes: false). */
 	const char *no_exits_advice;
-	/* Files read for exit sites, kept open across probes (plan/exits.h);
-	 * NULL: plan_build keeps its own, other callers open them per probe. */
-	struct exits_cache *exits_cache;
+	/* The run's code cache (code/codecache.h): every file resolution and
+	 * exit sites read, parsed once for the plan and the session; NULL:
+	 * plan_build keeps its own for the build, other callers read per probe. */
+	struct code_cache *code;
 	/* Per probe id, where each probe is (NULL: resolve from the config). */
 	const struct plan_location *located;
 	size_t n_located;

@@ -82,8 +82,52 @@ static const char *attach_hint(int e)
 	}
 }
 
+/* ---- binding a program to a perf event ----------------------------------- */
+
+static int link_create_perf(int prog_fd, int perf_fd, uint64_t cookie)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.link_create.prog_fd = (__u32)prog_fd;
+	a.link_create.target_fd = (__u32)perf_fd;
+	a.link_create.attach_type = BPF_PERF_EVENT;
+	a.link_create.perf_event.bpf_cookie = cookie;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+int perf_event_bind(int perf_fd, int prog_fd, const uint64_t *cookie)
+{
+	int fd = perf_fd, e;
+
+	if (cookie) {
+		fd = link_create_perf(prog_fd, perf_fd, *cookie);
+		if (fd < 0) {
+			close(perf_fd);
+			return fd;
+		}
+	} else if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0) {
+		e = -errno;
+		close(perf_fd);
+		return e;
+	}
+	if (ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		e = -errno;
+		if (fd != perf_fd)
+			close(fd);
+		close(perf_fd);
+		return e;
+	}
+	if (fd != perf_fd)
+		close(perf_fd);   /* the link holds the event now */
+	return fd;
+}
+
 int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
-		      bool retprobe, pid_t pid, int prog_fd, int *out_fd, struct err *err)
+		      bool retprobe, pid_t pid, int prog_fd, const uint64_t *cookie, int *out_fd,
+		      struct err *err)
 {
 	struct perf_event_attr attr;
 	int fd, e;
@@ -106,13 +150,10 @@ int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t o
 		return err_set(err, -e, "%s+0x%llx: perf_event_open for all processes: %s%s", path,
 			       (unsigned long long)offset, uprobe_strerror(e), attach_hint(e));
 	}
-	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		e = errno;
-		close(fd);
-		return err_set(err, -e, "%s+0x%llx: attaching the BPF program: %s", path,
-			       (unsigned long long)offset, uprobe_strerror(e));
-	}
+	fd = perf_event_bind(fd, prog_fd, cookie);
+	if (fd < 0)
+		return err_set(err, fd, "%s+0x%llx: attaching the BPF program: %s", path,
+			       (unsigned long long)offset, uprobe_strerror(-fd));
 	*out_fd = fd;
 	return 0;
 }
@@ -167,7 +208,7 @@ static int link_create_multi(int prog_fd, const char *path, uint64_t offset, boo
 	return link_create_multi_n(prog_fd, path, &offset, NULL, 1, retprobe, pid);
 }
 
-static int load_trivial_multi_prog(void)
+static int load_trivial_prog(__u32 expected_attach_type)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -181,7 +222,7 @@ static int load_trivial_multi_prog(void)
 	a.insns = (__u64)(uintptr_t)insns;
 	a.insn_cnt = 2;
 	a.license = (__u64)(uintptr_t)"GPL";
-	a.expected_attach_type = UPS_ATTACH_UPROBE_MULTI;
+	a.expected_attach_type = expected_attach_type;
 	fd = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a));
 	return fd < 0 ? -errno : fd;
 }
@@ -192,7 +233,7 @@ static int load_trivial_multi_prog(void)
  * miss every call made off the main thread). */
 int uprobe_multi_detect(struct err *err)
 {
-	int prog = load_trivial_multi_prog(), rc;
+	int prog = load_trivial_prog(UPS_ATTACH_UPROBE_MULTI), rc;
 
 	if (prog < 0)
 		return err_set(err, prog, "uprobe_multi links: not in this kernel (6.6+): %s",
@@ -256,4 +297,19 @@ int uprobe_attach_multi_n(const char *path, const uint64_t *offsets, const uint6
 	}
 	*out_fd = fd;
 	return 0;
+}
+
+/* As libbpf decides: a perf link on descriptor -1 fails with EBADF where
+ * the kernel has them (5.15, with the cookies' helper), EINVAL before. */
+int perf_link_detect(void)
+{
+	int prog = load_trivial_prog(0), rc;
+
+	if (prog < 0)
+		return prog;
+	rc = link_create_perf(prog, -1, 0);
+	if (rc >= 0)
+		close(rc);
+	close(prog);
+	return rc == -EBADF ? 0 : -ENOTSUP;
 }

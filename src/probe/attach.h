@@ -35,10 +35,23 @@ int uprobe_pmu_detect(struct uprobe_pmu *pmu, struct err *err);
 const char *uprobe_strerror(int e);
 #define UPROBE_ENOTSUPP 524
 
-/* Opens, binds prog_fd and enables; *out_fd is the perf event to close on
- * detach.  pid < 0 means every process. */
+/* Binds prog_fd to the perf event perf_fd and enables it.  Without a
+ * cookie: PERF_EVENT_IOC_SET_BPF (4.14+), and perf_fd is what to keep.  With
+ * one: a BPF perf link (5.15+) whose bpf_get_attach_cookie() is *cookie (the
+ * probe id of a shared program copy); the link holds the event, so perf_fd is
+ * closed and the link is what to keep: one descriptor a place either way.
+ * Returns that descriptor, or -errno with perf_fd closed. */
+int perf_event_bind(int perf_fd, int prog_fd, const uint64_t *cookie);
+
+/* 0 when this kernel has BPF perf links with cookies (5.15+). */
+int perf_link_detect(void);
+
+/* Opens, binds prog_fd (perf_event_bind: cookie NULL or the place's cookie)
+ * and enables; *out_fd is the one descriptor to close on detach.  pid < 0
+ * means every process. */
 int uprobe_attach_pmu(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
-		      bool retprobe, pid_t pid, int prog_fd, int *out_fd, struct err *err);
+		      bool retprobe, pid_t pid, int prog_fd, const uint64_t *cookie, int *out_fd,
+		      struct err *err);
 
 /* BPF_TRACE_UPROBE_MULTI, from a uapi newer than the headers we build with. */
 #define UPS_ATTACH_UPROBE_MULTI 48

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 static bool is_kept(const struct closer_job *job, int fd, int gate)
 {
 	if (fd == gate)
@@ -42,12 +44,8 @@ static void close_inherited(const struct closer_job *job, int gate)
 		if (*end || end == de->d_name || fd == self || fd <= 2 ||
 		    is_kept(job, (int)fd, gate))
 			continue;
-		if (n == cap) {
-			int *nb = realloc(fds, (cap = cap ? 2 * cap : 64) * sizeof(*fds));
-			if (!nb)
-				break;
-			fds = nb;
-		}
+		if (grow_array(&fds, &cap, n + 1, 64) < 0)
+			break;
 		fds[n++] = (int)fd;
 	}
 	closedir(d);

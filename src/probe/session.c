@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "plan/aggregation.h"
@@ -20,7 +21,7 @@
 #include "probe/verifier_log.h"
 #include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
-#include "stack/codecache.h"
+#include "code/codecache.h"
 #include "stack/kwalk.h"
 
 #define MAX_TARGET_PIDS 4096
@@ -406,6 +407,26 @@ static void mark_used_rings(struct session *s, const struct plan *plan)
 	}
 }
 
+/* Refuses, before anything is loaded, a run whose descriptors would not fit
+ * the limit (raised to the hard limit by then): failing half way through the
+ * attach would leave nothing attached after minutes of work. */
+static int check_fd_budget(const struct session *s, struct err *err)
+{
+	struct rlimit r = { 0 };
+	size_t places, need = session_fds_needed(s, &places);
+
+	if (getrlimit(RLIMIT_NOFILE, &r) < 0 || r.rlim_cur == RLIM_INFINITY ||
+	    need <= r.rlim_cur)
+		return 0;
+	return err_set(err, -EMFILE, "%zu probe(s) in %zu place(s) via %s%s: this run needs "
+		       "about %zu file descriptors and may open %llu (hard limit %llu); nothing "
+		       "was loaded: raise the limit (ulimit -n; the hard limit as root: "
+		       "ulimit -Hn) or trace fewer probes, places (--ret adds one a return "
+		       "site) or processes", s->plan->n_probes, places, session_attach_mode(s),
+		       s->use_multi ? "" : " (a descriptor each)", need,
+		       (unsigned long long)r.rlim_cur, (unsigned long long)r.rlim_max);
+}
+
 int session_open(const struct plan *plan, const struct session_opts *opts,
 		 struct session **out, struct err *err)
 {
@@ -433,10 +454,12 @@ int session_open(const struct plan *plan, const struct session_opts *opts,
 	if (rc < 0)
 		goto fail;
 	mark_used_rings(s, plan);
-	rc = session_build_kwalk(s, plan, opts->proc_dir ? opts->proc_dir : "/proc", err);
+	rc = session_build_kwalk(s, plan, opts, err);
 	if (rc < 0)
 		goto fail;
 	rc = session_group_probes(s, plan, err);
+	if (rc == 0)
+		rc = check_fd_budget(s, err);
 	for (size_t i = 0; rc == 0 && i < s->n_instances; i++)
 		rc = load_instance(s, &s->instances[i], opts, err);
 	if (rc < 0)
@@ -489,7 +512,7 @@ void session_close(struct session *s)
 	free(s->members);
 	free(s->objects);
 	kwalk_table_free(&s->kwalk);
-	code_cache_free(s->code);
+	code_cache_free(s->own_code);
 	free(s->rings);
 	free(s);
 }

@@ -31,8 +31,14 @@ struct session_opts {
 	bool force_tracefs;       /* tracefs uprobe_events even where the uprobe PMU exists */
 	bool force_pmu;           /* uprobe PMU perf events even where uprobe_multi links exist */
 	bool legacy;              /* the legacy objects (kernels before 5.5): perf buffer only */
+	bool no_perf_link;        /* never BPF perf links (--target-kernel before 5.15) */
 	const char *tracefs_root; /* prefix for the tracefs paths (tests); NULL: "/" */
 	const char *proc_dir;     /* "/proc" unless testing */
+	/* The run's code cache (code/codecache.h), which planning read the
+	 * files through: the unwinder and the kernel walk's table use it (not
+	 * owned; it must outlive the session).  NULL: the session makes one
+	 * when a probe records stacks. */
+	struct code_cache *code;
 	/* Asked between probes while attaching: true stops the attach (a signal
 	 * is pending), which then detaches what it did and fails with -EINTR. */
 	bool (*interrupted)(void);
@@ -79,7 +85,7 @@ pid_t session_detach_all(struct session *s);
 void session_detach_task(struct session *s, uint32_t task_index);
 void session_close(struct session *s);
 
-/* The run's code cache (stack/codecache.h): one view of the traced code for
+/* The run's code cache (code/codecache.h): one view of the traced code for
  * the kernel walk's table and the unwinder; NULL when no probe records
  * stacks. */
 struct code_cache *session_code_cache(const struct session *s);

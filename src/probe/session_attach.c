@@ -8,23 +8,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "probe/closer.h"
 #include "probe/session_priv.h"
 
 static int grow_atts(struct instance *in, size_t more, struct err *err)
 {
-	struct attachment *n = realloc(in->atts, (in->n_atts + more) * sizeof(*n));
-
-	if (!n)
+	if (resize_array(&in->atts, in->n_atts + more) < 0)
 		return err_set(err, -ENOMEM, "out of memory");
-	in->atts = n;
 	return 0;
 }
 
-static int attach_one(struct session *s, struct instance *in, const char *prog_name,
-		      uint64_t offset, bool retprobe, pid_t pid, struct err *err)
+/* One place of probe p (in's probe, or a member of a shared copy, whose id
+ * is then the place's cookie) running prog_name. */
+static int attach_one(struct session *s, struct instance *in, const struct plan_probe *p,
+		      const char *prog_name, uint64_t offset, bool retprobe, pid_t pid,
+		      struct err *err)
 {
-	const struct plan_probe *p = in->probe;
+	uint64_t id = p->id;
+	const uint64_t *cookie = in->n_members > 1 ? &id : NULL;
 	int prog_fd = instance_prog_fd(in, prog_name);
 	struct attachment *a = &in->atts[in->n_atts];
 	int rc;
@@ -36,15 +38,15 @@ static int attach_one(struct session *s, struct instance *in, const char *prog_n
 	memset(a, 0, sizeof(*a));
 	a->tracefs = s->use_tracefs;
 	if (s->use_tracefs) {
-		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid,
-				    prog_fd, &a->tp, err);
+		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid, prog_fd, cookie,
+				    &a->tp, err);
 		a->perf_fd = a->tp.perf_fd;
 	} else if (s->use_multi) {
 		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, prog_fd,
 					 &a->perf_fd, err);
 	} else {
-		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid,
-				       prog_fd, &a->perf_fd, err);
+		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid, prog_fd, cookie,
+				       &a->perf_fd, err);
 	}
 	if (rc < 0)
 		return err_prefix(err, "probe %s", p->program_name);
@@ -164,26 +166,36 @@ static void detach_one(struct session *s, struct attachment *a)
 		close(a->perf_fd);
 }
 
-int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
-			       struct err *err)
+/* Probe p's places in copy in, a perf event each (or a uprobe_multi link of
+ * one offset). */
+static int attach_places(struct session *s, struct instance *in, const struct plan_probe *p,
+			 pid_t pid, struct err *err)
 {
-	const struct plan_probe *p = in->probe;
 	const struct catalog_program *cp = p->prog;
-	int rc;
-
-	if (in->n_members > 1)
-		return attach_shared_pid(in, pid, err);
-	rc = grow_atts(in, 2 + p->n_exits, err);
+	int rc = grow_atts(in, 2 + p->n_exits, err);
 
 	/* The return half first, so no entry is stored without its exit. */
 	if (p->exit_probes) {
 		for (uint32_t i = 0; rc == 0 && i < p->n_exits; i++)
-			rc = attach_one(s, in, cp->exit, p->exit_offsets[i], false, pid, err);
+			rc = attach_one(s, in, p, cp->exit, p->exit_offsets[i], false, pid, err);
 	} else if (rc == 0) {
-		rc = attach_one(s, in, cp->name, p->offset, cp->is_return, pid, err);
+		rc = attach_one(s, in, p, cp->name, p->offset, cp->is_return, pid, err);
 	}
 	if (rc == 0 && probe_entry_prog(p))
-		rc = attach_one(s, in, probe_entry_prog(p), p->offset, false, pid, err);
+		rc = attach_one(s, in, p, probe_entry_prog(p), p->offset, false, pid, err);
+	return rc;
+}
+
+int attach_instance_pid(struct session *s, struct instance *in, pid_t pid,
+			       struct err *err)
+{
+	int rc = 0;
+
+	if (in->n_members > 1 && s->use_multi)
+		return attach_shared_pid(in, pid, err);
+	/* A shared copy on perf events: each member's places, its id the cookie. */
+	for (size_t i = 0; rc == 0 && i < in->n_members; i++)
+		rc = attach_places(s, in, in->members[i], pid, err);
 	return rc;
 }
 
@@ -279,7 +291,8 @@ static size_t take_fds(struct session *s, long task_index, int *fds, bool forget
 			continue;
 		for (size_t k = 0; k < in->n_atts; k++) {
 			struct attachment *a = &in->atts[k];
-			fds[n++] = a->perf_fd;
+			if (a->perf_fd >= 0)
+				fds[n++] = a->perf_fd;
 			a->perf_fd = -1;
 			a->tp.perf_fd = -1;
 			a->tracefs &= !forget_events;
@@ -357,6 +370,29 @@ int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, s
 	return rc;
 }
 
+/* Whether copy in keeps its programs' descriptors once attached: the
+ * primary (libbpf's object owns them) and copies of a task that attaches
+ * later processes (a process it waits for). */
+static bool keeps_programs(const struct session *s, const struct instance *in)
+{
+	return in->obj || s->plan->tasks[in->probe->desc.task_index].wait_for_start;
+}
+
+/* A secondary copy whose places are all attached lets go of its programs:
+ * the perf events and links hold them (and their maps), so a probe that is
+ * a copy of its own (kernels without perf links) takes one descriptor a
+ * place, not one more for its program. */
+static void release_programs(const struct session *s, struct instance *in)
+{
+	if (keeps_programs(s, in))
+		return;
+	for (int k = 0; k < 2; k++) {
+		if (in->prog_fd[k] >= 0)
+			close(in->prog_fd[k]);
+		in->prog_fd[k] = -1;
+	}
+}
+
 int session_attach(struct session *s, struct err *err)
 {
 	int rc;
@@ -374,8 +410,87 @@ int session_attach(struct session *s, struct err *err)
 				detach_instance(s, &s->instances[j]);
 			return rc;
 		}
+		release_programs(s, &s->instances[i]);
 	}
 	return 0;
+}
+
+/* ---- the descriptors a run needs, counted before anything is loaded ---- */
+
+/* Descriptors every run holds besides its places and programs (stdio,
+ * outputs, epoll, signalfd, timers, tracefs files), and per object (a
+ * primary copy's maps and BTF; libbpf's transient ones while loading a
+ * secondary).  Measured: 100 places of one object peak at 128 descriptors,
+ * 10 at 38; the estimate errs a little high. */
+#define FDS_BASE 16
+#define FDS_PER_OBJECT 16
+
+/* The places (perf events or links) copy in takes for one process. */
+static size_t places_per_process(const struct session *s, const struct instance *in)
+{
+	size_t n = 0;
+
+	if (s->use_multi && in->n_members > 1)   /* a link per program */
+		return probe_entry_prog(in->probe) ? 2 : 1;
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct plan_probe *p = in->members[i];
+		n += (p->exit_probes ? p->n_exits : 1) + (probe_entry_prog(p) ? 1 : 0);
+	}
+	return n;
+}
+
+static size_t processes_of(const struct plan_task *t)
+{
+	if (t->all_processes || t->wait_for_start || t->n_pids > PER_PID_ATTACH_MAX)
+		return 1;
+	return t->n_pids;
+}
+
+/* Whether copy i is the first of its object (loaded as the primary). */
+static bool first_of_object(const struct session *s, size_t i, const void **seen,
+			    size_t *n_seen)
+{
+	const void *obj = s->instances[i].probe->obj;
+
+	for (size_t k = 0; k < *n_seen; k++)
+		if (seen[k] == obj)
+			return false;
+	if (*n_seen < s->n_objects)
+		seen[(*n_seen)++] = obj;
+	return true;
+}
+
+/* The most descriptors open at once: every copy's programs after loading,
+ * then while attaching, at copy i, the places of copies 0..i, the programs
+ * of copies i.. not yet let go and those kept. */
+size_t session_fds_needed(const struct session *s, size_t *places)
+{
+	const void *seen[s->n_objects ? s->n_objects : 1];
+	size_t progs_left = 0, held = 0, most, rings = 0, n_seen = 0;
+
+	*places = 0;
+	for (size_t i = 0; i < s->n_instances; i++)
+		progs_left += probe_entry_prog(s->instances[i].probe) ? 2 : 1;
+	most = progs_left;
+	for (size_t i = 0; i < s->n_instances; i++) {
+		const struct instance *in = &s->instances[i];
+		const struct plan_task *t = &s->plan->tasks[in->probe->desc.task_index];
+		size_t progs = probe_entry_prog(in->probe) ? 2 : 1;
+		size_t n = places_per_process(s, in) * processes_of(t);
+
+		*places += n;
+		held += n;
+		if (held + progs_left > most)
+			most = held + progs_left;
+		progs_left -= progs;
+		if (first_of_object(s, i, seen, &n_seen) || t->wait_for_start)
+			held += progs;
+	}
+	for (size_t o = 0; o < s->n_objects; o++)
+		for (size_t r = 0; r < sizeof(s->objects[o].ring_used) / sizeof(bool); r++)
+			rings += s->objects[o].ring_used[r];
+	return most + FDS_BASE + FDS_PER_OBJECT * s->n_objects +
+	       rings * (size_t)(s->ncpus > 0 ? s->ncpus + 1 : 2);
 }
 
 /* Returns once every BPF program that may have started before now has

@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "probe/session_priv.h"
-#include "stack/codecache.h"
+#include "code/codecache.h"
 
-/* The run's code cache (stack/codecache.h), when a probe records stacks;
- * --stack-mode kernel: the compiled Java methods of the processes known now
- * (stack/kwalk.h) from it, built once before any object is loaded. */
-int session_build_kwalk(struct session *s, const struct plan *plan, const char *proc_dir,
-			struct err *err)
+/* The run's code cache (code/codecache.h; the caller's, or one of the
+ * session's own), when a probe records stacks; --stack-mode kernel: the
+ * compiled Java methods of the processes known now (stack/kwalk.h) from it,
+ * built once before any object is loaded. */
+int session_build_kwalk(struct session *s, const struct plan *plan,
+			const struct session_opts *opts, struct err *err)
 {
 	bool stacks = false, kernel = false;
 	size_t n = 0;
@@ -24,7 +25,8 @@ int session_build_kwalk(struct session *s, const struct plan *plan, const char *
 		stacks |= plan->probe_by_id[i]->stack_mode != 0;
 		kernel |= plan->probe_by_id[i]->stack_mode == UPS_STACK_KERNEL;
 	}
-	if (stacks && !(s->code = code_cache_new(proc_dir)))
+	if (stacks && !(s->code = opts->code) &&
+	    !(s->code = s->own_code = code_cache_new(opts->proc_dir)))
 		return err_set(err, -ENOMEM, "out of memory");
 	if (!kernel)
 		return 0;

@@ -21,7 +21,8 @@ static uint32_t round_pow2(uint32_t v)
 
 /* uprobe_multi links (6.6+, filtering by process) unless a perf event path
  * is forced; else the uprobe PMU (4.17+) unless it is missing or tracefs is
- * forced.  Stale tracefs events of killed runs are removed whenever tracefs
+ * forced, its events bound through perf links with cookies where the kernel
+ * has them (5.15+), so probes share program copies there too.  Stale tracefs events of killed runs are removed whenever tracefs
  * is there. */
 int session_choose_attach(struct session *s, const struct session_opts *opts,
 			  struct uprobe_pmu *pmu, struct err *err)
@@ -44,6 +45,7 @@ int session_choose_attach(struct session *s, const struct session_opts *opts,
 			err_set(err, tfs_rc, "%s; and %s", pmu_err.msg, tfs_err.msg);
 		return tfs_rc;
 	}
+	s->perf_cookies = !opts->no_perf_link && perf_link_detect() == 0;
 	return 0;
 }
 

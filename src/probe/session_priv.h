@@ -65,6 +65,9 @@ struct session {
 	struct uprobe_pmu pmu;
 	bool use_multi;
 	bool use_tracefs;
+	/* Perf events (uprobe PMU or tracefs) bound through BPF perf links with
+	 * cookies (5.15+): probes share a copy as with uprobe_multi links. */
+	bool perf_cookies;
 	struct tracefs tfs;
 	uint32_t ring_bytes, wakeup_bytes;
 	struct instance *instances;
@@ -77,7 +80,8 @@ struct session {
 	const struct plan *plan;
 	int ncpus;
 	struct kwalk_table kwalk;  /* --stack-mode kernel (stack/kwalk.h) */
-	struct code_cache *code;   /* when a probe records stacks (stack/codecache.h) */
+	struct code_cache *code;   /* when a probe records stacks (code/codecache.h) */
+	struct code_cache *own_code;  /* code, when the caller gave none */
 };
 
 /* session.c */
@@ -91,12 +95,13 @@ int session_choose_attach(struct session *s, const struct session_opts *opts,
 int session_choose_output(struct session *s, const struct session_opts *opts, struct err *err);
 
 /* session_share.c: s->members and s->instances, one per copy. */
+bool session_shares_copies(const struct session *s);
 int session_group_probes(struct session *s, const struct plan *plan, struct err *err);
 
 /* session_kwalk.c: the table when a probe walks in the kernel (before
  * loading: the map's size), then the object's map filled (after). */
-int session_build_kwalk(struct session *s, const struct plan *plan, const char *proc_dir,
-			struct err *err);
+int session_build_kwalk(struct session *s, const struct plan *plan,
+			const struct session_opts *opts, struct err *err);
 int session_fill_kwalk(const struct session *s, const struct object_state *os,
 		       struct err *err);
 
@@ -109,5 +114,9 @@ void detach_instance_from(struct session *s, struct instance *in, size_t keep);
 void detach_instance(struct session *s, struct instance *in);
 /* Every instance of task_index (or all, with task_index < 0). */
 void detach_where(struct session *s, long task_index);
+/* The most descriptors the run holds at once (loading, attaching: one a
+ * place, programs, maps, buffers), and in *places the places; from the
+ * grouped instances, before anything is loaded. */
+size_t session_fds_needed(const struct session *s, size_t *places);
 
 #endif

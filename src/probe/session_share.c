@@ -1,8 +1,9 @@
 /* session_share.c — which probes share one loaded copy of their object:
- * with uprobe_multi links (normal objects), the probes of one task that run
- * the same program with the same config on the same file, at most
- * MAX_SHARED_MEMBERS a copy, one link per program over all their offsets
- * (each offset's cookie its probe's id); otherwise one copy per probe. */
+ * with uprobe_multi links or perf links (normal objects), the probes of one
+ * task that run the same program with the same config on the same file, at
+ * most MAX_SHARED_MEMBERS a copy: one uprobe_multi link per program over all
+ * their offsets, or a perf event and link per offset, each offset's cookie
+ * its probe's id; otherwise one copy per probe. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,11 +56,19 @@ static int share_order(const void *x, const void *y)
 	return c ? c : cmp_u32(a->id, b->id);
 }
 
-/* One instance per probe, or, where one link can carry many offsets with a
- * cookie each (uprobe_multi links, normal objects), one per group of
- * probes that may share a copy. */
+/* Whether probes share copies: where each place can carry its probe's id as
+ * a cookie (uprobe_multi links, or perf events through perf links) and the
+ * objects read it (the normal ones). */
+bool session_shares_copies(const struct session *s)
+{
+	return (s->use_multi || s->perf_cookies) && !s->legacy;
+}
+
+/* One instance per probe, or, where places carry cookies
+ * (session_shares_copies), one per group of probes that may share a copy. */
 int session_group_probes(struct session *s, const struct plan *plan, struct err *err)
 {
+	bool share = session_shares_copies(s);
 	size_t n = 0;
 
 	s->members = calloc(plan->n_probes ? plan->n_probes : 1, sizeof(*s->members));
@@ -68,13 +77,13 @@ int session_group_probes(struct session *s, const struct plan *plan, struct err 
 	for (size_t t = 0; t < plan->n_tasks; t++)
 		for (size_t i = 0; i < plan->tasks[t].n_probes; i++)
 			s->members[n++] = &plan->tasks[t].probes[i];
-	if (s->use_multi && !s->legacy)
+	if (share)
 		qsort(s->members, n, sizeof(*s->members), share_order);
 	for (size_t i = 0; i < n;) {
 		struct instance *in = &s->instances[s->n_instances++];
 		size_t k = 1;
 
-		while (s->use_multi && !s->legacy && i + k < n && k < MAX_SHARED_MEMBERS &&
+		while (share && i + k < n && k < MAX_SHARED_MEMBERS &&
 		       share_key_cmp(s->members[i], s->members[i + k]) == 0)
 			k++;
 		in->probe = s->members[i];

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "probe/attach.h"
 #include "sys/proc.h"
 
@@ -135,12 +135,8 @@ int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *er
 		sp = strchr(name, ' ');
 		if (!sp || sp - name >= 128 || !group_owner_gone(proc_dir, name, t->owner))
 			continue;
-		if (n == cap) {
-			void *nb = realloc(stale, (cap = cap ? 2 * cap : 16) * sizeof(*stale));
-			if (!nb)
-				break;
-			stale = nb;
-		}
+		if (grow_array(&stale, &cap, n + 1, 16) < 0)
+			break;
 		snprintf(stale[n++], 128, "%.*s", (int)(sp - name), name);
 	}
 	fclose(f);
@@ -154,7 +150,8 @@ int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *er
 }
 
 int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,
-		   pid_t pid, int prog_fd, struct tracefs_probe *out, struct err *err)
+		   pid_t pid, int prog_fd, const uint64_t *cookie, struct tracefs_probe *out,
+		   struct err *err)
 {
 	struct perf_event_attr attr;
 	char line[PATH_MAX + 128], del[160];
@@ -184,11 +181,9 @@ int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool re
 	attr.sample_period = 1;
 	fd = (int)syscall(__NR_perf_event_open, &attr, pid >= 0 ? pid : -1, pid >= 0 ? -1 : 0, -1,
 			  PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		rc = -errno;
-		if (fd >= 0)
-			close(fd);
+	fd = fd < 0 ? -errno : perf_event_bind(fd, prog_fd, cookie);
+	if (fd < 0) {
+		rc = fd;
 		write_events(t, del);
 		return err_set(err, rc, "%s+0x%llx: opening tracefs uprobe %s for %s%d: %s", path,
 			       (unsigned long long)offset, out->name, pid >= 0 ? "pid " : "pid ",

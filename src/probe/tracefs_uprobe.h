@@ -35,13 +35,15 @@ int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *er
 
 struct tracefs_probe {
 	char name[64];        /* "uprobestats_123_4567/p4" */
-	int perf_fd;
+	int perf_fd;          /* the perf event, or the perf link holding it */
 };
 
-/* Creates the event, opens it for pid (-1: every process), binds prog_fd and
- * enables it.  On failure nothing is left in uprobe_events. */
+/* Creates the event, opens it for pid (-1: every process), binds prog_fd
+ * (perf_event_bind: cookie NULL, or the place's cookie through a perf link)
+ * and enables it.  On failure nothing is left in uprobe_events. */
 int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,
-		   pid_t pid, int prog_fd, struct tracefs_probe *out, struct err *err);
+		   pid_t pid, int prog_fd, const uint64_t *cookie, struct tracefs_probe *out,
+		   struct err *err);
 
 /* Closes the perf event and removes the event from uprobe_events. */
 void tracefs_detach(struct tracefs *t, struct tracefs_probe *p);

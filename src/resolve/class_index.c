@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "code/codecache.h"
+#include "code/codefile.h"
+#include "common/grow.h"
 #include "common/mapfile.h"
 #include "formats/dex.h"
 #include "formats/oat.h"
@@ -26,16 +29,10 @@ struct class_index {
 
 static int put(struct class_index *ci, const char *s, size_t n)
 {
-	if (ci->len + n + 2 > ci->cap) {
-		size_t nc = ci->cap ? ci->cap * 2 : 65536;
-		while (nc < ci->len + n + 2)
-			nc *= 2;
-		char *p = realloc(ci->text, nc);
-		if (!p)
-			return -ENOMEM;
-		ci->text = p;
-		ci->cap = nc;
-	}
+	if (n > SIZE_MAX - 2 - ci->len)
+		return -EOVERFLOW;
+	if (grow_array(&ci->text, &ci->cap, ci->len + n + 2, 65536) < 0)
+		return -ENOMEM;
 	memcpy(ci->text + ci->len, s, n);
 	ci->len += n;
 	ci->text[ci->len] = 0;
@@ -113,14 +110,9 @@ static void write_cache(const struct class_index *ci, const char *dir, const cha
 		unlink(tmp);
 }
 
-static int build(struct class_index *ci, const struct oat_file *o, const char *oat_path,
-		 const char *const *dex_files, size_t n_dex, struct err *err)
+static int build(struct class_index *ci, const struct oat_file *o, struct oat_dexset *ds,
+		 struct err *err)
 {
-	struct oat_dexset *ds;
-	int rc;
-
-	if ((rc = oat_dexset_new(o, oat_path, dex_files, n_dex, &ds, err)))
-		return rc;
 	for (uint32_t di = 0; di < oat_dex_count(o); di++) {
 		const struct dex_file *d;
 		struct err de;
@@ -135,22 +127,71 @@ static int build(struct class_index *ci, const struct oat_file *o, const char *o
 			if (dex_class_def_at(d, k, &cd) ||
 			    !(desc = dex_type_descriptor(d, cd.class_idx)))
 				continue;
-			if (put(ci, desc, strlen(desc)) || put(ci, "\n", 1)) {
-				oat_dexset_free(ds);
+			if (put(ci, desc, strlen(desc)) || put(ci, "\n", 1))
 				return err_set(err, -ENOMEM, "out of memory");
-			}
 			ci->count++;
 		}
 	}
-	oat_dexset_free(ds);
 	return 0;
 }
 
-int class_index_load(const char *oat_path, const char *cache_dir, const char *const *dex_files,
-		     size_t n_dex_files, struct class_index **out, struct err *err)
+/* The oat file: the code cache's (*own NULL), or opened here. */
+static int open_oat(struct code_cache *code, const char *path, const struct oat_file **o,
+		    struct oat_file **own, struct err *err)
+{
+	struct code_file *f;
+	int rc;
+
+	*own = NULL;
+	if (code) {
+		if (!(f = code_cache_file(code, path)))
+			return err_set(err, -ENOMEM, "out of memory");
+		return code_file_oat(f, o, err);
+	}
+	rc = oat_open(path, own, err);
+	*o = *own;
+	return rc;
+}
+
+/* Its dex files: the code cache's without extra archives (*own NULL). */
+static int open_dexset(struct code_cache *code, const char *path, const struct oat_file *o,
+		       const char *const *dex_files, size_t n_dex, struct oat_dexset **ds,
+		       struct oat_dexset **own, struct err *err)
+{
+	struct code_file *f;
+	int rc;
+
+	*own = NULL;
+	if (code && !n_dex) {
+		if (!(f = code_cache_file(code, path)))
+			return err_set(err, -ENOMEM, "out of memory");
+		return code_file_dexset(f, ds, err);
+	}
+	rc = oat_dexset_new(o, path, dex_files, n_dex, own, err);
+	*ds = *own;
+	return rc;
+}
+
+static int build_from(struct class_index *ci, struct code_cache *code, const char *path,
+		      const struct oat_file *o, const char *const *dex_files, size_t n_dex,
+		      struct err *err)
+{
+	struct oat_dexset *ds, *own;
+	int rc = open_dexset(code, path, o, dex_files, n_dex, &ds, &own, err);
+
+	if (!rc)
+		rc = build(ci, o, ds, err);
+	oat_dexset_free(own);
+	return rc;
+}
+
+int class_index_load(struct code_cache *code, const char *oat_path, const char *cache_dir,
+		     const char *const *dex_files, size_t n_dex_files, struct class_index **out,
+		     struct err *err)
 {
 	struct class_index *ci = calloc(1, sizeof(*ci));
-	struct oat_file *o;
+	const struct oat_file *o;
+	struct oat_file *own;
 	struct stat st;
 	char key[4400], file[4200];
 	int rc;
@@ -165,7 +206,7 @@ int class_index_load(const char *oat_path, const char *cache_dir, const char *co
 		class_index_free(ci);
 		return rc;
 	}
-	if ((rc = oat_open(oat_path, &o, err))) {
+	if ((rc = open_oat(code, oat_path, &o, &own, err))) {
 		class_index_free(ci);
 		return rc;
 	}
@@ -178,15 +219,15 @@ int class_index_load(const char *oat_path, const char *cache_dir, const char *co
 			ci->len = 1, ci->count = 0;
 	}
 	if (!ci->from_cache) {
-		if ((rc = build(ci, o, oat_path, dex_files, n_dex_files, err))) {
-			oat_close(o);
+		if ((rc = build_from(ci, code, oat_path, o, dex_files, n_dex_files, err))) {
+			oat_close(own);
 			class_index_free(ci);
 			return rc;
 		}
 		if (cache_dir && !ci->missing[0])
 			write_cache(ci, cache_dir, file, key);
 	}
-	oat_close(o);
+	oat_close(own);
 	*out = ci;
 	return 0;
 }

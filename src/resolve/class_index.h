@@ -16,9 +16,13 @@ struct class_index;         /* opaque */
 
 /* cache_dir NULL: no caching.  dex_files: extra archives for finding the
  * dex (see oat_dexfile.h).  A dex that cannot be found makes the index
- * partial (class_index_missing_dex() says so); it is not cached then. */
-int class_index_load(const char *oat_path, const char *cache_dir, const char *const *dex_files,
-		     size_t n_dex_files, struct class_index **out, struct err *err);
+ * partial (class_index_missing_dex() says so); it is not cached then.
+ * code: the run's code cache (code/codecache.h), which the oat file and
+ * its dex files are taken from (NULL: opened here and closed). */
+struct code_cache;
+int class_index_load(struct code_cache *code, const char *oat_path, const char *cache_dir,
+		     const char *const *dex_files, size_t n_dex_files, struct class_index **out,
+		     struct err *err);
 void class_index_free(struct class_index *ci);
 
 bool class_index_has(const struct class_index *ci, const char *desc);

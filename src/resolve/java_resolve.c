@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
+#include "code/codefile.h"
 #include "common/arena.h"
 #include "formats/dex.h"
 #include "resolve/java_sig.h"
@@ -209,14 +211,43 @@ static void oatdump_sig(const struct java_sig *sig, const struct oat_lookup_resu
 		snprintf(buf, size, "%s", java_sig_pretty(sig, a));
 }
 
+/* The oat file and its dex files: the run's code cache's (*own_o, *own_ds
+ * NULL; extra dex archives get a dex set of their own), or opened here. */
+static int open_oat(const struct java_resolve_opts *opts, const char *path,
+		    const struct oat_file **o, struct oat_dexset **ds, struct oat_file **own_o,
+		    struct oat_dexset **own_ds, struct err *err)
+{
+	struct code_file *f = NULL;
+	int rc;
+
+	*own_o = NULL;
+	*own_ds = NULL;
+	if (opts->code && !(f = code_cache_file(opts->code, path)))
+		return err_set(err, -ENOMEM, "out of memory");
+	if (f) {
+		rc = code_file_oat(f, o, err);
+	} else {
+		rc = oat_open(path, own_o, err);
+		*o = *own_o;
+	}
+	if (rc)
+		return rc;
+	if (f && !opts->n_dex_files)
+		return code_file_dexset(f, ds, err);
+	rc = oat_dexset_new(*o, path, opts->dex_files, opts->n_dex_files, own_ds, err);
+	*ds = *own_ds;
+	return rc;
+}
+
 /* Resolves in one file; *no_class is set when the file does not define the
  * class at all (so the caller may try the next file). */
 static int in_file(const struct java_resolve_opts *opts, const char *path,
 		   const struct java_sig *sig, struct arena *a, struct java_resolution *r,
 		   bool *no_class, struct err *err)
 {
-	struct oat_file *o = NULL;
-	struct oat_dexset *ds = NULL;
+	const struct oat_file *o = NULL;
+	struct oat_file *own_o = NULL;
+	struct oat_dexset *ds = NULL, *own_ds = NULL;
 	struct oat_lookup_result lr;
 	bool have_lr = false;
 	char want[1024];
@@ -226,9 +257,8 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 	char builtin_err[ERR_MSG_MAX] = "";
 
 	if (opts->mode != JAVA_RESOLVER_OATDUMP) {
-		rc = oat_open(path, &o, err);
-		if (!rc &&
-		    !(rc = oat_dexset_new(o, path, opts->dex_files, opts->n_dex_files, &ds, err))) {
+		rc = open_oat(opts, path, &o, &ds, &own_o, &own_ds, err);
+		if (!rc) {
 			describe_oat(o, r);
 			rc = oat_lookup_method(o, ds, sig, &lr, err);
 			have_lr = true;
@@ -238,8 +268,8 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 		}
 		if (!rc || opts->mode == JAVA_RESOLVER_BUILTIN ||
 		    !reader_gave_up(rc, have_lr ? &lr : NULL)) {
-			oat_dexset_free(ds);
-			oat_close(o);
+			oat_dexset_free(own_ds);
+			oat_close(own_o);
 			return rc;
 		}
 		note(r, "built-in reader could not handle %s (%s); falling back to oatdump", path,
@@ -263,8 +293,8 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 		memcpy(r->ret_desc, lr.ret_desc, sizeof(r->ret_desc));
 		r->n_params = lr.n_params;
 	}
-	oat_dexset_free(ds);
-	oat_close(o);
+	oat_dexset_free(own_ds);
+	oat_close(own_o);
 	return rc;
 }
 

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
+#include "code/codefile.h"
+#include "common/grow.h"
 #include "formats/elf.h"
 #include "formats/ifunc.h"
 #include "formats/insn.h"
@@ -114,8 +117,11 @@ struct native_func {
 
 struct native_file {
 	char *path;
-	struct elf_file *elf;    /* NULL: the open failed with open_err */
-	struct minidebug md;     /* its .gnu_debugdata (md.elf NULL: none); names point here */
+	const struct elf_file *elf; /* NULL: the open failed with open_err */
+	struct elf_file *own_elf;   /* elf when not the code cache's */
+	struct minidebug md;     /* its .gnu_debugdata when not the code cache's (md.elf
+				  * NULL: none) */
+	const struct elf_file *md_elf; /* the .gnu_debugdata ELF used; names point here */
 	struct err open_err;
 	struct native_sym *syms; /* defined symbols by name, then order */
 	size_t n_syms;
@@ -127,6 +133,7 @@ struct native_file {
 struct native_cache {
 	struct native_file *files;
 	size_t n, cap;
+	struct code_cache *code;  /* the run's parsed files; NULL: opened here */
 };
 
 struct index_build {
@@ -142,27 +149,15 @@ static int index_cb(void *ctx, const char *name, const struct elf_symbol *s)
 
 	if (s->shndx == SHN_UNDEF)
 		return 0;
-	if (nf->n_syms == b->cap_syms) {
-		size_t cap = b->cap_syms ? b->cap_syms * 2 : 256;
-		void *p = realloc(nf->syms, cap * sizeof(*nf->syms));
-		if (!p)
-			return b->oom = true, 1;
-		nf->syms = p;
-		b->cap_syms = cap;
-	}
+	if (grow_array(&nf->syms, &b->cap_syms, nf->n_syms + 1, 256) < 0)
+		return b->oom = true, 1;
 	nf->syms[nf->n_syms] = (struct native_sym){ name, *s, nf->n_syms };
 	nf->n_syms++;
 	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !s->size ||
 	    s->value + s->size < s->value)
 		return 0;
-	if (nf->n_funcs == b->cap_funcs) {
-		size_t cap = b->cap_funcs ? b->cap_funcs * 2 : 256;
-		void *p = realloc(nf->funcs, cap * sizeof(*nf->funcs));
-		if (!p)
-			return b->oom = true, 1;
-		nf->funcs = p;
-		b->cap_funcs = cap;
-	}
+	if (grow_array(&nf->funcs, &b->cap_funcs, nf->n_funcs + 1, 256) < 0)
+		return b->oom = true, 1;
 	nf->funcs[nf->n_funcs++] = (struct native_func){ s->value, s->value + s->size, name };
 	return 0;
 }
@@ -182,7 +177,7 @@ static int by_start(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-static int index_file(struct native_file *nf, struct err *err)
+static int index_file(struct native_file *nf, struct code_file *cf, struct err *err)
 {
 	struct index_build b = { .nf = nf };
 	struct err mde = { 0 };
@@ -190,8 +185,12 @@ static int index_file(struct native_file *nf, struct err *err)
 	elf_foreach_symbol(nf->elf, index_cb, &b);
 	/* Then .gnu_debugdata's .symtab (a stripped Android binary's local functions,
 	 * at the file's own addresses): after .dynsym and .symtab, which win. */
-	if (!b.oom && minidebug_open(nf->elf, &nf->md, &mde) == 0)
-		elf_foreach_symbol(nf->md.elf, index_cb, &b);
+	if (cf)
+		nf->md_elf = code_file_minidebug(cf);
+	else if (minidebug_open(nf->elf, &nf->md, &mde) == 0)
+		nf->md_elf = nf->md.elf;
+	if (!b.oom && nf->md_elf)
+		elf_foreach_symbol(nf->md_elf, index_cb, &b);
 	nf->max_end = malloc((nf->n_funcs ? nf->n_funcs : 1) * sizeof(uint64_t));
 	if (b.oom || !nf->max_end)
 		return err_set(err, -ENOMEM, "%s: out of memory", nf->path);
@@ -208,30 +207,41 @@ static void file_free(struct native_file *nf)
 	free(nf->path);
 	if (nf->md.elf)
 		minidebug_close(&nf->md);
-	if (nf->elf)
-		elf_close(nf->elf);
+	elf_close(nf->own_elf);
 	free(nf->syms);
 	free(nf->funcs);
 	free(nf->max_end);
 	memset(nf, 0, sizeof(*nf));
 }
 
-static int file_open(struct native_file *nf, const char *path, struct err *err)
+/* The ELF: the code cache's (code NULL: opened here), then its index. */
+static int file_open(struct native_file *nf, struct code_cache *code, const char *path,
+		     struct err *err)
 {
+	struct code_file *cf = NULL;
+
 	memset(nf, 0, sizeof(*nf));
 	nf->path = strdup(path);
-	if (!nf->path)
+	if (!nf->path || (code && !(cf = code_cache_file(code, path))))
 		return err_set(err, -ENOMEM, "out of memory");
-	if (elf_open(path, &nf->elf, &nf->open_err) < 0) {
+	if (cf)
+		nf->elf = code_file_elf(cf, &nf->open_err);
+	else if (elf_open(path, &nf->own_elf, &nf->open_err) == 0)
+		nf->elf = nf->own_elf;
+	if (!nf->elf) {
 		*err = nf->open_err;
 		return nf->open_err.code ? nf->open_err.code : -EINVAL;
 	}
-	return index_file(nf, err);
+	return index_file(nf, cf, err);
 }
 
-struct native_cache *native_cache_new(void)
+struct native_cache *native_cache_new(struct code_cache *code)
 {
-	return calloc(1, sizeof(struct native_cache));
+	struct native_cache *c = calloc(1, sizeof(struct native_cache));
+
+	if (c)
+		c->code = code;
+	return c;
 }
 
 void native_cache_free(struct native_cache *c)
@@ -261,16 +271,10 @@ static int cached_file(struct native_cache *c, const char *path, struct native_f
 		*err = c->files[i].open_err;
 		return err->code ? err->code : -EINVAL;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 8;
-		void *p = realloc(c->files, cap * sizeof(*c->files));
-		if (!p)
-			return err_set(err, -ENOMEM, "out of memory");
-		c->files = p;
-		c->cap = cap;
-	}
+	if (grow_array(&c->files, &c->cap, c->n + 1, 8) < 0)
+		return err_set(err, -ENOMEM, "out of memory");
 	nf = &c->files[c->n];
-	rc = file_open(nf, path, err);
+	rc = file_open(nf, c->code, path, err);
 	if (rc < 0 && !nf->path)
 		return rc;
 	if (rc < 0 && nf->elf) {  /* indexing failed: forget it */
@@ -424,7 +428,7 @@ int native_resolve(struct native_cache *cache, const char *path, const char *sym
 		rc = cached_file(cache, path, &nf, err);
 		return rc < 0 ? rc : resolve_in(nf, symbol, flags, out, err);
 	}
-	rc = file_open(&one, path, err);
+	rc = file_open(&one, NULL, path, err);
 	if (rc == 0)
 		rc = resolve_in(&one, symbol, flags, out, err);
 	file_free(&one);
@@ -452,7 +456,7 @@ int native_check_code_offset(struct native_cache *cache, const char *path, uint6
 	unsigned align;
 	int rc;
 
-	rc = cache ? cached_file(cache, path, &nf, err) : file_open(nf = &one, path, err);
+	rc = cache ? cached_file(cache, path, &nf, err) : file_open(nf = &one, NULL, path, err);
 	if (rc < 0) {
 		if (!cache)
 			file_free(&one);

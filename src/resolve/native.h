@@ -16,9 +16,11 @@ struct native_location {
 
 /* Files opened and their symbols indexed (by name, functions by address)
  * once per run: a config naming a file 100,000 times reads it once.  A NULL
- * cache opens the file for the one call. */
+ * cache opens the file for the one call.  code: the run's code cache
+ * (code/codecache.h) the ELF files are taken from (NULL: opened here). */
 struct native_cache;
-struct native_cache *native_cache_new(void);
+struct code_cache;
+struct native_cache *native_cache_new(struct code_cache *code);
 void native_cache_free(struct native_cache *c);
 
 /* Probe the symbol even when it is not a function (an object, TLS...) or not

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "resolve/class_index.h"
 #include "sys/maps.h"
 
@@ -123,12 +124,8 @@ static void walk(const char *dir, int depth, const char *why, struct cands *c)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*names));
-			if (!nn)
-				break;
-			names = nn;
-		}
+		if (grow_array(&names, &cap, n + 1, 64) < 0)
+			break;
 		if (!(names[n] = strdup(de->d_name)))
 			break;
 		n++;
@@ -188,7 +185,7 @@ static int check(const struct oat_search_opts *o, const char *cache, const char 
 	struct class_index *ci;
 	struct err e = { 0 };
 
-	if (class_index_load(path, cache, o->dex_files, o->n_dex_files, &ci, &e)) {
+	if (class_index_load(o->code, path, cache, o->dex_files, o->n_dex_files, &ci, &e)) {
 		size_t l = strlen(skipped);
 		if (l + 1 < skipped_size)
 			snprintf(skipped + l, skipped_size - l, "%s%s", l ? "; " : "", e.msg);

@@ -15,6 +15,8 @@
 
 #include "common/err.h"
 
+struct code_cache;
+
 struct oat_search_opts {
 	int pid;                    /* > 0: files mapped by this process come first */
 	const char *proc_dir;       /* NULL: "/proc" (sys/maps.h) */
@@ -26,6 +28,7 @@ struct oat_search_opts {
 	bool no_cache;              /* neither read nor write the class-index cache */
 	const char *const *dex_files; /* extra archives for dex lookup (may be NULL) */
 	size_t n_dex_files;
+	struct code_cache *code;    /* the run's parsed files (code/codecache.h); NULL: none */
 };
 
 struct oat_search_hit {

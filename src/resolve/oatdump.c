@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "resolve/subproc.h"
 
 #define MAX_OUTPUT ((size_t)1 << 30)
@@ -37,7 +38,9 @@ static struct oatdump_method *add(struct parser *p)
 	struct oatdump_output *o = p->out;
 
 	if (o->n == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 64;
+		size_t nc;
+		if (grow_cap(p->cap, o->n + 1, 64, sizeof(*o->v), &nc) < 0)
+			return NULL;
 		void *nv = arena_grow(o->a, o->v, o->n, nc, sizeof(*o->v));
 		if (!nv)
 			return NULL;

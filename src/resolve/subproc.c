@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 /* Exit code the child uses when exec fails (the message goes to stderr). */
 #define EXEC_FAILED 127
 
@@ -42,16 +44,8 @@ static int append_out(struct subproc_result *r, size_t *cap, const char *buf, si
 {
 	if (r->out_len + n > max_out)
 		return -EFBIG;
-	if (r->out_len + n + 1 > *cap) {
-		size_t nc = *cap ? *cap : 65536;
-		while (nc < r->out_len + n + 1)
-			nc *= 2;
-		char *p = realloc(r->out, nc);
-		if (!p)
-			return -ENOMEM;
-		r->out = p;
-		*cap = nc;
-	}
+	if (grow_array(&r->out, cap, r->out_len + n + 1, 65536) < 0)
+		return -ENOMEM;
 	memcpy(r->out + r->out_len, buf, n);
 	r->out_len += n;
 	r->out[r->out_len] = 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "sink/stack_out.h"
 #include "vocab/outbuf.h"
 
@@ -56,10 +57,11 @@ static size_t fold(const struct stack_trace *st, char *buf, size_t size)
 
 static bool grow(struct folded_out *s)
 {
-	size_t cap = s->cap ? s->cap * 2 : 1024;
-	struct folded_entry *tab = calloc(cap, sizeof(*tab));
+	size_t cap;
+	struct folded_entry *tab;
 
-	if (!tab)
+	if (grow_cap(s->cap, s->cap + 1, 1024, sizeof(*tab), &cap) < 0 ||
+	    !(tab = calloc(cap, sizeof(*tab))))
 		return false;
 	for (size_t i = 0; i < s->cap; i++) {
 		size_t j;

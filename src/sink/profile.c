@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "sink/summary.h"
 #include "vocab/json_out.h"
 #include "vocab/outbuf.h"
@@ -33,7 +34,8 @@ struct prof_thread {
 	uint32_t tid;
 	bool used;
 	struct done_call *calls;     /* finished calls no traced caller has claimed */
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 };
 
 struct profile {
@@ -77,10 +79,11 @@ static struct prof_row *row_slot(struct prof_row *tab, size_t cap, const char *m
 
 static bool grow_rows(struct profile *p)
 {
-	size_t cap = p->cap_rows ? p->cap_rows * 2 : 256;
-	struct prof_row *tab = calloc(cap, sizeof(*tab));
+	size_t cap;
+	struct prof_row *tab;
 
-	if (!tab)
+	if (grow_cap(p->cap_rows, p->cap_rows + 1, 256, sizeof(*tab), &cap) < 0 ||
+	    !(tab = calloc(cap, sizeof(*tab))))
 		return false;
 	for (size_t i = 0; i < p->cap_rows; i++)
 		if (p->rows[i].used)
@@ -126,9 +129,10 @@ static struct prof_thread *thread_for(struct profile *p, uint32_t tid)
 	struct prof_thread *t;
 
 	if ((p->n_threads + 1) * 2 > p->cap_threads) {
-		size_t cap = p->cap_threads ? p->cap_threads * 2 : 64;
-		struct prof_thread *tab = calloc(cap, sizeof(*tab));
-		if (!tab)
+		size_t cap;
+		struct prof_thread *tab;
+		if (grow_cap(p->cap_threads, p->cap_threads + 1, 64, sizeof(*tab), &cap) < 0 ||
+		    !(tab = calloc(cap, sizeof(*tab))))
 			return NULL;
 		for (size_t i = 0; i < p->cap_threads; i++)
 			if (p->threads[i].used)
@@ -161,14 +165,8 @@ static uint64_t nest(struct prof_thread *t, uint64_t entry, uint64_t dur)
 		memmove(&t->calls[1], &t->calls[half], (t->n - half) * sizeof(t->calls[0]));
 		t->n -= half - 1;
 	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 16;
-		struct done_call *c = realloc(t->calls, cap * sizeof(*c));
-		if (!c)
-			return children;
-		t->calls = c;
-		t->cap = cap;
-	}
+	if (grow_array(&t->calls, &t->cap, (size_t)t->n + 1, 16) < 0)
+		return children;
 	t->calls[t->n++] = (struct done_call){ entry, dur };
 	return children;
 }
@@ -179,14 +177,13 @@ static void sample(struct profile *p, struct prof_row *r, uint64_t dur)
 
 	r->seen++;
 	if (r->n_samples < MAX_SAMPLES) {
+		/* the capacity is n_samples itself whenever that is 0 or a power of two */
 		if (r->n_samples == 0 || !(r->n_samples & (r->n_samples - 1))) {
-			size_t cap = r->n_samples ? r->n_samples * 2 : 16;
-			uint64_t *s = realloc(r->samples, cap * sizeof(*s));
-			if (!s) {
+			size_t cap = r->n_samples;
+			if (grow_array(&r->samples, &cap, (size_t)r->n_samples + 1, 16) < 0) {
 				p->oom = true;
 				return;
 			}
-			r->samples = s;
 		}
 		r->samples[r->n_samples++] = dur;
 		return;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 #define NAME_MAX_LEN 128
 
 struct sec_thread {
@@ -12,7 +14,7 @@ struct sec_thread {
 	bool used;
 	uint32_t depth;
 	char **names;              /* names[0..min(depth, SECTIONS_MAX_DEPTH)) */
-	uint32_t names_cap;
+	size_t names_cap;
 	/* the thread's previous section event, for merging one call's layers */
 	bool has_last;
 	uint8_t last_op;
@@ -62,7 +64,7 @@ void sections_free(struct sections *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->cap; i++) {
-		for (uint32_t k = 0; k < s->threads[i].names_cap; k++)
+		for (size_t k = 0; k < s->threads[i].names_cap; k++)
 			free(s->threads[i].names[k]);
 		free(s->threads[i].names);
 	}
@@ -95,10 +97,11 @@ static struct sec_thread *thread_slot(struct sec_thread *tab, size_t cap, uint32
 
 static bool grow_threads(struct sections *s)
 {
-	size_t cap = s->cap ? s->cap * 2 : 64;
-	struct sec_thread *tab = calloc(cap, sizeof(*tab));
+	size_t cap;
+	struct sec_thread *tab;
 
-	if (!tab)
+	if (grow_cap(s->cap, s->cap + 1, 64, sizeof(*tab), &cap) < 0 ||
+	    !(tab = calloc(cap, sizeof(*tab))))
 		return false;
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->threads[i].used)
@@ -130,13 +133,10 @@ static void push_name(struct sec_thread *t, const char *name, uint32_t len)
 	if (t->depth >= SECTIONS_MAX_DEPTH)
 		return;
 	if (t->depth >= t->names_cap) {
-		uint32_t cap = t->names_cap ? t->names_cap * 2 : 8;
-		char **v = realloc(t->names, cap * sizeof(*v));
-		if (!v)
+		size_t old = t->names_cap;
+		if (grow_array(&t->names, &t->names_cap, (size_t)t->depth + 1, 8) < 0)
 			return;
-		memset(v + t->names_cap, 0, (cap - t->names_cap) * sizeof(*v));
-		t->names = v;
-		t->names_cap = cap;
+		memset(t->names + old, 0, (t->names_cap - old) * sizeof(*t->names));
 	}
 	if (!t->names[t->depth] && !(t->names[t->depth] = malloc(NAME_MAX_LEN)))
 		return;
@@ -178,10 +178,11 @@ static struct sec_async *async_find(struct sections *s, uint32_t pid, int64_t co
 
 static bool grow_async(struct sections *s)
 {
-	size_t cap = s->acap ? s->acap * 2 : 256;
 	struct sec_async *old = s->async;
-	size_t ocap = s->acap;
+	size_t ocap = s->acap, cap;
 
+	if (grow_cap(s->acap, s->acap + 1, 256, sizeof(*s->async), &cap) < 0)
+		return false;
 	s->async = calloc(cap, sizeof(*s->async));
 	if (!s->async) {
 		s->async = old;

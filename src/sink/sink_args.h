@@ -1,18 +1,17 @@
-/* sink_args.h — the run command's output options, as a table: one row per
- * long option (--format, --output, --trace, --trace-format, --statsd,
- * --no-statsd, --statsd-wait, --profile, --profile-format) saying how it sets struct sink_args.  The
- * command adds the rows to its getopt table, hands each value to
- * sink_args_parse, and opens the sink set with sink_args_options.  A new
- * sink's option is one more row here. */
+/* sink_args.h — the run command's output options, as rows (common/optrows.h):
+ * one per long option (--format, --output, --trace, --trace-format, --statsd,
+ * --no-statsd, --statsd-wait, --profile, --profile-format) saying how it sets
+ * struct sink_args.  The command parses them with its other rows and opens
+ * the sink set with sink_args_options.  A new sink's option is one more row
+ * here (and its line in `--help`, which test_help checks). */
 #ifndef UPROBESTATS_SINK_SINK_ARGS_H
 #define UPROBESTATS_SINK_SINK_ARGS_H
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common/err.h"
+#include "common/optrows.h"
 #include "sink/sink_types.h"
 
 struct sink_args {
@@ -27,16 +26,15 @@ struct sink_args {
 	bool profile_json;           /* --profile-format json */
 };
 
-/* getopt values of the rows: SINK_ARGS_FIRST_OPT + row (clear of characters
- * and of a command's own option values below it). */
+/* The rows; their context is a struct sink_args. */
+extern const struct opt_rows sink_args_rows;
+
+/* One row at a time, as getopt would hand it (what test_sink_args drives):
+ * sink_args_getopt appends the rows' getopt entries (values
+ * SINK_ARGS_FIRST_OPT + row) at opts[*n], up to max (-ENOSPC); sink_args_parse
+ * returns 0 when opt is no sink option, 1 when taken, negative with e set. */
 #define SINK_ARGS_FIRST_OPT 0x1000
-
-/* Appends the rows' getopt entries at opts[*n], up to max; -ENOSPC when
- * they do not fit. */
 int sink_args_getopt(struct option *opts, size_t *n, size_t max);
-
-/* opt, arg: what getopt_long returned.  0 when opt is no sink option, 1 when
- * it was taken, negative with e saying what is wrong with arg. */
 int sink_args_parse(struct sink_args *a, int opt, const char *arg, struct err *e);
 
 /* The sink set's options: out is where --format's events go (the opened

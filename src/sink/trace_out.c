@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "sink/jsonl_out.h"
 #include "sink/probe_label.h"
 #include "sink/sections.h"
@@ -53,10 +54,11 @@ static struct trace_thread *probe_slot(struct trace_thread *tab, size_t cap, uin
 
 static bool grow(struct trace_out *t)
 {
-	size_t cap = t->cap ? t->cap * 2 : INITIAL_THREADS;
-	struct trace_thread *tab = calloc(cap, sizeof(*tab));
+	size_t cap;
+	struct trace_thread *tab;
 
-	if (!tab)
+	if (grow_cap(t->cap, t->cap + 1, INITIAL_THREADS, sizeof(*tab), &cap) < 0 ||
+	    !(tab = calloc(cap, sizeof(*tab))))
 		return false;
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->threads[i].used)

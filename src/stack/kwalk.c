@@ -4,21 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stack/codecache.h"
+#include "code/codecache.h"
+#include "common/grow.h"
 
 int kwalk_table_add(struct kwalk_table *t, uint32_t tgid, uint64_t start, uint64_t end,
 		    uint32_t frame_size)
 {
 	if (end <= start || tgid == UPS_KWALK_NONE)
 		return 0;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct ups_kwalk_ent *v = realloc(t->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (grow_array(&t->v, &t->cap, t->n + 1, 256) < 0)
+		return -ENOMEM;
 	t->v[t->n++] = (struct ups_kwalk_ent){ .tgid = tgid, .frame_size = frame_size,
 					       .start = start, .end = end };
 	return 0;
@@ -55,10 +50,8 @@ int kwalk_table_finish(struct kwalk_table *t, struct err *err)
 				       t->n, 1u << UPS_KWALK_MAX_BITS);
 	size = kwalk_table_size(t);
 	if (size > t->cap) {
-		struct ups_kwalk_ent *v = realloc(t->v, size * sizeof(*v));
-		if (!v)
+		if (resize_array(&t->v, size) < 0)
 			return err_set(err, -ENOMEM, "out of memory");
-		t->v = v;
 		t->cap = size;
 	}
 	for (size_t i = t->n; i < size; i++)

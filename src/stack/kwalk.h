@@ -2,7 +2,7 @@
  * (--stack-mode kernel, records.h UPS_KWALK_MAP).
  *
  * Owns building it: every compiled method of the traced processes (their
- * oat/odex mappings at attach, through the session's stack/codecache.h) as one
+ * oat/odex mappings at attach, through the session's code/codecache.h) as one
  * struct ups_kwalk_ent, sorted by (tgid, start), overlaps dropped, padded
  * with UPS_KWALK_NONE to a power of two so the program's binary search has
  * a fixed number of steps (bits). */

@@ -4,35 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_u32.h"
 #include "records.h"
 
-static int parse_u32(const char *arg, uint32_t lo, uint32_t hi, uint32_t *out)
+static int parse_stack(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	char *end;
-	unsigned long v;
+	struct stack_args *a = ctx;
 
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_stack(struct stack_args *a, const char *arg, struct err *e)
-{
 	if (!arg) {
 		a->frames = UPS_STACK_DEFAULT_FRAMES;
 		return 0;
 	}
-	if (parse_u32(arg, 1, UPS_STACK_MAX_FRAMES, &a->frames) < 0)
-		return err_set(e, -EINVAL, "--stack takes a number of frames from 1 to %u, not '%s'",
-			       UPS_STACK_MAX_FRAMES, arg);
-	return 0;
+	return parse_u32_arg(arg, 1, UPS_STACK_MAX_FRAMES, "--stack", "a number of frames",
+			     &a->frames, e);
 }
 
-static int parse_mode(struct stack_args *a, const char *arg, struct err *e)
+static int parse_mode(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
+	struct stack_args *a = ctx;
+
 	if (!strcmp(arg, "copy")) {
 		a->mode = UPS_STACK_COPY;
 		return 0;
@@ -44,16 +34,20 @@ static int parse_mode(struct stack_args *a, const char *arg, struct err *e)
 	return err_set(e, -EINVAL, "--stack-mode takes copy or kernel, not '%s'", arg);
 }
 
-static int parse_bytes(struct stack_args *a, const char *arg, struct err *e)
+static int parse_bytes(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
+	struct stack_args *a = ctx;
+
 	if (parse_u32(arg, 8, UPS_STACK_MAX_BYTES, &a->bytes) < 0 || a->bytes % 8)
 		return err_set(e, -EINVAL, "--stack-bytes takes a multiple of 8 from 8 to %u, "
 			       "not '%s'", UPS_STACK_MAX_BYTES, arg);
 	return 0;
 }
 
-static int parse_folded(struct stack_args *a, const char *arg, struct err *e)
+static int parse_folded(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
+	struct stack_args *a = ctx;
+
 	(void)e;
 	a->folded = arg;
 	if (!a->frames)
@@ -61,35 +55,11 @@ static int parse_folded(struct stack_args *a, const char *arg, struct err *e)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int has_arg;
-	int (*parse)(struct stack_args *a, const char *arg, struct err *e);
-} rows[] = {
-	{ "stack", optional_argument, parse_stack },
-	{ "stack-mode", required_argument, parse_mode },
-	{ "stack-bytes", required_argument, parse_bytes },
-	{ "stacks", required_argument, parse_folded },
+static const struct opt_row rows[] = {
+	{ "stack", 0, optional_argument, parse_stack, 0 },
+	{ "stack-mode", 0, required_argument, parse_mode, 0 },
+	{ "stack-bytes", 0, required_argument, parse_bytes, 0 },
+	{ "stacks", 0, required_argument, parse_folded, 0 },
 };
 
-#define N_ROWS (sizeof(rows) / sizeof(rows[0]))
-
-int stack_args_getopt(struct option *opts, size_t *n, size_t max)
-{
-	if (*n > max || max - *n < N_ROWS)
-		return -ENOSPC;
-	for (size_t i = 0; i < N_ROWS; i++)
-		opts[(*n)++] = (struct option){ rows[i].name, rows[i].has_arg, NULL,
-						STACK_ARGS_FIRST_OPT + (int)i };
-	return 0;
-}
-
-int stack_args_parse(struct stack_args *a, int opt, const char *arg, struct err *e)
-{
-	int rc;
-
-	if (opt < STACK_ARGS_FIRST_OPT || opt >= STACK_ARGS_FIRST_OPT + (int)N_ROWS)
-		return 0;
-	rc = rows[opt - STACK_ARGS_FIRST_OPT].parse(a, arg, e);
-	return rc < 0 ? rc : 1;
-}
+const struct opt_rows stack_args_rows = OPT_ROWS(rows);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stack/codecache.h"
+#include "code/codecache.h"
 
 struct stacks {
 	struct code_cache *code;      /* the session's (not owned) */

@@ -3,7 +3,7 @@
  * Owns the record's validation (the exact length: header + wrapped record
  * padded to 8 + the PCs + the stack bytes it states, each part bounded) and
  * the walk over it: the unwinder (stack/unwind.h) with the code cache
- * (stack/codecache.h) goes over the registers and the slice, and over the
+ * (code/codecache.h) goes over the registers and the slice, and over the
  * PCs a kernel walk (UPS_STACK_KERNEL) gives first, on from their end when
  * it stopped at native code.  One struct stacks per run, over the session's
  * code cache. */

@@ -4,7 +4,7 @@
  * Owns the stepping rules, nothing about files: what code is at a PC (a
  * compiled Java method and its frame size, a native function and its CFI
  * row, the interpreter, JIT code, an unreadable file) comes from the
- * caller's lookup (stack/codecache.h in the tool, fakes in the unit tests).
+ * caller's lookup (code/codecache.h in the tool, fakes in the unit tests).
  *
  *   compiled Java  return PC at sp+F-8, caller sp = sp+F (art-frames.md §1);
  *                  at the method's first instruction, or in a frameless leaf,
@@ -35,40 +35,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/cfi.h"
+#include "code/code_types.h"
 #include "vocab/frames.h"
 
 #define UNWIND_NREGS 33
 
 enum unwind_arch { UNWIND_X86_64, UNWIND_ARM64 };
-
-/* What the lookup says about the code at one PC. */
-struct code_info {
-	enum frame_kind kind;
-	const char *file;        /* mapping path ("" for anonymous), owned by the cache */
-	uint64_t offset;         /* file offset of the PC */
-	const char *symbol;      /* "Class.method(params)", "func", or NULL */
-	uint64_t symbol_off;     /* PC - symbol start */
-	/* FRAME_JAVA */
-	uint32_t frame_size;
-	uint32_t core_spill_mask; /* ART's register numbers; the saves are restored */
-	bool frameless;          /* frame size 0: the return address stays in lr/[sp] */
-	bool stack_map_hit;      /* the PC is code + a Default/OSR stack map's native pc */
-	uint32_t dex_pc;         /* of that stack map; UINT32_MAX: none */
-	int32_t line;            /* source line from the dex debug info; 0: unknown */
-	/* FRAME_NATIVE */
-	bool has_cfi;
-	struct cfi_row cfi;      /* when has_cfi: addresses already in the process */
-	int cfi_error;           /* why there is no row (-ENOENT: no FDE covers the PC) */
-	bool file_has_cfi;       /* false: the file has no .eh_frame/.debug_frame at all,
-				  * so frame pointers are all there is */
-	/* both: the PC is the first instruction of its symbol/method */
-	bool at_start;
-	/* FRAME_JAVA: the PC is a return instruction (an exit probe's place):
-	 * the frame is already gone, as at the first instruction */
-	bool at_exit;
-	const char *why;         /* FRAME_UNKNOWN: what could not be read */
-};
 
 /* pc: the address looked up (a return address is looked up at pc-1 for CFI
  * and symbol purposes by the lookup itself when is_return is set). */

@@ -1,6 +1,6 @@
 /* maps.h — the one reader of /proc/PID/maps (under the configured proc root,
  * sys/sysroot.h), for everything that asks what a process maps: the code
- * cache (stack/codecache.h), oat search (resolve/oat_search.h), library
+ * cache (code/codecache.h), oat search (resolve/oat_search.h), library
  * lookup by name (plan/pattern_native.c) and paths as a process sees them
  * (sys/proc_path.h).
  *

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "common/grow.h"
 #include "config/schema.h"
 
 int proc_argv0(const char *proc_dir, pid_t pid, char *buf, size_t size)
@@ -106,16 +107,10 @@ int proc_find_by_name(const char *proc_dir, const char *name, pid_t **out, size_
 		if (proc_argv0(proc_dir, pid, argv0, sizeof(argv0)) != 0 ||
 		    !proc_name_matches(argv0, name))
 			continue;
-		if (count == cap) {
-			pid_t *np;
-			cap = cap ? cap * 2 : 16;
-			np = realloc(pids, cap * sizeof(*pids));
-			if (!np) {
-				free(pids);
-				closedir(d);
-				return err_set(err, -ENOMEM, "out of memory listing processes");
-			}
-			pids = np;
+		if (grow_array(&pids, &cap, count + 1, 16) < 0) {
+			free(pids);
+			closedir(d);
+			return err_set(err, -ENOMEM, "out of memory listing processes");
 		}
 		pids[count++] = pid;
 	}
@@ -145,15 +140,10 @@ void proc_nearest_name(const char *proc_dir, const char *name, char *buf, size_t
 			comm[0] = 0;
 		cand[0] = base_name(argv0);
 		for (int k = 0; k < 2; k++) {
-			char **v;
 			if (!*cand[k])
 				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				if (!(v = realloc(names, cap * sizeof(*v))))
-					goto out;
-				names = v;
-			}
+			if (grow_array(&names, &cap, n + 1, 64) < 0)
+				goto out;
 			if (!(names[n] = strdup(cand[k])))
 				goto out;
 			n++;
@@ -296,14 +286,8 @@ static int known_add(struct proc_watch *w, pid_t pid)
 {
 	size_t i;
 
-	if (w->n_known == w->cap_known) {
-		size_t cap = w->cap_known ? w->cap_known * 2 : 256;
-		pid_t *n = realloc(w->known, cap * sizeof(pid_t));
-		if (!n)
-			return -ENOMEM;
-		w->known = n;
-		w->cap_known = cap;
-	}
+	if (grow_array(&w->known, &w->cap_known, w->n_known + 1, 256) < 0)
+		return -ENOMEM;
 	/* Keep it sorted: new pids mostly arrive in increasing order. */
 	for (i = w->n_known; i > 0 && w->known[i - 1] > pid; i--)
 		w->known[i] = w->known[i - 1];
@@ -374,14 +358,8 @@ static struct proc_watch_candidate *candidate(struct proc_watch *w, pid_t pid, u
 	for (size_t i = 0; i < w->n_cands; i++)
 		if (w->cands[i].pid == pid)
 			return &w->cands[i];
-	if (w->n_cands == w->cap_cands) {
-		size_t cap = w->cap_cands ? 2 * w->cap_cands : 32;
-		struct proc_watch_candidate *n = realloc(w->cands, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		w->cands = n;
-		w->cap_cands = cap;
-	}
+	if (grow_array(&w->cands, &w->cap_cands, w->n_cands + 1, 32) < 0)
+		return NULL;
 	w->cands[w->n_cands] = (struct proc_watch_candidate){ pid, now };
 	return &w->cands[w->n_cands++];
 }

@@ -579,41 +579,138 @@ def successful_opens(strace_log, path):
     return n
 
 
-@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
-def test_stack_kernel_opens_the_oat_file_once():
-    """One code cache per run (stack/codecache.h): with --stack-mode kernel over
-    real ART code, the kernel walk's table (built at attach) and the unwinder's
-    lookups for every event use the same parsed odex, so the run opens it
-    exactly once more than planning does (`check` of the same config plans the
-    same way and attaches nothing).  Before, the table and the unwinder each
-    opened it through their own code maps, each once as an ELF and once as an
-    oat file."""
-    from test_art import INIT, ODEX, expected_offsets
-    init_off, get_off = expected_offsets()
-    tmp = tmpdir()
-    cfg = art_entry_config(tmp)
-    plan_log, run_log = os.path.join(tmp, "check.strace"), os.path.join(tmp, "run.strace")
-    strace = ["strace", "-f", "-qq", "-e", "trace=open,openat"]
-    p = subprocess.run(strace + ["-o", plan_log, BIN] + kernel_args(["check", cfg]),
-                       capture_output=True, text=True, timeout=120)
-    eq(p.returncode, 0, "check exit code; stderr: " + p.stderr)
-    planned = successful_opens(plan_log, ODEX)
-    check(planned >= 1, "planning opens the odex")
-    n = 5
-    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+def elf_opens(strace_log):
+    """{real path: successful opens} of every ELF file (oat/odex included) a run
+    opened, in `strace -f -e trace=open,openat` output; the tool's own binary
+    left out."""
+    counts = {}
+    with open(strace_log) as f:
+        for ln in f:
+            m = re.search(r'\bopen(?:at\([^,"]*,)?\(? ?"([^"]*)"', ln)
+            if not m or re.search(r"= -1 E", ln):
+                continue
+            path = os.path.realpath(m.group(1))
+            try:
+                with open(path, "rb") as g:
+                    if g.read(4) != b"\x7fELF":
+                        continue
+            except OSError:
+                continue
+            if path != os.path.realpath(BIN):
+                counts[path] = counts.get(path, 0) + 1
+    return counts
+
+
+def check_each_elf_opened_once(strace_log, must, what):
+    """Every ELF file of the run opened exactly once, the files in must among them."""
+    counts = elf_opens(strace_log)
+    for path in must:
+        check(os.path.realpath(path) in counts, f"{what}: the run opens {path}: {counts}")
+    twice = {p: n for p, n in counts.items() if n != 1}
+    eq(twice, {}, f"{what}: files opened more than once (one code cache for the run)")
+
+
+STRACE = ["strace", "-f", "-qq", "-e", "trace=open,openat"]
+
+
+def straced_run(tmp, held, args):
+    """traced_run under strace: (exit code, Uprobestats, the strace log)."""
+    log = os.path.join(tmp, "run.strace")
     try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--stack", "--stack-mode", "kernel",
-                         "--pid", str(held.pid)], prefix=strace + ["-o", run_log])
+        u = Uprobestats(list(args) + ["--pid", str(held.pid)], prefix=STRACE + ["-o", log])
         u.wait_attached()
         held.go()
         held.wait(120)
         rc = u.wait(120)
     finally:
         held.kill()
+    return rc, u, log
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_kernel_opens_the_oat_file_once():
+    """One code cache per run (code/codecache.h): with --stack-mode kernel over
+    real ART code, planning (the Java resolution), the kernel walk's table
+    (built at attach) and the unwinder's lookups for every event use the same
+    parsed odex, so the run opens it exactly once, as `check` of the same
+    config does (it plans the same way and attaches nothing).  Before, the
+    plan, the table and the unwinder each opened it."""
+    from test_art import INIT, ODEX, expected_offsets
+    init_off, get_off = expected_offsets()
+    tmp = tmpdir()
+    cfg = art_entry_config(tmp)
+    plan_log = os.path.join(tmp, "check.strace")
+    p = subprocess.run(STRACE + ["-o", plan_log, BIN] + kernel_args(["check", cfg]),
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "check exit code; stderr: " + p.stderr)
+    eq(successful_opens(plan_log, ODEX), 1, "planning opens the odex once")
+    n = 5
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+    rc, u, run_log = straced_run(tmp, held, ["run", cfg, "--format", "json", "--stack",
+                                             "--stack-mode", "kernel"])
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     evs = events(u.json_events())
     eq(len(evs), n, "events")
     for ev in evs:
         eq(ev["stack"][0]["symbol"], INIT, "frame 0 is the compiled method")
-    eq(successful_opens(run_log, ODEX), planned + 1,
-       f"opens of the odex: planning's {planned} and the code cache's one")
+    eq(successful_opens(run_log, ODEX), 1,
+       "opens of the odex: one for planning, the kernel walk's table and the unwinder")
+    check_each_elf_opened_once(run_log, [ODEX], "run --stack-mode kernel")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_trace_java_glob_ret_stack_opens_each_file_once():
+    """`trace` over a Java class glob with --ret and --stack: the pattern
+    matching (method index of the odex), the selection's exit sites, the
+    plan's exit sites and the unwinder all read the odex through the run's
+    one code cache, so it is opened (and parsed) once; so is every other ELF
+    file the run reads (the harness, libc, the loader for the stacks)."""
+    from test_art import CLS, GET, INIT, ODEX, expected_offsets
+    init_off, get_off = expected_offsets()
+    tmp = tmpdir()
+    n = 5
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+    rc, u, log = straced_run(tmp, held, ["trace", "--format", "json", "--ret", "--stack",
+                                         f"{ODEX}:{CLS}.*"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    rets = events(u.json_events(), kind="return")
+    eq(sorted(e["probe"]["method"] for e in rets), sorted([INIT] * n + [GET] * n),
+       "a return event per call of both methods the harness calls")
+    for ev in rets:
+        check(ev["stack"] and ev["stack"][0]["kind"] == "java",
+              f"a Java frame at the return: {ev['stack']}")
+    check_each_elf_opened_once(log, [ODEX, target("target_art")], "trace Java --ret --stack")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_run_odex_config_with_return_probe_opens_each_file_once():
+    """`run` of a config over an odex (an entry probe and a call_return one, so
+    exit sites are read) with --stack: the Java resolution of both probes,
+    the exit sites and the unwinder share the one parse of the odex."""
+    from test_art import ODEX, config, expected_offsets
+    init_off, get_off = expected_offsets()
+    tmp = tmpdir()
+    cfg = write_config(tmp, config(100001))
+    n = 5
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)]), ODEX)
+    rc, u, log = straced_run(tmp, held, ["run", cfg, "--format", "json", "--stack"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    eq(len(events(u.json_events(), kind="return")), n, "return events")
+    check_each_elf_opened_once(log, [ODEX, target("target_art")], "run odex config --stack")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_trace_native_pattern_ret_opens_each_file_once():
+    """A native pattern with --ret and --stack: the symbols matched, the exit
+    sites proven for every matched function and the unwinder's symbols and
+    CFI come from one parse of each library."""
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    held = mapped(Held(tmp, "target_stack", ["4"]), libb)
+    rc, u, log = straced_run(tmp, held, ["trace", "--format", "json", "--ret", "--stack",
+                                         f"{libb}:stk_b*"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    rets = events(u.json_events(), kind="return")
+    eq(sorted({e["probe"]["method"] for e in rets}), ["stk_b3", "stk_b5"],
+       "returns of both matched functions")
+    check_each_elf_opened_once(log, [libb], "trace native --ret --stack")

@@ -1,4 +1,4 @@
-/* test_codecache.c — the code cache (stack/codecache.h) over real files
+/* test_codecache.c — the code cache (code/codecache.h) over real files
  * and maps lines (a made-up proc directory: <dir>/<pid>/maps).
  *
  *  - Java: every compiled method recorded in oat-expected/ (signature, file
@@ -29,7 +29,7 @@
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
 #include "formats/oat_methods.h"
-#include "stack/codecache.h"
+#include "code/codecache.h"
 #include "ut.h"
 
 #define BASE 0x7f1200000000ull

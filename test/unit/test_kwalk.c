@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "stack/codecache.h"
+#include "code/codecache.h"
 #include "stack/kwalk.h"
 #include "ut.h"
 

@@ -42,8 +42,9 @@ def gdb_session(root):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     cmds = ["set pagination off", "set confirm off", "set backtrace past-main on",
             "set backtrace past-entry on", "set breakpoint pending on", "set sysroot /",
-            f"file {toybox}", "set tcp connect-timeout 30", f"target remote 127.0.0.1:{port}", "break main", "continue",
-            "break *write", "continue", "bt", "info files", "kill"]
+            f"file {toybox}", "set tcp connect-timeout 30",
+            f"target remote 127.0.0.1:{port}", "break main", "continue", "break *write",
+            "continue", "bt", "info files", "kill"]
     args = ["gdb-multiarch", "-nx", "-batch"]
     for c in cmds:
         args += ["-ex", c]
@@ -88,13 +89,11 @@ def chain(root, toybox, out):
             continue
         if int(m[1]) != len(frames):
             die(f"gdb's frames out of order at: {line}")
-        if not m[2] and frames:
+        if not m[2]:
             die(f"gdb frame without a pc: {line}")
-        pc = int(m[2], 16) if m[2] else None
-        if pc is None:   # frame 0 at a breakpoint: gdb prints no pc; $pc is in `bt`'s #0
-            die(f"gdb printed no pc for frame 0: {line}")
-        where = [(s, n, f) for s, e, n, f in secs if s <= pc < e and n == ".text"]
-        where = sorted(set(where))
+        pc = int(m[2], 16)
+        # (`info files` lists the program's sections twice: before and after relocation)
+        where = sorted({(s, n, f) for s, e, n, f in secs if s <= pc < e and n == ".text"})
         if len(where) != 1:
             die(f"pc {pc:#x} ({m[3]}) is in {len(where)} loaded .text sections")
         start, name, path = where[0]

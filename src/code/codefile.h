@@ -1,14 +1,19 @@
-/* codefile.h — the per-file layer of the code cache (stack/codecache.h):
+/* codefile.h — the per-file layer of the code cache (code/codecache.h):
  * one entry per file (device, inode, mtime), opened once, what the lookups
  * need from it decoded on first use.  Only codecache.c uses it. */
-#ifndef UPROBESTATS_STACK_CODEFILE_H
-#define UPROBESTATS_STACK_CODEFILE_H
+#ifndef UPROBESTATS_CODE_CODEFILE_H
+#define UPROBESTATS_CODE_CODEFILE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "stack/code_types.h"
-#include "stack/unwind.h"
+#include "code/code_types.h"
+#include "common/err.h"
+
+struct elf_file;
+struct oat_file;
+struct oat_dexset;
+struct oat_method_list;
 
 struct code_file;
 struct code_files;
@@ -24,6 +29,25 @@ struct code_file *code_file_get(struct code_files *fs, const char *path, const c
 
 /* NULL when the file is readable, else "unknown in SHOWN". */
 const char *code_file_why(const struct code_file *f);
+
+/* The file as an ELF; NULL with err set as elf_open() said when it is not
+ * readable as one. */
+const struct elf_file *code_file_elf(const struct code_file *f, struct err *err);
+/* Its .gnu_debugdata ELF (formats/minidebug.h); NULL when none decodes. */
+const struct elf_file *code_file_minidebug(struct code_file *f);
+/* Whether the ELF has an oatdata symbol (ART code). */
+bool code_file_is_oat(const struct code_file *f);
+/* size bytes at file offset off, pointing into the mapped file; -EIO when the
+ * file is shorter. */
+int code_file_bytes(const struct code_file *f, uint64_t off, uint64_t size, const uint8_t **out,
+		    struct err *err);
+/* The oat layers, each parsed once (a failure is kept and told again, with
+ * err as the reader set it): the oat file (formats/oat.h), its dex files
+ * (oat_dexset_new without extra archives) and every compiled method
+ * (oat_list_methods). */
+int code_file_oat(struct code_file *f, const struct oat_file **o, struct err *err);
+int code_file_dexset(struct code_file *f, struct oat_dexset **ds, struct err *err);
+int code_file_methods(struct code_file *f, const struct oat_method_list **l, struct err *err);
 
 /* A file offset -> ELF vaddr through the PT_LOAD headers. */
 bool code_file_vaddr(const struct code_file *f, uint64_t off, uint64_t *vaddr);

@@ -1,6 +1,6 @@
 /* codecache.c — the per-process layer of the code cache (see codecache.h):
  * mappings, answers, lookups; the files are codefile.c's. */
-#include "stack/codecache.h"
+#include "code/codecache.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,7 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "stack/codefile.h"
+#include "code/codefile.h"
+#include "common/grow.h"
 #include "sys/maps.h"
 #include "sys/proc_path.h"
 
@@ -106,6 +107,11 @@ void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *o
 	out->maps_read = c->maps_read;
 }
 
+struct code_file *code_cache_file(struct code_cache *c, const char *path)
+{
+	return code_file_get(c->files, path, path);
+}
+
 /* ---- processes ---- */
 
 struct maps_read {
@@ -148,14 +154,8 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
 
 	if (!proc_mapping_exec(pm))
 		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct mapping *v = realloc(r->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (grow_array(&r->v, &r->cap, r->n + 1, 64) < 0)
+		return -ENOMEM;
 	m = &r->v[r->n];
 	*m = (struct mapping){ .start = pm->start, .end = pm->end, .off = pm->offset,
 			       .name = strdup(path), .dev = pm->dev, .ino = pm->inode };

@@ -1,6 +1,6 @@
 /* codefile.c — the per-file layer of the code cache (see codefile.h and
  * codecache.h): symbols, interpreter ranges, CFI, compiled Java methods. */
-#include "stack/codefile.h"
+#include "code/codefile.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/grow.h"
 #include "formats/cfi.h"
 #include "formats/codeinfo.h"
 #include "formats/dex.h"
@@ -44,14 +45,21 @@ struct jmethod {
 };
 
 struct code_file {
+	struct code_files *fs;        /* whose counters */
 	char *path;
 	dev_t dev;
 	ino_t ino;
 	int64_t mtime_ns;
 	bool bad;                     /* could not be read */
 	char why[160];
+	int open_rc;                  /* elf_open's error when bad */
+	char *open_msg;
 	struct elf_file *own_elf;     /* NULL when the oat file owns it */
 	const struct elf_file *elf;
+	bool is_oat;                  /* has an oatdata symbol */
+	bool md_tried, syms_tried, oat_tried, dexes_tried, methods_tried;
+	int oat_rc, dexes_rc, methods_rc;
+	struct err *oat_err;          /* why oat, dexes or methods failed (the first) */
 	struct minidebug md;          /* .gnu_debugdata's ELF (md.elf NULL: none) */
 	bool cfi_tried, has_cfi;      /* has_cfi: CFI sections exist (maybe unreadable) */
 	struct cfi_table *cfi, *md_cfi;
@@ -84,6 +92,8 @@ static void file_free(struct code_file *f)
 		free(f->jm[i].name);
 	}
 	free(f->jm);
+	free(f->oat_err);
+	free(f->open_msg);
 	oat_method_list_free(&f->methods);
 	oat_dexset_free(f->dexes);
 	cfi_close(f->cfi);
@@ -129,15 +139,9 @@ static int add_sym(void *ctx, const char *name, const struct elf_symbol *s)
 
 	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !s->value || !name || !*name)
 		return 0;
-	if (f->n_syms == sv->cap) {
-		size_t cap = sv->cap ? sv->cap * 2 : 256;
-		struct sym *v = realloc(f->syms, cap * sizeof(*v));
-		if (!v) {
-			sv->oom = true;
-			return 1;
-		}
-		f->syms = v;
-		sv->cap = cap;
+	if (grow_array(&f->syms, &sv->cap, f->n_syms + 1, 256) < 0) {
+		sv->oom = true;
+		return 1;
 	}
 	/* 32-bit ARM: bit 0 of a function's value marks Thumb code */
 	f->syms[f->n_syms++] = (struct sym){ elf_machine(f->elf) == EM_ARM ? s->value & ~1ull
@@ -189,19 +193,32 @@ static void find_interp(struct code_file *f)
 	}
 }
 
+/* .gnu_debugdata's ELF, opened once (md.elf NULL: none or unreadable). */
+static void open_minidebug(struct code_file *f)
+{
+	struct err e = { 0 };
+
+	if (f->md_tried || !f->elf)
+		return;
+	f->md_tried = true;
+	if (minidebug_open(f->elf, &f->md, &e) != 0)
+		f->md.elf = NULL;
+}
+
 /* .symtab/.dynsym, and the .symtab of .gnu_debugdata (mini debug info:
  * most Android libraries and oat files keep their local function symbols
- * only there). */
+ * only there); on first use. */
 static void load_symbols(struct code_file *f)
 {
 	struct sym_vec sv = { .f = f };
-	struct err e = { 0 };
 
+	if (f->syms_tried || !f->elf)
+		return;
+	f->syms_tried = true;
 	elf_foreach_symbol(f->elf, add_sym, &sv);
-	if (minidebug_open(f->elf, &f->md, &e) == 0)
+	open_minidebug(f);
+	if (f->md.elf)
 		elf_foreach_symbol(f->md.elf, add_sym, &sv);
-	else
-		f->md.elf = NULL;
 	if (sv.oom) {
 		free(f->syms);
 		f->syms = NULL;
@@ -216,9 +233,13 @@ static void load_symbols(struct code_file *f)
 
 /* The symbol covering vaddr: sized symbols by their size, an unsized one up
  * to the next symbol. */
-static const struct sym *find_sym(const struct code_file *f, uint64_t vaddr)
+static const struct sym *find_sym(struct code_file *f, uint64_t vaddr)
 {
-	size_t lo = 0, hi = f->n_syms;
+	size_t lo, hi;
+
+	load_symbols(f);
+	lo = 0;
+	hi = f->n_syms;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -246,25 +267,108 @@ static int jm_cmp(const void *a, const void *b)
 	return (x->list_i > y->list_i) - (x->list_i < y->list_i);
 }
 
-static void load_oat(struct code_files *fs, struct code_file *f)
+/* The first failure of the oat layers, kept for every later caller. */
+static int oat_fail(struct code_file *f, int rc, const struct err *e)
+{
+	if (!f->oat_err && (f->oat_err = malloc(sizeof(*f->oat_err))))
+		*f->oat_err = *e;
+	return rc;
+}
+
+static int oat_failed(const struct code_file *f, int rc, struct err *err)
+{
+	if (f->oat_err)
+		*err = *f->oat_err;
+	else
+		err_set(err, rc, "%s: out of memory", f->path);
+	return rc;
+}
+
+int code_file_oat(struct code_file *f, const struct oat_file **o, struct err *err)
 {
 	struct err e = { 0 };
 
-	if (oat_open_elf(f->own_elf, &f->oat, &e) < 0) {
-		f->oat = NULL;
-		return;
+	*o = NULL;
+	if (f->bad) {
+		err_set(err, f->open_rc, "%s", f->open_msg ? f->open_msg : f->why);
+		return f->open_rc;
 	}
-	f->own_elf = NULL;            /* the oat file's now */
-	fs->st.oat_parsed++;
-	if (oat_dexset_new(f->oat, f->path, NULL, 0, &f->dexes, &e) < 0)
-		f->dexes = NULL;
-	if (oat_list_methods(f->oat, f->dexes, &f->methods, &e) < 0)
-		return;
-	f->jm = calloc(f->methods.n ? f->methods.n : 1, sizeof(*f->jm));
+	if (!f->oat_tried) {
+		f->oat_tried = true;
+		f->oat_rc = oat_open_elf(f->own_elf, &f->oat, &e);
+		if (f->oat_rc < 0)
+			oat_fail(f, f->oat_rc, &e);
+		else
+			f->own_elf = NULL;            /* the oat file's now */
+	}
+	if (f->oat_rc < 0)
+		return oat_failed(f, f->oat_rc, err);
+	*o = f->oat;
+	return 0;
+}
+
+int code_file_dexset(struct code_file *f, struct oat_dexset **ds, struct err *err)
+{
+	const struct oat_file *o;
+	struct err e = { 0 };
+	int rc;
+
+	*ds = NULL;
+	if ((rc = code_file_oat(f, &o, err)) < 0)
+		return rc;
+	if (!f->dexes_tried) {
+		f->dexes_tried = true;
+		f->dexes_rc = oat_dexset_new(o, f->path, NULL, 0, &f->dexes, &e);
+		if (f->dexes_rc < 0) {
+			f->dexes = NULL;
+			oat_fail(f, f->dexes_rc, &e);
+		}
+	}
+	if (f->dexes_rc < 0)
+		return oat_failed(f, f->dexes_rc, err);
+	*ds = f->dexes;
+	return 0;
+}
+
+int code_file_methods(struct code_file *f, const struct oat_method_list **l, struct err *err)
+{
+	struct oat_dexset *ds;
+	struct err e = { 0 };
+	int rc;
+
+	*l = NULL;
+	if ((rc = code_file_dexset(f, &ds, err)) < 0)
+		return rc;
+	if (!f->methods_tried) {
+		f->methods_tried = true;
+		f->methods_rc = oat_list_methods(f->oat, ds, &f->methods, &e);
+		if (f->methods_rc < 0)
+			oat_fail(f, f->methods_rc, &e);
+		else
+			f->fs->st.oat_parsed++;
+	}
+	if (f->methods_rc < 0)
+		return oat_failed(f, f->methods_rc, err);
+	*l = &f->methods;
+	return 0;
+}
+
+/* The compiled methods by code address, for the lookups by PC (built on
+ * first use; false: not an oat file, or its methods cannot be listed). */
+static bool load_jm(struct code_file *f)
+{
+	const struct oat_method_list *l;
+	struct err e = { 0 };
+
+	if (f->jm)
+		return true;
+	if (!f->is_oat || code_file_methods(f, &l, &e) < 0)
+		return false;
+	f->jm = calloc(l->n ? l->n : 1, sizeof(*f->jm));
 	if (!f->jm)
-		return;
-	for (size_t i = 0; i < f->methods.n; i++) {
-		const struct oat_method *om = &f->methods.v[i];
+		return false;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct oat_method *om = &l->v[i];
 		if (om->dedup_first != i || !om->code.code_size)
 			continue;
 		f->jm[f->n_jm++] = (struct jmethod){ .start = om->code.vaddr,
@@ -274,6 +378,7 @@ static void load_oat(struct code_files *fs, struct code_file *f)
 	/* by code address: profile-guided layouts put code out of class order */
 	if (f->n_jm)
 		qsort(f->jm, f->n_jm, sizeof(*f->jm), jm_cmp);
+	return true;
 }
 
 static struct jmethod *find_jm(struct code_file *f, uint64_t vaddr)
@@ -455,7 +560,7 @@ static void describe_native(struct code_file *f, uint64_t vaddr, uint64_t pc_vad
 void code_file_describe(struct code_file *f, uint64_t vaddr, uint64_t pc_vaddr,
 			struct code_info *out)
 {
-	struct jmethod *j = f->oat ? find_jm(f, vaddr) : NULL;
+	struct jmethod *j = load_jm(f) ? find_jm(f, vaddr) : NULL;
 
 	if (j)
 		describe_java(f, j, pc_vaddr, out);
@@ -495,7 +600,7 @@ static bool vaddr_to_addr(const struct code_file *f, uint64_t start, uint64_t en
 int code_file_java_ranges(struct code_file *f, uint64_t start, uint64_t end, uint64_t off,
 			  code_cache_java_fn cb, void *ctx)
 {
-	for (size_t i = 0; f->oat && i < f->n_jm; i++) {
+	for (size_t i = 0; load_jm(f) && i < f->n_jm; i++) {
 		struct jmethod *j = &f->jm[i];
 		uint64_t addr;
 		int rc;
@@ -525,23 +630,58 @@ static int64_t mtime_ns(const struct stat *st)
 	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
+/* Opens the file as an ELF; the rest is read on first use. */
 static void file_load(struct code_files *fs, struct code_file *f, const char *shown)
 {
 	struct elf_symbol os;
 	struct err e = { 0 };
 
-	if (elf_open(f->path, &f->own_elf, &e) < 0) {
+	if ((f->open_rc = elf_open(f->path, &f->own_elf, &e)) < 0) {
 		f->own_elf = NULL;
 		f->bad = true;
+		f->open_msg = strdup(e.msg);
 		snprintf(f->why, sizeof(f->why), "unknown in %s", shown);
 		fs->st.files_failed++;
 		return;
 	}
 	fs->st.files_opened++;
 	f->elf = f->own_elf;
-	load_symbols(f);
-	if (elf_find_symbol(f->elf, "oatdata", &os) == 0)
-		load_oat(fs, f);
+	f->is_oat = elf_find_symbol(f->elf, "oatdata", &os) == 0;
+}
+
+const struct elf_file *code_file_elf(const struct code_file *f, struct err *err)
+{
+	if (f->bad)
+		err_set(err, f->open_rc, "%s", f->open_msg ? f->open_msg : f->why);
+	return f->elf;
+}
+
+const struct elf_file *code_file_minidebug(struct code_file *f)
+{
+	open_minidebug(f);
+	return f->md.elf;
+}
+
+bool code_file_is_oat(const struct code_file *f)
+{
+	return f->is_oat;
+}
+
+int code_file_bytes(const struct code_file *f, uint64_t off, uint64_t size, const uint8_t **out,
+		    struct err *err)
+{
+	size_t len;
+	const uint8_t *data;
+
+	*out = NULL;
+	if (!f->elf)
+		return err_set(err, f->open_rc, "%s", f->open_msg ? f->open_msg : f->why);
+	data = elf_data(f->elf, &len);
+	if (off > len || size > len - off)
+		return err_set(err, -EIO, "%s+0x%llx: reading %llu bytes of code: file too short",
+			       f->path, (unsigned long long)off, (unsigned long long)size);
+	*out = data + off;
+	return 0;
 }
 
 struct code_file *code_file_get(struct code_files *fs, const char *path, const char *shown)
@@ -562,6 +702,7 @@ struct code_file *code_file_get(struct code_files *fs, const char *path, const c
 		free(f);
 		return NULL;
 	}
+	f->fs = fs;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->mtime_ns = mtime_ns(&st);

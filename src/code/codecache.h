@@ -1,11 +1,15 @@
-/* codecache.h — the one view of the code the tool traces: what is at a PC of
- * a traced process, for the unwinder (stack/unwind.h's lookup), the frames
- * it prints and the kernel walk's table (stack/kwalk.h).  One instance per
- * run (the session's), so every file is opened and parsed once.
+/* codecache.h — the one view of the code the tool traces: the files the
+ * planners read (pattern matching, Java resolution, oat search, exit sites:
+ * code_cache_file) and what is at a PC of a traced process, for the
+ * unwinder (stack/unwind.h's lookup), the frames it prints and the kernel
+ * walk's table (stack/kwalk.h).  One instance per run, made by the command
+ * before planning and handed to the plan and the session, so every file is
+ * opened and parsed once for the whole run.
  *
  * Two layers, both kept for the run:
- *   per file (keyed by device, inode and mtime, not by path; a file that
- *     cannot be read is cached as a failure too): an ELF's function symbols
+ *   per file (code/codefile.h; keyed by device, inode and mtime, not by path;
+ *     a file that cannot be read is cached as a failure too): the ELF, its
+ *     oat header, dex files and method list; an ELF's function symbols
  *     (.symtab, .dynsym and .gnu_debugdata's merged and sorted; STT_FUNC and
  *     STT_GNU_IFUNC; the Thumb bit cleared on 32-bit ARM), its CFI (.eh_frame,
  *     .debug_frame, then .gnu_debugdata's .debug_frame; read on first use)
@@ -25,17 +29,15 @@
  * nterp/mterp and art::interpreter FRAME_INTERPRETED; anonymous or
  * unreadable code FRAME_UNKNOWN with the reason.  Strings it returns live as
  * long as the cache. */
-#ifndef UPROBESTATS_STACK_CODECACHE_H
-#define UPROBESTATS_STACK_CODECACHE_H
+#ifndef UPROBESTATS_CODE_CODECACHE_H
+#define UPROBESTATS_CODE_CODECACHE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "stack/code_types.h"
-#include "stack/unwind.h"
+#include "code/code_types.h"
 
 struct code_cache;
-
 
 /* proc_dir: NULL for "/proc" (tests point it at a directory of PID/maps). */
 struct code_cache *code_cache_new(const char *proc_dir);
@@ -59,6 +61,11 @@ int code_cache_lookup(struct code_cache *c, uint32_t pid, uint64_t pc, bool is_r
  * CodeInfo are left out).  Stops at cb's first non-zero return and returns
  * it; else 0. */
 int code_cache_java_ranges(struct code_cache *c, uint32_t pid, code_cache_java_fn cb, void *ctx);
+
+/* The per-file entry of path (code/codefile.h), for the planners: opened
+ * now if it is not yet.  NULL only when out of memory. */
+struct code_file;
+struct code_file *code_cache_file(struct code_cache *c, const char *path);
 
 void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *out);
 
