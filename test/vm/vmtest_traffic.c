@@ -95,6 +95,22 @@ static void droid_kill(struct droid *d)
 	d->out = -1;
 }
 
+/* `uprobestats CMD -p PID --format json` (legacy round: --target-kernel too), attached. */
+static int ups_start_on(struct tc *t, struct ups *u, const char *cmd, pid_t pid)
+{
+	char spid[16];
+	const char *args[] = { cmd, "-p", spid, "--format", "json", NULL, NULL, NULL };
+
+	snprintf(spid, sizeof(spid), "%d", (int)pid);
+	if (t->env->target_kernel) {
+		args[5] = "--target-kernel";
+		args[6] = t->env->target_kernel;
+	}
+	if (ups_start(t, u, args, SPAWN_NONE) < 0)
+		return -1;
+	return ups_wait_attached(t, u);
+}
+
 /* 127.0.0.1:PORT in LISTEN in /proc/net/tcp. */
 static bool listening(int port)
 {
@@ -118,12 +134,10 @@ static void traffic_by_pid_probes_the_chroot_libc(struct tc *t)
 {
 	static int seq;
 	int port = 26000 + (getpid() * 7 + ++seq) % 3000;
-	char sport[16], spid[16];
+	char sport[16];
 	struct droid srv = { .pid = -1, .in = -1, .out = -1 };
 	struct ups u = { .pid = -1 };
-	const char *args[12];
 	char *err = NULL;
-	int n = 0;
 	long long t0 = now_ms();
 
 	snprintf(sport, sizeof(sport), "%d", port);
@@ -137,18 +151,7 @@ static void traffic_by_pid_probes_the_chroot_libc(struct tc *t)
 		CHECK(now_ms() - t0 < IO_MS, "nc -l did not listen on 127.0.0.1:%d", port);
 		sleep_ms(10);
 	}
-	snprintf(spid, sizeof(spid), "%d", (int)srv.pid);
-	args[n++] = "traffic";
-	args[n++] = "-p";
-	args[n++] = spid;
-	args[n++] = "--format";
-	args[n++] = "json";
-	if (t->env->target_kernel) {
-		args[n++] = "--target-kernel";
-		args[n++] = t->env->target_kernel;
-	}
-	args[n] = NULL;
-	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	if (ups_start_on(t, &u, "traffic", srv.pid) < 0 ||
 	    check_rc(t, &u, ups_stop(&u, 2), 0, "traffic exit code") < 0)
 		goto out;
 	err = ups_stderr(&u);
@@ -301,12 +304,12 @@ out:
 static void sections_native_libcutils(struct tc *t)
 {
 	static int seq;
-	char go[64], fifo[VM_PATH_MAX], spid[16], done[64] = "";
+	char go[64], fifo[VM_PATH_MAX], done[64] = "";
 	struct droid a = { .pid = -1, .in = -1, .out = -1 };
 	struct ups u = { .pid = -1 };
-	const char *args[12];
 	char *err = NULL;
-	int n = 0, fd;
+	pid_t atrace_pid = -1;
+	int fd;
 
 	snprintf(go, sizeof(go), "/tmp/ups-atrace-%d-%d", (int)getpid(), ++seq);
 	snprintf(fifo, sizeof(fifo), ROOT "%s", go);
@@ -314,18 +317,8 @@ static void sections_native_libcutils(struct tc *t)
 	char *const argv[] = { ATRACE, go, NULL };
 	if (droid_start(t, &a, argv, "atrace.err") < 0 || atrace_mapped(t, &a) < 0)
 		goto out;
-	snprintf(spid, sizeof(spid), "%d", (int)a.pid);
-	args[n++] = "sections";
-	args[n++] = "-p";
-	args[n++] = spid;
-	args[n++] = "--format";
-	args[n++] = "json";
-	if (t->env->target_kernel) {
-		args[n++] = "--target-kernel";
-		args[n++] = t->env->target_kernel;
-	}
-	args[n] = NULL;
-	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0)
+	atrace_pid = a.pid;
+	if (ups_start_on(t, &u, "sections", a.pid) < 0)
 		goto out;
 	CHECK((fd = open(fifo, O_WRONLY)) >= 0, "open %s: %s", fifo, strerror(errno));
 	CHECK(write(fd, "go\n", 3) == 3, "write %s: %s", fifo, strerror(errno));
@@ -339,7 +332,7 @@ static void sections_native_libcutils(struct tc *t)
 	err = ups_stderr(&u);
 	CHECK(strstr(err, "libcutils' atrace_*_body: 6 of 6 functions probed"),
 	      "stderr does not say all six atrace_*_body were probed: %.400s", err);
-	check_sections(t, u.out, (pid_t)atoi(spid));
+	check_sections(t, u.out, atrace_pid);
 out:
 	free(err);
 	droid_kill(&a);
