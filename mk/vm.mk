@@ -56,7 +56,12 @@ VM_ART_DATA     := $(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/com.android.locatio
 	$(TESTDATA)/oat-expected/$(VM_ART_SET)/com.android.location.provider.odex.jsonl
 # The arm64 Android 11 userland, copied into the initramfs at /android (vmtest_bionic.c)
 VM_ANDROID_DATA := $(addprefix $(TESTDATA)/android-userland/arm64-android11/,\
-	system/bin/toybox system/bin/linker64 system/lib64/libc.so)
+	system/bin/toybox system/bin/linker64 system/lib64/libc.so system/lib64/libcutils.so)
+# Android programs (bionic) for that userland, built as mk/e2e.mk builds the x86_64 ones:
+# clang's Android target, linked against its own libc.so and libcutils.so
+# (vmtest_traffic.c's sections scenario runs target_atrace in the chroot).
+VM_ANDROID_USERLAND := $(TESTDATA)/android-userland/arm64-android11
+VM_ANDROID_TARGETS  := $(VM_BIN_DIR)/android/target_atrace
 
 .PHONY: test-arm64 vm-initramfs vm-kernels
 
@@ -102,13 +107,20 @@ $(VM_BIN_DIR)/target_vmlibs: $(VM_LIBS_SRC)/target_vmlibs.c $(VM_LIBS_HDRS) \
 	@$(VM_LIBS_CC) $(VM_TARGET_FLAGS) -fPIE -pie -fno-omit-frame-pointer -o $@ $< \
 		-L$(VM_BIN_DIR) -lvlib_a -lvlib_b -Wl,-rpath,'$$ORIGIN'
 
+$(VM_BIN_DIR)/android/%: $(TOP)/test/targets/android/%.c $(VM_ANDROID_DATA) | deps-host
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, bionic)"
+	@clang --target=aarch64-linux-android30 -ffreestanding -nostdlib -fPIE -pie \
+		-fuse-ld=lld -O1 -Wall -Werror -Wl,--dynamic-linker=/system/bin/linker64 \
+		-Wl,-z,noexecstack -o $@ $< -L$(VM_ANDROID_USERLAND)/system/lib64 -lc -lcutils
+
 $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 	@BUILD=$(BUILD) $(VM_FETCH) busybox $@
 
 $(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/toybox_stack.py $(TOP)/test/vm/init \
 		$(VM_BUSYBOX) $(VM_ARM64_BIN) \
 		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_LIBS) $(VM_ART_DATA) $(VM_ANDROID_DATA) \
-		| deps-host
+		$(VM_ANDROID_TARGETS) | deps-host
 	@$(TOP)/test/vm/mkinitramfs.sh $@ $(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_BIN_DIR) $(TESTDATA) \
 		$(VM_GLIBC_DIR)
 

@@ -21,7 +21,9 @@
 #include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "resolve/native.h"
+#include "sys/maps.h"
 #include "sys/proc.h"
+#include "sys/proc_path.h"
 
 #define PROG_TRAFFIC "prog_Uprobestats_uretprobe_traffic"
 
@@ -92,30 +94,31 @@ static int parse_traffic_opts(int argc, char **argv, struct traffic_opts *o)
 	return EXIT_OK;
 }
 
-/* The libc pid maps, as a path this process can open (through the target's
- * root, so a chroot's or a container's libc is the one it runs). */
+struct libc_find {
+	pid_t pid;
+	char *out;
+	size_t size;
+};
+
+static int libc_mapping(void *ctx, const struct proc_mapping *m)
+{
+	struct libc_find *f = ctx;
+	const char *base = memrchr(m->path, '/', m->path_len);
+
+	if (!base++ || (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5)))
+		return 0;
+	return proc_path_of_mapping(NULL, f->pid, m, f->out, f->size) == 0 ? 1 : 0;
+}
+
+/* The libc pid maps, as a path this process can open that names the file it
+ * maps (sys/proc_path.h: a chroot's or a container's libc is the one it runs;
+ * maps paths are relative to the reader's root, not the process's). */
 static bool mapped_libc(pid_t pid, char *out, size_t size)
 {
-	char path[64], line[PATH_MAX + 128];
-	bool found = false;
-	FILE *f;
+	struct libc_find f = { .pid = pid, .out = out, .size = size };
+	struct err e = { 0 };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/'), *base;
-		if (!file)
-			continue;
-		file[strcspn(file, "\n")] = '\0';
-		base = strrchr(file, '/') + 1;
-		if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5)) {
-			snprintf(out, size, "/proc/%d/root%s", (int)pid, file);
-			found = true;
-		}
-	}
-	if (f)
-		fclose(f);
-	return found;
+	return proc_maps_read(NULL, pid, libc_mapping, &f, &e) == 1;
 }
 
 /* The library to probe: --lib, else the one the first target maps, else the

@@ -15,7 +15,9 @@
 #                call, from binutils' disassembly) to /vm/testdata/art_stack.txt; the
 #                arm64 Android 11 userland (android-userland/arm64-android11: bionic's
 #                linker64, libc.so, toybox and their closure) to /android, where /init
-#                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it;
+#                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it,
+#                with BINDIR/android/target_atrace in its /system/bin
+#                (test/vm/vmtest_traffic.c);
 #                the chain gdb's backtrace shows at that toybox's first write (gdb-multiarch
 #                on it under qemu-user: test/vm/toybox_stack.py) to
 #                /vm/testdata/toybox_stack.txt, the bionic --stack scenario's expectation
@@ -143,6 +145,8 @@ cp -a "$android/." "$root/android/"
 chmod -R u+w "$root/android"
 rm -f "$root/android/PROVENANCE.tsv"
 mkdir -p "$root/android/proc" "$root/android/dev" "$root/android/tmp"
+# vmtest_traffic.c: the sections scenario's bionic program (BINDIR/android/)
+install -m 0755 "$bindir/android/target_atrace" "$root/android/system/bin/target_atrace"
 # What /init checks before it runs anything: the binary in the VM is the one shipped.
 (cd "$(dirname "$ups")" && sha256sum "$(basename "$ups")") |
 	sed 's|  .*|  /vm/bin/uprobestats|' >"$root/vm/uprobestats.sha256"

@@ -179,5 +179,6 @@ extern const struct vmcase vm_exits_cases[];
 extern const struct vmcase vm_stack_cases[];
 extern const struct vmcase vm_trace_cases[];
 extern const struct vmcase vm_bionic_cases[];
+extern const struct vmcase vm_traffic_cases[];
 
 #endif

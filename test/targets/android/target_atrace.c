@@ -1,7 +1,7 @@
 /* target_atrace — an Android (bionic) program making known trace-marker
  * calls through the userland's own libcutils, for the sections test.
- * Built by test/e2e/android_target.sh with clang's Android target against
- * the userland's libc.so and libcutils.so (no NDK: its own _start calls
+ * Built by mk/e2e.mk (x86_64) and mk/vm.mk (arm64) with clang's Android target
+ * against the userland's libc.so and libcutils.so (no NDK: its own _start calls
  * bionic's __libc_init) and run in a chroot of that userland:
  *
  *   target_atrace GO_FIFO
@@ -43,9 +43,17 @@ extern void __libc_init(void *raw_args, void (*onexit)(void), int (*main_fn)(int
 			char **), const struct structors *s) __attribute__((noreturn));
 int main(int argc, char **argv, char **envp);
 
+#if defined(__aarch64__)
+/* arm64 (test/vm, mk/vm.mk): as bionic's crtbegin does it, sp is 16-aligned at entry. */
+__asm__(".text\n.globl _start\n_start:\n"
+	"  mov x0, sp\n  mov x1, xzr\n  adrp x2, main\n  add x2, x2, :lo12:main\n"
+	"  adrp x3, target_structors\n  add x3, x3, :lo12:target_structors\n"
+	"  bl __libc_init\n  brk #0\n");
+#else
 __asm__(".text\n.globl _start\n_start:\n"
 	"  mov %rsp, %rdi\n  xor %esi, %esi\n  lea main(%rip), %rdx\n"
 	"  lea target_structors(%rip), %rcx\n  and $-16, %rsp\n  call __libc_init@PLT\n  hlt\n");
+#endif
 
 static void *worker(void *arg)
 {
