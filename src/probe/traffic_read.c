@@ -32,6 +32,7 @@ struct traffic_reader {
 	struct traffic_entry *entries;
 	struct traffic_row *rows;
 	char (*hosts)[UPS_TRAFFIC_HOST_LEN];   /* per row */
+	char (*ifaces)[16];                    /* per row: the route's interface */
 };
 
 int traffic_reader_open(const struct plan *plan, const struct session *s, int64_t uid,
@@ -60,8 +61,9 @@ int traffic_reader_open(const struct plan *plan, const struct session *s, int64_
 	r->entries = calloc(r->max, sizeof(*r->entries));
 	r->rows = calloc(r->max, sizeof(*r->rows));
 	r->hosts = calloc(r->max, sizeof(*r->hosts));
+	r->ifaces = calloc(r->max, sizeof(*r->ifaces));
 	if (r->fd < 0 || r->hosts_fd < 0 || r->socks_fd < 0 || !r->entries || !r->rows ||
-	    !r->hosts) {
+	    !r->hosts || !r->ifaces) {
 		traffic_reader_close(r);
 		return err_set(err, -ENOMEM, "traffic: the map %s is missing or out of memory",
 			       CATALOG_MAP_TRAFFIC_DATA);
@@ -344,7 +346,6 @@ static void send_atoms(struct traffic_reader *r, size_t rows)
 void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json, uint64_t seq,
 			  uint64_t ts_ns, uint64_t span_ns, bool final, uint64_t dropped)
 {
-	static char ifaces[64][16];   /* route names, shared by rows past 64 */
 	size_t rows = 0;
 	struct traffic_interval iv = { .seq = seq, .ts_ns = ts_ns, .span_ns = span_ns,
 				       .final = final, .rows = r->rows, .dropped = dropped };
@@ -360,8 +361,8 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 			row = &r->rows[rows++];
 			*row = (struct traffic_row){ .pid = e->key.pid, .uid = e->key.uid,
 						     .fd = e->key.fd, .proto = proto_of(&e->key.sock) };
-			describe(e->key.pid, &e->key.sock, row, ifaces[rows % 64],
-				 sizeof(ifaces[0]));
+			describe(e->key.pid, &e->key.sock, row, r->ifaces[rows - 1],
+				 sizeof(r->ifaces[0]));
 			row->host = host_of(r, &e->key, r->hosts[rows - 1]);
 		}
 		row = &r->rows[rows - 1];
@@ -387,5 +388,6 @@ void traffic_reader_close(struct traffic_reader *r)
 	free(r->entries);
 	free(r->rows);
 	free(r->hosts);
+	free(r->ifaces);
 	free(r);
 }
