@@ -99,4 +99,9 @@ int cmd_check_objects(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
+/* Not a user command: the detached closer of a run's probes, which the run
+ * execs as `uprobestats __closer …` (probe/closer.h, CLOSER_COMMAND). */
+#define CLI_CLOSER_COMMAND "__closer"
+int cmd_closer(int argc, char **argv);
+
 #endif
