@@ -105,7 +105,7 @@ static int match(const struct match_cmd_opts *o, const struct trace_pattern *p,
 int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = o->code };
 	int rc;
 
 	if ((rc = pattern_parse(o->pattern, &p, err)))
@@ -131,7 +131,7 @@ int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err
 int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = o->code };
 	size_t i = 0;
 	int rc;
 
@@ -140,7 +140,7 @@ int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *e
 	if (!(rc = match(o, p, &m, err)) && !(rc = pattern_single(p, &m, &i, err))) {
 		const struct pattern_match *x = &m.v[i];
 		if (o->json)
-			print_json(out, NULL, x);
+			print_json(out, m.code, x);
 		else if (x->is_java)
 			fprintf(out, "0x%llx %s %s size=%llu %s %s\n",
 				(unsigned long long)x->file_offset, x->path, x->isa,
