@@ -188,13 +188,12 @@ static int probeable(struct native_cache *nc, struct code_cache *code, const cha
 		     const char *sym, struct err *e)
 {
 	struct native_location loc;
-	struct exit_sites sites = { 0 };
+	const struct exit_sites *sites;
 	int rc = native_resolve(nc, lib, sym, 0, &loc, e);
 
 	if (rc == 0)
 		rc = plan_native_exit_sites(code, lib, loc.offset, loc.size, loc.machine, &sites,
 					    e);
-	exit_sites_free(&sites);
 	return rc;
 }
 

@@ -219,39 +219,19 @@ static const struct code_exits *memo_exits(const struct exits_query *p, struct c
 	return x && x->rc == 0 ? x : NULL;
 }
 
-/* A copy of the cached sites, for the caller to free. */
-static int copy_sites(const struct exit_sites *from, struct exit_sites *to, struct err *err)
-{
-	size_t bytes = from->count * sizeof(*to->offsets);
-
-	if (bytes && !(to->offsets = malloc(bytes)))
-		return err_set(err, -ENOMEM, "out of memory");
-	if (bytes)
-		memcpy(to->offsets, from->offsets, bytes);
-	to->count = from->count;
-	return 0;
-}
-
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
-			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   uint64_t code_size, uint16_t machine, const struct exit_sites **sites,
 			   struct err *err)
 {
 	const struct exits_query q = { .path = path, .offset = offset, .code_size = code_size,
-				       .machine = machine, .code = c };
-	struct code_cache *own;
-	struct code_file *f = file_of(&q, &own);
-	const struct code_exits *x;
-	int rc;
+				       .machine = machine };
+	struct code_file *f = code_cache_file(c, path);
+	const struct code_exits *x = f ? memo_exits(&q, f, err) : NULL;
 
-	memset(sites, 0, sizeof(*sites));
+	*sites = x ? &x->sites : NULL;
 	if (!f)
-		rc = err_set(err, -ENOMEM, "out of memory");
-	else if (!(x = memo_exits(&q, f, err)))
-		rc = err->code;
-	else if ((rc = check_not_bare(&x->sites, err)) == 0)
-		rc = copy_sites(&x->sites, sites, err);
-	code_cache_free(own);
-	return rc;
+		return err_set(err, -ENOMEM, "out of memory");
+	return x ? check_not_bare(&x->sites, err) : err->code;
 }
 
 /* The exit sites as file offsets, analysed once per method (art: ART code,
