@@ -155,6 +155,19 @@ const char *native_config(struct tc *t, const char *symbol, const char *prog,
 			  const char *target_name, int duration, const char *extra);
 const char *target_path(struct tc *t, const char *exe, char *buf);
 
+/* --- sections' JSON Lines events (vmtest_traffic.c) ------------------------------------- */
+struct threads {
+	long long main_tid, worker_tid; /* worker: the first other tid */
+	char main[1024], worker[256];
+	int other_tids, summaries;
+};
+struct jdoc;
+struct jnode;
+/* Appends event EV's section as "op:name:depth|cookie|value," ("op?:num," when its
+ * begin was not seen) to TH's main (tid PID) or worker list. */
+void add_section(const struct jdoc *d, const struct jnode *ev, long long pid,
+		 struct threads *th);
+
 /* --- target_art_exits' own record of its calls (vmtest_art.c) ----------------------------- */
 struct art_call {
 	int is_enabled;                /* else setAllowed */
