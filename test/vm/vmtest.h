@@ -106,6 +106,11 @@ const char *ups_stderr_tail(struct ups *u);
 int check_rc(struct tc *t, struct ups *u, int rc, int want, const char *what);
 /* Runs to completion: the exit code, stderr in *ERR (free() it). */
 int ups_run(struct tc *t, const char *const args[], int timeout_ms, char **err);
+/* Runs `uprobestats ARGS...` on the held target TG: starts it, releases TG once attached,
+ * waits for TG's clean exit and for uprobestats' exit code 0; 0, or -1 with the failure
+ * recorded. */
+int ups_run_held(struct tc *t, struct ups *u, struct target *tg, const char *const args[],
+		 int timeout_ms);
 
 /* --- results of a --format json run ------------------------------------------------------ */
 enum ev_kind { EV_EVENT, EV_RETURN, EV_OTHER };

@@ -279,10 +279,7 @@ static void art_exit_probes_frames_stack_maps_two_exits(struct tc *t)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
-	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
-	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
-		goto out;
-	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+	if (ups_run_held(t, &u, &a, args, WAIT_MS) < 0)
 		goto out;
 	err = ups_stderr(&u);
 	CHECK(strstr(err, "exit probes at 1 exit site"), "isEnabled(): not on exit probes");
@@ -345,10 +342,7 @@ static void art_lone_ret_one_exit_probe(struct tc *t)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
-	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
-	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
-		goto out;
-	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+	if (ups_run_held(t, &u, &a, args, WAIT_MS) < 0)
 		goto out;
 	err = ups_stderr(&u);
 	CHECK(strstr(err, "one exit probe at its lone ret"), "<init>(): not on its lone-ret probe");
@@ -469,18 +463,17 @@ static void static_run(struct tc *t, const char *odex, char off[N_STATIC][24], i
 	struct jdoc d = { 0 };
 	struct threads th = { 0 };
 	size_t len = 0;
+	pid_t tpid = -1;
 	const char *cfg = static_config(t, odex, run);
 
 	CHECK(cfg, "config");
 	const char *targs[] = { odex, off[0], off[1], off[2], off[3], off[4], NULL };
 	if (target_start(t, &a, "target_art_static", NULL, targs) < 0)
 		goto out;
+	tpid = a.pid;   /* a.pid is cleared once the target is reaped */
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
-	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
-	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
-		goto out;
-	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+	if (ups_run_held(t, &u, &a, args, WAIT_MS) < 0)
 		goto out;
 	err = ups_stderr(&u);
 	CHECK(strstr(err, "setReason(int, java.lang.String), static method") &&
@@ -493,7 +486,7 @@ static void static_run(struct tc *t, const char *odex, char off[N_STATIC][24], i
 
 		CHECK(json_parse(&d, line, k) == 0, "an output line is not JSON: %.200s", line);
 		if (json_get(&d, &d.n[0], "section"))
-			add_section(&d, &d.n[0], a.pid, &th);
+			add_section(&d, &d.n[0], tpid, &th);
 		line += k + 1;
 	}
 	CHECK(!strcmp(th.main, STATIC_SECTIONS[run]) && !th.worker[0],
