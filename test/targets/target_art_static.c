@@ -58,9 +58,10 @@
 #include "go_fifo.h"
 
 #if defined(__x86_64__)
-#define ENTRY_POINT_OFF 0x20   /* ArtMethod::entry_point_from_quick_compiled_code_, R */
+/* ArtMethod::entry_point_from_quick_compiled_code_ in Android 11 (x86_64 files), 13 (arm64) */
+#define ENTRY_POINT_OFF 0x20
 #else
-#define ENTRY_POINT_OFF 24     /* the same in Android 13 */
+#define ENTRY_POINT_OFF 24
 #endif
 #define GARBAGE 0xdead000000000000ull
 
