@@ -18,8 +18,8 @@ import shutil
 import subprocess
 import time
 
-from e2e import (TESTDATA, TARGETS, TestFailure, check, eq, events, run, tmpdir, traced_run,
-                 write_config)
+from e2e import (TESTDATA, TARGETS, TestFailure, Uprobestats, check, eq, events, needs_kernel, run,
+                 tmpdir, traced_run, write_config)
 
 USERLAND = os.path.join(TESTDATA, "android-userland", "x86_64-android11")
 ANDROID_TARGET = os.path.join(TARGETS, "android", "target_atrace")
@@ -313,3 +313,33 @@ def test_sections_java_path_on_compiled_art_code():
        "markers from compiled ART code")
     s = [o for o in u.json_events() if o.get("type") == "summary"][0]["sections"]
     eq((s["begun"], s["ended"], s["counters"], s["open_at_exit"]), (2, 2, 1, 0), "counts")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_sections_opens_each_file_once():
+    """`sections --stack`: the matching of the marker functions in the
+    process's maps (libcutils' and libandroid's symbols), the plan and the
+    session's unwinder read every file through the command's one code cache,
+    as run and trace do: each ELF file is opened once (before, the unwinder
+    opened libcutils again)."""
+    import re
+    from test_stack import STRACE, check_each_elf_opened_once
+    tmp = tmpdir()
+    log = os.path.join(tmp, "sections.strace")
+    t = ChrootTarget(tmp)
+    try:
+        u = Uprobestats(["sections", "--format", "json", "--stack", "--pid", str(t.pid)],
+                        prefix=STRACE + ["-o", log])
+        u.wait_attached()
+        t.go()
+        t.wait()
+        eq(u.wait(), 0, "exit code; stderr: " + u.stderr())
+        # the process's view of its files (/proc/PID/root/...) as the copy's paths
+        with open(log) as f:
+            text = re.sub(r'"/proc/\d+/root/', f'"{t.root}/', f.read())
+        with open(log, "w") as f:
+            f.write(text)
+        check_each_elf_opened_once(log, [os.path.join(t.root, "system/lib64/libcutils.so")],
+                                   "sections")
+    finally:
+        t.close()
