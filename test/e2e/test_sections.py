@@ -11,7 +11,9 @@ out exactly, as systrace markers, Chrome JSON, text and JSON Lines.
 Java: the test data has no compiled android.os.Trace, so a config puts the
 same section fields on real compiled methods of the Android 11 odex that
 target_art_sections calls the way ART does (a String argument as the name,
-an int as the value)."""
+an int as the value); and, since android.os.Trace's methods are all static, on
+real compiled static methods that target_art_static calls (the name in the
+first argument register after the ArtMethod*)."""
 import json
 import os
 import shutil
@@ -276,16 +278,22 @@ INIT = ("void com.android.location.provider.ActivityRecognitionEvent.<init>("
         "java.lang.String, int, long)")
 
 
-def section_probe(sig, section, name_arg=None, value_arg=None):
+def section_probe(sig, section, name_arg=None, value_arg=None, path=ODEX):
     extra = "".join(f"    {k}: {v}\n" for k, v in (("section_name_arg", name_arg),
                                                      ("section_value_arg", value_arg))
                     if v is not None)
     return ("  probe_configs {\n"
             '    bpf_name: "prog_Uprobestats_uprobe_call_args"\n'
-            f'    file_paths: "{ODEX}"\n'
+            f'    file_paths: "{path}"\n'
             f'    method_signature: "{sig}"\n'
             f"    section: {section}\n{extra}"
             "  }\n")
+
+
+def offsets_of(name):
+    with open(os.path.join(TESTDATA, "oat-expected", ART_SET.split("/", 1)[1],
+                           name + ".jsonl")) as f:
+        return {m["signature"]: m["file_offset"] for m in map(json.loads, f)}
 
 
 def test_sections_java_path_on_compiled_art_code():
@@ -294,9 +302,7 @@ def test_sections_java_path_on_compiled_art_code():
     arguments, an int value whose register has garbage above its low half
     (read as -5), nesting exact."""
     from e2e import Held
-    with open(os.path.join(TESTDATA, "oat-expected", ART_SET.split("/", 1)[1],
-                           "com.android.location.provider.odex.jsonl")) as f:
-        table = {m["signature"]: m["file_offset"] for m in map(json.loads, f)}
+    table = offsets_of("com.android.location.provider.odex")
     tmp = tmpdir()
     cfg = write_config(tmp, "tasks {\n" + section_probe(SEND, "BEGIN", 0) +
                        section_probe(UPD, "END") + section_probe(INIT, "COUNTER", 0, 1) +
@@ -343,3 +349,47 @@ def test_sections_opens_each_file_once():
                                    "sections")
     finally:
         t.close()
+
+
+# android.os.Trace's methods are all static.  The only compiled static methods of the
+# Android 11 x86_64 files with a String argument (a section name must be declared one):
+# getMetadataFromSingleFileName(String, MetadataLoader) in boot-ext.oat, the name in rsi
+# as beginSection(String)'s; target_art_static calls it the way ART does, and
+# access$500 (static; END reads no argument) as endSection().
+BOOT_EXT = os.path.abspath(os.path.join(TESTDATA, ART_SET, "boot-ext.oat"))
+STATIC_SINGLE_FILE = ("java.util.List com.android.i18n.phonenumbers.MetadataManager."
+                      "getMetadataFromSingleFileName(java.lang.String, "
+                      "com.android.i18n.phonenumbers.MetadataLoader)")
+STATIC_500 = f"java.lang.String {LPB}.access$500({LPB})"
+
+
+def test_sections_java_path_on_compiled_static_methods():
+    """The static calling convention (ArtMethod* in rdi, the arguments from rsi) on
+    real compiled static methods: the name read as an ART String from the first
+    argument's register, nesting exact.  With the instance convention's offset the
+    name would be read from rdx (the MetadataLoader: no String there)."""
+    from e2e import Held
+    odex = offsets_of("com.android.location.provider.odex")
+    ext = offsets_of("boot-ext.oat")
+    tmp = tmpdir()
+    cfg = write_config(tmp, "tasks {\n" +
+                       section_probe(STATIC_SINGLE_FILE, "BEGIN", 0, path=BOOT_EXT) +
+                       section_probe(STATIC_500, "END") +
+                       '  bpf_maps: "map_Uprobestats_call_args_buf"\n}\n')
+    out = os.path.join(tmp, "trace.systrace")
+    held = Held(tmp, "target_art_static", [ODEX, BOOT_EXT, str(ext[STATIC_SINGLE_FILE]),
+                                           str(odex[STATIC_500])])
+    rc, u = traced_run(held, ["run", cfg, "--trace", out, "--trace-format", "systrace",
+                              "--format", "json", "-v"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check(u.stderr().count("static method") == 2, "not both resolved as static methods: " +
+          u.stderr())
+    p = held.pid
+    eq([m for _, m in markers(out)], [f"B|{p}|outer", f"B|{p}|inner", f"E|{p}", f"E|{p}"],
+       "markers from compiled static ART methods")
+    evs = [e["section"] for e in events(u.json_events())]
+    eq([(e["op"], e.get("name"), e.get("depth")) for e in evs],
+       [("begin", "outer", 1), ("begin", "inner", 2), ("end", "inner", 2),
+        ("end", "outer", 1)], "sections with names and depths")
+    s = [o for o in u.json_events() if o.get("type") == "summary"][0]["sections"]
+    eq((s["begun"], s["ended"], s["open_at_exit"], s["end_unbegun"]), (2, 2, 0, 0), "counts")
