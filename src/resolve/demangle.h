@@ -10,8 +10,8 @@
  * does not handle (new, throw, fold and braced expressions, vector types,
  * float and enum literals, a pack named outside an expansion, ...) gives
  * -ENOTSUP, never a wrong name; test/unit/test_demangle.c compares it with
- * c++filt over every symbol of real C++ libraries (Android 11's libbinder and
- * libutils: all of them).  Hostile input: bounded recursion depth, node
+ * c++filt over every symbol of real C++ libraries (Android 11's libbinder,
+ * libutils and libc++: all of them).  Hostile input: bounded recursion depth, node
  * count, input and output length. */
 #ifndef UPROBESTATS_RESOLVE_DEMANGLE_H
 #define UPROBESTATS_RESOLVE_DEMANGLE_H

@@ -39,6 +39,7 @@ static const char *builtin_d(char c)
 {
 	switch (c) {
 	case 'n': return "decltype(nullptr)";
+	case 'h': return "half";
 	case 'i': return "char32_t";
 	case 's': return "char16_t";
 	case 'u': return "char8_t";

@@ -256,17 +256,19 @@ UT_TEST(demangle_matches_cxxfilt_on_real_libraries)
 	UT_ASSERT(unsup * 2 < total);
 }
 
-/* Every mangled name of Android 11's libbinder.so and libutils.so (x86_64 and
- * arm64; .dynsym and the .gnu_debugdata symbols: libc++ templates with
- * packs, expressions in template arguments, lambdas, vtables) demangles as
- * c++filt has it, none left out. */
-UT_TEST(demangle_matches_cxxfilt_on_android_libbinder_and_libutils)
+/* Every mangled name of Android 11's libbinder.so, libutils.so and libc++.so
+ * (x86_64 and arm64; .dynsym and the .gnu_debugdata symbols: libc++
+ * templates with packs, expressions in template arguments, lambdas, vtables)
+ * demangles as c++filt has it, none left out. */
+UT_TEST(demangle_matches_cxxfilt_on_android_libbinder_libutils_libcxx)
 {
 	static const char *const libs[] = {
 		"x86_64-android11/system/lib64/libbinder.so",
 		"x86_64-android11/system/lib64/libutils.so",
+		"x86_64-android11/system/lib64/libc++.so",
 		"arm64-android11/system/lib64/libbinder.so",
 		"arm64-android11/system/lib64/libutils.so",
+		"arm64-android11/system/lib64/libc++.so",
 	};
 	size_t total = 0, unsup = 0, wrong = 0;
 	char rel[256];
@@ -279,7 +281,7 @@ UT_TEST(demangle_matches_cxxfilt_on_android_libbinder_and_libutils)
 		snprintf(rel, sizeof(rel), "android-userland/%s", libs[i]);
 		compare_library(ut_testdata(rel), &total, &unsup, &wrong);
 	}
-	UT_ASSERT(total > 5000);
+	UT_ASSERT(total > 8000);
 	UT_EQ_U64(wrong, 0);
 	UT_EQ_U64(unsup, 0);
 }
