@@ -540,15 +540,35 @@ def test_reader_gone_detaches_and_ends():
     check(re.search(r"^all\s+\d+", u.stderr(), re.M), "summary on stderr: " + u.stderr())
 
 
+def wait_for_bpf_link(pid, timeout=60):
+    """Until process `pid` holds a BPF link (its probes are attached): a closed
+    stdout or stderr leaves no "attached" line to wait for, and attaching takes
+    seconds on a loaded machine (a fixed sleep let the target run first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:bpf_link":
+                    return
+            except OSError:
+                continue
+        time.sleep(0.05)
+    raise TestFailure(f"uprobestats (pid {pid}) attached nothing in {timeout} s")
+
+
 def shell_run(tmp, n, redirect, *args):
     """uprobestats under sh with a standard descriptor closed (`>&-`)."""
     a = Target(tmp, n, 5)
     try:
-        cmd = " ".join([BIN, "run", json_config(tmp), "--pid", str(a.pid), "--no-statsd",
-                        "--duration", "5"] + list(args)) + " " + redirect
+        cmd = "exec " + " ".join([BIN, "run", json_config(tmp), "--pid", str(a.pid),
+                                  "--no-statsd", "--duration", "5"] + list(args)) + " " + redirect
         p = subprocess.Popen(["sh", "-c", cmd], stderr=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, text=True)
-        time.sleep(1)
+        wait_for_bpf_link(p.pid)
         a.go()
         a.wait()
         _, err = p.communicate(timeout=30)
