@@ -15,7 +15,7 @@
  * null and the reason `--exit-probes` would refuse it with (plan/exits.h). */
 static void json_native_exits(FILE *out, struct code_cache *c, const struct pattern_match *x)
 {
-	struct exit_sites s;
+	struct native_exits s;
 	struct err e = { 0 };
 
 	if (plan_native_exit_sites(c, x->path, x->file_offset, x->code_size, x->e_machine, &s,
@@ -26,10 +26,9 @@ static void json_native_exits(FILE *out, struct code_cache *c, const struct patt
 	}
 	fputs(",\"exit_sites\":[", out);
 	for (uint32_t i = 0; i < s.count; i++)
-		fprintf(out, "%s%llu", i ? "," : "",
-			(unsigned long long)(x->file_offset + s.offsets[i]));
+		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)s.offsets[i]);
 	fputs("],\"exit_sites_error\":null", out);
-	exit_sites_free(&s);
+	native_exits_free(&s);
 }
 
 static void print_json(FILE *out, struct code_cache *c, const struct pattern_match *x)

@@ -17,7 +17,6 @@
 #include "common/arena.h"
 #include "common/parse_u32.h"
 #include "config/model.h"
-#include "formats/exit_sites.h"
 #include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "resolve/native.h"
@@ -183,17 +182,22 @@ static int add_probe(struct arena *a, struct task_config *t, const char *lib,
 }
 
 /* 0 when lib defines sym and its returns are proven (an exit probe needs
- * them); else a negative errno, e saying why. */
-static int probeable(struct native_cache *nc, const char *lib, const char *sym, struct err *e)
+ * them); else a negative errno, e saying why.  x (NULL: not wanted) gets
+ * the exits, to be freed. */
+static int probeable(struct native_cache *nc, const char *lib, const char *sym,
+		     struct native_exits *x, struct err *e)
 {
 	struct native_location loc;
-	struct exit_sites sites = { 0 };
+	struct native_exits sites = { 0 };
 	int rc = native_resolve(nc, lib, sym, 0, &loc, e);
 
 	if (rc == 0)
 		rc = plan_native_exit_sites(NULL, lib, loc.offset, loc.size, loc.machine, &sites,
 					    e);
-	exit_sites_free(&sites);
+	if (x && rc == 0)
+		*x = sites;
+	else
+		native_exits_free(&sites);
 	return rc;
 }
 
@@ -204,7 +208,7 @@ static const char *lookup_func(struct native_cache *nc, const char *lib)
 	struct err e = { 0 };
 
 	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
-		if (probeable(nc, lib, LOOKUPS[i], &e) == 0)
+		if (probeable(nc, lib, LOOKUPS[i], NULL, &e) == 0)
 			return LOOKUPS[i];
 		if (e.code != -ENOENT) {
 			p_warn("traffic: no host names: %s", e.msg);
@@ -216,25 +220,54 @@ static const char *lookup_func(struct native_cache *nc, const char *lib)
 }
 
 /* func, or where its returns are not proven bionic's system call behind it
- * (connect and sendmsg tail-call __netdClientDispatch's __connect and
- * __sendmsg); NULL when neither: accept, send and recv tail-call accept4,
- * sendto and recvfrom there, whose probes count them. */
+ * (connect and sendmsg branch through __netdClientDispatch to __connect and
+ * __sendmsg); NULL when neither.  x gets the chosen one's exits. */
 static const char *socket_func(struct native_cache *nc, const char *lib, const char *func,
-			       char *raw, size_t size, char *skipped, size_t skipped_size)
+			       char *raw, size_t size, struct native_exits *x, char *skipped,
+			       size_t skipped_size)
 {
 	struct err e = { 0 };
 	size_t used = strlen(skipped);
 
-	if (probeable(nc, lib, func, &e) == 0)
+	if (probeable(nc, lib, func, x, &e) == 0)
 		return func;
 	if (e.code == -ENOENT)
 		return NULL;     /* not in this libc */
 	snprintf(raw, size, "__%s", func);
-	if (probeable(nc, lib, raw, &e) == 0)
+	if (probeable(nc, lib, raw, x, &e) == 0)
 		return raw;
 	p_debug("traffic: %s: %s", func, e.msg);
 	snprintf(skipped + used, skipped_size - used, "%s%s", used ? ", " : "", func);
 	return NULL;
+}
+
+/* The file offset of func in lib (0: none). */
+static uint64_t entry_of(struct native_cache *nc, const char *lib, const char *func)
+{
+	struct native_location loc;
+	struct err e = { 0 };
+
+	return native_resolve(nc, lib, func, 0, &loc, &e) == 0 ? loc.offset : 0;
+}
+
+/* Whether x's tail branches reach another function of FUNCS (bionic's send,
+ * recv and accept are `b sendto`, `b recvfrom`, `b accept4`): that one's
+ * probe counts the call, a probe here would count it twice. */
+static bool reaches_probed(struct native_cache *nc, const char *lib, const char *func,
+			   const struct native_exits *x)
+{
+	for (size_t i = 0; i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
+		uint64_t off;
+		if (!strcmp(FUNCS[i], func) || !(off = entry_of(nc, lib, FUNCS[i])))
+			continue;
+		for (uint32_t k = 0; k < x->n_funcs; k++)
+			if (x->funcs[k] == off) {
+				p_debug("traffic: %s: not probed, it branches to %s (counted there)",
+					func, FUNCS[i]);
+				return true;
+			}
+	}
+	return false;
 }
 
 /* One task: a probe per function of FUNCS the library defines, and one on
@@ -263,10 +296,12 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 		rc = EXIT_RUNTIME;
 	for (size_t i = 0; rc == EXIT_OK && i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
 		char raw[32];
-		const char *f = socket_func(nc, lib, FUNCS[i], raw, sizeof(raw), skipped,
+		struct native_exits x = { 0 };
+		const char *f = socket_func(nc, lib, FUNCS[i], raw, sizeof(raw), &x, skipped,
 					    sizeof(skipped));
-		if (f && add_probe(cfg->arena, t, lib, f, o) < 0)
+		if (f && !reaches_probed(nc, lib, f, &x) && add_probe(cfg->arena, t, lib, f, o) < 0)
 			rc = EXIT_RUNTIME;
+		native_exits_free(&x);
 	}
 	if (*skipped)
 		p_info("traffic: not probed, their returns not proven (a tail call; -v says "

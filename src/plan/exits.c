@@ -12,6 +12,7 @@
 #include "code/codefile.h"
 #include "formats/exit_sites.h"
 #include "formats/oat_exits.h"
+#include "plan/exits_tail.h"
 
 /* Larger code than this is not read (no compiled method or function we
  * would probe comes near it). */
@@ -161,29 +162,45 @@ static int find_exits_java(const struct exits_query *p, struct code_file *f,
 	return rc;
 }
 
-/* An ELF function's proven exits (offsets from its start, the first one
- * maybe the entry itself), or the refusal. */
-static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
-			const struct code_file *f, struct exit_sites *sites, struct err *err)
+/* An ELF function's own proven exits (offsets from its start, the first one
+ * maybe the entry itself) and its branches out, or the refusal. */
+static int native_scan(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
+		       const struct code_file *f, enum code_arch *arch, struct exit_scan *scan,
+		       struct err *err)
 {
-	enum code_arch arch;
 	const uint8_t *code;
 	uint8_t *owned;
 	int rc;
 
-	memset(sites, 0, sizeof(*sites));
+	memset(scan, 0, sizeof(*scan));
 	if (machine == EM_X86_64)
-		arch = CODE_ARCH_X86_64;
+		*arch = CODE_ARCH_X86_64;
 	else if (machine == EM_AARCH64)
-		arch = CODE_ARCH_ARM64;
+		*arch = CODE_ARCH_ARM64;
 	else
 		return err_set(err, -ENOTSUP, "no exit-site finder for ELF machine %u (x86_64 and "
 			       "arm64 only)", machine);
 	rc = read_code(path, offset, size, f, &code, &owned, err);
 	if (rc < 0)
 		return rc;
-	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)size, sites, err);
+	rc = exit_sites_scan_native(*arch, code, (size_t)size, scan, err);
 	free(owned);
+	return rc;
+}
+
+/* A native function's exits (not a lone `ret`): its own and, through its
+ * tail branches, those of the functions it branches to. */
+static int native_exits(struct code_file *f, const char *path, uint64_t offset, uint64_t size,
+			uint16_t machine, struct native_exits *out, struct err *err)
+{
+	struct exit_scan scan;
+	enum code_arch arch;
+	int rc = native_scan(path, offset, size, machine, f, &arch, &scan, err);
+
+	memset(out, 0, sizeof(*out));
+	if (rc == 0 && (rc = check_not_bare(&scan.sites, err)) == 0)
+		rc = exits_tail_follow(f, arch, offset, size, &scan, out, err);
+	exit_scan_free(&scan);
 	return rc;
 }
 
@@ -192,27 +209,42 @@ static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16
 static int find_exits_native(const struct exits_query *p, struct code_file *f, bool art,
 			     struct exits_choice *out, struct err *err)
 {
-	struct exit_sites sites;
-	int rc = native_sites(p->path, p->offset, p->code_size, p->machine, f, &sites, err);
+	struct native_exits x;
+	struct exit_scan scan;
+	enum code_arch arch;
+	int rc;
 
-	if (rc == 0)
-		rc = keep_sites(out, &sites, p->offset, art, err);
-	exit_sites_free(&sites);
-	return rc;
+	if (art) {
+		rc = native_scan(p->path, p->offset, p->code_size, p->machine, f, &arch, &scan,
+				 err);
+		if (rc == 0 && is_lone_ret(&scan.sites))
+			rc = keep_lone_ret(out, p->offset, err);
+		exit_scan_free(&scan);
+		if (rc < 0 || out->lone_ret)
+			return rc;
+	}
+	rc = native_exits(f, p->path, p->offset, p->code_size, p->machine, &x, err);
+	if (rc < 0)
+		return rc;
+	out->exit_offsets = x.offsets ? x.offsets : calloc(1, sizeof(*out->exit_offsets));
+	out->n_exits = x.count;
+	x.offsets = NULL;
+	native_exits_free(&x);
+	if (!out->exit_offsets)
+		return err_set(err, -ENOMEM, "out of memory");
+	return 0;
 }
 
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
-			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   uint64_t code_size, uint16_t machine, struct native_exits *sites,
 			   struct err *err)
 {
 	const struct exits_query q = { .path = path, .code = c };
 	struct code_cache *own;
 	struct code_file *f = file_of(&q, &own);
-	int rc = f ? native_sites(path, offset, code_size, machine, f, sites, err)
+	int rc = f ? native_exits(f, path, offset, code_size, machine, sites, err)
 		   : err_set(err, -ENOMEM, "out of memory");
 
-	if (rc == 0 && (rc = check_not_bare(sites, err)) < 0)
-		exit_sites_free(sites);
 	code_cache_free(own);
 	return rc;
 }

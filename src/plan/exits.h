@@ -15,7 +15,8 @@
  * and an exit probe on one instruction could not be ordered).  ELF functions
  * keep their uretprobe unless --exit-probes or the probe's exit_probes field
  * asks for exit sites; a function whose exits cannot be proven (or that is a
- * lone `ret`) is then refused, never guessed. */
+ * lone `ret`) is then refused, never guessed.  A native function's exits
+ * may lie in another function it tail-branches to (plan/exits_tail.c). */
 #ifndef UPROBESTATS_PLAN_EXITS_H
 #define UPROBESTATS_PLAN_EXITS_H
 
@@ -69,13 +70,26 @@ struct exits_choice {
  * negative errno with err set (out then holds nothing to free). */
 int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err);
 
+/* A native function's exit sites: its own returns and, through its tail
+ * branches (arm64: `b`/`b.cond`/`cbz`/`tbz` out of a function that never
+ * moves sp, onto a function symbol's start), the exit sites of the functions
+ * it branches to (plan/exits_tail.c). */
+struct native_exits {
+	uint32_t count;
+	uint64_t *offsets;           /* file offsets of the exit sites, ascending */
+	uint32_t n_funcs;
+	uint64_t *funcs;             /* file offsets of the functions tail-branched to */
+};
+void native_exits_free(struct native_exits *x);
+
 /* The exit sites --exit-probes would use for the ELF function at path+offset
- * (code_size bytes, machine EM_*): offsets from the function's start, proven
- * (formats/exit_sites.h) and not the first instruction; else a negative errno
- * and err saying why (the reason exits_choose refuses the probe with).
- * c (the run's code cache) may be NULL.  Free sites with exit_sites_free(). */
+ * (code_size bytes, machine EM_*): proven (formats/exit_sites.h, and
+ * plan/exits_tail.c through tail branches), the first not the entry itself;
+ * else a negative errno and err saying why (the reason exits_choose refuses
+ * the probe with).  c (the run's code cache) may be NULL.  Free sites with
+ * native_exits_free(). */
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
-			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   uint64_t code_size, uint16_t machine, struct native_exits *sites,
 			   struct err *err);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "plan/exits.h"
 #include "plan/plan.h"
+#include "resolve/native.h"
 
 /* 16 bytes of padding, then the function: "xor eax, eax; ret". */
 static const uint8_t leaf[] = {
@@ -386,4 +387,108 @@ UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
 	p.code_size = 1;
 	pc.method_signature = "oatexec";
 	check_lone_ret(&p, &o, 20192);
+}
+
+/* ---- tail branches (plan/exits_tail.c) on the real arm64 bionic libc ---- */
+
+#define BIONIC_LIBC "android-userland/arm64-android11/system/lib64/libc.so"
+
+static uint64_t bionic_sym(const char *name, uint64_t *size)
+{
+	struct native_location loc = { 0 };
+	struct err e = { 0 };
+
+	if (native_resolve(NULL, ut_testdata(BIONIC_LIBC), name, 0, &loc, &e) < 0)
+		fprintf(stderr, "%s: %s\n", name, e.msg);
+	if (size)
+		*size = loc.size;
+	return loc.offset;
+}
+
+static bool has_site(const struct native_exits *x, uint64_t off)
+{
+	for (uint32_t i = 0; i < x->count; i++)
+		if (x->offsets[i] == off)
+			return true;
+	return false;
+}
+
+/* write, read, writev, ...: `mov x8, #nr; svc #0; cmn; cneg; b.hi
+ * __set_errno_internal; ret`: their exits are their own ret and
+ * __set_errno_internal's (its last instruction, +0x28). */
+UT_TEST(plan_exits_bionic_wrappers_exit_through_set_errno_internal)
+{
+	static const char *const wrappers[] = { "write", "read", "writev", "readv", "recvfrom",
+						"__connect", "__sendmsg" };
+	uint64_t errno_size, errno_at = bionic_sym("__set_errno_internal", &errno_size);
+
+	UT_EQ_U64(errno_size, 44);
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+		struct native_exits x = { 0 };
+		struct err e = { 0 };
+		uint64_t size, at = bionic_sym(wrappers[i], &size);
+		int rc = plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), at, size,
+						EM_AARCH64, &x, &e);
+
+		UT_EQ_INT(rc, 0);
+		if (rc)
+			fprintf(stderr, "%s: %s\n", wrappers[i], e.msg);
+		UT_EQ_U64(x.count, 2);
+		UT_ASSERT(has_site(&x, errno_at + 40));
+		UT_ASSERT(has_site(&x, at + size - 4));
+		UT_EQ_U64(x.n_funcs, 1);
+		UT_EQ_U64(x.n_funcs ? x.funcs[0] : 0, errno_at);
+		native_exits_free(&x);
+	}
+}
+
+/* sendto has no tail branch (it calls through netd's dispatch table): its
+ * own ret alone, as before. */
+UT_TEST(plan_exits_bionic_function_without_tail_branch_is_unchanged)
+{
+	struct native_exits x = { 0 };
+	struct err e = { 0 };
+	uint64_t size, at = bionic_sym("sendto", &size);
+
+	UT_EQ_INT(plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), at, size, EM_AARCH64,
+					 &x, &e), 0);
+	UT_EQ_U64(x.count, 1);
+	UT_EQ_U64(x.count ? x.offsets[0] : 0, at + size - 4);
+	UT_EQ_U64(x.n_funcs, 0);
+	native_exits_free(&x);
+}
+
+/* send is `b sendto@plt`-like: a branch onto no function symbol's start (a
+ * PLT entry) stays refused, at the branch. */
+UT_TEST(plan_exits_bionic_unproven_tail_branch_is_refused)
+{
+	struct native_exits x = { 0 };
+	struct err e = { 0 };
+	uint64_t size, at = bionic_sym("send", &size);
+
+	UT_ASSERT(plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), at, size, EM_AARCH64,
+					 &x, &e) < 0);
+	UT_CONTAINS(e.msg, "tail call at +0x8");
+	UT_CONTAINS(e.msg, "no function symbol starts at");
+	UT_ASSERT(!x.offsets && !x.count);
+}
+
+/* trace --ret --exit-probes on write: the plan's exit probes include the
+ * shared ret, so a failed write returns too. */
+UT_TEST(plan_exits_choose_takes_tail_exits_for_trace)
+{
+	struct exits_query q = { .machine = EM_AARCH64, .program = "p", .what = "write",
+				 .opt_exit_probes = true };
+	struct exits_choice c;
+	struct err e = { 0 };
+	uint64_t errno_at = bionic_sym("__set_errno_internal", NULL);
+
+	q.path = ut_testdata(BIONIC_LIBC);
+	q.offset = bionic_sym("write", &q.code_size);
+	UT_EQ_INT(exits_choose(&q, &c, &e), 0);
+	UT_ASSERT(c.exit_probes && !c.lone_ret);
+	UT_EQ_U64(c.n_exits, 2);
+	UT_EQ_U64(c.n_exits == 2 ? c.exit_offsets[0] : 0, errno_at + 40);
+	UT_EQ_U64(c.n_exits == 2 ? c.exit_offsets[1] : 0, q.offset + q.code_size - 4);
+	free(c.exit_offsets);
 }
