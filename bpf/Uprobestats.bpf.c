@@ -622,6 +622,15 @@ static __always_inline void traffic_lookup(__u32 pid, __u64 node, __u64 resp, in
 	}
 }
 
+/* Network traffic is IPv4, IPv6 and unix sockets.  Netlink (glibc's
+ * getaddrinfo with AI_ADDRCONFIG asks the kernel for the interface addresses
+ * through one), packet and other sockets are a process talking to its kernel
+ * or below IP: not counted, like a file. */
+static __always_inline int traffic_family(__u16 family)
+{
+	return family == 1 || family == 2 || family == 10;
+}
+
 static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u16 family,
 					     __u16 type, __u64 uaddr)
 {
@@ -631,7 +640,10 @@ static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u
 	s.family = family;
 	s.type = type;
 	read_peer(&s, uaddr);
-	bpf_map_update_elem(&traffic_socks, k, &s, BPF_ANY);
+	if (!s.family || traffic_family(s.family))   /* 0: not known yet */
+		bpf_map_update_elem(&traffic_socks, k, &s, BPF_ANY);
+	else    /* the fd is no (network) socket now, whatever it was */
+		bpf_map_delete_elem(&traffic_socks, k);
 }
 
 static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __s64 bytes,
@@ -650,7 +662,13 @@ static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, _
 	else if (!uaddr)
 		return;      /* not a socket we know: a file, a pipe */
 	if (uaddr) {
-		read_peer(&k.sock, uaddr);  /* sendto/recvfrom: this datagram's peer */
+		struct ups_traffic_sock peer = k.sock;
+
+		read_peer(&peer, uaddr);    /* sendto/recvfrom: this datagram's peer */
+		if (!traffic_family(peer.family) && !s)
+			return;             /* a netlink message, say */
+		if (traffic_family(peer.family))
+			k.sock = peer;      /* (else no address came back: the socket's) */
 		/* an unconnected socket's later recv()/recvfrom(NULL) count
 		 * against the peer it first sent to */
 		if (s && tx && !s->port && k.sock.port) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run.h"
 #include "sink/sink_args.h"
 #include "stack/stack_args.h"
 
@@ -146,8 +147,7 @@ static const char usage_text[] =
 	"exit codes: 0 ok, 1 runtime error, 2 usage, 3 config, 4 resolve, 5 privilege,\n"
 	"            6 target process not found\n";
 
-#define RUN_TABLES &sink_args_rows, &stack_args_rows, &run_rows, &cli_verbose_rows, &cli_help_rows
-
+/* RUN_TABLES: cmd_run.h, what run_opts_parse_cmd parses with */
 static const struct cli_command_rows command_rows[] = {
 	{ "run", { "run" }, { RUN_TABLES } },
 	{ "trace", { "trace", "run" }, { RUN_TABLES, &trace_rows } },

@@ -223,15 +223,37 @@ void run_opts_plan_stacks(const struct stack_args *a, struct plan_opts *po)
 	po->stack_bytes = a->bytes;
 }
 
+/* Where in o a table of RUN_TABLES puts its values (NULL: it keeps none). */
+static void *run_table_ctx(const struct opt_rows *t, struct run_opts *o)
+{
+	if (t == &sink_args_rows)
+		return &o->sinks;
+	if (t == &stack_args_rows)
+		return &o->stacks;
+	if (t == &run_rows)
+		return o;
+	return NULL;
+}
+
+size_t run_opts_uses(struct run_opts *o, const struct opt_rows *own, void *ctx,
+		     struct opt_use uses[CLI_MAX_TABLES])
+{
+	static const struct opt_rows *const tables[] = { RUN_TABLES };
+	size_t n = 0;
+
+	_Static_assert(sizeof(tables) / sizeof(tables[0]) < CLI_MAX_TABLES, "too many tables");
+	for (; n < sizeof(tables) / sizeof(tables[0]); n++)
+		uses[n] = (struct opt_use){ tables[n], run_table_ctx(tables[n], o) };
+	uses[n++] = (struct opt_use){ own ? own : &cli_no_rows, ctx };
+	return n;
+}
+
 int run_opts_parse_cmd(int argc, char **argv, const struct opt_rows *own, void *ctx,
 		       const char *shorts, struct run_opts *o)
 {
-	const struct opt_use uses[] = {
-		{ &sink_args_rows, &o->sinks }, { &stack_args_rows, &o->stacks },
-		{ &run_rows, o }, { &cli_verbose_rows, NULL }, { &cli_help_rows, NULL },
-		{ own ? own : &cli_no_rows, ctx },
-	};
-	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), shorts);
+	struct opt_use uses[CLI_MAX_TABLES];
+	size_t n = run_opts_uses(o, own, ctx, uses);
+	int rc = cli_parse_rows(argc, argv, uses, n, shorts);
 
 	return rc == EXIT_OK ? run_opts_check(o) : rc;
 }

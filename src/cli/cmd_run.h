@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cli/cli.h"
 #include "config/config.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
@@ -58,13 +59,23 @@ struct run_opts {
 	struct code_cache *code;
 };
 
-/* A command taking every run option (the output rows, the stack rows, run's
- * rows, -v, -h) plus its own rows (own with ctx; NULL: none), the short
- * letters in shorts ("pnvh": -p is run's --pid); then run_opts_check.
- * EXIT_OK with optind at the first operand, -1 after --help (printed), or an
- * exit code (the error printed). */
+/* The option tables of every command that runs probes, in parse order (the
+ * output rows, the stack rows, run's rows, -v, -h): run_opts_parse_cmd parses
+ * with these and cmd_misc.c's command_rows lists them, which --help is
+ * checked against, so the two cannot differ. */
+#define RUN_TABLES &sink_args_rows, &stack_args_rows, &run_rows, &cli_verbose_rows, &cli_help_rows
+
+/* A command taking every run option (RUN_TABLES) plus its own rows (own with
+ * ctx; NULL: none), the short letters in shorts ("pnvh": -p is run's --pid);
+ * then run_opts_check.  EXIT_OK with optind at the first operand, -1 after
+ * --help (printed), or an exit code (the error printed). */
 int run_opts_parse_cmd(int argc, char **argv, const struct opt_rows *own, void *ctx,
 		       const char *shorts, struct run_opts *o);
+/* What run_opts_parse_cmd parses with: each of RUN_TABLES with its part of
+ * o (-v, -h: none), then own (NULL: no rows) with ctx; how many (at most
+ * CLI_MAX_TABLES). */
+size_t run_opts_uses(struct run_opts *o, const struct opt_rows *own, void *ctx,
+		     struct opt_use uses[CLI_MAX_TABLES]);
 
 /* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
 int run_opts_check(struct run_opts *o);

@@ -36,6 +36,13 @@
 #include "sys/kfeatures.h"
 #include "sys/privilege.h"
 #include "sys/properties.h"
+#include "vocab/outbuf.h"
+
+/* The output files the run writes (NULL: not asked for; out is stdout
+ * without --output, profile stderr with --profile -). */
+struct run_files {
+	FILE *out, *trace, *profile, *stacks;
+};
 
 /* ---- what the loop hands over ---- */
 
@@ -258,18 +265,18 @@ static void raise_limits(void)
 	}
 }
 
-static int open_sinks(const struct run_opts *o, FILE *out, FILE *trace, FILE *profile,
+static int open_sinks(const struct run_opts *o, const struct run_files *f,
 		      struct run_state *rs)
 {
-	struct sinks_options so = sink_args_options(&o->sinks, out, trace);
+	struct sinks_options so = sink_args_options(&o->sinks, f->out, f->trace);
 	struct err e = { 0 };
 
-	so.profile = profile;
+	so.profile = f->profile;
 	so.no_events = plan_only_aggregates(rs->plan);
 	so.statsd_dropped = on_statsd_drop;
 	so.stream_dropped = on_stream_drop;
 	so.statsd_dropped_ctx = rs;
-	so.folded_stacks = o->stacks.folded;
+	so.folded_stacks = f->stacks;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
@@ -431,16 +438,56 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	return exit_rc;
 }
 
+/* An output file, open and proven to take writes (vocab/outbuf.h), or NULL
+ * with the error said; stdout when path is NULL (its sink checks it). */
 static FILE *open_output(const char *path, const char *what)
 {
 	FILE *f;
+	int rc;
 
 	if (!path)
 		return stdout;
 	f = fopen(path, "we");
-	if (!f)
+	if (!f) {
 		p_err("%s %s: cannot open for writing: %s", what, path, strerror(errno));
+		return NULL;
+	}
+	if ((rc = outbuf_writable(fileno(f))) < 0) {
+		p_err("%s %s: cannot write: %s", what, path, strerror(-rc));
+		fclose(f);
+		return NULL;
+	}
 	return f;
+}
+
+/* The output files (--output, --trace, --profile, --stacks), each opened and
+ * checked before anything is loaded or attached; EXIT_RUNTIME (said) when
+ * one cannot be written.  The caller closes what was opened either way. */
+static int open_outputs(const struct run_opts *o, struct run_files *f)
+{
+	if (!(f->out = open_output(o->sinks.output, "--output")))
+		return EXIT_RUNTIME;
+	if (o->sinks.trace && !(f->trace = open_output(o->sinks.trace, "--trace")))
+		return EXIT_RUNTIME;
+	if (o->sinks.profile &&
+	    !(f->profile = strcmp(o->sinks.profile, "-") ? open_output(o->sinks.profile,
+								       "--profile") : stderr))
+		return EXIT_RUNTIME;
+	if (o->stacks.folded && !(f->stacks = open_output(o->stacks.folded, "--stacks")))
+		return EXIT_RUNTIME;
+	return EXIT_OK;
+}
+
+static void close_outputs(const struct run_files *f)
+{
+	if (f->out && f->out != stdout)
+		fclose(f->out);
+	if (f->trace)
+		fclose(f->trace);
+	if (f->profile && f->profile != stderr)
+		fclose(f->profile);
+	if (f->stacks)
+		fclose(f->stacks);
 }
 
 /* Before anything touches the kernel: may we?  A refusal is one line saying
@@ -545,30 +592,31 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
 				.error_atom = (int32_t)o->error_atom };
-	FILE *out = NULL, *trace = NULL, *profile = NULL;
+	struct run_files files = { 0 };
 	struct err e = { 0 };
 	int rc, acct_rc;
 
 	raise_limits();
 	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
 		return rc;
+	if ((rc = open_outputs(o, &files)) != EXIT_OK) {
+		close_outputs(&files);
+		return rc;
+	}
 	block_signals();
 	if (session_open(plan, &so, &rs.session, &e) < 0) {
 		/* (not when the session counted them up front and said so) */
 		if ((e.code == -EMFILE || e.code == -ENFILE) && !strstr(e.msg, "hard limit"))
 			say_fd_limit(plan, &e);
 		p_err("%s", e.msg);
+		close_outputs(&files);
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
 	acct_rc = accounting_init(&rs.acct, plan->n_probes);
-	out = open_output(o->sinks.output, "--output");
-	trace = o->sinks.trace ? open_output(o->sinks.trace, "--trace") : NULL;
-	profile = !o->sinks.profile ? NULL : !strcmp(o->sinks.profile, "-") ? stderr
-		  : open_output(o->sinks.profile, "--profile");
-	rc = (acct_rc < 0 || !out || (o->sinks.trace && !trace) || (o->sinks.profile && !profile))
-		? EXIT_RUNTIME : open_sinks(o, out, trace, profile, &rs);
+	/* the sinks (statsd's socket, stdout) open before the loop attaches */
+	rc = acct_rc < 0 ? EXIT_RUNTIME : open_sinks(o, &files, &rs);
 	if (rc == EXIT_OK)
-		rc = open_aggregations(plan, o, out, &rs);
+		rc = open_aggregations(plan, o, files.out, &rs);
 	if (rc == EXIT_OK)
 		rc = run_loop(&rs, o);
 	if (agg_reader_close(rs.agg, &e) < 0 && rc == EXIT_OK) {
@@ -578,12 +626,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	sinks_close(rs.sinks);
 	detach_all(rs.session);
 	session_close(rs.session);
-	if (out && out != stdout)
-		fclose(out);
-	if (trace)
-		fclose(trace);
-	if (profile && profile != stderr)
-		fclose(profile);
+	close_outputs(&files);
 	accounting_free(&rs.acct);
 	return rc;
 }

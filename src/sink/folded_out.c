@@ -19,7 +19,7 @@ struct folded_entry {
 };
 
 struct folded_out {
-	FILE *f;
+	bool open;                  /* the outbuf is set up */
 	struct outbuf o;
 	struct folded_entry *tab;   /* open addressing, cap a power of two */
 	size_t cap, n;
@@ -111,18 +111,10 @@ static bool folded_wanted(const struct sinks_options *o)
 static int folded_open(void *st, const struct sinks_options *o, struct err *e)
 {
 	struct folded_out *s = st;
-	int rc;
+	int rc = outbuf_init(&s->o, o->folded_stacks, 1 << 16, "stacks", e);
 
-	s->f = fopen(o->folded_stacks, "we");
-	if (!s->f)
-		return err_set(e, -errno, "--stacks %s: cannot open for writing: %s",
-			       o->folded_stacks, strerror(errno));
-	rc = outbuf_init(&s->o, s->f, 1 << 16, "stacks", e);
 	s->o.at_exit = true;
-	if (rc < 0) {
-		fclose(s->f);
-		s->f = NULL;
-	}
+	s->open = rc == 0;
 	return rc;
 }
 
@@ -159,10 +151,9 @@ static void folded_close(void *st)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->tab[i].key);
 	free(s->tab);
-	if (s->f) {
+	if (s->open) {
 		outbuf_flush(&s->o);
 		outbuf_free(&s->o);
-		fclose(s->f);
 	}
 }
 

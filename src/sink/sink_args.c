@@ -85,16 +85,6 @@ static const struct opt_row rows[] = {
 
 const struct opt_rows sink_args_rows = OPT_ROWS(rows);
 
-int sink_args_getopt(struct option *opts, size_t *n, size_t max)
-{
-	return opt_rows_getopt(&sink_args_rows, SINK_ARGS_FIRST_OPT, opts, n, max);
-}
-
-int sink_args_parse(struct sink_args *a, int opt, const char *arg, struct err *e)
-{
-	return opt_rows_take(&sink_args_rows, SINK_ARGS_FIRST_OPT, a, opt, arg, e);
-}
-
 struct sinks_options sink_args_options(const struct sink_args *a, FILE *out, FILE *trace)
 {
 	struct sinks_options so = {

@@ -29,14 +29,6 @@ struct sink_args {
 /* The rows; their context is a struct sink_args. */
 extern const struct opt_rows sink_args_rows;
 
-/* One row at a time, as getopt would hand it (what test_sink_args drives):
- * sink_args_getopt appends the rows' getopt entries (values
- * SINK_ARGS_FIRST_OPT + row) at opts[*n], up to max (-ENOSPC); sink_args_parse
- * returns 0 when opt is no sink option, 1 when taken, negative with e set. */
-#define SINK_ARGS_FIRST_OPT 0x1000
-int sink_args_getopt(struct option *opts, size_t *n, size_t max);
-int sink_args_parse(struct sink_args *a, int opt, const char *arg, struct err *e);
-
 /* The sink set's options: out is where --format's events go (the opened
  * --output file, or stdout), trace the opened --trace file or NULL. */
 struct sinks_options sink_args_options(const struct sink_args *a, FILE *out, FILE *trace);

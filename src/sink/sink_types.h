@@ -40,7 +40,8 @@ struct sinks_options {
 				       * only): no event stream, not even the default */
 	FILE *profile;                /* the flat profile at exit (sink/profile.h); NULL: none */
 	bool profile_json;            /* as one JSON line instead of a table */
-	const char *folded_stacks;    /* --stacks FILE: aggregated stacks, folded, at exit */
+	FILE *folded_stacks;          /* --stacks FILE: aggregated stacks, folded, at exit
+				       * (the caller opens and closes it) */
 	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
 	 * its batch is flushed: drops are known only then. */
 	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);

@@ -22,6 +22,7 @@ static const char boundary_tag;
 int outbuf_init(struct outbuf *o, FILE *f, size_t cap, const char *name, struct err *e)
 {
 	struct stat st;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->f = f;
@@ -36,13 +37,25 @@ int outbuf_init(struct outbuf *o, FILE *f, size_t cap, const char *name, struct 
 			       o->cap);
 	}
 	o->fd = f ? fileno(f) : -1;
-	if (o->fd < 0 || fstat(o->fd, &st) < 0) {
-		o->fd = -1;          /* a memory stream (tests): stdio writes it */
+	if (o->fd < 0) {             /* a memory stream (tests): stdio writes it */
 		o->blocking = true;
-	} else {
-		o->regular = S_ISREG(st.st_mode);
-		o->blocking = o->regular || S_ISBLK(st.st_mode);
+		return 0;
 	}
+	rc = outbuf_writable(o->fd);
+	if (rc < 0 || fstat(o->fd, &st) < 0) {
+		rc = rc < 0 ? rc : -errno;
+		outbuf_free(o);
+		return err_set(e, rc, "%s output: cannot write: %s", name, strerror(-rc));
+	}
+	o->regular = S_ISREG(st.st_mode);
+	o->blocking = o->regular || S_ISBLK(st.st_mode);
+	return 0;
+}
+
+int outbuf_writable(int fd)
+{
+	if (write(fd, "", 0) < 0 && errno != ENOSPC && errno != EAGAIN && errno != EINTR)
+		return -errno;
 	return 0;
 }
 

@@ -66,8 +66,16 @@ struct outbuf {
 };
 
 /* Allocates the buffer once (cap 0: OUTBUF_DEFAULT_CAP); looks at what f's
- * descriptor is to choose how to write it. */
+ * descriptor is to choose how to write it, and refuses (with "<name> output:
+ * cannot write: <strerror>") one that takes no writes: outbuf_writable. */
 int outbuf_init(struct outbuf *o, FILE *f, size_t cap, const char *name, struct err *e);
+/* 0 when fd is open and takes writes, else a negative errno: a write of no
+ * bytes, which most files that refuse every write refuse too (/proc/version:
+ * -EIO, /proc/self/status: -EINVAL, a closed descriptor: -EBADF), so an
+ * output is refused before anything is attached rather than at its first
+ * event.  -ENOSPC counts as writable: a full disk is a state of the moment,
+ * met at the writes themselves (and /dev/full is how it is simulated). */
+int outbuf_writable(int fd);
 void outbuf_free(struct outbuf *o);
 /* Told of every event lost at this output (tag as given to outbuf_event_end). */
 void outbuf_on_lost(struct outbuf *o, void (*lost)(void *ctx, const void *tag), void *ctx);

@@ -1,6 +1,7 @@
 """`uprobestats traffic`: a client and a server (test/targets/target_traffic.c)
 exchange known byte counts over loopback TCP and UDP, IPv4 and IPv6, and a
-unix socket; the client also reads a file and writes a pipe, which must not
+unix socket; the client also reads a file, writes a pipe and looks an
+address up with AI_ADDRCONFIG (glibc's netlink socket), which must not
 count; sockets the client opened before the attach count too.  Totals
 exact per process, peer and direction; host names from the
 client's own getaddrinfo of names a private /etc/hosts maps; bad input (a
@@ -99,7 +100,8 @@ def test_traffic_exact_per_peer_and_direction():
         ("tcp", f"[::1]:{base + 5}"): [0, 600, 0, 1],
         ("udp", f"127.0.0.1:{base + 6}"): [80, 0, 1, 0],
         ("udp", "?"): [0, 80, 0, 1],
-    }, "client traffic (the file read and the pipe write are not traffic)")
+    }, "client traffic (the file read, the pipe write and getaddrinfo's netlink socket "
+       "are not traffic)")
     s = totals(rows, srv)
     by_proto = {}
     for (proto, peer), t in s.items():

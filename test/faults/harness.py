@@ -71,11 +71,12 @@ def as_nobody():
             "--inh-caps=-all", "--bounding-set=-all"]
 
 
-def run(args, timeout=60, prefix=(), stdin=subprocess.DEVNULL, binary=None):
+def run(args, timeout=60, prefix=(), stdin=subprocess.DEVNULL, binary=None,
+        stdout=subprocess.PIPE):
     """Runs uprobestats to completion and returns a Result (pid included, so
     its tracefs events can be looked for afterwards)."""
     p = subprocess.Popen(list(prefix) + [binary or BIN] + list(args), stdin=stdin,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdout=stdout, stderr=subprocess.PIPE, text=True,
                          errors="replace")
     try:
         out, err = p.communicate(timeout=timeout)

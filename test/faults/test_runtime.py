@@ -245,6 +245,43 @@ def test_output_path_unwritable():
                  EXIT_RUNTIME, "nonexistent", snap=snap)
 
 
+def test_outputs_that_take_no_writes_refused_before_attaching():
+    """/proc/version opens for writing (root) but takes no write: every output
+    a run writes (--output, --trace, --profile, --stacks, stdout, traffic's
+    table, --statsd=PATH) is refused with one error line naming it, before
+    anything is attached, on every command that runs probes."""
+    tmp = tmpdir()
+    a = Target(tmp, 1, 1)
+    bad = "/proc/version"
+    pid = ["--pid", str(a.pid), "--duration", "5", "--no-statsd"]
+    fn = f"{NATIVE}:ups_target_fn"
+    cases = [
+        (["run", config(tmp), "--output", bad, "--format", "json"] + pid, f"--output {bad}"),
+        (["run", config(tmp), "--trace", bad] + pid, f"--trace {bad}"),
+        (["run", config(tmp), "--profile", bad] + pid, f"--profile {bad}"),
+        (["trace", "--stack", "--stacks", bad, fn] + pid, f"--stacks {bad}"),
+        (["trace", "--output", bad, fn] + pid, f"--output {bad}"),
+        (["traffic", "--output", bad] + pid, f"--output {bad}"),
+        (["run", config(tmp), "--statsd=" + bad] + pid[:-1], bad),
+    ]
+    try:
+        for args, named in cases:
+            snap = Snapshot()
+            res = run(args, timeout=30)
+            try:
+                expect_error(res, EXIT_RUNTIME, re.escape(named), snap=snap)
+            except TestFailure as e:
+                raise TestFailure(f"{' '.join(args)}: {e}")
+        # stdout itself, where the events go
+        with open(bad, "w") as out:
+            snap = Snapshot()
+            expect_error(run(["run", config(tmp), "--format", "text"] + pid, timeout=30,
+                             stdout=out), EXIT_RUNTIME, "text output: cannot write",
+                         snap=snap)
+    finally:
+        a.kill()
+
+
 def test_output_device_full():
     """Events written to /dev/full: the failure is an error line and the
     events count as dropped at the sink."""

@@ -9,8 +9,9 @@
  * (before uprobestats attached):
  *   TCP  [::1]:BASE+5 -> [::1]:BASE+4  send 600, the accepted end recv 600
  *   UDP  127.0.0.1:BASE+7 -> 127.0.0.1:BASE+6  send 80, the bound end recv 80
- * and, in the client, a read of FILE and a write to a pipe, which are no
- * traffic.  Both wait for the go line; the server listens before the client
+ * and, in the client, a read of FILE, a write to a pipe and a getaddrinfo
+ * with AI_ADDRCONFIG (glibc asks the kernel for the interface addresses over
+ * a netlink socket: socket, sendto, recvmsg), which are no traffic.  Both wait for the go line; the server listens before the client
  * starts.  Exits 0 when every byte arrived.
  *
  * With HOSTS, the client first bind-mounts that file on /etc/hosts in a
@@ -240,6 +241,16 @@ static void not_traffic(const char *file)
 	close(p[1]);
 }
 
+/* A lookup with AI_ADDRCONFIG: glibc's netlink conversation with the kernel
+ * first (whatever the answer: a TEST-NET address, which no peer here has). */
+static void addrconfig_lookup(void)
+{
+	struct addrinfo hints = { .ai_flags = AI_ADDRCONFIG | AI_NUMERICHOST }, *res;
+
+	if (getaddrinfo("192.0.2.1", NULL, &hints, &res) == 0)
+		freeaddrinfo(res);
+}
+
 static void client(int base, const char *path, const char *file)
 {
 	struct sockaddr_storage ss;
@@ -250,6 +261,7 @@ static void client(int base, const char *path, const char *file)
 	int fd;
 
 	not_traffic(file);
+	addrconfig_lookup();
 	fd = connected(AF_INET, SOCK_STREAM, base);
 	if (send(fd, buf, 1000, 0) != 1000)
 		die("t4 send");

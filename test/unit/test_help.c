@@ -2,12 +2,14 @@
  * every row is documented in its command's help sections (by its long name or
  * its short letter), and every option the help names is a row of a command
  * that section documents.  A new option without help, or help for an option
- * that is gone, fails here. */
+ * that is gone, fails here; so does a command that runs probes parsing with
+ * other tables than it lists. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run.h"
 #include "ut.h"
 
 #define MAX_SECTIONS 16
@@ -167,4 +169,52 @@ UT_TEST(help_names_only_options_that_exist)
 			p += dashes + len - 1;
 		}
 	UT_EQ_INT(unknown, 0);
+}
+
+static bool run_table(const struct opt_rows *t)
+{
+	const struct opt_rows *const run[] = { RUN_TABLES };
+
+	for (size_t i = 0; i < sizeof(run) / sizeof(run[0]); i++)
+		if (run[i] == t)
+			return true;
+	return false;
+}
+
+/* The commands that run probes parse with run_opts_uses: exactly the tables
+ * their command_rows entry lists (which the help is checked against), in
+ * that order, each table that keeps values with a place for them. */
+UT_TEST(help_run_commands_parse_with_the_tables_listed)
+{
+	size_t n_cmd, runs = 0;
+	const struct cli_command_rows *cmds = cli_command_rows(&n_cmd);
+	struct run_opts o;
+	int own_ctx;
+
+	for (size_t c = 0; c < n_cmd; c++) {
+		const struct opt_rows *own = NULL;
+		struct opt_use uses[CLI_MAX_TABLES];
+		size_t n_tables = 0, n;
+
+		bool runs_probes = false;
+
+		for (; n_tables < CLI_MAX_TABLES && cmds[c].tables[n_tables]; n_tables++)
+			runs_probes |= cmds[c].tables[n_tables] == &run_rows;
+		if (!runs_probes)
+			continue;
+		runs++;
+		if (!run_table(cmds[c].tables[n_tables - 1]))
+			own = cmds[c].tables[n_tables - 1];
+		n = run_opts_uses(&o, own, &own_ctx, uses);
+		/* run_opts_uses adds cli_no_rows for no own rows */
+		UT_EQ_INT(n - !own, n_tables);
+		for (size_t t = 0; t < n_tables; t++) {
+			if (uses[t].rows != cmds[c].tables[t])
+				fprintf(stderr, "  %s: table %zu differs\n", cmds[c].command, t);
+			UT_ASSERT(uses[t].rows == cmds[c].tables[t]);
+			UT_ASSERT(uses[t].ctx || shared_table(uses[t].rows));
+		}
+		UT_ASSERT(uses[n - 1].ctx == &own_ctx);
+	}
+	UT_EQ_INT(runs, 4);    /* run, trace, sections, traffic */
 }
