@@ -405,6 +405,15 @@ static uint64_t bionic_sym(const char *name, uint64_t *size)
 	return loc.offset;
 }
 
+/* The exits plan_native_exit_sites gives bionic's NAME (its symbol at *at, *size). */
+static int bionic_exits(const char *name, uint64_t *at, uint64_t *size, struct native_exits *x,
+			struct err *e)
+{
+	*at = bionic_sym(name, size);
+	return plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), *at, *size, EM_AARCH64, x,
+				      e);
+}
+
 static bool has_site(const struct native_exits *x, uint64_t off)
 {
 	for (uint32_t i = 0; i < x->count; i++)
@@ -426,17 +435,14 @@ UT_TEST(plan_exits_bionic_wrappers_exit_through_set_errno_internal)
 	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
 		struct native_exits x = { 0 };
 		struct err e = { 0 };
-		uint64_t size, at = bionic_sym(wrappers[i], &size);
-		int rc = plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), at, size,
-						EM_AARCH64, &x, &e);
+		uint64_t size, at;
+		int rc = bionic_exits(wrappers[i], &at, &size, &x, &e);
 
-		UT_EQ_INT(rc, 0);
 		if (rc)
 			fprintf(stderr, "%s: %s\n", wrappers[i], e.msg);
-		UT_EQ_U64(x.count, 2);
+		UT_ASSERT(rc == 0 && x.count == 2 && x.n_funcs == 1);
 		UT_ASSERT(has_site(&x, errno_at + 40));
 		UT_ASSERT(has_site(&x, at + size - 4));
-		UT_EQ_U64(x.n_funcs, 1);
 		UT_EQ_U64(x.n_funcs ? x.funcs[0] : 0, errno_at);
 		native_exits_free(&x);
 	}
@@ -448,10 +454,9 @@ UT_TEST(plan_exits_bionic_function_without_tail_branch_is_unchanged)
 {
 	struct native_exits x = { 0 };
 	struct err e = { 0 };
-	uint64_t size, at = bionic_sym("sendto", &size);
+	uint64_t size, at;
 
-	UT_EQ_INT(plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), at, size, EM_AARCH64,
-					 &x, &e), 0);
+	UT_EQ_INT(bionic_exits("sendto", &at, &size, &x, &e), 0);
 	UT_EQ_U64(x.count, 1);
 	UT_EQ_U64(x.count ? x.offsets[0] : 0, at + size - 4);
 	UT_EQ_U64(x.n_funcs, 0);
@@ -464,10 +469,9 @@ UT_TEST(plan_exits_bionic_unproven_tail_branch_is_refused)
 {
 	struct native_exits x = { 0 };
 	struct err e = { 0 };
-	uint64_t size, at = bionic_sym("send", &size);
+	uint64_t size, at;
 
-	UT_ASSERT(plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), at, size, EM_AARCH64,
-					 &x, &e) < 0);
+	UT_ASSERT(bionic_exits("send", &at, &size, &x, &e) < 0);
 	UT_CONTAINS(e.msg, "tail call at +0x8");
 	UT_CONTAINS(e.msg, "no function symbol starts at");
 	UT_ASSERT(!x.offsets && !x.count);
