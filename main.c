@@ -39,6 +39,7 @@ static const struct cmd commands[] = {
 	{ "help", cmd_help },
 	{ "--help", cmd_help },
 	{ "-h", cmd_help },
+	{ CLI_CLOSER_COMMAND, cmd_closer },
 	{ NULL, NULL },
 };
 

@@ -89,7 +89,9 @@ void run_warn_unmapped(const struct plan *plan);
 /* Refuses (EXIT_PRIVILEGE, printed) when BPF is not allowed here. */
 struct android_info;
 int run_check_privileges(const struct android_info *android);
-/* Session, sinks, loop and summary for a built plan; an exit code. */
+/* Session, sinks, loop and summary for a built plan; an exit code.  The
+ * shipped (non-glibc) builds exit with it instead of returning: a caller
+ * has nothing left to do but free memory (run_exec.c). */
 int run_plan(const struct plan *plan, const struct run_opts *o);
 
 /* The plan sources' last steps (cmd_trace.c; `trace` and `sections`):

@@ -17,6 +17,7 @@
 #include "common/arena.h"
 #include "common/parse_u32.h"
 #include "config/model.h"
+#include "formats/exit_sites.h"
 #include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "resolve/native.h"
@@ -181,34 +182,38 @@ static int add_probe(struct arena *a, struct task_config *t, const char *lib,
 	return 0;
 }
 
+/* Where a probe's exits are (sites counting from base). */
+struct exits_of {
+	const struct exit_sites *sites;
+	uint64_t base;
+};
+
 /* 0 when lib defines sym and its returns are proven (an exit probe needs
- * them); else a negative errno, e saying why.  x (NULL: not wanted) gets
- * the exits, to be freed. */
-static int probeable(struct native_cache *nc, const char *lib, const char *sym,
-		     struct native_exits *x, struct err *e)
+ * them); else a negative errno, e saying why.  x (may be NULL) gets the exits. */
+static int probeable(struct native_cache *nc, struct code_cache *code, const char *lib,
+		     const char *sym, struct exits_of *x, struct err *e)
 {
 	struct native_location loc;
-	struct native_exits sites = { 0 };
+	struct exits_of own;
 	int rc = native_resolve(nc, lib, sym, 0, &loc, e);
 
+	if (!x)
+		x = &own;
 	if (rc == 0)
-		rc = plan_native_exit_sites(NULL, lib, loc.offset, loc.size, loc.machine, &sites,
-					    e);
-	if (x && rc == 0)
-		*x = sites;
-	else
-		native_exits_free(&sites);
+		rc = plan_native_exit_sites(code, lib, loc.offset, loc.size, loc.machine, &x->sites,
+					    &x->base, e);
 	return rc;
 }
 
 /* The lookup probe, when the library has one whose returns are proven;
  * else host names stay unknown, said once. */
-static const char *lookup_func(struct native_cache *nc, const char *lib)
+static const char *lookup_func(struct native_cache *nc, struct code_cache *code,
+				const char *lib)
 {
 	struct err e = { 0 };
 
 	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
-		if (probeable(nc, lib, LOOKUPS[i], NULL, &e) == 0)
+		if (probeable(nc, code, lib, LOOKUPS[i], NULL, &e) == 0)
 			return LOOKUPS[i];
 		if (e.code != -ENOENT) {
 			p_warn("traffic: no host names: %s", e.msg);
@@ -222,50 +227,44 @@ static const char *lookup_func(struct native_cache *nc, const char *lib)
 /* func, or where its returns are not proven bionic's system call behind it
  * (connect and sendmsg branch through __netdClientDispatch to __connect and
  * __sendmsg); NULL when neither.  x gets the chosen one's exits. */
-static const char *socket_func(struct native_cache *nc, const char *lib, const char *func,
-			       char *raw, size_t size, struct native_exits *x, char *skipped,
-			       size_t skipped_size)
+static const char *socket_func(struct native_cache *nc, struct code_cache *code,
+			       const char *lib, const char *func, char *raw, size_t size,
+			       struct exits_of *x, char *skipped, size_t skipped_size)
 {
 	struct err e = { 0 };
 	size_t used = strlen(skipped);
 
-	if (probeable(nc, lib, func, x, &e) == 0)
+	if (probeable(nc, code, lib, func, x, &e) == 0)
 		return func;
 	if (e.code == -ENOENT)
 		return NULL;     /* not in this libc */
 	snprintf(raw, size, "__%s", func);
-	if (probeable(nc, lib, raw, x, &e) == 0)
+	if (probeable(nc, code, lib, raw, x, &e) == 0)
 		return raw;
 	p_debug("traffic: %s: %s", func, e.msg);
 	snprintf(skipped + used, skipped_size - used, "%s%s", used ? ", " : "", func);
 	return NULL;
 }
 
-/* The file offset of func in lib (0: none). */
-static uint64_t entry_of(struct native_cache *nc, const char *lib, const char *func)
-{
-	struct native_location loc;
-	struct err e = { 0 };
-
-	return native_resolve(nc, lib, func, 0, &loc, &e) == 0 ? loc.offset : 0;
-}
-
-/* Whether x's tail branches reach another function of FUNCS (bionic's send,
- * recv and accept are `b sendto`, `b recvfrom`, `b accept4`): that one's
- * probe counts the call, a probe here would count it twice. */
+/* Whether func's exits lie in another function of FUNCS (its tail branches
+ * reach that one, whose probe counts the call: a probe here would count it
+ * twice). */
 static bool reaches_probed(struct native_cache *nc, const char *lib, const char *func,
-			   const struct native_exits *x)
+			   const struct exits_of *x)
 {
 	for (size_t i = 0; i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
-		uint64_t off;
-		if (!strcmp(FUNCS[i], func) || !(off = entry_of(nc, lib, FUNCS[i])))
+		struct native_location g;
+		struct err e = { 0 };
+		if (!strcmp(FUNCS[i], func) || native_resolve(nc, lib, FUNCS[i], 0, &g, &e) < 0)
 			continue;
-		for (uint32_t k = 0; k < x->n_funcs; k++)
-			if (x->funcs[k] == off) {
+		for (uint32_t k = 0; k < x->sites->count; k++) {
+			uint64_t at = x->base + x->sites->offsets[k];
+			if (at >= g.offset && at - g.offset < g.size) {
 				p_debug("traffic: %s: not probed, it branches to %s (counted there)",
 					func, FUNCS[i]);
 				return true;
 			}
+		}
 	}
 	return false;
 }
@@ -276,7 +275,7 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 			struct uprobestats_config **out)
 {
 	struct uprobestats_config *cfg = model_new("traffic");
-	struct native_cache *nc = native_cache_new(NULL);
+	struct native_cache *nc = native_cache_new(o->run.code);
 	struct task_config *t;
 	char skipped[256] = "";
 	const char *lookup;
@@ -296,12 +295,11 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 		rc = EXIT_RUNTIME;
 	for (size_t i = 0; rc == EXIT_OK && i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
 		char raw[32];
-		struct native_exits x = { 0 };
-		const char *f = socket_func(nc, lib, FUNCS[i], raw, sizeof(raw), &x, skipped,
-					    sizeof(skipped));
+		struct exits_of x;
+		const char *f = socket_func(nc, o->run.code, lib, FUNCS[i], raw, sizeof(raw), &x,
+					    skipped, sizeof(skipped));
 		if (f && !reaches_probed(nc, lib, f, &x) && add_probe(cfg->arena, t, lib, f, o) < 0)
 			rc = EXIT_RUNTIME;
-		native_exits_free(&x);
 	}
 	if (*skipped)
 		p_info("traffic: not probed, their returns not proven (a tail call; -v says "
@@ -311,7 +309,7 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 		      lib, t->n_probes);
 		rc = EXIT_RESOLVE;
 	}
-	if (rc == EXIT_OK && (lookup = lookup_func(nc, lib)) &&
+	if (rc == EXIT_OK && (lookup = lookup_func(nc, o->run.code, lib)) &&
 	    add_probe(cfg->arena, t, lib, lookup, o) < 0)
 		rc = EXIT_RUNTIME;
 	native_cache_free(nc);
@@ -338,13 +336,17 @@ int cmd_traffic(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = pick_lib(&o, lib, sizeof(lib));
+	/* one code cache for the checks below, the plan and the session */
+	if (rc == EXIT_OK && !(o.run.code = cli_code_cache_new()))
+		rc = EXIT_RUNTIME;
 	if (rc == EXIT_OK)
 		rc = build_config(&o, lib, &cfg);
 	if (rc == EXIT_OK) {
 		struct plan_opts po = { .pids = o.run.pids, .n_pids = o.run.n_pids,
 					.all_matches = o.run.all_matches,
 					.duration_override = o.run.duration,
-					.unsafe_uretprobe = o.run.unsafe_uretprobe };
+					.unsafe_uretprobe = o.run.unsafe_uretprobe,
+					.code = o.run.code };
 		if (plan_build(cfg, &po, &plan, &e) < 0) {
 			p_err("%s", e.msg);
 			rc = e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
@@ -358,5 +360,6 @@ int cmd_traffic(int argc, char **argv)
 	}
 	plan_free(plan);
 	config_free(cfg);
+	cli_code_cache_free(o.run.code);
 	return rc;
 }

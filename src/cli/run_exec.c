@@ -23,6 +23,7 @@
 #include "config/guardrail.h"
 #include "plan/plan.h"
 #include "probe/accounting.h"
+#include "probe/closer.h"
 #include "probe/loop.h"
 #include "probe/session.h"
 #include "plan/aggregation.h"
@@ -562,6 +563,11 @@ static int open_aggregations(const struct plan *plan, const struct run_opts *o, 
 	return EXIT_OK;
 }
 
+int cmd_closer(int argc, char **argv)
+{
+	return closer_main(argc, argv);
+}
+
 /* The probes left to a closer (probe/closer.h): the traced processes keep
  * a trap per hit on them until it is done, so say which process that is. */
 static void detach_all(struct session *s)
@@ -580,6 +586,21 @@ void run_warn_unmapped(const struct plan *plan)
 	for (size_t i = 0, said = 0; i < plan->n_probes && said < 10; i++)
 		if (plan->probe_by_id[i]->unmapped && ++said)
 			p_warn("%s", plan->probe_by_id[i]->note);
+}
+
+/* Nothing is left after a run but freeing memory (the callers free the
+ * plan, the matches and the code cache, and main returns rc): the shipped
+ * static builds exit here and the kernel takes the memory back in one go.
+ * Freed block by block, a 10,000-probe run's took 0.2 s of its exit (musl
+ * hands each freed group back to the kernel: a TLB flush each).  The glibc
+ * host builds, which memcheck and ASan check for leaks, free everything. */
+static void exit_unless_leak_checked(int rc)
+{
+#ifndef __GLIBC__
+	exit(rc);
+#else
+	(void)rc;
+#endif
 }
 
 int run_plan(const struct plan *plan, const struct run_opts *o)
@@ -628,5 +649,6 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	session_close(rs.session);
 	close_outputs(&files);
 	accounting_free(&rs.acct);
+	exit_unless_leak_checked(rc);
 	return rc;
 }

@@ -140,9 +140,12 @@ static int method_exits(const struct exits_query *p, struct code_file *f,
 	return oat_method_exits_in(o, p->offset, m, err);
 }
 
-static int find_exits_java(const struct exits_query *p, struct code_file *f,
-			   struct exits_choice *out, struct err *err)
+/* The analysis of a Java method (p->offset): its sites from the method
+ * header found there, or why there are none. */
+static int analyse_java(void *ctx, struct code_file *f, uint64_t *base,
+			struct exit_sites *sites, struct err *err)
 {
+	const struct exits_query *p = ctx;
 	struct oat_method_exits m;
 	int rc = method_exits(p, f, &m, err);
 
@@ -156,7 +159,9 @@ static int find_exits_java(const struct exits_query *p, struct code_file *f,
 			     "code at +0x%llx", p->path, (unsigned long long)p->offset,
 			     (unsigned long long)m.code_file_offset);
 	} else {
-		rc = keep_sites(out, &m.sites, m.code_file_offset, true, err);
+		*base = m.code_file_offset;
+		*sites = m.sites;
+		m.sites = (struct exit_sites){ 0 };
 	}
 	oat_method_exits_free(&m);
 	return rc;
@@ -188,72 +193,91 @@ static int native_scan(const char *path, uint64_t offset, uint64_t size, uint16_
 	return rc;
 }
 
-/* A native function's exits (not a lone `ret`): its own and, through its
- * tail branches, those of the functions it branches to. */
-static int native_exits(struct code_file *f, const char *path, uint64_t offset, uint64_t size,
-			uint16_t machine, struct native_exits *out, struct err *err)
+/* The exits through the function's tail branches (plan/exits_tail.c), as
+ * file offsets (*base 0). */
+static int tail_sites(const struct exits_query *p, struct code_file *f, enum code_arch arch,
+		      const struct exit_scan *scan, uint64_t *base, struct exit_sites *sites,
+		      struct err *err)
 {
+	struct native_exits x;
+	int rc = exits_tail_follow(f, arch, p->offset, p->code_size, scan, &x, err);
+
+	if (rc == 0 && x.count && x.offsets[x.count - 1] > UINT32_MAX)
+		rc = err_set(err, -EFBIG, "exit sites past 4 GiB into the file");
+	if (rc == 0 && !(sites->offsets = calloc(x.count ? x.count : 1, sizeof(uint32_t))))
+		rc = err_set(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; rc == 0 && i < x.count; i++)
+		sites->offsets[i] = (uint32_t)x.offsets[i];
+	if (rc == 0) {
+		sites->count = x.count;
+		*base = 0;
+	}
+	native_exits_free(&x);
+	return rc;
+}
+
+/* The analysis of an ELF function (p->offset, p->code_size bytes): its own
+ * returns (a lone `ret` left to keep_sites), and those its tail branches reach. */
+static int analyse_native(void *ctx, struct code_file *f, uint64_t *base,
+			  struct exit_sites *sites, struct err *err)
+{
+	const struct exits_query *p = ctx;
 	struct exit_scan scan;
 	enum code_arch arch;
-	int rc = native_scan(path, offset, size, machine, f, &arch, &scan, err);
+	int rc = native_scan(p->path, p->offset, p->code_size, p->machine, f, &arch, &scan, err);
 
-	memset(out, 0, sizeof(*out));
-	if (rc == 0 && (rc = check_not_bare(&scan.sites, err)) == 0)
-		rc = exits_tail_follow(f, arch, offset, size, &scan, out, err);
+	*base = p->offset;
+	if (rc == 0 && (!scan.n_tails || is_lone_ret(&scan.sites))) {
+		*sites = scan.sites;
+		scan.sites = (struct exit_sites){ 0 };
+	} else if (rc == 0) {
+		rc = tail_sites(p, f, arch, &scan, base, sites, err);
+	}
 	exit_scan_free(&scan);
 	return rc;
 }
 
-/* An ELF function: its symbol's bytes, exits proven or refused (art: a
- * symbol in an OAT file, where a lone `ret` gets its one probe). */
-static int find_exits_native(const struct exits_query *p, struct code_file *f, bool art,
-			     struct exits_choice *out, struct err *err)
+/* The query's exit analysis, run once per method for the whole run (the
+ * code cache keeps each answer: code/codefile.h's code_file_exits). */
+static const struct code_exits *memo_exits(const struct exits_query *p, struct code_file *f,
+					   struct err *err)
 {
-	struct native_exits x;
-	struct exit_scan scan;
-	enum code_arch arch;
-	int rc;
+	const struct code_exits *x = code_file_exits(f, p->offset, p->java ? 0 : p->code_size,
+						     p->java, p->java ? analyse_java
+								      : analyse_native,
+						     (void *)p);
 
-	if (art) {
-		rc = native_scan(p->path, p->offset, p->code_size, p->machine, f, &arch, &scan,
-				 err);
-		if (rc == 0 && is_lone_ret(&scan.sites))
-			rc = keep_lone_ret(out, p->offset, err);
-		exit_scan_free(&scan);
-		if (rc < 0 || out->lone_ret)
-			return rc;
-	}
-	rc = native_exits(f, p->path, p->offset, p->code_size, p->machine, &x, err);
-	if (rc < 0)
-		return rc;
-	out->exit_offsets = x.offsets ? x.offsets : calloc(1, sizeof(*out->exit_offsets));
-	out->n_exits = x.count;
-	x.offsets = NULL;
-	native_exits_free(&x);
-	if (!out->exit_offsets)
-		return err_set(err, -ENOMEM, "out of memory");
-	return 0;
+	if (!x)
+		err_set(err, -ENOMEM, "out of memory");
+	else if (x->rc < 0)
+		err_set(err, x->rc, "%s", x->why);
+	return x && x->rc == 0 ? x : NULL;
 }
 
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
-			   uint64_t code_size, uint16_t machine, struct native_exits *sites,
-			   struct err *err)
+			   uint64_t code_size, uint16_t machine, const struct exit_sites **sites,
+			   uint64_t *base, struct err *err)
 {
-	const struct exits_query q = { .path = path, .code = c };
-	struct code_cache *own;
-	struct code_file *f = file_of(&q, &own);
-	int rc = f ? native_exits(f, path, offset, code_size, machine, sites, err)
-		   : err_set(err, -ENOMEM, "out of memory");
+	const struct exits_query q = { .path = path, .offset = offset, .code_size = code_size,
+				       .machine = machine };
+	struct code_file *f = code_cache_file(c, path);
+	const struct code_exits *x = f ? memo_exits(&q, f, err) : NULL;
 
-	code_cache_free(own);
-	return rc;
+	*sites = x ? &x->sites : NULL;
+	*base = x ? x->base : offset;
+	if (!f)
+		return err_set(err, -ENOMEM, "out of memory");
+	return x ? check_not_bare(&x->sites, err) : err->code;
 }
 
+/* The exit sites as file offsets, analysed once per method (art: ART code,
+ * where a lone `ret` gets its one probe). */
 static int find_exits(const struct exits_query *p, struct code_file *f, bool art,
 		      struct exits_choice *out, struct err *err)
 {
-	return p->java ? find_exits_java(p, f, out, err)
-		       : find_exits_native(p, f, art, out, err);
+	const struct code_exits *x = memo_exits(p, f, err);
+
+	return x ? keep_sites(out, &x->sites, x->base, art, err) : err->code;
 }
 
 static int refuse_uretprobe(const struct exits_query *p, const char *why, struct err *err)

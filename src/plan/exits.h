@@ -70,26 +70,16 @@ struct exits_choice {
  * negative errno with err set (out then holds nothing to free). */
 int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err);
 
-/* A native function's exit sites: its own returns and, through its tail
- * branches (arm64: `b`/`b.cond`/`cbz`/`tbz` out of a function that never
- * moves sp, onto a function symbol's start), the exit sites of the functions
- * it branches to (plan/exits_tail.c). */
-struct native_exits {
-	uint32_t count;
-	uint64_t *offsets;           /* file offsets of the exit sites, ascending */
-	uint32_t n_funcs;
-	uint64_t *funcs;             /* file offsets of the functions tail-branched to */
-};
-void native_exits_free(struct native_exits *x);
-
 /* The exit sites --exit-probes would use for the ELF function at path+offset
- * (code_size bytes, machine EM_*): proven (formats/exit_sites.h, and
- * plan/exits_tail.c through tail branches), the first not the entry itself;
+ * (code_size bytes, machine EM_*): proven (formats/exit_sites.h, and on arm64
+ * plan/exits_tail.c through tail branches) and not the first instruction;
  * else a negative errno and err saying why (the reason exits_choose refuses
- * the probe with).  c (the run's code cache) may be NULL.  Free sites with
- * native_exits_free(). */
+ * the probe with).  The sites count from *base: the function's offset, or 0
+ * when tail branches added sites elsewhere (they are file offsets then).  The
+ * analysis is the one exits_choose memoizes in the command's code cache c;
+ * *sites points into c (valid until code_cache_free). */
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
-			   uint64_t code_size, uint16_t machine, struct native_exits *sites,
-			   struct err *err);
+			   uint64_t code_size, uint16_t machine, const struct exit_sites **sites,
+			   uint64_t *base, struct err *err);
 
 #endif

@@ -306,20 +306,20 @@ static size_t take_fds(struct session *s, long task_index, int *fds, bool forget
 static pid_t hand_over(struct session *s, size_t n_atts)
 {
 	int *fds = malloc(n_atts * sizeof(int)), release;
-	char (*events)[64] = malloc(n_atts * sizeof(*events));
-	size_t n_events = 0, n = 0;
+	bool tracefs = false;
+	size_t n = 0;
 	pid_t pid = -ENOMEM;
 
-	for (size_t i = 0; fds && events && i < s->n_instances; i++)
+	for (size_t i = 0; fds && i < s->n_instances; i++)
 		for (size_t k = 0; k < s->instances[i].n_atts; k++) {
 			const struct attachment *a = &s->instances[i].atts[k];
 			fds[n++] = a->perf_fd;
-			if (a->tracefs)
-				memcpy(events[n_events++], a->tp.name, sizeof(a->tp.name));
+			tracefs |= a->tracefs;
 		}
-	struct closer_job job = { .fds = fds, .n_fds = n, .tracefs_dir = s->tfs.dir,
-				  .events = (const char (*)[64])events, .n_events = n_events };
-	if (fds && events)
+	struct closer_job job = { .fds = fds, .n_fds = n,
+				  .tracefs_dir = tracefs ? s->tfs.dir : NULL,
+				  .group = s->tfs.group };
+	if (fds)
 		pid = closer_start(&job, &release);
 	if (pid > 0) {
 		/* Ours are not the last references: these closes are cheap. */
@@ -329,7 +329,6 @@ static pid_t hand_over(struct session *s, size_t n_atts)
 		close(release);
 	}
 	free(fds);
-	free(events);
 	return pid;
 }
 

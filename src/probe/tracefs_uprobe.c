@@ -111,18 +111,20 @@ static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self
 	return !strstr(base ? base + 1 : argv0, "uprobestats");
 }
 
-int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
+/* Removes the events whose "group/name" pick() chooses; returns how many. */
+static int remove_events_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			       const void *ctx)
 {
 	char path[512], line[1024], del[160];
-	char (*stale)[128] = NULL;
+	char (*chosen)[128] = NULL;
 	size_t n = 0, cap = 0;
 	int removed = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/uprobe_events", t->dir);
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
 	f = fopen(path, "re");
 	if (!f)
-		return err_set(err, -errno, "%s: %s", path, strerror(errno));
+		return -errno;
 	/* Lines look like "p:uprobestats_123_4567/p4 /path:0x0000000000001234";
 	 * another tool's events (bpftrace, simpleperf, Perfetto) never start
 	 * with our prefix. */
@@ -133,20 +135,62 @@ int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *er
 		    strncmp(name, GROUP_PREFIX, strlen(GROUP_PREFIX)) != 0)
 			continue;
 		sp = strchr(name, ' ');
-		if (!sp || sp - name >= 128 || !group_owner_gone(proc_dir, name, t->owner))
+		if (!sp || sp - name >= 128)
 			continue;
-		if (grow_array(&stale, &cap, n + 1, 16) < 0)
+		*sp = '\0';
+		if (!pick(name, ctx))
+			continue;
+		if (grow_array(&chosen, &cap, n + 1, 16) < 0)
 			break;
-		snprintf(stale[n++], 128, "%.*s", (int)(sp - name), name);
+		snprintf(chosen[n++], 128, "%s", name);
 	}
 	fclose(f);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(del, sizeof(del), "-:%s\n", stale[i]);
-		if (write_events(t, del) == 0)
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	/* One line a write: a batch stops at its first failing line. */
+	for (size_t i = 0; fd >= 0 && i < n; i++) {
+		int len = snprintf(del, sizeof(del), "-:%s\n", chosen[i]);
+		if (write(fd, del, (size_t)len) == len)
 			removed++;
 	}
-	free(stale);
+	if (fd >= 0)
+		close(fd);
+	free(chosen);
 	return removed;
+}
+
+struct stale_ctx {
+	const char *proc_dir;
+	pid_t self;
+};
+
+static bool is_stale(const char *name, const void *ctx)
+{
+	const struct stale_ctx *c = ctx;
+
+	return group_owner_gone(c->proc_dir, name, c->self);
+}
+
+int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
+{
+	struct stale_ctx c = { .proc_dir = proc_dir, .self = t->owner };
+	int rc = remove_events_where(t->dir, is_stale, &c);
+
+	if (rc < 0)
+		return err_set(err, rc, "%s/uprobe_events: %s", t->dir, strerror(-rc));
+	return rc;
+}
+
+static bool in_group(const char *name, const void *group)
+{
+	size_t n = strlen(group);
+
+	return strncmp(name, group, n) == 0 && name[n] == '/';
+}
+
+int tracefs_remove_group(const char *dir, const char *group)
+{
+	return remove_events_where(dir, in_group, group);
 }
 
 int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,

@@ -33,6 +33,10 @@ int tracefs_open(struct tracefs *t, const char *root, struct err *err);
  * returns how many were removed (or a negative error). */
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err);
 
+/* Removes every event of group (the closer's last step, once none is open):
+ * how many, or -errno when uprobe_events cannot be read. */
+int tracefs_remove_group(const char *dir, const char *group);
+
 struct tracefs_probe {
 	char name[64];        /* "uprobestats_123_4567/p4" */
 	int perf_fd;          /* the perf event, or the perf link holding it */

@@ -98,6 +98,10 @@ def exit_then_closer(path_flag):
         eq(breakpoints(bystander.pid, target("target_gen"), offs), len(FUNCS),
            "breakpoints at the traced functions while attached")
         closer = stop_after_calls(u, caller)
+        # This binary exec'd again (not a fork of the run: the run's exit frees
+        # its memory alone); its 16 teardowns take the kernel a second or more.
+        with open(f"/proc/{closer}/cmdline", "rb") as f:
+            eq(f.read().split(b"\0")[:2], [b"ups-closer", b"__closer"], "the closer's argv")
         wait_gone(closer, 120)
         eq(breakpoints(bystander.pid, target("target_gen"), offs), 0,
            "breakpoints left once the closer is done")

@@ -3,10 +3,12 @@
 #include "ut.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
 #include "plan/exits.h"
 #include "plan/plan.h"
 #include "resolve/native.h"
@@ -405,19 +407,29 @@ static uint64_t bionic_sym(const char *name, uint64_t *size)
 	return loc.offset;
 }
 
-/* The exits plan_native_exit_sites gives bionic's NAME (its symbol at *at, *size). */
-static int bionic_exits(const char *name, uint64_t *at, uint64_t *size, struct native_exits *x,
+/* What plan_native_exit_sites gives for one of bionic's functions. */
+struct bionic_x {
+	struct code_cache *c;
+	const struct exit_sites *s;
+	uint64_t base;
+};
+
+/* The exits of bionic's NAME (its symbol at *at, *size); free x->c. */
+static int bionic_exits(const char *name, uint64_t *at, uint64_t *size, struct bionic_x *x,
 			struct err *e)
 {
 	*at = bionic_sym(name, size);
-	return plan_native_exit_sites(NULL, ut_testdata(BIONIC_LIBC), *at, *size, EM_AARCH64, x,
-				      e);
+	x->s = NULL;
+	if (!(x->c = code_cache_new(NULL)))
+		return -ENOMEM;
+	return plan_native_exit_sites(x->c, ut_testdata(BIONIC_LIBC), *at, *size, EM_AARCH64,
+				      &x->s, &x->base, e);
 }
 
-static bool has_site(const struct native_exits *x, uint64_t off)
+static bool has_site(const struct bionic_x *x, uint64_t off)
 {
-	for (uint32_t i = 0; i < x->count; i++)
-		if (x->offsets[i] == off)
+	for (uint32_t i = 0; x->s && i < x->s->count; i++)
+		if (x->base + x->s->offsets[i] == off)
 			return true;
 	return false;
 }
@@ -433,18 +445,17 @@ UT_TEST(plan_exits_bionic_wrappers_exit_through_set_errno_internal)
 
 	UT_EQ_U64(errno_size, 44);
 	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
-		struct native_exits x = { 0 };
+		struct bionic_x x;
 		struct err e = { 0 };
 		uint64_t size, at;
 		int rc = bionic_exits(wrappers[i], &at, &size, &x, &e);
 
 		if (rc)
 			fprintf(stderr, "%s: %s\n", wrappers[i], e.msg);
-		UT_ASSERT(rc == 0 && x.count == 2 && x.n_funcs == 1);
+		UT_ASSERT(rc == 0 && x.s && x.s->count == 2);
 		UT_ASSERT(has_site(&x, errno_at + 40));
 		UT_ASSERT(has_site(&x, at + size - 4));
-		UT_EQ_U64(x.n_funcs ? x.funcs[0] : 0, errno_at);
-		native_exits_free(&x);
+		code_cache_free(x.c);
 	}
 }
 
@@ -452,29 +463,29 @@ UT_TEST(plan_exits_bionic_wrappers_exit_through_set_errno_internal)
  * own ret alone, as before. */
 UT_TEST(plan_exits_bionic_function_without_tail_branch_is_unchanged)
 {
-	struct native_exits x = { 0 };
+	struct bionic_x x;
 	struct err e = { 0 };
 	uint64_t size, at;
 
 	UT_EQ_INT(bionic_exits("sendto", &at, &size, &x, &e), 0);
-	UT_EQ_U64(x.count, 1);
-	UT_EQ_U64(x.count ? x.offsets[0] : 0, at + size - 4);
-	UT_EQ_U64(x.n_funcs, 0);
-	native_exits_free(&x);
+	UT_ASSERT(x.s && x.s->count == 1 && x.base == at);
+	UT_ASSERT(has_site(&x, at + size - 4));
+	code_cache_free(x.c);
 }
 
 /* send is `b sendto@plt`-like: a branch onto no function symbol's start (a
  * PLT entry) stays refused, at the branch. */
 UT_TEST(plan_exits_bionic_unproven_tail_branch_is_refused)
 {
-	struct native_exits x = { 0 };
+	struct bionic_x x;
 	struct err e = { 0 };
 	uint64_t size, at;
 
 	UT_ASSERT(bionic_exits("send", &at, &size, &x, &e) < 0);
 	UT_CONTAINS(e.msg, "tail call at +0x8");
 	UT_CONTAINS(e.msg, "no function symbol starts at");
-	UT_ASSERT(!x.offsets && !x.count);
+	UT_ASSERT(!x.s);
+	code_cache_free(x.c);
 }
 
 /* trace --ret --exit-probes on write: the plan's exit probes include the
@@ -495,4 +506,65 @@ UT_TEST(plan_exits_choose_takes_tail_exits_for_trace)
 	UT_EQ_U64(c.n_exits == 2 ? c.exit_offsets[0] : 0, errno_at + 40);
 	UT_EQ_U64(c.n_exits == 2 ? c.exit_offsets[1] : 0, q.offset + q.code_size - 4);
 	free(c.exit_offsets);
+}
+
+static uint64_t analyses(const struct code_cache *c)
+{
+	struct code_cache_stats st;
+
+	code_cache_get_stats(c, &st);
+	return st.exits_analysed;
+}
+
+/* Each method's exits are worked out once per run, however many steps ask
+ * (trace --ret: its selection, then the plan; methods --match --json and
+ * traffic: the exit sites they print or check): the code cache keeps every
+ * answer, the sites and the refusals alike. */
+UT_TEST(plan_exits_each_method_analysed_once_per_code_cache)
+{
+	struct code_cache *c = code_cache_new(NULL);
+	struct exits_query q = {
+		.path = ut_testdata(ODEX), .offset = 0x60c0, .machine = EM_X86_64, .java = true,
+		.program = "call_return", .what = "void a.B.setAllowed(boolean)",
+		.has_exit_probes = true, .exit_probes = true, .code = c,
+	};
+	struct plan_opts o = { .exit_probes = true, .code = c };
+	struct plan_probe p;
+	struct probe_config pc;
+	struct exits_choice ch;
+	const struct exit_sites *s;
+	uint64_t base;
+	struct err e = { 0 }, e2 = { 0 };
+
+	UT_ASSERT(c);
+	/* a Java method: trace's selection, then the plan of the same method */
+	UT_EQ_INT(exits_choose(&q, &ch, &e), 0);
+	UT_EQ_INT(ch.n_exits, 2);
+	free(ch.exit_offsets);
+	UT_EQ_U64(analyses(c), 1);
+	setup_java(&p, &pc, 0x60c0);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_EQ_INT(p.n_exits, 2);
+	UT_EQ_U64(p.exit_offsets[0], 0x612d);
+	UT_EQ_U64(p.exit_offsets[1], 0x61ef);
+	free(p.exit_offsets);
+	UT_EQ_U64(analyses(c), 1);
+	/* a native function: the plan and the sites printed, copies of one answer */
+	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_EQ_U64(p.exit_offsets[0], 16 + 2);
+	free(p.exit_offsets);
+	UT_EQ_INT(plan_native_exit_sites(c, p.path, 16, 3, EM_X86_64, &s, &base, &e), 0);
+	UT_EQ_INT(s->count, 1);
+	UT_EQ_INT(s->offsets[0], 2);
+	UT_EQ_U64(analyses(c), 2);
+	/* a refusal is kept too, told the same way each time */
+	setup(&p, &pc, tail, sizeof(tail), 0, false);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e2), PLAN_REFUSED);
+	UT_EQ_STR(e.msg, e2.msg);
+	UT_ASSERT(plan_native_exit_sites(c, p.path, 0, sizeof(tail), EM_X86_64, &s, &base, &e2) < 0);
+	UT_CONTAINS(e.msg, e2.msg);
+	UT_EQ_U64(analyses(c), 3);
+	code_cache_free(c);
 }
