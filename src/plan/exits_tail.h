@@ -8,6 +8,16 @@
 
 struct code_file;
 
+/* A native function's exit sites: its own returns and those of the functions
+ * its tail branches reach. */
+struct native_exits {
+	uint32_t count;
+	uint64_t *offsets;           /* file offsets of the exit sites, ascending */
+	uint32_t n_funcs;
+	uint64_t *funcs;             /* file offsets of the functions tail-branched to */
+};
+void native_exits_free(struct native_exits *x);
+
 /* The exits of the function at file offset `offset` (size bytes) of f,
  * whose own scan is *scan: its returns and those of the functions its
  * branches out of it reach; 0, or a negative errno with err naming the
