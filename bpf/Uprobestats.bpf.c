@@ -493,9 +493,12 @@ int agg_entry(void *ctx)
 
 /* The entry of the call returning now (whose entry had this sp), taken out
  * of agg_entries into *e; 0 when it was not seen (attached mid-call,
- * filtered, evicted): counted as unpaired.  At a lone `ret` the arguments
- * are still in their registers: the entry is this hit. */
-static __always_inline int take_agg_entry(void *ctx, __u64 pid_tgid, __u64 sp,
+ * filtered, evicted): counted as unpaired at a uretprobe.  At an exit site
+ * a miss is no call of this probe's (a function it tail-branches to, whose
+ * `ret` is its exit too, called from elsewhere; plan/exits_tail.c), as
+ * call_return's exit sites take it.  At a lone `ret` the arguments are
+ * still in their registers: the entry is this hit. */
+static __always_inline int take_agg_entry(void *ctx, __u64 pid_tgid, __u64 sp, int uret,
 					  struct ups_agg_entry *e)
 {
 	struct ups_agg_entry_key key = {};
@@ -511,7 +514,7 @@ static __always_inline int take_agg_entry(void *ctx, __u64 pid_tgid, __u64 sp,
 	key.sp = sp;
 	found = bpf_map_lookup_elem(&agg_entries, &key);
 	if (!found) {
-		if (ups_pid_ok(pid_tgid))
+		if (uret && ups_pid_ok(pid_tgid))
 			count_unpaired(ctx);
 		return 0;
 	}
@@ -520,12 +523,12 @@ static __always_inline int take_agg_entry(void *ctx, __u64 pid_tgid, __u64 sp,
 	return 1;
 }
 
-static __always_inline int agg_exit(void *ctx, __u64 sp)
+static __always_inline int agg_exit(void *ctx, __u64 sp, int uret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ups_agg_entry e;
 
-	if (take_agg_entry(ctx, pid_tgid, sp, &e))
+	if (take_agg_entry(ctx, pid_tgid, sp, uret, &e))
 		agg_hit(ctx, pid_tgid, e.args, UPS_RET(ctx), duration_since(e.entry_ns));
 	return 0;
 }
@@ -533,13 +536,13 @@ static __always_inline int agg_exit(void *ctx, __u64 sp)
 SEC("uprobe/aggregate_exit")
 int aggregate_exit(void *ctx)
 {
-	return agg_exit(ctx, UPS_SP(ctx));
+	return agg_exit(ctx, UPS_SP(ctx), 0);
 }
 
 SEC("uretprobe/aggregate_return")
 int aggregate_return(void *ctx)
 {
-	return agg_exit(ctx, UPS_SP(ctx) - UPS_RET_SP_ADJ);
+	return agg_exit(ctx, UPS_SP(ctx) - UPS_RET_SP_ADJ, 1);
 }
 
 /* ---- traffic (records.h: enum ups_traffic_op) ---- */
@@ -700,7 +703,7 @@ static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, _
 	}
 }
 
-static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
+static __always_inline int traffic_exit_at(void *ctx, __u64 sp, int uret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32 };
@@ -708,7 +711,7 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 	__u32 op = UPS_CFG(traffic_op);
 	struct ups_agg_entry e;
 
-	if (!take_agg_entry(ctx, pid_tgid, sp, &e)) {
+	if (!take_agg_entry(ctx, pid_tgid, sp, uret, &e)) {
 		/* an accept() blocked since before the attach: its new fd is a
 		 * socket all the same (family, type and peer unknown) */
 		if (op == UPS_TRAFFIC_ACCEPT && ret >= 0 && ups_pid_ok(pid_tgid)) {
@@ -751,13 +754,13 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp)
 SEC("uprobe/traffic_exit")
 int traffic_exit(void *ctx)
 {
-	return traffic_exit_at(ctx, UPS_SP(ctx));
+	return traffic_exit_at(ctx, UPS_SP(ctx), 0);
 }
 
 SEC("uretprobe/traffic")
 int traffic(void *ctx)
 {
-	return traffic_exit_at(ctx, UPS_SP(ctx) - UPS_RET_SP_ADJ);
+	return traffic_exit_at(ctx, UPS_SP(ctx) - UPS_RET_SP_ADJ, 1);
 }
 
 SEC("uprobe/call_args")

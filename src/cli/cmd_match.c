@@ -16,10 +16,11 @@
 static void json_native_exits(FILE *out, struct code_cache *c, const struct pattern_match *x)
 {
 	const struct exit_sites *s;
+	uint64_t base;
 	struct err e = { 0 };
 
 	if (plan_native_exit_sites(c, x->path, x->file_offset, x->code_size, x->e_machine, &s,
-				   &e)) {
+				   &base, &e)) {
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
 		json_fput_string(out, e.msg);
 		return;
@@ -27,7 +28,7 @@ static void json_native_exits(FILE *out, struct code_cache *c, const struct patt
 	fputs(",\"exit_sites\":[", out);
 	for (uint32_t i = 0; i < s->count; i++)
 		fprintf(out, "%s%llu", i ? "," : "",
-			(unsigned long long)(x->file_offset + s->offsets[i]));
+			(unsigned long long)(base + s->offsets[i]));
 	fputs("],\"exit_sites_error\":null", out);
 }
 

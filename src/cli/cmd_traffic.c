@@ -182,18 +182,26 @@ static int add_probe(struct arena *a, struct task_config *t, const char *lib,
 	return 0;
 }
 
+/* Where a probe's exits are (sites counting from base). */
+struct exits_of {
+	const struct exit_sites *sites;
+	uint64_t base;
+};
+
 /* 0 when lib defines sym and its returns are proven (an exit probe needs
- * them); else a negative errno, e saying why. */
+ * them); else a negative errno, e saying why.  x (may be NULL) gets the exits. */
 static int probeable(struct native_cache *nc, struct code_cache *code, const char *lib,
-		     const char *sym, struct err *e)
+		     const char *sym, struct exits_of *x, struct err *e)
 {
 	struct native_location loc;
-	const struct exit_sites *sites;
+	struct exits_of own;
 	int rc = native_resolve(nc, lib, sym, 0, &loc, e);
 
+	if (!x)
+		x = &own;
 	if (rc == 0)
-		rc = plan_native_exit_sites(code, lib, loc.offset, loc.size, loc.machine, &sites,
-					    e);
+		rc = plan_native_exit_sites(code, lib, loc.offset, loc.size, loc.machine, &x->sites,
+					    &x->base, e);
 	return rc;
 }
 
@@ -205,7 +213,7 @@ static const char *lookup_func(struct native_cache *nc, struct code_cache *code,
 	struct err e = { 0 };
 
 	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
-		if (probeable(nc, code, lib, LOOKUPS[i], &e) == 0)
+		if (probeable(nc, code, lib, LOOKUPS[i], NULL, &e) == 0)
 			return LOOKUPS[i];
 		if (e.code != -ENOENT) {
 			p_warn("traffic: no host names: %s", e.msg);
@@ -217,26 +225,48 @@ static const char *lookup_func(struct native_cache *nc, struct code_cache *code,
 }
 
 /* func, or where its returns are not proven bionic's system call behind it
- * (connect and sendmsg tail-call __netdClientDispatch's __connect and
- * __sendmsg); NULL when neither: accept, send and recv tail-call accept4,
- * sendto and recvfrom there, whose probes count them. */
+ * (connect and sendmsg branch through __netdClientDispatch to __connect and
+ * __sendmsg); NULL when neither.  x gets the chosen one's exits. */
 static const char *socket_func(struct native_cache *nc, struct code_cache *code,
 			       const char *lib, const char *func, char *raw, size_t size,
-			       char *skipped, size_t skipped_size)
+			       struct exits_of *x, char *skipped, size_t skipped_size)
 {
 	struct err e = { 0 };
 	size_t used = strlen(skipped);
 
-	if (probeable(nc, code, lib, func, &e) == 0)
+	if (probeable(nc, code, lib, func, x, &e) == 0)
 		return func;
 	if (e.code == -ENOENT)
 		return NULL;     /* not in this libc */
 	snprintf(raw, size, "__%s", func);
-	if (probeable(nc, code, lib, raw, &e) == 0)
+	if (probeable(nc, code, lib, raw, x, &e) == 0)
 		return raw;
 	p_debug("traffic: %s: %s", func, e.msg);
 	snprintf(skipped + used, skipped_size - used, "%s%s", used ? ", " : "", func);
 	return NULL;
+}
+
+/* Whether func's exits lie in another function of FUNCS (its tail branches
+ * reach that one, whose probe counts the call: a probe here would count it
+ * twice). */
+static bool reaches_probed(struct native_cache *nc, const char *lib, const char *func,
+			   const struct exits_of *x)
+{
+	for (size_t i = 0; i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
+		struct native_location g;
+		struct err e = { 0 };
+		if (!strcmp(FUNCS[i], func) || native_resolve(nc, lib, FUNCS[i], 0, &g, &e) < 0)
+			continue;
+		for (uint32_t k = 0; k < x->sites->count; k++) {
+			uint64_t at = x->base + x->sites->offsets[k];
+			if (at >= g.offset && at - g.offset < g.size) {
+				p_debug("traffic: %s: not probed, it branches to %s (counted there)",
+					func, FUNCS[i]);
+				return true;
+			}
+		}
+	}
+	return false;
 }
 
 /* One task: a probe per function of FUNCS the library defines, and one on
@@ -265,9 +295,10 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 		rc = EXIT_RUNTIME;
 	for (size_t i = 0; rc == EXIT_OK && i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
 		char raw[32];
-		const char *f = socket_func(nc, o->run.code, lib, FUNCS[i], raw, sizeof(raw),
+		struct exits_of x;
+		const char *f = socket_func(nc, o->run.code, lib, FUNCS[i], raw, sizeof(raw), &x,
 					    skipped, sizeof(skipped));
-		if (f && add_probe(cfg->arena, t, lib, f, o) < 0)
+		if (f && !reaches_probed(nc, lib, f, &x) && add_probe(cfg->arena, t, lib, f, o) < 0)
 			rc = EXIT_RUNTIME;
 	}
 	if (*skipped)

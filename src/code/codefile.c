@@ -610,6 +610,26 @@ bool code_file_vaddr(const struct code_file *f, uint64_t off, uint64_t *vaddr)
 	return false;
 }
 
+uint64_t code_file_function_at(struct code_file *f, uint64_t off)
+{
+	const struct elf_segment *seg;
+	size_t n = f->elf ? elf_load_segments(f->elf, &seg) : 0;
+	const struct sym *s;
+	uint64_t vaddr;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(seg[i].flags & PF_X) || off < seg[i].offset ||
+		    off - seg[i].offset >= seg[i].filesz)
+			continue;
+		vaddr = seg[i].vaddr + (off - seg[i].offset);
+		s = find_sym(f, vaddr);
+		if (!s || s->start != vaddr || off - seg[i].offset + s->size > seg[i].filesz)
+			return 0;
+		return s->size;
+	}
+	return 0;
+}
+
 /* The process address of vaddr through the mapping [start, end) at file
  * offset off, if it maps it. */
 static bool vaddr_to_addr(const struct code_file *f, uint64_t start, uint64_t end,

@@ -54,6 +54,11 @@ int code_file_methods(struct code_file *f, const struct oat_method_list **l, str
 /* A file offset -> ELF vaddr through the PT_LOAD headers. */
 bool code_file_vaddr(const struct code_file *f, uint64_t off, uint64_t *vaddr);
 
+/* The size of the sized function symbol (the larger of two names) that
+ * starts exactly at file offset off, in an executable PT_LOAD segment it
+ * fits in; 0 when none does. */
+uint64_t code_file_function_at(struct code_file *f, uint64_t off);
+
 /* Fills out's kind and its Java or native fields for code at vaddr (where to
  * look: pc-1 for a return address) whose PC is at pc_vaddr. */
 void code_file_describe(struct code_file *f, uint64_t vaddr, uint64_t pc_vaddr,

@@ -199,7 +199,49 @@ static bool a64_branch(uint32_t w, size_t i, int64_t *tgt, bool *uncond)
 	return true;
 }
 
-static int a64_native(const struct a64 *a, struct sitebuf *b, struct err *err)
+/* Whether the instruction writes sp (register 31 as sp, not xzr): add/sub
+ * (immediate, extended register), addg/subg, logical immediate and irg with
+ * Rd = sp, and a load or store that writes its base back when the base is
+ * sp (pair and register pre/post-index, ldraa/ldrab with writeback, SIMD
+ * structure post-index, MTE stg pre/post-index). */
+static bool a64_writes_sp(uint32_t w)
+{
+	bool rd_sp = (w & 31) == 31, rn_sp = (w >> 5 & 31) == 31;
+
+	if (rd_sp && (w & 0x3f800000u) == 0x11000000u)         /* add/sub imm, S = 0 */
+		return true;
+	if (rd_sp && (w & 0x3f800000u) == 0x11800000u)         /* addg/subg */
+		return true;
+	if (rd_sp && (w & 0x3fe00000u) == 0x0b200000u)         /* add/sub ext, S = 0 */
+		return true;
+	if (rd_sp && (w & 0x1f800000u) == 0x12000000u && (w >> 29 & 3) != 3)
+		return true;                                    /* and/orr/eor imm */
+	if (rd_sp && (w & 0xffe0fc00u) == 0x9ac01000u)         /* irg */
+		return true;
+	if (!rn_sp)
+		return false;
+	return (w & 0x3b800000u) == 0x28800000u ||             /* ldp/stp post-index */
+	       (w & 0x3b800000u) == 0x29800000u ||             /* ldp/stp pre-index */
+	       ((w & 0x3b200000u) == 0x38000000u && (w >> 10 & 1)) || /* ldr/str pre/post */
+	       (w & 0xff200c00u) == 0xf8200c00u ||             /* ldraa/ldrab pre-index */
+	       (w & 0xbf800000u) == 0x0c800000u ||             /* ld1..4/st1..4 post */
+	       (w & 0xbf800000u) == 0x0d800000u ||             /* single structure post */
+	       ((w & 0xff200000u) == 0xd9200000u && (w >> 10 & 1)); /* stg pre/post */
+}
+
+static int push_tail(struct exit_scan *scan, size_t at, int64_t target, bool conditional,
+		     struct err *err)
+{
+	if (grow_array(&scan->tails, &scan->tails_cap, (size_t)scan->n_tails + 1, 4) < 0)
+		return err_set(err, -ENOMEM, "out of memory for tail branches");
+	scan->tails[scan->n_tails++] = (struct exit_tail){ (uint32_t)at, target, conditional };
+	return 0;
+}
+
+/* scan: NULL refuses every branch out of the function; else each direct one
+ * is kept there (for plan/exits_tail.c to prove), as is whether sp moves. */
+static int a64_native(const struct a64 *a, struct sitebuf *b, struct exit_scan *scan,
+		      struct err *err)
 {
 	for (size_t i = 0; i < a->nwords; i++) {
 		uint32_t w = wd(a, i);
@@ -207,6 +249,10 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct err *err)
 		bool uncond;
 		int rc;
 
+		if (scan && !scan->moves_sp && a64_writes_sp(w)) {
+			scan->moves_sp = true;
+			scan->sp_write_at = (uint32_t)(i * 4);
+		}
 		if (a64_is_ret_any(w)) {
 			if ((rc = push_site(b, i * 4, err)))
 				return rc;
@@ -217,6 +263,11 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct err *err)
 			return err_set(err, -EINVAL, "exception return at +0x%zx", i * 4);
 		} else if (a64_branch(w, i, &t, &uncond) &&
 			   (t < 0 || (uint64_t)t >= a->nwords * 4)) {
+			if (scan) {
+				if ((rc = push_tail(scan, i * 4, t, !uncond, err)))
+					return rc;
+				continue;
+			}
 			return err_set(err, -EINVAL, "%s at +0x%zx (to %+lld from the function "
 				       "start)", uncond ? "tail call" : "jump out of the function",
 				       i * 4, (long long)t);
@@ -226,7 +277,7 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct err *err)
 }
 
 static int find_arm64(enum code_kind kind, const uint8_t *code, size_t size, uint32_t frame,
-		      struct sitebuf *b, struct err *err)
+		      struct sitebuf *b, struct exit_scan *scan, struct err *err)
 {
 	struct a64 a = { .code = code, .nwords = size / 4, .frame = frame };
 	int rc;
@@ -236,7 +287,7 @@ static int find_arm64(enum code_kind kind, const uint8_t *code, size_t size, uin
 	a.data = calloc(a.nwords ? a.nwords : 1, 1);
 	if (!a.data)
 		return err_set(err, -ENOMEM, "out of memory for %zu code words", a.nwords);
-	rc = kind == CODE_ART_METHOD ? a64_art(&a, b, err) : a64_native(&a, b, err);
+	rc = kind == CODE_ART_METHOD ? a64_art(&a, b, err) : a64_native(&a, b, scan, err);
 	free(a.data);
 	return rc;
 }
@@ -458,13 +509,13 @@ int exit_sites_prologue_frame(enum code_arch arch, const uint8_t *code, size_t s
 /* ---- entry points ------------------------------------------------------- */
 
 static int find(enum code_arch arch, enum code_kind kind, const uint8_t *code, size_t size,
-		uint32_t frame, struct exit_sites *out, struct err *err)
+		uint32_t frame, struct exit_sites *out, struct exit_scan *scan, struct err *err)
 {
 	struct sitebuf b = { 0 };
 	int rc;
 
 	if (arch == CODE_ARCH_ARM64)
-		rc = find_arm64(kind, code, size, frame, &b, err);
+		rc = find_arm64(kind, code, size, frame, &b, scan, err);
 	else if (kind == CODE_ART_METHOD)
 		rc = x86_art(code, size, frame, &b, err);
 	else
@@ -502,7 +553,7 @@ int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *cod
 	if (kind == CODE_ART_METHOD &&
 	    (rc = exit_sites_prologue_frame(arch, code, size, &frame, err)))
 		return rc;
-	return find(arch, kind, code, size, frame, out, err);
+	return find(arch, kind, code, size, frame, out, NULL, err);
 }
 
 int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, uint32_t frame,
@@ -513,7 +564,33 @@ int exit_sites_find_art(enum code_arch arch, const uint8_t *code, size_t size, u
 	memset(out, 0, sizeof(*out));
 	if ((rc = check_args(arch, code, size, err)))
 		return rc;
-	return find(arch, CODE_ART_METHOD, code, size, frame, out, err);
+	return find(arch, CODE_ART_METHOD, code, size, frame, out, NULL, err);
+}
+
+int exit_sites_scan_native(enum code_arch arch, const uint8_t *code, size_t size,
+			   struct exit_scan *out, struct err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = check_args(arch, code, size, err)))
+		return rc;
+	rc = find(arch, CODE_NATIVE_FUNCTION, code, size, 0, &out->sites,
+		  arch == CODE_ARCH_ARM64 ? out : NULL, err);
+	if (rc)
+		exit_scan_free(out);
+	return rc;
+}
+
+void exit_scan_free(struct exit_scan *s)
+{
+	if (!s)
+		return;
+	exit_sites_free(&s->sites);
+	free(s->tails);
+	s->tails = NULL;
+	s->n_tails = 0;
+	s->tails_cap = 0;
 }
 
 static int art_a64_boundary(const uint8_t *code, size_t size, size_t off, struct err *err)

@@ -23,6 +23,7 @@
 #ifndef UPROBESTATS_FORMATS_EXIT_SITES_H
 #define UPROBESTATS_FORMATS_EXIT_SITES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,34 @@ struct exit_sites {
 int exit_sites_find(enum code_arch arch, enum code_kind kind, const uint8_t *code, size_t size,
 		    struct exit_sites *out, struct err *err);
 void exit_sites_free(struct exit_sites *s);
+
+/* A direct branch out of a native function (arm64 `b`, `b.cond`, `cbz`, `tbz`, ...):
+ * a tail call, or a conditional branch to code elsewhere. */
+struct exit_tail {
+	uint32_t at;                /* offset of the branch from the function start */
+	int64_t target;             /* its destination, from the function start */
+	bool conditional;
+};
+
+/* A native function's own exits, and where its exits may go on: the direct
+ * branches out of it and whether it ever moves sp (plan/exits_tail.c proves
+ * the rest: a branch taken with sp at its entry value, to a function start). */
+struct exit_scan {
+	struct exit_sites sites;    /* its own return instructions */
+	struct exit_tail *tails;    /* in code order; arm64 only (x86_64 refuses them) */
+	uint32_t n_tails;
+	bool moves_sp;              /* an instruction writes sp (arm64) */
+	uint32_t sp_write_at;       /* the first one */
+	size_t tails_cap;
+};
+
+/* As exit_sites_find(CODE_NATIVE_FUNCTION), except that on arm64 a direct
+ * branch out of the function is kept in out->tails instead of refused.  x86_64:
+ * as exit_sites_find (its decoder cannot prove rsp at a `jmp`).  Free with
+ * exit_scan_free(). */
+int exit_sites_scan_native(enum code_arch arch, const uint8_t *code, size_t size,
+			   struct exit_scan *out, struct err *err);
+void exit_scan_free(struct exit_scan *s);
 
 /* As exit_sites_find(CODE_ART_METHOD), with the frame size from CodeInfo: each
  * epilogue (arm64 and x86_64) must remove exactly `frame` bytes (exit_sites_find

@@ -12,6 +12,7 @@
 #include "code/codefile.h"
 #include "formats/exit_sites.h"
 #include "formats/oat_exits.h"
+#include "plan/exits_tail.h"
 
 /* Larger code than this is not read (no compiled method or function we
  * would probe comes near it). */
@@ -166,40 +167,74 @@ static int analyse_java(void *ctx, struct code_file *f, uint64_t *base,
 	return rc;
 }
 
-/* An ELF function's proven exits (offsets from its start, the first one
- * maybe the entry itself), or the refusal. */
-static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
-			const struct code_file *f, struct exit_sites *sites, struct err *err)
+/* An ELF function's own proven exits (offsets from its start, the first one
+ * maybe the entry itself) and its branches out, or the refusal. */
+static int native_scan(const char *path, uint64_t offset, uint64_t size, uint16_t machine,
+		       const struct code_file *f, enum code_arch *arch, struct exit_scan *scan,
+		       struct err *err)
 {
-	enum code_arch arch;
 	const uint8_t *code;
 	uint8_t *owned;
 	int rc;
 
-	memset(sites, 0, sizeof(*sites));
+	memset(scan, 0, sizeof(*scan));
 	if (machine == EM_X86_64)
-		arch = CODE_ARCH_X86_64;
+		*arch = CODE_ARCH_X86_64;
 	else if (machine == EM_AARCH64)
-		arch = CODE_ARCH_ARM64;
+		*arch = CODE_ARCH_ARM64;
 	else
 		return err_set(err, -ENOTSUP, "no exit-site finder for ELF machine %u (x86_64 and "
 			       "arm64 only)", machine);
 	rc = read_code(path, offset, size, f, &code, &owned, err);
 	if (rc < 0)
 		return rc;
-	rc = exit_sites_find(arch, CODE_NATIVE_FUNCTION, code, (size_t)size, sites, err);
+	rc = exit_sites_scan_native(*arch, code, (size_t)size, scan, err);
 	free(owned);
 	return rc;
 }
 
-/* The analysis of an ELF function (p->offset, p->code_size bytes). */
+/* The exits through the function's tail branches (plan/exits_tail.c), as
+ * file offsets (*base 0). */
+static int tail_sites(const struct exits_query *p, struct code_file *f, enum code_arch arch,
+		      const struct exit_scan *scan, uint64_t *base, struct exit_sites *sites,
+		      struct err *err)
+{
+	struct native_exits x;
+	int rc = exits_tail_follow(f, arch, p->offset, p->code_size, scan, &x, err);
+
+	if (rc == 0 && x.count && x.offsets[x.count - 1] > UINT32_MAX)
+		rc = err_set(err, -EFBIG, "exit sites past 4 GiB into the file");
+	if (rc == 0 && !(sites->offsets = calloc(x.count ? x.count : 1, sizeof(uint32_t))))
+		rc = err_set(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; rc == 0 && i < x.count; i++)
+		sites->offsets[i] = (uint32_t)x.offsets[i];
+	if (rc == 0) {
+		sites->count = x.count;
+		*base = 0;
+	}
+	native_exits_free(&x);
+	return rc;
+}
+
+/* The analysis of an ELF function (p->offset, p->code_size bytes): its own
+ * returns (a lone `ret` left to keep_sites), and those its tail branches reach. */
 static int analyse_native(void *ctx, struct code_file *f, uint64_t *base,
 			  struct exit_sites *sites, struct err *err)
 {
 	const struct exits_query *p = ctx;
+	struct exit_scan scan;
+	enum code_arch arch;
+	int rc = native_scan(p->path, p->offset, p->code_size, p->machine, f, &arch, &scan, err);
 
 	*base = p->offset;
-	return native_sites(p->path, p->offset, p->code_size, p->machine, f, sites, err);
+	if (rc == 0 && (!scan.n_tails || is_lone_ret(&scan.sites))) {
+		*sites = scan.sites;
+		scan.sites = (struct exit_sites){ 0 };
+	} else if (rc == 0) {
+		rc = tail_sites(p, f, arch, &scan, base, sites, err);
+	}
+	exit_scan_free(&scan);
+	return rc;
 }
 
 /* The query's exit analysis, run once per method for the whole run (the
@@ -221,7 +256,7 @@ static const struct code_exits *memo_exits(const struct exits_query *p, struct c
 
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
 			   uint64_t code_size, uint16_t machine, const struct exit_sites **sites,
-			   struct err *err)
+			   uint64_t *base, struct err *err)
 {
 	const struct exits_query q = { .path = path, .offset = offset, .code_size = code_size,
 				       .machine = machine };
@@ -229,6 +264,7 @@ int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offs
 	const struct code_exits *x = f ? memo_exits(&q, f, err) : NULL;
 
 	*sites = x ? &x->sites : NULL;
+	*base = x ? x->base : offset;
 	if (!f)
 		return err_set(err, -ENOMEM, "out of memory");
 	return x ? check_not_bare(&x->sites, err) : err->code;

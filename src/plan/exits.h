@@ -15,7 +15,8 @@
  * and an exit probe on one instruction could not be ordered).  ELF functions
  * keep their uretprobe unless --exit-probes or the probe's exit_probes field
  * asks for exit sites; a function whose exits cannot be proven (or that is a
- * lone `ret`) is then refused, never guessed. */
+ * lone `ret`) is then refused, never guessed.  A native function's exits
+ * may lie in another function it tail-branches to (plan/exits_tail.c). */
 #ifndef UPROBESTATS_PLAN_EXITS_H
 #define UPROBESTATS_PLAN_EXITS_H
 
@@ -70,13 +71,15 @@ struct exits_choice {
 int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err);
 
 /* The exit sites --exit-probes would use for the ELF function at path+offset
- * (code_size bytes, machine EM_*): offsets from the function's start, proven
- * (formats/exit_sites.h) and not the first instruction; else a negative errno
- * and err saying why (the reason exits_choose refuses the probe with).  The
+ * (code_size bytes, machine EM_*): proven (formats/exit_sites.h, and on arm64
+ * plan/exits_tail.c through tail branches) and not the first instruction;
+ * else a negative errno and err saying why (the reason exits_choose refuses
+ * the probe with).  The sites count from *base: the function's offset, or 0
+ * when tail branches added sites elsewhere (they are file offsets then).  The
  * analysis is the one exits_choose memoizes in the command's code cache c;
  * *sites points into c (valid until code_cache_free). */
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
 			   uint64_t code_size, uint16_t machine, const struct exit_sites **sites,
-			   struct err *err);
+			   uint64_t *base, struct err *err);
 
 #endif

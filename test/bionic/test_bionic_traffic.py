@@ -44,8 +44,10 @@ def read_exact(proc, n, timeout=10):
     return got
 
 
-def test_toybox_nc_tcp_exact_bytes_and_host():
-    port = 26000 + os.getpid() % 3000
+def toybox_nc(by_lib):
+    """by_lib: every process mapping the chroot's libc (the client too); else -p
+    SERVER alone (the client's calls must not count)."""
+    port = 26000 + (os.getpid() + (0 if by_lib else 7)) % 3000
     os.makedirs(host("/system/etc"), exist_ok=True)
     with open(host("/system/etc/hosts"), "w") as f:
         f.write(f"127.0.0.1 localhost\n127.0.0.1 {NAME}\n")
@@ -57,7 +59,8 @@ def test_toybox_nc_tcp_exact_bytes_and_host():
             if srv.poll() is not None or time.monotonic() > deadline:
                 raise TestFailure("nc -l did not listen: " + srv.stderr.read().decode())
             time.sleep(0.01)
-        args = ["traffic", "--lib", host(LIBC), "--format", "json"]
+        args = ["traffic"] + (["--lib", host(LIBC)] if by_lib else ["-p", str(srv.pid)]) + \
+            ["--format", "json"]
         u = Uprobestats(args + (["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []))
         u.wait_attached()
         cli = nc([NAME, str(port)])
@@ -85,8 +88,16 @@ def test_toybox_nc_tcp_exact_bytes_and_host():
         return sorted((r["proto"], r["peer"], r["host"], r["iface"], r["tx_bytes"],
                        r["rx_bytes"], r["tx_calls"], r["rx_calls"])
                       for r in rows if r["pid"] == pid)
-    eq(of(cli.pid), [("tcp", f"127.0.0.1:{port}", NAME, "lo", 1000, 300, 1, 1)],
-       "client: bytes, calls and the name it looked up")
+    eq(of(cli.pid), [("tcp", f"127.0.0.1:{port}", NAME, "lo", 1000, 300, 1, 1)] if by_lib
+       else [], "client: bytes, calls and the name it looked up")
     eq(of(srv.pid), [("?", "?", None, None, 300, 1000, 1, 1)],
        "server: bytes and calls over the fd its accept() (begun before the attach) "
        "returned")
+
+
+def test_toybox_nc_tcp_exact_bytes_and_host():
+    toybox_nc(True)
+
+
+def test_toybox_nc_server_by_pid():
+    toybox_nc(False)

@@ -13,8 +13,10 @@ For each ELF there (libraries and executables):
     independent disassembly (Debian's python3-capstone) finds: every return
     instruction of a function whose exits are provable (every instruction
     decodes, every direct branch lands on an instruction start inside it, no
-    tail call, no indirect jump, not an empty function), and otherwise the
-    same refusal, at the same offset;
+    tail call, no indirect jump, not an empty function; on arm64 a tail branch
+    onto a function's start from a function that never writes sp adds that
+    function's exits, followed here independently), and otherwise the same
+    refusal, at the same offset;
   * the functions it leaves out are left out with a reason (an ifunc's
     resolver; an alias of code already listed).
 
@@ -139,8 +141,9 @@ def independent_functions(path):
 
 
 # ---- the independent exit sites ----------------------------------------------
-# Instructions come as (offset, length, mnemonic, target): target the branch's
-# destination as an offset from the function start (direct branches), else None.
+# Instructions come as (offset, length, mnemonic, target, operands): target the
+# branch's destination as an offset from the function start (direct branches),
+# else None.
 
 COND_X86 = re.compile(r"^(j(?!mp)\w+|loop\w*)$")
 A64_BRANCH = re.compile(r"^(b|b\.\w+|cbn?z|tbn?z)$")
@@ -160,15 +163,19 @@ def capstone_insns(arch, code):
             if not got:
                 return
             mn, ops = got[0][2], got[0][3]
-            tgt = int(ops.split("#")[-1], 0) if A64_BRANCH.match(mn) else None
-            yield off, 4, mn, tgt
+            tgt = signed64(int(ops.split("#")[-1], 0)) if A64_BRANCH.match(mn) else None
+            yield off, 4, mn, tgt, ops
         return
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     for addr, size, mn, ops in md.disasm_lite(code, 0):
         mn = mn.split()[-1] if mn else mn
         tgt = int(ops, 0) if is_branch(arch, mn) and re.fullmatch(r"0x[0-9a-f]+|\d+", ops) \
             else None
-        yield addr, size, mn, tgt
+        yield addr, size, mn, tgt, ops
+
+
+def signed64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
 
 
 def objdump_insns(arch, path, vaddr, size):
@@ -192,7 +199,7 @@ def objdump_insns(arch, path, vaddr, size):
         t = re.match(r"^(?:.*,\s*)?(?:#)?0x([0-9a-f]+)(?:\s*<.*>)?$", ops.strip())
         if is_branch(arch, mn) and t:
             tgt = int(t.group(1), 16) - vaddr
-        rows.append([off, 0, mn.strip(), tgt])
+        rows.append([off, 0, mn.strip(), tgt, ops.split("//")[0].strip()])
     for i, r in enumerate(rows):
         r[1] = (rows[i + 1][0] if i + 1 < len(rows) else size) - r[0]
     if rows and rows[-1][0] + (4 if arch == "arm64" else 1) > size:
@@ -200,12 +207,30 @@ def objdump_insns(arch, path, vaddr, size):
     return [tuple(r) for r in rows]
 
 
-def exits_of(arch, insns, size):
-    """(sites, None) or (None, (reason, offset)): the rules an exit probe needs."""
+# arm64 instructions that only read sp although it is their first operand
+A64_SP_READERS = ("cmp", "cmn", "tst", "stg", "st2g", "stzg", "stz2g", "stgp")
+
+
+def a64_writes_sp(mn, ops):
+    """sp written: as the destination (add/sub/mov/and/orr sp, ...), or as a base
+    register written back ([sp, #-16]! pre-index, [sp], #16 post-index)."""
+    first = ops.split(",")[0].strip()
+    if first in ("sp", "wsp") and mn not in A64_SP_READERS:
+        return True
+    return bool(re.search(r"\[sp(?:,[^\]]*)?\]!", ops) or re.search(r"\[sp\]\s*,", ops))
+
+
+def exits_of(arch, insns, size, scan=None):
+    """(sites, None) or (None, (reason, offset)): the rules an exit probe needs.
+    scan (arm64): a dict that gets the direct branches out of the function
+    ("tails": [(offset, target, conditional)]) instead of refusing them, and
+    the first instruction writing sp ("sp_write": offset or None)."""
     starts, sites, targets, end = set(), [], [], 0
-    for off, n, mn, tgt in insns:
+    for off, n, mn, tgt, ops in insns:
         end = off + n
         starts.add(off)
+        if scan is not None and scan.get("sp_write") is None and a64_writes_sp(mn, ops):
+            scan["sp_write"] = off
         if mn in ("ret", "retq", "retaa", "retab"):
             sites.append(off)
         elif mn in ("retf", "retfq", "lret", "lretq", "iret", "iretd", "iretq"):
@@ -220,6 +245,9 @@ def exits_of(arch, insns, size):
                     return None, ("indirect jump", off)
                 continue
             if not 0 <= tgt < size:
+                if scan is not None:
+                    scan.setdefault("tails", []).append((off, tgt, mn not in ("jmp", "b")))
+                    continue
                 return None, ("tail call" if mn in ("jmp", "b") else "jump out", off)
             targets.append(tgt)
     if end != size:
@@ -227,21 +255,103 @@ def exits_of(arch, insns, size):
     for t in targets:
         if t not in starts:
             return None, ("branch into an insn", t)
-    if sites and sites[0] == 0:
+    if scan is None and sites and sites[0] == 0:
         return None, ("empty function", 0)
     return sites, None
 
 
-def independent_exits(arch, path, code, vaddr):
+def independent_exits(arch, path, code, vaddr, scan=None):
     """capstone's answer; where capstone cannot decode, LLVM's.  (sites, refusal, by)"""
     if arch == "arm64" and len(code) % 4:
         return None, ("size not a multiple of 4", 0), "capstone"
-    sites, refusal = exits_of(arch, list(capstone_insns(arch, code)), len(code))
+    sites, refusal = exits_of(arch, list(capstone_insns(arch, code)), len(code),
+                              None if scan is None else scan)
     if refusal and refusal[0] == "undecodable":
+        if scan is not None:
+            scan.clear()
         sites, refusal = exits_of(arch, objdump_insns(arch, path, vaddr, len(code)),
-                                  len(code))
+                                  len(code), scan)
         return sites, refusal, "llvm-objdump"
     return sites, refusal, "capstone"
+
+
+# ---- exits through tail branches (the tool's plan/exits_tail.c) ------------------
+# arm64: a direct branch out of a function that never writes sp, onto the start of
+# a sized function symbol (in an executable PT_LOAD it fits in), adds that
+# function's exits (own returns, and recursively its tail branches), breadth
+# first, at most TAIL_DEPTH functions deep and TAIL_FUNCS in all; any failure
+# refuses with the probed function's branch that leads to it.
+
+TAIL_DEPTH, TAIL_FUNCS = 4, 32
+
+
+class Image:
+    """What the closure reads of one ELF: bytes, executable segments, starts."""
+
+    def __init__(self, path, data, want):
+        self.path, self.data = path, data
+        self.segs = [sg for sg in loads(path) if sg[3]]
+        self.starts = {}
+        for (_, _), (size, _, vaddr) in want.items():
+            if size and vaddr:
+                self.starts[vaddr] = max(size, self.starts.get(vaddr, 0))
+
+    def function_at(self, off):
+        """(size, vaddr) of the function starting at file offset off, or None."""
+        for vaddr, soff, filesz, _ in self.segs:
+            if soff <= off < soff + filesz:
+                va = vaddr + off - soff
+                size = self.starts.get(va, 0)
+                if not size or off - soff + size > filesz:
+                    return None
+                return size, va
+        return None
+
+
+def tail_exits(img, arch, off, size, own, scan):
+    """(sorted file offsets, None) or (None, (reason, offset))."""
+    sites = set(off + s for s in own)
+    fns = [(off, size, 0, None, 0)]
+
+    def refusal(t):
+        return ("jump out" if t[2] else "tail call", t[0])
+
+    def follow(i, sc):
+        foff, _, _, root, depth = fns[i]
+        tails = sc.get("tails", [])
+        if not tails:
+            return None
+        if sc.get("sp_write") is not None:
+            return refusal(root or tails[0])
+        for t in tails:
+            r = root or t
+            to = foff + t[1]
+            if to < 0:
+                return refusal(r)
+            if any(f[0] == to for f in fns):
+                continue
+            got = img.function_at(to)
+            if not got or depth + 1 > TAIL_DEPTH or len(fns) >= TAIL_FUNCS + 1:
+                return refusal(r)
+            fns.append((to, got[0], got[1], r, depth + 1))
+        return None
+
+    bad = follow(0, scan)
+    i = 1
+    while bad is None and i < len(fns):
+        foff, fsize, fva, root, _ = fns[i]
+        sc = {}
+        tsites, tref, _ = independent_exits(arch, img.path, img.data[foff:foff + fsize], fva,
+                                            sc)
+        if tref is not None:
+            bad = refusal(root)
+            break
+        sites |= set(foff + s for s in tsites)
+        bad = follow(i, sc)
+        i += 1
+    if bad is not None:
+        return None, bad
+    return sorted(sites), None
 
 
 # ---- the sweep ------------------------------------------------------------------
@@ -281,6 +391,7 @@ def sweep_file(ul, path, fails):
     with open(path, "rb") as fh:
         data = fh.read()
     arm = "arm64" in ul
+    img = Image(path, data, want)
     for key, m in sorted(have.items(), key=lambda kv: kv[1]["file_offset"]):
         if key not in want:
             continue
@@ -304,8 +415,14 @@ def sweep_file(ul, path, fails):
             continue
         row["code ranges"] += 1
         code = data[key[1]:key[1] + size]
+        scan = {} if arm else None
         sites, refusal, by = independent_exits("arm64" if arm else "x86_64", path, code,
-                                               vaddr) if size else (None, ("no size", 0), "")
+                                               vaddr, scan) if size else (None, ("no size", 0), "")
+        if sites is not None and sites and sites[0] == 0:
+            sites, refusal = None, ("empty function", 0)
+        elif sites is not None and scan:
+            tsorted, refusal = tail_exits(img, "arm64", key[1], size, sites, scan)
+            sites = None if tsorted is None else [x - key[1] for x in tsorted]
         if by == "llvm-objdump":
             row["llvm-objdump"] += 1
         tsites = None if m["exit_sites"] is None else [s - key[1] for s in m["exit_sites"]]
@@ -315,6 +432,8 @@ def sweep_file(ul, path, fails):
         if sites is not None and tsites == sites:
             row["accepted"] += 1
             row["exit sites"] += len(sites)
+            if any(not 0 <= x < size for x in sites):
+                row["tail exits"] += 1
         elif refusal is not None and tref == refusal:
             row["refused: " + refusal[0]] += 1
         else:
@@ -326,7 +445,7 @@ def sweep_file(ul, path, fails):
 
 
 COLUMNS = ["functions", "alias", "ifunc resolver", "code ranges", "accepted", "exit sites",
-           "llvm-objdump"]
+           "tail exits", "llvm-objdump"]
 
 
 def table(rows):
@@ -379,7 +498,12 @@ Generated by `test/codecheck/check_native_exits.py --markdown docs/native-exit-s
   tool leaves it out and says to probe the implementation).
 - **code ranges**: what is left to probe; **accepted**: functions whose exits the tool
   proves (`--exit-probes`, `--ret` with exit probes), with their **exit sites** in total,
-  each equal to capstone's return instructions;
+  each equal to capstone's return instructions; on arm64 also those reached through
+  tail branches (**tail exits**: functions with exit sites outside themselves), which the
+  checker follows on its own: a direct branch out of a function that never writes sp
+  (capstone's operands: `sp` as destination, `[sp, …]!`, `[sp], …`), onto the start
+  of a sized function symbol, adds that function's exits, breadth first, at most 4
+  deep and 32 functions;
   **refused …**: the tool refuses exit probes with that reason at the same offset as the
   independent disassembly finds it (a tail call: `jmp`/`b` out of the function; a
   jump out: a conditional branch out of it, i.e. code shared between functions; an

@@ -466,6 +466,71 @@ UT_TEST(exit_sites_native_refuse_what_cannot_be_proven)
 	UT_EQ_INT(native(CODE_ARCH_ARM64, a, 0, &s, &e), -EINVAL);
 }
 
+/* arm64: the scan keeps the branches out (for plan/exits_tail.c) and says
+ * whether sp is written anywhere; x86_64 still refuses a tail jmp. */
+UT_TEST(exit_sites_scan_native_keeps_arm64_tail_branches)
+{
+	/* bionic's write: mov x8,#64; svc #0; cmn x0,#1,lsl #12; cneg x0,x0,hi;
+	 * b.hi .-0x4fc; ret */
+	static const uint32_t wrapper[] = { 0xd2800808, 0xd4000001, 0xb140041f, 0xda809400,
+					    0x54ffd828, 0xd65f03c0 };
+	static const uint8_t x86_tail[] = { 0x31, 0xc0, 0xe9, 0x00, 0x10, 0x00, 0x00 };
+	uint8_t a[4 * 6];
+	struct exit_scan sc;
+	struct err e = { 0 };
+
+	put_words(a, wrapper, 6);
+	UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_ARM64, a, sizeof(a), &sc, &e), 0);
+	UT_EQ_INT(sc.sites.count, 1);
+	UT_EQ_INT(sc.sites.count ? sc.sites.offsets[0] : 0, 20);
+	UT_EQ_INT(sc.n_tails, 1);
+	UT_EQ_INT(sc.n_tails ? sc.tails[0].at : 0, 16);
+	UT_ASSERT(sc.n_tails && sc.tails[0].conditional && sc.tails[0].target == 16 - 0x4fc);
+	UT_ASSERT(!sc.moves_sp);
+	exit_scan_free(&sc);
+	UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_X86_64, x86_tail, sizeof(x86_tail), &sc, &e),
+		  -EINVAL);
+	UT_CONTAINS(e.msg, "tail call at +0x2");
+}
+
+/* Every way an arm64 instruction writes sp, and look-alikes that only read it. */
+UT_TEST(exit_sites_scan_native_sees_every_sp_write)
+{
+	static const struct { uint32_t w; bool writes; const char *what; } cases[] = {
+		{ 0xa9bf7bfd, true, "stp x29, x30, [sp, #-16]!" },
+		{ 0xa8c17bfd, true, "ldp x29, x30, [sp], #16" },
+		{ 0xd10043ff, true, "sub sp, sp, #16" },
+		{ 0x910043ff, true, "add sp, sp, #16" },
+		{ 0x9100001f, true, "mov sp, x0" },
+		{ 0xcb2063ff, true, "sub sp, sp, x0 (extended)" },
+		{ 0x927cebff, true, "and sp, xzr, #~15" },
+		{ 0xf81f0fe0, true, "str x0, [sp, #-16]!" },
+		{ 0xf84107e0, true, "ldr x0, [sp], #16" },
+		{ 0x3cdf0fe0, true, "ldr q0, [sp, #-16]!" },
+		{ 0x4cdf73e0, true, "ld1 {v0.16b}, [sp], #16" },
+		{ 0xa9017bfd, false, "stp x29, x30, [sp, #16]" },
+		{ 0x910003fd, false, "mov x29, sp" },
+		{ 0xeb2063ff, false, "cmp sp, x0" },
+		{ 0xf94007e0, false, "ldr x0, [sp, #8]" },
+		{ 0xf81f83e0, false, "stur x0, [sp, #-8]" },
+		{ 0xb100041f, false, "cmn x0, #1" },
+		{ 0xaa0003ff, false, "mov xzr, x0 (orr, register: xzr)" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t a[8];
+		struct exit_scan sc;
+		struct err e = { 0 };
+
+		put_words(a, (const uint32_t[]){ cases[i].w, 0xd65f03c0 }, 2);
+		UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_ARM64, a, sizeof(a), &sc, &e), 0);
+		if (sc.moves_sp != cases[i].writes)
+			fprintf(stderr, "%s: moves_sp %d\n", cases[i].what, sc.moves_sp);
+		UT_ASSERT(sc.moves_sp == cases[i].writes);
+		exit_scan_free(&sc);
+	}
+}
+
 /* ---- every compiled method of the real files ------------------------------ */
 
 struct real_stats {

@@ -3,6 +3,7 @@
 #include "ut.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "code/codecache.h"
 #include "plan/exits.h"
 #include "plan/plan.h"
+#include "resolve/native.h"
 
 /* 16 bytes of padding, then the function: "xor eax, eax; ret". */
 static const uint8_t leaf[] = {
@@ -389,6 +391,123 @@ UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
 	check_lone_ret(&p, &o, 20192);
 }
 
+/* ---- tail branches (plan/exits_tail.c) on the real arm64 bionic libc ---- */
+
+#define BIONIC_LIBC "android-userland/arm64-android11/system/lib64/libc.so"
+
+static uint64_t bionic_sym(const char *name, uint64_t *size)
+{
+	struct native_location loc = { 0 };
+	struct err e = { 0 };
+
+	if (native_resolve(NULL, ut_testdata(BIONIC_LIBC), name, 0, &loc, &e) < 0)
+		fprintf(stderr, "%s: %s\n", name, e.msg);
+	if (size)
+		*size = loc.size;
+	return loc.offset;
+}
+
+/* What plan_native_exit_sites gives for one of bionic's functions. */
+struct bionic_x {
+	struct code_cache *c;
+	const struct exit_sites *s;
+	uint64_t base;
+};
+
+/* The exits of bionic's NAME (its symbol at *at, *size); free x->c. */
+static int bionic_exits(const char *name, uint64_t *at, uint64_t *size, struct bionic_x *x,
+			struct err *e)
+{
+	*at = bionic_sym(name, size);
+	x->s = NULL;
+	if (!(x->c = code_cache_new(NULL)))
+		return -ENOMEM;
+	return plan_native_exit_sites(x->c, ut_testdata(BIONIC_LIBC), *at, *size, EM_AARCH64,
+				      &x->s, &x->base, e);
+}
+
+static bool has_site(const struct bionic_x *x, uint64_t off)
+{
+	for (uint32_t i = 0; x->s && i < x->s->count; i++)
+		if (x->base + x->s->offsets[i] == off)
+			return true;
+	return false;
+}
+
+/* write, read, writev, ...: `mov x8, #nr; svc #0; cmn; cneg; b.hi
+ * __set_errno_internal; ret`: their exits are their own ret and
+ * __set_errno_internal's (its last instruction, +0x28). */
+UT_TEST(plan_exits_bionic_wrappers_exit_through_set_errno_internal)
+{
+	static const char *const wrappers[] = { "write", "read", "writev", "readv", "recvfrom",
+						"__connect", "__sendmsg" };
+	uint64_t errno_size, errno_at = bionic_sym("__set_errno_internal", &errno_size);
+
+	UT_EQ_U64(errno_size, 44);
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+		struct bionic_x x;
+		struct err e = { 0 };
+		uint64_t size, at;
+		int rc = bionic_exits(wrappers[i], &at, &size, &x, &e);
+
+		if (rc)
+			fprintf(stderr, "%s: %s\n", wrappers[i], e.msg);
+		UT_ASSERT(rc == 0 && x.s && x.s->count == 2);
+		UT_ASSERT(has_site(&x, errno_at + 40));
+		UT_ASSERT(has_site(&x, at + size - 4));
+		code_cache_free(x.c);
+	}
+}
+
+/* sendto has no tail branch (it calls through netd's dispatch table): its
+ * own ret alone, as before. */
+UT_TEST(plan_exits_bionic_function_without_tail_branch_is_unchanged)
+{
+	struct bionic_x x;
+	struct err e = { 0 };
+	uint64_t size, at;
+
+	UT_EQ_INT(bionic_exits("sendto", &at, &size, &x, &e), 0);
+	UT_ASSERT(x.s && x.s->count == 1 && x.base == at);
+	UT_ASSERT(has_site(&x, at + size - 4));
+	code_cache_free(x.c);
+}
+
+/* send is `b sendto@plt`-like: a branch onto no function symbol's start (a
+ * PLT entry) stays refused, at the branch. */
+UT_TEST(plan_exits_bionic_unproven_tail_branch_is_refused)
+{
+	struct bionic_x x;
+	struct err e = { 0 };
+	uint64_t size, at;
+
+	UT_ASSERT(bionic_exits("send", &at, &size, &x, &e) < 0);
+	UT_CONTAINS(e.msg, "tail call at +0x8");
+	UT_CONTAINS(e.msg, "no function symbol starts at");
+	UT_ASSERT(!x.s);
+	code_cache_free(x.c);
+}
+
+/* trace --ret --exit-probes on write: the plan's exit probes include the
+ * shared ret, so a failed write returns too. */
+UT_TEST(plan_exits_choose_takes_tail_exits_for_trace)
+{
+	struct exits_query q = { .machine = EM_AARCH64, .program = "p", .what = "write",
+				 .opt_exit_probes = true };
+	struct exits_choice c;
+	struct err e = { 0 };
+	uint64_t errno_at = bionic_sym("__set_errno_internal", NULL);
+
+	q.path = ut_testdata(BIONIC_LIBC);
+	q.offset = bionic_sym("write", &q.code_size);
+	UT_EQ_INT(exits_choose(&q, &c, &e), 0);
+	UT_ASSERT(c.exit_probes && !c.lone_ret);
+	UT_EQ_U64(c.n_exits, 2);
+	UT_EQ_U64(c.n_exits == 2 ? c.exit_offsets[0] : 0, errno_at + 40);
+	UT_EQ_U64(c.n_exits == 2 ? c.exit_offsets[1] : 0, q.offset + q.code_size - 4);
+	free(c.exit_offsets);
+}
+
 static uint64_t analyses(const struct code_cache *c)
 {
 	struct code_cache_stats st;
@@ -414,6 +533,7 @@ UT_TEST(plan_exits_each_method_analysed_once_per_code_cache)
 	struct probe_config pc;
 	struct exits_choice ch;
 	const struct exit_sites *s;
+	uint64_t base;
 	struct err e = { 0 }, e2 = { 0 };
 
 	UT_ASSERT(c);
@@ -434,7 +554,7 @@ UT_TEST(plan_exits_each_method_analysed_once_per_code_cache)
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
 	UT_EQ_U64(p.exit_offsets[0], 16 + 2);
 	free(p.exit_offsets);
-	UT_EQ_INT(plan_native_exit_sites(c, p.path, 16, 3, EM_X86_64, &s, &e), 0);
+	UT_EQ_INT(plan_native_exit_sites(c, p.path, 16, 3, EM_X86_64, &s, &base, &e), 0);
 	UT_EQ_INT(s->count, 1);
 	UT_EQ_INT(s->offsets[0], 2);
 	UT_EQ_U64(analyses(c), 2);
@@ -443,7 +563,7 @@ UT_TEST(plan_exits_each_method_analysed_once_per_code_cache)
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e2), PLAN_REFUSED);
 	UT_EQ_STR(e.msg, e2.msg);
-	UT_ASSERT(plan_native_exit_sites(c, p.path, 0, sizeof(tail), EM_X86_64, &s, &e2) < 0);
+	UT_ASSERT(plan_native_exit_sites(c, p.path, 0, sizeof(tail), EM_X86_64, &s, &base, &e2) < 0);
 	UT_CONTAINS(e.msg, e2.msg);
 	UT_EQ_U64(analyses(c), 3);
 	code_cache_free(c);

@@ -19,8 +19,8 @@
 #                arm64 Android 11 userland (android-userland/arm64-android11: bionic's
 #                linker64, libc.so, toybox and their closure) to /android, where /init
 #                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it,
-#                with BINDIR/android/target_atrace in its /system/bin
-#                (test/vm/vmtest_traffic.c);
+#                with BINDIR/android/target_atrace in its /system/bin and a
+#                /system/etc/hosts (test/vm/vmtest_traffic.c);
 #                the chain gdb's backtrace shows at that toybox's first write (gdb-multiarch
 #                on it under qemu-user: test/vm/toybox_stack.py) to
 #                /vm/testdata/toybox_stack.txt, the bionic --stack scenario's expectation
@@ -162,9 +162,11 @@ mkdir -p "$root/android"
 cp -a "$android/." "$root/android/"
 chmod -R u+w "$root/android"
 rm -f "$root/android/PROVENANCE.tsv"
-mkdir -p "$root/android/proc" "$root/android/dev" "$root/android/tmp"
-# vmtest_traffic.c: the sections scenario's bionic program (BINDIR/android/)
+mkdir -p "$root/android/proc" "$root/android/dev" "$root/android/tmp" "$root/android/system/etc"
+# vmtest_traffic.c: the sections scenario's bionic program (BINDIR/android/), and the
+# name the traffic scenario's nc client looks up (bionic reads /system/etc/hosts).
 install -m 0755 "$bindir/android/target_atrace" "$root/android/system/bin/target_atrace"
+printf '127.0.0.1 localhost\n127.0.0.1 upst-nc.test\n' >"$root/android/system/etc/hosts"
 # What /init checks before it runs anything: the binary in the VM is the one shipped.
 (cd "$(dirname "$ups")" && sha256sum "$(basename "$ups")") |
 	sed 's|  .*|  /vm/bin/uprobestats|' >"$root/vm/uprobestats.sha256"

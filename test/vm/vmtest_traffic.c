@@ -3,13 +3,14 @@
  * chroot, as test/bionic/test_bionic_traffic.py and test/e2e/test_sections.py run the
  * x86_64 one on the host.
  *
- * traffic: `traffic -p` on a chrooted toybox `nc -l` probes the chroot's libc.  Not yet
- * here: exact bytes per direction.  bionic's arm64 system call wrappers (read, write,
- * __connect, ...) end in `b.hi __set_errno_internal`, a branch out of the function, so
- * traffic leaves them out ("their returns not proven") and counts nothing of nc; the
- * full scenario (nc server and client, exact bytes, the client's host name from a
- * chroot /system/etc/hosts) is in this file's first commit, to bring back once traffic
- * probes those wrappers on arm64.
+ * traffic: toybox nc, a server (`nc -l`) and a client over TCP on loopback.  The server
+ * is blocked in accept() since before the attach, so its connection is a socket of
+ * unknown family and peer ("?"), bytes exact; the client starts after the attach and
+ * finds the server by a name the chroot's /system/etc/hosts maps (mkinitramfs.sh writes
+ * it; bionic resolves it in the process when netd's proxy is not there), so the host
+ * name comes from bionic's android_getaddrinfofornet.  toybox nc copies with one read()
+ * and one write() per chunk, and each chunk here is one pipe write of less than
+ * PIPE_BUF: one call per direction and side; its stdin/stdout pipes are no traffic.
  *
  * sections: target_atrace (test/targets/android/, built for arm64 by mk/vm.mk with
  * clang's Android target against the userland's own libc.so and libcutils.so) in the
@@ -18,8 +19,11 @@
  *
  * In the legacy round every run gets --target-kernel too. */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +37,9 @@
 #define ROOT "/android"
 #define TOYBOX "/system/bin/toybox"
 #define LIBC "/system/lib64/libc.so"
+#define HOST_NAME "upst-nc.test" /* mkinitramfs.sh: 127.0.0.1 in /system/etc/hosts */
+#define UP_BYTES 1000            /* client to server */
+#define DOWN_BYTES 300           /* server to client */
 #define WAIT_MS 120000
 #define IO_MS 20000
 
@@ -41,6 +48,7 @@ struct droid {
 	pid_t pid;
 	int in, out; /* our ends: its stdin, its stdout */
 	char err[VM_PATH_MAX];
+	const char *stdout_path; /* its stdout instead of a pipe (opened here, outside ROOT) */
 };
 
 static int droid_start(struct tc *t, struct droid *d, char *const argv[], const char *errname)
@@ -51,13 +59,17 @@ static int droid_start(struct tc *t, struct droid *d, char *const argv[], const 
 	d->in = d->out = -1;
 	tc_path(t, errname, d->err);
 	CHECK(access(ROOT TOYBOX, X_OK) == 0, "no Android userland at " ROOT);
-	CHECK(pipe(in) == 0 && pipe(out) == 0, "pipe: %s", strerror(errno));
+	/* close-on-exec: only the program gets them (a pipe our later children held open
+	 * would never break) */
+	CHECK(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0, "pipe: %s",
+	      strerror(errno));
 	d->pid = fork();
 	CHECK(d->pid >= 0, "fork: %s", strerror(errno));
 	if (d->pid == 0) {
 		int err = open(d->err, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		int o = d->stdout_path ? open(d->stdout_path, O_WRONLY) : out[1];
 		dup2(in[0], 0);
-		dup2(out[1], 1);
+		dup2(o, 1);
 		dup2(err, 2);
 		for (int fd = 3; fd < 64; fd++)
 			close(fd);
@@ -111,6 +123,44 @@ static int ups_start_on(struct tc *t, struct ups *u, const char *cmd, pid_t pid)
 	return ups_wait_attached(t, u);
 }
 
+/* Exactly N bytes of C from D's stdout within IO_MS. */
+static int read_exact(struct tc *t, struct droid *d, long n, char c, const char *who)
+{
+	char buf[4096];
+	long got = 0, t0 = now_ms();
+
+	while (got < n) {
+		struct pollfd p = { .fd = d->out, .events = POLLIN };
+		ssize_t k;
+		CHECK(now_ms() - t0 < IO_MS, "%s (pid %d) wrote %ld of %ld bytes: %.200s", who,
+		      (int)d->pid, got, n, read_file(d->err, NULL));
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		k = read(d->out, buf, sizeof(buf) < (size_t)(n - got) ? sizeof(buf)
+								  : (size_t)(n - got));
+		CHECK(k > 0, "%s (pid %d) closed its stdout after %ld of %ld bytes: %.200s", who,
+		      (int)d->pid, got, n, read_file(d->err, NULL));
+		for (ssize_t i = 0; i < k; i++)
+			CHECK(buf[i] == c, "%s wrote '%c', expected '%c'", who, buf[i], c);
+		got += k;
+	}
+	return 0;
+out:
+	return -1;
+}
+
+static int write_all(struct tc *t, struct droid *d, long n, char c)
+{
+	char buf[UP_BYTES];
+
+	memset(buf, c, sizeof(buf));
+	CHECK(n <= (long)sizeof(buf) && write(d->in, buf, (size_t)n) == n, "write: %s",
+	      strerror(errno));
+	return 0;
+out:
+	return -1;
+}
+
 /* 127.0.0.1:PORT in LISTEN in /proc/net/tcp. */
 static bool listening(int port)
 {
@@ -125,23 +175,168 @@ static bool listening(int port)
 	return found;
 }
 
-/* --- traffic ------------------------------------------------------------------------------- */
+/* --- traffic's rows ---------------------------------------------------------------------- */
 
-/* traffic -p on a chrooted toybox `nc -l` (listening, blocked in accept()) probes the
- * libc that process maps, by a path that names it here: its maps path is relative to
- * the tracer's root (/android/system/lib64/libc.so), not to the process's. */
-static void traffic_by_pid_probes_the_chroot_libc(struct tc *t)
+/* One JSON Lines row of a pid, as the checks read it. */
+struct row {
+	char proto[8], peer[64], host[64], iface[16]; /* "null" when JSON null */
+	unsigned long long tx_bytes, rx_bytes, tx_calls, rx_calls;
+};
+
+static void str_field(const struct jdoc *d, const struct jnode *o, const char *key, char *buf,
+		      size_t size)
+{
+	const struct jnode *n = json_get(d, o, key);
+
+	if (!n)
+		snprintf(buf, size, "(absent)");
+	else if (n->type == J_NULL)
+		snprintf(buf, size, "null");
+	else if (json_str_decode(n, buf, size) < 0)
+		snprintf(buf, size, "(not a string)");
+}
+
+/* The rows (lines beginning {"ts") of PID in PATH: their count (up to MAX), or -1. */
+static int traffic_rows(struct tc *t, const char *path, pid_t pid, struct row *r, int max)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	struct jdoc d = { 0 };
+	int n = 0;
+
+	for (char *line = text; line < text + len;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		size_t k = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+		const struct jnode *o;
+		unsigned long long p = 0;
+
+		if (strncmp(line, "{\"ts\"", 5)) {
+			line += k + 1;
+			continue;
+		}
+		CHECK(json_parse(&d, line, k) == 0, "a row is not JSON: %.200s", line);
+		o = &d.n[0];
+		CHECK(json_u64(json_get(&d, o, "pid"), &p) == 0, "a row without pid: %.200s",
+		      line);
+		if ((pid_t)p == pid && n < max) {
+			struct row *w = &r[n];
+			str_field(&d, o, "proto", w->proto, sizeof(w->proto));
+			str_field(&d, o, "peer", w->peer, sizeof(w->peer));
+			str_field(&d, o, "host", w->host, sizeof(w->host));
+			str_field(&d, o, "iface", w->iface, sizeof(w->iface));
+			CHECK(!json_u64(json_get(&d, o, "tx_bytes"), &w->tx_bytes) &&
+			      !json_u64(json_get(&d, o, "rx_bytes"), &w->rx_bytes) &&
+			      !json_u64(json_get(&d, o, "tx_calls"), &w->tx_calls) &&
+			      !json_u64(json_get(&d, o, "rx_calls"), &w->rx_calls),
+			      "a row without its counts: %.200s", line);
+		}
+		if ((pid_t)p == pid)
+			n++;
+		line += k + 1;
+	}
+	json_free(&d);
+	free(text);
+	return n;
+out:
+	json_free(&d);
+	free(text);
+	return -1;
+}
+
+/* Exactly one row of PID, equal to WANT. */
+static int check_row(struct tc *t, const char *path, pid_t pid, const char *who,
+		     const struct row *want)
+{
+	struct row r[4];
+	int n = traffic_rows(t, path, pid, r, 4);
+
+	if (n < 0)
+		return -1;
+	EQ(n, want ? 1 : 0, who);
+	if (!want)
+		return 0;
+	CHECK(!strcmp(r->proto, want->proto) && !strcmp(r->peer, want->peer) &&
+	      !strcmp(r->host, want->host) && !strcmp(r->iface, want->iface),
+	      "%s: proto %s peer %s host %s iface %s, expected %s %s %s %s", who, r->proto,
+	      r->peer, r->host, r->iface, want->proto, want->peer, want->host, want->iface);
+	CHECK(r->tx_bytes == want->tx_bytes && r->rx_bytes == want->rx_bytes &&
+	      r->tx_calls == want->tx_calls && r->rx_calls == want->rx_calls,
+	      "%s: tx %llu bytes %llu calls, rx %llu bytes %llu calls; expected %llu %llu, "
+	      "%llu %llu", who, r->tx_bytes, r->tx_calls, r->rx_bytes, r->rx_calls,
+	      want->tx_bytes, want->tx_calls, want->rx_bytes, want->rx_calls);
+	return 0;
+out:
+	return -1;
+}
+
+/* The exchange: the client sends UP_BYTES 'c', the server answers DOWN_BYTES 's', the
+ * client shuts its side down, both exit 0. */
+static int exchange(struct tc *t, struct droid *srv, struct droid *cli)
+{
+	if (write_all(t, cli, UP_BYTES, 'c') < 0 ||
+	    read_exact(t, srv, UP_BYTES, 'c', "the server") < 0 ||
+	    write_all(t, srv, DOWN_BYTES, 's') < 0 ||
+	    read_exact(t, cli, DOWN_BYTES, 's', "the client") < 0)
+		return -1;
+	droid_close_in(cli);
+	EQ(wait_exit(srv->pid, IO_MS, NULL), 0, "server exit code");
+	srv->pid = -1;
+	EQ(wait_exit(cli->pid, IO_MS, NULL), 0, "client exit code");
+	cli->pid = -1;
+	return 0;
+out:
+	return -1;
+}
+
+/* Whether a previous run's closer (probe/closer.h: "ups-closer") still tears its
+ * probes down. */
+static bool closer_running(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d))) {
+		char path[64], comm[32] = "";
+		FILE *f;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if ((f = fopen(path, "r"))) {
+			found = fgets(comm, sizeof(comm), f) && !strncmp(comm, "ups-closer", 10);
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* BY_LIB: every process that maps the chroot's libc.so (--lib), so the client, started
+ * after the attach, is seen from its name lookup on; else -p SERVER only (the client's
+ * calls must not count). */
+static void toybox_nc(struct tc *t, bool by_lib)
 {
 	static int seq;
 	int port = 26000 + (getpid() * 7 + ++seq) % 3000;
-	char sport[16];
+	char sport[16], spid[16], dport[16];
 	struct droid srv = { .pid = -1, .in = -1, .out = -1 };
+	struct droid cli = { .pid = -1, .in = -1, .out = -1 };
 	struct ups u = { .pid = -1 };
-	char *err = NULL;
+	const char *args[16];
+	int n = 0;
 	long long t0 = now_ms();
 
 	snprintf(sport, sizeof(sport), "%d", port);
+	/* -p: per-process uprobes at the addresses a previous run's system-wide ones,
+	 * still being torn down, held: seen to lose the server's calls on 5.10-6.1 */
+	while (closer_running()) {
+		CHECK(now_ms() - t0 < WAIT_MS, "a previous run's ups-closer did not finish");
+		sleep_ms(50);
+	}
+	t0 = now_ms();
 	char *const server[] = { TOYBOX, "nc", "-l", "-s", "127.0.0.1", "-p", sport, NULL };
+	char *const client[] = { TOYBOX, "nc", HOST_NAME, sport, NULL };
 	if (droid_start(t, &srv, server, "server.err") < 0)
 		goto out;
 	while (!listening(port)) {
@@ -151,15 +346,139 @@ static void traffic_by_pid_probes_the_chroot_libc(struct tc *t)
 		CHECK(now_ms() - t0 < IO_MS, "nc -l did not listen on 127.0.0.1:%d", port);
 		sleep_ms(10);
 	}
-	if (ups_start_on(t, &u, "traffic", srv.pid) < 0 ||
-	    check_rc(t, &u, ups_stop(&u, 2), 0, "traffic exit code") < 0)
+	snprintf(spid, sizeof(spid), "%d", (int)srv.pid);
+	args[n++] = "traffic";
+	if (by_lib) {
+		args[n++] = "--lib";
+		args[n++] = ROOT LIBC;
+	} else {
+		args[n++] = "-p";
+		args[n++] = spid;
+	}
+	args[n++] = "--format";
+	args[n++] = "json";
+	if (t->env->target_kernel) {
+		args[n++] = "--target-kernel";
+		args[n++] = t->env->target_kernel;
+	}
+	args[n] = NULL;
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    droid_start(t, &cli, client, "client.err") < 0)
 		goto out;
+	pid_t srv_pid = srv.pid, cli_pid = cli.pid;
+	if (exchange(t, &srv, &cli) < 0 ||
+	    check_rc(t, &u, ups_stop(&u, 2), 0,
+		     "traffic exit code") < 0)
+		goto out;
+	snprintf(dport, sizeof(dport), "127.0.0.1:%d", port);
+	struct row want_cli = { .tx_bytes = UP_BYTES, .rx_bytes = DOWN_BYTES, .tx_calls = 1,
+				.rx_calls = 1 };
+	snprintf(want_cli.proto, sizeof(want_cli.proto), "tcp");
+	snprintf(want_cli.peer, sizeof(want_cli.peer), "%s", dport);
+	snprintf(want_cli.host, sizeof(want_cli.host), HOST_NAME);
+	snprintf(want_cli.iface, sizeof(want_cli.iface), "lo");
+	/* accept() began before the attach: family and peer unknown, bytes exact */
+	struct row want_srv = { .proto = "?", .peer = "?", .host = "null", .iface = "null",
+				.tx_bytes = DOWN_BYTES, .rx_bytes = UP_BYTES, .tx_calls = 1,
+				.rx_calls = 1 };
+	struct row any[4];
+	if (traffic_rows(t, u.out, srv_pid, any, 4) != 1) {
+		char *o = read_file(u.out, NULL), *e = ups_stderr(&u);
+		for (char *c = e; c && *c; c++)
+			*c = *c == '\n' ? '|' : *c;
+		for (char *c = o; c && *c; c++)
+			*c = *c == '\n' ? '|' : *c;
+		tc_fail(t, "no row of the server (pid %d; client %d): traffic's stderr: %.2500s; "
+			"output: %.1500s", (int)srv_pid, (int)cli_pid, e ? e : "", o ? o : "");
+		free(o);
+		free(e);
+		goto out;
+	}
+	if (check_row(t, u.out, srv_pid, "the server's rows", &want_srv) < 0)
+		goto out;
+	check_row(t, u.out, cli_pid, "the client's rows (its bytes, calls and looked-up name)",
+		  by_lib ? &want_cli : NULL);
+out:
+	droid_kill(&cli);
+	droid_kill(&srv);
+	if (u.pid > 0)
+		ups_stop(&u, 9);
+}
+
+static void traffic_nc_every_process_of_the_lib(struct tc *t)
+{
+	toybox_nc(t, true);
+}
+
+static void traffic_nc_server_by_pid(struct tc *t)
+{
+	toybox_nc(t, false);
+}
+
+/* --- a system call's error path ---------------------------------------------------------- */
+
+#define ERR_RET 0xffffffffffffffffULL    /* -1 */
+
+/* trace --ret --exit-probes on the chroot libc's write, in a toybox cat whose stdout is
+ * /dev/full: bionic's write is `svc; cmn; cneg; b.hi __set_errno_internal; ret`, so
+ * the write of what we send cat fails (ENOSPC) and returns -1 at
+ * __set_errno_internal's ret, where its exit probe pairs it with the entry by sp.
+ * The returns: exactly one -1, the others > 0 (cat's message on stderr before it
+ * exits 1); no call left unwound. */
+static void trace_ret_write_error_path(struct tc *t)
+{
+	struct droid cat = { .pid = -1, .in = -1, .out = -1, .stdout_path = "/dev/full" };
+	char *const argv[] = { TOYBOX, "cat", NULL };
+	struct ups u = { .pid = -1 };
+	struct results res = { 0 };
+	const char *args[16];
+	char spid[16], *err = NULL;
+	int n = 0, failed = 0, other = 0;
+
+	if (droid_start(t, &cat, argv, "cat.err") < 0)
+		goto out;
+	snprintf(spid, sizeof(spid), "%d", (int)cat.pid);
+	args[n++] = "trace";
+	args[n++] = "-p";
+	args[n++] = spid;
+	args[n++] = "--format";
+	args[n++] = "json";
+	args[n++] = "--ret";
+	args[n++] = "--exit-probes";
+	if (t->env->target_kernel) {
+		args[n++] = "--target-kernel";
+		args[n++] = t->env->target_kernel;
+	}
+	args[n++] = ROOT LIBC ":write";
+	args[n] = NULL;
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    write_all(t, &cat, 3, 'w') < 0)
+		goto out;
+	EQ(wait_exit(cat.pid, IO_MS, NULL), 1, "cat's exit code (its write to /dev/full failed)");
+	cat.pid = -1;
+	if (check_rc(t, &u, ups_stop(&u, 2), 0, "trace exit code") < 0 ||
+	    results_read(t, u.out, &res) < 0)
+		goto out;
+	for (int i = 0; i < res.nev; i++) {
+		const struct ev *e = &res.ev[i];
+		if (e->kind != EV_RETURN || e->pid != (long long)atoi(spid))
+			continue;
+		CHECK(e->has & H_RETVAL, "a return without its value");
+		if (e->return_value == ERR_RET)
+			failed++;
+		else if ((long long)e->return_value > 0)
+			other++;
+		else
+			CHECK(0, "return value %lld", (long long)e->return_value);
+	}
 	err = ups_stderr(&u);
-	CHECK(strstr(err, "probe(s) on " ROOT LIBC "\n") && strstr(err, "for 1 process(es)"),
-	      "traffic -p did not probe the chroot's libc for that process: %.600s", err);
+	CHECK(failed == 1, "%d returns of -1 (the failing write, at __set_errno_internal's "
+	      "ret), expected 1 (%d others); stderr: %.1500s", failed, other, err);
+	CHECK(!strstr(err, "unwound"), "calls left unwound: %.600s", err);
 out:
 	free(err);
-	droid_kill(&srv);
+	results_free(&res);
+	droid_kill(&cat);
 	if (u.pid > 0)
 		ups_stop(&u, 9);
 }
@@ -335,7 +654,9 @@ out:
 }
 
 const struct vmcase vm_traffic_cases[] = {
-	{ "bionic_traffic.by_pid_probes_the_chroot_libc", traffic_by_pid_probes_the_chroot_libc },
+	{ "bionic_traffic.toybox_nc_tcp_exact_bytes_and_host", traffic_nc_every_process_of_the_lib },
+	{ "bionic_traffic.toybox_nc_server_by_pid", traffic_nc_server_by_pid },
+	{ "bionic_traffic.trace_ret_write_error_path", trace_ret_write_error_path },
 	{ "bionic_sections.native_libcutils_exact", sections_native_libcutils },
 	{ NULL, NULL },
 };
