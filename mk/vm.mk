@@ -53,7 +53,9 @@ VM_GLIBC_DIR    := /usr/aarch64-linux-gnu/lib
 VM_ART_SET      := android-13/arm64/realme_ice_ossi_TP1A.220905.001
 VM_ART_DATA     := $(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/com.android.location.provider.,\
 	odex vdex jar) \
-	$(TESTDATA)/oat-expected/$(VM_ART_SET)/com.android.location.provider.odex.jsonl
+	$(TESTDATA)/oat-expected/$(VM_ART_SET)/com.android.location.provider.odex.jsonl \
+	$(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/org.apache.http.legacy.,odex vdex jar) \
+	$(TESTDATA)/oat-expected/$(VM_ART_SET)/org.apache.http.legacy.odex.jsonl
 # The arm64 Android 11 userland, copied into the initramfs at /android (vmtest_bionic.c)
 VM_ANDROID_DATA := $(addprefix $(TESTDATA)/android-userland/arm64-android11/,\
 	system/bin/toybox system/bin/linker64 system/lib64/libc.so system/lib64/libcutils.so)

@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include "code/codecache.h"
 #include "config/guardrail.h"
 #include "config/load.h"
 #include "config/problems.h"
@@ -170,6 +171,28 @@ int cli_load_config(const char *arg, const struct config_load_opts *lo,
 	p_debug("config %s: %s format, %s era", (*cfg)->source_name ? (*cfg)->source_name : arg,
 		config_format_name((*cfg)->format), config_era_name((*cfg)->era));
 	return EXIT_OK;
+}
+
+struct code_cache *cli_code_cache_new(void)
+{
+	struct code_cache *c = code_cache_new(NULL);
+
+	if (!c)
+		p_err("out of memory");
+	return c;
+}
+
+void cli_code_cache_free(struct code_cache *c)
+{
+	struct code_cache_stats st;
+
+	if (!c)
+		return;
+	code_cache_get_stats(c, &st);
+	p_debug("code cache: %llu file(s) opened, %llu oat method table(s), %llu exit "
+		"analyses", (unsigned long long)st.files_opened,
+		(unsigned long long)st.oat_parsed, (unsigned long long)st.exits_analysed);
+	code_cache_free(c);
 }
 
 #define HINT_SIZE 4096

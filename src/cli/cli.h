@@ -87,6 +87,16 @@ void cli_android_guardrail(struct android_info *info, struct guardrail_opts *g);
 int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_opts *g,
 		 bool pid_given);
 
+/* The command's code cache (code/codecache.h), the one every command that
+ * reads code makes once, before matching or planning, and hands down to
+ * pattern matching, the plan, exit sites and the session, so each file is
+ * opened and parsed once per run.  NULL (printed) when out of memory. */
+struct code_cache;
+struct code_cache *cli_code_cache_new(void);
+/* Says with -v what it did (files opened, oat tables built, exit analyses:
+ * one per method for the run), then frees it. */
+void cli_code_cache_free(struct code_cache *c);
+
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_sections(int argc, char **argv);

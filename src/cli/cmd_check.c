@@ -164,7 +164,10 @@ int cmd_check(int argc, char **argv)
 				.problem_ctx = (void *)o.config, .duration_override = 0,
 				.exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
-	if (vrc == EXIT_OK && plan_build(cfg, &po, &plan, &e) < 0)
+	/* the code cache run makes: the plan reads each file once, as run's does */
+	if (vrc == EXIT_OK && !(po.code = cli_code_cache_new()))
+		rc = EXIT_RUNTIME;
+	else if (vrc == EXIT_OK && plan_build(cfg, &po, &plan, &e) < 0)
 		rc = e.code == -ESRCH ? EXIT_NO_TARGET
 		     : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
 	struct hook_ctx h = { .plan = plan };
@@ -172,6 +175,7 @@ int cmd_check(int argc, char **argv)
 				      .hook_ctx = &h };
 	config_print_plan(stdout, cfg, &pp);
 	plan_free(plan);
+	cli_code_cache_free(po.code);
 	config_free(cfg);
 	if (vrc != EXIT_OK)
 		return vrc;

@@ -15,7 +15,7 @@
  * null and the reason `--exit-probes` would refuse it with (plan/exits.h). */
 static void json_native_exits(FILE *out, struct code_cache *c, const struct pattern_match *x)
 {
-	struct exit_sites s;
+	const struct exit_sites *s;
 	struct err e = { 0 };
 
 	if (plan_native_exit_sites(c, x->path, x->file_offset, x->code_size, x->e_machine, &s,
@@ -25,11 +25,10 @@ static void json_native_exits(FILE *out, struct code_cache *c, const struct patt
 		return;
 	}
 	fputs(",\"exit_sites\":[", out);
-	for (uint32_t i = 0; i < s.count; i++)
+	for (uint32_t i = 0; i < s->count; i++)
 		fprintf(out, "%s%llu", i ? "," : "",
-			(unsigned long long)(x->file_offset + s.offsets[i]));
+			(unsigned long long)(x->file_offset + s->offsets[i]));
 	fputs("],\"exit_sites_error\":null", out);
-	exit_sites_free(&s);
 }
 
 static void print_json(FILE *out, struct code_cache *c, const struct pattern_match *x)
@@ -105,7 +104,7 @@ static int match(const struct match_cmd_opts *o, const struct trace_pattern *p,
 int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = o->code };
 	int rc;
 
 	if ((rc = pattern_parse(o->pattern, &p, err)))
@@ -131,7 +130,7 @@ int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err
 int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = o->code };
 	size_t i = 0;
 	int rc;
 
@@ -140,7 +139,7 @@ int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *e
 	if (!(rc = match(o, p, &m, err)) && !(rc = pattern_single(p, &m, &i, err))) {
 		const struct pattern_match *x = &m.v[i];
 		if (o->json)
-			print_json(out, NULL, x);
+			print_json(out, m.code, x);
 		else if (x->is_java)
 			fprintf(out, "0x%llx %s %s size=%llu %s %s\n",
 				(unsigned long long)x->file_offset, x->path, x->isa,

@@ -10,6 +10,8 @@
 
 #include "common/err.h"
 
+struct code_cache;
+
 struct match_cmd_opts {
 	const char *pattern;
 	const char *file;       /* NULL: the pattern's FILE part, or search (pid, roots) */
@@ -18,6 +20,9 @@ struct match_cmd_opts {
 	size_t max;             /* 0: PATTERN_DEFAULT_MAX */
 	const char *cache_dir;
 	bool no_cache;
+	/* The command's code cache (code/codecache.h): the files matched and
+	 * the exit sites printed read through it; NULL: the matching's own. */
+	struct code_cache *code;
 };
 
 int methods_match_cmd(const struct match_cmd_opts *o, FILE *out, struct err *err);

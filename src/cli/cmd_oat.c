@@ -121,8 +121,12 @@ static int match_cmd(const struct oat_cli *o, const char *pattern, const char *f
 
 	if (!pattern_ok(pattern))
 		return EXIT_USAGE;
+	/* one code cache for the matching and the exit sites it prints */
+	if (!(mo.code = cli_code_cache_new()))
+		return EXIT_RUNTIME;
 	rc = single ? resolve_pattern_cmd(&mo, stdout, &e) : methods_match_cmd(&mo, stdout, &e);
 	fflush(stdout);
+	cli_code_cache_free(mo.code);
 	return report(rc, &e);
 }
 

@@ -361,14 +361,13 @@ int cmd_run(int argc, char **argv)
 				.unsafe_uretprobe = o.unsafe_uretprobe };
 	run_opts_plan_stacks(&o.stacks, &po);
 	/* one code cache for the plan and the session: each file parsed once */
-	if (!(po.code = o.code = code_cache_new(NULL))) {
-		p_err("out of memory");
+	if (!(po.code = o.code = cli_code_cache_new())) {
 		config_free(cfg);
 		return EXIT_RUNTIME;
 	}
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
-		code_cache_free(o.code);
+		cli_code_cache_free(o.code);
 		config_free(cfg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
 		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
@@ -382,7 +381,7 @@ int cmd_run(int argc, char **argv)
 	if (rc == EXIT_OK)
 		rc = run_plan(plan, &o);
 	plan_free(plan);
-	code_cache_free(o.code);
+	cli_code_cache_free(o.code);
 	config_free(cfg);
 	return rc;
 }

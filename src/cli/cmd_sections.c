@@ -290,7 +290,7 @@ static int build_source(struct sections_opts *o, struct trace_method *m, size_t 
 
 static int sections_run(struct sections_opts *o, pid_t pid, struct android_info *android)
 {
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = o->run.code };
 	struct trace_method methods[MAX_FNS];
 	size_t n = 0;
 	int rc;
@@ -332,7 +332,11 @@ int cmd_sections(int argc, char **argv)
 	cli_android_guardrail(&android, &o.run.guardrail);
 	o.run.on_android = android.on_android;
 	rc = find_pid(&o, &pid);
+	/* one code cache for the matching, the plan and the session */
+	if (rc == EXIT_OK && !(o.run.code = cli_code_cache_new()))
+		rc = EXIT_RUNTIME;
 	if (rc == EXIT_OK)
 		rc = sections_run(&o, pid, &android);
+	cli_code_cache_free(o.run.code);
 	return rc;
 }

@@ -359,16 +359,14 @@ int cmd_trace(int argc, char **argv)
 	rc = find_pid(&o, &pid);
 	/* one code cache for the matching, the plan and the session: each file
 	 * parsed once for the run */
-	if (rc == EXIT_OK && !(o.run.code = code_cache_new(NULL))) {
-		p_err("out of memory");
+	if (rc == EXIT_OK && !(o.run.code = cli_code_cache_new()))
 		rc = EXIT_RUNTIME;
-	}
 	if (rc == EXIT_OK)
 		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
 				 o.run.code, &tm);
 	if (rc == EXIT_OK)
 		rc = trace_methods(&o, &tm, &android);
 	trace_matches_free(&tm);
-	code_cache_free(o.run.code);
+	cli_code_cache_free(o.run.code);
 	return rc;
 }

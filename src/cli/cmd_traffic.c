@@ -184,27 +184,28 @@ static int add_probe(struct arena *a, struct task_config *t, const char *lib,
 
 /* 0 when lib defines sym and its returns are proven (an exit probe needs
  * them); else a negative errno, e saying why. */
-static int probeable(struct native_cache *nc, const char *lib, const char *sym, struct err *e)
+static int probeable(struct native_cache *nc, struct code_cache *code, const char *lib,
+		     const char *sym, struct err *e)
 {
 	struct native_location loc;
-	struct exit_sites sites = { 0 };
+	const struct exit_sites *sites;
 	int rc = native_resolve(nc, lib, sym, 0, &loc, e);
 
 	if (rc == 0)
-		rc = plan_native_exit_sites(NULL, lib, loc.offset, loc.size, loc.machine, &sites,
+		rc = plan_native_exit_sites(code, lib, loc.offset, loc.size, loc.machine, &sites,
 					    e);
-	exit_sites_free(&sites);
 	return rc;
 }
 
 /* The lookup probe, when the library has one whose returns are proven;
  * else host names stay unknown, said once. */
-static const char *lookup_func(struct native_cache *nc, const char *lib)
+static const char *lookup_func(struct native_cache *nc, struct code_cache *code,
+				const char *lib)
 {
 	struct err e = { 0 };
 
 	for (size_t i = 0; i < sizeof(LOOKUPS) / sizeof(LOOKUPS[0]); i++) {
-		if (probeable(nc, lib, LOOKUPS[i], &e) == 0)
+		if (probeable(nc, code, lib, LOOKUPS[i], &e) == 0)
 			return LOOKUPS[i];
 		if (e.code != -ENOENT) {
 			p_warn("traffic: no host names: %s", e.msg);
@@ -219,18 +220,19 @@ static const char *lookup_func(struct native_cache *nc, const char *lib)
  * (connect and sendmsg tail-call __netdClientDispatch's __connect and
  * __sendmsg); NULL when neither: accept, send and recv tail-call accept4,
  * sendto and recvfrom there, whose probes count them. */
-static const char *socket_func(struct native_cache *nc, const char *lib, const char *func,
-			       char *raw, size_t size, char *skipped, size_t skipped_size)
+static const char *socket_func(struct native_cache *nc, struct code_cache *code,
+			       const char *lib, const char *func, char *raw, size_t size,
+			       char *skipped, size_t skipped_size)
 {
 	struct err e = { 0 };
 	size_t used = strlen(skipped);
 
-	if (probeable(nc, lib, func, &e) == 0)
+	if (probeable(nc, code, lib, func, &e) == 0)
 		return func;
 	if (e.code == -ENOENT)
 		return NULL;     /* not in this libc */
 	snprintf(raw, size, "__%s", func);
-	if (probeable(nc, lib, raw, &e) == 0)
+	if (probeable(nc, code, lib, raw, &e) == 0)
 		return raw;
 	p_debug("traffic: %s: %s", func, e.msg);
 	snprintf(skipped + used, skipped_size - used, "%s%s", used ? ", " : "", func);
@@ -243,7 +245,7 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 			struct uprobestats_config **out)
 {
 	struct uprobestats_config *cfg = model_new("traffic");
-	struct native_cache *nc = native_cache_new(NULL);
+	struct native_cache *nc = native_cache_new(o->run.code);
 	struct task_config *t;
 	char skipped[256] = "";
 	const char *lookup;
@@ -263,8 +265,8 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 		rc = EXIT_RUNTIME;
 	for (size_t i = 0; rc == EXIT_OK && i < sizeof(FUNCS) / sizeof(FUNCS[0]); i++) {
 		char raw[32];
-		const char *f = socket_func(nc, lib, FUNCS[i], raw, sizeof(raw), skipped,
-					    sizeof(skipped));
+		const char *f = socket_func(nc, o->run.code, lib, FUNCS[i], raw, sizeof(raw),
+					    skipped, sizeof(skipped));
 		if (f && add_probe(cfg->arena, t, lib, f, o) < 0)
 			rc = EXIT_RUNTIME;
 	}
@@ -276,7 +278,7 @@ static int build_config(const struct traffic_opts *o, const char *lib,
 		      lib, t->n_probes);
 		rc = EXIT_RESOLVE;
 	}
-	if (rc == EXIT_OK && (lookup = lookup_func(nc, lib)) &&
+	if (rc == EXIT_OK && (lookup = lookup_func(nc, o->run.code, lib)) &&
 	    add_probe(cfg->arena, t, lib, lookup, o) < 0)
 		rc = EXIT_RUNTIME;
 	native_cache_free(nc);
@@ -303,13 +305,17 @@ int cmd_traffic(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = pick_lib(&o, lib, sizeof(lib));
+	/* one code cache for the checks below, the plan and the session */
+	if (rc == EXIT_OK && !(o.run.code = cli_code_cache_new()))
+		rc = EXIT_RUNTIME;
 	if (rc == EXIT_OK)
 		rc = build_config(&o, lib, &cfg);
 	if (rc == EXIT_OK) {
 		struct plan_opts po = { .pids = o.run.pids, .n_pids = o.run.n_pids,
 					.all_matches = o.run.all_matches,
 					.duration_override = o.run.duration,
-					.unsafe_uretprobe = o.run.unsafe_uretprobe };
+					.unsafe_uretprobe = o.run.unsafe_uretprobe,
+					.code = o.run.code };
 		if (plan_build(cfg, &po, &plan, &e) < 0) {
 			p_err("%s", e.msg);
 			rc = e.code == -ESRCH ? EXIT_NO_TARGET : EXIT_RESOLVE;
@@ -323,5 +329,6 @@ int cmd_traffic(int argc, char **argv)
 	}
 	plan_free(plan);
 	config_free(cfg);
+	cli_code_cache_free(o.run.code);
 	return rc;
 }

@@ -53,6 +53,7 @@ struct code_cache_stats {
 	uint64_t files_failed;     /* files that could not be read (tried once) */
 	uint64_t oat_parsed;       /* oat/odex method tables built */
 	uint64_t maps_read;        /* /proc/PID/maps reads */
+	uint64_t exits_analysed;   /* exit analyses run: each method's once (code_file_exits) */
 };
 
 #endif

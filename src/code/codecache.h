@@ -3,8 +3,8 @@
  * code_cache_file) and what is at a PC of a traced process, for the
  * unwinder (stack/unwind.h's lookup), the frames it prints and the kernel
  * walk's table (stack/kwalk.h).  One instance per run, made by the command
- * before planning and handed to the plan and the session, so every file is
- * opened and parsed once for the whole run.
+ * (cli_code_cache_new) before matching or planning and handed to them and
+ * the session, so every file is opened and parsed once for the whole run.
  *
  * Two layers, both kept for the run:
  *   per file (code/codefile.h; keyed by device, inode and mtime, not by path;
@@ -15,7 +15,8 @@
  *     .debug_frame, then .gnu_debugdata's .debug_frame; read on first use)
  *     and libart's interpreter ranges; an oat/odex file's compiled methods
  *     sorted by code address, with their CodeInfo (frame info, stack maps),
- *     names and dex line tables decoded on first use.
+ *     names and dex line tables decoded on first use; and each method's or
+ *     function's exit analysis, by code offset (code_file_exits).
  *   per process: its executable mappings from <proc_dir>/PID/maps
  *     (sys/maps.h), read again when a PC falls outside all of them (a library
  *     loaded since) and kept after the process exits (its records may still

@@ -44,6 +44,16 @@ struct jmethod {
 	char *name;
 };
 
+/* One memoized exit analysis (code_file_exits), in a hash chain. */
+struct exits_memo {
+	struct exits_memo *next;
+	uint64_t off, size;
+	bool java;
+	struct code_exits x;
+};
+
+#define EXITS_BUCKETS 256u
+
 struct code_file {
 	struct code_files *fs;        /* whose counters */
 	char *path;
@@ -72,6 +82,7 @@ struct code_file {
 	struct oat_method_list methods;
 	struct jmethod *jm;           /* sorted by start */
 	size_t n_jm;
+	struct exits_memo **exits;    /* EXITS_BUCKETS chains by offset; on first use */
 	struct code_file *next;
 };
 
@@ -85,8 +96,23 @@ struct code_files *code_files_new(void)
 	return calloc(1, sizeof(struct code_files));
 }
 
+static void exits_free(struct code_file *f)
+{
+	for (size_t b = 0; f->exits && b < EXITS_BUCKETS; b++) {
+		while (f->exits[b]) {
+			struct exits_memo *e = f->exits[b];
+			f->exits[b] = e->next;
+			exit_sites_free(&e->x.sites);
+			free((char *)e->x.why);
+			free(e);
+		}
+	}
+	free(f->exits);
+}
+
 static void file_free(struct code_file *f)
 {
+	exits_free(f);
 	for (size_t i = 0; i < f->n_jm; i++) {
 		free(f->jm[i].rows);
 		free(f->jm[i].name);
@@ -616,6 +642,37 @@ int code_file_java_ranges(struct code_file *f, uint64_t start, uint64_t end, uin
 			return rc;
 	}
 	return 0;
+}
+
+/* ---- exit analyses ---- */
+
+const struct code_exits *code_file_exits(struct code_file *f, uint64_t off, uint64_t size,
+					 bool java, code_exits_fn analyse, void *ctx)
+{
+	struct exits_memo *e;
+	struct err err = { 0 };
+	size_t b = (size_t)((off ^ off >> 8 ^ off >> 16) % EXITS_BUCKETS);
+
+	if (!f->exits && !(f->exits = calloc(EXITS_BUCKETS, sizeof(*f->exits))))
+		return NULL;
+	for (e = f->exits[b]; e; e = e->next)
+		if (e->off == off && e->size == size && e->java == java)
+			return &e->x;
+	if (!(e = calloc(1, sizeof(*e))))
+		return NULL;
+	*e = (struct exits_memo){ .off = off, .size = size, .java = java };
+	f->fs->st.exits_analysed++;
+	e->x.rc = analyse(ctx, f, &e->x.base, &e->x.sites, &err);
+	if (e->x.rc < 0) {
+		exit_sites_free(&e->x.sites);
+		if (!(e->x.why = strdup(err.msg))) {
+			free(e);
+			return NULL;
+		}
+	}
+	e->next = f->exits[b];
+	f->exits[b] = e;
+	return &e->x;
 }
 
 /* ---- files ---- */

@@ -1,6 +1,7 @@
 /* codefile.h — the per-file layer of the code cache (code/codecache.h):
  * one entry per file (device, inode, mtime), opened once, what the lookups
- * need from it decoded on first use.  Only codecache.c uses it. */
+ * need from it decoded on first use, the exit analyses memoized.  Used by
+ * codecache.c and the planners holding a code_cache_file() entry. */
 #ifndef UPROBESTATS_CODE_CODEFILE_H
 #define UPROBESTATS_CODE_CODEFILE_H
 
@@ -9,6 +10,7 @@
 
 #include "code/code_types.h"
 #include "common/err.h"
+#include "formats/exit_sites.h"
 
 struct elf_file;
 struct oat_file;
@@ -61,6 +63,28 @@ void code_file_describe(struct code_file *f, uint64_t vaddr, uint64_t pc_vaddr,
  * process range and frame size (see code_cache_java_ranges). */
 int code_file_java_ranges(struct code_file *f, uint64_t start, uint64_t end, uint64_t off,
 			  code_cache_java_fn cb, void *ctx);
+
+/* One exit analysis (plan/exits.c's) of the code at a file offset, as the
+ * cache keeps it for the run: the proven exit sites, or why there are none. */
+struct code_exits {
+	int rc;                  /* 0, or the refusal's negative errno */
+	const char *why;         /* rc < 0: the refusal, one line */
+	uint64_t base;           /* the file offset the sites count from */
+	struct exit_sites sites;
+};
+
+/* The analysis itself: the sites (offsets from *base), or a negative errno
+ * with err set. */
+typedef int (*code_exits_fn)(void *ctx, struct code_file *f, uint64_t *base,
+			     struct exit_sites *sites, struct err *err);
+
+/* The exit analysis of the code at file offset off (size bytes; java: an
+ * ART method), memoized: analyse runs on the first ask only, its answer (the
+ * sites or the refusal) kept for the run, so each method's exits are worked
+ * out once however many commands, patterns and plan steps ask.  NULL only
+ * when out of memory. */
+const struct code_exits *code_file_exits(struct code_file *f, uint64_t off, uint64_t size,
+					 bool java, code_exits_fn analyse, void *ctx);
 
 void code_files_stats(const struct code_files *fs, struct code_cache_stats *out);
 

@@ -139,9 +139,12 @@ static int method_exits(const struct exits_query *p, struct code_file *f,
 	return oat_method_exits_in(o, p->offset, m, err);
 }
 
-static int find_exits_java(const struct exits_query *p, struct code_file *f,
-			   struct exits_choice *out, struct err *err)
+/* The analysis of a Java method (p->offset): its sites from the method
+ * header found there, or why there are none. */
+static int analyse_java(void *ctx, struct code_file *f, uint64_t *base,
+			struct exit_sites *sites, struct err *err)
 {
+	const struct exits_query *p = ctx;
 	struct oat_method_exits m;
 	int rc = method_exits(p, f, &m, err);
 
@@ -155,7 +158,9 @@ static int find_exits_java(const struct exits_query *p, struct code_file *f,
 			     "code at +0x%llx", p->path, (unsigned long long)p->offset,
 			     (unsigned long long)m.code_file_offset);
 	} else {
-		rc = keep_sites(out, &m.sites, m.code_file_offset, true, err);
+		*base = m.code_file_offset;
+		*sites = m.sites;
+		m.sites = (struct exit_sites){ 0 };
 	}
 	oat_method_exits_free(&m);
 	return rc;
@@ -187,41 +192,56 @@ static int native_sites(const char *path, uint64_t offset, uint64_t size, uint16
 	return rc;
 }
 
-/* An ELF function: its symbol's bytes, exits proven or refused (art: a
- * symbol in an OAT file, where a lone `ret` gets its one probe). */
-static int find_exits_native(const struct exits_query *p, struct code_file *f, bool art,
-			     struct exits_choice *out, struct err *err)
+/* The analysis of an ELF function (p->offset, p->code_size bytes). */
+static int analyse_native(void *ctx, struct code_file *f, uint64_t *base,
+			  struct exit_sites *sites, struct err *err)
 {
-	struct exit_sites sites;
-	int rc = native_sites(p->path, p->offset, p->code_size, p->machine, f, &sites, err);
+	const struct exits_query *p = ctx;
 
-	if (rc == 0)
-		rc = keep_sites(out, &sites, p->offset, art, err);
-	exit_sites_free(&sites);
-	return rc;
+	*base = p->offset;
+	return native_sites(p->path, p->offset, p->code_size, p->machine, f, sites, err);
+}
+
+/* The query's exit analysis, run once per method for the whole run (the
+ * code cache keeps each answer: code/codefile.h's code_file_exits). */
+static const struct code_exits *memo_exits(const struct exits_query *p, struct code_file *f,
+					   struct err *err)
+{
+	const struct code_exits *x = code_file_exits(f, p->offset, p->java ? 0 : p->code_size,
+						     p->java, p->java ? analyse_java
+								      : analyse_native,
+						     (void *)p);
+
+	if (!x)
+		err_set(err, -ENOMEM, "out of memory");
+	else if (x->rc < 0)
+		err_set(err, x->rc, "%s", x->why);
+	return x && x->rc == 0 ? x : NULL;
 }
 
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
-			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   uint64_t code_size, uint16_t machine, const struct exit_sites **sites,
 			   struct err *err)
 {
-	const struct exits_query q = { .path = path, .code = c };
-	struct code_cache *own;
-	struct code_file *f = file_of(&q, &own);
-	int rc = f ? native_sites(path, offset, code_size, machine, f, sites, err)
-		   : err_set(err, -ENOMEM, "out of memory");
+	const struct exits_query q = { .path = path, .offset = offset, .code_size = code_size,
+				       .machine = machine };
+	struct code_file *f = code_cache_file(c, path);
+	const struct code_exits *x = f ? memo_exits(&q, f, err) : NULL;
 
-	if (rc == 0 && (rc = check_not_bare(sites, err)) < 0)
-		exit_sites_free(sites);
-	code_cache_free(own);
-	return rc;
+	*sites = x ? &x->sites : NULL;
+	if (!f)
+		return err_set(err, -ENOMEM, "out of memory");
+	return x ? check_not_bare(&x->sites, err) : err->code;
 }
 
+/* The exit sites as file offsets, analysed once per method (art: ART code,
+ * where a lone `ret` gets its one probe). */
 static int find_exits(const struct exits_query *p, struct code_file *f, bool art,
 		      struct exits_choice *out, struct err *err)
 {
-	return p->java ? find_exits_java(p, f, out, err)
-		       : find_exits_native(p, f, art, out, err);
+	const struct code_exits *x = memo_exits(p, f, err);
+
+	return x ? keep_sites(out, &x->sites, x->base, art, err) : err->code;
 }
 
 static int refuse_uretprobe(const struct exits_query *p, const char *why, struct err *err)

@@ -72,10 +72,11 @@ int exits_choose(const struct exits_query *q, struct exits_choice *out, struct e
 /* The exit sites --exit-probes would use for the ELF function at path+offset
  * (code_size bytes, machine EM_*): offsets from the function's start, proven
  * (formats/exit_sites.h) and not the first instruction; else a negative errno
- * and err saying why (the reason exits_choose refuses the probe with).
- * c (the run's code cache) may be NULL.  Free sites with exit_sites_free(). */
+ * and err saying why (the reason exits_choose refuses the probe with).  The
+ * analysis is the one exits_choose memoizes in the command's code cache c;
+ * *sites points into c (valid until code_cache_free). */
 int plan_native_exit_sites(struct code_cache *c, const char *path, uint64_t offset,
-			   uint64_t code_size, uint16_t machine, struct exit_sites *sites,
+			   uint64_t code_size, uint16_t machine, const struct exit_sites **sites,
 			   struct err *err);
 
 #endif

@@ -93,6 +93,44 @@ static bool call_offset(struct dm *d, char kind)
 	return true;
 }
 
+/* What c++filt writes before the type or name of a special (data) name. */
+static const char *const SPECIAL[][2] = {
+	{ "TV", "vtable for " }, { "TT", "VTT for " }, { "TI", "typeinfo for " },
+	{ "TS", "typeinfo name for " }, { "TC", "construction vtable for " },
+	{ "GV", "guard variable for " }, { "TH", "TLS init function for " },
+	{ "TW", "TLS wrapper function for " },
+};
+
+/* A vtable, VTT, typeinfo, guard variable or TLS function: "vtable for A";
+ * "TC" A N "_" B: "construction vtable for B-in-A".  The whole text is the
+ * name range. */
+static int special_name(struct dm *d)
+{
+	size_t i = 0;
+	int a, b = -1;
+	long offset;
+	bool tpl, cd;
+
+	while (i < sizeof(SPECIAL) / sizeof(SPECIAL[0]) && !eat(d, SPECIAL[i][0]))
+		i++;
+	if (i == sizeof(SPECIAL) / sizeof(SPECIAL[0]))
+		return -ENOTSUP;   /* other thunks, transaction clones, … */
+	a = SPECIAL[i][0][0] == 'G' || SPECIAL[i][0][1] == 'H' || SPECIAL[i][0][1] == 'W'
+	    ? dm_name(d, &tpl, &cd) : dm_type(d);
+	if (a >= 0 && SPECIAL[i][0][1] == 'C' &&
+	    (!num(d, &offset) || !eat(d, "_") || (b = dm_type(d)) < 0))
+		return d->err ? d->err : -EINVAL;
+	if (d->err || a < 0)
+		return d->err ? d->err : -EINVAL;
+	dm_puts_(d, SPECIAL[i][1]);
+	dm_print(d, b >= 0 ? b : a);
+	if (b >= 0) {
+		dm_puts_(d, "-in-");
+		dm_print(d, a);
+	}
+	return !d->err && !clones(d) ? -EINVAL : d->err;
+}
+
 struct demangler *demangler_new(void)
 {
 	return calloc(1, sizeof(struct dm));
@@ -129,6 +167,7 @@ int demangle_with(struct demangler *w, const char *mangled, char *out, size_t si
 	if (n < 3 || memcmp(mangled, "_Z", 2))
 		return -EINVAL;
 	memset(d, 0, offsetof(struct dm, n));
+	d->pack_index = -1;
 	d->p = mangled + 2;
 	d->end = mangled + n;
 	d->out = out;
@@ -143,7 +182,12 @@ int demangle_with(struct demangler *w, const char *mangled, char *out, size_t si
 			return -EINVAL;
 		prefix = k == 'h' ? "non-virtual thunk to " : "virtual thunk to ";
 	} else if (peek(d, 0) == 'T' || peek(d, 0) == 'G') {
-		return -ENOTSUP;
+		int rc = special_name(d);
+		if (!rc && name_start)
+			*name_start = 0;
+		if (!rc && name_end)
+			*name_end = d->len;
+		return rc;
 	}
 	e = dm_encoding(d);
 	if (d->err)

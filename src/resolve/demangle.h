@@ -4,12 +4,15 @@
  * Output follows GNU c++filt (libiberty) spelling: "char const*", "> >",
  * "(anonymous namespace)", "{lambda(int)#1}", "{unnamed type#1}",
  * "[abi:cxx11]", " [clone .cold]", "non-virtual thunk to ...", std::string
- * and friends written out in full.  Strict: a form it does not handle
- * (expressions in template arguments, decltype, packs expanded in parameter
- * lists, vector types, float literals, ...) gives -ENOTSUP, never a wrong
- * name; test/unit/test_demangle.c compares it with c++filt over every symbol
- * of real C++ libraries.  Hostile input: bounded recursion depth, node count,
- * input and output length. */
+ * and friends written out in full, argument packs ("J...E") and their
+ * expansions ("Dp", "sp"), "decltype (...)" and expressions in template
+ * arguments, "vtable for A" and the other special names.  Strict: a form it
+ * does not handle (new, throw, fold and braced expressions, vector types,
+ * float and enum literals, a pack named outside an expansion, ...) gives
+ * -ENOTSUP, never a wrong name; test/unit/test_demangle.c compares it with
+ * c++filt over every symbol of real C++ libraries (Android 11's libbinder and
+ * libutils: all of them).  Hostile input: bounded recursion depth, node
+ * count, input and output length. */
 #ifndef UPROBESTATS_RESOLVE_DEMANGLE_H
 #define UPROBESTATS_RESOLVE_DEMANGLE_H
 

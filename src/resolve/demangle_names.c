@@ -37,6 +37,14 @@ static const char *const OPS[][2] = {
 	{ "pt", "->" }, { "cl", "()" }, { "ix", "[]" }, { "qu", "?" },
 };
 
+const char *dm_operator_text(const char *code)
+{
+	for (size_t i = 4; i < sizeof(OPS) / sizeof(OPS[0]); i++)
+		if (!memcmp(OPS[i][0], code, 2))
+			return OPS[i][1];
+	return NULL;
+}
+
 static int operator_name(struct dm *d)
 {
 	if (eat(d, "cv")) {
@@ -134,7 +142,7 @@ static int abi_tags(struct dm *d, int n)
 	return n;
 }
 
-static int unqualified_name(struct dm *d)
+int dm_unqualified_name(struct dm *d)
 {
 	char c = peek(d, 0);
 	int n;
@@ -219,7 +227,18 @@ int dm_substitution(struct dm *d)
 		return -1;
 	if (id >= d->ns)
 		return fail(d, -EINVAL);
+	if (d->sub_tparam[id] != -1 && !d->local_depth)
+		return d->sub_tparam[id] < 0 ? fail(d, -ENOTSUP)
+		       : dm_template_arg_at(d, d->sub_tparam[id]);
 	return d->subs[id];
+}
+
+int dm_template_arg_at(struct dm *d, long id)
+{
+	if (!d->has_tparams || id >= d->n[d->tparams].ln)
+		return fail(d, -ENOTSUP);   /* forward reference (conversion operators) */
+	int arg = d->list[d->n[d->tparams].l0 + id];
+	return d->n[arg].k == K_PACK ? mk(d, K_PACKREF, NULL, 0, arg, -1) : arg;
 }
 
 int dm_template_param(struct dm *d)
@@ -227,9 +246,8 @@ int dm_template_param(struct dm *d)
 	long id = seq_id(d);
 	if (id < 0)
 		return -1;
-	if (!d->has_tparams || id >= d->n[d->tparams].ln)
-		return fail(d, -ENOTSUP);   /* forward reference (conversion operators) */
-	return d->list[d->n[d->tparams].l0 + id];
+	d->last_tparam = id;
+	return dm_template_arg_at(d, id);
 }
 
 static int nested_name(struct dm *d, unsigned *cv, int *ref, bool *is_template,
@@ -289,7 +307,7 @@ static int nested_name(struct dm *d, unsigned *cv, int *ref, bool *is_template,
 			so_far = mk(d, K_NESTED, NULL, 0, so_far, n);
 			*is_cdtor = true;
 		} else {
-			n = unqualified_name(d);
+			n = dm_unqualified_name(d);
 			so_far = so_far < 0 ? n : mk(d, K_NESTED, NULL, 0, so_far, n);
 		}
 		if (so_far < 0)
@@ -354,7 +372,7 @@ int dm_name(struct dm *d, bool *is_template, bool *is_cdtor)
 	} else {
 		bool from_sub = false;
 		if (eat(d, "St")) {
-			int u = unqualified_name(d), s = mks(d, "std");
+			int u = dm_unqualified_name(d), s = mks(d, "std");
 			n = mk(d, K_NESTED, NULL, 0, s, u);
 		} else if (eat(d, "S")) {
 			n = dm_substitution(d);
@@ -362,7 +380,7 @@ int dm_name(struct dm *d, bool *is_template, bool *is_cdtor)
 			if (peek(d, 0) != 'I')
 				return fail(d, -EINVAL);
 		} else {
-			n = unqualified_name(d);
+			n = dm_unqualified_name(d);
 		}
 		if (n >= 0 && peek(d, 0) == 'I') {
 			if (!from_sub)

@@ -26,6 +26,17 @@ enum nk {
 	K_LOCAL,     /* a::b (a an encoding) */
 	K_ENC,       /* name a, ret b (or -1), params list, cv, ref */
 	K_LAMBDA,    /* "{lambda(" list ")#" s "}" */
+	K_PACK,      /* a template argument pack "J...E": list, printed comma-separated */
+	K_PACKREF,   /* a template parameter naming pack a: its element d->pack_index */
+	K_EXPANSION, /* "Dp" type or "sp" expression a, once per element of its pack */
+	K_DECLTYPE,  /* "decltype (" expression a ")" */
+	/* expressions (demangle_expr.c) */
+	K_EXPR_ARG,  /* a template argument or literal a: parenthesized as an operand */
+	K_UNARY,     /* s a; ref 1: "sizeof (" a ")", ref 2: a s (suffix ++/--) */
+	K_BINARY,    /* a s b; ref 1: s "<" a ">(" b ")" (casts), ref 2: a "[" b "]" */
+	K_CALL,      /* a "(" list ")" */
+	K_EXPRLIST,  /* list, comma-separated */
+	K_CAST,      /* "(" type a ")" b */
 };
 
 struct node {
@@ -50,10 +61,19 @@ struct dm {
 	char *out;
 	size_t size, len;
 	size_t decl_end;           /* output length right after a declarator's "(*" */
+	int pack_index;            /* the element a K_PACKREF prints (-1: none) */
+	size_t taken_back;         /* len + 1 after a ", " was taken back: c++filt's
+				    * last character is still its ' ' there */
+	int local_depth;           /* inside a local name in a type ("Z...E" of a lambda) */
+	long last_tparam;          /* the index the last "T" named */
 	/* the pools (not cleared between calls) */
 	struct node n[MAX_NODES];
 	int list[MAX_LIST];
 	int subs[MAX_SUBS];
+	/* per substitution: -1, or the template parameter index of a "T" inside
+	 * a local name in a type, which c++filt reads outside that name against
+	 * the template printed there (-2: not supported) */
+	short sub_tparam[MAX_SUBS];
 	char pool[4096];
 };
 
@@ -104,6 +124,7 @@ static inline void push_sub(struct dm *d, int n)
 		fail(d, -ENAMETOOLONG);
 		return;
 	}
+	d->sub_tparam[d->ns] = -1;
 	d->subs[d->ns++] = n;
 }
 
@@ -180,10 +201,17 @@ static inline int list_add(struct dm *d, int item)
  * template parameters. */
 int dm_name(struct dm *d, bool *is_template, bool *is_cdtor);
 int dm_substitution(struct dm *d);     /* S... */
-int dm_template_param(struct dm *d);   /* T... */
+int dm_template_param(struct dm *d);   /* T... (a pack: a K_PACKREF to it) */
+int dm_template_arg_at(struct dm *d, long id);   /* the argument T<id> names now */
+int dm_unqualified_name(struct dm *d);
+/* The operator a two-letter code spells ("pl" -> "+"), NULL for none. */
+const char *dm_operator_text(const char *code);
 /* demangle_types.c: <type>, literals and <template-args>. */
 int dm_type(struct dm *d);
 int dm_template_args(struct dm *d);
+int dm_literal(struct dm *d);          /* after "L" */
+/* demangle_expr.c: <expression>. */
+int dm_expression(struct dm *d);
 /* demangle.c: <encoding> (a function's name and parameter types, or data). */
 int dm_encoding(struct dm *d);
 
@@ -193,6 +221,9 @@ void dm_put(struct dm *d, const char *s, size_t n);
 void dm_puts_(struct dm *d, const char *s);
 void dm_print_left(struct dm *d, int n);
 void dm_print_right(struct dm *d, int n);
+/* n whole; an expression's operand in parentheses unless a name. */
+void dm_print(struct dm *d, int n);
+void dm_print_operand(struct dm *d, int n);
 /* A type whose declarator needs parentheses ("(*)" of a pointer to a function
  * or array). */
 bool dm_needs_paren(const struct dm *d, int n);

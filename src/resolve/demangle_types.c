@@ -204,18 +204,39 @@ static int type_inner(struct dm *d)
 		t = dm_template_param(d);
 		if (t >= 0 && peek(d, 0) == 'I') {
 			push_sub(d, t);
+			if (d->local_depth)
+				d->sub_tparam[d->ns - 1] = -2;
 			int a = dm_template_args(d);
 			if (a < 0)
 				return -1;
 			d->n[a].a = t;
-			t = a;
+			push_sub(d, a);
+			if (d->local_depth)
+				d->sub_tparam[d->ns - 1] = -2;
+			return a;
 		}
-		break;
+		push_sub(d, t);
+		if (d->local_depth && t >= 0)
+			d->sub_tparam[d->ns - 1] = (short)d->last_tparam;
+		return t;
 	case 'U':
 		t = vendor_qualified(d);
 		break;
-	case 'Z':   /* a local type (lambdas in template arguments): numbering not verified */
-		return fail(d, -ENOTSUP);
+	case 'D':   /* a pack expansion, decltype (the builtins are above) */
+		c = peek(d, 1);
+		d->p += 2;
+		if (c == 'p') {
+			t = dm_type(d);
+			t = t < 0 ? -1 : mk(d, K_EXPANSION, NULL, 0, t, -1);
+		} else if (c == 't' || c == 'T') {
+			t = dm_expression(d);
+			if (t >= 0 && !eat(d, "E"))
+				return fail(d, -EINVAL);
+			t = t < 0 ? -1 : mk(d, K_DECLTYPE, NULL, 0, t, -1);
+		} else {
+			return fail(d, -ENOTSUP);   /* vector types, … */
+		}
+		break;
 	case 'S':
 		if (peek(d, 1) != 't') {
 			d->p++;
@@ -232,10 +253,12 @@ static int type_inner(struct dm *d)
 			return t;   /* a substitution is not added again */
 		}
 		/* fallthrough: "St" is a class name */
-	case 'N': case '0': case '1': case '2': case '3': case '4': case '5':
-	case '6': case '7': case '8': case '9': {
-		int saved = d->tparams, had = d->has_tparams;
+	case 'N': case 'Z': case '0': case '1': case '2': case '3': case '4': case '5':
+	case '6': case '7': case '8': case '9': {   /* Z: a local type (a lambda) */
+		int saved = d->tparams, had = d->has_tparams, local = c == 'Z';
+		d->local_depth += local;
 		t = dm_name(d, &tpl, &cd);
+		d->local_depth -= local;
 		d->tparams = saved;
 		d->has_tparams = had;
 		break;
@@ -260,7 +283,7 @@ int dm_type(struct dm *d)
 	return t;
 }
 
-static int literal(struct dm *d)
+int dm_literal(struct dm *d)
 {
 	static const struct { char c; const char *suffix; } INT[] = {
 		{ 'i', "" }, { 'j', "u" }, { 'l', "l" }, { 'm', "ul" }, { 'x', "ll" },
@@ -325,13 +348,23 @@ static int literal(struct dm *d)
 
 static int template_arg(struct dm *d)
 {
+	int t;
+
 	if (eat(d, "L")) {
 		if (peek(d, 0) == '_')
 			return fail(d, -ENOTSUP);
-		return literal(d);
+		return dm_literal(d);
 	}
-	if (peek(d, 0) == 'X' || peek(d, 0) == 'J')
-		return fail(d, -ENOTSUP);
+	if (eat(d, "X")) {   /* an expression, printed without parentheses */
+		t = dm_expression(d);
+		return t >= 0 && !eat(d, "E") ? fail(d, -EINVAL) : t;
+	}
+	if (peek(d, 0) == 'J') {   /* an argument pack: "I" ... "E" read the same way */
+		t = dm_template_args(d);
+		if (t >= 0)
+			d->n[t].k = K_PACK;
+		return t;
+	}
 	return dm_type(d);
 }
 
@@ -341,7 +374,7 @@ int dm_template_args(struct dm *d)
 {
 	int tmp[64], n = 0, t;
 
-	if (!eat(d, "I"))
+	if (!eat(d, "I") && !eat(d, "J"))
 		return fail(d, -EINVAL);
 	if (++d->depth > MAX_DEPTH)
 		return fail(d, -ENAMETOOLONG);

@@ -11,15 +11,17 @@ out exactly, as systrace markers, Chrome JSON, text and JSON Lines.
 Java: the test data has no compiled android.os.Trace, so a config puts the
 same section fields on real compiled methods of the Android 11 odex that
 target_art_sections calls the way ART does (a String argument as the name,
-an int as the value)."""
+an int as the value); and, since android.os.Trace's methods are all static, on
+real compiled static methods that target_art_static calls (the name in the
+first argument register after the ArtMethod*)."""
 import json
 import os
 import shutil
 import subprocess
 import time
 
-from e2e import (TESTDATA, TARGETS, TestFailure, check, eq, events, run, tmpdir, traced_run,
-                 write_config)
+from e2e import (TESTDATA, TARGETS, TestFailure, Uprobestats, check, eq, events, needs_kernel, run,
+                 tmpdir, traced_run, write_config)
 
 USERLAND = os.path.join(TESTDATA, "android-userland", "x86_64-android11")
 ANDROID_TARGET = os.path.join(TARGETS, "android", "target_atrace")
@@ -276,16 +278,22 @@ INIT = ("void com.android.location.provider.ActivityRecognitionEvent.<init>("
         "java.lang.String, int, long)")
 
 
-def section_probe(sig, section, name_arg=None, value_arg=None):
+def section_probe(sig, section, name_arg=None, value_arg=None, path=ODEX):
     extra = "".join(f"    {k}: {v}\n" for k, v in (("section_name_arg", name_arg),
                                                      ("section_value_arg", value_arg))
                     if v is not None)
     return ("  probe_configs {\n"
             '    bpf_name: "prog_Uprobestats_uprobe_call_args"\n'
-            f'    file_paths: "{ODEX}"\n'
+            f'    file_paths: "{path}"\n'
             f'    method_signature: "{sig}"\n'
             f"    section: {section}\n{extra}"
             "  }\n")
+
+
+def offsets_of(name):
+    with open(os.path.join(TESTDATA, "oat-expected", ART_SET.split("/", 1)[1],
+                           name + ".jsonl")) as f:
+        return {m["signature"]: m["file_offset"] for m in map(json.loads, f)}
 
 
 def test_sections_java_path_on_compiled_art_code():
@@ -294,9 +302,7 @@ def test_sections_java_path_on_compiled_art_code():
     arguments, an int value whose register has garbage above its low half
     (read as -5), nesting exact."""
     from e2e import Held
-    with open(os.path.join(TESTDATA, "oat-expected", ART_SET.split("/", 1)[1],
-                           "com.android.location.provider.odex.jsonl")) as f:
-        table = {m["signature"]: m["file_offset"] for m in map(json.loads, f)}
+    table = offsets_of("com.android.location.provider.odex")
     tmp = tmpdir()
     cfg = write_config(tmp, "tasks {\n" + section_probe(SEND, "BEGIN", 0) +
                        section_probe(UPD, "END") + section_probe(INIT, "COUNTER", 0, 1) +
@@ -313,3 +319,77 @@ def test_sections_java_path_on_compiled_art_code():
        "markers from compiled ART code")
     s = [o for o in u.json_events() if o.get("type") == "summary"][0]["sections"]
     eq((s["begun"], s["ended"], s["counters"], s["open_at_exit"]), (2, 2, 1, 0), "counts")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_sections_opens_each_file_once():
+    """`sections --stack`: the matching of the marker functions in the
+    process's maps (libcutils' and libandroid's symbols), the plan and the
+    session's unwinder read every file through the command's one code cache,
+    as run and trace do: each ELF file is opened once (before, the unwinder
+    opened libcutils again)."""
+    import re
+    from test_stack import STRACE, check_each_elf_opened_once
+    tmp = tmpdir()
+    log = os.path.join(tmp, "sections.strace")
+    t = ChrootTarget(tmp)
+    try:
+        u = Uprobestats(["sections", "--format", "json", "--stack", "--pid", str(t.pid)],
+                        prefix=STRACE + ["-o", log])
+        u.wait_attached()
+        t.go()
+        t.wait()
+        eq(u.wait(), 0, "exit code; stderr: " + u.stderr())
+        # the process's view of its files (/proc/PID/root/...) as the copy's paths
+        with open(log) as f:
+            text = re.sub(r'"/proc/\d+/root/', f'"{t.root}/', f.read())
+        with open(log, "w") as f:
+            f.write(text)
+        check_each_elf_opened_once(log, [os.path.join(t.root, "system/lib64/libcutils.so")],
+                                   "sections")
+    finally:
+        t.close()
+
+
+# android.os.Trace's methods are all static.  The only compiled static methods of the
+# Android 11 x86_64 files with a String argument (a section name must be declared one):
+# getMetadataFromSingleFileName(String, MetadataLoader) in boot-ext.oat, the name in rsi
+# as beginSection(String)'s; target_art_static calls it the way ART does, and
+# access$500 (static; END reads no argument) as endSection().
+BOOT_EXT = os.path.abspath(os.path.join(TESTDATA, ART_SET, "boot-ext.oat"))
+STATIC_SINGLE_FILE = ("java.util.List com.android.i18n.phonenumbers.MetadataManager."
+                      "getMetadataFromSingleFileName(java.lang.String, "
+                      "com.android.i18n.phonenumbers.MetadataLoader)")
+STATIC_500 = f"java.lang.String {LPB}.access$500({LPB})"
+
+
+def test_sections_java_path_on_compiled_static_methods():
+    """The static calling convention (ArtMethod* in rdi, the arguments from rsi) on
+    real compiled static methods: the name read as an ART String from the first
+    argument's register, nesting exact.  With the instance convention's offset the
+    name would be read from rdx (the MetadataLoader: no String there)."""
+    from e2e import Held
+    odex = offsets_of("com.android.location.provider.odex")
+    ext = offsets_of("boot-ext.oat")
+    tmp = tmpdir()
+    cfg = write_config(tmp, "tasks {\n" +
+                       section_probe(STATIC_SINGLE_FILE, "BEGIN", 0, path=BOOT_EXT) +
+                       section_probe(STATIC_500, "END") +
+                       '  bpf_maps: "map_Uprobestats_call_args_buf"\n}\n')
+    out = os.path.join(tmp, "trace.systrace")
+    held = Held(tmp, "target_art_static", [ODEX, BOOT_EXT, str(ext[STATIC_SINGLE_FILE]),
+                                           str(odex[STATIC_500])])
+    rc, u = traced_run(held, ["run", cfg, "--trace", out, "--trace-format", "systrace",
+                              "--format", "json", "-v"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check(u.stderr().count("static method") == 2, "not both resolved as static methods: " +
+          u.stderr())
+    p = held.pid
+    eq([m for _, m in markers(out)], [f"B|{p}|outer", f"B|{p}|inner", f"E|{p}", f"E|{p}"],
+       "markers from compiled static ART methods")
+    evs = [e["section"] for e in events(u.json_events())]
+    eq([(e["op"], e.get("name"), e.get("depth")) for e in evs],
+       [("begin", "outer", 1), ("begin", "inner", 2), ("end", "inner", 2),
+        ("end", "outer", 1)], "sections with names and depths")
+    s = [o for o in u.json_events() if o.get("type") == "summary"][0]["sections"]
+    eq((s["begun"], s["ended"], s["open_at_exit"], s["end_unbegun"]), (2, 2, 0, 0), "counts")

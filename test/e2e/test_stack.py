@@ -5,6 +5,7 @@ chain main -> stk_level1 -> stk_a2 (libstk_a, frame pointers) -> stk_b3
 Every frame is checked exactly: its symbol, its file, and for return
 addresses the offset from the symbol, which is taken independently from
 objdump's disassembly (the instruction after each call)."""
+import json
 import os
 import re
 import subprocess
@@ -714,3 +715,65 @@ def test_trace_native_pattern_ret_opens_each_file_once():
     eq(sorted({e["probe"]["method"] for e in rets}), ["stk_b3", "stk_b5"],
        "returns of both matched functions")
     check_each_elf_opened_once(log, [libb], "trace native --ret --stack")
+
+
+def exit_analyses(stderr_text):
+    """The exit analyses a command ran, from its -v code cache line."""
+    m = re.findall(r"code cache: \d+ file\(s\) opened, \d+ oat method table\(s\), (\d+) exit "
+                   r"analyses", stderr_text)
+    eq(len(m), 1, "one code cache line with -v: " + stderr_text[-2000:])
+    return int(m[0])
+
+
+def probeable_matches(pattern):
+    """The matches of pattern `methods --match --json` lists as probeable."""
+    rc, out, err = run(["methods", "--match", pattern, "--json"])
+    eq(rc, 0, "methods --match exit code; stderr: " + err)
+    rows = [json.loads(ln) for ln in out.splitlines() if ln.startswith("{")]
+    return [r for r in rows if r["left_out"] is None]
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_trace_ret_analyses_each_methods_exits_once():
+    """`trace --ret` decides per method whether its exits are proven (the
+    selection) and then plans its exit probes: the code cache keeps each
+    method's exit analysis (code_file_exits), so a class glob and a native
+    pattern each run exactly one analysis per probeable method (before,
+    two: one for the selection, one for the plan)."""
+    from test_art import CLS, ODEX, expected_offsets
+    init_off, get_off = expected_offsets()
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    java = probeable_matches(f"{ODEX}:{CLS}.*")
+    check(len(java) >= 2, f"the class has compiled methods: {java}")
+    held = mapped(Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), "2"]), ODEX)
+    rc, u = traced_run(held, ["trace", "-v", "--format", "json", "--ret", f"{ODEX}:{CLS}.*"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    eq(len(events(u.json_events(), kind="return")), 4, "returns of both methods, twice each")
+    eq(exit_analyses(u.stderr()), len(java), "Java glob: one exit analysis per method")
+    native = probeable_matches(f"{libb}:stk_b*")
+    eq(sorted(r["name"] for r in native), ["stk_b3", "stk_b5"], "native matches")
+    held = mapped(Held(tmp, "target_stack", ["2"]), libb)
+    rc, u = traced_run(held, ["trace", "-v", "--format", "json", "--ret", f"{libb}:stk_b*"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    eq(exit_analyses(u.stderr()), len(native), "native pattern: one exit analysis per function")
+
+
+def test_check_and_methods_match_open_each_file_once():
+    """`check` (the plan, with a return probe's exit sites), `methods --match
+    --json` (the matching and each native match's exit sites) and `resolve
+    --json` make the command's one code cache like run and trace: every ELF
+    file they read is opened once."""
+    from test_art import CLS, ODEX, config
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, config(100001))
+    for i, (args, file) in enumerate([(["check", cfg], ODEX),
+                                      (["methods", "--match", f"{ODEX}:{CLS}.*", "--json"], ODEX),
+                                      (["methods", "--match", f"{libb}:stk_b*", "--json"], libb),
+                                      (["resolve", "-", f"{libb}:stk_b3", "--json"], libb)]):
+        log = os.path.join(tmp, f"cmd{i}.strace")
+        p = subprocess.run(STRACE + ["-o", log, BIN] + kernel_args(args), capture_output=True,
+                           text=True, timeout=120)
+        eq(p.returncode, 0, f"{args[0]} exit code; stderr: " + p.stderr)
+        check_each_elf_opened_once(log, [file], " ".join(args[:2]))

@@ -10,7 +10,7 @@ import json
 import os
 import time
 
-from e2e import Held, Uprobestats, check, eq, run, target, tmpdir
+from e2e import BIN, Held, Uprobestats, check, eq, kernel_args, run, target, tmpdir
 from statsd_rx import StatsdReceiver
 
 ATOM = 100023
@@ -151,3 +151,30 @@ def test_traffic_bad_input():
     check(rc != 0, "a file that is no libc fails: " + err)
     rc, _, err = run(["traffic", "--uid", "x"])
     eq(rc, 2, "--uid x is a usage error")
+
+
+def test_traffic_opens_each_file_once():
+    """Which libc functions can be probed (their symbols, their proven
+    returns), the plan and the session all read libc through the command's
+    one code cache (like run and trace): every ELF file is opened once.
+    Before, each function's exit sites opened libc again."""
+    import subprocess
+    from test_stack import STRACE, check_each_elf_opened_once
+    tmp = tmpdir()
+    log = os.path.join(tmp, "traffic.strace")
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        deadline = time.monotonic() + 10
+        while "libc.so" not in open(f"/proc/{sleeper.pid}/maps").read():
+            check(time.monotonic() < deadline, "sleep maps libc")
+            time.sleep(0.005)
+        libc = [ln.split()[-1] for ln in open(f"/proc/{sleeper.pid}/maps")
+                if "libc.so" in ln][0]
+        p = subprocess.run(STRACE + ["-o", log, BIN] + kernel_args(
+            ["traffic", "-p", str(sleeper.pid), "--duration", "1"]),
+            capture_output=True, text=True, timeout=120)
+        eq(p.returncode, 0, "traffic exit code; stderr: " + p.stderr)
+        check_each_elf_opened_once(log, [libc], "traffic")
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -1,7 +1,8 @@
 /* fuzz_demangle — the Itanium demangler over arbitrary text (with "_Z" put in
  * front half the time), into a large and a tiny output buffer.  Seeds:
  * mangled names of libstdc++ (nested names, templates, substitutions, local
- * names, lambdas, function pointers, clones). */
+ * names, lambdas, function pointers, clones) and of libc++ and g++/clang
+ * templates (argument packs, decltype, expressions, construction vtables). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

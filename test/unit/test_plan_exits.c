@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
 #include "plan/exits.h"
 #include "plan/plan.h"
 
@@ -386,4 +387,64 @@ UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
 	p.code_size = 1;
 	pc.method_signature = "oatexec";
 	check_lone_ret(&p, &o, 20192);
+}
+
+static uint64_t analyses(const struct code_cache *c)
+{
+	struct code_cache_stats st;
+
+	code_cache_get_stats(c, &st);
+	return st.exits_analysed;
+}
+
+/* Each method's exits are worked out once per run, however many steps ask
+ * (trace --ret: its selection, then the plan; methods --match --json and
+ * traffic: the exit sites they print or check): the code cache keeps every
+ * answer, the sites and the refusals alike. */
+UT_TEST(plan_exits_each_method_analysed_once_per_code_cache)
+{
+	struct code_cache *c = code_cache_new(NULL);
+	struct exits_query q = {
+		.path = ut_testdata(ODEX), .offset = 0x60c0, .machine = EM_X86_64, .java = true,
+		.program = "call_return", .what = "void a.B.setAllowed(boolean)",
+		.has_exit_probes = true, .exit_probes = true, .code = c,
+	};
+	struct plan_opts o = { .exit_probes = true, .code = c };
+	struct plan_probe p;
+	struct probe_config pc;
+	struct exits_choice ch;
+	const struct exit_sites *s;
+	struct err e = { 0 }, e2 = { 0 };
+
+	UT_ASSERT(c);
+	/* a Java method: trace's selection, then the plan of the same method */
+	UT_EQ_INT(exits_choose(&q, &ch, &e), 0);
+	UT_EQ_INT(ch.n_exits, 2);
+	free(ch.exit_offsets);
+	UT_EQ_U64(analyses(c), 1);
+	setup_java(&p, &pc, 0x60c0);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_EQ_INT(p.n_exits, 2);
+	UT_EQ_U64(p.exit_offsets[0], 0x612d);
+	UT_EQ_U64(p.exit_offsets[1], 0x61ef);
+	free(p.exit_offsets);
+	UT_EQ_U64(analyses(c), 1);
+	/* a native function: the plan and the sites printed, copies of one answer */
+	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+	UT_EQ_U64(p.exit_offsets[0], 16 + 2);
+	free(p.exit_offsets);
+	UT_EQ_INT(plan_native_exit_sites(c, p.path, 16, 3, EM_X86_64, &s, &e), 0);
+	UT_EQ_INT(s->count, 1);
+	UT_EQ_INT(s->offsets[0], 2);
+	UT_EQ_U64(analyses(c), 2);
+	/* a refusal is kept too, told the same way each time */
+	setup(&p, &pc, tail, sizeof(tail), 0, false);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e2), PLAN_REFUSED);
+	UT_EQ_STR(e.msg, e2.msg);
+	UT_ASSERT(plan_native_exit_sites(c, p.path, 0, sizeof(tail), EM_X86_64, &s, &e2) < 0);
+	UT_CONTAINS(e.msg, e2.msg);
+	UT_EQ_U64(analyses(c), 3);
+	code_cache_free(c);
 }

@@ -13,6 +13,9 @@
 #                offsets, read from the oatdump table beside it, to /vm/art.env; the
 #                --stack scenario's method A (frame size, return offset of its first Java
 #                call, from binutils' disassembly) to /vm/testdata/art_stack.txt; the
+#                Android 13 arm64 org.apache.http.legacy odex (with .vdex and .jar) to
+#                /vm/testdata/ and five static methods' offsets from its table to
+#                /vm/testdata/art_static.txt (art.sections_static_methods); the
 #                arm64 Android 11 userland (android-userland/arm64-android11: bionic's
 #                linker64, libc.so, toybox and their closure) to /android, where /init
 #                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it,
@@ -95,6 +98,20 @@ is_enabled_off=$(file_offset "boolean $base.isEnabled()")
 set_allowed_off=$(file_offset "void $base.setAllowed(boolean)")
 # An empty method: its code is a lone `ret` (code_size 4).
 lone_off=$(file_offset "void com.android.location.provider.FusedProvider.<init>()")
+# art.sections_static_methods (vmtest_art.c): static methods of org.apache.http.legacy
+static_name=org.apache.http.legacy
+static_table=$testdata/oat-expected/$art_set/$static_name.odex.jsonl
+static_offs=
+http=org.apache.http str=java.lang.String
+for sig in "java.util.Date $http.impl.cookie.DateUtils.parseDate(java.lang.String)" \
+	"void $http.params.HttpProtocolParams.setUserAgent($http.params.HttpParams, java.lang.String)" \
+	"long android.net.http.AndroidHttpClient.getMinGzipSize(android.content.ContentResolver)" \
+	"void $http.impl.EnglishReasonPhraseCatalog.setReason(int, java.lang.String)" \
+	"java.net.URI $http.client.utils.URIUtils.createURI($str, $str, int, $str, $str, $str)"; do
+	line=$(grep -F "\"signature\": \"$sig\"" "$static_table" | head -n1)
+	[ -n "$line" ] || die "$static_table has no method '$sig'"
+	static_offs="$static_offs $(sed -E 's/.*"file_offset": ([0-9]+).*/\1/' <<<"$line")"
+done
 stack_a_sig="void com.android.location.provider.ActivityChangedEvent.<init>(java.util.List)"
 stack_a_off=$(file_offset "$stack_a_sig")
 stack_a_size=$(grep -F "\"signature\": \"$stack_a_sig\"" "$art_table" |
@@ -139,6 +156,7 @@ install -m 0755 "$glibc/ld-linux-aarch64.so.1" "$root/lib/ld-linux-aarch64.so.1"
 install -m 0755 "$glibc/libc.so.6" "$root/lib/aarch64-linux-gnu/libc.so.6"
 for ext in odex vdex jar; do
 	install -m 0644 "$art_dir/$art_name.$ext" "$root/vm/testdata/$art_name.$ext"
+	install -m 0644 "$art_dir/$static_name.$ext" "$root/vm/testdata/$static_name.$ext"
 done
 mkdir -p "$root/android"
 cp -a "$android/." "$root/android/"
@@ -161,6 +179,9 @@ EOF
 echo "STRLEN_DEFAULT_OFF=$strlen_off" >"$root/vm/testdata/bionic.env"
 python3 "$here/toybox_stack.py" "$android" "$root/vm/testdata/toybox_stack.txt" ||
 	die "no expected chain for the bionic --stack scenario"
+# art.sections_static_methods: the odex, then its five methods' file offsets
+printf '%s\n%s\n' "/vm/testdata/$static_name.odex" "${static_offs# }" \
+	>"$root/vm/testdata/art_static.txt"
 # The stack.art_frame scenario's method A: SIGNATURE, then FILE_OFFSET FRAME RET.
 printf '%s\n%s %s\n' "$stack_a_sig" "$stack_a_off" "$stack_a" >"$root/vm/testdata/art_stack.txt"
 # No dev/console node: /init takes the console from devtmpfs once it is mounted.

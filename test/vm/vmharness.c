@@ -313,6 +313,15 @@ int ups_run(struct tc *t, const char *const args[], int timeout_ms, char **err)
 	return rc;
 }
 
+int ups_run_held(struct tc *t, struct ups *u, struct target *tg, const char *const args[],
+		 int timeout_ms)
+{
+	if (ups_start(t, u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, u) < 0 ||
+	    target_go(t, tg) < 0 || target_wait(t, tg, timeout_ms) < 0)
+		return -1;
+	return check_rc(t, u, ups_wait(u, timeout_ms, NULL), 0, "exit code");
+}
+
 /* --- results -------------------------------------------------------------------------------- */
 
 static int get_u64(const struct jdoc *d, const struct jnode *obj, const char *key,

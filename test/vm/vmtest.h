@@ -106,6 +106,11 @@ const char *ups_stderr_tail(struct ups *u);
 int check_rc(struct tc *t, struct ups *u, int rc, int want, const char *what);
 /* Runs to completion: the exit code, stderr in *ERR (free() it). */
 int ups_run(struct tc *t, const char *const args[], int timeout_ms, char **err);
+/* Runs `uprobestats ARGS...` on the held target TG: starts it, releases TG once attached,
+ * waits for TG's clean exit and for uprobestats' exit code 0; 0, or -1 with the failure
+ * recorded. */
+int ups_run_held(struct tc *t, struct ups *u, struct target *tg, const char *const args[],
+		 int timeout_ms);
 
 /* --- results of a --format json run ------------------------------------------------------ */
 enum ev_kind { EV_EVENT, EV_RETURN, EV_OTHER };
@@ -154,6 +159,19 @@ int native_task(struct tc *t, char *text, size_t size, const char *symbol, const
 const char *native_config(struct tc *t, const char *symbol, const char *prog,
 			  const char *target_name, int duration, const char *extra);
 const char *target_path(struct tc *t, const char *exe, char *buf);
+
+/* --- sections' JSON Lines events (vmtest_traffic.c) ------------------------------------- */
+struct threads {
+	long long main_tid, worker_tid; /* worker: the first other tid */
+	char main[1024], worker[256];
+	int other_tids, summaries;
+};
+struct jdoc;
+struct jnode;
+/* Appends event EV's section as "op:name:depth|cookie|value," ("op?:num," when its
+ * begin was not seen) to TH's main (tid PID) or worker list. */
+void add_section(const struct jdoc *d, const struct jnode *ev, long long pid,
+		 struct threads *th);
 
 /* --- target_art_exits' own record of its calls (vmtest_art.c) ----------------------------- */
 struct art_call {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmjson.h"
 #include "vmproc.h"
 #include "vmtest.h"
 
@@ -278,10 +279,7 @@ static void art_exit_probes_frames_stack_maps_two_exits(struct tc *t)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
-	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
-	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
-		goto out;
-	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+	if (ups_run_held(t, &u, &a, args, WAIT_MS) < 0)
 		goto out;
 	err = ups_stderr(&u);
 	CHECK(strstr(err, "exit probes at 1 exit site"), "isEnabled(): not on exit probes");
@@ -344,10 +342,7 @@ static void art_lone_ret_one_exit_probe(struct tc *t)
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
-	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
-	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
-		goto out;
-	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+	if (ups_run_held(t, &u, &a, args, WAIT_MS) < 0)
 		goto out;
 	err = ups_stderr(&u);
 	CHECK(strstr(err, "one exit probe at its lone ret"), "<init>(): not on its lone-ret probe");
@@ -377,10 +372,158 @@ out:
 	results_free(&res);
 }
 
+/* --- sections' Java path on compiled static methods ------------------------------------- */
+
+#define HTTP "org.apache.http"
+#define N_STATIC 5
+
+/* The methods target_art_static calls, in its argument order, and the section each is
+ * given in the two runs (async pairs, then counters; "" = not probed). */
+static const struct {
+	const char *sig, *section[2];
+	int name, value;
+} STATIC_PROBES[N_STATIC] = {
+	{ "java.util.Date " HTTP ".impl.cookie.DateUtils.parseDate(java.lang.String)",
+	  { "BEGIN", "" }, 0, -1 },
+	{ "void " HTTP ".params.HttpProtocolParams.setUserAgent(" HTTP ".params.HttpParams, "
+	  "java.lang.String)", { "BEGIN", "" }, 1, -1 },
+	{ "long android.net.http.AndroidHttpClient.getMinGzipSize(android.content.ContentResolver)",
+	  { "END", "" }, -1, -1 },
+	{ "void " HTTP ".impl.EnglishReasonPhraseCatalog.setReason(int, java.lang.String)",
+	  { "ASYNC_END", "COUNTER" }, 1, 0 },
+	{ "java.net.URI " HTTP ".client.utils.URIUtils.createURI(java.lang.String, "
+	  "java.lang.String, int, java.lang.String, java.lang.String, java.lang.String)",
+	  { "ASYNC_BEGIN", "COUNTER" }, 1, 2 },
+};
+
+/* What target_art_static does on arm64, as add_section() writes it, per run. */
+static const char *const STATIC_SECTIONS[2] = {
+	"begin:outer:1,begin:inner:2,end:inner:2,end:outer:1,async_begin:load:404,"
+	"async_begin:load:503,async_end:load:404,async_end:load:503,",
+	"counter:load:404,counter:load:503,counter:load:404,counter:load:503,",
+};
+
+/* /vm/testdata/art_static.txt (mkinitramfs.sh): the odex, then the methods' file offsets
+ * (STATIC_PROBES' order) from the independent oatdump table. */
+static int read_art_static(struct tc *t, char *odex, size_t size, char off[N_STATIC][24])
+{
+	char *text = read_file("/vm/testdata/art_static.txt", NULL), *nl;
+	int ok = 0;
+
+	nl = text ? strchr(text, '\n') : NULL;
+	if (nl && (size_t)(nl - text) < size) {
+		memcpy(odex, text, (size_t)(nl - text));
+		odex[nl - text] = '\0';
+		ok = sscanf(nl + 1, "%23s %23s %23s %23s %23s", off[0], off[1], off[2], off[3],
+			    off[4]) == N_STATIC;
+	}
+	free(text);
+	CHECK(ok, "/vm/testdata/art_static.txt does not hold ODEX then %d offsets", N_STATIC);
+	return 0;
+out:
+	return -1;
+}
+
+static const char *static_config(struct tc *t, const char *odex, int run)
+{
+	static char path[VM_PATH_MAX];
+	char text[4096];
+	size_t n = (size_t)snprintf(text, sizeof(text), "tasks {\n");
+
+	for (int i = 0; i < N_STATIC; i++) {
+		if (!STATIC_PROBES[i].section[run][0])
+			continue;
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "  probe_configs {\n"
+				      "    bpf_name: \"prog_Uprobestats_uprobe_call_args\"\n"
+				      "    file_paths: \"%s\"\n"
+				      "    method_signature: \"%s\"\n"
+				      "    section: %s\n", odex, STATIC_PROBES[i].sig,
+				      STATIC_PROBES[i].section[run]);
+		if (STATIC_PROBES[i].name >= 0)
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+					      "    section_name_arg: %d\n", STATIC_PROBES[i].name);
+		if (STATIC_PROBES[i].value >= 0)
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+					      "    section_value_arg: %d\n",
+					      STATIC_PROBES[i].value);
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "  }\n");
+	}
+	snprintf(text + n, sizeof(text) - n, "  bpf_maps: \"map_Uprobestats_call_args_buf\"\n}\n");
+	tc_path(t, run ? "art_static_counters.textproto" : "art_static_async.textproto", path);
+	return tc_write(t, path, text) == 0 ? path : NULL;
+}
+
+/* One run of target_art_static under `run` of RUN's config: its sections, exactly. */
+static void static_run(struct tc *t, const char *odex, char off[N_STATIC][24], int run)
+{
+	char pid[16], *err = NULL, *text = NULL;
+	struct target a = { .pid = -1 };
+	struct ups u = { .pid = -1 };
+	struct jdoc d = { 0 };
+	struct threads th = { 0 };
+	size_t len = 0;
+	pid_t tpid = -1;
+	const char *cfg = static_config(t, odex, run);
+
+	CHECK(cfg, "config");
+	const char *targs[] = { odex, off[0], off[1], off[2], off[3], off[4], NULL };
+	if (target_start(t, &a, "target_art_static", NULL, targs) < 0)
+		goto out;
+	tpid = a.pid;   /* a.pid is cleared once the target is reaped */
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	const char *args[] = { "run", cfg, "--format", "json", "--pid", pid, "-v", NULL };
+	if (ups_run_held(t, &u, &a, args, WAIT_MS) < 0)
+		goto out;
+	err = ups_stderr(&u);
+	CHECK(strstr(err, "setReason(int, java.lang.String), static method") &&
+	      strstr(err, "java.lang.String), static method"),
+	      "not resolved as static methods: %.600s", err);
+	text = read_file(u.out, &len);
+	for (char *line = text; text && line < text + len && !t->failed;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		size_t k = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+
+		CHECK(json_parse(&d, line, k) == 0, "an output line is not JSON: %.200s", line);
+		if (json_get(&d, &d.n[0], "section"))
+			add_section(&d, &d.n[0], tpid, &th);
+		line += k + 1;
+	}
+	CHECK(!strcmp(th.main, STATIC_SECTIONS[run]) && !th.worker[0],
+	      "%s run: %s (other threads: %s); expected %s", run ? "counters" : "async",
+	      th.main, th.worker, STATIC_SECTIONS[run]);
+out:
+	json_free(&d);
+	free(text);
+	free(err);
+	ups_stop(&u, SIGKILL);
+	target_kill(&a);
+}
+
+/* android.os.Trace's methods are all static: the static calling convention (x0 =
+ * ArtMethod*, the arguments from x1) on real compiled static methods of the Android 13
+ * arm64 org.apache.http.legacy odex, called by target_art_static the way ART does:
+ * names read as ART Strings from x1 (beginSection(String)'s register) and x2
+ * (traceBegin(long, String)'s), an end, ints with garbage above their low half from x3
+ * (asyncTraceBegin(long, String, int)'s and traceCounter(long, String, int)'s register)
+ * and x1; nesting, async pairs by cookie and counter values exact.  The register after
+ * the arguments holds a decoy: the instance convention's offset would read it. */
+static void art_sections_static_methods(struct tc *t)
+{
+	char odex[VM_PATH_MAX], off[N_STATIC][24];
+
+	if (read_art_static(t, odex, sizeof(odex), off) < 0)
+		return;
+	static_run(t, odex, off, 0);
+	if (!t->failed)
+		static_run(t, odex, off, 1);
+}
+
 const struct vmcase vm_art_cases[] = {
 	{ "art.compiled_methods_by_java_signature", art_compiled_methods_by_java_signature },
 	{ "art.exit_probes_frames_stack_maps_two_exits",
 	  art_exit_probes_frames_stack_maps_two_exits },
 	{ "art.lone_ret_one_exit_probe", art_lone_ret_one_exit_probe },
+	{ "art.sections_static_methods", art_sections_static_methods },
 	{ NULL, NULL },
 };

@@ -189,13 +189,7 @@ static const struct {
 	{ "merged", 0 },
 };
 
-struct threads {
-	long long main_tid, worker_tid; /* worker: the first other tid */
-	char main[1024], worker[256];
-	int other_tids, summaries;
-};
-
-static void add_section(const struct jdoc *d, const struct jnode *ev, long long pid,
+void add_section(const struct jdoc *d, const struct jnode *ev, long long pid,
 			struct threads *th)
 {
 	const struct jnode *s = json_get(d, ev, "section");
