@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# check-binaries.sh [--version-string V] [--max-size BYTES] ARCH=BINARY[=RUNNER]...
+# check-binaries.sh [--version-string V] [--max-size [ARCH=]BYTES]... ARCH=BINARY[=RUNNER]...
 #
 # Checks that each release binary is what users `adb push`: an ELF for ARCH, fully
 # static (no PT_INTERP program header, no dynamic section, hence no NEEDED entries),
-# stripped (no .symtab), within the size budget, and that `BINARY --version` runs
+# stripped (no .symtab), within the size budget (--max-size BYTES for every arch, or
+# ARCH=BYTES for one; the last one given for an arch wins), and that `BINARY --version` runs
 # (through RUNNER, e.g. qemu-aarch64-static, when the arch is foreign) and prints V.
 # Ends with "binaries: N passed, N failed"; exits 1 if any check failed.
 set -euo pipefail
 
 version='' max_size=''
+declare -A max_size_of=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--version-string) version=$2; shift 2 ;;
-	--max-size) max_size=$2; shift 2 ;;
+	--max-size)
+		case "$2" in
+		*=*) max_size_of[${2%%=*}]=${2#*=} ;;
+		*) max_size=$2 ;;
+		esac
+		shift 2 ;;
 	--) shift; break ;;
 	-*) echo "check-binaries: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || { echo "usage: $0 [--version-string V] [--max-size N] ARCH=BINARY[=RUNNER]..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--version-string V] [--max-size [ARCH=]N]..." \
+	"ARCH=BINARY[=RUNNER]..." >&2; exit 2; }
 command -v readelf >/dev/null || { echo "check-binaries: readelf not found (binutils)" >&2; exit 2; }
 
 passed=0 failed=0
@@ -61,10 +69,11 @@ for spec in "$@"; do
 	fi
 
 	size=$(stat -c %s "$bin")
-	if [ -z "$max_size" ] || [ "$size" -le "$max_size" ]; then
-		ok "$what size $size bytes${max_size:+ (budget $max_size)}"
+	budget=${max_size_of[$arch]:-$max_size}
+	if [ -z "$budget" ] || [ "$size" -le "$budget" ]; then
+		ok "$what size $size bytes${budget:+ (budget $budget)}"
 	else
-		fail "$what size" "$size bytes is over the budget of $max_size"
+		fail "$what size" "$size bytes is over the budget of $budget"
 	fi
 
 	run=()
