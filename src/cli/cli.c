@@ -21,6 +21,7 @@
 static struct {
 	bool verbose;
 	struct logger *logger;
+	const struct code_cache *code_said;   /* whose -v line is printed already */
 } state;
 
 void cli_set_logger(struct logger *lg)
@@ -182,16 +183,23 @@ struct code_cache *cli_code_cache_new(void)
 	return c;
 }
 
-void cli_code_cache_free(struct code_cache *c)
+void cli_code_cache_report(const struct code_cache *c)
 {
 	struct code_cache_stats st;
 
-	if (!c)
+	if (!c || c == state.code_said)
 		return;
+	state.code_said = c;
 	code_cache_get_stats(c, &st);
 	p_debug("code cache: %llu file(s) opened, %llu oat method table(s), %llu exit "
 		"analyses", (unsigned long long)st.files_opened,
 		(unsigned long long)st.oat_parsed, (unsigned long long)st.exits_analysed);
+}
+
+void cli_code_cache_free(struct code_cache *c)
+{
+	cli_code_cache_report(c);
+	state.code_said = NULL;
 	code_cache_free(c);
 }
 

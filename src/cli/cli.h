@@ -94,7 +94,9 @@ int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_op
 struct code_cache;
 struct code_cache *cli_code_cache_new(void);
 /* Says with -v what it did (files opened, oat tables built, exit analyses:
- * one per method for the run), then frees it. */
+ * one per method for the run), once per cache: run_plan says it before a
+ * shipped build exits without freeing.  Then frees it. */
+void cli_code_cache_report(const struct code_cache *c);
 void cli_code_cache_free(struct code_cache *c);
 
 int cmd_run(int argc, char **argv);

@@ -649,6 +649,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	session_close(rs.session);
 	close_outputs(&files);
 	accounting_free(&rs.acct);
+	cli_code_cache_report(o->code);
 	exit_unless_leak_checked(rc);
 	return rc;
 }
