@@ -4,7 +4,7 @@
 #define UPROBESTATS_PLAN_EXITS_TAIL_H
 
 #include "formats/exit_sites.h"
-#include "plan/exits.h"
+#include "common/err.h"
 
 struct code_file;
 
