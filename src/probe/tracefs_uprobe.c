@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/grow.h"
@@ -111,9 +112,10 @@ static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self
 	return !strstr(base ? base + 1 : argv0, "uprobestats");
 }
 
-/* Removes the events whose "group/name" pick() chooses; returns how many. */
+/* Removes the events whose "group/name" pick() chooses; returns how many,
+ * and sets *left to how many of them the kernel refused to remove. */
 static int remove_events_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
-			       const void *ctx)
+			       const void *ctx, size_t *left)
 {
 	char path[512], line[1024], del[160];
 	char (*chosen)[128] = NULL;
@@ -156,6 +158,7 @@ static int remove_events_where(const char *dir, bool (*pick)(const char *name, c
 	if (fd >= 0)
 		close(fd);
 	free(chosen);
+	*left = n - (size_t)removed;
 	return removed;
 }
 
@@ -174,7 +177,8 @@ static bool is_stale(const char *name, const void *ctx)
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
 {
 	struct stale_ctx c = { .proc_dir = proc_dir, .self = t->owner };
-	int rc = remove_events_where(t->dir, is_stale, &c);
+	size_t left;
+	int rc = remove_events_where(t->dir, is_stale, &c, &left);
 
 	if (rc < 0)
 		return err_set(err, rc, "%s/uprobe_events: %s", t->dir, strerror(-rc));
@@ -188,9 +192,25 @@ static bool in_group(const char *name, const void *group)
 	return strncmp(name, group, n) == 0 && name[n] == '/';
 }
 
+/* The closer removes its run's group right after closing the last perf
+ * events; an event the kernel still counts as in use refuses removal (EBUSY),
+ * so what is left is tried again for a few seconds, not left behind. */
 int tracefs_remove_group(const char *dir, const char *group)
 {
-	return remove_events_where(dir, in_group, group);
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	int removed = 0, rc;
+	size_t left = 0;
+
+	for (int attempt = 0; attempt < 50; attempt++) {
+		rc = remove_events_where(dir, in_group, group, &left);
+		if (rc < 0)
+			return removed ? removed : rc;
+		removed += rc;
+		if (!left)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return removed;
 }
 
 int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,
