@@ -19,6 +19,49 @@ static int grow_atts(struct instance *in, size_t more, struct err *err)
 	return 0;
 }
 
+/* Events created in one go, then opened before the next are: the kernel
+ * finds a tracepoint's perf event by walking its event list from the newest,
+ * so an event opened right after its creation is found at once (opened
+ * after 10,000 others, 0.9 ms each). */
+#define TFS_CHUNK 256
+
+/* A tracefs place: the listing pass only notes the event to create (returns
+ * 1); the attaching pass opens the one created for it, creating the next
+ * chunk when none is left.  *at_fault: the probe a failure is about. */
+static int tracefs_place(struct session *s, const struct plan_probe *p, uint64_t offset,
+			 bool retprobe, pid_t pid, int prog_fd, const uint64_t *cookie,
+			 struct attachment *a, const struct plan_probe **at_fault,
+			 struct err *err)
+{
+	struct tracefs_event *ev = s->tfs_events + s->tfs_next;
+	size_t n = s->tfs_n - s->tfs_next, failed;
+	int rc;
+
+	if (s->tfs_listing) {
+		if (grow_array(&s->tfs_events, &s->tfs_cap, s->tfs_n + 1, 64) < 0)
+			return err_set(err, -ENOMEM, "out of memory");
+		s->tfs_events[s->tfs_n++] = (struct tracefs_event){
+			.path = p->path, .offset = offset, .retprobe = retprobe, .owner = p };
+		return 1;
+	}
+	/* Both passes walk the same places in the same order. */
+	if (!n || ev->owner != p || ev->offset != offset)
+		return err_set(err, -EINVAL, "%s+0x%llx: no tracefs event was listed for it",
+			       p->path, (unsigned long long)offset);
+	if (s->tfs_next == s->tfs_created) {
+		n = n < TFS_CHUNK ? n : TFS_CHUNK;
+		rc = tracefs_create(&s->tfs, ev, n, &failed, err);
+		if (rc < 0) {   /* it removed what it had created */
+			*at_fault = ev[failed].owner;
+			return rc;
+		}
+		s->tfs_created += n;
+	}
+	rc = tracefs_open_event(ev, pid, prog_fd, cookie, &a->tp, err);
+	s->tfs_next += rc == 0;
+	return rc;
+}
+
 /* One place of probe p (in's probe, or a member of a shared copy, whose id
  * is then the place's cookie) running prog_name. */
 static int attach_one(struct session *s, struct instance *in, const struct plan_probe *p,
@@ -29,6 +72,7 @@ static int attach_one(struct session *s, struct instance *in, const struct plan_
 	const uint64_t *cookie = in->n_members > 1 ? &id : NULL;
 	int prog_fd = instance_prog_fd(in, prog_name);
 	struct attachment *a = &in->atts[in->n_atts];
+	const struct plan_probe *at_fault = p;
 	int rc;
 
 	if (prog_fd < 0)
@@ -38,8 +82,10 @@ static int attach_one(struct session *s, struct instance *in, const struct plan_
 	memset(a, 0, sizeof(*a));
 	a->tracefs = s->use_tracefs;
 	if (s->use_tracefs) {
-		rc = tracefs_attach(&s->tfs, p->path, offset, retprobe, pid, prog_fd, cookie,
-				    &a->tp, err);
+		rc = tracefs_place(s, p, offset, retprobe, pid, prog_fd, cookie, a, &at_fault,
+				   err);
+		if (rc > 0)
+			return 0;
 		a->perf_fd = a->tp.perf_fd;
 	} else if (s->use_multi) {
 		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, prog_fd,
@@ -49,7 +95,7 @@ static int attach_one(struct session *s, struct instance *in, const struct plan_
 				       &a->perf_fd, err);
 	}
 	if (rc < 0)
-		return err_prefix(err, "probe %s", p->program_name);
+		return err_prefix(err, "probe %s", at_fault->program_name);
 	a->n_places = 1;
 	in->n_atts++;
 	return 0;
@@ -353,16 +399,58 @@ void detach_where(struct session *s, long task_index)
 	}
 }
 
+typedef int (*attach_pass)(struct session *s, const void *ctx, struct err *err);
+
+/* On tracefs an attach runs twice: a first pass lists the events its places
+ * need, the second creates them TFS_CHUNK at a time (many lines a write:
+ * 10,000 events one a write took 95 s) and opens each.  Events created and
+ * not opened (a failure on the way) are removed; the first pass attaches
+ * nothing, so a failure there leaves nothing either. */
+static int attach_in_passes(struct session *s, attach_pass pass, const void *ctx,
+			    struct err *err)
+{
+	int rc;
+
+	if (!s->use_tracefs)
+		return pass(s, ctx, err);
+	s->tfs_n = s->tfs_next = s->tfs_created = 0;
+	s->tfs_listing = true;
+	rc = pass(s, ctx, err);
+	s->tfs_listing = false;
+	if (rc == 0)
+		rc = pass(s, ctx, err);
+	tracefs_remove(&s->tfs, s->tfs_events + s->tfs_next, s->tfs_created - s->tfs_next);
+	free(s->tfs_events);
+	s->tfs_events = NULL;
+	s->tfs_n = s->tfs_cap = s->tfs_next = s->tfs_created = 0;
+	return rc;
+}
+
+struct task_pid {
+	uint32_t task_index;
+	pid_t pid;
+};
+
+static int attach_task_pid_pass(struct session *s, const void *ctx, struct err *err)
+{
+	const struct task_pid *tp = ctx;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
+		if (s->instances[i].probe->desc.task_index == tp->task_index)
+			rc = attach_instance_pid(s, &s->instances[i], tp->pid, err);
+	return rc;
+}
+
 int session_attach_task_pid(struct session *s, uint32_t task_index, pid_t pid, struct err *err)
 {
 	size_t before[s->n_instances ? s->n_instances : 1];
-	int rc = 0;
+	const struct task_pid tp = { task_index, pid };
+	int rc;
 
 	for (size_t i = 0; i < s->n_instances; i++)
 		before[i] = s->instances[i].n_atts;
-	for (size_t i = 0; i < s->n_instances && rc == 0; i++)
-		if (s->instances[i].probe->desc.task_index == task_index)
-			rc = attach_instance_pid(s, &s->instances[i], pid, err);
+	rc = attach_in_passes(s, attach_task_pid_pass, &tp, err);
 	if (rc < 0) /* All or nothing for this process. */
 		for (size_t i = 0; i < s->n_instances; i++)
 			detach_instance_from(s, &s->instances[i], before[i]);
@@ -392,10 +480,11 @@ static void release_programs(const struct session *s, struct instance *in)
 	}
 }
 
-int session_attach(struct session *s, struct err *err)
+static int attach_all_pass(struct session *s, const void *ctx, struct err *err)
 {
 	int rc;
 
+	(void)ctx;
 	for (size_t i = 0; i < s->n_instances; i++) {
 		const struct plan_probe *p = s->instances[i].probe;
 		rc = s->interrupted && s->interrupted()
@@ -409,9 +498,15 @@ int session_attach(struct session *s, struct err *err)
 				detach_instance(s, &s->instances[j]);
 			return rc;
 		}
-		release_programs(s, &s->instances[i]);
+		if (!s->tfs_listing)
+			release_programs(s, &s->instances[i]);
 	}
 	return 0;
+}
+
+int session_attach(struct session *s, struct err *err)
+{
+	return attach_in_passes(s, attach_all_pass, NULL, err);
 }
 
 /* ---- the descriptors a run needs, counted before anything is loaded ---- */

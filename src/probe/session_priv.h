@@ -69,6 +69,11 @@ struct session {
 	 * cookies (5.15+): probes share a copy as with uprobe_multi links. */
 	bool perf_cookies;
 	struct tracefs tfs;
+	/* tracefs: the events one attach creates before it opens them
+	 * (session_attach.c's attach_in_passes). */
+	struct tracefs_event *tfs_events;
+	size_t tfs_n, tfs_cap, tfs_next, tfs_created;
+	bool tfs_listing;
 	uint32_t ring_bytes, wakeup_bytes;
 	struct instance *instances;
 	size_t n_instances;

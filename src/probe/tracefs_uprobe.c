@@ -24,6 +24,7 @@ int tracefs_open(struct tracefs *t, const char *root, struct err *err)
 	uint64_t start = 0;
 
 	memset(t, 0, sizeof(*t));
+	t->write = write;
 	t->owner = getpid();
 	/* Our start time makes the group ours for good: a later process that
 	 * reuses our pid starts later, so it cannot pass for the owner. */
@@ -44,20 +45,51 @@ int tracefs_open(struct tracefs *t, const char *root, struct err *err)
 		       "/sys/kernel/tracing");
 }
 
-static int write_events(const struct tracefs *t, const char *line)
+/* One write to uprobe_events carries at most this many bytes of lines: the
+ * kernel parses them one after the other, so a write costs one syscall and
+ * one file open for hundreds of events instead of one each. */
+#define BATCH_BYTES 32768
+
+static int open_events(const char *dir)
 {
 	char path[512];
-	ssize_t n;
-	int fd, e;
 
-	snprintf(path, sizeof(path), "%s/uprobe_events", t->dir);
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, line, strlen(line));
-	e = n < 0 ? -errno : 0;
-	close(fd);
-	return e;
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	return open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+}
+
+/* Removes the events named at names, names + stride, … (n of them), many
+ * lines a write.  The kernel stops a write at the first line it refuses
+ * (EBUSY: still open; ENOENT: gone) and says only why, so the lines of a
+ * refused write are written again one at a time.  Returns how many are gone
+ * (ENOENT included). */
+static size_t remove_names(const char *dir, ssize_t (*wr)(int, const void *, size_t),
+			   const char *names, size_t stride, size_t n)
+{
+	char *buf = malloc(BATCH_BYTES);
+	int fd = open_events(dir);
+	size_t gone = 0, i = 0;
+
+	while (fd >= 0 && buf && i < n) {
+		size_t len = 0, first = i;
+
+		/* A name is shorter than 128 bytes: its line always fits. */
+		for (; i < n && len + 132 < BATCH_BYTES; i++)
+			len += (size_t)snprintf(buf + len, 132, "-:%.127s\n", names + i * stride);
+		if (wr(fd, buf, len) == (ssize_t)len) {
+			gone += i - first;
+			continue;
+		}
+		for (size_t k = first; k < i; k++) {
+			int l = snprintf(buf, 132, "-:%.127s\n", names + k * stride);
+			if (wr(fd, buf, (size_t)l) == l || errno == ENOENT)
+				gone++;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return gone;
 }
 
 static int read_event_id(const struct tracefs *t, const char *name)
@@ -117,7 +149,7 @@ static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self
 static int remove_events_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
 			       const void *ctx, size_t *left)
 {
-	char path[512], line[1024], del[160];
+	char path[512], line[1024];
 	char (*chosen)[128] = NULL;
 	size_t n = 0, cap = 0;
 	int removed = 0;
@@ -147,16 +179,7 @@ static int remove_events_where(const char *dir, bool (*pick)(const char *name, c
 		snprintf(chosen[n++], 128, "%s", name);
 	}
 	fclose(f);
-	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	/* One line a write: a batch stops at its first failing line. */
-	for (size_t i = 0; fd >= 0 && i < n; i++) {
-		int len = snprintf(del, sizeof(del), "-:%s\n", chosen[i]);
-		if (write(fd, del, (size_t)len) == len)
-			removed++;
-	}
-	if (fd >= 0)
-		close(fd);
+	removed = n ? (int)remove_names(dir, write, chosen[0], sizeof(chosen[0]), n) : 0;
 	free(chosen);
 	*left = n - (size_t)removed;
 	return removed;
@@ -213,57 +236,118 @@ int tracefs_remove_group(const char *dir, const char *group)
 	return removed;
 }
 
-int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,
-		   pid_t pid, int prog_fd, const uint64_t *cookie, struct tracefs_probe *out,
+/* Appends ev's line to buf (room bytes): its length, or 0 when it does not
+ * fit. */
+static size_t event_line(const struct tracefs_event *ev, char *buf, size_t room)
+{
+	int l = snprintf(buf, room, "%c:%s %s:0x%llx\n", ev->retprobe ? 'r' : 'p', ev->name,
+			 ev->path, (unsigned long long)ev->offset);
+
+	return l > 0 && (size_t)l < room ? (size_t)l : 0;
+}
+
+/* Writes the lines of ev[*done..n) that fit in one write and reads their
+ * ids; *done moves past those read.  On failure *failed is the event at
+ * fault: the kernel created the lines before the one it refused (their ids
+ * read), and none after it. */
+static int create_some(const struct tracefs *t, int fd, char *buf, struct tracefs_event *ev,
+		       size_t n, size_t *done, size_t *failed, struct err *err)
+{
+	size_t len = 0, end = *done, l, k;
+	int e = 0;
+
+	while (end < n && (l = event_line(&ev[end], buf + len, BATCH_BYTES - len)) > 0) {
+		len += l;
+		end++;
+	}
+	errno = 0;
+	if (end == *done)   /* one line longer than a whole write */
+		e = ENAMETOOLONG;
+	else if (t->write(fd, buf, len) != (ssize_t)len)
+		e = errno ? errno : EIO;
+	for (k = *done; k < end && (ev[k].id = read_event_id(t, ev[k].name)) > 0; k++)
+		;
+	*done = k;
+	if (!e && k == end)
+		return 0;
+	*failed = k < end ? k : end - 1;
+	ev += *failed;
+	if (!e)
+		return err_set(err, ev->id, "tracefs event %s: no id: %s", ev->name,
+			       strerror(-ev->id));
+	return err_set(err, -e, "%s+0x%llx: creating tracefs uprobe %s: %s", ev->path,
+		       (unsigned long long)ev->offset, ev->name, uprobe_strerror(e));
+}
+
+int tracefs_create(struct tracefs *t, struct tracefs_event *ev, size_t n, size_t *failed,
 		   struct err *err)
 {
-	struct perf_event_attr attr;
-	char line[PATH_MAX + 128], del[160];
-	int id, fd, rc;
+	char *buf;
+	size_t done = 0;
+	int fd, rc = 0;
 
-	if (strpbrk(path, " \t\n"))
-		return err_set(err, -EINVAL, "%s: tracefs uprobe_events cannot name a path with "
-			       "white space", path);
-	snprintf(out->name, sizeof(out->name), "%s/%c%u", t->group, retprobe ? 'r' : 'p',
-		 t->next_id++);
-	snprintf(line, sizeof(line), "%c:%s %s:0x%llx\n", retprobe ? 'r' : 'p', out->name, path,
-		 (unsigned long long)offset);
-	snprintf(del, sizeof(del), "-:%s\n", out->name);
-	rc = write_events(t, line);
-	if (rc < 0)
-		return err_set(err, rc, "%s+0x%llx: creating tracefs uprobe %s: %s", path,
-			       (unsigned long long)offset, out->name, uprobe_strerror(-rc));
-	id = read_event_id(t, out->name);
-	if (id < 0) {
-		write_events(t, del);
-		return err_set(err, id, "tracefs event %s: no id: %s", out->name, strerror(-id));
+	*failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strpbrk(ev[i].path, " \t\n")) {
+			*failed = i;
+			return err_set(err, -EINVAL, "%s: tracefs uprobe_events cannot name a path "
+				       "with white space", ev[i].path);
+		}
+		snprintf(ev[i].name, sizeof(ev[i].name), "%s/%c%u", t->group,
+			 ev[i].retprobe ? 'r' : 'p', t->next_id++);
 	}
+	if (!n)
+		return 0;
+	buf = malloc(BATCH_BYTES);
+	fd = open_events(t->dir);
+	if (fd < 0 || !buf)
+		rc = err_set(err, fd < 0 ? -errno : -ENOMEM, "%s/uprobe_events: %s", t->dir,
+			     fd < 0 ? strerror(errno) : "out of memory");
+	while (rc == 0 && done < n)
+		rc = create_some(t, fd, buf, ev, n, &done, failed, err);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	/* What was created goes, the event at fault too should the kernel have
+	 * kept it (ENOENT for what it did not). */
+	if (rc < 0)
+		tracefs_remove(t, ev, *failed + 1);
+	return rc;
+}
+
+void tracefs_remove(const struct tracefs *t, const struct tracefs_event *ev, size_t n)
+{
+	if (n)
+		remove_names(t->dir, t->write, ev[0].name, sizeof(*ev), n);
+}
+
+int tracefs_open_event(const struct tracefs_event *ev, pid_t pid, int prog_fd,
+		       const uint64_t *cookie, struct tracefs_probe *out, struct err *err)
+{
+	struct perf_event_attr attr;
+	int fd;
+
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = (__u64)id;
+	attr.config = (__u64)ev->id;
 	attr.sample_period = 1;
 	fd = (int)syscall(__NR_perf_event_open, &attr, pid >= 0 ? pid : -1, pid >= 0 ? -1 : 0, -1,
 			  PERF_FLAG_FD_CLOEXEC);
 	fd = fd < 0 ? -errno : perf_event_bind(fd, prog_fd, cookie);
-	if (fd < 0) {
-		rc = fd;
-		write_events(t, del);
-		return err_set(err, rc, "%s+0x%llx: opening tracefs uprobe %s for %s%d: %s", path,
-			       (unsigned long long)offset, out->name, pid >= 0 ? "pid " : "pid ",
-			       (int)pid, uprobe_strerror(-rc));
-	}
+	if (fd < 0)
+		return err_set(err, fd, "%s+0x%llx: opening tracefs uprobe %s for pid %d: %s",
+			       ev->path, (unsigned long long)ev->offset, ev->name, (int)pid,
+			       uprobe_strerror(-fd));
+	snprintf(out->name, sizeof(out->name), "%s", ev->name);
 	out->perf_fd = fd;
 	return 0;
 }
 
 void tracefs_detach(struct tracefs *t, struct tracefs_probe *p)
 {
-	char del[160];
-
 	if (p->perf_fd >= 0)
 		close(p->perf_fd);
 	p->perf_fd = -1;
-	snprintf(del, sizeof(del), "-:%s\n", p->name);
-	write_events(t, del);
+	remove_names(t->dir, t->write, p->name, 0, 1);
 }

@@ -4,7 +4,9 @@
  * Each probe is an event "uprobestats_<ourpid>_<ourstart>/p<N>" (or r<N>
  * for uretprobes; ourstart: our start time in clock ticks after boot)
  * created in uprobe_events, opened as a tracepoint perf event and removed
- * again on detach.  Events left by a run that was killed are found by their
+ * again on detach.  An attach creates all its events first, many lines a
+ * write (the kernel walks every event for each one it creates, each write
+ * costs a lock round of its own), then opens them.  Events left by a run that was killed are found by their
  * group name (no process with that pid and start time exists any more) and
  * removed at the next start; a live run's events, and other tools', never
  * are, so any number of runs can share the machine. */
@@ -23,6 +25,8 @@ struct tracefs {
 	pid_t owner;          /* our pid, part of the group name */
 	uint64_t owner_start; /* our start time, the other part */
 	char group[48];       /* "uprobestats_<pid>_<start>" */
+	/* write(2), or a unit test's fake kernel. */
+	ssize_t (*write)(int fd, const void *buf, size_t n);
 };
 
 /* Finds a mounted tracefs with uprobe_events; root "" means the real one. */
@@ -37,17 +41,37 @@ int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *er
  * how many, or -errno when uprobe_events cannot be read. */
 int tracefs_remove_group(const char *dir, const char *group);
 
+/* One event to create: the caller fills path, offset and retprobe;
+ * tracefs_create names it and reads its id. */
+struct tracefs_event {
+	const char *path;
+	uint64_t offset;
+	bool retprobe;
+	const void *owner;    /* the caller's, untouched */
+	char name[64];        /* "uprobestats_123_4567/p4" */
+	int id;               /* its tracepoint id, for perf_event_open */
+};
+
+/* Creates events ev[0..n), many lines a write, and reads their ids.  All or
+ * nothing: on failure every one it created is removed again, *failed is the
+ * index of the event at fault and err says why (the kernel refuses a line
+ * with an errno and stops there: the events before it exist, none after). */
+int tracefs_create(struct tracefs *t, struct tracefs_event *ev, size_t n, size_t *failed,
+		   struct err *err);
+
+/* Removes events ev[0..n) (never opened, or closed), many lines a write. */
+void tracefs_remove(const struct tracefs *t, const struct tracefs_event *ev, size_t n);
+
 struct tracefs_probe {
 	char name[64];        /* "uprobestats_123_4567/p4" */
 	int perf_fd;          /* the perf event, or the perf link holding it */
 };
 
-/* Creates the event, opens it for pid (-1: every process), binds prog_fd
+/* Opens created event ev for pid (-1: every process), binds prog_fd
  * (perf_event_bind: cookie NULL, or the place's cookie through a perf link)
- * and enables it.  On failure nothing is left in uprobe_events. */
-int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,
-		   pid_t pid, int prog_fd, const uint64_t *cookie, struct tracefs_probe *out,
-		   struct err *err);
+ * and enables it.  On failure the event is left to the caller to remove. */
+int tracefs_open_event(const struct tracefs_event *ev, pid_t pid, int prog_fd,
+		       const uint64_t *cookie, struct tracefs_probe *out, struct err *err);
 
 /* Closes the perf event and removes the event from uprobe_events. */
 void tracefs_detach(struct tracefs *t, struct tracefs_probe *p);

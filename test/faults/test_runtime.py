@@ -6,6 +6,7 @@ the kernel afterwards."""
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import time
@@ -13,6 +14,7 @@ import time
 from harness import (EXIT_NO_TARGET, EXIT_OK, EXIT_RUNTIME, Snapshot, Target, TestFailure,
                      Uprobestats, check, eq, events, expect_error, expect_nothing_left,
                      native_config, run, summary, target, tmpdir, write_config)
+from e2e import Held  # noqa: E402  (harness puts test/e2e on the path)
 
 NATIVE = target("target_native")
 # How many sleeping processes share an argv[0] in the --all-matches case.
@@ -347,3 +349,35 @@ def test_tiny_ring_buffer_overflow_is_counted():
     check(re.search(rf"\b{dk}\b.*(lost|dropped)|(lost|dropped).*\b{dk}\b", u.stderr(), re.I),
           f"the {dk} drops reported on stderr: " + u.stderr())
     expect_nothing_left(u.proc.pid, snap)
+
+
+# ---- tracefs: the kernel refuses an event in the middle of a batch -----------------
+
+
+def test_tracefs_event_refused_mid_batch_names_it_and_leaves_none():
+    """--force-tracefs creates a run's events many lines a write; the kernel
+    stops a write at the first line it refuses.  Here the 11th of 20 (its
+    file's path holds '#', which uprobe_events takes for a comment): the error
+    names that probe's file, offset and event with the kernel's errno, the 10
+    events created before it in the same write are removed, nothing is left."""
+    tmp = tmpdir()
+    plain, hashed = os.path.join(tmp, "a"), os.path.join(tmp, "z#z")
+    for d in (plain, hashed):
+        os.mkdir(d)
+        shutil.copy(target("target_gen"), d)
+    held = Held(tmp, "target_gen", ["1", os.devnull])
+    snap = Snapshot()
+    try:
+        res = run(["trace", "--force-tracefs", "--duration", "1", "--pid", str(held.pid),
+                   "--format", "json", "--output", os.devnull,
+                   f"{plain}/target_gen:ups_gen_000*", f"{hashed}/target_gen:ups_gen_001*"])
+        expect_error(res, EXIT_RUNTIME, re.escape(f"{hashed}/target_gen+0x") +
+                     r"([0-9a-f]+): creating tracefs uprobe uprobestats_\d+_\d+/p10: "
+                     "Invalid argument", snap=snap)
+        # The offset is one of the refused file's functions (the probe at fault).
+        off = int(re.search(r"target_gen\+0x([0-9a-f]+)", res.error_lines()[0]).group(1), 16)
+        listed = run(["methods", "--match", f"{hashed}/target_gen:ups_gen_001*"]).out
+        offs = [int(m, 16) for m in re.findall(r"^\s*0x([0-9a-f]+)\s", listed, re.M)]
+        check(off in offs and len(offs) == 10, f"{off:#x} not in:\n{listed}")
+    finally:
+        held.kill()
