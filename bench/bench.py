@@ -892,8 +892,10 @@ EXIT_SIZES = [int(x) for x in os.environ.get("BENCH_EXIT_SIZES", "100,1000,10000
               if x]
 EXIT_GLOBS = {100: "ups_gen_00*", 1000: "ups_gen_0*", 5000: "ups_gen_[0-4]*",
               10000: "ups_gen_[0-9]*"}
-EXIT_PATHS = (("uprobe_multi", []), ("uprobe PMU", ["--force-pmu"]),
-              ("tracefs", ["--force-tracefs"]))
+EXIT_PATHS = tuple(p for p in (("uprobe_multi", []), ("uprobe PMU", ["--force-pmu"]),
+                                ("tracefs", ["--force-tracefs"]))
+                   if p[0] in os.environ.get("BENCH_EXIT_PATHS",
+                                             "uprobe_multi,uprobe PMU,tracefs").split(","))
 
 
 def closer_pid(err_text):

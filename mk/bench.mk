@@ -9,7 +9,8 @@
 # Variables: BENCH_CALLS (1000000 calls per per-hit run), BENCH_NESTED_CALLS (outer calls
 # per nested run, default BENCH_CALLS / 10), BENCH_REPEATS (3 interleaved repeats),
 # BENCH_SECONDS (10, the throughput run), BENCH_EXIT_SIZES (100,1000,10000: exit after
-# Ctrl-C), BENCH_BURST_SIZES (buffer sizes of the burst section), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
+# Ctrl-C), BENCH_EXIT_PATHS (uprobe_multi,uprobe PMU,tracefs: the attach paths it runs),
+# BENCH_BURST_SIZES (buffer sizes of the burst section), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
 BENCH_DIR      := $(BUILD)/bench
 BENCH_CALLS    ?= 1000000
 BENCH_NESTED_CALLS ?=
@@ -17,6 +18,7 @@ BENCH_REPEATS  ?= 3
 BENCH_SECONDS  ?= 10
 BENCH          ?= all
 BENCH_EXIT_SIZES  ?= 100,1000,10000
+BENCH_EXIT_PATHS  ?= uprobe_multi,uprobe PMU,tracefs
 BENCH_BURST_SIZES ?= 65536,262144,1048576,4194304
 FUZZ_RUNS      ?= 10000000
 FUZZ_CAP       ?= 2400
@@ -51,7 +53,8 @@ bench: $(BINS) $(E2E_TARGETS) $(BENCH_TOOLS) | bench-deps
 	UPROBESTATS_TARGET_MANY=$(FAULTS_DIR)/target_many UPROBESTATS_TESTDATA=$(TESTDATA) \
 	BENCH_TOOLS_DIR=$(BENCH_DIR) BENCH_CALLS=$(BENCH_CALLS) BENCH_REPEATS=$(BENCH_REPEATS) \
 	BENCH_SECONDS=$(BENCH_SECONDS) BENCH_NESTED_CALLS=$(BENCH_NESTED_CALLS) \
-	BENCH_EXIT_SIZES=$(BENCH_EXIT_SIZES) BENCH_BURST_SIZES=$(BENCH_BURST_SIZES) \
+	BENCH_EXIT_SIZES=$(BENCH_EXIT_SIZES) BENCH_EXIT_PATHS="$(BENCH_EXIT_PATHS)" \
+	BENCH_BURST_SIZES=$(BENCH_BURST_SIZES) \
 		python3 $(TOP)/bench/bench.py $(BENCH) --results $(TOP)/bench/RESULTS.md \
 		$(foreach a,$(ARCHES),--binary $(a)=$(BUILD)/$(a)/uprobestats)
 
