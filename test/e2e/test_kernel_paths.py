@@ -10,9 +10,13 @@ TRACEFS = "/sys/kernel/tracing"
 N = 500
 
 
-def our_tracefs_events():
+def our_tracefs_events(*pids):
+    """Our uprobe_events lines: of the runs with these pids (groups
+    uprobestats_<pid>_<start>), or of every run.  Tests count their own runs'
+    events: another run's closer may be removing thousands meanwhile."""
+    tags = [f"uprobestats_{p}_" for p in pids] or ["uprobestats_"]
     with open(os.path.join(TRACEFS, "uprobe_events")) as f:
-        return [l for l in f if "uprobestats_" in l]
+        return [l for l in f if any(t in l for t in tags)]
 
 
 def our_bpffs_pins():
@@ -30,7 +34,7 @@ def test_forced_tracefs_attaches_and_cleans_up():
         u = Uprobestats(["run", cfg, "--format", "json", "--force-tracefs", "--pid", str(a.pid)])
         u.wait_attached()
         check("via tracefs uprobe_events" in u.stderr(), u.stderr())
-        check(len(our_tracefs_events()) == 1, "one event of ours while attached")
+        check(len(our_tracefs_events(u.proc.pid)) == 1, "one event of ours while attached")
         a.go()
         a.wait()
         rc = u.wait()
@@ -40,7 +44,7 @@ def test_forced_tracefs_attaches_and_cleans_up():
     objs = u.json_events()
     eq(len(events(objs)), N, "events")
     eq(summary(objs), [(N, N, 0, 0)], "hits, delivered, dropped")
-    eq(our_tracefs_events(), [], "tracefs events left behind")
+    eq(our_tracefs_events(u.proc.pid), [], "tracefs events left behind")
 
 
 def test_kill_9_then_rerun_leaves_nothing_behind():
@@ -50,20 +54,22 @@ def test_kill_9_then_rerun_leaves_nothing_behind():
     try:
         u = Uprobestats(["run", cfg, "--force-tracefs", "--pid", str(a.pid)])
         u.wait_attached()
-        check(our_tracefs_events(), "the killed run had events")
+        check(our_tracefs_events(u.proc.pid), "the killed run had events")
         u.proc.send_signal(signal.SIGKILL)
         u.wait()
-        check(our_tracefs_events(), "a kill -9 leaves its events (the kernel keeps them)")
+        check(our_tracefs_events(u.proc.pid),
+              "a kill -9 leaves its events (the kernel keeps them)")
         # The rerun removes the dead run's events, then its own at exit.
         u2 = Uprobestats(["run", cfg, "--force-tracefs", "--pid", str(a.pid)])
         u2.wait_attached()
-        eq(len(our_tracefs_events()), 1, "only the rerun's own event while it runs")
+        eq(our_tracefs_events(u.proc.pid), [], "the killed run's events once the rerun runs")
+        eq(len(our_tracefs_events(u2.proc.pid)), 1, "the rerun's own event while it runs")
         a.go()
         a.wait()
         eq(u2.wait(), 0, "rerun exit code; stderr: " + u2.stderr())
     finally:
         a.kill()
-    eq(our_tracefs_events(), [], "tracefs events left behind")
+    eq(our_tracefs_events(u.proc.pid, u2.proc.pid), [], "tracefs events left behind")
     eq(our_bpffs_pins(), [], "bpffs pins left behind")
 
 
