@@ -200,15 +200,19 @@ static bool a64_branch(uint32_t w, size_t i, int64_t *tgt, bool *uncond)
 }
 
 /* Whether the instruction writes sp (register 31 as sp, not xzr): add/sub
- * (immediate, extended register), addg/subg, logical immediate and irg with
- * Rd = sp, and a load or store that writes its base back when the base is
- * sp (pair and register pre/post-index, ldraa/ldrab with writeback, SIMD
- * structure post-index, MTE stg pre/post-index). */
+ * (immediate, extended register), addg/subg, logical immediate, irg and
+ * SVE/SME addvl/addpl/addsvl/addspl with Rd = sp, and a load or store that
+ * writes its base back when the base is sp (pair and register
+ * pre/post-index, ldraa/ldrab with writeback, SIMD structure post-index, MTE
+ * stg pre/post-index; the whole FEAT_LRCPC3 class, whose ldiapp/stilp and
+ * ldapr/stlr forms write back). */
 static bool a64_writes_sp(uint32_t w)
 {
 	bool rd_sp = (w & 31) == 31, rn_sp = (w >> 5 & 31) == 31;
 
 	if (rd_sp && (w & 0x3f800000u) == 0x11000000u)         /* add/sub imm, S = 0 */
+		return true;
+	if (rd_sp && (w & 0xffa0f000u) == 0x04205000u)         /* addvl/addpl/addsvl/addspl */
 		return true;
 	if (rd_sp && (w & 0x3f800000u) == 0x11800000u)         /* addg/subg */
 		return true;
@@ -226,7 +230,8 @@ static bool a64_writes_sp(uint32_t w)
 	       (w & 0xff200c00u) == 0xf8200c00u ||             /* ldraa/ldrab pre-index */
 	       (w & 0xbf800000u) == 0x0c800000u ||             /* ld1..4/st1..4 post */
 	       (w & 0xbf800000u) == 0x0d800000u ||             /* single structure post */
-	       ((w & 0xff200000u) == 0xd9200000u && (w >> 10 & 1)); /* stg pre/post */
+	       ((w & 0xff200000u) == 0xd9200000u && (w >> 10 & 1)) || /* stg pre/post */
+	       (w & 0xbf200c00u) == 0x99000800u;               /* FEAT_LRCPC3 */
 }
 
 static int push_tail(struct exit_scan *scan, size_t at, int64_t target, bool conditional,

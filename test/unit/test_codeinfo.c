@@ -531,6 +531,38 @@ UT_TEST(exit_sites_scan_native_sees_every_sp_write)
 	}
 }
 
+/* The sp writes of the extensions: SVE/SME stack adjustment (Rd = sp) and
+ * FEAT_LRCPC3's writeback forms; a tail branch after one of them must not
+ * count as leaving with the entry's sp. */
+UT_TEST(exit_sites_scan_native_sees_sp_writes_of_extensions)
+{
+	static const struct { uint32_t w; bool writes; const char *what; } cases[] = {
+		{ 0x043f57df, true, "addvl sp, sp, #-2" },
+		{ 0x047f507f, true, "addpl sp, sp, #3" },
+		{ 0x043f583f, true, "addsvl sp, sp, #1" },
+		{ 0x047f583f, true, "addspl sp, sp, #1" },
+		{ 0x99010be0, true, "stilp w0, w1, [sp, #-8]!" },
+		{ 0x99c00be0, true, "ldapr w0, [sp], #4 (FEAT_LRCPC3)" },
+		{ 0x043f5020, false, "addvl x0, sp, #1" },
+		{ 0x994003e0, false, "ldapur w0, [sp]" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t a[12];
+		struct exit_scan sc;
+		struct err e = { 0 };
+
+		/* the instruction, then a tail call out, then ret */
+		put_words(a, (const uint32_t[]){ cases[i].w, 0x14000400, 0xd65f03c0 }, 3);
+		UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_ARM64, a, sizeof(a), &sc, &e), 0);
+		if (sc.moves_sp != cases[i].writes)
+			fprintf(stderr, "%s: moves_sp %d\n", cases[i].what, sc.moves_sp);
+		UT_ASSERT(sc.moves_sp == cases[i].writes);
+		UT_ASSERT(!cases[i].writes || sc.sp_write_at == 0);
+		exit_scan_free(&sc);
+	}
+}
+
 /* ---- every compiled method of the real files ------------------------------ */
 
 struct real_stats {
