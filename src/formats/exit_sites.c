@@ -189,7 +189,8 @@ static bool a64_branch(uint32_t w, size_t i, int64_t *tgt, bool *uncond)
 	if ((w & 0xfc000000u) == 0x14000000u) {
 		*uncond = true;
 		*tgt = (int64_t)i * 4 + sext(w & 0x3ffffff, 26) * 4;
-	} else if ((w & 0xff000010u) == 0x54000000u || (w & 0x7e000000u) == 0x34000000u) {
+	} else if ((w & 0xff000000u) == 0x54000000u ||          /* b.cond, bc.cond (HBC) */
+		   (w & 0x7e000000u) == 0x34000000u) {
 		*tgt = (int64_t)i * 4 + sext(w >> 5 & 0x7ffff, 19) * 4;
 	} else if ((w & 0x7e000000u) == 0x36000000u) {
 		*tgt = (int64_t)i * 4 + sext(w >> 5 & 0x3fff, 14) * 4;

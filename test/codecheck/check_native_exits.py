@@ -146,7 +146,7 @@ def independent_functions(path):
 # else None.
 
 COND_X86 = re.compile(r"^(j(?!mp)\w+|loop\w*)$")
-A64_BRANCH = re.compile(r"^(b|b\.\w+|cbn?z|tbn?z)$")
+A64_BRANCH = re.compile(r"^(b|b\.\w+|bc\.\w+|cbn?z|tbn?z)$")
 
 
 def is_branch(arch, mn):

@@ -563,6 +563,25 @@ UT_TEST(exit_sites_scan_native_sees_sp_writes_of_extensions)
 	}
 }
 
+/* FEAT_HBC's bc.cond is a conditional branch like b.cond: out of the
+ * function it is a way out, refused (kept as a tail by the scan). */
+UT_TEST(exit_sites_arm64_bc_cond_out_of_the_function_is_a_jump_out)
+{
+	uint8_t a[16];
+	struct exit_sites s;
+	struct exit_scan sc;
+	struct err e = { 0 };
+
+	/* bc.eq .+0x80; ret; nop; nop */
+	put_words(a, (const uint32_t[]){ 0x54000410, 0xd65f03c0, 0xd503201f, 0xd503201f }, 4);
+	UT_EQ_INT(native(CODE_ARCH_ARM64, a, 16, &s, &e), -EINVAL);
+	UT_CONTAINS(e.msg, "jump out of the function at +0x0");
+	UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_ARM64, a, sizeof(a), &sc, &e), 0);
+	UT_EQ_INT(sc.n_tails, 1);
+	UT_ASSERT(sc.n_tails && sc.tails[0].conditional && sc.tails[0].target == 0x80);
+	exit_scan_free(&sc);
+}
+
 /* ---- every compiled method of the real files ------------------------------ */
 
 struct real_stats {
