@@ -158,8 +158,10 @@ static void __attribute__((noreturn)) exec_closer(char *const argv[], const int 
  * costs the run neither a copy of its page tables nor copy-on-write faults
  * while it frees its memory (a fork of a 10,000-probe run did both).  When
  * exec is refused (an SELinux domain without execute_no_trans on its own
- * file), a fork does the same work. */
-static pid_t spawn_closer(const struct closer_job *job, int gate)
+ * file, no /proc), a fork does the same work; it lets go of the gate's
+ * write end (gate_w) first, or it would wait for its own end of the gate:
+ * forever when /proc/self/fd cannot be listed or the run dies mid-list. */
+static pid_t spawn_closer(const struct closer_job *job, int gate, int gate_w)
 {
 	char gate_s[16], *argv[] = { "ups-closer", CLOSER_COMMAND, gate_s,
 				     (char *)(job->tracefs_dir ? job->tracefs_dir : ""),
@@ -179,6 +181,7 @@ static pid_t spawn_closer(const struct closer_job *job, int gate)
 			;
 	pid = fork();
 	if (pid == 0) {
+		close(gate_w);
 		setsid();
 		_exit(run_closer(gate, job->tracefs_dir, job->group));
 	}
@@ -206,7 +209,7 @@ pid_t closer_start(const struct closer_job *job, int *release)
 
 	if (pipe2(gate, O_CLOEXEC) < 0)
 		return -errno;
-	pid = spawn_closer(job, gate[0]);
+	pid = spawn_closer(job, gate[0], gate[1]);
 	close(gate[0]);
 	if (pid < 0) {
 		close(gate[1]);
