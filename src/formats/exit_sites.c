@@ -211,6 +211,8 @@ static bool a64_writes_sp(uint32_t w)
 {
 	bool rd_sp = (w & 31) == 31, rn_sp = (w >> 5 & 31) == 31;
 
+	if ((w >> 25 & 0xd) == 1)      /* op0 0001/0011, unallocated: not known not to */
+		return true;
 	if (rd_sp && (w & 0x3f800000u) == 0x11000000u)         /* add/sub imm, S = 0 */
 		return true;
 	if (rd_sp && (w & 0xffa0f000u) == 0x04205000u)         /* addvl/addpl/addsvl/addspl */

@@ -543,6 +543,8 @@ UT_TEST(exit_sites_scan_native_sees_sp_writes_of_extensions)
 		{ 0x047f583f, true, "addspl sp, sp, #1" },
 		{ 0x99010be0, true, "stilp w0, w1, [sp, #-8]!" },
 		{ 0x99c00be0, true, "ldapr w0, [sp], #4 (FEAT_LRCPC3)" },
+		{ 0x02000000, true, "unallocated (op0 0001): not known not to" },
+		{ 0x060003ff, true, "unallocated (op0 0011): not known not to" },
 		{ 0x043f5020, false, "addvl x0, sp, #1" },
 		{ 0x994003e0, false, "ldapur w0, [sp]" },
 	};
