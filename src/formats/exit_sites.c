@@ -261,6 +261,13 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct exit_scan *
 			scan->moves_sp = true;
 			scan->sp_write_at = (uint32_t)(i * 4);
 		}
+		/* bl, blr, blraa/blrab/blraaz/blrabz */
+		if (scan && !scan->calls && ((w & 0xfc000000u) == 0x94000000u ||
+					     (w & 0xfffffc1fu) == 0xd63f0000u ||
+					     (w & 0xfefff800u) == 0xd63f0800u)) {
+			scan->calls = true;
+			scan->call_at = (uint32_t)(i * 4);
+		}
 		if (a64_is_ret_any(w)) {
 			if ((rc = push_site(b, i * 4, err)))
 				return rc;
