@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,39 @@ static bool is_kept(const int *fds, size_t n, int fd, int gate)
 	return false;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Without /proc/self/fd to list (a forked closer where /proc is missing):
+ * every number from 3 up to the descriptor limit, but the kept ones. */
+static void close_by_number(const int *keep, size_t n_keep, int gate)
+{
+	int *sorted = malloc((n_keep ? n_keep : 1) * sizeof(int));
+	long most = 1L << 20;   /* the kernel's default fs.nr_open */
+	struct rlimit r;
+	size_t k = 0;
+
+	if (!sorted)
+		return;
+	if (n_keep) {
+		memcpy(sorted, keep, n_keep * sizeof(int));
+		qsort(sorted, n_keep, sizeof(int), cmp_int);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (rlim_t)most)
+		most = (long)r.rlim_cur;
+	for (long fd = 3; fd < most; fd++) {
+		while (k < n_keep && sorted[k] < fd)
+			k++;
+		if (fd != gate && (k == n_keep || sorted[k] != fd))
+			close((int)fd);
+	}
+	free(sorted);
+}
+
 /* Lets go of everything else it inherited: a pipe the run wrote to would not
  * see its end while the closer holds it, nor would the shell reading the
  * run's output.  (Exec'd, it inherited only its descriptors; forked, all.) */
@@ -38,8 +72,10 @@ static void close_inherited(const int *keep, size_t n_keep, int gate)
 	int *fds = NULL, self;
 	size_t n = 0, cap = 0;
 
-	if (!d)
+	if (!d) {
+		close_by_number(keep, n_keep, gate);
 		return;
+	}
 	self = dirfd(d);
 	while ((de = readdir(d)) != NULL) {
 		char *end;
