@@ -148,7 +148,11 @@ static int remove_events_where(const char *dir, bool (*pick)(const char *name, c
 	}
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	int fd = n ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+	if (n && fd < 0) {   /* not a state of the moment: said, not tried again */
+		free(chosen);
+		return -errno;
+	}
 	/* One line a write: a batch stops at its first failing line. */
 	for (size_t i = 0; fd >= 0 && i < n; i++) {
 		int len = snprintf(del, sizeof(del), "-:%s\n", chosen[i]);

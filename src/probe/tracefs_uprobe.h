@@ -34,7 +34,7 @@ int tracefs_open(struct tracefs *t, const char *root, struct err *err);
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err);
 
 /* Removes every event of group (the closer's last step, once none is open):
- * how many, or -errno when uprobe_events cannot be read. */
+ * how many, or -errno when uprobe_events cannot be read or written. */
 int tracefs_remove_group(const char *dir, const char *group);
 
 struct tracefs_probe {
