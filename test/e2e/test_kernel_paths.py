@@ -10,9 +10,11 @@ TRACEFS = "/sys/kernel/tracing"
 N = 500
 
 
-def our_tracefs_events():
+def our_tracefs_events(pid):
+    """The events of the run with this pid (its group uprobestats_<pid>_<start>):
+    other runs on the machine (and their closers) have theirs meanwhile."""
     with open(os.path.join(TRACEFS, "uprobe_events")) as f:
-        return [l for l in f if "uprobestats_" in l]
+        return [l for l in f if f"uprobestats_{pid}_" in l]
 
 
 def our_bpffs_pins():
@@ -30,7 +32,7 @@ def test_forced_tracefs_attaches_and_cleans_up():
         u = Uprobestats(["run", cfg, "--format", "json", "--force-tracefs", "--pid", str(a.pid)])
         u.wait_attached()
         check("via tracefs uprobe_events" in u.stderr(), u.stderr())
-        check(len(our_tracefs_events()) == 1, "one event of ours while attached")
+        check(len(our_tracefs_events(u.proc.pid)) == 1, "one event of ours while attached")
         a.go()
         a.wait()
         rc = u.wait()
@@ -40,7 +42,7 @@ def test_forced_tracefs_attaches_and_cleans_up():
     objs = u.json_events()
     eq(len(events(objs)), N, "events")
     eq(summary(objs), [(N, N, 0, 0)], "hits, delivered, dropped")
-    eq(our_tracefs_events(), [], "tracefs events left behind")
+    eq(our_tracefs_events(u.proc.pid), [], "tracefs events left behind")
 
 
 def test_kill_9_then_rerun_leaves_nothing_behind():
@@ -50,20 +52,23 @@ def test_kill_9_then_rerun_leaves_nothing_behind():
     try:
         u = Uprobestats(["run", cfg, "--force-tracefs", "--pid", str(a.pid)])
         u.wait_attached()
-        check(our_tracefs_events(), "the killed run had events")
+        check(our_tracefs_events(u.proc.pid), "the killed run had events")
         u.proc.send_signal(signal.SIGKILL)
         u.wait()
-        check(our_tracefs_events(), "a kill -9 leaves its events (the kernel keeps them)")
+        check(our_tracefs_events(u.proc.pid),
+              "a kill -9 leaves its events (the kernel keeps them)")
         # The rerun removes the dead run's events, then its own at exit.
         u2 = Uprobestats(["run", cfg, "--force-tracefs", "--pid", str(a.pid)])
         u2.wait_attached()
-        eq(len(our_tracefs_events()), 1, "only the rerun's own event while it runs")
+        eq(our_tracefs_events(u.proc.pid), [], "the killed run's events, once the rerun runs")
+        eq(len(our_tracefs_events(u2.proc.pid)), 1, "the rerun's own event while it runs")
         a.go()
         a.wait()
         eq(u2.wait(), 0, "rerun exit code; stderr: " + u2.stderr())
     finally:
         a.kill()
-    eq(our_tracefs_events(), [], "tracefs events left behind")
+    eq(our_tracefs_events(u.proc.pid) + our_tracefs_events(u2.proc.pid), [],
+       "tracefs events left behind")
     eq(our_bpffs_pins(), [], "bpffs pins left behind")
 
 
@@ -138,11 +143,13 @@ def test_target_kernel_picks_objects_output_and_attach_path():
              ("5.5", "via uprobe PMU, perfbuf output\n"),
              ("5.10", "via uprobe PMU, ringbuf output\n"),
              ("6.6", newest + ", ringbuf output\n"))
+    pids = []
     for version, path in cases:
         a = Target(tmp, N, 3)
         try:
             u = Uprobestats(["run", cfg, "--format", "json", "--target-kernel", version,
                              "--pid", str(a.pid)])
+            pids.append(u.proc.pid)
             u.wait_attached()
             a.go()
             a.wait()
@@ -155,7 +162,7 @@ def test_target_kernel_picks_objects_output_and_attach_path():
         objs = u.json_events()
         eq(len(events(objs)), N, f"{version}: events")
         eq(summary(objs), [(N, N, 0, 0)], f"{version}: hits, delivered, dropped")
-    eq(our_tracefs_events(), [], "tracefs events left behind")
+    eq([ln for pid in pids for ln in our_tracefs_events(pid)], [], "tracefs events left behind")
 
 
 def test_target_kernel_refuses_what_it_cannot_mean():
