@@ -189,7 +189,8 @@ static bool a64_branch(uint32_t w, size_t i, int64_t *tgt, bool *uncond)
 	if ((w & 0xfc000000u) == 0x14000000u) {
 		*uncond = true;
 		*tgt = (int64_t)i * 4 + sext(w & 0x3ffffff, 26) * 4;
-	} else if ((w & 0xff000010u) == 0x54000000u || (w & 0x7e000000u) == 0x34000000u) {
+	} else if ((w & 0xff000000u) == 0x54000000u ||          /* b.cond, bc.cond (HBC) */
+		   (w & 0x7e000000u) == 0x34000000u) {
 		*tgt = (int64_t)i * 4 + sext(w >> 5 & 0x7ffff, 19) * 4;
 	} else if ((w & 0x7e000000u) == 0x36000000u) {
 		*tgt = (int64_t)i * 4 + sext(w >> 5 & 0x3fff, 14) * 4;
@@ -200,15 +201,21 @@ static bool a64_branch(uint32_t w, size_t i, int64_t *tgt, bool *uncond)
 }
 
 /* Whether the instruction writes sp (register 31 as sp, not xzr): add/sub
- * (immediate, extended register), addg/subg, logical immediate and irg with
- * Rd = sp, and a load or store that writes its base back when the base is
- * sp (pair and register pre/post-index, ldraa/ldrab with writeback, SIMD
- * structure post-index, MTE stg pre/post-index). */
+ * (immediate, extended register), addg/subg, logical immediate, irg and
+ * SVE/SME addvl/addpl/addsvl/addspl with Rd = sp, and a load or store that
+ * writes its base back when the base is sp (pair and register
+ * pre/post-index, ldraa/ldrab with writeback, SIMD structure post-index, MTE
+ * stg pre/post-index; the whole FEAT_LRCPC3 class, whose ldiapp/stilp and
+ * ldapr/stlr forms write back). */
 static bool a64_writes_sp(uint32_t w)
 {
 	bool rd_sp = (w & 31) == 31, rn_sp = (w >> 5 & 31) == 31;
 
+	if ((w >> 25 & 0xd) == 1)      /* op0 0001/0011, unallocated: not known not to */
+		return true;
 	if (rd_sp && (w & 0x3f800000u) == 0x11000000u)         /* add/sub imm, S = 0 */
+		return true;
+	if (rd_sp && (w & 0xffa0f000u) == 0x04205000u)         /* addvl/addpl/addsvl/addspl */
 		return true;
 	if (rd_sp && (w & 0x3f800000u) == 0x11800000u)         /* addg/subg */
 		return true;
@@ -226,7 +233,8 @@ static bool a64_writes_sp(uint32_t w)
 	       (w & 0xff200c00u) == 0xf8200c00u ||             /* ldraa/ldrab pre-index */
 	       (w & 0xbf800000u) == 0x0c800000u ||             /* ld1..4/st1..4 post */
 	       (w & 0xbf800000u) == 0x0d800000u ||             /* single structure post */
-	       ((w & 0xff200000u) == 0xd9200000u && (w >> 10 & 1)); /* stg pre/post */
+	       ((w & 0xff200000u) == 0xd9200000u && (w >> 10 & 1)) || /* stg pre/post */
+	       (w & 0xbf200c00u) == 0x99000800u;               /* FEAT_LRCPC3 */
 }
 
 static int push_tail(struct exit_scan *scan, size_t at, int64_t target, bool conditional,
@@ -252,6 +260,13 @@ static int a64_native(const struct a64 *a, struct sitebuf *b, struct exit_scan *
 		if (scan && !scan->moves_sp && a64_writes_sp(w)) {
 			scan->moves_sp = true;
 			scan->sp_write_at = (uint32_t)(i * 4);
+		}
+		/* bl, blr, blraa/blrab/blraaz/blrabz */
+		if (scan && !scan->calls && ((w & 0xfc000000u) == 0x94000000u ||
+					     (w & 0xfffffc1fu) == 0xd63f0000u ||
+					     (w & 0xfefff800u) == 0xd63f0800u)) {
+			scan->calls = true;
+			scan->call_at = (uint32_t)(i * 4);
 		}
 		if (a64_is_ret_any(w)) {
 			if ((rc = push_site(b, i * 4, err)))

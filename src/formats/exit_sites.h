@@ -64,6 +64,8 @@ struct exit_scan {
 	uint32_t n_tails;
 	bool moves_sp;              /* an instruction writes sp (arm64) */
 	uint32_t sp_write_at;       /* the first one */
+	bool calls;                 /* it calls (bl, blr, ...; arm64) */
+	uint32_t call_at;           /* the first call */
 	size_t tails_cap;
 };
 

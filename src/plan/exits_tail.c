@@ -6,7 +6,8 @@
  * __set_errno_internal's `ret`.  A direct branch out of a function F counts
  * as a way out only when it is proven that
  *   - F never writes sp (formats/exit_sites.h: exit_scan.moves_sp), so sp at
- *     the branch is F's entry sp, and
+ *     the branch is F's entry sp, and makes no call (a callee runs at that sp
+ *     too, and its way to one of these exits would pass for F's return), and
  *   - the branch lands exactly on the start of a sized function symbol G in
  *     an executable segment (code/codefile.h: code_file_function_at),
  * and then G's exits, proven the same way (its own returns, and recursively
@@ -111,20 +112,26 @@ static int queue_targets(struct closure *c, const struct tail_fn *fn,
 }
 
 /* One function of the closure: its own returns, and its branches out when
- * sp is proven at them. */
+ * sp is proven at them.  Refused: a branch out after sp was written (sp is
+ * not proven the entry's there), and a call in a function of the closure
+ * that never lowers sp (the callee runs at the entry's sp and its way to
+ * one of these exits would pass for the probed call's return). */
 static int take(struct closure *c, const struct tail_fn *fn, const struct exit_scan *scan,
 		struct err *err)
 {
 	int rc = add_sites(c, fn->off, &scan->sites, err);
+	bool sp = scan->n_tails && scan->moves_sp, call = scan->calls && !scan->moves_sp;
 
-	if (rc < 0 || !scan->n_tails)
+	if (rc < 0 || (!scan->n_tails && !fn->root))
 		return rc;
-	if (scan->moves_sp)
-		return refuse(fn->root ? fn->root : &scan->tails[0], err, "%s writes sp (at "
-			      "file offset 0x%llx), so sp at the branch is not proven to be "
-			      "the entry's", fn->root ? "a function it branches to" : "the function",
-			      (unsigned long long)(fn->off + scan->sp_write_at));
-	return queue_targets(c, fn, scan, err);
+	if (sp || call)
+		return refuse(fn->root ? fn->root : &scan->tails[0], err, "%s %s (at file offset "
+			      "0x%llx), so %s", fn->root ? "a function it branches to" : "the function",
+			      sp ? "writes sp" : "calls",
+			      (unsigned long long)(fn->off + (sp ? scan->sp_write_at : scan->call_at)),
+			      sp ? "sp at the branch is not proven to be the entry's"
+			      : "a callee's return at the entry's sp could pass for the probed call's");
+	return scan->n_tails ? queue_targets(c, fn, scan, err) : 0;
 }
 
 /* A function reached by a tail branch: its code scanned as the probed one's. */

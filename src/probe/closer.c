@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,39 @@ static bool is_kept(const int *fds, size_t n, int fd, int gate)
 	return false;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Without /proc/self/fd to list (a forked closer where /proc is missing):
+ * every number from 3 up to the descriptor limit, but the kept ones. */
+static void close_by_number(const int *keep, size_t n_keep, int gate)
+{
+	int *sorted = malloc((n_keep ? n_keep : 1) * sizeof(int));
+	long most = 1L << 20;   /* the kernel's default fs.nr_open */
+	struct rlimit r;
+	size_t k = 0;
+
+	if (!sorted)
+		return;
+	if (n_keep) {
+		memcpy(sorted, keep, n_keep * sizeof(int));
+		qsort(sorted, n_keep, sizeof(int), cmp_int);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (rlim_t)most)
+		most = (long)r.rlim_cur;
+	for (long fd = 3; fd < most; fd++) {
+		while (k < n_keep && sorted[k] < fd)
+			k++;
+		if (fd != gate && (k == n_keep || sorted[k] != fd))
+			close((int)fd);
+	}
+	free(sorted);
+}
+
 /* Lets go of everything else it inherited: a pipe the run wrote to would not
  * see its end while the closer holds it, nor would the shell reading the
  * run's output.  (Exec'd, it inherited only its descriptors; forked, all.) */
@@ -38,8 +72,10 @@ static void close_inherited(const int *keep, size_t n_keep, int gate)
 	int *fds = NULL, self;
 	size_t n = 0, cap = 0;
 
-	if (!d)
+	if (!d) {
+		close_by_number(keep, n_keep, gate);
 		return;
+	}
 	self = dirfd(d);
 	while ((de = readdir(d)) != NULL) {
 		char *end;
@@ -158,8 +194,10 @@ static void __attribute__((noreturn)) exec_closer(char *const argv[], const int 
  * costs the run neither a copy of its page tables nor copy-on-write faults
  * while it frees its memory (a fork of a 10,000-probe run did both).  When
  * exec is refused (an SELinux domain without execute_no_trans on its own
- * file), a fork does the same work. */
-static pid_t spawn_closer(const struct closer_job *job, int gate)
+ * file, no /proc), a fork does the same work; it lets go of the gate's
+ * write end (gate_w) first, or it would wait for its own end of the gate:
+ * forever when /proc/self/fd cannot be listed or the run dies mid-list. */
+static pid_t spawn_closer(const struct closer_job *job, int gate, int gate_w)
 {
 	char gate_s[16], *argv[] = { "ups-closer", CLOSER_COMMAND, gate_s,
 				     (char *)(job->tracefs_dir ? job->tracefs_dir : ""),
@@ -179,6 +217,7 @@ static pid_t spawn_closer(const struct closer_job *job, int gate)
 			;
 	pid = fork();
 	if (pid == 0) {
+		close(gate_w);
 		setsid();
 		_exit(run_closer(gate, job->tracefs_dir, job->group));
 	}
@@ -206,7 +245,7 @@ pid_t closer_start(const struct closer_job *job, int *release)
 
 	if (pipe2(gate, O_CLOEXEC) < 0)
 		return -errno;
-	pid = spawn_closer(job, gate[0]);
+	pid = spawn_closer(job, gate[0], gate[1]);
 	close(gate[0]);
 	if (pid < 0) {
 		close(gate[1]);

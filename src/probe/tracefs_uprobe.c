@@ -62,34 +62,44 @@ static int open_events(const char *dir)
  * lines a write.  The kernel stops a write at the first line it refuses
  * (EBUSY: still open; ENOENT: gone) and says only why, so the lines of a
  * refused write are written again one at a time.  Returns how many are gone
- * (ENOENT included). */
-static size_t remove_names(const char *dir, ssize_t (*wr)(int, const void *, size_t),
-			   const char *names, size_t stride, size_t n)
+ * (ENOENT included), each marked in gone[] when given, or -errno when
+ * uprobe_events cannot be opened for writing. */
+static long remove_names(const char *dir, ssize_t (*wr)(int, const void *, size_t),
+			 const char *names, size_t stride, size_t n, bool *gone)
 {
 	char *buf = malloc(BATCH_BYTES);
 	int fd = open_events(dir);
-	size_t gone = 0, i = 0;
+	size_t i = 0;
+	long n_gone = 0;
 
-	while (fd >= 0 && buf && i < n) {
+	if (fd < 0) {
+		n_gone = -errno;
+		free(buf);
+		return n_gone;
+	}
+	while (buf && i < n) {
 		size_t len = 0, first = i;
 
 		/* A name is shorter than 128 bytes: its line always fits. */
 		for (; i < n && len + 132 < BATCH_BYTES; i++)
 			len += (size_t)snprintf(buf + len, 132, "-:%.127s\n", names + i * stride);
 		if (wr(fd, buf, len) == (ssize_t)len) {
-			gone += i - first;
+			for (size_t k = first; gone && k < i; k++)
+				gone[k] = true;
+			n_gone += (long)(i - first);
 			continue;
 		}
 		for (size_t k = first; k < i; k++) {
 			int l = snprintf(buf, 132, "-:%.127s\n", names + k * stride);
-			if (wr(fd, buf, (size_t)l) == l || errno == ENOENT)
-				gone++;
+			bool ok = wr(fd, buf, (size_t)l) == l || errno == ENOENT;
+			if (gone)
+				gone[k] = ok;
+			n_gone += ok;
 		}
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	free(buf);
-	return gone;
+	return n_gone;
 }
 
 static int read_event_id(const struct tracefs *t, const char *name)
@@ -144,17 +154,36 @@ static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self
 	return !strstr(base ? base + 1 : argv0, "uprobestats");
 }
 
-/* Removes the events whose "group/name" pick() chooses; returns how many,
- * and sets *left to how many of them the kernel refused to remove. */
-static int remove_events_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
-			       const void *ctx, size_t *left)
+typedef char event_name[128];
+
+/* The names a removal has taken out so far, sorted after each pass. */
+struct removed_names {
+	event_name *names;
+	size_t n, cap;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static bool already_removed(const struct removed_names *r, const char *name)
+{
+	return r->n && bsearch(name, r->names, r->n, sizeof(event_name), cmp_name);
+}
+
+/* The events of uprobe_events whose "group/name" pick() chooses and that were
+ * not removed before: *n of them in *out (the caller frees it). */
+static int choose_events(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			 const void *ctx, const struct removed_names *done, event_name **out,
+			 size_t *n)
 {
 	char path[512], line[1024];
-	char (*chosen)[128] = NULL;
-	size_t n = 0, cap = 0;
-	int removed = 0;
+	size_t cap = 0;
 	FILE *f;
 
+	*out = NULL;
+	*n = 0;
 	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
 	f = fopen(path, "re");
 	if (!f)
@@ -169,20 +198,74 @@ static int remove_events_where(const char *dir, bool (*pick)(const char *name, c
 		    strncmp(name, GROUP_PREFIX, strlen(GROUP_PREFIX)) != 0)
 			continue;
 		sp = strchr(name, ' ');
-		if (!sp || sp - name >= 128)
+		if (!sp || sp - name >= (long)sizeof(event_name))
 			continue;
 		*sp = '\0';
-		if (!pick(name, ctx))
+		if (!pick(name, ctx) || already_removed(done, name))
 			continue;
-		if (grow_array(&chosen, &cap, n + 1, 16) < 0)
+		if (grow_array(out, &cap, *n + 1, 16) < 0)
 			break;
-		snprintf(chosen[n++], 128, "%s", name);
+		snprintf((*out)[(*n)++], sizeof(event_name), "%s", name);
 	}
 	fclose(f);
-	removed = n ? (int)remove_names(dir, write, chosen[0], sizeof(chosen[0]), n) : 0;
+	return 0;
+}
+
+/* One pass over uprobe_events: removes the events pick() chooses that an
+ * earlier pass did not; returns how many, and sets *chosen_n to how many it
+ * chose.  A pass can miss events: the kernel hands the list out a page per
+ * read(), finding its place again by line number, so when another process
+ * removes events above that place between two reads, as many lines below it
+ * are never shown (three runs' closers at once left 22 of 900 events
+ * behind).  The callers therefore pass again until a pass chooses nothing. */
+static long remove_pass(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			const void *ctx, struct removed_names *done, size_t *chosen_n)
+{
+	event_name *chosen;
+	bool *gone = NULL;
+	size_t n;
+	long rc = choose_events(dir, pick, ctx, done, &chosen, &n);
+
+	*chosen_n = n;
+	if (rc < 0 || !n)
+		return rc;
+	if (!(gone = calloc(n, sizeof(bool))) ||
+	    grow_array(&done->names, &done->cap, done->n + n, 64) < 0)
+		rc = -ENOMEM;
+	else
+		rc = remove_names(dir, write, chosen[0], sizeof(chosen[0]), n, gone);
+	for (size_t i = 0; rc > 0 && i < n; i++)
+		if (gone[i])
+			memcpy(done->names[done->n++], chosen[i], sizeof(event_name));
+	if (rc > 0)
+		qsort(done->names, done->n, sizeof(event_name), cmp_name);
+	free(gone);
 	free(chosen);
-	*left = n - (size_t)removed;
-	return removed;
+	return rc;
+}
+
+int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			 const void *ctx, long busy_wait_ms)
+{
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	struct removed_names done = { 0 };
+	size_t chosen;
+	long waited_ms = 0, rc;
+
+	/* Each pass but the last removes a new event or waits 100 ms: the
+	 * passes are bounded by the events and the wait.  A uprobe_events that
+	 * cannot be read or written is said at once, not tried again. */
+	for (;;) {
+		rc = remove_pass(dir, pick, ctx, &done, &chosen);
+		if (rc < 0 || !chosen || (!rc && waited_ms >= busy_wait_ms))
+			break;
+		if (!rc) {
+			nanosleep(&pause, NULL);
+			waited_ms += 100;
+		}
+	}
+	free(done.names);
+	return rc < 0 && !done.n ? (int)rc : (int)done.n;
 }
 
 struct stale_ctx {
@@ -197,11 +280,12 @@ static bool is_stale(const char *name, const void *ctx)
 	return group_owner_gone(c->proc_dir, name, c->self);
 }
 
+/* A gone run's events that are still busy belong to its closer, which is
+ * still closing their perf events and removes them itself: not waited for. */
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
 {
 	struct stale_ctx c = { .proc_dir = proc_dir, .self = t->owner };
-	size_t left;
-	int rc = remove_events_where(t->dir, is_stale, &c, &left);
+	int rc = tracefs_remove_where(t->dir, is_stale, &c, 0);
 
 	if (rc < 0)
 		return err_set(err, rc, "%s/uprobe_events: %s", t->dir, strerror(-rc));
@@ -215,25 +299,12 @@ static bool in_group(const char *name, const void *group)
 	return strncmp(name, group, n) == 0 && name[n] == '/';
 }
 
-/* The closer removes its run's group right after closing the last perf
- * events; an event the kernel still counts as in use refuses removal (EBUSY),
- * so what is left is tried again for a few seconds, not left behind. */
+/* The closer's last step.  Its perf events are all closed, so none should be
+ * busy; if the kernel still refuses one, it is tried again for 5 s rather
+ * than left behind (a later run would remove it: its owner is gone). */
 int tracefs_remove_group(const char *dir, const char *group)
 {
-	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
-	int removed = 0, rc;
-	size_t left = 0;
-
-	for (int attempt = 0; attempt < 50; attempt++) {
-		rc = remove_events_where(dir, in_group, group, &left);
-		if (rc < 0)
-			return removed ? removed : rc;
-		removed += rc;
-		if (!left)
-			break;
-		nanosleep(&pause, NULL);
-	}
-	return removed;
+	return tracefs_remove_where(dir, in_group, group, 5000);
 }
 
 /* Appends ev's line to buf (room bytes): its length, or 0 when it does not
@@ -318,7 +389,7 @@ int tracefs_create(struct tracefs *t, struct tracefs_event *ev, size_t n, size_t
 void tracefs_remove(const struct tracefs *t, const struct tracefs_event *ev, size_t n)
 {
 	if (n)
-		remove_names(t->dir, t->write, ev[0].name, sizeof(*ev), n);
+		remove_names(t->dir, t->write, ev[0].name, sizeof(*ev), n, NULL);
 }
 
 int tracefs_open_event(const struct tracefs_event *ev, pid_t pid, int prog_fd,
@@ -349,5 +420,5 @@ void tracefs_detach(struct tracefs *t, struct tracefs_probe *p)
 	if (p->perf_fd >= 0)
 		close(p->perf_fd);
 	p->perf_fd = -1;
-	remove_names(t->dir, t->write, p->name, 0, 1);
+	remove_names(t->dir, t->write, p->name, 0, 1, NULL);
 }

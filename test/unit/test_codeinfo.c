@@ -493,10 +493,33 @@ UT_TEST(exit_sites_scan_native_keeps_arm64_tail_branches)
 	UT_CONTAINS(e.msg, "tail call at +0x2");
 }
 
+struct sp_case {
+	uint32_t w;
+	bool writes;
+	const char *what;
+};
+
+/* Each instruction, then ret: whether the scan says it writes sp (there). */
+static void check_sp_writes(const struct sp_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t a[8];
+		struct exit_scan sc;
+		struct err e = { 0 };
+
+		put_words(a, (const uint32_t[]){ cases[i].w, 0xd65f03c0 }, 2);
+		UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_ARM64, a, sizeof(a), &sc, &e), 0);
+		if (sc.moves_sp != cases[i].writes)
+			fprintf(stderr, "%s: moves_sp %d\n", cases[i].what, sc.moves_sp);
+		UT_ASSERT(sc.moves_sp == cases[i].writes && (!sc.moves_sp || !sc.sp_write_at));
+		exit_scan_free(&sc);
+	}
+}
+
 /* Every way an arm64 instruction writes sp, and look-alikes that only read it. */
 UT_TEST(exit_sites_scan_native_sees_every_sp_write)
 {
-	static const struct { uint32_t w; bool writes; const char *what; } cases[] = {
+	static const struct sp_case cases[] = {
 		{ 0xa9bf7bfd, true, "stp x29, x30, [sp, #-16]!" },
 		{ 0xa8c17bfd, true, "ldp x29, x30, [sp], #16" },
 		{ 0xd10043ff, true, "sub sp, sp, #16" },
@@ -517,18 +540,47 @@ UT_TEST(exit_sites_scan_native_sees_every_sp_write)
 		{ 0xaa0003ff, false, "mov xzr, x0 (orr, register: xzr)" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		uint8_t a[8];
-		struct exit_scan sc;
-		struct err e = { 0 };
+	check_sp_writes(cases, sizeof(cases) / sizeof(cases[0]));
+}
 
-		put_words(a, (const uint32_t[]){ cases[i].w, 0xd65f03c0 }, 2);
-		UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_ARM64, a, sizeof(a), &sc, &e), 0);
-		if (sc.moves_sp != cases[i].writes)
-			fprintf(stderr, "%s: moves_sp %d\n", cases[i].what, sc.moves_sp);
-		UT_ASSERT(sc.moves_sp == cases[i].writes);
-		exit_scan_free(&sc);
-	}
+/* The sp writes of the extensions: SVE/SME stack adjustment (Rd = sp) and
+ * FEAT_LRCPC3's writeback forms; a tail branch after one of them must not
+ * count as leaving with the entry's sp. */
+UT_TEST(exit_sites_scan_native_sees_sp_writes_of_extensions)
+{
+	static const struct sp_case cases[] = {
+		{ 0x043f57df, true, "addvl sp, sp, #-2" },
+		{ 0x047f507f, true, "addpl sp, sp, #3" },
+		{ 0x043f583f, true, "addsvl sp, sp, #1" },
+		{ 0x047f583f, true, "addspl sp, sp, #1" },
+		{ 0x99010be0, true, "stilp w0, w1, [sp, #-8]!" },
+		{ 0x99c00be0, true, "ldapr w0, [sp], #4 (FEAT_LRCPC3)" },
+		{ 0x02000000, true, "unallocated (op0 0001): not known not to" },
+		{ 0x060003ff, true, "unallocated (op0 0011): not known not to" },
+		{ 0x043f5020, false, "addvl x0, sp, #1" },
+		{ 0x994003e0, false, "ldapur w0, [sp]" },
+	};
+
+	check_sp_writes(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* FEAT_HBC's bc.cond is a conditional branch like b.cond: out of the
+ * function it is a way out, refused (kept as a tail by the scan). */
+UT_TEST(exit_sites_arm64_bc_cond_out_of_the_function_is_a_jump_out)
+{
+	uint8_t a[16];
+	struct exit_sites s;
+	struct exit_scan sc;
+	struct err e = { 0 };
+
+	/* bc.eq .+0x80; ret; nop; nop */
+	put_words(a, (const uint32_t[]){ 0x54000410, 0xd65f03c0, 0xd503201f, 0xd503201f }, 4);
+	UT_EQ_INT(native(CODE_ARCH_ARM64, a, 16, &s, &e), -EINVAL);
+	UT_CONTAINS(e.msg, "jump out of the function at +0x0");
+	UT_EQ_INT(exit_sites_scan_native(CODE_ARCH_ARM64, a, sizeof(a), &sc, &e), 0);
+	UT_EQ_INT(sc.n_tails, 1);
+	UT_ASSERT(sc.n_tails && sc.tails[0].conditional && sc.tails[0].target == 0x80);
+	exit_scan_free(&sc);
 }
 
 /* ---- every compiled method of the real files ------------------------------ */

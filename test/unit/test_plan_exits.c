@@ -10,6 +10,7 @@
 
 #include "code/codecache.h"
 #include "plan/exits.h"
+#include "plan/exits_tail.h"
 #include "plan/plan.h"
 #include "resolve/native.h"
 
@@ -567,4 +568,47 @@ UT_TEST(plan_exits_each_method_analysed_once_per_code_cache)
 	UT_CONTAINS(e.msg, e2.msg);
 	UT_EQ_U64(analyses(c), 3);
 	code_cache_free(c);
+}
+
+/* `mov x16, x30; <insn>; mov x30, x16; b.hi __set_errno_internal; ret` placed
+ * at bionic's write: its exits through the tail branch, or the refusal. */
+static int tail_after(uint32_t insn, struct native_exits *x, struct err *e)
+{
+	uint64_t errno_at = bionic_sym("__set_errno_internal", NULL);
+	uint64_t at = bionic_sym("write", NULL);
+	int64_t rel = (int64_t)errno_at - (int64_t)(at + 12);
+	uint32_t w[] = { 0xaa1e03f0, insn, 0xaa1003fe,
+			 0x54000008 | ((uint32_t)(rel / 4) & 0x7ffff) << 5, 0xd65f03c0 };
+	uint8_t code[sizeof(w)];
+	struct code_cache *c = code_cache_new(NULL);
+	struct code_file *f = c ? code_cache_file(c, ut_testdata(BIONIC_LIBC)) : NULL;
+	struct exit_scan scan;
+	int rc = -ENOMEM;
+
+	memcpy(code, w, sizeof(w));   /* (little-endian host, as the arm64 code) */
+	if (f && (rc = exit_sites_scan_native(CODE_ARCH_ARM64, code, sizeof(code), &scan, e)) == 0) {
+		rc = exits_tail_follow(f, CODE_ARCH_ARM64, at, sizeof(code), &scan, x, e);
+		exit_scan_free(&scan);
+	}
+	code_cache_free(c);
+	return rc;
+}
+
+/* A call made with sp at the entry's value runs the callee at that sp: its
+ * way to one of the exits would pass for this function's return.  So a
+ * function that calls (lr kept in x16) and never lowers sp gets no exits
+ * through its tail branches; without the call it does. */
+UT_TEST(plan_exits_tail_branch_of_a_function_calling_at_its_entry_sp_is_refused)
+{
+	struct native_exits x = { 0 };
+	struct err e = { 0 };
+
+	UT_EQ_INT(tail_after(0xd503201f /* nop */, &x, &e), 0);
+	UT_EQ_INT(x.count, 2);
+	native_exits_free(&x);
+	UT_EQ_INT(tail_after(0x94000010 /* bl .+0x40 */, &x, &e), -EINVAL);
+	UT_CONTAINS(e.msg, "jump out of the function at +0xc");
+	UT_CONTAINS(e.msg, "calls (at file offset");
+	UT_EQ_INT(tail_after(0xd63f0200 /* blr x16 */, &x, &e), -EINVAL);
+	UT_CONTAINS(e.msg, "calls (at file offset");
 }

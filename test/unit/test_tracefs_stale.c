@@ -1,7 +1,11 @@
 #include "ut.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "probe/tracefs_uprobe.h"
@@ -86,4 +90,33 @@ UT_TEST(tracefs_group_names_our_pid_and_start_time)
 	snprintf(want, sizeof(want), "uprobestats_%d_%llu", (int)getpid(),
 		 (unsigned long long)t.owner_start);
 	UT_EQ_STR(t.group, want);
+}
+
+/* A uprobe_events that takes no writes (here a read-only mount) is said at
+ * once: the closer's group removal tries again only what the kernel refused
+ * (EBUSY), not for seconds a file it cannot open for writing. */
+UT_TEST(tracefs_remove_group_says_an_unwritable_uprobe_events)
+{
+	char dir[512], tracing[560], path[600];
+	int status = 0;
+	pid_t child;
+
+	st_mkdtemp("tracefs-ro", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "sys/kernel/tracing/uprobe_events",
+			   "p:uprobestats_1_2/p0 /bin/x:0x0000000000000010\n"), 0);
+	snprintf(tracing, sizeof(tracing), "%s/sys/kernel/tracing", dir);
+	snprintf(path, sizeof(path), "%s/uprobe_events", tracing);
+	child = fork();
+	if (child == 0) {
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(path, path, NULL, MS_BIND, NULL) < 0 ||
+		    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
+			_exit(2);
+		_exit(tracefs_remove_group(tracing, "uprobestats_1_2") == -EROFS ? 0 : 1);
+	}
+	UT_ASSERT(child > 0);
+	UT_EQ_INT(waitpid(child, &status, 0), child);
+	UT_ASSERT(WIFEXITED(status));
+	UT_EQ_INT(WEXITSTATUS(status), 0);   /* 2: no namespace */
 }
