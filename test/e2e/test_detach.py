@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from e2e import (CLOSERS, BIN, Held, TestFailure, Uprobestats, check, closer_of, eq, events,
-                 process_gone, summary, target, tmpdir, wait_gone)
+                 summary, target, tmpdir, wait_gone)
 
 TRACEFS = "/sys/kernel/tracing"
 FUNCS = [f"ups_gen_{i:04d}" for i in range(8)]   # more than the run closes itself (4)
@@ -190,51 +190,4 @@ def test_three_tracefs_runs_at_once_one_killed_a_fourth_removes_only_its_events(
         raise
     finally:
         held.kill()
-
-
-def pid_runs_while_a_closer_works(path_flag):
-    """A system-wide run over 300 of target_gen's functions ends and its closer
-    tears them down while two --pid runs count 8 of the same functions: one
-    attached before, to a process that was running; one attached while the
-    closer works, to a process started after the first run ended (the arm64
-    VM traffic test's order).  Both processes make their calls during the
-    teardown; each --pid run must count every one of them."""
-    tmp = tmpdir()
-    rounds = 2000
-    every = f"{target('target_gen')}:ups_gen_0[0-2]*"
-    before = Held(tmp, "target_gen", [str(rounds), os.path.join(tmp, "before.json")])
-    later = None
-    runs = []
-    try:
-        wide = Uprobestats(["trace", path_flag, every])
-        wide.wait_attached(120)
-        runs.append(Uprobestats(["trace", "--format", "json", path_flag, "--pid",
-                                 str(before.pid), f"{target('target_gen')}:{GLOB}"]))
-        runs[-1].wait_attached(120)
-        eq(wide.stop(signal.SIGINT), 0, "the system-wide run's exit code; " + wide.stderr())
-        closer = closer_of(wide.stderr())
-        check(closer, "300 probes are left to a closer: " + wide.stderr()[-300:])
-        later = Held(tmp, "target_gen", [str(rounds), os.path.join(tmp, "later.json")])
-        runs.append(Uprobestats(["trace", "--format", "json", path_flag, "--pid",
-                                 str(later.pid), f"{target('target_gen')}:{GLOB}"]))
-        runs[-1].wait_attached(300)
-        check(not process_gone(closer), "the closer still works when the calls begin")
-        for held in (before, later):
-            held.go()
-        for held in (before, later):
-            held.wait(300)
-        for name, r in zip(("attached before", "attached during"), runs):
-            eq(r.stop(signal.SIGINT), 0, f"exit code of the run {name}; " + r.stderr())
-            eq(summary(r.json_events()), [(rounds, rounds, 0, 0)] * len(FUNCS),
-               f"hits, delivered, dropped of the --pid run {name} the teardown")
-    finally:
-        for r in runs:
-            r.stop(signal.SIGKILL)
-        before.kill()
-        if later:
-            later.kill()
-
-
-def test_pmu_pid_runs_count_every_call_while_another_runs_closer_works():
-    pid_runs_while_a_closer_works("--force-pmu")
 
