@@ -190,4 +190,3 @@ def test_three_tracefs_runs_at_once_one_killed_a_fourth_removes_only_its_events(
         raise
     finally:
         held.kill()
-
