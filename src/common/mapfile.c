@@ -113,15 +113,20 @@ int mapfile_open(const char *path, size_t max_size, unsigned flags,
 				       "%s: %lld bytes, larger than the %zu-byte limit", path,
 				       (long long)st.st_size, max_size);
 		}
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			int e = errno;
-			close(fd);
-			return err_set(err, -e, "%s: cannot map: %s", path, strerror(e));
+		/* MAP_SHARED, never MAP_PRIVATE: the kernel puts every live uprobe's
+		 * breakpoint (another run's, bpftrace's, a closer's not yet torn
+		 * down) into each private mapping of the file that may execute, a
+		 * read-only view like this one included (uprobe_mmap, valid_vma),
+		 * and the code read here would show traps where the file has
+		 * returns.  A shared mapping (like read()) shows the file. */
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (p != MAP_FAILED) {
+			out->data = p;
+			out->size = (size_t)st.st_size;
+			out->mmapped = 1;
+		} else {   /* a file system without shared mappings (FUSE direct I/O) */
+			rc = read_all(fd, max_size, path, out, err);
 		}
-		out->data = p;
-		out->size = (size_t)st.st_size;
-		out->mmapped = 1;
 	} else {
 		rc = read_all(fd, max_size, path, out, err);
 	}

@@ -1,7 +1,9 @@
 /* mapfile.h — read-only views of whole files, for parsers.
  *
- * A file is mmapped when it is a regular file and read into memory otherwise
- * (pipes, /proc).  Errors name the path and the reason: missing, a directory,
+ * A file is mmapped (shared, read-only: a private mapping would show the
+ * breakpoints of other tools' live uprobes on it) when it is a regular file,
+ * and read into memory otherwise (pipes, /proc, a file system without shared
+ * mappings).  Errors name the path and the reason: missing, a directory,
  * unreadable, too large, empty (when the caller forbids it). */
 #ifndef UPROBESTATS_COMMON_MAPFILE_H
 #define UPROBESTATS_COMMON_MAPFILE_H

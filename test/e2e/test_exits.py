@@ -5,12 +5,15 @@ every exit site) against uretprobes, on test/targets/target_exits.c:
 - 10-deep recursion: every call returns a record whose duration lies between
   the callee's own measurement and its caller's;
 - longjmp out of nested calls: the calls left are counted as "unwound",
-  exactly, and never get a duration."""
+  exactly, and never get a duration;
+- another run's breakpoints (which the kernel also puts into any private
+  mapping of the file) never hide a function's returns from the analysis."""
 import json
 import os
 import subprocess
 
-from e2e import Held, check, eq, events, num, run, target, tmpdir, traced_run, write_config
+from e2e import (BIN, Held, Uprobestats, check, eq, events, num, run, target, tmpdir,
+                 traced_run, write_config)
 
 # Both bounds come from the target's CLOCK_MONOTONIC and the probes'
 # bpf_ktime_get_ns (the same clock); the slack only covers clock reads.
@@ -192,3 +195,37 @@ def test_exit_probes_on_every_attach_and_output_path():
         rets = events(u.json_events(), kind="return")
         eq(len(rets), rounds * depth, path + ": records")
         check_durations(rets, seen, path)
+
+
+def exit_sites_of(pattern):
+    """{function: its exit sites} as `methods --match --json` proves them."""
+    p = subprocess.run([BIN, "methods", "--match", pattern, "--json"], capture_output=True,
+                       text=True, timeout=60)
+    eq(p.returncode, 0, "methods --match exit code; stderr: " + p.stderr)
+    return {o["name"]: o["exit_sites"] for o in map(json.loads, p.stdout.splitlines())}
+
+
+def test_another_runs_breakpoints_never_hide_returns():
+    """While another run's exit probes are attached system-wide (a trap at
+    each entry and return of target_gen's functions in every mapping of the
+    file that may execute: a read-only private view too), the exit sites are
+    those of the file, and a --pid run planned meanwhile sees every return.
+    Reading the file through a private mapping found no return at all, so a
+    process started during another run's teardown lost its returns (the
+    arm64 VMs' traffic -p server)."""
+    rounds = 200
+    pattern = f"{target('target_gen')}:ups_gen_000[0-3]"
+    alone = exit_sites_of(pattern)
+    eq(sorted(alone), [f"ups_gen_000{i}" for i in range(4)], "functions matched")
+    check(all(alone.values()), f"every function has an exit site: {alone}")
+    wide = Uprobestats(["trace", "--ret", "--exit-probes", pattern])
+    try:
+        wide.wait_attached()
+        eq(exit_sites_of(pattern), alone, "exit sites while another run's traps are in place")
+        tmp = tmpdir()
+        rc, u = traced_run(Held(tmp, "target_gen", [str(rounds), os.path.join(tmp, "o.json")]),
+                           ["trace", "--format", "json", "--ret", "--exit-probes", pattern])
+        eq(rc, 0, "exit code; stderr: " + u.stderr())
+        eq(len(events(u.json_events(), kind="return")), 4 * rounds, "returns recorded")
+    finally:
+        wide.stop()

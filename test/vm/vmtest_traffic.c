@@ -19,7 +19,6 @@
  *
  * In the legacy round every run gets --target-kernel too. */
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -288,30 +287,6 @@ out:
 	return -1;
 }
 
-/* Whether a previous run's closer (probe/closer.h: "ups-closer") still tears its
- * probes down. */
-static bool closer_running(void)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	bool found = false;
-
-	while (d && !found && (e = readdir(d))) {
-		char path[64], comm[32] = "";
-		FILE *f;
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		if ((f = fopen(path, "r"))) {
-			found = fgets(comm, sizeof(comm), f) && !strncmp(comm, "ups-closer", 10);
-			fclose(f);
-		}
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 /* BY_LIB: every process that maps the chroot's libc.so (--lib), so the client, started
  * after the attach, is seen from its name lookup on; else -p SERVER only (the client's
  * calls must not count). */
@@ -328,13 +303,6 @@ static void toybox_nc(struct tc *t, bool by_lib)
 	long long t0 = now_ms();
 
 	snprintf(sport, sizeof(sport), "%d", port);
-	/* -p: per-process uprobes at the addresses a previous run's system-wide ones,
-	 * still being torn down, held: seen to lose the server's calls on 5.10-6.1 */
-	while (closer_running()) {
-		CHECK(now_ms() - t0 < WAIT_MS, "a previous run's ups-closer did not finish");
-		sleep_ms(50);
-	}
-	t0 = now_ms();
 	char *const server[] = { TOYBOX, "nc", "-l", "-s", "127.0.0.1", "-p", sport, NULL };
 	char *const client[] = { TOYBOX, "nc", HOST_NAME, sport, NULL };
 	if (droid_start(t, &srv, server, "server.err") < 0)
