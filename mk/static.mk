@@ -178,6 +178,9 @@ define UPS_VERSION_H
 #define UPROBESTATS_GITREV "$(GITREV)"
 endef
 $(call record-if-changed,$(GEN_DIR)/ups_version.h,$(UPS_VERSION_H))
+# (Remade should a `make clean` in the same invocation have removed it.)
+$(GEN_DIR)/ups_version.h:
+	@$(file >$@,$(UPS_VERSION_H))
 
 # --- per arch --------------------------------------------------------------------------
 # $(1) = arch.  Escaped $$ survive the eval as make/shell variables.
