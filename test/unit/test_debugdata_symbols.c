@@ -15,7 +15,7 @@
 UT_TEST(debugdata_functions_match_patterns_and_resolve)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = ut_code_cache() };
 	struct native_location loc;
 	struct err e = { 0 };
 

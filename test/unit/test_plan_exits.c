@@ -79,7 +79,7 @@ UT_TEST(plan_exits_native_keeps_its_uretprobe_unless_asked)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
@@ -99,7 +99,7 @@ UT_TEST(plan_exits_field_overrides_the_option_per_probe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
@@ -118,7 +118,7 @@ UT_TEST(plan_exits_native_unprovable_exits_are_refused)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, tail, sizeof(tail), 0, false);
@@ -131,7 +131,7 @@ UT_TEST(plan_exits_java_gets_exit_probes_by_default)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	/* int ActivityRecognitionEvent.getEventType(): mov eax, [rsi+12]; ret */
@@ -156,7 +156,7 @@ UT_TEST(plan_exits_java_arm64_methods)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 31328);  /* isEnabled(): ret at +0x38 */
@@ -182,7 +182,7 @@ UT_TEST(plan_exits_java_uretprobe_refused_unless_unsafe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 0x3430);
@@ -202,7 +202,7 @@ UT_TEST(plan_exits_java_without_exit_sites_is_refused_with_the_reason)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	/* Not an oat file: no method header, no CodeInfo, no exits. */
@@ -219,7 +219,7 @@ UT_TEST(plan_exits_entry_programs_are_untouched)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, true);
@@ -236,7 +236,7 @@ UT_TEST(plan_exits_a_bare_return_is_refused)
 	static const uint8_t bare[] = { 0xc3 };
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, bare, sizeof(bare), 0, false);
@@ -269,7 +269,7 @@ UT_TEST(plan_exits_a_lone_ret_java_method_gets_one_exit_probe_x86_64)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 
 	setup_java(&p, &pc, 20192);
 	check_lone_ret(&p, &o, 20192);
@@ -294,7 +294,7 @@ UT_TEST(plan_exits_a_lone_ret_java_method_gets_one_exit_probe_arm64)
 	static const uint64_t lone[] = { 24448, 24496, 24512 };
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 
 	for (size_t i = 0; i < sizeof(lone) / sizeof(lone[0]); i++) {
 		setup_java(&p, &pc, lone[i]);
@@ -310,7 +310,7 @@ UT_TEST(plan_exits_the_choice_stays_in_a_full_note)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 
 	setup_java(&p, &pc, 20192);
 	memset(p.note, 'x', sizeof(p.note) - 1);
@@ -327,7 +327,7 @@ UT_TEST(plan_exits_a_lone_ret_uretprobe_only_when_unsafe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 20192);
@@ -347,7 +347,7 @@ UT_TEST(plan_exits_choose_answers_lone_ret_for_trace)
 	struct exits_query q = {
 		.path = ut_testdata(ODEX), .offset = 20192, .machine = EM_X86_64, .java = true,
 		.program = "call_return", .what = "void a.B.<init>()",
-		.has_exit_probes = true, .exit_probes = true,
+		.has_exit_probes = true, .exit_probes = true, .code = ut_code_cache(),
 	};
 	struct exits_choice c;
 	struct err e = { 0 };
@@ -364,7 +364,7 @@ UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 0x3430);
@@ -493,7 +493,7 @@ UT_TEST(plan_exits_bionic_unproven_tail_branch_is_refused)
 UT_TEST(plan_exits_choose_takes_tail_exits_for_trace)
 {
 	struct exits_query q = { .machine = EM_AARCH64, .program = "p", .what = "write",
-				 .opt_exit_probes = true };
+				 .opt_exit_probes = true, .code = ut_code_cache() };
 	struct exits_choice c;
 	struct err e = { 0 };
 	uint64_t errno_at = bionic_sym("__set_errno_internal", NULL);
