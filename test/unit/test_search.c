@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "code/codecache.h"
 #include "oat_testlib.h"
 #include "resolve/java_resolve.h"
 #include "resolve/methods_cmd.h"
@@ -135,6 +136,7 @@ UT_TEST(methods_and_resolve_commands_print_results)
 {
 	struct methods_cmd_opts mo = {
 		.file = ut_testdata(TD_A13 "com.android.location.provider.odex"),
+		.code = ut_code_cache(),
 	};
 	struct err e = { 0 };
 	int rc, lines = 0;
@@ -160,7 +162,8 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	free(out);
 
 	struct resolve_cmd_opts ro = { .file = mo.file, .signature = "void com.android.location."
-				       "provider.ActivityChangedEvent.<init>(java.util.List)" };
+				       "provider.ActivityChangedEvent.<init>(java.util.List)",
+				       .code = mo.code };
 	out = run_cmd(true, &ro, &rc, &e);
 	UT_EQ_INT(rc, 0);
 	UT_ASSERT(!strncmp(out, "0x4010 ", 7));
@@ -178,4 +181,9 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	UT_EQ_INT(rc, -ENOENT);
 	UT_ASSERT(!strncmp(out, "{\"error\":\"", 10));
 	free(out);
+	/* every form read the odex through the one code cache, once */
+	struct code_cache_stats st;
+	code_cache_get_stats(mo.code, &st);
+	UT_EQ_U64(st.files_opened, 1);
+	UT_EQ_U64(st.oat_parsed, 1);
 }
