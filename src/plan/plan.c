@@ -216,7 +216,6 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 			.isa = po->isa,
 			.cache_dir = po->cache_dir,
 			.no_cache = po->no_cache,
-			.code = po->code,
 		},
 	};
 	struct java_resolution *r = file_paths ? calloc(1, sizeof(*r)) : NULL;

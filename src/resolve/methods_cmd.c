@@ -248,10 +248,7 @@ int resolve_cmd(const struct resolve_cmd_opts *opt, FILE *out, struct err *err)
 		.code = opt->code,
 	};
 	struct java_resolution r;
-	int rc;
-
-	ro.search.code = opt->code;   /* the class indexes too */
-	rc = java_resolve(&ro, &r, err);
+	int rc = java_resolve(&ro, &r, err);
 
 	if (rc) {
 		if (opt->json) {

@@ -399,9 +399,11 @@ static uint64_t bionic_sym(const char *name, uint64_t *size)
 {
 	struct native_location loc = { 0 };
 	struct err e = { 0 };
+	struct native_cache *nc = native_cache_new(ut_code_cache());
 
-	if (native_resolve(NULL, ut_testdata(BIONIC_LIBC), name, 0, &loc, &e) < 0)
-		fprintf(stderr, "%s: %s\n", name, e.msg);
+	if (!nc || native_resolve(nc, ut_testdata(BIONIC_LIBC), name, 0, &loc, &e) < 0)
+		fprintf(stderr, "%s: %s\n", name, nc ? e.msg : "out of memory");
+	native_cache_free(nc);
 	if (size)
 		*size = loc.size;
 	return loc.offset;

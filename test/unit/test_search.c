@@ -68,7 +68,7 @@ UT_TEST(search_finds_the_file_defining_the_class_and_caches)
 
 	snprintf(cache, sizeof(cache), "%s", ut_tmpfile("cache"));
 	struct oat_search_opts so = { .roots = roots, .n_roots = 1, .isa = "arm64",
-				      .cache_dir = cache };
+				      .cache_dir = cache, .code = ut_code_cache() };
 	struct oat_search_hit hit;
 	struct err e = { 0 };
 
@@ -105,6 +105,7 @@ UT_TEST(search_prefers_files_the_process_maps)
 		.method_name = "<init>", .params = params, .n_params = 1, .params_given = true,
 		.search = { .pid = 4242, .maps_path = fake_maps(root, maps, sizeof(maps)),
 			    .roots = roots, .n_roots = 1, .isa = "arm64", .cache_dir = cache },
+		.code = ut_code_cache(),
 	};
 	struct java_resolution r;
 	struct err e = { 0 };
