@@ -14,18 +14,21 @@ TOP       := $(CURDIR)
 BUILD     := $(TOP)/build
 TESTDATA  ?= $(abspath $(TOP)/../shared/testdata)
 VERSION   := $(shell cat $(TOP)/VERSION 2>/dev/null || echo 0.0.0)
+# The git revision (and the version) reach only what includes gen/ups_version.h (the
+# `--version` text in src/cli/cmd_misc.c), never every object's flags: a commit
+# recompiles that one object and relinks (mk/static.mk writes the header).
 GITREV    := $(shell git -C $(TOP) rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	     -Wmissing-prototypes
 CSTD      := -std=gnu11
-DEFS      := -D_GNU_SOURCE -DUPROBESTATS_VERSION='"$(VERSION)"' -DUPROBESTATS_GITREV='"$(GITREV)"'
+DEFS      := -D_GNU_SOURCE
 
 # Every module under src/ is linked into the tool; main.c holds the CLI only.
 SRCS      := $(sort $(wildcard $(TOP)/src/*/*.c))
 HDRS      := $(sort $(wildcard $(TOP)/src/*/*.h) $(wildcard $(TOP)/bpf/*.h))
-INCS      := -I$(TOP)/src -I$(TOP)/bpf
 GEN_DIR   := $(TOP)/gen
+INCS      := -I$(TOP)/src -I$(TOP)/bpf -I$(GEN_DIR)
 GEN_HOST_DIR := $(GEN_DIR)/x86_64
 
 # Every stage file is required (plain include: a missing one stops make).

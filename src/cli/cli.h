@@ -89,8 +89,10 @@ int cli_validate(const struct uprobestats_config *cfg, const struct guardrail_op
 
 /* The command's code cache (code/codecache.h), the one every command that
  * reads code makes once, before matching or planning, and hands down to
- * pattern matching, the plan, exit sites and the session, so each file is
- * opened and parsed once per run.  NULL (printed) when out of memory. */
+ * pattern matching, the plan, exit sites and the session (which require it
+ * and make none of their own: test-layers checks that only src/cli/ calls
+ * code_cache_new), so each file is opened and parsed once per run.  NULL
+ * (printed) when out of memory. */
 struct code_cache;
 struct code_cache *cli_code_cache_new(void);
 /* Says with -v what it did (files opened, oat tables built, exit analyses:

@@ -6,6 +6,7 @@
 #include "cli/cmd_run.h"
 #include "sink/sink_args.h"
 #include "stack/stack_args.h"
+#include "ups_version.h" /* gen/, by mk/static.mk: the only user of the git revision */
 
 static const char usage_text[] =
 	"usage: uprobestats [run options] CONFIG      run a config (as the Android service does)\n"

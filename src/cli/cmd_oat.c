@@ -1,5 +1,6 @@
 /* cmd_oat.c — `uprobestats methods FILE` and `uprobestats resolve FILE SIG`:
- * the built-in oat reader as a fast oatdump replacement. */
+ * the built-in oat reader as a fast oatdump replacement.  Each form, with a
+ * pattern or not, reads the files through the command's one code cache. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -95,6 +96,14 @@ static int report(int rc, const struct err *e)
 	return EXIT_RESOLVE;
 }
 
+/* The output flushed, the code cache let go (-v: what it did), the error said. */
+static int done(int rc, struct code_cache *code, const struct err *e)
+{
+	fflush(stdout);
+	cli_code_cache_free(code);
+	return report(rc, e);
+}
+
 /* A pattern that does not parse is a usage error (exit 2), one line. */
 static bool pattern_ok(const char *text)
 {
@@ -125,9 +134,7 @@ static int match_cmd(const struct oat_cli *o, const char *pattern, const char *f
 	if (!(mo.code = cli_code_cache_new()))
 		return EXIT_RUNTIME;
 	rc = single ? resolve_pattern_cmd(&mo, stdout, &e) : methods_match_cmd(&mo, stdout, &e);
-	fflush(stdout);
-	cli_code_cache_free(mo.code);
-	return report(rc, &e);
+	return done(rc, mo.code, &e);
 }
 
 int cmd_methods(int argc, char **argv)
@@ -143,10 +150,11 @@ int cmd_methods(int argc, char **argv)
 	struct methods_cmd_opts mo = {
 		.file = argv[optind], .filter = o.filter, .json = o.json, .verbose = cli_verbose(),
 		.dex_files = o.dex_files, .n_dex_files = o.n_dex_files,
+		.code = cli_code_cache_new(),
 	};
-	rc = methods_cmd(&mo, stdout, &e);
-	fflush(stdout);
-	return report(rc, &e);
+	if (!mo.code)
+		return EXIT_RUNTIME;
+	return done(methods_cmd(&mo, stdout, &e), mo.code, &e);
 }
 
 /* resolve FILE SIG, or resolve SIG with --pid/search (FILE "-" also searches). */
@@ -168,8 +176,9 @@ int cmd_resolve(int argc, char **argv)
 		.dex_files = o.dex_files, .n_dex_files = o.n_dex_files,
 		.search = { .pid = (int)o.pid, .cache_dir = o.cache_dir, .no_cache = o.no_cache,
 			    .dex_files = o.dex_files, .n_dex_files = o.n_dex_files },
+		.code = cli_code_cache_new(),
 	};
-	rc = resolve_cmd(&ro, stdout, &e);
-	fflush(stdout);
-	return report(rc, &e);
+	if (!ro.code)
+		return EXIT_RUNTIME;
+	return done(resolve_cmd(&ro, stdout, &e), ro.code, &e);
 }

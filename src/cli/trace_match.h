@@ -28,8 +28,7 @@ struct trace_matches {
  * EXIT_USAGE for a bad pattern, EXIT_RESOLVE when a pattern matches nothing
  * (naming the files searched and the nearest names).  Prints nothing else:
  * the caller leaves out what it cannot trace, then reports.  code: the run's
- * code cache (code/codecache.h) the files are read through (NULL: one of
- * the matching's own). */
+ * code cache (code/codecache.h; required) the files are read through. */
 struct code_cache;
 int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
 		const struct guardrail_opts *g, struct code_cache *code,

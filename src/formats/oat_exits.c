@@ -67,16 +67,3 @@ int oat_method_exits_in(const struct oat_file *o, uint64_t file_offset,
 	return rc;
 }
 
-int oat_method_exits_at(const char *path, uint64_t file_offset, struct oat_method_exits *out,
-			struct err *err)
-{
-	struct oat_file *o;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if ((rc = oat_open(path, &o, err)))
-		return rc;
-	rc = oat_method_exits_in(o, file_offset, out, err);
-	oat_close(o);
-	return rc;
-}

@@ -35,13 +35,10 @@ void oat_method_exits_get(const struct oat_file *o, const struct oat_code *c,
 void oat_method_exits_free(struct oat_method_exits *m);
 
 /* The same for the compiled method whose code starts at file_offset of the oat/odex
- * file at path (as resolve / java_resolve report it).  Fails (negative errno, err)
- * only when the file does not open as an oat file or no method header precedes
- * that offset; the frame and exits then carry their own status as above.  Each
- * site's file offset is out->code_file_offset + out->sites.offsets[i]. */
-int oat_method_exits_at(const char *path, uint64_t file_offset, struct oat_method_exits *out,
-			struct err *err);
-/* The same in an oat file already open (many methods of one file). */
+ * file o (as resolve / java_resolve report it; the tool's callers take o from the
+ * command's code cache).  Fails (negative errno, err) only when no method header
+ * precedes that offset; the frame and exits then carry their own status as above.
+ * Each site's file offset is out->code_file_offset + out->sites.offsets[i]. */
 int oat_method_exits_in(const struct oat_file *o, uint64_t file_offset,
 			struct oat_method_exits *out, struct err *err);
 

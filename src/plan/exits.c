@@ -18,18 +18,6 @@
  * would probe comes near it). */
 #define MAX_CODE_BYTES (16u << 20)
 
-/* The file's entry in the run's code cache (code/codefile.h: opened and
- * parsed once for every probe and every reader of the run). */
-static struct code_file *file_of(const struct exits_query *q, struct code_cache **own)
-{
-	struct code_cache *c = q->code;
-
-	*own = NULL;
-	if (!c && !(c = *own = code_cache_new(NULL)))
-		return NULL;
-	return code_cache_file(c, q->path);
-}
-
 /* A file that is no ELF (nothing the code cache reads as one): its bytes
  * read directly. */
 static int read_raw(const char *path, uint64_t offset, uint64_t size, uint8_t **out,
@@ -348,14 +336,12 @@ static int choose(const struct exits_query *q, struct code_file *f, struct exits
 
 int exits_choose(const struct exits_query *q, struct exits_choice *out, struct err *err)
 {
-	struct code_cache *own;
-	struct code_file *f;
-	int rc;
+	/* the file's entry in the run's code cache (code/codefile.h: opened and
+	 * parsed once for every probe and every reader of the run) */
+	struct code_file *f = code_cache_file(q->code, q->path);
 
 	memset(out, 0, sizeof(*out));
-	if (!(f = file_of(q, &own)))
+	if (!f)
 		return err_set(err, -ENOMEM, "out of memory");
-	rc = choose(q, f, out, err);
-	code_cache_free(own);
-	return rc;
+	return choose(q, f, out, err);
 }

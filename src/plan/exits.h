@@ -50,8 +50,8 @@ struct exits_query {
 	 * the caller's words (NULL: the config's: drop --exit-probes or set
 	 * exit_probes: false). */
 	const char *no_exits_advice;
-	/* The run's parsed files (code/codecache.h), so each is read once for
-	 * every probe; NULL: opened for this query alone. */
+	/* The command's code cache (code/codecache.h; required), so each file is
+	 * read once for every probe and every step that asks. */
 	struct code_cache *code;
 };
 

@@ -134,11 +134,10 @@ struct pattern_matches {
 	char searched[1024];        /* their names, comma-separated (truncated), for errors */
 	size_t n_found;             /* every match found, a repeat of one already listed too */
 	struct pattern_index *index;   /* file + offset (+ name) -> match, for repeats */
-	/* The run's parsed files (code/codecache.h), set by the caller before
-	 * matching so that the plan and the session read each file once;
-	 * NULL: the matching makes one (own_code) that pattern_matches_free
-	 * frees. */
-	struct code_cache *code, *own_code;
+	/* The command's code cache (code/codecache.h; required, not owned),
+	 * set by the caller before matching so that the plan and the session
+	 * read each file once. */
+	struct code_cache *code;
 };
 
 /* Matches against one file: an oat/odex for a Java pattern, an ELF for a native

@@ -66,8 +66,5 @@ int pattern_dedup_check(struct pattern_matches *m, struct pattern_match *x);
 int pattern_dedup_add(struct pattern_matches *m, size_t idx);
 void pattern_dedup_free(struct pattern_matches *m);
 int pattern_note_searched(struct pattern_matches *m, const char *path);
-/* The code cache's entry of path (m->code, made when the caller gave none);
- * NULL when out of memory. */
-struct code_file *pattern_code_file(struct pattern_matches *m, const char *path);
 
 #endif

@@ -46,15 +46,7 @@ void pattern_matches_free(struct pattern_matches *m)
 		free(m->searched_paths[i]);
 	free(m->searched_paths);
 	pattern_dedup_free(m);
-	code_cache_free(m->own_code);
 	memset(m, 0, sizeof(*m));
-}
-
-struct code_file *pattern_code_file(struct pattern_matches *m, const char *path)
-{
-	if (!m->code && !(m->code = m->own_code = code_cache_new(NULL)))
-		return NULL;
-	return code_cache_file(m->code, path);
 }
 
 static struct pattern_file_count *file_slot(struct pattern_matches *m, const char *path)
@@ -429,7 +421,7 @@ static int match_oat(const struct trace_pattern *p, const char *path, size_t max
 	struct code_file *f;
 	int rc;
 
-	if (pattern_note_searched(out, path) || !(f = pattern_code_file(out, path)))
+	if (pattern_note_searched(out, path) || !(f = code_cache_file(out->code, path)))
 		return err_set(err, -ENOMEM, "out of memory");
 	if ((rc = code_file_oat(f, &x.o, err)) || (rc = code_file_dexset(f, &x.ds, err)) ||
 	    (rc = code_file_methods(f, &x.l, err)) || (rc = index_compiled(&x, err))) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "code/codecache.h"
 #include "code/codefile.h"
 #include "formats/elf.h"
 #include "formats/ifunc.h"
@@ -226,7 +227,7 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 	const struct elf_file *elf;
 	struct code_file *f;
 
-	if (pattern_note_searched(out, path) || !(f = pattern_code_file(out, path)))
+	if (pattern_note_searched(out, path) || !(f = code_cache_file(out->code, path)))
 		return err_set(err, -ENOMEM, "out of memory");
 	if (!(elf = code_file_elf(f, err)))
 		return err->code;

@@ -60,8 +60,6 @@ static int search_java(const struct trace_pattern *p, const struct oat_search_op
 	int rc;
 
 	/* the class indexes read the files through the same code cache */
-	if (!out->code && !(out->code = out->own_code = code_cache_new(opts->proc_dir)))
-		return err_set(err, -ENOMEM, "out of memory");
 	if (!with_code.code)
 		with_code.code = out->code;
 	if ((rc = oat_search_candidates(o, &paths, &n, err)))
@@ -286,12 +284,9 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 	bool class_hit = false;
 	char near[1024] = "", tables[300] = "";
 
-	/* the files as the matching read them (a cache of its own when it made none) */
-	struct code_cache *own = m->code ? NULL : code_cache_new(NULL);
-	struct code_cache *code = m->code ? m->code : own;
-
-	for (size_t i = 0; code && i < m->n_searched; i++) {
-		struct code_file *cf = code_cache_file(code, m->searched_paths[i]);
+	for (size_t i = 0; i < m->n_searched; i++) {
+		/* the files as the matching read them */
+		struct code_file *cf = code_cache_file(m->code, m->searched_paths[i]);
 		const struct elf_file *f, *md;
 		struct err e;
 		if (!cf)
@@ -309,7 +304,6 @@ int pattern_explain_no_match(const struct trace_pattern *p, const struct pattern
 			symbol_tables_note(f, m->searched_paths[i], tables, sizeof(tables));
 		}
 	}
-	code_cache_free(own);
 	if (p->java && !class_hit) {
 		snprintf(near, sizeof(near), "no class matches '%s'%s", p->cls_text,
 			 cls.n ? "; nearest classes: " : "");

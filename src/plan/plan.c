@@ -8,7 +8,6 @@
 
 #include "config/schema.h"
 #include "formats/elf.h"
-#include "code/codecache.h"
 #include "plan/exits.h"
 #include "records.h"
 #include "resolve/java_resolve.h"
@@ -217,7 +216,6 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 			.isa = po->isa,
 			.cache_dir = po->cache_dir,
 			.no_cache = po->no_cache,
-			.code = po->code,
 		},
 	};
 	struct java_resolution *r = file_paths ? calloc(1, sizeof(*r)) : NULL;
@@ -644,30 +642,24 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opts,
 	       struct plan **out, struct err *err)
 {
-	struct plan_opts with_cache = *opts;
-	struct code_cache *own = opts->code ? NULL : code_cache_new(opts->proc_dir);
-	struct build_state st = { .opts = &with_cache, .err = err };
+	struct build_state st = { .opts = opts, .err = err };
 	struct plan *plan = calloc(1, sizeof(*plan));
 	uint32_t next_id = 0;
 	int rc = 0;
 
 	*out = NULL;
-	if (own)
-		with_cache.code = own;
-	st.native = native_cache_new(with_cache.code);
-	if (plan && st.native && with_cache.code)
+	st.native = native_cache_new(opts->code);
+	if (plan && st.native)
 		plan->tasks = calloc(cfg->n_tasks ? cfg->n_tasks : 1, sizeof(*plan->tasks));
 	if (!plan || !plan->tasks) {
 		free(plan);
 		native_cache_free(st.native);
-		code_cache_free(own);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	plan->n_tasks = cfg->n_tasks;
 	for (size_t i = 0; i < cfg->n_tasks && rc == 0; i++)
 		rc = plan_task(plan, i, &cfg->tasks[i], &next_id, &st);
 	native_cache_free(st.native);
-	code_cache_free(own);
 	plan->n_probes = next_id;
 	if (rc == 0 && st.n_problems)
 		rc = err_set(err, err->code ? err->code : -EINVAL, "%s%s", err->msg,

@@ -150,9 +150,9 @@ struct plan_opts {
 	 * the caller's words (NULL: the config's: drop --exit-probes or set
 	 * exit_probes: false). */
 	const char *no_exits_advice;
-	/* The run's code cache (code/codecache.h): every file resolution and
-	 * exit sites read, parsed once for the plan and the session; NULL:
-	 * plan_build keeps its own for the build, other callers read per probe. */
+	/* The command's code cache (code/codecache.h; required): every file
+	 * resolution and exit sites read, parsed once for the plan and the
+	 * session. */
 	struct code_cache *code;
 	/* Per probe id, where each probe is (NULL: resolve from the config). */
 	const struct plan_location *located;

@@ -21,7 +21,6 @@
 #include "probe/verifier_log.h"
 #include "probe/binder_filter.h"
 #include "probe/tracefs_uprobe.h"
-#include "code/codecache.h"
 #include "stack/kwalk.h"
 
 #define MAX_TARGET_PIDS 4096
@@ -512,7 +511,6 @@ void session_close(struct session *s)
 	free(s->members);
 	free(s->objects);
 	kwalk_table_free(&s->kwalk);
-	code_cache_free(s->own_code);
 	free(s->rings);
 	free(s);
 }

@@ -36,8 +36,8 @@ struct session_opts {
 	const char *proc_dir;     /* "/proc" unless testing */
 	/* The run's code cache (code/codecache.h), which planning read the
 	 * files through: the unwinder and the kernel walk's table use it (not
-	 * owned; it must outlive the session).  NULL: the session makes one
-	 * when a probe records stacks. */
+	 * owned; it must outlive the session).  Required when a probe records
+	 * stacks. */
 	struct code_cache *code;
 	/* Asked between probes while attaching: true stops the attach (a signal
 	 * is pending), which then detaches what it did and fails with -EINTR. */

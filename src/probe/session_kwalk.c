@@ -7,10 +7,9 @@
 #include <string.h>
 
 #include "probe/session_priv.h"
-#include "code/codecache.h"
 
-/* The run's code cache (code/codecache.h; the caller's, or one of the
- * session's own), when a probe records stacks; --stack-mode kernel: the
+/* The run's code cache (code/codecache.h; the caller's, required when a
+ * probe records stacks); --stack-mode kernel: the
  * compiled Java methods of the processes known now (stack/kwalk.h) from it,
  * built once before any object is loaded. */
 int session_build_kwalk(struct session *s, const struct plan *plan,
@@ -25,9 +24,8 @@ int session_build_kwalk(struct session *s, const struct plan *plan,
 		stacks |= plan->probe_by_id[i]->stack_mode != 0;
 		kernel |= plan->probe_by_id[i]->stack_mode == UPS_STACK_KERNEL;
 	}
-	if (stacks && !(s->code = opts->code) &&
-	    !(s->code = s->own_code = code_cache_new(opts->proc_dir)))
-		return err_set(err, -ENOMEM, "out of memory");
+	if (stacks && !(s->code = opts->code))
+		return err_set(err, -EINVAL, "stacks: the run has no code cache");
 	if (!kernel)
 		return 0;
 	for (size_t t = 0; t < plan->n_tasks; t++)

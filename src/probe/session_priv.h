@@ -86,7 +86,6 @@ struct session {
 	int ncpus;
 	struct kwalk_table kwalk;  /* --stack-mode kernel (stack/kwalk.h) */
 	struct code_cache *code;   /* when a probe records stacks (code/codecache.h) */
-	struct code_cache *own_code;  /* code, when the caller gave none */
 };
 
 /* session.c */

@@ -135,49 +135,27 @@ static int build(struct class_index *ci, const struct oat_file *o, struct oat_de
 	return 0;
 }
 
-/* The oat file: the code cache's (*own NULL), or opened here. */
-static int open_oat(struct code_cache *code, const char *path, const struct oat_file **o,
-		    struct oat_file **own, struct err *err)
-{
-	struct code_file *f;
-	int rc;
-
-	*own = NULL;
-	if (code) {
-		if (!(f = code_cache_file(code, path)))
-			return err_set(err, -ENOMEM, "out of memory");
-		return code_file_oat(f, o, err);
-	}
-	rc = oat_open(path, own, err);
-	*o = *own;
-	return rc;
-}
-
 /* Its dex files: the code cache's without extra archives (*own NULL). */
-static int open_dexset(struct code_cache *code, const char *path, const struct oat_file *o,
+static int open_dexset(struct code_file *f, const char *path, const struct oat_file *o,
 		       const char *const *dex_files, size_t n_dex, struct oat_dexset **ds,
 		       struct oat_dexset **own, struct err *err)
 {
-	struct code_file *f;
 	int rc;
 
 	*own = NULL;
-	if (code && !n_dex) {
-		if (!(f = code_cache_file(code, path)))
-			return err_set(err, -ENOMEM, "out of memory");
+	if (!n_dex)
 		return code_file_dexset(f, ds, err);
-	}
 	rc = oat_dexset_new(o, path, dex_files, n_dex, own, err);
 	*ds = *own;
 	return rc;
 }
 
-static int build_from(struct class_index *ci, struct code_cache *code, const char *path,
+static int build_from(struct class_index *ci, struct code_file *f, const char *path,
 		      const struct oat_file *o, const char *const *dex_files, size_t n_dex,
 		      struct err *err)
 {
 	struct oat_dexset *ds, *own;
-	int rc = open_dexset(code, path, o, dex_files, n_dex, &ds, &own, err);
+	int rc = open_dexset(f, path, o, dex_files, n_dex, &ds, &own, err);
 
 	if (!rc)
 		rc = build(ci, o, ds, err);
@@ -190,14 +168,14 @@ int class_index_load(struct code_cache *code, const char *oat_path, const char *
 		     struct err *err)
 {
 	struct class_index *ci = calloc(1, sizeof(*ci));
+	struct code_file *f = code_cache_file(code, oat_path);
 	const struct oat_file *o;
-	struct oat_file *own;
 	struct stat st;
 	char key[4400], file[4200];
 	int rc;
 
 	*out = NULL;
-	if (!ci || put(ci, "\n", 1)) {
+	if (!ci || !f || put(ci, "\n", 1)) {
 		free(ci);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
@@ -206,7 +184,7 @@ int class_index_load(struct code_cache *code, const char *oat_path, const char *
 		class_index_free(ci);
 		return rc;
 	}
-	if ((rc = open_oat(code, oat_path, &o, &own, err))) {
+	if ((rc = code_file_oat(f, &o, err))) {
 		class_index_free(ci);
 		return rc;
 	}
@@ -219,15 +197,13 @@ int class_index_load(struct code_cache *code, const char *oat_path, const char *
 			ci->len = 1, ci->count = 0;
 	}
 	if (!ci->from_cache) {
-		if ((rc = build_from(ci, code, oat_path, o, dex_files, n_dex_files, err))) {
-			oat_close(own);
+		if ((rc = build_from(ci, f, oat_path, o, dex_files, n_dex_files, err))) {
 			class_index_free(ci);
 			return rc;
 		}
 		if (cache_dir && !ci->missing[0])
 			write_cache(ci, cache_dir, file, key);
 	}
-	oat_close(own);
 	*out = ci;
 	return 0;
 }

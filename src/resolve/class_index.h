@@ -17,8 +17,8 @@ struct class_index;         /* opaque */
 /* cache_dir NULL: no caching.  dex_files: extra archives for finding the
  * dex (see oat_dexfile.h).  A dex that cannot be found makes the index
  * partial (class_index_missing_dex() says so); it is not cached then.
- * code: the run's code cache (code/codecache.h), which the oat file and
- * its dex files are taken from (NULL: opened here and closed). */
+ * code: the command's code cache (code/codecache.h; required), which the
+ * oat file and its dex files are taken from. */
 struct code_cache;
 int class_index_load(struct code_cache *code, const char *oat_path, const char *cache_dir,
 		     const char *const *dex_files, size_t n_dex_files, struct class_index **out,

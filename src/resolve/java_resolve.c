@@ -211,28 +211,21 @@ static void oatdump_sig(const struct java_sig *sig, const struct oat_lookup_resu
 		snprintf(buf, size, "%s", java_sig_pretty(sig, a));
 }
 
-/* The oat file and its dex files: the run's code cache's (*own_o, *own_ds
- * NULL; extra dex archives get a dex set of their own), or opened here. */
+/* The oat file and its dex files: the command's code cache's (*own_ds NULL;
+ * extra dex archives get a dex set of their own). */
 static int open_oat(const struct java_resolve_opts *opts, const char *path,
-		    const struct oat_file **o, struct oat_dexset **ds, struct oat_file **own_o,
+		    const struct oat_file **o, struct oat_dexset **ds,
 		    struct oat_dexset **own_ds, struct err *err)
 {
-	struct code_file *f = NULL;
+	struct code_file *f = code_cache_file(opts->code, path);
 	int rc;
 
-	*own_o = NULL;
 	*own_ds = NULL;
-	if (opts->code && !(f = code_cache_file(opts->code, path)))
+	if (!f)
 		return err_set(err, -ENOMEM, "out of memory");
-	if (f) {
-		rc = code_file_oat(f, o, err);
-	} else {
-		rc = oat_open(path, own_o, err);
-		*o = *own_o;
-	}
-	if (rc)
+	if ((rc = code_file_oat(f, o, err)))
 		return rc;
-	if (f && !opts->n_dex_files)
+	if (!opts->n_dex_files)
 		return code_file_dexset(f, ds, err);
 	rc = oat_dexset_new(*o, path, opts->dex_files, opts->n_dex_files, own_ds, err);
 	*ds = *own_ds;
@@ -246,7 +239,6 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 		   bool *no_class, struct err *err)
 {
 	const struct oat_file *o = NULL;
-	struct oat_file *own_o = NULL;
 	struct oat_dexset *ds = NULL, *own_ds = NULL;
 	struct oat_lookup_result lr;
 	bool have_lr = false;
@@ -257,7 +249,7 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 	char builtin_err[ERR_MSG_MAX] = "";
 
 	if (opts->mode != JAVA_RESOLVER_OATDUMP) {
-		rc = open_oat(opts, path, &o, &ds, &own_o, &own_ds, err);
+		rc = open_oat(opts, path, &o, &ds, &own_ds, err);
 		if (!rc) {
 			describe_oat(o, r);
 			rc = oat_lookup_method(o, ds, sig, &lr, err);
@@ -269,7 +261,6 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 		if (!rc || opts->mode == JAVA_RESOLVER_BUILTIN ||
 		    !reader_gave_up(rc, have_lr ? &lr : NULL)) {
 			oat_dexset_free(own_ds);
-			oat_close(own_o);
 			return rc;
 		}
 		note(r, "built-in reader could not handle %s (%s); falling back to oatdump", path,
@@ -294,7 +285,6 @@ static int in_file(const struct java_resolve_opts *opts, const char *path,
 		r->n_params = lr.n_params;
 	}
 	oat_dexset_free(own_ds);
-	oat_close(own_o);
 	return rc;
 }
 
@@ -346,6 +336,7 @@ static int by_search(const struct java_resolve_opts *opts, const struct java_sig
 	bool no_class = false;
 	int rc;
 
+	so.code = opts->code;   /* the class indexes read the files through it too */
 	if (!so.dex_files) {
 		so.dex_files = opts->dex_files;
 		so.n_dex_files = opts->n_dex_files;

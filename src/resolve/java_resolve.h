@@ -58,8 +58,8 @@ struct java_resolve_opts {
 	int oatdump_timeout_ms;         /* 0: 60 s */
 
 	struct oat_search_opts search;  /* used when n_file_paths == 0 */
-	/* The run's parsed files (code/codecache.h): the oat file and its dex
-	 * files come from there; NULL: opened for this call. */
+	/* The command's parsed files (code/codecache.h; required): the oat file
+	 * and its dex files come from there, and the search's class indexes. */
 	struct code_cache *code;
 };
 

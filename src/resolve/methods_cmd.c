@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "code/codecache.h"
+#include "code/codefile.h"
 #include "formats/dex.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
@@ -109,54 +111,77 @@ static void header(FILE *out, const struct oat_file *o, const struct oat_method_
 	fprintf(out, "# %-8s %6s %6s %s\n", "FILE_OFF", "SIZE", "DEXIDX", "SIGNATURE");
 }
 
-int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
+/* The oat file, its dex files and its compiled methods, from the command's
+ * code cache; with extra dex archives (--dex-file) the dex set and the list
+ * are this command's own (*own_ds, *own_l to free), over the cached oat. */
+static int open_methods(const struct methods_cmd_opts *opt, const struct oat_file **o,
+			struct oat_dexset **ds, const struct oat_method_list **l,
+			struct oat_dexset **own_ds, struct oat_method_list *own_l, struct err *err)
 {
-	struct oat_file *o;
-	struct oat_dexset *ds;
-	struct oat_method_list l;
+	struct code_file *f = code_cache_file(opt->code, opt->file);
 	int rc;
 
-	if ((rc = oat_open(opt->file, &o, err)))
+	if (!f)
+		return err_set(err, -ENOMEM, "out of memory");
+	if ((rc = code_file_oat(f, o, err)))
 		return rc;
-	if ((rc = oat_dexset_new(o, opt->file, opt->dex_files, opt->n_dex_files, &ds, err))) {
-		oat_close(o);
+	if (!opt->n_dex_files)
+		return code_file_dexset(f, ds, err) ?: code_file_methods(f, l, err);
+	if ((rc = oat_dexset_new(*o, opt->file, opt->dex_files, opt->n_dex_files, own_ds, err)))
 		return rc;
-	}
-	rc = oat_list_methods(o, ds, &l, err);
+	*ds = *own_ds;
+	if ((rc = oat_list_methods(*o, *ds, own_l, err)))
+		return rc;
+	*l = own_l;
+	return 0;
+}
+
+int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
+{
+	const struct oat_file *o = NULL;
+	struct oat_dexset *ds = NULL, *own_ds = NULL;
+	const struct oat_method_list *l = NULL;
+	struct oat_method_list own_l = { 0 };
+	int rc = open_methods(opt, &o, &ds, &l, &own_ds, &own_l, err);
+
 	/* Nothing listable is not "0 compiled methods": say why. */
-	if (!rc && l.dex_skipped && l.dex_skipped == oat_dex_count(o)) {
+	if (!rc && l->dex_skipped && l->dex_skipped == oat_dex_count(o)) {
 		rc = err_set(err, -ENODATA, "%s: no method can be listed: the dex file%s could "
 			     "not be read (oat v%u needs %s to count methods): %s", opt->file,
-			     l.dex_skipped > 1 ? "s" : "", oat_info(o)->version,
-			     l.dex_skipped > 1 ? "them" : "it", l.first_skip);
-		oat_method_list_free(&l);
+			     l->dex_skipped > 1 ? "s" : "", oat_info(o)->version,
+			     l->dex_skipped > 1 ? "them" : "it", l->first_skip);
 	} else if (!rc) {
 		if (!opt->json)
-			header(out, o, &l, opt->verbose);
-		for (size_t i = 0; i < l.n; i++) {
+			header(out, o, l, opt->verbose);
+		for (size_t i = 0; i < l->n; i++) {
 			char sig[2048];
-			oat_method_signature(ds, &l.v[i], sig, sizeof(sig));
+			oat_method_signature(ds, &l->v[i], sig, sizeof(sig));
 			if (opt->filter && !strstr(sig, opt->filter))
 				continue;
 			if (opt->json)
-				print_json(out, o, &l.v[i], sig);
+				print_json(out, o, &l->v[i], sig);
 			else
-				print_text(out, &l.v[i], i, sig);
+				print_text(out, &l->v[i], i, sig);
 		}
-		oat_method_list_free(&l);
 	}
-	oat_dexset_free(ds);
-	oat_close(o);
+	if (l == &own_l)
+		oat_method_list_free(&own_l);
+	oat_dexset_free(own_ds);
 	return rc;
 }
 
-/* The frame info and exit-site fields of `methods --json` for a resolution. */
-static void resolve_json_frame(FILE *out, const struct java_resolution *r)
+/* The frame info and exit-site fields of `methods --json` for a resolution,
+ * from the oat file the resolution read (the code cache's). */
+static void resolve_json_frame(FILE *out, struct code_cache *code,
+			       const struct java_resolution *r)
 {
+	struct code_file *f = code_cache_file(code, r->path);
+	const struct oat_file *o;
 	struct oat_method_exits x;
 	struct err e = { 0 };
+	int rc = f ? code_file_oat(f, &o, &e) : err_set(&e, -ENOMEM, "out of memory");
 
-	if (oat_method_exits_at(r->path, r->file_offset, &x, &e)) {
+	if (rc || oat_method_exits_in(o, r->file_offset, &x, &e)) {
 		json_null_frame(out, e.msg);
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
 		json_fput_string(out, e.msg);
@@ -166,7 +191,7 @@ static void resolve_json_frame(FILE *out, const struct java_resolution *r)
 	oat_method_exits_free(&x);
 }
 
-static void resolve_json(FILE *out, const struct java_resolution *r)
+static void resolve_json(FILE *out, struct code_cache *code, const struct java_resolution *r)
 {
 	fputs("{\"path\":", out);
 	json_fput_string(out, r->path);
@@ -192,7 +217,7 @@ static void resolve_json(FILE *out, const struct java_resolution *r)
 	json_fput_string(out, r->warning);
 	fputs(",\"notes\":", out);
 	json_fput_string(out, r->notes);
-	resolve_json_frame(out, r);
+	resolve_json_frame(out, code, r);
 	fputs("}\n", out);
 }
 
@@ -220,6 +245,7 @@ int resolve_cmd(const struct resolve_cmd_opts *opt, FILE *out, struct err *err)
 		.oatdump_path = opt->oatdump_path,
 		.oatdump_timeout_ms = opt->oatdump_timeout_ms,
 		.search = opt->search,
+		.code = opt->code,
 	};
 	struct java_resolution r;
 	int rc = java_resolve(&ro, &r, err);
@@ -233,7 +259,7 @@ int resolve_cmd(const struct resolve_cmd_opts *opt, FILE *out, struct err *err)
 		return rc;
 	}
 	if (opt->json) {
-		resolve_json(out, &r);
+		resolve_json(out, opt->code, &r);
 		return 0;
 	}
 	fprintf(out, "0x%llx %s %s size=%u %s %s\n", (unsigned long long)r.file_offset, r.path,

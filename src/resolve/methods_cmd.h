@@ -32,6 +32,9 @@ struct methods_cmd_opts {
 	bool verbose;                   /* text: '#' lines with layouts and notes */
 	const char *const *dex_files;   /* extra jar/apk paths for finding dex files */
 	size_t n_dex_files;
+	/* The command's code cache (code/codecache.h; required): the file is
+	 * opened and parsed there, once. */
+	struct code_cache *code;
 };
 
 struct resolve_cmd_opts {
@@ -45,6 +48,10 @@ struct resolve_cmd_opts {
 	const char *const *dex_files;
 	size_t n_dex_files;
 	struct oat_search_opts search;  /* used when file is NULL */
+	/* The command's code cache (code/codecache.h; required): the oat file
+	 * (and the search's class indexes) read once for the resolution and
+	 * the JSON's frame and exit sites. */
+	struct code_cache *code;
 };
 
 int methods_cmd(const struct methods_cmd_opts *o, FILE *out, struct err *err);

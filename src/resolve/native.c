@@ -16,7 +16,6 @@
 #include "formats/elf.h"
 #include "formats/ifunc.h"
 #include "formats/insn.h"
-#include "formats/minidebug.h"
 
 unsigned native_insn_align(uint16_t machine)
 {
@@ -117,11 +116,8 @@ struct native_func {
 
 struct native_file {
 	char *path;
-	const struct elf_file *elf; /* NULL: the open failed with open_err */
-	struct elf_file *own_elf;   /* elf when not the code cache's */
-	struct minidebug md;     /* its .gnu_debugdata when not the code cache's (md.elf
-				  * NULL: none) */
-	const struct elf_file *md_elf; /* the .gnu_debugdata ELF used; names point here */
+	const struct elf_file *elf; /* the code cache's; NULL: the open failed with open_err */
+	const struct elf_file *md_elf; /* its .gnu_debugdata ELF (the code cache's), if any */
 	struct err open_err;
 	struct native_sym *syms; /* defined symbols by name, then order */
 	size_t n_syms;
@@ -133,7 +129,7 @@ struct native_file {
 struct native_cache {
 	struct native_file *files;
 	size_t n, cap;
-	struct code_cache *code;  /* the run's parsed files; NULL: opened here */
+	struct code_cache *code;  /* the command's parsed files (required) */
 };
 
 struct index_build {
@@ -180,15 +176,11 @@ static int by_start(const void *a, const void *b)
 static int index_file(struct native_file *nf, struct code_file *cf, struct err *err)
 {
 	struct index_build b = { .nf = nf };
-	struct err mde = { 0 };
 
 	elf_foreach_symbol(nf->elf, index_cb, &b);
 	/* Then .gnu_debugdata's .symtab (a stripped Android binary's local functions,
 	 * at the file's own addresses): after .dynsym and .symtab, which win. */
-	if (cf)
-		nf->md_elf = code_file_minidebug(cf);
-	else if (minidebug_open(nf->elf, &nf->md, &mde) == 0)
-		nf->md_elf = nf->md.elf;
+	nf->md_elf = code_file_minidebug(cf);
 	if (!b.oom && nf->md_elf)
 		elf_foreach_symbol(nf->md_elf, index_cb, &b);
 	nf->max_end = malloc((nf->n_funcs ? nf->n_funcs : 1) * sizeof(uint64_t));
@@ -205,29 +197,23 @@ static int index_file(struct native_file *nf, struct code_file *cf, struct err *
 static void file_free(struct native_file *nf)
 {
 	free(nf->path);
-	if (nf->md.elf)
-		minidebug_close(&nf->md);
-	elf_close(nf->own_elf);
 	free(nf->syms);
 	free(nf->funcs);
 	free(nf->max_end);
 	memset(nf, 0, sizeof(*nf));
 }
 
-/* The ELF: the code cache's (code NULL: opened here), then its index. */
+/* The ELF: the code cache's, then its index. */
 static int file_open(struct native_file *nf, struct code_cache *code, const char *path,
 		     struct err *err)
 {
-	struct code_file *cf = NULL;
+	struct code_file *cf;
 
 	memset(nf, 0, sizeof(*nf));
 	nf->path = strdup(path);
-	if (!nf->path || (code && !(cf = code_cache_file(code, path))))
+	if (!nf->path || !(cf = code_cache_file(code, path)))
 		return err_set(err, -ENOMEM, "out of memory");
-	if (cf)
-		nf->elf = code_file_elf(cf, &nf->open_err);
-	else if (elf_open(path, &nf->own_elf, &nf->open_err) == 0)
-		nf->elf = nf->own_elf;
+	nf->elf = code_file_elf(cf, &nf->open_err);
 	if (!nf->elf) {
 		*err = nf->open_err;
 		return nf->open_err.code ? nf->open_err.code : -EINVAL;
@@ -420,19 +406,12 @@ static int resolve_in(const struct native_file *nf, const char *symbol, unsigned
 int native_resolve(struct native_cache *cache, const char *path, const char *symbol,
 		   unsigned flags, struct native_location *out, struct err *err)
 {
-	struct native_file *nf, one;
+	struct native_file *nf;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (cache) {
-		rc = cached_file(cache, path, &nf, err);
-		return rc < 0 ? rc : resolve_in(nf, symbol, flags, out, err);
-	}
-	rc = file_open(&one, NULL, path, err);
-	if (rc == 0)
-		rc = resolve_in(&one, symbol, flags, out, err);
-	file_free(&one);
-	return rc;
+	rc = cached_file(cache, path, &nf, err);
+	return rc < 0 ? rc : resolve_in(nf, symbol, flags, out, err);
 }
 
 /* The PT_LOAD segment whose file-backed part holds a file offset. */
@@ -450,18 +429,14 @@ static const struct elf_segment *segment_of_offset(const struct elf_file *elf, u
 int native_check_code_offset(struct native_cache *cache, const char *path, uint64_t offset,
 			     struct err *err)
 {
-	struct native_file *nf, one;
+	struct native_file *nf;
 	const struct elf_segment *seg;
 	struct place pl = { .path = path, .symbol = "the method's code" };
 	unsigned align;
 	int rc;
 
-	rc = cache ? cached_file(cache, path, &nf, err) : file_open(nf = &one, NULL, path, err);
-	if (rc < 0) {
-		if (!cache)
-			file_free(&one);
+	if ((rc = cached_file(cache, path, &nf, err)) < 0)
 		return rc;
-	}
 	pl.elf = nf->elf;
 	align = native_insn_align(elf_machine(nf->elf));
 	seg = segment_of_offset(nf->elf, offset);
@@ -479,7 +454,5 @@ int native_check_code_offset(struct native_cache *cache, const char *path, uint6
 				     "must be on this machine", path, (unsigned long long)offset,
 				     align);
 	}
-	if (!cache)
-		file_free(&one);
 	return rc;
 }

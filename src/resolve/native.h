@@ -15,9 +15,9 @@ struct native_location {
 };
 
 /* Files opened and their symbols indexed (by name, functions by address)
- * once per run: a config naming a file 100,000 times reads it once.  A NULL
- * cache opens the file for the one call.  code: the run's code cache
- * (code/codecache.h) the ELF files are taken from (NULL: opened here). */
+ * once per run: a config naming a file 100,000 times reads it once.  code:
+ * the command's code cache (code/codecache.h; required) the ELF files are
+ * taken from.  The functions below take a cache (never NULL). */
 struct native_cache;
 struct code_cache;
 struct native_cache *native_cache_new(struct code_cache *code);

@@ -28,7 +28,9 @@ struct oat_search_opts {
 	bool no_cache;              /* neither read nor write the class-index cache */
 	const char *const *dex_files; /* extra archives for dex lookup (may be NULL) */
 	size_t n_dex_files;
-	struct code_cache *code;    /* the run's parsed files (code/codecache.h); NULL: none */
+	/* the command's parsed files (code/codecache.h; required: the class
+	 * indexes read the oat files through it; java_resolve sets its own) */
+	struct code_cache *code;
 };
 
 struct oat_search_hit {

@@ -5,7 +5,8 @@
 # static (no PT_INTERP program header, no dynamic section, hence no NEEDED entries),
 # stripped (no .symtab), within the size budget (--max-size BYTES for every arch, or
 # ARCH=BYTES for one; the last one given for an arch wins), and that `BINARY --version` runs
-# (through RUNNER, e.g. qemu-aarch64-static, when the arch is foreign) and prints V.
+# (through RUNNER, e.g. qemu-aarch64-static, when the arch is foreign) and its first line is
+# exactly V (mk/static.mk: "uprobestats VERSION (git rev-parse --short HEAD)").
 # Ends with "binaries: N passed, N failed"; exits 1 if any check failed.
 set -euo pipefail
 
@@ -85,10 +86,10 @@ for spec in "$@"; do
 		run=("$runner")
 	fi
 	if out=$("${run[@]}" "$bin" --version 2>&1 </dev/null); then
-		if [ -z "$version" ] || grep -qF -- "$version" <<<"$out"; then
+		if [ -z "$version" ] || [ "$(head -n1 <<<"$out")" = "$version" ]; then
 			ok "$what --version${runner:+ (under $runner)}: $(head -n1 <<<"$out")"
 		else
-			fail "$what --version" "output '$(head -n1 <<<"$out")' does not mention $version"
+			fail "$what --version" "output '$(head -n1 <<<"$out")' is not '$version'"
 		fi
 	else
 		fail "$what --version${runner:+ (under $runner)}" "exit status $?: $(head -n3 <<<"$out")"

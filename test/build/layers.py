@@ -16,6 +16,9 @@ bpf/; a name found nowhere, e.g. a generated skeleton, is no edge).  Two levels:
             must be used by some include, and every folder must have a row.
   modules   one .c with its .h (a header `X_priv.h` or `X_impl.h` belongs to module X):
             no cycle at all, inside a folder or across.
+And what only some folders may call (MADE_ONLY_IN): the code cache is made by the
+command (src/cli/, cli_code_cache_new) and handed down, never by a layer below for
+itself, so a command has one.
 Prints each problem, then "layers: N passed, N failed" (one per check); exits 1 on a
 failure.
 """
@@ -28,6 +31,9 @@ import tempfile
 
 ARROW = "──►"
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+COMMENT_RE = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
+# function: the folders whose code may call it (its own folder defines it)
+MADE_ONLY_IN = {"code_cache_new": ("code", "cli")}
 
 
 # ---- the include graph -------------------------------------------------------------
@@ -217,11 +223,24 @@ def reach(table, start):
     return out
 
 
+def calls_outside(root, only_in):
+    """[problem] for each call of a function of only_in from another folder."""
+    problems = []
+    for rel, folder in source_files(root):
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
+            text = COMMENT_RE.sub("", fh.read())
+        for fn, folders in sorted(only_in.items()):
+            if folder not in folders and re.search(rf"\b{fn}\s*\(", text):
+                problems.append(f"{rel} calls {fn}: only {', '.join(folders)} may")
+    return problems
+
+
 # ---- the checks --------------------------------------------------------------------
 
-def check(root, doc_path):
+def check(root, doc_path, only_in=None):
     """[(check name, [problems])]: a check passes when its list is empty."""
-    results = []
+    results = [("made only where allowed",
+                calls_outside(root, MADE_ONLY_IN if only_in is None else only_in))]
     try:
         with open(doc_path, encoding="utf-8") as fh:
             table, every = parse_table(fh.read())
@@ -326,8 +345,10 @@ GOOD_TREE = {
     "src/low/b.c": '#include "low/b.h"\n#include "low/b_priv.h"\n',
     "src/low/b_priv.h": '#include "low/b.h"\n',
     "src/high/h.h": '#include "low/b.h"\n',
-    "src/high/h.c": '#include "high/h.h"\n#include "common/err.h"\n',
+    "src/high/h.c": '#include "high/h.h"\n#include "common/err.h"\n'
+                    'int h(void) { return low_new(); }  /* low_new() */\n',
 }
+SELF_TEST_ONLY_IN = {"low_new": ("low", "high")}
 
 # name: (files changed or added, doc replacing GOOD_DOC or None, the failing check)
 FAULTS = {
@@ -343,6 +364,8 @@ FAULTS = {
     "cyclic table": ({}, GOOD_DOC.replace("common, bpf", "common, bpf, high"),
                      "the table is a layering (acyclic, names known)"),
     "no table": ({}, "# nothing here\n", "the table parses"),
+    "made below": ({"src/common/err.c": '#include "err.h"\nint e(void) { return low_new (); }\n'},
+                   None, "made only where allowed"),
 }
 
 
@@ -366,7 +389,7 @@ def self_test():
         base = tempfile.mkdtemp(prefix="layers-")
         try:
             write_tree(base, {**GOOD_TREE, **files}, doc or GOOD_DOC)
-            got = check(base, os.path.join(base, "ARCHITECTURE.md"))
+            got = check(base, os.path.join(base, "ARCHITECTURE.md"), SELF_TEST_ONLY_IN)
         finally:
             shutil.rmtree(base)
         failing = [n for n, probs in got if probs]

@@ -777,3 +777,29 @@ def test_check_and_methods_match_open_each_file_once():
                            text=True, timeout=120)
         eq(p.returncode, 0, f"{args[0]} exit code; stderr: " + p.stderr)
         check_each_elf_opened_once(log, [file], " ".join(args[:2]))
+
+
+def test_methods_and_resolve_of_a_file_read_it_through_the_code_cache():
+    """`methods FILE` and `resolve FILE SIG` (no pattern) read the oat file
+    through the command's code cache like their pattern forms: -v says the
+    cache opened it (one file, one method table), and it is opened once, for
+    resolve --json the resolution and the frame and exit sites it prints
+    alike (before, resolve opened the odex twice, and neither form had a
+    code cache to report)."""
+    from test_art import GET, ODEX
+    tmp = tmpdir()
+    for i, args in enumerate([["methods", ODEX, "--json"],
+                              ["methods", ODEX, "--filter", "getEventType"],
+                              ["resolve", ODEX, GET, "--json"],
+                              ["resolve", ODEX, GET]]):
+        log = os.path.join(tmp, f"oat{i}.strace")
+        p = subprocess.run(STRACE + ["-o", log, BIN] + kernel_args(args + ["-v"]),
+                           capture_output=True, text=True, timeout=120)
+        what = " ".join(args[:1] + args[2:])
+        eq(p.returncode, 0, f"{what} exit code; stderr: " + p.stderr)
+        check("getEventType" in p.stdout, f"{what} prints the method: {p.stdout[:300]}")
+        m = re.findall(r"code cache: (\d+) file\(s\) opened, (\d+) oat method table", p.stderr)
+        eq(m, [("1", "1" if args[0] == "methods" else "0")],
+           f"{what}: the command's code cache read the odex; stderr: " + p.stderr[-1000:])
+        eq(successful_opens(log, ODEX), 1, f"{what}: opens of the odex")
+        check_each_elf_opened_once(log, [ODEX], what)

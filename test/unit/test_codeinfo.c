@@ -728,13 +728,27 @@ UT_TEST(codeinfo_every_compiled_method_of_the_real_files)
 	UT_EQ_INT(t.calls_mapped, t.calls);
 }
 
+/* oat_method_exits_in over the file at path, opened for the call. */
+static int exits_at(const char *path, uint64_t off, struct oat_method_exits *x, struct err *e)
+{
+	struct oat_file *o;
+	int rc;
+
+	memset(x, 0, sizeof(*x));
+	if ((rc = oat_open(path, &o, e)))
+		return rc;
+	rc = oat_method_exits_in(o, off, x, e);
+	oat_close(o);
+	return rc;
+}
+
 UT_TEST(oat_method_exits_at_a_resolved_file_offset)
 {
 	const char *f = ut_testdata(TD_A13 "com.android.location.provider.odex");
 	struct oat_method_exits x;
 	struct err e = { 0 };
 
-	UT_EQ_INT(oat_method_exits_at(f, 0x4010, &x, &e), 0);
+	UT_EQ_INT(exits_at(f, 0x4010, &x, &e), 0);
 	UT_EQ_INT(x.frame_rc, 0);
 	UT_EQ_INT(x.frame.frame_size, 64);
 	UT_EQ_INT(x.frame.num_stack_maps, 6);
@@ -742,10 +756,10 @@ UT_TEST(oat_method_exits_at_a_resolved_file_offset)
 	UT_EQ_INT(x.sites.count, 1);
 	UT_EQ_U64(x.code_file_offset + x.sites.offsets[0], 16476);
 	oat_method_exits_free(&x);
-	UT_ASSERT(oat_method_exits_at(f, 0x4014, &x, &e) < 0);    /* not a method start */
-	UT_ASSERT(oat_method_exits_at(f, 0x10, &x, &e) < 0);
+	UT_ASSERT(exits_at(f, 0x4014, &x, &e) < 0);    /* not a method start */
+	UT_ASSERT(exits_at(f, 0x10, &x, &e) < 0);
 	UT_CONTAINS(e.msg, "not inside the oat data");
-	UT_ASSERT(oat_method_exits_at(ut_testdata(TD_A11X86 "com.android.location.provider.odex"),
-				      0x1000, &x, &e) < 0 || x.frame_rc == -ENOTSUP);
+	UT_ASSERT(exits_at(ut_testdata(TD_A11X86 "com.android.location.provider.odex"),
+			   0x1000, &x, &e) < 0 || x.frame_rc == -ENOTSUP);
 	oat_method_exits_free(&x);
 }

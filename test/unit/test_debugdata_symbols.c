@@ -15,7 +15,7 @@
 UT_TEST(debugdata_functions_match_patterns_and_resolve)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = ut_code_cache() };
 	struct native_location loc;
 	struct err e = { 0 };
 
@@ -26,9 +26,12 @@ UT_TEST(debugdata_functions_match_patterns_and_resolve)
 	UT_EQ_INT(m.v[0].code_size, 84);
 	pattern_matches_free(&m);
 	pattern_free(p);
-	UT_EQ_INT(native_resolve(NULL, ut_testdata(TOYBOX), "writeall", 0, &loc, &e), 0);
+	struct native_cache *nc = native_cache_new(ut_code_cache());
+	UT_ASSERT(nc);
+	UT_EQ_INT(native_resolve(nc, ut_testdata(TOYBOX), "writeall", 0, &loc, &e), 0);
 	UT_EQ_INT(loc.offset, 0x2fac4);
 	UT_EQ_INT(loc.from_dynsym, 0);
-	UT_EQ_INT(native_resolve(NULL, ut_testdata(TOYBOX), "no_such_applet_main", 0, &loc, &e),
+	UT_EQ_INT(native_resolve(nc, ut_testdata(TOYBOX), "no_such_applet_main", 0, &loc, &e),
 		  -ENOENT);
+	native_cache_free(nc);
 }

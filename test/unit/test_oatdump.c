@@ -124,7 +124,7 @@ static int run_fake(const char *bin, const char *rel, const char *sig, enum java
 	const char *path = ut_testdata(rel);
 	struct java_resolve_opts o = { .method_signature = sig, .file_paths = &path,
 				       .n_file_paths = 1, .mode = m, .oatdump_path = bin,
-				       .oatdump_timeout_ms = timeout };
+				       .oatdump_timeout_ms = timeout, .code = ut_code_cache() };
 	return java_resolve(&o, r, e);
 }
 

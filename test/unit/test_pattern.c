@@ -112,7 +112,7 @@ static size_t count_reason(const struct pattern_matches *m, enum match_left_out 
 UT_TEST(pattern_matches_real_oat)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = ut_code_cache() };
 	struct err e = { 0 };
 	const char *f = ut_testdata(BOOT_EXT);
 
@@ -134,7 +134,7 @@ UT_TEST(pattern_matches_real_oat)
 	size_t all = m.n, ok = m.by_reason[MATCH_OK];
 	pattern_matches_free(&m);
 	/* max: the rest become over-max, nothing is dropped */
-	memset(&m, 0, sizeof(m));
+	m = (struct pattern_matches){ .code = ut_code_cache() };
 	UT_EQ_INT(pattern_match_file(p, f, 1, &m, &e), 0);
 	UT_EQ_U64(m.n, all);
 	UT_EQ_U64(m.by_reason[MATCH_OK], ok ? 1 : 0);
@@ -146,7 +146,7 @@ UT_TEST(pattern_matches_real_oat)
 UT_TEST(pattern_no_match_explained)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = ut_code_cache() };
 	struct err e = { 0 };
 	const char *f = ut_testdata(BOOT_EXT);
 
@@ -160,7 +160,7 @@ UT_TEST(pattern_no_match_explained)
 	pattern_matches_free(&m);
 	pattern_free(p);
 
-	memset(&m, 0, sizeof(m));
+	m = (struct pattern_matches){ .code = ut_code_cache() };
 	UT_EQ_INT(pattern_parse("org.ccil.cowan.tagsoup.Parsr.start*", &p, &e), 0);
 	UT_EQ_INT(pattern_match_file(p, f, 0, &m, &e), 0);
 	UT_EQ_INT(pattern_explain_no_match(p, &m, &e), -ENOENT);
@@ -172,7 +172,7 @@ UT_TEST(pattern_no_match_explained)
 UT_TEST(pattern_single_ambiguous)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = ut_code_cache() };
 	struct err e = { 0 };
 	size_t idx;
 
@@ -198,7 +198,7 @@ UT_TEST(pattern_array_params)
 UT_TEST(pattern_native_demangled_names)
 {
 	struct trace_pattern *p;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = ut_code_cache() };
 	struct err e = { 0 };
 	const char *lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
 
@@ -213,7 +213,7 @@ UT_TEST(pattern_native_demangled_names)
 	pattern_matches_free(&m);
 	pattern_free(p);
 
-	memset(&m, 0, sizeof(m));
+	m = (struct pattern_matches){ .code = ut_code_cache() };
 	UT_EQ_INT(pattern_parse("x:_ZNSt8ios_base4Init*", &p, &e), 0);
 	UT_EQ_INT(pattern_match_file(p, lib, 0, &m, &e), 0);
 	UT_ASSERT(m.n >= 2);
@@ -229,7 +229,7 @@ static size_t android_matches(const char *rel, const char *pat, bool demangled,
 {
 	char text[512];
 	struct trace_pattern *p = NULL;
-	struct pattern_matches m = { 0 };
+	struct pattern_matches m = { .code = ut_code_cache() };
 	struct err e = { 0 };
 	bool found = !want_name, raw = false;
 	size_t n = 0;

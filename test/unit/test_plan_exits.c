@@ -80,7 +80,7 @@ UT_TEST(plan_exits_native_keeps_its_uretprobe_unless_asked)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
@@ -100,7 +100,7 @@ UT_TEST(plan_exits_field_overrides_the_option_per_probe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
@@ -119,7 +119,7 @@ UT_TEST(plan_exits_native_unprovable_exits_are_refused)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, tail, sizeof(tail), 0, false);
@@ -132,7 +132,7 @@ UT_TEST(plan_exits_java_gets_exit_probes_by_default)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	/* int ActivityRecognitionEvent.getEventType(): mov eax, [rsi+12]; ret */
@@ -157,7 +157,7 @@ UT_TEST(plan_exits_java_arm64_methods)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 31328);  /* isEnabled(): ret at +0x38 */
@@ -183,7 +183,7 @@ UT_TEST(plan_exits_java_uretprobe_refused_unless_unsafe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 0x3430);
@@ -203,7 +203,7 @@ UT_TEST(plan_exits_java_without_exit_sites_is_refused_with_the_reason)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	/* Not an oat file: no method header, no CodeInfo, no exits. */
@@ -220,7 +220,7 @@ UT_TEST(plan_exits_entry_programs_are_untouched)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, true);
@@ -237,7 +237,7 @@ UT_TEST(plan_exits_a_bare_return_is_refused)
 	static const uint8_t bare[] = { 0xc3 };
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true };
+	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, bare, sizeof(bare), 0, false);
@@ -270,7 +270,7 @@ UT_TEST(plan_exits_a_lone_ret_java_method_gets_one_exit_probe_x86_64)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 
 	setup_java(&p, &pc, 20192);
 	check_lone_ret(&p, &o, 20192);
@@ -295,7 +295,7 @@ UT_TEST(plan_exits_a_lone_ret_java_method_gets_one_exit_probe_arm64)
 	static const uint64_t lone[] = { 24448, 24496, 24512 };
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 
 	for (size_t i = 0; i < sizeof(lone) / sizeof(lone[0]); i++) {
 		setup_java(&p, &pc, lone[i]);
@@ -311,7 +311,7 @@ UT_TEST(plan_exits_the_choice_stays_in_a_full_note)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 
 	setup_java(&p, &pc, 20192);
 	memset(p.note, 'x', sizeof(p.note) - 1);
@@ -328,7 +328,7 @@ UT_TEST(plan_exits_a_lone_ret_uretprobe_only_when_unsafe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 20192);
@@ -348,7 +348,7 @@ UT_TEST(plan_exits_choose_answers_lone_ret_for_trace)
 	struct exits_query q = {
 		.path = ut_testdata(ODEX), .offset = 20192, .machine = EM_X86_64, .java = true,
 		.program = "call_return", .what = "void a.B.<init>()",
-		.has_exit_probes = true, .exit_probes = true,
+		.has_exit_probes = true, .exit_probes = true, .code = ut_code_cache(),
 	};
 	struct exits_choice c;
 	struct err e = { 0 };
@@ -365,7 +365,7 @@ UT_TEST(plan_exits_native_probe_in_an_oat_file_is_art_code)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { 0 };
+	struct plan_opts o = { .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup_java(&p, &pc, 0x3430);
@@ -400,9 +400,11 @@ static uint64_t bionic_sym(const char *name, uint64_t *size)
 {
 	struct native_location loc = { 0 };
 	struct err e = { 0 };
+	struct native_cache *nc = native_cache_new(ut_code_cache());
 
-	if (native_resolve(NULL, ut_testdata(BIONIC_LIBC), name, 0, &loc, &e) < 0)
-		fprintf(stderr, "%s: %s\n", name, e.msg);
+	if (!nc || native_resolve(nc, ut_testdata(BIONIC_LIBC), name, 0, &loc, &e) < 0)
+		fprintf(stderr, "%s: %s\n", name, nc ? e.msg : "out of memory");
+	native_cache_free(nc);
 	if (size)
 		*size = loc.size;
 	return loc.offset;
@@ -494,7 +496,7 @@ UT_TEST(plan_exits_bionic_unproven_tail_branch_is_refused)
 UT_TEST(plan_exits_choose_takes_tail_exits_for_trace)
 {
 	struct exits_query q = { .machine = EM_AARCH64, .program = "p", .what = "write",
-				 .opt_exit_probes = true };
+				 .opt_exit_probes = true, .code = ut_code_cache() };
 	struct exits_choice c;
 	struct err e = { 0 };
 	uint64_t errno_at = bionic_sym("__set_errno_internal", NULL);

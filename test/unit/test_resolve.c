@@ -87,7 +87,8 @@ static void check_file(const char *rel)
 	UT_ASSERT(file);
 	for (size_t k = 0; k < picked; k++) {
 		struct java_resolve_opts o = { .method_signature = sigs[k], .file_paths = &path,
-					       .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN };
+					       .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN,
+					       .code = ut_code_cache() };
 		struct java_resolution r;
 		struct err e = { 0 };
 		int rc = java_resolve(&o, &r, &e);
@@ -124,7 +125,8 @@ static int resolve_in(const char *rel, const char *sig, struct java_resolution *
 {
 	const char *path = ut_testdata(rel);
 	struct java_resolve_opts o = { .method_signature = sig, .file_paths = &path,
-				       .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN };
+				       .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN,
+				       .code = ut_code_cache() };
 	return java_resolve(&o, r, e);
 }
 
@@ -235,7 +237,8 @@ UT_TEST(resolve_reports_missing_class_method_and_ambiguity)
 	struct java_resolve_opts o = { .class_name = "com.android.location.provider."
 						     "ActivityChangedEvent",
 				       .method_name = "getActivityRecognitionEvents",
-				       .file_paths = &path, .n_file_paths = 1 };
+				       .file_paths = &path, .n_file_paths = 1,
+				       .code = ut_code_cache() };
 	UT_EQ_INT(java_resolve(&o, &r, &e), 0);
 	UT_EQ_STR(r.signature, "java.lang.Iterable com.android.location.provider."
 		  "ActivityChangedEvent.getActivityRecognitionEvents()");

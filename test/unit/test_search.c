@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "code/codecache.h"
 #include "oat_testlib.h"
 #include "resolve/java_resolve.h"
 #include "resolve/methods_cmd.h"
@@ -67,7 +68,7 @@ UT_TEST(search_finds_the_file_defining_the_class_and_caches)
 
 	snprintf(cache, sizeof(cache), "%s", ut_tmpfile("cache"));
 	struct oat_search_opts so = { .roots = roots, .n_roots = 1, .isa = "arm64",
-				      .cache_dir = cache };
+				      .cache_dir = cache, .code = ut_code_cache() };
 	struct oat_search_hit hit;
 	struct err e = { 0 };
 
@@ -104,6 +105,7 @@ UT_TEST(search_prefers_files_the_process_maps)
 		.method_name = "<init>", .params = params, .n_params = 1, .params_given = true,
 		.search = { .pid = 4242, .maps_path = fake_maps(root, maps, sizeof(maps)),
 			    .roots = roots, .n_roots = 1, .isa = "arm64", .cache_dir = cache },
+		.code = ut_code_cache(),
 	};
 	struct java_resolution r;
 	struct err e = { 0 };
@@ -135,6 +137,7 @@ UT_TEST(methods_and_resolve_commands_print_results)
 {
 	struct methods_cmd_opts mo = {
 		.file = ut_testdata(TD_A13 "com.android.location.provider.odex"),
+		.code = ut_code_cache(),
 	};
 	struct err e = { 0 };
 	int rc, lines = 0;
@@ -160,7 +163,8 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	free(out);
 
 	struct resolve_cmd_opts ro = { .file = mo.file, .signature = "void com.android.location."
-				       "provider.ActivityChangedEvent.<init>(java.util.List)" };
+				       "provider.ActivityChangedEvent.<init>(java.util.List)",
+				       .code = mo.code };
 	out = run_cmd(true, &ro, &rc, &e);
 	UT_EQ_INT(rc, 0);
 	UT_ASSERT(!strncmp(out, "0x4010 ", 7));
@@ -178,4 +182,9 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	UT_EQ_INT(rc, -ENOENT);
 	UT_ASSERT(!strncmp(out, "{\"error\":\"", 10));
 	free(out);
+	/* every form read the odex through the one code cache, once */
+	struct code_cache_stats st;
+	code_cache_get_stats(mo.code, &st);
+	UT_EQ_U64(st.files_opened, 1);
+	UT_EQ_U64(st.oat_parsed, 1);
 }

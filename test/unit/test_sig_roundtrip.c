@@ -81,7 +81,8 @@ static bool has_twin(struct oat_dexset *ds, const struct oat_method_list *l, siz
 static void check_text(const char *path, const char *sig, uint64_t want, struct tally *t)
 {
 	struct java_resolve_opts o = { .method_signature = sig, .file_paths = &path,
-				       .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN };
+				       .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN,
+				       .code = ut_code_cache() };
 	struct java_resolution r;
 	struct method_sig ms;
 	const char *why = NULL;
@@ -104,7 +105,7 @@ static void check_parts(const char *path, const struct parts *p, bool twin, uint
 	struct java_resolve_opts o = { .class_name = p->cls, .method_name = p->name,
 				       .params = p->pv, .n_params = p->n, .params_given = true,
 				       .file_paths = &path, .n_file_paths = 1,
-				       .mode = JAVA_RESOLVER_BUILTIN };
+				       .mode = JAVA_RESOLVER_BUILTIN, .code = ut_code_cache() };
 	struct java_resolution r;
 	struct err e = { 0 };
 	int rc = java_resolve(&o, &r, &e);
@@ -294,7 +295,8 @@ UT_TEST(sig_whole_params_second_reading)
 	struct java_resolve_opts o = {
 		.method_signature = "void com.android.location.provider.ActivityRecognitionEvent"
 				    ".<init>(java.lang.String name, int type, long time)",
-		.file_paths = &odex, .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN };
+		.file_paths = &odex, .n_file_paths = 1, .mode = JAVA_RESOLVER_BUILTIN,
+		.code = ut_code_cache() };
 	UT_EQ_INT(java_resolve(&o, &r, &e), 0);
 	o.method_signature = "void com.android.location.provider.ActivityRecognitionEvent"
 			     ".nope(java.lang.String name)";

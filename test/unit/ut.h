@@ -20,6 +20,11 @@ void ut_fail(const char *file, int line, const char *fmt, ...)
 const char *ut_testdata(const char *rel);
 /* Returns a path inside a per-run scratch directory (created on first use). */
 const char *ut_tmpfile(const char *name);
+/* The running test's code cache (code/codecache.h), made on first use and freed
+ * when the test returns: what a command's cli_code_cache_new hands the layers
+ * below, which make none of their own. */
+struct code_cache;
+struct code_cache *ut_code_cache(void);
 extern int ut_current_failed;
 
 #define UT_TEST(name)                                                          \

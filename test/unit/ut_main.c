@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "code/codecache.h"
+
 struct ut_case {
 	const char *name;
 	const char *file;
@@ -15,6 +17,7 @@ struct ut_case {
 
 static struct ut_case *cases;
 static size_t n_cases, cap_cases;
+static struct code_cache *test_code;
 int ut_current_failed;
 
 void ut_register(const char *name, const char *file, ut_fn fn)
@@ -63,6 +66,13 @@ const char *ut_tmpfile(const char *name)
 	return buf;
 }
 
+struct code_cache *ut_code_cache(void)
+{
+	if (!test_code && !(test_code = code_cache_new(NULL)))
+		abort();
+	return test_code;
+}
+
 int main(int argc, char **argv)
 {
 	const char *filter = argc > 1 ? argv[1] : NULL;
@@ -73,6 +83,8 @@ int main(int argc, char **argv)
 			continue;
 		ut_current_failed = 0;
 		cases[i].fn();
+		code_cache_free(test_code);
+		test_code = NULL;
 		if (ut_current_failed) {
 			failed++;
 			fprintf(stderr, "FAIL %s (%s)\n", cases[i].name, cases[i].file);
