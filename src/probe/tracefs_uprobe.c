@@ -112,19 +112,36 @@ static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self
 	return !strstr(base ? base + 1 : argv0, "uprobestats");
 }
 
-/* Removes the events whose "group/name" pick() chooses; returns how many,
- * and sets *left to how many of them the kernel refused to remove. */
-static int remove_events_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
-			       const void *ctx, size_t *left)
-{
-	char path[512], line[1024], del[160];
-	char (*chosen)[128] = NULL;
-	size_t n = 0, cap = 0;
-	int removed = 0;
-	FILE *f;
+typedef char event_name[128];
 
-	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
-	f = fopen(path, "re");
+/* The names a removal has taken out so far, sorted after each pass. */
+struct removed_names {
+	event_name *names;
+	size_t n, cap;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static bool already_removed(const struct removed_names *r, const char *name)
+{
+	return r->n && bsearch(name, r->names, r->n, sizeof(event_name), cmp_name);
+}
+
+/* The events of uprobe_events whose "group/name" pick() chooses and that were
+ * not removed before: *n of them in *out (the caller frees it). */
+static int choose_events(const char *path, bool (*pick)(const char *name, const void *ctx),
+			 const void *ctx, const struct removed_names *done, event_name **out,
+			 size_t *n)
+{
+	char line[1024];
+	size_t cap = 0;
+	FILE *f = fopen(path, "re");
+
+	*out = NULL;
+	*n = 0;
 	if (!f)
 		return -errno;
 	/* Lines look like "p:uprobestats_123_4567/p4 /path:0x0000000000001234";
@@ -137,29 +154,86 @@ static int remove_events_where(const char *dir, bool (*pick)(const char *name, c
 		    strncmp(name, GROUP_PREFIX, strlen(GROUP_PREFIX)) != 0)
 			continue;
 		sp = strchr(name, ' ');
-		if (!sp || sp - name >= 128)
+		if (!sp || sp - name >= (long)sizeof(event_name))
 			continue;
 		*sp = '\0';
-		if (!pick(name, ctx))
+		if (!pick(name, ctx) || already_removed(done, name))
 			continue;
-		if (grow_array(&chosen, &cap, n + 1, 16) < 0)
+		if (grow_array(out, &cap, *n + 1, 16) < 0)
 			break;
-		snprintf(chosen[n++], 128, "%s", name);
+		snprintf((*out)[(*n)++], sizeof(event_name), "%s", name);
 	}
 	fclose(f);
+	return 0;
+}
+
+/* One pass over uprobe_events: removes the events pick() chooses that an
+ * earlier pass did not; returns how many, and sets *chosen_n to how many it
+ * chose.  A pass can miss events: the kernel hands the list out a page per
+ * read(), finding its place again by line number, so when another process
+ * removes events above that place between two reads, as many lines below it
+ * are never shown (three runs' closers at once left 22 of 900 events
+ * behind).  The callers therefore pass again until a pass chooses nothing. */
+static int remove_pass(const char *dir, bool (*pick)(const char *name, const void *ctx),
+		       const void *ctx, struct removed_names *done, size_t *chosen_n)
+{
+	char path[512], del[160];
+	event_name *chosen;
+	size_t n;
+	int removed = 0, fd, rc;
+
 	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	rc = choose_events(path, pick, ctx, done, &chosen, &n);
+	*chosen_n = n;
+	if (rc < 0)
+		return rc;
+	fd = n ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+	if (n && fd < 0) {
+		free(chosen);
+		return -errno;
+	}
 	/* One line a write: a batch stops at its first failing line. */
-	for (size_t i = 0; fd >= 0 && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		int len = snprintf(del, sizeof(del), "-:%s\n", chosen[i]);
-		if (write(fd, del, (size_t)len) == len)
-			removed++;
+		if (write(fd, del, (size_t)len) != len ||
+		    grow_array(&done->names, &done->cap, done->n + 1, 64) < 0)
+			continue;
+		memcpy(done->names[done->n++], chosen[i], sizeof(event_name));
+		removed++;
 	}
 	if (fd >= 0)
 		close(fd);
 	free(chosen);
-	*left = n - (size_t)removed;
+	if (removed)
+		qsort(done->names, done->n, sizeof(event_name), cmp_name);
 	return removed;
+}
+
+/* Passes until one chooses nothing new (every event removed, or one the
+ * list still shows after its removal succeeded: never written twice), or
+ * until a pass removes none and busy_wait_ms has gone by. */
+int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			 const void *ctx, long busy_wait_ms)
+{
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	struct removed_names done = { 0 };
+	size_t chosen;
+	long waited_ms = 0;
+	int rc;
+
+	/* Each pass but the last removes a new event or waits 100 ms: the
+	 * passes are bounded by the events and the wait. */
+	for (;;) {
+		rc = remove_pass(dir, pick, ctx, &done, &chosen);
+		if (rc < 0 || !chosen || (!rc && waited_ms >= busy_wait_ms))
+			break;
+		if (!rc) {
+			nanosleep(&pause, NULL);
+			waited_ms += 100;
+		}
+	}
+	free(done.names);
+	return rc < 0 && !done.n ? rc : (int)done.n;
 }
 
 struct stale_ctx {
@@ -174,11 +248,12 @@ static bool is_stale(const char *name, const void *ctx)
 	return group_owner_gone(c->proc_dir, name, c->self);
 }
 
+/* A gone run's events that are still busy belong to its closer, which is
+ * still closing their perf events and removes them itself: not waited for. */
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
 {
 	struct stale_ctx c = { .proc_dir = proc_dir, .self = t->owner };
-	size_t left;
-	int rc = remove_events_where(t->dir, is_stale, &c, &left);
+	int rc = tracefs_remove_where(t->dir, is_stale, &c, 0);
 
 	if (rc < 0)
 		return err_set(err, rc, "%s/uprobe_events: %s", t->dir, strerror(-rc));
@@ -192,25 +267,12 @@ static bool in_group(const char *name, const void *group)
 	return strncmp(name, group, n) == 0 && name[n] == '/';
 }
 
-/* The closer removes its run's group right after closing the last perf
- * events; an event the kernel still counts as in use refuses removal (EBUSY),
- * so what is left is tried again for a few seconds, not left behind. */
+/* The closer's last step.  Its perf events are all closed, so none should be
+ * busy; if the kernel still refuses one, it is tried again for 5 s rather
+ * than left behind (a later run would remove it: its owner is gone). */
 int tracefs_remove_group(const char *dir, const char *group)
 {
-	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
-	int removed = 0, rc;
-	size_t left = 0;
-
-	for (int attempt = 0; attempt < 50; attempt++) {
-		rc = remove_events_where(dir, in_group, group, &left);
-		if (rc < 0)
-			return removed ? removed : rc;
-		removed += rc;
-		if (!left)
-			break;
-		nanosleep(&pause, NULL);
-	}
-	return removed;
+	return tracefs_remove_where(dir, in_group, group, 5000);
 }
 
 int tracefs_attach(struct tracefs *t, const char *path, uint64_t offset, bool retprobe,

@@ -28,6 +28,15 @@ struct tracefs {
 /* Finds a mounted tracefs with uprobe_events; root "" means the real one. */
 int tracefs_open(struct tracefs *t, const char *root, struct err *err);
 
+/* Removes our events (groups uprobestats_*) whose "group/name" pick() chooses,
+ * reading uprobe_events again until it shows none it has not removed: one
+ * reading can miss lines when another process removes events meanwhile.  An
+ * event the kernel refuses (EBUSY: a perf event still holds it) is tried
+ * again for busy_wait_ms.  Returns how many were removed, or -errno when
+ * uprobe_events cannot be read or written. */
+int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			 const void *ctx, long busy_wait_ms);
+
 /* Removes the events of groups uprobestats_<pid>_<start> whose run is gone
  * (and of the older uprobestats_<pid> whose pid no longer runs uprobestats);
  * returns how many were removed (or a negative error). */
