@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -119,4 +121,60 @@ UT_TEST(tracefs_remove_group_says_an_unwritable_uprobe_events)
 	UT_EQ_INT(waitpid(child, &status, 0), child);
 	UT_ASSERT(WIFEXITED(status));
 	UT_EQ_INT(WEXITSTATUS(status), 0);   /* 2: no namespace */
+
+struct late_line {
+	const char *path;   /* the fake uprobe_events */
+	int calls;
+};
+
+/* Chooses group uprobestats_7_7's events; on its first call it adds one more
+ * to the list the pass is reading already (stdio has the whole small file),
+ * as the kernel's list shows a pass no line that another process's removals
+ * above it moved past its page boundary: only a new reading shows it. */
+static bool pick_and_add_late(const char *name, const void *ctx)
+{
+	struct late_line *l = (struct late_line *)ctx;
+
+	if (l->calls++ == 0) {
+		FILE *f = fopen(l->path, "a");
+		if (f) {   /* without it the removal count below is 2, not 3 */
+			fputs("p:uprobestats_7_7/p2 /bin/x:0x0000000000000030\n", f);
+			fclose(f);
+		}
+	}
+	return strncmp(name, "uprobestats_7_7/", 16) == 0;
+}
+
+/* A removal reads the list again until a reading shows none it has not
+ * removed: the event missed by the first reading goes too, and none is
+ * written twice (the fake file keeps listing removed events). */
+UT_TEST(tracefs_remove_where_reads_again_until_no_event_of_its_is_left)
+{
+	char dir[512], path[600];
+	static const char events[] =
+		"p:uprobestats_7_7/p0 /bin/x:0x0000000000000010\n"
+		"p:uprobes/p_bash_0x10 /bin/bash:0x0000000000000010\n"
+		"p:uprobestats_7_7/p1 /bin/x:0x0000000000000020\n";
+	struct late_line l = { path, 0 };
+	char *after;
+
+	st_mkdtemp("tracefs-again", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "uprobe_events", events), 0);
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	UT_EQ_INT(tracefs_remove_where(dir, pick_and_add_late, &l, 0), 3);
+	after = read_all(path);
+	UT_ASSERT(after && strlen(after) > strlen(events));
+	UT_EQ_STR(after + strlen(events), "p:uprobestats_7_7/p2 /bin/x:0x0000000000000030\n"
+		  "-:uprobestats_7_7/p0\n-:uprobestats_7_7/p1\n-:uprobestats_7_7/p2\n");
+	free(after);
+}
+
+/* Nothing to read: the error, not a count. */
+UT_TEST(tracefs_remove_where_without_uprobe_events_says_why)
+{
+	char dir[512];
+	struct late_line l = { "/nonexistent", 1 };
+
+	st_mkdtemp("tracefs-none", dir, sizeof(dir));
+	UT_EQ_INT(tracefs_remove_where(dir, pick_and_add_late, &l, 0), -ENOENT);
 }
