@@ -121,6 +121,7 @@ UT_TEST(tracefs_remove_group_says_an_unwritable_uprobe_events)
 	UT_EQ_INT(waitpid(child, &status, 0), child);
 	UT_ASSERT(WIFEXITED(status));
 	UT_EQ_INT(WEXITSTATUS(status), 0);   /* 2: no namespace */
+}
 
 struct late_line {
 	const char *path;   /* the fake uprobe_events */
