@@ -1,5 +1,6 @@
 #include "probe/tracefs_uprobe.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,6 +213,42 @@ static int choose_events(const char *dir, bool (*pick)(const char *name, const v
 	return 0;
 }
 
+/* The events of group not removed before, from its directory events/<group>/
+ * (an event is a directory there; enable and filter are files): unlike
+ * uprobe_events, one reading shows them all whatever other processes remove
+ * meanwhile (theirs are in other directories).  -ENOENT without one (no
+ * event left, or no such directory on this kernel). */
+static int choose_group_events(const char *dir, const char *group,
+			       const struct removed_names *done, event_name **out, size_t *n)
+{
+	char path[512], name[sizeof(event_name)];
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/events/%s", dir, group);
+	if (!(d = opendir(path)))
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		bool is_dir = de->d_type == DT_DIR;
+
+		if (de->d_type == DT_UNKNOWN)
+			is_dir = fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+		if (!is_dir || de->d_name[0] == '.' ||
+		    snprintf(name, sizeof(name), "%s/%s", group, de->d_name) >= (int)sizeof(name) ||
+		    already_removed(done, name))
+			continue;
+		if (grow_array(out, &cap, *n + 1, 16) < 0)
+			break;
+		memcpy((*out)[(*n)++], name, sizeof(name));
+	}
+	closedir(d);
+	return 0;
+}
+
 /* One pass over uprobe_events: removes the events pick() chooses that an
  * earlier pass did not; returns how many, and sets *chosen_n to how many it
  * chose.  A pass can miss events: the kernel hands the list out a page per
@@ -219,12 +257,14 @@ static int choose_events(const char *dir, bool (*pick)(const char *name, const v
  * are never shown (three runs' closers at once left 22 of 900 events
  * behind).  The callers therefore pass again until a pass chooses nothing. */
 static long remove_pass(const char *dir, bool (*pick)(const char *name, const void *ctx),
-			const void *ctx, struct removed_names *done, size_t *chosen_n)
+			const void *ctx, const char *group, struct removed_names *done,
+			size_t *chosen_n)
 {
 	event_name *chosen;
 	bool *gone = NULL;
 	size_t n;
-	long rc = choose_events(dir, pick, ctx, done, &chosen, &n);
+	long rc = group ? choose_group_events(dir, group, done, &chosen, &n)
+			: choose_events(dir, pick, ctx, done, &chosen, &n);
 
 	*chosen_n = n;
 	if (rc < 0 || !n)
@@ -244,8 +284,9 @@ static long remove_pass(const char *dir, bool (*pick)(const char *name, const vo
 	return rc;
 }
 
-int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
-			 const void *ctx, long busy_wait_ms)
+/* tracefs_remove_where, or with group the events of its directory. */
+static int remove_passes(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			 const void *ctx, const char *group, long busy_wait_ms)
 {
 	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
 	struct removed_names done = { 0 };
@@ -256,7 +297,7 @@ int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const v
 	 * passes are bounded by the events and the wait.  A uprobe_events that
 	 * cannot be read or written is said at once, not tried again. */
 	for (;;) {
-		rc = remove_pass(dir, pick, ctx, &done, &chosen);
+		rc = remove_pass(dir, pick, ctx, group, &done, &chosen);
 		if (rc < 0 || !chosen || (!rc && waited_ms >= busy_wait_ms))
 			break;
 		if (!rc) {
@@ -266,6 +307,12 @@ int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const v
 	}
 	free(done.names);
 	return rc < 0 && !done.n ? (int)rc : (int)done.n;
+}
+
+int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
+			 const void *ctx, long busy_wait_ms)
+{
+	return remove_passes(dir, pick, ctx, NULL, busy_wait_ms);
 }
 
 struct stale_ctx {
@@ -301,10 +348,19 @@ static bool in_group(const char *name, const void *group)
 
 /* The closer's last step.  Its perf events are all closed, so none should be
  * busy; if the kernel still refuses one, it is tried again for 5 s rather
- * than left behind (a later run would remove it: its owner is gone). */
+ * than left behind (a later run would remove it: its owner is gone).  The
+ * names come from the group's directory: a reading of uprobe_events can miss
+ * every one of them while other runs' closers remove theirs (the clean-clone
+ * make test once left all 8); uprobe_events is read only when the directory
+ * is gone (all removed, or a kernel without it) or unreadable. */
 int tracefs_remove_group(const char *dir, const char *group)
 {
-	return tracefs_remove_where(dir, in_group, group, 5000);
+	int rc = remove_passes(dir, NULL, NULL, group, 5000);
+
+	if (rc > 0)
+		return rc;
+	return rc < 0 && rc != -ENOENT && rc != -ENOTDIR ? rc
+		: tracefs_remove_where(dir, in_group, group, 5000);
 }
 
 /* Appends ev's line to buf (room bytes): its length, or 0 when it does not

@@ -179,3 +179,30 @@ UT_TEST(tracefs_remove_where_without_uprobe_events_says_why)
 	st_mkdtemp("tracefs-none", dir, sizeof(dir));
 	UT_EQ_INT(tracefs_remove_where(dir, pick_and_add_late, &l, 0), -ENOENT);
 }
+
+/* The closer's group removal takes the names from events/<group>/, where a
+ * reading shows all of them: here uprobe_events lists only p0 (as a reading
+ * does that other closers' removals moved past p1), yet both go, once each
+ * (the fake keeps both directories), and another group's event stays. */
+UT_TEST(tracefs_remove_group_takes_its_names_from_the_group_directory)
+{
+	char dir[512], path[600];
+	static const char events[] =
+		"p:uprobestats_7_7/p0 /bin/x:0x0000000000000010\n"
+		"p:uprobestats_8_8/p0 /bin/x:0x0000000000000010\n";
+	char *after;
+
+	st_mkdtemp("tracefs-groupdir", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "uprobe_events", events), 0);
+	UT_EQ_INT(st_write(dir, "events/uprobestats_7_7/p0/id", "1001\n"), 0);
+	UT_EQ_INT(st_write(dir, "events/uprobestats_7_7/r1/id", "1002\n"), 0);
+	UT_EQ_INT(st_write(dir, "events/uprobestats_7_7/enable", "0\n"), 0);
+	UT_EQ_INT(st_write(dir, "events/uprobestats_8_8/p0/id", "1003\n"), 0);
+	UT_EQ_INT(tracefs_remove_group(dir, "uprobestats_7_7"), 2);
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	after = read_all(path);
+	UT_ASSERT(after && strlen(after) > strlen(events));
+	UT_ASSERT(!strcmp(after + strlen(events), "-:uprobestats_7_7/p0\n-:uprobestats_7_7/r1\n") ||
+		  !strcmp(after + strlen(events), "-:uprobestats_7_7/r1\n-:uprobestats_7_7/p0\n"));
+	free(after);
+}
