@@ -10,6 +10,14 @@ $(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.c $(wildcard $(TOP)/test/targets/*.h)
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# C++ targets (exceptions thrown through probed functions).
+E2E_CXX_TARGETS := $(patsubst $(TOP)/test/targets/%.cpp,$(E2E_TARGET_DIR)/%,\
+	$(wildcard $(TOP)/test/targets/*.cpp))
+E2E_TARGETS    += $(E2E_CXX_TARGETS)
+$(E2E_TARGET_DIR)/%: $(TOP)/test/targets/%.cpp $(wildcard $(TOP)/test/targets/*.h) | deps-host
+	@mkdir -p $(@D)
+	g++ -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
+
 # target_stack's two libraries: one with frame pointers, one without (CFI only).
 STACK_LIB_DIR := $(TOP)/test/targets/stack_libs
 $(E2E_TARGET_DIR)/libstk_a.so: $(STACK_LIB_DIR)/libstk_a.c | deps-host

@@ -268,8 +268,19 @@ static int find_exits(const struct exits_query *p, struct code_file *f, bool art
 	return x ? keep_sites(out, &x->sites, x->base, art, err) : err->code;
 }
 
-static int refuse_uretprobe(const struct exits_query *p, const char *why, struct err *err)
+/* What a uretprobe risks, said wherever one is refused or used. */
+#define NATIVE_URETPROBE_RISK \
+	"it replaces the return address with the kernel's trampoline, so a C++ exception, " \
+	"longjmp or unwinder passing through the function finds an address it does not know " \
+	"and the program aborts (std::terminate)"
+
+static int refuse_uretprobe(const struct exits_query *p, bool art, const char *why,
+			    struct err *err)
 {
+	if (!art)
+		return err_set(err, PLAN_REFUSED, "probe %s: %s: refusing a uretprobe (%s): %s; "
+			       "--unsafe-uretprobe attaches it anyway", p->program, p->what, why,
+			       NATIVE_URETPROBE_RISK);
 	return err_set(err, PLAN_REFUSED, "probe %s: %s: refusing a uretprobe on ART code (%s): "
 		       "it rewrites the return address that ART walks its stack by, which aborts "
 		       "the runtime or corrupts GC roots (system_server: a phone restart); "
@@ -288,49 +299,71 @@ static bool is_art_code(const struct exits_query *p, const struct code_file *f)
 	return p->java || code_file_is_oat(f);
 }
 
-static int choose(const struct exits_query *q, struct code_file *f, struct exits_choice *out,
-		  struct err *err)
+/* The note of a uretprobe used behind --unsafe-uretprobe (the plan and
+ * check print it: what was chosen and what it risks). */
+static void note_uretprobe(struct exits_choice *out, bool art, const char *when)
 {
-	struct err why = { 0 };
-	char note[160];
-	bool want, art;
-	int rc;
+	char note[sizeof(out->note)];
 
-	art = is_art_code(q, f);
-	want = q->has_exit_probes ? q->exit_probes : (art || q->opt_exit_probes);
-	if (!want) {
-		if (art && !q->unsafe_uretprobe)
-			return refuse_uretprobe(q, "the probe sets exit_probes: false", err);
-		if (art)
-			add_note(out, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe)");
-		return 0;
-	}
-	rc = find_exits(q, f, art, out, &why);
-	if (rc == 0 && out->lone_ret) {
-		out->exit_probes = true;
+	snprintf(note, sizeof(note), "UNSAFE: uretprobe%s (--unsafe-uretprobe%s)%s",
+		 art ? " on ART code" : "", when,
+		 art ? "" : ": a C++ exception or longjmp through it aborts the program");
+	add_note(out, note);
+}
+
+/* The exits were found: exit probes, or the lone `ret`'s one probe. */
+static int keep_exits(struct exits_choice *out)
+{
+	char note[160];
+
+	out->exit_probes = true;
+	if (out->lone_ret) {
 		add_note(out, "one exit probe at its lone ret (the entry): call and return in "
 			 "one hit, duration 0");
 		return 0;
 	}
-	if (rc == 0) {
-		out->exit_probes = true;
-		snprintf(note, sizeof(note), "exit probes at %u exit site%s", out->n_exits,
-			 out->n_exits == 1 ? "" : "s");
-		add_note(out, note);
+	snprintf(note, sizeof(note), "exit probes at %u exit site%s", out->n_exits,
+		 out->n_exits == 1 ? "" : "s");
+	add_note(out, note);
+	return 0;
+}
+
+/* Every return program gets exit probes, native and Java alike, unless its
+ * config says exit_probes: false; a uretprobe is used only behind
+ * --unsafe-uretprobe (it breaks C++ exceptions, longjmp and ART's stack
+ * walk).  Exits that cannot be proven are refused, never guessed: behind
+ * --unsafe-uretprobe a uretprobe takes their place, unless exit probes were
+ * asked for explicitly (exit_probes: true, --exit-probes) on native code. */
+static int choose(const struct exits_query *q, struct code_file *f, struct exits_choice *out,
+		  struct err *err)
+{
+	struct err why = { 0 };
+	char reason[ERR_MSG_MAX];
+	bool art = is_art_code(q, f);
+	bool asked = q->has_exit_probes ? q->exit_probes : q->opt_exit_probes;
+
+	if (q->has_exit_probes && !q->exit_probes) {
+		if (!q->unsafe_uretprobe)
+			return refuse_uretprobe(q, art, "the probe sets exit_probes: false", err);
+		note_uretprobe(out, art, "");
 		return 0;
 	}
-	if (!art)
+	if (find_exits(q, f, art, out, &why) == 0)
+		return keep_exits(out);
+	if (!art && (asked || !q->unsafe_uretprobe))
 		return err_set(err, PLAN_REFUSED, "probe %s: %s: no exit probes: its exits "
 			       "cannot be proven: %s (%s)", q->program, q->what, why.msg,
 			       q->no_exits_advice ? q->no_exits_advice
-			       : "a uretprobe needs no exit sites: drop --exit-probes or set "
-				 "exit_probes: false");
-	if (!q->unsafe_uretprobe) {
-		char reason[ERR_MSG_MAX];
+			       : asked ? "exit probes were asked for: a uretprobe is used only "
+					 "without exit_probes: true and --exit-probes"
+			       : "--unsafe-uretprobe puts a uretprobe on it instead, which "
+				 "aborts a C++ program when an exception or longjmp passes "
+				 "through it");
+	if (art && !q->unsafe_uretprobe) {
 		snprintf(reason, sizeof(reason), "no exit sites: %s", why.msg);
-		return refuse_uretprobe(q, reason, err);
+		return refuse_uretprobe(q, art, reason, err);
 	}
-	add_note(out, "UNSAFE: uretprobe on ART code (--unsafe-uretprobe; no exit sites)");
+	note_uretprobe(out, art, "; no exit sites");
 	return 0;
 }
 

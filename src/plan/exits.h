@@ -13,10 +13,15 @@
  * (a lone `ret`: an empty method) gets one probe, the exit program alone at
  * that instruction, which reports the call there with duration 0 (an entry
  * and an exit probe on one instruction could not be ordered).  ELF functions
- * keep their uretprobe unless --exit-probes or the probe's exit_probes field
- * asks for exit sites; a function whose exits cannot be proven (or that is a
- * lone `ret`) is then refused, never guessed.  A native function's exits
- * may lie in another function it tail-branches to (plan/exits_tail.c). */
+ * get exit probes too, by default on every path (a config's return probe as
+ * much as trace --ret): a uretprobe there makes a C++ exception, longjmp or
+ * unwinder passing through the function find the kernel's trampoline as a
+ * return address, and the program aborts.  A function whose exits cannot be
+ * proven (or that is a lone `ret`) is refused with the reason, never
+ * guessed; a uretprobe is used only behind --unsafe-uretprobe (and then also
+ * where a config sets exit_probes: false), the plan's note saying so.  A
+ * native function's exits may lie in another function it tail-branches to
+ * (plan/exits_tail.c). */
 #ifndef UPROBESTATS_PLAN_EXITS_H
 #define UPROBESTATS_PLAN_EXITS_H
 
@@ -44,7 +49,7 @@ struct exits_query {
 	const char *what;            /* for messages: the method as configured */
 	bool has_exit_probes;        /* the probe sets exit_probes … */
 	bool exit_probes;            /* … to this */
-	bool opt_exit_probes;        /* --exit-probes: native return programs too */
+	bool opt_exit_probes;        /* --exit-probes: refuse rather than fall back */
 	bool unsafe_uretprobe;       /* --unsafe-uretprobe */
 	/* What to do instead when a native function's exits cannot be proven, in
 	 * the caller's words (NULL: the config's: drop --exit-probes or set

@@ -199,16 +199,17 @@ static int push_str(struct arena *a, struct str_list *l, const char *s)
 }
 
 static int fill_probe(struct arena *a, struct probe_config *pc, const char *prog,
-		      const struct trace_method *m, bool ret)
+		      const struct trace_method *m, bool ret, bool uretprobe)
 {
 	pc->bpf_name = arena_strdup(a, prog);
 	if (!pc->bpf_name || push_str(a, &pc->file_paths, m->path) < 0)
 		return -ENOMEM;
-	if (ret) {
-		/* Java always; native unless --unsafe-uretprobe (safer for C++
-		 * that throws: a uretprobe hides the caller from the unwinder). */
+	if (ret || uretprobe) {
+		/* Java always; native unless --unsafe-uretprobe (a C++ exception
+		 * thrown through a uretprobe's function aborts the program), which
+		 * the config then says, so that run of it needs the flag too. */
 		pc->has_exit_probes = true;
-		pc->exit_probes = true;
+		pc->exit_probes = ret;
 	}
 	if (m->section) {
 		pc->has_section = true;
@@ -315,8 +316,9 @@ static int build_task(const struct trace_spec *spec, const struct trace_method *
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct probe_config *pc = &t->probes[t->n_probes++];
-		bool exits = (ret || agg_ret) && (m[i].java || !spec->native_uretprobe);
-		if (fill_probe(a, pc, prog, &m[i], exits) < 0 ||
+		bool returns = ret || agg_ret;
+		bool exits = returns && (m[i].java || !spec->native_uretprobe);
+		if (fill_probe(a, pc, prog, &m[i], exits, returns && !exits) < 0 ||
 		    (spec->agg.on && fill_aggregation(a, pc, &spec->agg) < 0))
 			return -ENOMEM;
 		fill_location(&out->located[out->n_located++], &m[i], spec,

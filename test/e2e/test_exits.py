@@ -18,6 +18,9 @@ from e2e import (BIN, Held, Uprobestats, check, eq, events, num, run, target, tm
 # Both bounds come from the target's CLOCK_MONOTONIC and the probes'
 # bpf_ktime_get_ns (the same clock); the slack only covers clock reads.
 SLACK_NS = 2000
+# A native return probe gets exit probes unless its config asks for the
+# uretprobe, which then needs --unsafe-uretprobe (issue 32).
+URETPROBE = "    exit_probes: false\n"
 
 
 def config(binary, symbol, prog="call_return", extra=""):
@@ -69,7 +72,8 @@ def test_return_address_rewritten_by_uretprobe_not_by_exit_probes():
             tmp = tmpdir()
             a = [x.replace("TRACE", os.path.join(tmp, "t.json")) for x in args]
             u, seen = run_target("ra", n, prog, "ups_ra_check",
-                                 a + (["--exit-probes"] if exit_probes else []))
+                                 a + ([] if exit_probes else ["--unsafe-uretprobe"]),
+                                 "" if exit_probes else URETPROBE)
             what = f"{prog} {' '.join(args)} {'exit probes' if exit_probes else 'uretprobe'}"
             eq(seen[-1]["calls"], n, what + ": calls")
             eq(seen[-1]["bad_ra"], 0 if exit_probes else n,
@@ -126,7 +130,8 @@ def test_recursion_under_a_uretprobe_loses_outer_calls():
     """What exit probes fix: the uretprobe path keeps one entry time per
     thread, so only the innermost call of each round gets a record."""
     rounds = 30
-    u, _ = run_target("recurse", rounds, "call_return", "ups_recurse", [])
+    u, _ = run_target("recurse", rounds, "call_return", "ups_recurse", ["--unsafe-uretprobe"],
+                      URETPROBE)
     rets = events(u.json_events(), kind="return")
     eq(len(rets), rounds, "records (one per round: the innermost call)")
 
@@ -158,31 +163,42 @@ def test_latency_histogram_counts_recursive_calls():
 
 
 def test_exit_probes_field_in_the_config_selects_exit_probes():
-    """exit_probes: true (field 1003) does what --exit-probes does, for one probe."""
+    """A config's native return probe gets exit probes with or without
+    exit_probes: true (field 1003); exit_probes: false asks for the uretprobe,
+    refused (naming what it risks) unless --unsafe-uretprobe, and check says
+    the choice per probe."""
     tmp = tmpdir()
-    cfg = write_config(tmp, config(target("target_exits"), "ups_ra_check",
-                                   extra="    exit_probes: true\n"))
+    for name, extra in (("field.textproto", "    exit_probes: true\n"), ("plain.textproto", "")):
+        cfg = write_config(tmp, config(target("target_exits"), "ups_ra_check", extra=extra), name)
+        rc, out, err = run(["check", cfg])
+        eq(rc, 0, name + ": check exit code; stderr: " + err)
+        check("exit probes at 1 exit site" in out, name + ": the plan says exit probes: " + out)
+    cfg = write_config(tmp, config(target("target_exits"), "ups_ra_check", extra=URETPROBE),
+                       "uretprobe.textproto")
     rc, out, err = run(["check", cfg])
-    eq(rc, 0, "check exit code; stderr: " + err)
-    check("exit probes at 1 exit site" in out, "the plan says exit probes: " + out)
-    cfg2 = write_config(tmp, config(target("target_exits"), "ups_ra_check"), "plain.textproto")
-    rc, out, err = run(["check", cfg2])
-    eq(rc, 0, "check exit code; stderr: " + err)
-    check("exit probes" not in out, "a native probe keeps its uretprobe by default: " + out)
+    eq(rc, 3, "exit_probes: false without --unsafe-uretprobe; stderr: " + err)
+    check("refusing a uretprobe (the probe sets exit_probes: false)" in err
+          and "C++ exception" in err and "--unsafe-uretprobe" in err, err)
+    rc, out, err = run(["check", cfg, "--unsafe-uretprobe"])
+    eq(rc, 0, "with --unsafe-uretprobe; stderr: " + err)
+    check("UNSAFE: uretprobe (--unsafe-uretprobe)" in out, "check names the uretprobe: " + out)
 
 
 def test_unprovable_native_exits_are_refused_with_the_reason():
     """A function that leaves through a tail call has exits that cannot be
-    proven: with exit probes asked for, it is refused (config-error exit),
-    never guessed."""
+    proven: refused (config-error exit), never guessed; a uretprobe takes its
+    place only behind --unsafe-uretprobe, and never when exit probes were
+    asked for."""
     tmp = tmpdir()
     cfg = write_config(tmp, config(target("target_exits"), "ups_tail_caller"))
-    rc, out, err = run(["check", cfg, "--exit-probes"])
-    eq(rc, 3, "exit code; stderr: " + err)
-    check("ups_tail_caller: no exit probes: its exits cannot be proven" in err, err)
-    eq(len([l for l in err.splitlines() if "error:" in l]), 1, "one error line: " + err)
-    rc, out, err = run(["check", cfg])
-    eq(rc, 0, "without --exit-probes the uretprobe is used; stderr: " + err)
+    for args in ([], ["--exit-probes"], ["--exit-probes", "--unsafe-uretprobe"]):
+        rc, out, err = run(["check", cfg] + args)
+        eq(rc, 3, f"{args}: exit code; stderr: " + err)
+        check("ups_tail_caller: no exit probes: its exits cannot be proven" in err, err)
+        eq(len([l for l in err.splitlines() if "error:" in l]), 1, "one error line: " + err)
+    rc, out, err = run(["check", cfg, "--unsafe-uretprobe"])
+    eq(rc, 0, "behind --unsafe-uretprobe the uretprobe is used; stderr: " + err)
+    check("UNSAFE: uretprobe (--unsafe-uretprobe; no exit sites)" in out, out)
 
 
 def test_exit_probes_on_every_attach_and_output_path():
@@ -229,3 +245,96 @@ def test_another_runs_breakpoints_never_hide_returns():
         eq(len(events(u.json_events(), kind="return")), 4 * rounds, "returns recorded")
     finally:
         wide.stop()
+
+
+# ---- issue 32: a C++ exception through a probed function ----
+
+CXX_UNTRACED = {"calls": 300, "thrown": 100, "returned": 200, "sum": 60200}
+
+
+def run_cxx(args, cfg_text=None):
+    """Runs target_cxx_throw 300 under uprobestats ARGS (a config run when
+    cfg_text is given, else ARGS as they are); returns (the target's own
+    line, uprobestats, its exit code).  The target's exit code must be 0: a
+    uretprobe makes it abort (std::terminate) at the first throw."""
+    tmp = tmpdir()
+    out = os.path.join(tmp, "target.json")
+    if cfg_text is not None:
+        args = ["run", write_config(tmp, cfg_text)] + args
+    rc, u = traced_run(Held(tmp, "target_cxx_throw", ["300", out]), args)
+    with open(out) as f:
+        return json.loads(f.read()), u, rc
+
+
+def test_cxx_exception_through_a_config_return_probe_never_kills_the_target():
+    """A config's call_return / call_latency on ex_mid or ex_thrower (an
+    exception leaves both on every third call): exit probes by default on
+    every attach path, so the target's output equals an untraced run's and
+    the calls the exception left are counted as unwound, exactly."""
+    bin_ = target("target_cxx_throw")
+    for prog in ("call_return", "call_latency"):
+        for sym in ("ex_mid", "ex_thrower"):
+            for path in ([], ["--force-pmu"], ["--force-tracefs"]):
+                what = f"{prog} {sym} {' '.join(path) or 'default path'}"
+                seen, u, rc = run_cxx(["--format", "json"] + path, config(bin_, sym, prog))
+                eq(rc, 0, what + ": exit code; stderr: " + u.stderr())
+                eq(seen, CXX_UNTRACED, what + ": the target's own counts")
+                objs = u.json_events()
+                row = probe_row(objs)
+                eq((row["hits"], row["unwound"], row["untracked"]), (300, 100, 0),
+                   what + ": hits, unwound, untracked")
+                if prog == "call_return":
+                    rets = sorted(num(e["fields"]["return_value"])
+                                  for e in events(objs, kind="return"))
+                    want = [2 * i + (1 if sym == "ex_mid" else 0)
+                            for i in range(300) if i % 3]
+                    eq(rets, want, what + ": return values of the calls that returned")
+                else:
+                    eq(hist_total(u.stderr()), 200, what + ": calls in the histogram")
+
+
+def test_cxx_exception_through_trace_ret_never_kills_the_target():
+    bin_ = target("target_cxx_throw")
+    for path in ([], ["--force-pmu"], ["--force-tracefs"]):
+        seen, u, rc = run_cxx(["trace", "--ret", "--format", "json"] + path
+                              + [bin_ + ":ex_mid", bin_ + ":ex_thrower"])
+        what = "trace --ret " + (" ".join(path) or "default path")
+        eq(rc, 0, what + ": exit code; stderr: " + u.stderr())
+        eq(seen, CXX_UNTRACED, what + ": the target's own counts")
+        s = [o for o in u.json_events() if o.get("type") == "summary"]
+        eq(len(s), 1, what + ": summary lines")
+        eq(s[0]["totals"]["unwound"], 200, what + ": unwound calls of both functions")
+
+
+def test_cxx_config_uretprobe_only_behind_unsafe_uretprobe():
+    """exit_probes: false asks for the uretprobe that kills the target: run
+    refuses it before attaching (the target runs untraced and untouched);
+    behind --unsafe-uretprobe it is attached, and the abort it causes is the
+    risk the refusal names (the failing half: the target can be killed)."""
+    bin_ = target("target_cxx_throw")
+    cfg = config(bin_, "ex_mid", "call_return", URETPROBE)
+    tmp = tmpdir()
+    rc, out, err = run(["run", write_config(tmp, cfg)])
+    eq(rc, 3, "refused; stderr: " + err)
+    # g++ -O2's own shape of a throwing function (the throw in a .cold block):
+    # its exits cannot be proven, so it is refused with the reason, not
+    # given a uretprobe.
+    rc, _, cold_err = run(["check", write_config(tmp, config(bin_, "ex_cold_thrower"),
+                                                 "cold.textproto")])
+    eq(rc, 3, "a function with a .cold part; stderr: " + cold_err)
+    check("ex_cold_thrower: no exit probes: its exits cannot be proven: jump out of the "
+          "function" in cold_err and "--unsafe-uretprobe" in cold_err, cold_err)
+    check("refusing a uretprobe (the probe sets exit_probes: false)" in err
+          and "std::terminate" in err and "--unsafe-uretprobe" in err, err)
+    out = os.path.join(tmp, "target.json")
+    held = Held(tmp, "target_cxx_throw", ["300", out])
+    try:
+        u = Uprobestats(["run", write_config(tmp, cfg), "--format", "json",
+                         "--unsafe-uretprobe", "--pid", str(held.pid)])
+        u.wait_attached()
+        held.go()
+        rc = held.proc.wait(timeout=120)
+        eq(rc, -6, "the target aborted (SIGABRT) under the uretprobe: exit status")
+        u.wait()
+    finally:
+        held.kill()

@@ -159,16 +159,20 @@ def test_stack_kernel_native_chain_perfbuf():
 
 
 def kernel_return_run(extra):
+    """call_return on stk_b5: on its uretprobe (asked for: exit_probes: false
+    and --unsafe-uretprobe), or with EXTRA ["--exit-probes"] on exit probes."""
     libb, want = expected_frames()
+    uret = "--exit-probes" not in extra
     tmp = tmpdir()
     cfg = write_config(tmp, "\n".join([
         "tasks {",
         "  probe_configs {",
         '    bpf_name: "prog_Uprobestats_uretprobe_call_return"',
         f'    file_paths: "{libb}"',
-        '    method_signature: "stk_b5"',
+        '    method_signature: "stk_b5"'] + ["    exit_probes: false"] * uret + [
         "  }",
         "}"]) + "\n")
+    extra = list(extra) + ["--unsafe-uretprobe"] * uret
     held = mapped(Held(tmp, "target_stack", ["3"]), libb)
     rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--stack-mode",
                               "kernel"] + extra)
@@ -396,7 +400,9 @@ def art_stack_run(ret_delta, mode="copy", uretprobe=False, extra=()):
     if uretprobe:   # B returns into A (target_art_stack --return-into-a)
         probe = ['    bpf_name: "prog_Uprobestats_uretprobe_call_return"',
                  f'    file_paths: "{target("target_art_stack")}"',
-                 '    method_signature: "stk_java_callee_ret"', "  }"]
+                 '    method_signature: "stk_java_callee_ret"', "    exit_probes: false",
+                 "  }"]
+        extra = list(extra) + ["--unsafe-uretprobe"]
     else:
         probe = ['    bpf_name: "prog_GenericInstrumentation_uprobe_call_detail"',
                  f'    file_paths: "{target("target_art_stack")}"',

@@ -286,11 +286,12 @@ def test_recursion_under_a_uretprobe_counts_every_hit():
     cfg = write_config(tmp, "tasks {\n  probe_configs {\n"
                        '    bpf_name: "prog_Uprobestats_uretprobe_call_return"\n'
                        f'    file_paths: "{target("target_exits")}"\n'
-                       '    method_signature: "ups_recurse"\n  }\n}\n')
+                       '    method_signature: "ups_recurse"\n    exit_probes: false\n  }\n}\n')
     from e2e import Held
     h = Held(tmp, "target_exits", ["recurse", str(rounds), out])
     try:
-        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(h.pid), "--no-statsd"])
+        u = Uprobestats(["run", cfg, "--format", "json", "--pid", str(h.pid), "--no-statsd",
+                         "--unsafe-uretprobe"])
         u.wait_attached()
         h.go()
         h.wait()

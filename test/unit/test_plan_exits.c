@@ -76,7 +76,32 @@ static void setup_java(struct plan_probe *p, struct probe_config *pc, uint64_t o
 	p->how = RESOLVED_OAT_BUILTIN;
 }
 
-UT_TEST(plan_exits_native_keeps_its_uretprobe_unless_asked)
+/* Issue 32: a config's native return probe gets exit probes by default, as
+ * trace --ret does (a uretprobe kills a C++ program an exception passes
+ * through); --exit-probes changes nothing there. */
+UT_TEST(plan_exits_native_gets_exit_probes_by_default)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { .code = ut_code_cache() };
+	struct err e = { 0 };
+
+	for (int opt = 0; opt < 2; opt++) {
+		setup(&p, &pc, leaf, sizeof(leaf), 16, false);
+		UT_ASSERT(p.prog);
+		o.exit_probes = opt;
+		UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
+		UT_ASSERT(p.exit_probes);
+		UT_EQ_INT(p.n_exits, 1);
+		UT_EQ_U64(p.exit_offsets[0], 16 + 2);  /* file offset of the ret */
+		UT_CONTAINS(p.note, "exit probes at 1 exit site");
+		free(p.exit_offsets);
+	}
+}
+
+/* exit_probes: false asks for the uretprobe: refused, saying what it risks,
+ * unless --unsafe-uretprobe, and then the note says UNSAFE. */
+UT_TEST(plan_exits_native_uretprobe_only_behind_unsafe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
@@ -84,23 +109,55 @@ UT_TEST(plan_exits_native_keeps_its_uretprobe_unless_asked)
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
-	UT_ASSERT(p.prog);
+	pc.has_exit_probes = true;
+	pc.exit_probes = false;
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "fn: refusing a uretprobe (the probe sets exit_probes: false)");
+	UT_CONTAINS(e.msg, "C++ exception");
+	UT_CONTAINS(e.msg, "--unsafe-uretprobe attaches it anyway");
+	UT_ASSERT(!p.exit_probes && !p.exit_offsets);
+	o.unsafe_uretprobe = true;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
 	UT_ASSERT(!p.exit_probes);
-	o.exit_probes = true;
+	UT_CONTAINS(p.note, "UNSAFE: uretprobe (--unsafe-uretprobe): a C++ exception or longjmp "
+		    "through it aborts the program");
+}
+
+/* Unprovable exits without the field: refused with the reason; behind
+ * --unsafe-uretprobe a uretprobe instead (said); never when exit probes
+ * were asked for. */
+UT_TEST(plan_exits_native_unprovable_falls_back_only_behind_unsafe)
+{
+	struct plan_probe p;
+	struct probe_config pc;
+	struct plan_opts o = { .code = ut_code_cache() };
+	struct err e = { 0 };
+
+	setup(&p, &pc, tail, sizeof(tail), 0, false);
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "fn: no exit probes: its exits cannot be proven");
+	UT_CONTAINS(e.msg, "--unsafe-uretprobe puts a uretprobe on it instead");
+	o.unsafe_uretprobe = true;
 	UT_EQ_INT(plan_choose_exits(&p, &o, &e), 0);
-	UT_ASSERT(p.exit_probes);
-	UT_EQ_INT(p.n_exits, 1);
-	UT_EQ_U64(p.exit_offsets[0], 16 + 2);  /* file offset of the ret */
-	UT_CONTAINS(p.note, "exit probes at 1 exit site");
-	free(p.exit_offsets);
+	UT_ASSERT(!p.exit_probes && !p.exit_offsets);
+	UT_CONTAINS(p.note, "UNSAFE: uretprobe (--unsafe-uretprobe; no exit sites)");
+	p.note[0] = '\0';
+	o.exit_probes = true;
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "exit probes were asked for");
+	o.exit_probes = false;
+	pc.has_exit_probes = true;
+	pc.exit_probes = true;
+	UT_EQ_INT(plan_choose_exits(&p, &o, &e), PLAN_REFUSED);
+	UT_CONTAINS(e.msg, "exit probes were asked for");
 }
 
 UT_TEST(plan_exits_field_overrides_the_option_per_probe)
 {
 	struct plan_probe p;
 	struct probe_config pc;
-	struct plan_opts o = { .exit_probes = true, .code = ut_code_cache() };
+	struct plan_opts o = { .exit_probes = true, .unsafe_uretprobe = true,
+			       .code = ut_code_cache() };
 	struct err e = { 0 };
 
 	setup(&p, &pc, leaf, sizeof(leaf), 16, false);
@@ -230,8 +287,8 @@ UT_TEST(plan_exits_entry_programs_are_untouched)
 	UT_ASSERT(!p.exit_probes && !p.exit_offsets);
 }
 
-/* Native code keeps its uretprobe: --exit-probes on an empty function is
- * refused, not turned into a lone-ret probe. */
+/* An empty native function (a lone return) is refused, not turned into a
+ * lone-ret probe. */
 UT_TEST(plan_exits_a_bare_return_is_refused)
 {
 	static const uint8_t bare[] = { 0xc3 };

@@ -67,7 +67,9 @@ static int read_seen(struct tc *t, const char *path, struct seen *s)
 	return 0;
 }
 
-static const char *exits_config(struct tc *t, const char *prog, const char *symbol)
+/* The config of PROG on SYMBOL; with uret, its uretprobe asked for (exit_probes:
+ * false, which needs --unsafe-uretprobe), else exit probes (the default). */
+static const char *exits_config(struct tc *t, const char *prog, const char *symbol, bool uret)
 {
 	static char path[VM_PATH_MAX];
 	char text[1024], exe[VM_PATH_MAX];
@@ -77,9 +79,10 @@ static const char *exits_config(struct tc *t, const char *prog, const char *symb
 		 "  probe_configs {\n"
 		 "    bpf_name: \"prog_Uprobestats_uretprobe_%s\"\n"
 		 "    file_paths: \"%s\"\n"
-		 "    method_signature: \"%s\"\n"
+		 "    method_signature: \"%s\"\n%s"
 		 "  }\n"
-		 "}\n", prog, target_path(t, "target_exits", exe), symbol);
+		 "}\n", prog, target_path(t, "target_exits", exe), symbol,
+		 uret ? "    exit_probes: false\n" : "");
 	tc_path(t, "exits.textproto", path);
 	return tc_write(t, path, text) == 0 ? path : NULL;
 }
@@ -92,7 +95,8 @@ static int run_exits(struct tc *t, const char *mode, int count, const char *symb
 	struct target a = { .pid = -1 };
 	struct ups u = { .pid = -1 };
 	char pid[16], n[16], out[VM_PATH_MAX];
-	const char *cfg = exits_config(t, "call_return", symbol);
+	bool uret = extra && strcmp(extra, "--unsafe-uretprobe") == 0;
+	const char *cfg = exits_config(t, "call_return", symbol, uret);
 	int rc = -1;
 
 	CHECK(cfg, "config");
@@ -154,7 +158,8 @@ static void exits_return_address_uretprobe_vs_exit_probes(struct tc *t)
 		struct results res = { 0 };
 		int bad = 0;
 		if (run_exits(t, "ra", RA_CALLS, "ups_ra_check",
-			      exit_probes ? "--exit-probes" : NULL, &res, &s, NULL) < 0) {
+			      exit_probes ? "--exit-probes" : "--unsafe-uretprobe", &res, &s,
+			      NULL) < 0) {
 			results_free(&res);
 			return;
 		}

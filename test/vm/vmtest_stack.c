@@ -387,13 +387,14 @@ static void run_art_stack(struct tc *t, const struct java_a *a, int delta, struc
 		 "  probe_configs {\n"
 		 "    bpf_name: \"%s\"\n"
 		 "    file_paths: \"%s\"\n"
-		 "    method_signature: \"stk_java_callee%s\"\n"
+		 "    method_signature: \"stk_java_callee%s\"\n%s"
 		 "  }\n"
 		 "%s"
 		 "}\n",
 		 r.uret ? "prog_Uprobestats_uretprobe_call_return"
 			: "prog_GenericInstrumentation_uprobe_call_detail",
 		 target_path(t, "target_art_stack", exe), r.uret ? "_ret" : "",
+		 r.uret ? "    exit_probes: false\n" : "",
 		 r.uret ? "" : "  bpf_maps: \"map_GenericInstrumentation_call_detail_buf\"\n");
 	tc_path(t, "art_stack.textproto", cfgp);
 	CHECK(tc_write(t, cfgp, text) == 0, "config");
@@ -407,7 +408,7 @@ static void run_art_stack(struct tc *t, const struct java_a *a, int delta, struc
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)tg.pid);
 	const char *args[] = { "run", cfgp, "--format", "json", "--pid", pid, "--stack",
-			       "--stack-mode", r.mode, NULL };
+			       "--stack-mode", r.mode, r.uret ? "--unsafe-uretprobe" : NULL, NULL };
 	if (t->env->target_kernel) {
 		check_refused(t, args);
 		goto out;
