@@ -232,6 +232,12 @@ def test_art_methods_with_frames_stack_maps_and_two_exits():
             check(c["inner"] - SLACK_NS <= d <= c["outer"] + SLACK_NS,
                   f"{name}: duration {d} ns; the target measured {c['inner']} ns in its "
                   f"callees and {c['outer']} ns around the call")
+            # The record lies inside its own call (t0: CLOCK_BOOTTIME, as
+            # boot_ns): an entry paired with another call's exit would not.
+            check(c["t0"] - SLACK_NS <= e["boot_ns"] - d
+                  and e["boot_ns"] <= c["t0"] + c["outer"] + SLACK_NS,
+                  f"{name}: call from {e['boot_ns'] - d} to {e['boot_ns']}; the target made "
+                  f"it from {c['t0']} for {c['outer']} ns")
             if name == "isEnabled":
                 eq(num(e["fields"]["return_value"]), c["ret"], "isEnabled() return value")
     exits = [c["exit"] for c in calls if c["m"] == "setAllowed"]

@@ -19,11 +19,12 @@
  * The C callees spin for a known time so durations have a lower bound.
  *
  * OUT, one JSON object per call, in call order:
- *   {"m": "isEnabled", "ret": 0|1, "inner": NS, "outer": NS}
+ *   {"m": "isEnabled", "ret": 0|1, "inner": NS, "outer": NS, "t0": NS}
  * ("ret": what the callee returned, which isEnabled passes on in rax/x0)
- *   {"m": "setAllowed", "exit": 0|1, "inner": NS, "outer": NS}
+ *   {"m": "setAllowed", "exit": 0|1, "inner": NS, "outer": NS, "t0": NS}
  * "inner" is the time spent in our callees (a lower bound of the call's
- * duration), "outer" the caller's measurement (an upper bound); "exit" says
+ * duration), "outer" the caller's measurement (an upper bound), "t0" when the
+ * caller started it (CLOCK_BOOTTIME, as the tool's boot_ns); "exit" says
  * which of setAllowed's returns the call took (0: value unchanged, the first
  * ret; 1: value changed, the second), told by where pUnlockObject returns. */
 #include <fcntl.h>
@@ -68,12 +69,17 @@ static uint64_t spent_ns;          /* time spent in our callees during a call */
 static uintptr_t unlock_ret;       /* where pUnlockObject last returned to */
 static uint32_t enabled_value;
 
-static uint64_t now_ns(void)
+static uint64_t clock_read(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_read(CLOCK_MONOTONIC);
 }
 
 static void spin(void)
@@ -212,17 +218,20 @@ int main(int argc, char **argv)
 	put32(provider, 0xc, lock);
 
 	for (long i = 0; i < count; i++) {
-		uint64_t t0, t1;
+		uint64_t t0, t1, b0;
 
 		enabled_value = (uint32_t)(i & 1);
 		spent_ns = 0;
+		b0 = clock_read(CLOCK_BOOTTIME);
 		t0 = now_ns();
 		art_call(base + ie_off, provider, 0);
 		t1 = now_ns();
-		fprintf(out, "{\"m\": \"isEnabled\", \"ret\": %u, \"inner\": %llu, \"outer\": %llu}\n",
-			enabled_value, (unsigned long long)spent_ns, (unsigned long long)(t1 - t0));
+		fprintf(out, "{\"m\": \"isEnabled\", \"ret\": %u, \"inner\": %llu, \"outer\": %llu, "
+			     "\"t0\": %llu}\n", enabled_value, (unsigned long long)spent_ns,
+			(unsigned long long)(t1 - t0), (unsigned long long)b0);
 		spent_ns = 0;
 		unlock_ret = 0;
+		b0 = clock_read(CLOCK_BOOTTIME);
 		t0 = now_ns();
 		art_call(base + sa_off, provider, (uint64_t)((i >> 1) & 1));
 		t1 = now_ns();
@@ -233,8 +242,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(out, "{\"m\": \"setAllowed\", \"exit\": %d, \"inner\": %llu, "
-			     "\"outer\": %llu}\n", where == SET_ALLOWED_UNLOCK_CHANGED,
-			(unsigned long long)spent_ns, (unsigned long long)(t1 - t0));
+			     "\"outer\": %llu, \"t0\": %llu}\n", where == SET_ALLOWED_UNLOCK_CHANGED,
+			(unsigned long long)spent_ns, (unsigned long long)(t1 - t0),
+			(unsigned long long)b0);
 	}
 	return fclose(out) ? 1 : 0;
 }

@@ -362,6 +362,8 @@ static int read_event(const struct jdoc *d, const struct jnode *root, struct ev 
 		e->has |= H_DURATION;
 	if (get_u64(d, root, "duration_ns", &e->top_duration_ns) == 0)
 		e->has |= H_TOP_DURATION;
+	if (get_u64(d, root, "boot_ns", &e->boot_ns) < 0)
+		return -1;
 	if (e->kind == EV_RETURN && !(e->has & H_RETVAL))
 		return -1;
 	return 0;

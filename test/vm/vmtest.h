@@ -124,6 +124,7 @@ struct ev {
 	unsigned long long task_index, probe_index;
 	unsigned long long r[6];
 	unsigned long long event_id, timestamp_ns, return_value, duration_ns, top_duration_ns;
+	unsigned long long boot_ns;    /* the event's time: a return record's is its exit */
 };
 
 struct probe_sum {
@@ -178,6 +179,7 @@ struct art_call {
 	int is_enabled;                /* else setAllowed */
 	unsigned ret, exit;            /* isEnabled's return value; setAllowed's return taken */
 	unsigned long long inner, outer; /* ns in its callees; ns around the call */
+	unsigned long long t0;         /* when its caller started it (CLOCK_BOOTTIME) */
 };
 
 /* Reads up to MAX calls from target_art_exits' OUT file, in call order; the count, or -1

@@ -195,10 +195,12 @@ int read_art_calls(struct tc *t, const char *path, struct art_call *c, int max)
 		struct art_call *k = &c[n];
 		memset(k, 0, sizeof(*k));
 		if (sscanf(line, "{\"m\": \"isEnabled\", \"ret\": %u, \"inner\": %llu, "
-				 "\"outer\": %llu}", &k->ret, &k->inner, &k->outer) == 3)
+				 "\"outer\": %llu, \"t0\": %llu}", &k->ret, &k->inner, &k->outer,
+			   &k->t0) == 4)
 			k->is_enabled = 1, n++;
 		else if (sscanf(line, "{\"m\": \"setAllowed\", \"exit\": %u, \"inner\": %llu, "
-				      "\"outer\": %llu}", &k->exit, &k->inner, &k->outer) == 3)
+				      "\"outer\": %llu, \"t0\": %llu}", &k->exit, &k->inner,
+				&k->outer, &k->t0) == 4)
 			n++;
 	}
 	free(text);
@@ -228,24 +230,54 @@ static const char *exits_art_config(struct tc *t)
 	return tc_write(t, path, text) == 0 ? path : NULL;
 }
 
-/* The records of probe P (sorted by time: the JSON stream is in time order per
- * probe) against the target's calls of that method, in order. */
+/* A return record's entry time: its exit (boot_ns) less its duration. */
+static unsigned long long entry_of(const struct ev *e)
+{
+	return e->boot_ns - e->duration_ns;
+}
+
+static int by_entry(const void *a, const void *b)
+{
+	unsigned long long x = entry_of(*(const struct ev *const *)a);
+	unsigned long long y = entry_of(*(const struct ev *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/* The records of probe P against the target's calls of that method, in call
+ * order.  The records are taken in entry-time order, not in the order the
+ * JSON stream gives them: with the perf buffer (the legacy objects) each CPU
+ * has its own buffer, so after the target migrates a later call's record can
+ * be read before an earlier one's (issue 32: "isEnabled call 2 took 1224864
+ * ns" was another call's record).  Each record must lie inside its call:
+ * entry at or after the caller's t0, exit before t0 + outer, and no shorter
+ * than the time in the callees; an entry paired with the wrong exit (a
+ * stale entry at the same sp) starts before its call and fails. */
 static void check_art_records(struct tc *t, const struct results *res, const struct art_call *c,
 			      int n, int is_enabled)
 {
-	int k = 0, j = 0;
+	static const struct ev *mine[4 * EXIT_CALLS];
+	int k = 0, j = 0, m = 0;
 
 	for (int i = 0; i < res->nev; i++) {
 		const struct ev *e = &res->ev[i];
 		if (e->kind != EV_RETURN || e->task_index != 0 || e->probe_index != !is_enabled)
 			continue;
+		CHECK(m < (int)(sizeof(mine) / sizeof(mine[0])), "too many records of %s",
+		      is_enabled ? "isEnabled" : "setAllowed");
+		mine[m++] = e;
+	}
+	qsort(mine, (size_t)m, sizeof(mine[0]), by_entry);
+	for (int i = 0; i < m; i++) {
+		const struct ev *e = mine[i];
 		while (j < n && c[j].is_enabled != is_enabled)
 			j++;
 		CHECK(j < n, "more records than calls of %s", is_enabled ? "isEnabled" : "setAllowed");
-		CHECK(e->duration_ns + SLACK_NS >= c[j].inner && e->duration_ns <= c[j].outer + SLACK_NS,
-		      "%s call %d took %llu ns; the target measured %llu ns in its callees, %llu ns "
-		      "around the call", is_enabled ? "isEnabled" : "setAllowed", k, e->duration_ns,
-		      c[j].inner, c[j].outer);
+		CHECK(e->duration_ns + SLACK_NS >= c[j].inner && e->duration_ns <= c[j].outer + SLACK_NS
+		      && entry_of(e) + SLACK_NS >= c[j].t0 && e->boot_ns <= c[j].t0 + c[j].outer + SLACK_NS,
+		      "%s call %d took %llu ns from %llu; the target measured %llu ns in its callees, "
+		      "%llu ns around the call from %llu", is_enabled ? "isEnabled" : "setAllowed", k,
+		      e->duration_ns, entry_of(e), c[j].inner, c[j].outer, c[j].t0);
 		if (is_enabled)
 			EQ(e->return_value, c[j].ret, "isEnabled() return value");
 		j++;
