@@ -70,6 +70,7 @@ void intake_close(struct intake *in)
 	free(in->drops_seen);
 	stacks_free(in->stacks);
 	free(in->trace);
+	reorder_free(&in->held);
 }
 
 static void emit_atom(struct intake *in, const struct plan_probe *p, const struct event *ev,
@@ -296,6 +297,9 @@ enum bpf_perf_event_ret intake_perf_event(void *ctx, int cpu, struct perf_event_
 			if (want && size >= want && size - want < 8)
 				size = (uint32_t)want;
 		}
+		/* A copy that cannot be made is delivered at once: never lost. */
+		if (in->reorder_on && reorder_push(&in->held, p + 4, size) == 0)
+			return LIBBPF_PERF_EVENT_CONT;
 		int r = intake_record(in, (void *)(p + 4), size);
 
 		/* The slice is over or an output does not keep up: leave the rest of
@@ -307,4 +311,18 @@ enum bpf_perf_event_ret intake_perf_event(void *ctx, int cpu, struct perf_event_
 		}
 	}
 	return LIBBPF_PERF_EVENT_CONT;
+}
+
+int intake_release(struct intake *in, uint64_t watermark)
+{
+	const struct reorder_item *it;
+
+	while ((it = reorder_peek(&in->held, watermark))) {
+		int r = intake_record(in, it->data, it->size);
+
+		reorder_pop(&in->held);
+		if (r == -EAGAIN || (r < 0 && in->congested))
+			return -EAGAIN;
+	}
+	return 0;
 }

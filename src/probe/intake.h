@@ -15,6 +15,7 @@
 
 #include "common/err.h"
 #include "plan/plan.h"
+#include "probe/reorder.h"
 #include "probe/session.h"
 #include "vocab/event.h"
 
@@ -44,6 +45,8 @@ struct intake {
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
 	bool congested;           /* an output does not keep up: records wait in the kernel */
 	bool perf_cut;            /* a perf buffer's drain stopped at the slice's end */
+	bool reorder_on;          /* perf buffers: records go through held, in time order */
+	struct reorder held;      /* records read from the perf buffers, not yet delivered */
 	uint64_t *drops_seen;     /* per probe: kernel drops already written as drop records */
 	int64_t drops_checked;    /* CLOCK_MONOTONIC of the last look at the counters */
 };
@@ -65,8 +68,14 @@ void intake_prime_stacks(struct intake *in);
  * should stop (its slice is over, or an output does not keep up). */
 int intake_record(void *ctx, void *data, size_t size);
 
-/* A perf buffer's raw event (ctx: the intake). */
+/* A perf buffer's raw event (ctx: the intake).  With reorder_on a sample is
+ * held (probe/reorder.h) until intake_release hands it out. */
 enum bpf_perf_event_ret intake_perf_event(void *ctx, int cpu, struct perf_event_header *h);
+
+/* Delivers the held records stamped before watermark (CLOCK_MONOTONIC), in
+ * time order: 0, or -EAGAIN when the drain should stop (its slice is over,
+ * or an output does not keep up); the rest stay held. */
+int intake_release(struct intake *in, uint64_t watermark);
 
 /* New kernel drops become drop events: at most once a second, or now. */
 void intake_report_drops(struct intake *in, bool now);

@@ -108,6 +108,7 @@ static int setup_rings(struct loop *L, struct err *err)
 		L->ring_ctxs[i] = (struct ring_ctx){ .ring = r };
 		if (r->perf) {
 			int rc = setup_perf(L, &L->ring_ctxs[i], err);
+			L->in.reorder_on = true;
 			if (rc < 0)
 				return rc;
 		} else if (!L->rb) {
@@ -350,9 +351,12 @@ static int drain_signal(int sfd)
 /* Consume what the buffers hold.  sliced: stop after DRAIN_SLICE_NS and
  * return 1 when records may be left (the caller comes back at once); else
  * run until the ring buffer is empty.  Perf buffers are read up to the head
- * seen at the start, and sliced the same way.  Returns 0, 1 or -errno. */
+ * seen at the start, into the reorder (probe/reorder.h), which hands out in
+ * time order what was stamped before the drain began (less the margin);
+ * the last drain (not sliced) hands out everything.  Returns 0, 1 or -errno. */
 static int drain(struct loop *L, bool sliced)
 {
+	uint64_t start = (uint64_t)clock_ns(CLOCK_MONOTONIC);
 	int rc;
 
 	if (L->in.congested && L->out->congested)
@@ -371,6 +375,10 @@ static int drain(struct loop *L, bool sliced)
 		if (L->ring_ctxs[i].pb && (rc = perf_buffer__consume(L->ring_ctxs[i].pb)) < 0 &&
 		    rc != -EINTR)
 			return rc;
+	if (L->in.reorder_on && !L->in.perf_cut &&
+	    intake_release(&L->in, !sliced ? UINT64_MAX
+			   : start > REORDER_MARGIN_NS ? start - REORDER_MARGIN_NS : 0) == -EAGAIN)
+		L->in.perf_cut = true;
 	return L->in.congested || L->in.perf_cut ? 1 : 0;
 }
 
