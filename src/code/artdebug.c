@@ -575,3 +575,9 @@ bool art_debug_dex(struct art_debug *a, uint64_t addr, struct code_info *out)
 	view_refresh(a, &a->dex);
 	return dex_in(a, addr, out);
 }
+
+void art_debug_refresh(struct art_debug *a)
+{
+	view_refresh(a, &a->jit);
+	view_refresh(a, &a->dex);
+}

@@ -75,6 +75,10 @@ bool art_debug_jit(struct art_debug *a, uint64_t pc, uint64_t q, struct code_inf
  * in no dex file known and its seqlock moved. */
 bool art_debug_dex(struct art_debug *a, uint64_t addr, struct code_info *out);
 
+/* Reads both descriptors' lists now (unless their seqlocks say nothing
+ * changed since the last read). */
+void art_debug_refresh(struct art_debug *a);
+
 void art_debug_get_stats(const struct art_debug *a, struct art_debug_stats *out);
 
 #endif

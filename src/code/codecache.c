@@ -246,12 +246,19 @@ static const struct mapping *find_mapping(struct code_cache *c, struct proc *p, 
 	return NULL;
 }
 
+static struct art_debug *proc_art(struct proc *p);
+
 void code_cache_prime(struct code_cache *c, uint32_t pid)
 {
 	struct proc *p = proc_get(c, pid);
+	struct art_debug *a;
 
 	if (now_ns() - p->read_ns > 0)
 		read_maps(c, p);
+	/* ART's published code and dex files now, while the process surely
+	 * runs: its records may be drained after it exited */
+	if ((a = proc_art(p)))
+		art_debug_refresh(a);
 }
 
 /* ---- ART's debugger interface ---- */

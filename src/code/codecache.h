@@ -49,7 +49,8 @@ void code_cache_free(struct code_cache *c);
 
 /* Reads pid's mappings now, again if they were read before (a process known
  * at attach may have exited by the time its records are drained; its cached
- * mappings then still serve, and a failed read keeps them). */
+ * mappings then still serve, and a failed read keeps them), and ART's
+ * debugger interface when the process maps libart (code/artdebug.h). */
 void code_cache_prime(struct code_cache *c, uint32_t pid);
 
 /* What is at pc in pid.  is_return: pc is a return address (symbols, methods

@@ -103,6 +103,19 @@ def setup():
     return tmp, dex, a, a_pc, b
 
 
+def jit_cache_mapped(pid, timeout=30):
+    """Once the target has "compiled" its methods (before its go line): its
+    JIT cache's executable view is mapped."""
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with open(f"/proc/{pid}/maps") as f:
+            if any("jit-cache" in ln and "x" in ln.split()[1] for ln in f):
+                return
+        time.sleep(0.01)
+    raise AssertionError("the target never mapped its JIT cache")
+
+
 def libc_path(pid):
     with open(f"/proc/{pid}/maps") as f:
         for ln in f:
@@ -165,6 +178,7 @@ def run_jit(mode, show_art=False, extra=()):
     tmp, dex, a, a_pc, b = setup()
     held = Held(tmp, "target_jit", [str(N), dex, hex(a["insns"]), hex(a_pc), hex(b["insns"])])
     mapped(held, os.path.join(os.path.dirname(target("target_jit")), "art_jit", "libart.so"))
+    jit_cache_mapped(held.pid)
     libc = libc_path(held.pid)
     cfg = write_config(tmp, native_config(libc, "write"))
     folded = os.path.join(tmp, "stacks.folded")
