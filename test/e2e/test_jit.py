@@ -174,6 +174,10 @@ def check_stack(ev, want, what):
             check(num(f["symbol_offset"]) in w[1], f"{where}: main's return offset")
 
 
+def want_names(want):
+    return [w[1] if w[0] in ("jit", "interpreted", "art") else w[0] for w in want]
+
+
 def run_jit(mode, show_art=False, extra=()):
     tmp, dex, a, a_pc, b = setup()
     held = Held(tmp, "target_jit", [str(N), dex, hex(a["insns"]), hex(a_pc), hex(b["insns"])])
@@ -182,8 +186,10 @@ def run_jit(mode, show_art=False, extra=()):
     libc = libc_path(held.pid)
     cfg = write_config(tmp, native_config(libc, "write"))
     folded = os.path.join(tmp, "stacks.folded")
+    trace = os.path.join(tmp, "trace.json")
     args = ["run", cfg, "--format", "json", "--stack=16", "--stack-mode", mode,
-            "--stacks", folded] + (["--show-art-frames"] if show_art else []) + list(extra)
+            "--stacks", folded, "--trace", trace] + \
+        (["--show-art-frames"] if show_art else []) + list(extra)
     rc, u = traced_run(held, args)
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     want = expected(a, a_pc, b, show_art)
@@ -200,6 +206,21 @@ def run_jit(mode, show_art=False, extra=()):
     for name in (JIT_A, JIT_B, JIT_C, a["name"], b["name"]):
         check(name in text, f"the folded stacks name {name}")
     eq("art_nterp_entry" in text, show_art, "libart's frames in the folded stacks")
+    # the trace carries each event's frames in its args, in the same order
+    import json
+    with open(trace) as f:
+        doc = json.load(f)
+    tevs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    with_stack = [e for e in tevs if "stack" in e.get("args", {})]
+    eq(len(with_stack), 3 * N, "trace events with a stack")
+    seen = set()
+    for e in with_stack:
+        names = [x.split(" (")[0] for x in e["args"]["stack"]]
+        names = ["write" if n in ("write", "__write", "__libc_write") else n for n in names]
+        match = [k for k, w in want.items() if names[:len(w)] == want_names(w)]
+        check(match, f"trace stack {names} is one of the target's chains")
+        seen.update(match)
+    eq(seen, {1, 2, 3}, "every chain in the trace")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
