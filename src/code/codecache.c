@@ -328,7 +328,7 @@ int code_cache_dex(struct code_cache *c, uint32_t pid, uint64_t addr, struct cod
 	return a && art_debug_dex(a, addr, out) ? 0 : -ENOENT;
 }
 
-void code_cache_art_stats(struct code_cache *c, struct art_debug_stats *out)
+void code_cache_art_stats(const struct code_cache *c, struct art_debug_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < MAX_PIDS; i++) {

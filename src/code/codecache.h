@@ -68,7 +68,7 @@ int code_cache_dex(struct code_cache *c, uint32_t pid, uint64_t addr, struct cod
 
 /* What reading ART's debugger interfaces did, over every process. */
 struct art_debug_stats;
-void code_cache_art_stats(struct code_cache *c, struct art_debug_stats *out);
+void code_cache_art_stats(const struct code_cache *c, struct art_debug_stats *out);
 
 /* Calls cb for every compiled Java method pid maps now (oat/odex code in
  * its executable mappings): the method's code range in the process and its
