@@ -221,3 +221,30 @@ UT_TEST(artdebug_arm64_tags_are_stripped)
 	art_debug_free(a);
 	free(m.p);
 }
+
+/* JIT code published after the last read: a PC no symfile knows reads the
+ * list again once the descriptor's seqlock moved, and only then. */
+UT_TEST(artdebug_rereads_when_the_seqlock_moved)
+{
+	struct mem m = { 0 };
+	struct art_debug *a;
+	struct code_info ci = { 0 };
+	struct art_debug_stats st;
+
+	UT_ASSERT((m.p = image(&m.n)));
+	put64(m.p, 16, 0);                           /* nothing compiled yet */
+	a = art_debug_new(BASE, 0, false, rd, &m);
+	UT_ASSERT(!art_debug_jit(a, 0x7000000d, 0x7000000c, &ci));
+	UT_ASSERT(!art_debug_jit(a, 0x7000000d, 0x7000000c, &ci));
+	art_debug_get_stats(a, &st);
+	UT_EQ_U64(st.reads, 1);                      /* the second miss: seqlock unchanged */
+	put64(m.p, 16, BASE + 0x40);                 /* the method registered... */
+	UT_ASSERT(!art_debug_jit(a, 0x7000000d, 0x7000000c, &ci));   /* ...seqlock not moved */
+	m.p[44] = 4;
+	UT_ASSERT(art_debug_jit(a, 0x7000000d, 0x7000000c, &ci));
+	UT_EQ_STR(ci.symbol, "com.example.Fuzz.m");
+	art_debug_get_stats(a, &st);
+	UT_EQ_U64(st.reads, 2);
+	art_debug_free(a);
+	free(m.p);
+}
