@@ -32,6 +32,17 @@ $(E2E_TARGET_DIR)/target_stack: $(TOP)/test/targets/target_stack.c \
 	gcc -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -o $@ $< \
 		-L$(E2E_TARGET_DIR) -lstk_a -lstk_b -Wl,-rpath,'$$ORIGIN'
 
+# target_jit over the test libart.so (ART's debugger interface, JIT code and
+# interpreters: test/targets/art_jit/); x86_64 only.
+ART_JIT_DIR := $(TOP)/test/targets/art_jit
+$(E2E_TARGET_DIR)/art_jit/libart.so: $(ART_JIT_DIR)/libart.c $(ART_JIT_DIR)/art_jit.h | deps-host
+	@mkdir -p $(@D)
+	gcc -O2 -g -Wall -Wextra -Werror -fPIC -shared -fasynchronous-unwind-tables -o $@ $<
+$(E2E_TARGET_DIR)/target_jit: $(TOP)/test/targets/target_jit.c \
+		$(E2E_TARGET_DIR)/art_jit/libart.so | deps-host
+	gcc -O2 -g -Wall -Wextra -Werror -I$(TOP)/test/targets -o $@ $< \
+		-L$(E2E_TARGET_DIR)/art_jit -l:libart.so -Wl,-rpath,'$$ORIGIN/art_jit'
+
 # An Android program (bionic): clang's Android target, linked against the x86_64
 # Android 11 userland's own libc.so and libcutils.so, Android's linker as its
 # interpreter; test_sections.py runs it in a chroot of a copy of that userland.

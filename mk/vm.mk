@@ -40,7 +40,7 @@ VM_TARGET_FLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror
 # --stack scenarios use target_vmlibs (test/targets/vmlibs/: the same kind of chain, which
 # records its own return addresses) and target_vmstack (one static program).
 VM_TARGETS      := $(patsubst $(TOP)/test/targets/%.c,$(VM_BIN_DIR)/%,\
-	$(filter-out $(TOP)/test/targets/target_stack.c,$(wildcard $(TOP)/test/targets/*.c)))
+	$(filter-out $(TOP)/test/targets/target_stack.c $(TOP)/test/targets/target_jit.c,$(wildcard $(TOP)/test/targets/*.c)))
 # target_vmlibs: dynamically linked against glibc (libc6-dev-arm64-cross, `make deps`) and
 # its two libraries, rpath $ORIGIN; mkinitramfs.sh puts glibc's loader and libc.so.6 in
 # the VM's /lib.  libvlib_a.so with frame pointers, libvlib_b.so without (CFI only).

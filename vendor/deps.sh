@@ -33,6 +33,8 @@ declare -A need=(
 	[bzip2]=/bin/bzip2
 	[debian-archive-keyring]=/usr/share/keyrings/debian-archive-keyring.gpg
 	[dexdump]=/usr/bin/dexdump
+	# the CFI unit tests: a real libart.so (Android 11, x86_64) and its interpreters' DEX1 rules
+	[android-libart]=/usr/lib/x86_64-linux-gnu/android/libart.so
 	[cpio]=/usr/bin/cpio
 	# make test-arm64 boots arm64 kernels under software emulation
 	[qemu-system-arm]=/usr/bin/qemu-system-aarch64

@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include "code/artdebug.h"
 #include "code/codecache.h"
 #include "config/guardrail.h"
 #include "config/load.h"
@@ -186,6 +187,7 @@ struct code_cache *cli_code_cache_new(void)
 void cli_code_cache_report(const struct code_cache *c)
 {
 	struct code_cache_stats st;
+	struct art_debug_stats art;
 
 	if (!c || c == state.code_said)
 		return;
@@ -194,6 +196,15 @@ void cli_code_cache_report(const struct code_cache *c)
 	p_debug("code cache: %llu file(s) opened, %llu oat method table(s), %llu exit "
 		"analyses", (unsigned long long)st.files_opened,
 		(unsigned long long)st.oat_parsed, (unsigned long long)st.exits_analysed);
+	code_cache_art_stats(c, &art);
+	if (art.reads)
+		p_debug("ART debugger interface: %llu read(s) (%llu raced and retried, %llu given "
+			"up), %llu entries, %llu left out (unreadable, oversized, not ELF/dex), "
+			"%llu list(s) cut (a loop or over %u entries)",
+			(unsigned long long)art.reads, (unsigned long long)art.races,
+			(unsigned long long)art.gave_up, (unsigned long long)art.entries,
+			(unsigned long long)art.bad, (unsigned long long)art.loops,
+			ART_MAX_ENTRIES);
 }
 
 void cli_code_cache_free(struct code_cache *c)

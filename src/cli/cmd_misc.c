@@ -55,6 +55,7 @@ static const char usage_text[] =
 	"                          BPF, the native callers above them unwound from a copy\n"
 	"  --stack-bytes N         user stack bytes copied per hit (2048; 8..16384)\n"
 	"  --stacks FILE           at exit, the stacks counted in folded form (speedscope)\n"
+	"  --show-art-frames       keep libart's own frames (interpreter, stubs) in stacks\n"
 	"  --duration S            run S seconds from attach (overrides duration_seconds)\n"
 	"  --pid N                 probe this process (repeatable; overrides target_process_name)\n"
 	"  --all-matches           every process whose cmdline matches, not just the first\n"

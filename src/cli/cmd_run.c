@@ -221,6 +221,7 @@ void run_opts_plan_stacks(const struct stack_args *a, struct plan_opts *po)
 	po->stack_frames = a->frames;
 	po->stack_mode = a->mode;
 	po->stack_bytes = a->bytes;
+	po->stack_art_frames = a->art_frames;
 }
 
 /* Where in o a table of RUN_TABLES puts its values (NULL: it keeps none). */

@@ -9,10 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "code/artdebug.h"
 #include "code/codefile.h"
 #include "common/grow.h"
+#include "formats/elf.h"
 #include "sys/maps.h"
 #include "sys/proc_path.h"
+#include "sys/procmem.h"
 
 #define MAX_PIDS 64
 #define REREAD_NS 50000000ll     /* maps are read again on a miss at most every 50 ms */
@@ -32,6 +35,8 @@ struct proc {
 	size_t n;
 	int64_t read_ns;
 	uint64_t used;
+	struct art_debug *art;        /* ART's debugger interface (code/artdebug.h) */
+	bool art_tried;               /* looked for libart's descriptors since the maps read */
 };
 
 /* Answers already given: a repeated PC (the common case, a probe's callers
@@ -86,6 +91,7 @@ static void free_mappings(struct mapping *v, size_t n)
 
 static void proc_clear(struct proc *p)
 {
+	art_debug_free(p->art);
 	free_mappings(p->v, p->n);
 	memset(p, 0, sizeof(*p));
 }
@@ -202,6 +208,8 @@ static int read_maps(struct code_cache *c, struct proc *p)
 	p->v = r.v;
 	p->n = r.n;
 	p->gen = ++c->next_gen;
+	if (!p->art)
+		p->art_tried = false;   /* libart may be mapped now */
 	return 0;
 }
 
@@ -238,12 +246,103 @@ static const struct mapping *find_mapping(struct code_cache *c, struct proc *p, 
 	return NULL;
 }
 
+static struct art_debug *proc_art(struct proc *p);
+
 void code_cache_prime(struct code_cache *c, uint32_t pid)
 {
 	struct proc *p = proc_get(c, pid);
+	struct art_debug *a;
 
 	if (now_ns() - p->read_ns > 0)
 		read_maps(c, p);
+	/* ART's published code and dex files now, while the process surely
+	 * runs: its records may be drained after it exited */
+	if ((a = proc_art(p)))
+		art_debug_refresh(a);
+}
+
+/* ---- ART's debugger interface ---- */
+
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return proc_mem_read((pid_t)(uintptr_t)ctx, addr, buf, len);
+}
+
+static bool is_libart(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strcmp(b, "libart.so") || !strcmp(b, "libartd.so");
+}
+
+/* A symbol's address in the process: its vaddr plus the load bias of the
+ * file's executable mapping m (the segments keep their distances). */
+static uint64_t symbol_addr(const struct mapping *m, const struct elf_file *elf, const char *name)
+{
+	struct elf_symbol sym;
+	uint64_t va;
+
+	if (elf_find_symbol(elf, name, &sym) || !sym.value || !code_file_vaddr(m->file, m->off, &va))
+		return 0;
+	return m->start - va + sym.value;
+}
+
+/* The process's __jit_debug_descriptor and __dex_debug_descriptor, from
+ * libart's symbols in its maps; NULL without libart (or either symbol). */
+static struct art_debug *proc_art(struct proc *p)
+{
+	if (p->art || p->art_tried)
+		return p->art;
+	p->art_tried = true;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct mapping *m = &p->v[i];
+		const struct elf_file *elf;
+		struct err e = { 0 };
+		uint64_t jit, dex;
+
+		if (!m->file || code_file_why(m->file) || !is_libart(m->name) ||
+		    !(elf = code_file_elf(m->file, &e)))
+			continue;
+		jit = symbol_addr(m, elf, "__jit_debug_descriptor");
+		dex = symbol_addr(m, elf, "__dex_debug_descriptor");
+		if (!jit && !dex)
+			continue;
+#if defined(__aarch64__)
+		p->art = art_debug_new(jit, dex, true, read_mem, (void *)(uintptr_t)p->pid);
+#else
+		p->art = art_debug_new(jit, dex, false, read_mem, (void *)(uintptr_t)p->pid);
+#endif
+		break;
+	}
+	return p->art;
+}
+
+int code_cache_dex(struct code_cache *c, uint32_t pid, uint64_t addr, struct code_info *out)
+{
+	struct proc *p = proc_get(c, pid);
+	struct art_debug *a = proc_art(p);
+
+	memset(out, 0, sizeof(*out));
+	out->dex_pc = UINT32_MAX;
+	return a && art_debug_dex(a, addr, out) ? 0 : -ENOENT;
+}
+
+void code_cache_art_stats(const struct code_cache *c, struct art_debug_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < MAX_PIDS; i++) {
+		struct art_debug_stats s;
+		if (!c->procs[i].art)
+			continue;
+		art_debug_get_stats(c->procs[i].art, &s);
+		out->reads += s.reads;
+		out->races += s.races;
+		out->entries += s.entries;
+		out->bad += s.bad;
+		out->loops += s.loops;
+		out->gave_up += s.gave_up;
+	}
 }
 
 /* ---- lookups ---- */
@@ -262,6 +361,13 @@ static void lookup_uncached(struct code_cache *c, struct proc *p, uint64_t pc, b
 	}
 	out->file = mp->name;
 	out->offset = pc - mp->start + mp->off;
+	/* JIT code: the code cache's memfd, or any code with no file behind it,
+	 * named by the symfiles ART published for it */
+	if (is_jit_name(mp->name) || !mp->file) {
+		struct art_debug *a = proc_art(p);
+		if (a && art_debug_jit(a, pc, q, out))
+			return;
+	}
 	if (is_jit_name(mp->name)) {
 		out->kind = FRAME_JIT;
 		return;
@@ -294,8 +400,9 @@ int code_cache_lookup(struct code_cache *c, uint32_t pid, uint64_t pc, bool is_r
 	memset(out, 0, sizeof(*out));
 	out->dex_pc = UINT32_MAX;
 	lookup_uncached(c, p, pc, is_return, out);
-	/* a miss that read the maps again has a new generation: keyed by it */
-	if (out->kind != FRAME_UNKNOWN)
+	/* a miss that read the maps again has a new generation: keyed by it; JIT
+	 * code is not kept: ART reuses its addresses for other methods */
+	if (out->kind != FRAME_UNKNOWN && out->kind != FRAME_JIT)
 		*a = (struct answer){ .pc = pc, .pid = pid, .gen = p->gen, .used = true,
 				      .is_return = is_return, .ci = *out };
 	return 0;

@@ -26,7 +26,10 @@
  * Kinds of code (enum frame_kind): compiled Java methods of oat/odex
  * mappings FRAME_JAVA, with the dex pc of an exact Default or OSR stack map
  * at the PC (ART's rule, art-frames.md §6.5); the JIT code cache
- * ("jit-cache", "jit-code-cache", "jit-zygote-cache" mappings) FRAME_JIT;
+ * ("jit-cache", "jit-code-cache", "jit-zygote-cache" mappings) FRAME_JIT,
+ * named and with a CFI row when a symfile of libart's __jit_debug_descriptor
+ * covers the PC (code/artdebug.h: read with process_vm_readv, read-only;
+ * code in anonymous memory is looked for there too);
  * nterp/mterp and art::interpreter FRAME_INTERPRETED; anonymous or
  * unreadable code FRAME_UNKNOWN with the reason.  Strings it returns live as
  * long as the cache. */
@@ -46,7 +49,8 @@ void code_cache_free(struct code_cache *c);
 
 /* Reads pid's mappings now, again if they were read before (a process known
  * at attach may have exited by the time its records are drained; its cached
- * mappings then still serve, and a failed read keeps them). */
+ * mappings then still serve, and a failed read keeps them), and ART's
+ * debugger interface when the process maps libart (code/artdebug.h). */
 void code_cache_prime(struct code_cache *c, uint32_t pid);
 
 /* What is at pc in pid.  is_return: pc is a return address (symbols, methods
@@ -55,6 +59,16 @@ void code_cache_prime(struct code_cache *c, uint32_t pid);
  * (FRAME_UNKNOWN at worst) and returns 0. */
 int code_cache_lookup(struct code_cache *c, uint32_t pid, uint64_t pc, bool is_return,
 		      struct code_info *out);
+
+/* The method an interpreter runs at dex address addr of pid (the value of
+ * ART's DEX1 CFI rule): 0 with out's kind FRAME_INTERPRETED, symbol, dex pc
+ * and line, from the dex files in ART's __dex_debug_descriptor
+ * (code/artdebug.h); -ENOENT when none holds it (no libart, no such dex). */
+int code_cache_dex(struct code_cache *c, uint32_t pid, uint64_t addr, struct code_info *out);
+
+/* What reading ART's debugger interfaces did, over every process. */
+struct art_debug_stats;
+void code_cache_art_stats(const struct code_cache *c, struct art_debug_stats *out);
 
 /* Calls cb for every compiled Java method pid maps now (oat/odex code in
  * its executable mappings): the method's code range in the process and its

@@ -510,11 +510,37 @@ static void state_op(struct eval *ev, struct cur *c, uint8_t op)
 	}
 }
 
+/* ART's dex-pc marker (libunwindstack's DwarfOp reads the same form): a
+ * DW_CFA_val_expression of len bytes at c's offset that is
+ *   DW_OP_const4u 0x31584544 ("DEX1"), DW_OP_drop, then DW_OP_breg<N> off or
+ *   DW_OP_bregx N off, and nothing else:
+ * the register's value plus off is the address of the interpreted method's
+ * current dex instruction.  Any other expression is not evaluated. */
+static bool dex_pc_expr(const struct cur *c, uint64_t len, uint64_t *reg, int64_t *off)
+{
+	struct cur e = *c;
+	uint8_t op;
+
+	e.end = c->off + len;
+	if (len < 8 || rd_n(&e, 1) != 0x0c || rd_n(&e, 4) != 0x31584544u || rd_n(&e, 1) != 0x13)
+		return false;
+	op = (uint8_t)rd_n(&e, 1);
+	if (op >= 0x70 && op <= 0x8f)
+		*reg = op - 0x70u;
+	else if (op == 0x92)
+		*reg = rd_uleb64(&e);
+	else
+		return false;
+	*off = rd_sleb64(&e);
+	return e.ok && e.off == e.end && *reg < CFI_MAX_REGS;
+}
+
 /* The DW_CFA_* operations with operands in following bytes. */
 static void extended_op(struct eval *ev, struct cur *c, uint8_t op)
 {
 	int64_t da = ev->ci->data_align;
-	uint64_t r, v;
+	uint64_t r, v, dreg;
+	int64_t doff;
 
 	switch (op) {
 	case 0x00: break;                                            /* nop */
@@ -547,11 +573,15 @@ static void extended_op(struct eval *ev, struct cur *c, uint8_t op)
 	case 0x10: case 0x16:
 		r = rd_uleb64(c);
 		v = rd_uleb64(c);
-		if (v > c->end - c->off)
+		if (v > c->end - c->off) {
 			c->ok = false;
+			break;
+		}
+		if (op == 0x16 && dex_pc_expr(c, v, &dreg, &doff))
+			set_rule(ev, r, CFI_RULE_DEX_PC, doff, dreg);
 		else
-			c->off += v;
-		set_rule(ev, r, CFI_RULE_EXPR, 0, 0);
+			set_rule(ev, r, CFI_RULE_EXPR, 0, 0);
+		c->off += v;
 		break;
 	case 0x11: r = rd_uleb64(c);
 		set_rule(ev, r, CFI_RULE_OFFSET, scale((uint64_t)rd_sleb64(c), da), 0); break;

@@ -23,7 +23,14 @@
  *     CFI_RULE_VAL_OFFSET its value is CFA + off;
  *     CFI_RULE_REGISTER   its value is in register `reg`;
  *     CFI_RULE_EXPR       a DWARF expression this reader does not evaluate:
- *                         treat the register as unknown.
+ *                         treat the register as unknown;
+ *     CFI_RULE_DEX_PC     ART's dex-pc marker on an interpreter's frame: a
+ *                         DW_CFA_val_expression DW_OP_const4u "DEX1",
+ *                         DW_OP_drop, DW_OP_breg<reg>/bregx reg off, the
+ *                         only expression form evaluated: the value of
+ *                         register `reg` in this frame plus off is the address
+ *                         of the interpreted method's current dex instruction
+ *                         (the register it is attached to stays unknown).
  * Register numbers are DWARF numbers:
  *   x86_64: rax 0, rdx 1, rcx 2, rbx 3, rsi 4, rdi 5, rbp 6, rsp 7, r8..r15
  *           8..15, return address 16;
@@ -67,12 +74,13 @@ enum cfi_rule_kind {
 	CFI_RULE_VAL_OFFSET,
 	CFI_RULE_REGISTER,
 	CFI_RULE_EXPR,
+	CFI_RULE_DEX_PC,
 };
 
 struct cfi_rule {
 	uint8_t kind;               /* enum cfi_rule_kind */
-	uint16_t reg;               /* CFI_RULE_REGISTER */
-	int64_t off;                /* CFI_RULE_OFFSET / VAL_OFFSET */
+	uint16_t reg;               /* CFI_RULE_REGISTER, CFI_RULE_DEX_PC */
+	int64_t off;                /* CFI_RULE_OFFSET / VAL_OFFSET / DEX_PC */
 };
 
 struct cfi_row {

@@ -490,6 +490,7 @@ static int plan_probe_stack(struct plan_probe *p, const struct plan_opts *po, st
 	if (!frames || !p->prog->record_kind)
 		return 0;
 	p->stack_frames = (uint32_t)frames;
+	p->stack_art_frames = po->stack_art_frames;
 	p->stack_mode = po->stack_mode ? po->stack_mode : UPS_STACK_COPY;
 	p->stack_bytes = po->stack_bytes ? po->stack_bytes : UPS_STACK_DEFAULT_BYTES;
 	return 0;

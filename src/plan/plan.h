@@ -54,6 +54,7 @@ struct plan_probe {
 	 * keep and the user-stack bytes each hit copies. */
 	uint32_t stack_mode;
 	uint32_t stack_frames;
+	bool stack_art_frames;            /* show libart's own frames (stack/stacks.h) */
 	uint32_t stack_bytes;
 	/* Return programs (call_return, call_latency): plain uprobes at the
 	 * entry and at every exit site instead of a uretprobe (plan/exits.h). */
@@ -142,6 +143,7 @@ struct plan_opts {
 	/* --stack[=FRAMES] (0: off unless a probe's stack_frames asks),
 	 * --stack-mode, --stack-bytes (0: the defaults). */
 	uint32_t stack_frames;
+	bool stack_art_frames;            /* --show-art-frames: libart's own frames shown */
 	uint32_t stack_mode;
 	uint32_t stack_bytes;
 	bool exit_probes;                 /* --exit-probes: native return programs too */

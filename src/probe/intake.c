@@ -137,7 +137,8 @@ static int on_stack_record(struct intake *in, const void *data, size_t size)
 		return 0;
 	}
 	id = inner.probe_id < in->plan->n_probes ? inner.probe_id : 0;
-	stacks_walk(in->stacks, &r, in->plan->probe_by_id[id]->stack_frames, st);
+	stacks_walk(in->stacks, &r, in->plan->probe_by_id[id]->stack_frames,
+		    in->plan->probe_by_id[id]->stack_art_frames, st);
 	return deliver(in, r.inner, r.hdr.inner_len, st);
 }
 

@@ -44,7 +44,7 @@ static void frame_json(struct json_out *j, const struct stack_frame *f)
 	json_key(j, "symbol");
 	stack_frame_label(f, label, sizeof(label));
 	json_cstring(j, label);
-	if (f->symbol && f->symbol[0] && f->kind == FRAME_NATIVE) {
+	if (f->symbol && f->symbol[0] && (f->kind == FRAME_NATIVE || f->kind == FRAME_JIT)) {
 		json_key(j, "symbol_offset");
 		json_hex(j, f->symbol_off);
 	}
@@ -126,7 +126,7 @@ static char *frame_put(char *p, const struct stack_frame *f)
 	p = FMT_LIT(p, ",\"symbol\":");
 	label = label_of(f, buf, &n);
 	p = put_str(p, label, n);
-	if (f->symbol && f->symbol[0] && f->kind == FRAME_NATIVE) {
+	if (f->symbol && f->symbol[0] && (f->kind == FRAME_NATIVE || f->kind == FRAME_JIT)) {
 		p = FMT_LIT(p, ",\"symbol_offset\":");
 		p = put_hex(p, f->symbol_off);
 	}

@@ -55,11 +55,21 @@ static int parse_folded(void *ctx, const struct opt_row *row, const char *arg, s
 	return 0;
 }
 
+static int parse_art(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	(void)row;
+	(void)arg;
+	(void)e;
+	((struct stack_args *)ctx)->art_frames = true;
+	return 0;
+}
+
 static const struct opt_row rows[] = {
 	{ "stack", 0, optional_argument, parse_stack, 0 },
 	{ "stack-mode", 0, required_argument, parse_mode, 0 },
 	{ "stack-bytes", 0, required_argument, parse_bytes, 0 },
 	{ "stacks", 0, required_argument, parse_folded, 0 },
+	{ "show-art-frames", 0, no_argument, parse_art, 0 },
 };
 
 const struct opt_rows stack_args_rows = OPT_ROWS(rows);

@@ -63,6 +63,30 @@ static int lookup(void *ctx, uint64_t pc, bool is_return, struct code_info *out)
 	return code_cache_lookup(lc->s->code, lc->pid, pc, is_return, out);
 }
 
+static int dex_lookup(void *ctx, uint64_t addr, struct code_info *out)
+{
+	struct lookup_ctx *lc = ctx;
+
+	return code_cache_dex(lc->s->code, lc->pid, addr, out);
+}
+
+/* libart's own frames out of a stack with Java frames (stacks.h). */
+static void hide_art_frames(struct stack_trace *t)
+{
+	size_t w = 1;
+	bool java = false;
+
+	for (size_t i = 0; i < t->n; i++)
+		java |= t->frames[i].kind == FRAME_JAVA || t->frames[i].kind == FRAME_JIT ||
+			t->frames[i].kind == FRAME_INTERPRETED;
+	if (!java)
+		return;
+	for (size_t i = 1; i < t->n; i++)
+		if (!t->frames[i].art || t->frames[i].note)
+			t->frames[w++] = t->frames[i];
+	t->n = t->n ? w : 0;
+}
+
 /* A kernel walk that ended without a native caller to unwind on from: why,
  * as the flags say. */
 static void kernel_walk_end(const struct stack_record *r, struct stack_trace *out)
@@ -79,7 +103,7 @@ static void kernel_walk_end(const struct stack_record *r, struct stack_trace *ou
 	out->truncated = (fl & UPS_STACK_F_WALK_LIMIT) != 0;
 }
 
-void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames,
+void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames, bool art_frames,
 		 struct stack_trace *out)
 {
 	struct lookup_ctx lc = { s, r->hdr.env.pid };
@@ -97,6 +121,7 @@ void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_fr
 		.pcs = r->pcs,
 		.n_pcs = r->hdr.n_pcs,
 		.pcs_continue = (r->hdr.flags & UPS_STACK_F_WALK_END) != 0,
+		.dex = dex_lookup,
 	};
 
 	memcpy(in.regs, r->hdr.regs, sizeof(in.regs));
@@ -106,4 +131,6 @@ void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_fr
 	else if (r->hdr.flags & UPS_STACK_F_READ_FAILED && out->end &&
 		 !strcmp(out->end, "stack slice ends"))
 		out->end = "the user stack could not be read";
+	if (!art_frames)
+		hide_art_frames(out);
 }

@@ -39,8 +39,12 @@ void stacks_free(struct stacks *s);
 /* Reads pid's mappings now (see code_cache_prime). */
 void stacks_prime(struct stacks *s, uint32_t pid);
 
-/* Unwinds (or symbolizes) up to max_frames frames of the record. */
-void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames,
+/* Unwinds (or symbolizes) up to max_frames frames of the record.  Unless
+ * art_frames, libart's own native frames (the interpreter, its invoke
+ * stubs: stack_frame.art) are left out of a stack that has Java frames
+ * (compiled, JIT or interpreted), as simpleperf does without
+ * --show-art-frames; the first frame and a frame the walk marked stay. */
+void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames, bool art_frames,
 		 struct stack_trace *out);
 
 #endif

@@ -20,6 +20,7 @@ struct walk {
 	uint32_t idx;            /* the frame being stepped, from 0 */
 	bool has_given;          /* the step's return PC is given (kernel walk) */
 	uint64_t given;
+	uint32_t max;            /* frames */
 };
 
 static int sp_reg(const struct walk *w)
@@ -215,6 +216,14 @@ static const char *step_fp(struct walk *w, uint64_t *ret)
 	return NULL;
 }
 
+static bool is_art_file(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	b = b ? b + 1 : path;
+	return b && (!strcmp(b, "libart.so") || !strcmp(b, "libartd.so"));
+}
+
 static void fill_frame(struct stack_frame *f, uint64_t pc, const struct code_info *ci)
 {
 	*f = (struct stack_frame){
@@ -224,9 +233,48 @@ static void fill_frame(struct stack_frame *f, uint64_t pc, const struct code_inf
 		.offset = ci->offset,
 		.symbol = ci->symbol,
 		.symbol_off = ci->symbol_off,
-		.dex_pc = ci->kind == FRAME_JAVA ? ci->dex_pc : UINT32_MAX,
+		.dex_pc = ci->kind == FRAME_JAVA || ci->kind == FRAME_INTERPRETED ? ci->dex_pc
+										  : UINT32_MAX,
 		.line = ci->line,
+		.art = ci->kind != FRAME_JAVA && is_art_file(ci->file),
 	};
+}
+
+/* The dex address a DEX1 rule of row gives, from this frame's registers. */
+static bool dex_address(const struct walk *w, const struct cfi_row *row, uint64_t *addr)
+{
+	for (uint32_t r = 0; r < CFI_MAX_REGS; r++) {
+		const struct cfi_rule *rule = &row->regs[r];
+		if (rule->kind != CFI_RULE_DEX_PC)
+			continue;
+		if (!has_reg(w, rule->reg))
+			return false;
+		*addr = w->r[rule->reg] + (uint64_t)rule->off;
+		return true;
+	}
+	return false;
+}
+
+/* A native frame by its CFI row; when the row carries ART's DEX1 rule, the
+ * interpreted method it runs follows as the next frame. */
+static const char *step_native_cfi(struct walk *w, struct stack_trace *out,
+				   const struct cfi_row *row, uint64_t *ret, bool *outermost)
+{
+	uint64_t addr = 0;
+	bool has_dex = w->in->dex && dex_address(w, row, &addr);
+	const char *why = step_cfi(w, row, ret, outermost);
+	struct code_info di;
+
+	if (why || !has_dex || out->n >= w->max)
+		return why;
+	memset(&di, 0, sizeof(di));
+	di.dex_pc = UINT32_MAX;
+	if (w->in->dex(w->ctx, addr, &di) < 0 || di.kind != FRAME_INTERPRETED)
+		return NULL;
+	fill_frame(&out->frames[out->n], addr, &di);
+	out->frames[out->n].offset = di.offset;
+	out->n++;
+	return NULL;
 }
 
 /* Frame k of a kernel walk: NULL to step it (its return PC the next walked
@@ -292,9 +340,21 @@ static const char *one_frame(struct walk *w, struct stack_trace *out, bool first
 	case FRAME_JAVA:
 		why = step_java(w, &ci, first, next_pc);
 		break;
+	case FRAME_INTERPRETED:
+	case FRAME_JIT:
+		if (!ci.has_cfi) {
+			f->note = ci.kind == FRAME_JIT ? "jit" : "interpreted";
+			return ci.kind == FRAME_JIT ? "JIT frame" : "interpreted frame";
+		}
+		if (ci.kind == FRAME_INTERPRETED)
+			f->kind = FRAME_NATIVE;   /* the interpreter's own code */
+		why = step_native_cfi(w, out, &ci.cfi, next_pc, &outermost);
+		if (outermost)
+			return why;
+		break;
 	case FRAME_NATIVE:
 		if (ci.has_cfi)
-			why = step_cfi(w, &ci.cfi, next_pc, &outermost);
+			why = step_native_cfi(w, out, &ci.cfi, next_pc, &outermost);
 		else if (ci.at_start && first)
 			why = step_no_frame(w, next_pc);
 		else if (!ci.file_has_cfi)
@@ -305,12 +365,6 @@ static const char *one_frame(struct walk *w, struct stack_trace *out, bool first
 		if (outermost)
 			return why;
 		break;
-	case FRAME_INTERPRETED:
-		f->note = "interpreted";
-		return "interpreted frame";
-	case FRAME_JIT:
-		f->note = "jit";
-		return "JIT frame";
 	default:
 		return "unknown code";
 	}
@@ -326,6 +380,7 @@ void unwind_walk(const struct unwind_input *in, unwind_lookup_fn lookup, void *c
 	uint32_t max = in->max_frames && in->max_frames < UNWIND_MAX_FRAMES ? in->max_frames
 									 : UNWIND_MAX_FRAMES;
 
+	w.max = max;
 	out->n = 0;
 	out->truncated = false;
 	out->end = NULL;

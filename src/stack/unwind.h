@@ -14,8 +14,16 @@
  *   native         the CFI row at the PC (PC-1 for a return address); without
  *                  CFI, at the symbol's first instruction [sp]/lr, elsewhere
  *                  the frame-pointer chain (rbp/x29), checked to move up.
- *   anything else  recorded as [interpreted], [jit] or [unknown in FILE], and
- *                  the walk stops: a frame is never guessed.
+ *   JIT code       by the CFI of ART's symfile for it (code/artdebug.h), as
+ *                  native code; without one [jit] and the walk stops.
+ *   interpreter    libart's interpreter code is native code stepped by its
+ *                  CFI; a row with ART's DEX1 rule (formats/cfi.h
+ *                  CFI_RULE_DEX_PC) gives the dex address of the method it
+ *                  runs, which `dex` names: an interpreted frame is added
+ *                  after the interpreter's own.  Without CFI [interpreted]
+ *                  and the walk stops.
+ *   anything else  [unknown in FILE], and the walk stops: a frame is never
+ *                  guessed.
  * Memory is only what the slice holds: a read outside it ends the walk
  * ("stack slice ends"); a register not known exactly (not in the probe's
  * registers, not restored from a spill slot or by the CFI) is unknown, and
@@ -45,6 +53,9 @@ enum unwind_arch { UNWIND_X86_64, UNWIND_ARM64 };
 /* pc: the address looked up (a return address is looked up at pc-1 for CFI
  * and symbol purposes by the lookup itself when is_return is set). */
 typedef int (*unwind_lookup_fn)(void *ctx, uint64_t pc, bool is_return, struct code_info *out);
+/* The interpreted method at a dex address (a DEX1 CFI rule's value): 0 with
+ * out filled (FRAME_INTERPRETED), or negative. */
+typedef int (*unwind_dex_fn)(void *ctx, uint64_t addr, struct code_info *out);
 
 struct unwind_input {
 	enum unwind_arch arch;
@@ -58,6 +69,7 @@ struct unwind_input {
 	uint32_t n_pcs;
 	bool pcs_continue;           /* unwind on from the last walked PC; else the walk
 				      * ends there with UNWIND_END_KWALK */
+	unwind_dex_fn dex;           /* NULL: DEX1 rules are not followed */
 };
 
 #define UNWIND_END_KWALK "end of the kernel walk"

@@ -14,8 +14,9 @@
 enum frame_kind {
 	FRAME_NATIVE,
 	FRAME_JAVA,         /* compiled (AOT) Java method */
-	FRAME_INTERPRETED,  /* the interpreter / nterp: not stepped through */
-	FRAME_JIT,          /* the JIT code cache: not stepped through */
+	FRAME_INTERPRETED,  /* a method the interpreter runs (its dex pc from ART's DEX1
+			     * CFI rule), or interpreter code that cannot be stepped */
+	FRAME_JIT,          /* JIT code: named and stepped by ART's symfile, else the end */
 	FRAME_UNKNOWN,      /* no file, or a file the tool cannot read */
 };
 
@@ -29,6 +30,9 @@ struct stack_frame {
 	uint32_t dex_pc;         /* UINT32_MAX: none */
 	int32_t line;            /* 0: unknown */
 	const char *note;        /* the mark on the last frame when the walk stopped there */
+	bool art;                /* native code of libart itself (the interpreter, the
+				  * invoke stubs): hidden between Java frames unless
+				  * --show-art-frames */
 };
 
 struct stack_trace {

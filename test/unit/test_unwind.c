@@ -70,6 +70,31 @@ static int fake_lookup(void *ctx, uint64_t pc, bool is_return, struct code_info 
 		ci->cfi.regs[16].off = -8;
 		ci->cfi.regs[6].kind = CFI_RULE_OFFSET;
 		ci->cfi.regs[6].off = -16;
+	} else if (q >= 0xa000 && q < 0xb000) {
+		ci->kind = FRAME_INTERPRETED;  /* libart's interpreter, with CFI and DEX1 */
+		ci->symbol = "I";
+		ci->file = "/apex/com.android.art/lib64/libart.so";
+		ci->file_has_cfi = true;
+		ci->has_cfi = true;
+		ci->cfi.cfa_reg = 7;
+		ci->cfi.cfa_off = 16;
+		ci->cfi.ra_reg = 16;
+		ci->cfi.regs[16].kind = CFI_RULE_OFFSET;
+		ci->cfi.regs[16].off = -8;
+		ci->cfi.regs[5].kind = CFI_RULE_DEX_PC;   /* rdi: DEX1 over r12 + 4 */
+		ci->cfi.regs[5].reg = 12;
+		ci->cfi.regs[5].off = 4;
+	} else if (q >= 0xb000 && q < 0xc000) {
+		ci->kind = FRAME_JIT;          /* named by ART's symfile, with its CFI */
+		ci->symbol = "Jit.m";
+		ci->file = "/memfd:jit-cache (deleted)";
+		ci->file_has_cfi = true;
+		ci->has_cfi = true;
+		ci->cfi.cfa_reg = 7;
+		ci->cfi.cfa_off = 32;
+		ci->cfi.ra_reg = 16;
+		ci->cfi.regs[16].kind = CFI_RULE_OFFSET;
+		ci->cfi.regs[16].off = -8;
 	} else if (q >= 0x7000 && q < 0x8000) {
 		ci->kind = FRAME_NATIVE;
 		ci->symbol = "E";
@@ -373,4 +398,63 @@ UT_TEST(unwind_kernel_walk_refuses_what_the_code_map_disagrees_with)
 	unwind_walk(&in, fake_lookup, &fk, &st);
 	UT_EQ_INT(st.n, 1);
 	UT_ASSERT(strstr(st.end, "probe inside a framed Java method") != NULL);
+}
+
+static int fake_dex(void *ctx, uint64_t addr, struct code_info *ci)
+{
+	(void)ctx;
+	if (addr != 0xd00c)
+		return -ENOENT;
+	ci->kind = FRAME_INTERPRETED;
+	ci->symbol = "void A.b()";
+	ci->file = "dex@0xd000";
+	ci->offset = 0xc;
+	ci->dex_pc = 3;
+	ci->line = 9;
+	return 0;
+}
+
+/* JIT code with its symfile's CFI -> libart's interpreter (CFI with the DEX1
+ * rule over r12+4) -> F (frame pointers): the JIT frame is stepped, the
+ * interpreter's own frame is native (libart's, marked art) and the method it
+ * runs follows it, named by the dex lookup at r12+4. */
+UT_TEST(unwind_jit_cfi_and_dex1_interpreted_frame)
+{
+	uint8_t stack[512] = { 0 };
+	struct unwind_input in;
+	struct stack_trace st;
+	struct fake fk = { 0 };
+
+	input(&in, stack, sizeof(stack), 0xb010);
+	in.dex = fake_dex;
+	in.regs[12] = 0xd008;
+	put(stack, BASE + 24, 0xa010);              /* JIT: CFA rsp+32, RA at CFA-8 */
+	put(stack, BASE + 32 + 8, 0x4010);          /* I: CFA rsp+16, RA at CFA-8 */
+	in.regs[6] = BASE + 200;
+	put(stack, BASE + 200, BASE + 300);
+	put(stack, BASE + 208, 0);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 4);
+	UT_EQ_INT(st.frames[0].kind, FRAME_JIT);
+	UT_EQ_STR(st.frames[0].symbol, "Jit.m");
+	UT_ASSERT(!st.frames[0].art);
+	UT_EQ_INT(st.frames[1].kind, FRAME_NATIVE);
+	UT_EQ_STR(st.frames[1].symbol, "I");
+	UT_ASSERT(st.frames[1].art);
+	UT_EQ_INT(st.frames[2].kind, FRAME_INTERPRETED);
+	UT_EQ_STR(st.frames[2].symbol, "void A.b()");
+	UT_EQ_INT(st.frames[2].dex_pc, 3);
+	UT_EQ_INT(st.frames[2].line, 9);
+	UT_EQ_STR(st.frames[3].symbol, "F");
+	UT_ASSERT(!st.frames[1].note && !st.frames[2].note);
+
+	/* a dex address no registered dex holds: the interpreter's frame is stepped,
+	 * no method is made up */
+	input(&in, stack, sizeof(stack), 0xb010);
+	in.dex = fake_dex;
+	in.regs[6] = BASE + 200;
+	in.regs[12] = 0xdead;
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 3);
+	UT_EQ_STR(st.frames[2].symbol, "F");
 }
