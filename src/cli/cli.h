@@ -11,7 +11,7 @@
 #include "common/optrows.h"
 #include "config/config.h"
 
-/* Exit codes (README "Exit codes" and --help list the same). */
+/* Exit codes (docs/exit-codes.md and --help list the same). */
 enum exit_code {
 	EXIT_OK = 0,
 	EXIT_RUNTIME = 1,    /* kernel refused a load/attach, I/O failed mid-run */
