@@ -92,7 +92,7 @@ static const struct cli_command_rows command_rows[] = {
 	  "methods --match PATTERN [FILE | --pid N] [--json]",
 	  "Lists each compiled method and its file offset (an oatdump replacement), or every "
 	  "match of PATTERN and what was left out and why.",
-	  "# the compiled methods of services.odex whose name contains 'onStart'\n"
+	  "# the compiled methods of services.odex whose signature contains 'onStart'\n"
 	  "uprobestats methods /system/framework/oat/arm64/services.odex --filter onStart\n"
 	  "# what a pattern matches in what system_server maps\n"
 	  "uprobestats methods --match 'com.android.server.am.*.start*' --pid 1234\n"

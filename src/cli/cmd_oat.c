@@ -57,7 +57,7 @@ static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struc
 
 static const struct opt_row oat_row_v[] = {
 	{ "filter", 0, required_argument, KEEP_STR(filter),
-	  OPT_DOC(TRACE, "TEXT", "methods: only the methods whose name contains TEXT") },
+	  OPT_DOC(TRACE, "TEXT", "methods: only the methods whose signature contains TEXT") },
 	{ "json", 0, no_argument, SET_TRUE(json),
 	  OPT_DOC(OUTPUT, "", "JSON instead of text (with each method's frame and exit sites)") },
 	{ "dex-file", 0, required_argument, take_dex_file, 0,
