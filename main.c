@@ -40,6 +40,7 @@ static const struct cmd commands[] = {
 	{ "--help", cmd_help },
 	{ "-h", cmd_help },
 	{ CLI_CLOSER_COMMAND, cmd_closer },
+	{ CLI_MAN_COMMAND, cmd_man },
 	{ NULL, NULL },
 };
 

@@ -87,3 +87,10 @@ test-viewer: | deps-host
 	@$(TOP)/test/viewer/run.sh
 
 TEST_STAGES += test-e2e test-e2e-legacy test-tools test-viewer
+
+# docs/uprobestats.1 from the option rows (`uprobestats __man`); test_help.c
+# and test_readme.py fail when the committed page differs.
+.PHONY: man
+man: $(E2E_BIN)
+	@$(E2E_BIN) __man > $(TOP)/docs/uprobestats.1
+	@echo "  MAN     docs/uprobestats.1"

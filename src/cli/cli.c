@@ -98,8 +98,10 @@ static int take_help(void *ctx, const struct opt_row *row, const char *arg, stru
 	return OPT_ROW_STOP;
 }
 
-static const struct opt_row verbose_row[] = { { "verbose", 'v', no_argument, take_verbose, 0 } };
-static const struct opt_row help_row[] = { { "help", 'h', no_argument, take_help, 0 } };
+static const struct opt_row verbose_row[] = { { "verbose", 'v', no_argument, take_verbose, 0,
+	    OPT_DOC(OUTPUT, "", "debug logging on stderr (libbpf, verifier, resolution)") } };
+static const struct opt_row help_row[] = { { "help", 'h', no_argument, take_help, 0,
+	    OPT_DOC(OUTPUT, "", "this help") } };
 const struct opt_rows cli_verbose_rows = OPT_ROWS(verbose_row);
 const struct opt_rows cli_help_rows = OPT_ROWS(help_row);
 const struct opt_rows cli_no_rows = { NULL, 0 };
@@ -111,7 +113,8 @@ int cli_parse_rows(int argc, char **argv, const struct opt_use *uses, size_t n,
 	int rc = opt_rows_parse(argc, argv, uses, n, shorts, &e);
 
 	if (rc == OPT_ROW_STOP) {
-		cmd_help(0, NULL);
+		/* argv[0]: the command, or the program for `uprobestats [options] CONFIG` */
+		cli_print_command_help(stdout, cli_command_find(argv[0]));
 		return -1;
 	}
 	if (rc < 0) {

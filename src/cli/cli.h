@@ -6,11 +6,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/optrows.h"
 #include "config/config.h"
 
-/* Exit codes (README "Exit codes" and --help list the same). */
+/* Exit codes (docs/exit-codes.md and --help list the same). */
 enum exit_code {
 	EXIT_OK = 0,
 	EXIT_RUNTIME = 1,    /* kernel refused a load/attach, I/O failed mid-run */
@@ -52,17 +53,34 @@ int cli_parse_rows(int argc, char **argv, const struct opt_use *uses, size_t n,
 extern const struct opt_rows run_rows, trace_rows, sections_rows, traffic_rows, check_rows,
 	oat_rows, doctor_rows, check_objects_rows;
 
-/* What --help is checked against (test_help.c): per command, the tables it
- * parses with and the help sections ("NAME options") that document them;
- * "usage" is the lines at the top. */
+/* The short letters each command takes (its rows' short_name where listed):
+ * the command passes them to its parse, and its help prints them. */
+#define CLI_SHORTS_RUN "vh"
+#define CLI_SHORTS_PROCS "pnvh"      /* trace, sections, traffic */
+#define CLI_SHORTS_CHECK "vh"
+#define CLI_SHORTS_OAT "vh"          /* methods, resolve */
+#define CLI_SHORTS_DOCTOR "jh"
+#define CLI_SHORTS_OBJECTS "h"
+
+/* A command's help (cmd_misc.c): `CMD --help`, `help CMD` and the man page
+ * (docs/uprobestats.1, `uprobestats __man`) print it, the options from the
+ * rows of the tables it parses with (test_help.c checks both ways). */
 #define CLI_MAX_TABLES 6
 struct cli_command_rows {
 	const char *command;
-	const char *sections[3];
+	const char *shorts;          /* CLI_SHORTS_* */
+	const char *summary;         /* one line in the command list */
+	const char *usage;           /* after "usage: uprobestats ", lines split by \n */
+	const char *about;           /* its operands and what it does, or NULL */
+	const char *examples;        /* "# what it shows\nuprobestats CMD ...\n", one or more */
 	const struct opt_rows *tables[CLI_MAX_TABLES];
 };
 const struct cli_command_rows *cli_command_rows(size_t *n);
-const char *cli_help_text(void);
+/* The command called name (NULL: none); the help printers. */
+const struct cli_command_rows *cli_command_find(const char *name);
+void cli_print_command_help(FILE *f, const struct cli_command_rows *c);
+void cli_print_help(FILE *f);
+void cli_print_man(FILE *f);
 
 /* A bare name (no '/') that is not a file here is read from
  * /data/misc/uprobestats-configs/NAME, as the Android service does. */
@@ -117,5 +135,8 @@ int cmd_version(int argc, char **argv);
  * execs as `uprobestats __closer …` (probe/closer.h, CLOSER_COMMAND). */
 #define CLI_CLOSER_COMMAND "__closer"
 int cmd_closer(int argc, char **argv);
+/* Not a user command: prints the man page (make man writes docs/uprobestats.1). */
+#define CLI_MAN_COMMAND "__man"
+int cmd_man(int argc, char **argv);
 
 #endif

@@ -52,15 +52,24 @@ static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg,
 #define SET_TRUE(member) OPT_TRUE(struct check_opts, member)
 
 static const struct opt_row check_row_v[] = {
-	{ "no-resolve", 0, no_argument, SET_TRUE(no_resolve) },
-	{ "unsafe-any-symbol", 0, no_argument, SET_TRUE(unsafe_any_symbol) },
-	{ "to-binary", 0, required_argument, OPT_STR(struct check_opts, to_binary) },
-	{ "to-text", 0, no_argument, SET_TRUE(to_text) },
-	{ "config-format", 0, required_argument, take_config_format, 0 },
-	{ "config-era", 0, required_argument, take_config_era, 0 },
-	{ "guardrail", 0, required_argument, take_guardrail, 0 },
-	{ "exit-probes", 0, no_argument, SET_TRUE(exit_probes) },
-	{ "unsafe-uretprobe", 0, no_argument, SET_TRUE(unsafe_uretprobe) },
+	{ "no-resolve", 0, no_argument, SET_TRUE(no_resolve),
+	  OPT_DOC(TRACE, "", "do not open the probed files (check a phone's config anywhere)") },
+	{ "unsafe-any-symbol", 0, no_argument, SET_TRUE(unsafe_any_symbol),
+	  OPT_DOC(ADVANCED, "", "as for run: accept ELF symbols not proven to be functions") },
+	{ "to-binary", 0, required_argument, OPT_STR(struct check_opts, to_binary),
+	  OPT_DOC(OUTPUT, "FILE", "write the config as binary proto (what statsd pushes)") },
+	{ "to-text", 0, no_argument, SET_TRUE(to_text),
+	  OPT_DOC(OUTPUT, "", "print the config as textproto") },
+	{ "config-format", 0, required_argument, take_config_format, 0,
+	  OPT_DOC(ADVANCED, "text|binary|auto", "as for run") },
+	{ "config-era", 0, required_argument, take_config_era, 0,
+	  OPT_DOC(ADVANCED, "b|current|auto", "as for run") },
+	{ "guardrail", 0, required_argument, take_guardrail, 0,
+	  OPT_DOC(ANDROID, "auto|off|user", "the user-build method allowlist to check against") },
+	{ "exit-probes", 0, no_argument, SET_TRUE(exit_probes),
+	  OPT_DOC(ADVANCED, "", "as for run: the same probes are refused") },
+	{ "unsafe-uretprobe", 0, no_argument, SET_TRUE(unsafe_uretprobe),
+	  OPT_DOC(ADVANCED, "", "as for run") },
 };
 
 const struct opt_rows check_rows = OPT_ROWS(check_row_v);
@@ -70,7 +79,7 @@ static int parse_check_opts(int argc, char **argv, struct check_opts *o)
 	const struct opt_use uses[] = {
 		{ &check_rows, o }, { &cli_verbose_rows, NULL }, { &cli_help_rows, NULL },
 	};
-	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "vh");
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), CLI_SHORTS_CHECK);
 
 	if (rc != EXIT_OK)
 		return rc;

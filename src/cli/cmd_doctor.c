@@ -29,8 +29,10 @@ static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg,
 }
 
 static const struct opt_row doctor_row_v[] = {
-	{ "json", 'j', no_argument, take_json, 0 },
-	{ "guardrail", 0, required_argument, take_guardrail, 0 },
+	{ "json", 'j', no_argument, take_json, 0,
+	  OPT_DOC(OUTPUT, "", "the report as one JSON object") },
+	{ "guardrail", 0, required_argument, take_guardrail, 0,
+	  OPT_DOC(ANDROID, "auto|off|user", "the allowlist the report assumes (auto: the device's)") },
 };
 
 const struct opt_rows doctor_rows = OPT_ROWS(doctor_row_v);
@@ -43,7 +45,7 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor_opts o;
 	enum guardrail_mode gm;
 	const struct opt_use uses[] = { { &doctor_rows, &c }, { &cli_help_rows, NULL } };
-	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "jh");
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), CLI_SHORTS_DOCTOR);
 
 	if (rc != EXIT_OK)
 		return rc < 0 ? EXIT_OK : rc;

@@ -56,15 +56,24 @@ static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struc
 #define SET_TRUE(member) OPT_TRUE(struct oat_cli, member)
 
 static const struct opt_row oat_row_v[] = {
-	{ "filter", 0, required_argument, KEEP_STR(filter) },
-	{ "json", 0, no_argument, SET_TRUE(json) },
-	{ "dex-file", 0, required_argument, take_dex_file, 0 },
-	{ "resolver", 0, required_argument, take_resolver, 0 },
-	{ "oatdump", 0, required_argument, KEEP_STR(oatdump) },
-	{ "no-cache", 0, no_argument, SET_TRUE(no_cache) },
-	{ "cache-dir", 0, required_argument, KEEP_STR(cache_dir) },
-	{ "pid", 0, required_argument, take_pid, 0 },
-	{ "match", 0, required_argument, KEEP_STR(match) },
+	{ "filter", 0, required_argument, KEEP_STR(filter),
+	  OPT_DOC(TRACE, "TEXT", "methods: only the methods whose signature contains TEXT") },
+	{ "json", 0, no_argument, SET_TRUE(json),
+	  OPT_DOC(OUTPUT, "", "JSON instead of text (with each method's frame and exit sites)") },
+	{ "dex-file", 0, required_argument, take_dex_file, 0,
+	  OPT_DOC(ADVANCED, "JAR", "where to find the dex when it is not next to the oat") },
+	{ "resolver", 0, required_argument, take_resolver, 0,
+	  OPT_DOC(ADVANCED, "auto|builtin|oatdump", "the built-in reader, oatdump, or built-in first") },
+	{ "oatdump", 0, required_argument, KEEP_STR(oatdump),
+	  OPT_DOC(ADVANCED, "PATH", "the oatdump binary (default: oatdump on PATH)") },
+	{ "no-cache", 0, no_argument, SET_TRUE(no_cache),
+	  OPT_DOC(ADVANCED, "", "do not use the class -> file index cache of the search") },
+	{ "cache-dir", 0, required_argument, KEEP_STR(cache_dir),
+	  OPT_DOC(ADVANCED, "DIR", "where that cache lives") },
+	{ "pid", 0, required_argument, take_pid, 0,
+	  OPT_DOC(TRACE, "N", "search what process N has mapped (with FILE '-', or no FILE)") },
+	{ "match", 0, required_argument, KEEP_STR(match),
+	  OPT_DOC(TRACE, "PATTERN", "methods: what PATTERN matches, and what it leaves out and why") },
 };
 
 const struct opt_rows oat_rows = OPT_ROWS(oat_row_v);
@@ -74,7 +83,7 @@ static int parse(int argc, char **argv, struct oat_cli *o, int want_args)
 	const struct opt_use uses[] = {
 		{ &oat_rows, o }, { &cli_verbose_rows, NULL }, { &cli_help_rows, NULL },
 	};
-	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "vh");
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), CLI_SHORTS_OAT);
 
 	if (rc != EXIT_OK)
 		return rc;

@@ -77,7 +77,8 @@ static int take_kernel(void *ctx, const struct opt_row *row, const char *arg, st
 }
 
 static const struct opt_row check_objects_row_v[] = {
-	{ "kernel", 0, required_argument, take_kernel, 0 },
+	{ "kernel", 0, required_argument, take_kernel, 0,
+	  OPT_DOC(TRACE, "V", "check against kernel V (default the oldest supported, 4.14)") },
 };
 
 const struct opt_rows check_objects_rows = OPT_ROWS(check_objects_row_v);
@@ -87,7 +88,7 @@ int cmd_check_objects(int argc, char **argv)
 	unsigned kver = KF_OLDEST_KERNEL;
 	size_t objects = 0, problems = 0;
 	const struct opt_use uses[] = { { &check_objects_rows, &kver }, { &cli_help_rows, NULL } };
-	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), "h");
+	int rc = cli_parse_rows(argc, argv, uses, sizeof(uses) / sizeof(uses[0]), CLI_SHORTS_OBJECTS);
 
 	if (rc != EXIT_OK)
 		return rc < 0 ? EXIT_OK : rc;

@@ -95,20 +95,27 @@ struct sections_opts {
 #define SET_TRUE(member) OPT_TRUE(struct sections_opts, member)
 
 static const struct opt_row sections_row_v[] = {
-	{ "name", 'n', required_argument, KEEP_STR(name) },
-	{ "emit-config", 0, required_argument, KEEP_STR(emit) },
-	{ "boot-image", 0, required_argument, KEEP_STR(boot_image) },
-	{ "libandroid", 0, required_argument, KEEP_STR(libs[1]) },
-	{ "libcutils", 0, required_argument, KEEP_STR(libs[2]) },
-	{ "no-java", 0, no_argument, SET_TRUE(no_java) },
-	{ "no-native", 0, no_argument, SET_TRUE(no_native) },
+	{ "name", 'n', required_argument, KEEP_STR(name),
+	  OPT_DOC(TRACE, "NAME", "the process named NAME (its boot image and libraries are searched)") },
+	{ "emit-config", 0, required_argument, KEEP_STR(emit),
+	  OPT_DOC(OUTPUT, "FILE", "write the equivalent config and exit") },
+	{ "boot-image", 0, required_argument, KEEP_STR(boot_image),
+	  OPT_DOC(TRACE, "FILE", "the oat/odex holding android.os.Trace (default: the process's maps, then the boot image directories)") },
+	{ "libandroid", 0, required_argument, KEEP_STR(libs[1]),
+	  OPT_DOC(TRACE, "PATH", "the libandroid.so with ATrace_* (default: the process's)") },
+	{ "libcutils", 0, required_argument, KEEP_STR(libs[2]),
+	  OPT_DOC(TRACE, "PATH", "the libcutils.so with atrace_*_body (default: the process's)") },
+	{ "no-java", 0, no_argument, SET_TRUE(no_java),
+	  OPT_DOC(TRACE, "", "leave out android.os.Trace") },
+	{ "no-native", 0, no_argument, SET_TRUE(no_native),
+	  OPT_DOC(TRACE, "", "leave out the native ATrace_*/atrace_* functions") },
 };
 
 const struct opt_rows sections_rows = OPT_ROWS(sections_row_v);
 
 static int parse_opts(int argc, char **argv, struct sections_opts *o)
 {
-	int rc = run_opts_parse_cmd(argc, argv, &sections_rows, o, "pnvh", &o->run);
+	int rc = run_opts_parse_cmd(argc, argv, &sections_rows, o, CLI_SHORTS_PROCS, &o->run);
 
 	if (rc != EXIT_OK)
 		return rc;

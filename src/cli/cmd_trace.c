@@ -98,24 +98,35 @@ static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, 
 #define SET_TRUE(member) OPT_TRUE(struct trace_opts, member)
 
 static const struct opt_row trace_row_v[] = {
-	{ "ret", 0, no_argument, SET_TRUE(spec.ret) },
-	{ "args", 0, required_argument, take_args, 0 },
-	{ "atom", 0, required_argument, take_atom, 0 },
-	{ "emit-config", 0, required_argument, KEEP_STR(emit) },
-	{ "max-probes", 0, required_argument, take_max_probes, 0 },
-	{ "name", 'n', required_argument, KEEP_STR(spec.process_name) },
-	{ "count", 0, no_argument, SET_TRUE(spec.agg.on) },
-	{ "by", 0, required_argument, take_by, 0 },
-	{ "sum", 0, required_argument, take_sum, 0 },
-	{ "hist", 0, required_argument, take_hist, 0 },
-	{ "agg-keys", 0, required_argument, take_agg_keys, 0 },
+	{ "ret", 0, no_argument, SET_TRUE(spec.ret),
+	  OPT_DOC(TRACE, "", "exit probes too: the return value and duration of each call (never a uretprobe on Java code)") },
+	{ "args", 0, required_argument, take_args, 0,
+	  OPT_DOC(TRACE, "LIST", "argument positions to record: 0,2; POS:str reads a String (Java) or char * (native), up to 127 bytes") },
+	{ "atom", 0, required_argument, take_atom, 0,
+	  OPT_DOC(ANDROID, "ID", "the atom id for --statsd (trace sends no atoms otherwise)") },
+	{ "emit-config", 0, required_argument, KEEP_STR(emit),
+	  OPT_DOC(OUTPUT, "FILE", "write the equivalent config (textproto; binary for .pb) and exit; `uprobestats run FILE` runs it") },
+	{ "max-probes", 0, required_argument, take_max_probes, 0,
+	  OPT_DOC(ADVANCED, "N", "trace at most N methods (default 20000)") },
+	{ "name", 'n', required_argument, KEEP_STR(spec.process_name),
+	  OPT_DOC(TRACE, "NAME", "trace the process named NAME (as ps and pidof name it)") },
+	{ "count", 0, no_argument, SET_TRUE(spec.agg.on),
+	  OPT_DOC(TRACE, "", "count calls in the kernel instead of a record per call") },
+	{ "by", 0, required_argument, take_by, 0,
+	  OPT_DOC(TRACE, "KEYS", "count per pid, tid, uid, arg N or ret (comma-separated: pid,arg0)") },
+	{ "sum", 0, required_argument, take_sum, 0,
+	  OPT_DOC(TRACE, "WHAT", "sum arg N, ret or latency per key, in the kernel") },
+	{ "hist", 0, required_argument, take_hist, 0,
+	  OPT_DOC(TRACE, "WHAT", "a log2 histogram of arg N, ret or latency per key, in the kernel") },
+	{ "agg-keys", 0, required_argument, take_agg_keys, 0,
+	  OPT_DOC(ADVANCED, "N", "the kernel's count table holds N keys (default 10240)") },
 };
 
 const struct opt_rows trace_rows = OPT_ROWS(trace_row_v);
 
 static int parse_trace_opts(int argc, char **argv, struct trace_opts *o)
 {
-	int rc = run_opts_parse_cmd(argc, argv, &trace_rows, o, "pnvh", &o->run);
+	int rc = run_opts_parse_cmd(argc, argv, &trace_rows, o, CLI_SHORTS_PROCS, &o->run);
 
 	if (rc != EXIT_OK)
 		return rc;

@@ -71,18 +71,23 @@ static int take_agg_keys(void *ctx, const struct opt_row *row, const char *arg, 
 #define KEEP_STR(member) OPT_STR(struct traffic_opts, member)
 
 static const struct opt_row traffic_row_v[] = {
-	{ "uid", 0, required_argument, take_uid, 0 },
-	{ "lib", 0, required_argument, KEEP_STR(lib) },
-	{ "agg-keys", 0, required_argument, take_agg_keys, 0 },
-	{ "atom", 0, required_argument, take_atom, 0 },
-	{ "name", 'n', required_argument, KEEP_STR(name) },
+	{ "uid", 0, required_argument, take_uid, 0,
+	  OPT_DOC(TRACE, "U", "only the sockets of uid U") },
+	{ "lib", 0, required_argument, KEEP_STR(lib),
+	  OPT_DOC(TRACE, "PATH", "the libc to probe (default: the one the process maps)") },
+	{ "agg-keys", 0, required_argument, take_agg_keys, 0,
+	  OPT_DOC(ADVANCED, "N", "the kernel's table holds N sockets (default 10240)") },
+	{ "atom", 0, required_argument, take_atom, 0,
+	  OPT_DOC(ANDROID, "ID", "each row of each interval also as statsd atom ID") },
+	{ "name", 'n', required_argument, KEEP_STR(name),
+	  OPT_DOC(TRACE, "NAME", "the process named NAME (none: every process that maps the library)") },
 };
 
 const struct opt_rows traffic_rows = OPT_ROWS(traffic_row_v);
 
 static int parse_traffic_opts(int argc, char **argv, struct traffic_opts *o)
 {
-	int rc = run_opts_parse_cmd(argc, argv, &traffic_rows, o, "pnvh", &o->run);
+	int rc = run_opts_parse_cmd(argc, argv, &traffic_rows, o, CLI_SHORTS_PROCS, &o->run);
 
 	if (rc != EXIT_OK)
 		return rc;

@@ -24,7 +24,21 @@ struct opt_row {
 	 * (e left empty: the row printed its error itself) */
 	int (*take)(void *ctx, const struct opt_row *row, const char *arg, struct err *e);
 	size_t off;                  /* opt_set_*: the member's offset in ctx */
+	const char *doc;             /* OPT_DOC: its help (group, argument, text) */
 };
+
+/* A row's help, which `CMD --help` and the man page print from the rows
+ * (src/cli/cmd_misc.c): the group it is listed under, the argument's name
+ * ("" when it takes none) and a sentence or two, wrapped when printed:
+ * { "pid", 'p', required_argument, take_pid, 0,
+ *   OPT_DOC(TRACE, "N", "trace this process (repeatable)") }.
+ * Stored as one string: the group's byte, the argument, a tab, the text. */
+#define OPT_DOC(group, arg, text) .doc = OPT_GROUP_##group arg "\t" text
+#define OPT_GROUP_TRACE "\001"     /* what to trace */
+#define OPT_GROUP_OUTPUT "\002"    /* output */
+#define OPT_GROUP_ADVANCED "\003"  /* advanced */
+#define OPT_GROUP_ANDROID "\004"   /* Android service (statsd, atoms, guardrail) */
+#define OPT_GROUPS 4
 
 /* The takes of options that only keep their value: a bool at row->off set
  * true, a const char * at row->off set to the argument. */

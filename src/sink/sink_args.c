@@ -72,15 +72,23 @@ static int parse_profile_format(void *ctx, const struct opt_row *row, const char
 #define SET_TRUE(member) OPT_TRUE(struct sink_args, member)
 
 static const struct opt_row rows[] = {
-	{ "format", 0, required_argument, parse_format, 0 },
-	{ "output", 0, required_argument, KEEP_STR(output) },
-	{ "trace", 0, required_argument, KEEP_STR(trace) },
-	{ "trace-format", 0, required_argument, parse_trace_format, 0 },
-	{ "statsd", 0, optional_argument, parse_statsd, 0 },
-	{ "no-statsd", 0, no_argument, parse_no_statsd, 0 },
-	{ "statsd-wait", 0, required_argument, parse_statsd_wait, 0 },
-	{ "profile", 0, required_argument, KEEP_STR(profile) },
-	{ "profile-format", 0, required_argument, parse_profile_format, 0 },
+	{ "format", 0, required_argument, parse_format, 0,
+	  OPT_DOC(OUTPUT, "text|json", "events on stdout as aligned text or JSON Lines (default: text, unless statsd takes the events)") },
+	{ "output", 0, required_argument, KEEP_STR(output),
+	  OPT_DOC(OUTPUT, "FILE", "write those events to FILE instead of stdout") },
+	{ "trace", 0, required_argument, KEEP_STR(trace),
+	  OPT_DOC(OUTPUT, "FILE", "also write a trace to FILE (open it in Perfetto UI or chrome://tracing)") },
+	{ "trace-format", 0, required_argument, parse_trace_format, 0,
+	  OPT_DOC(OUTPUT, "json|systrace", "the --trace file's format (default json)") },
+	{ "statsd", 0, optional_argument, parse_statsd, 0,
+	  OPT_DOC(ANDROID, "PATH", "send atoms to statsd (default when /dev/socket/statsdw exists)") },
+	{ "no-statsd", 0, no_argument, parse_no_statsd, 0, OPT_DOC(ANDROID, "", "never send atoms") },
+	{ "statsd-wait", 0, required_argument, parse_statsd_wait, 0,
+	  OPT_DOC(ANDROID, "MS", "when statsd's queue is full, wait up to MS (0..10000, default 100) per atom for room instead of dropping it; 0: drop at once, like libstatssocket") },
+	{ "profile", 0, required_argument, KEEP_STR(profile),
+	  OPT_DOC(OUTPUT, "FILE|-", "at exit, the flat profile per method (calls, total, self, mean, p50, p99, max) to FILE ('-': stderr)") },
+	{ "profile-format", 0, required_argument, parse_profile_format, 0,
+	  OPT_DOC(OUTPUT, "text|json", "the profile's format") },
 };
 
 const struct opt_rows sink_args_rows = OPT_ROWS(rows);

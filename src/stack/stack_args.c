@@ -65,11 +65,16 @@ static int parse_art(void *ctx, const struct opt_row *row, const char *arg, stru
 }
 
 static const struct opt_row rows[] = {
-	{ "stack", 0, optional_argument, parse_stack, 0 },
-	{ "stack-mode", 0, required_argument, parse_mode, 0 },
-	{ "stack-bytes", 0, required_argument, parse_bytes, 0 },
-	{ "stacks", 0, required_argument, parse_folded, 0 },
-	{ "show-art-frames", 0, no_argument, parse_art, 0 },
+	{ "stack", 0, optional_argument, parse_stack, 0,
+	  OPT_DOC(OUTPUT, "FRAMES", "the call stack of every hit, up to FRAMES (32; max 64), unwound from a copy of the user stack (Java, CFI, frame pointers)") },
+	{ "stack-mode", 0, required_argument, parse_mode, 0,
+	  OPT_DOC(ADVANCED, "copy|kernel", "copy: as --stack says; kernel: compiled Java frames walked in BPF, the native callers above them unwound from a copy") },
+	{ "stack-bytes", 0, required_argument, parse_bytes, 0,
+	  OPT_DOC(ADVANCED, "N", "user stack bytes copied per hit (2048; 8..16384)") },
+	{ "stacks", 0, required_argument, parse_folded, 0,
+	  OPT_DOC(OUTPUT, "FILE", "at exit, the stacks counted in folded form (speedscope, flamegraph.pl); implies --stack") },
+	{ "show-art-frames", 0, no_argument, parse_art, 0,
+	  OPT_DOC(OUTPUT, "", "keep libart's own frames (interpreter, stubs) in stacks that hold Java frames") },
 };
 
 const struct opt_rows stack_args_rows = OPT_ROWS(rows);

@@ -22,7 +22,7 @@
 #define KVER_MINOR(v) ((v) & 0xff)
 
 /* The oldest kernel the tool supports: the legacy objects are built and
- * checked (make test) against it.  README's requirements say the same. */
+ * checked (make test) against it.  docs/requirements.md says the same. */
 #define KF_OLDEST_KERNEL KVER(4, 14)
 
 enum kfeature {            /* in the order of their first kernel */

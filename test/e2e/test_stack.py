@@ -20,7 +20,7 @@ def mapped(held, path, timeout=30):
     """held, once its process has mapped path (the target maps its code
     before its go line; uprobestats reads the mappings when it attaches, and a
     target that exits before its records are drained cannot be read later:
-    README Limits)."""
+    docs/limits.md)."""
     import time
     end = time.monotonic() + timeout
     want = os.path.realpath(path)

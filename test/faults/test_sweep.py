@@ -1,5 +1,5 @@
 """The hostile sweep (issue 26), before anything is attached: one meaning per
-exit code across commands and file kinds (the README table), check-objects on
+exit code across commands and file kinds (the table in docs/exit-codes.md), check-objects on
 what is no BPF object, --args past the registers, -p on a process that does
 not map the file, --ret on a tail call, check's task numbers, names (pidof's
 rule, the nearest), stripped files, and aliases over both symbol tables of

@@ -27,11 +27,11 @@ static int take_help(void *ctx, const struct opt_row *row, const char *arg, stru
 }
 
 static const struct opt_row own_v[] = {
-	{ "flag", 'f', no_argument, OPT_TRUE(struct opts, flag) },
-	{ "name", 'n', required_argument, OPT_STR(struct opts, name) },
-	{ "n", 0, required_argument, take_n, 0 },
+	{ "flag", 'f', no_argument, OPT_TRUE(struct opts, flag), OPT_DOC(TRACE, "", "f") },
+	{ "name", 'n', required_argument, OPT_STR(struct opts, name), OPT_DOC(TRACE, "N", "n") },
+	{ "n", 0, required_argument, take_n, 0, OPT_DOC(TRACE, "N", "n") },
 };
-static const struct opt_row help_v[] = { { "help", 'h', no_argument, take_help, 0 } };
+static const struct opt_row help_v[] = { { "help", 'h', no_argument, take_help, 0, OPT_DOC(OUTPUT, "", "h") } };
 static const struct opt_rows own = OPT_ROWS(own_v), help = OPT_ROWS(help_v);
 
 static int parse(struct opts *o, const char *shorts, struct err *e, int argc, ...)
