@@ -603,6 +603,29 @@ static void exit_unless_leak_checked(int rc)
 #endif
 }
 
+/* A method trace (--trace-format art or speedscope) is made of calls with
+ * both ends: every probe must record its calls' returns (call_return). */
+static int check_method_trace(const struct plan *plan, const struct run_opts *o)
+{
+	enum trace_format f = o->sinks.trace_format;
+
+	if (!o->sinks.trace || (f != TRACE_FORMAT_ART && f != TRACE_FORMAT_SPEEDSCOPE))
+		return EXIT_OK;
+	for (size_t i = 0; i < plan->n_probes; i++) {
+		const struct plan_probe *p = plan->probe_by_id[i];
+
+		if (p->prog->is_return && p->prog->record_kind)
+			continue;
+		p_err("--trace-format %s writes a method trace, which needs each call's entry "
+		      "and return: %s (%s) records %s; trace with --ret (call_return)",
+		      f == TRACE_FORMAT_ART ? "art" : "speedscope",
+		      p->desc.method && *p->desc.method ? p->desc.method : "?", p->program_name,
+		      p->prog->record_kind ? "only its entry" : "no calls");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
@@ -617,6 +640,8 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	struct err e = { 0 };
 	int rc, acct_rc;
 
+	if ((rc = check_method_trace(plan, o)) != EXIT_OK)
+		return rc;
 	raise_limits();
 	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
 		return rc;

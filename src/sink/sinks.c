@@ -5,11 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sink/art_trace_out.h"
 #include "sink/folded_out.h"
 #include "sink/jsonl_out.h"
 #include "sink/profile.h"
 #include "sink/sections.h"
 #include "sink/sink_ops.h"
+#include "sink/speedscope_out.h"
 #include "sink/statsd_sink.h"
 #include "sink/statsd_socket.h"
 #include "sink/text_out.h"
@@ -22,6 +24,8 @@ static const struct sink_ops *const table[] = {
 	&text_sink,
 	&jsonl_sink,
 	&trace_sink,
+	&art_trace_sink,
+	&speedscope_sink,
 	&folded_sink,
 	&profile_sink,
 };

@@ -73,6 +73,11 @@ struct probe_desc {
 	 * value the register section_value_reg (-1: none) of its r0..r9. */
 	uint8_t section;
 	int8_t section_value_reg;
+	/* The method as a method trace's key names it (sink/art_trace_out.h):
+	 * "class\tmethod\tsignature\tsource file" (Java: the dotted class, the
+	 * dex signature, the class's source file or ""; native: the library, the
+	 * demangled name, its parameter list or "()", ""), or NULL. */
+	const char *method_key;
 };
 
 /* What a probed trace-marker function does (config.h's enum trace_section
