@@ -298,6 +298,14 @@ static void art_sink_event(void *st, const struct event *ev)
 	art_trace_event(st, ev);
 }
 
+static void art_running(void *st, const struct running_call *c, size_t n, uint64_t end_ns)
+{
+	struct art_trace_out *t = st;
+
+	for (size_t i = 0; i < n; i++)
+		(void)call_seq_add_running(&t->calls, &c[i], end_ns);
+}
+
 static struct outbuf *art_output(void *st)
 {
 	return &((struct art_trace_out *)st)->o;
@@ -314,6 +322,7 @@ const struct sink_ops art_trace_sink = {
 	.wanted = art_wanted,
 	.open = art_sink_open,
 	.event = art_sink_event,
+	.running = art_running,
 	.output = art_output,
 	.own_losses = true,
 	.finish = art_sink_finish,

@@ -153,6 +153,21 @@ bool call_seq_add(struct call_seq *s, const struct event *ev)
 	return true;
 }
 
+bool call_seq_add_running(struct call_seq *s, const struct running_call *c, uint64_t end_ns)
+{
+	struct event ev = { .kind = EVENT_RETURN, .tid = c->tid, .probe = c->probe };
+	size_t n = s->n_calls;
+
+	if (!c->probe || c->enter_boot_ns > end_ns)
+		return false;
+	ev.boot_ns = end_ns;
+	ev.duration_ns = end_ns - c->enter_boot_ns;
+	call_seq_add(s, &ev);
+	if (s->n_calls > n)
+		s->calls[n].unroll = true;
+	return true;
+}
+
 /* ---- the replay ---- */
 
 /* By thread, then entry; at the same entry the longer (outer) call first,
@@ -179,7 +194,7 @@ static void close_to(struct open_stack *st, uint64_t until, call_seq_fn fn, void
 {
 	while (st->n && st->v[st->n - 1]->exit_ns <= until) {
 		struct call_seq_call *c = st->v[--st->n];
-		fn(ctx, c, CALL_EXIT, c->exit_ns);
+		fn(ctx, c, c->unroll ? CALL_UNROLL : CALL_EXIT, c->exit_ns);
 	}
 }
 

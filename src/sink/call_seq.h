@@ -8,7 +8,9 @@
  * it made when they enter at the same ns) and replayed as properly nested
  * enter/exit actions, thread by thread.  A call that would end after the
  * call enclosing it (which cannot happen on one thread: both ends are read
- * on that thread) is ended with it and counted in `clamped`.
+ * on that thread) is ended with it and counted in `clamped`.  Calls still
+ * running at the end (call_seq_add_running) end there with an unroll, as
+ * ART's method tracing ends the calls on the stack when it stops.
  *
  * Threads are numbered in the order they first appear, methods (one per
  * probe_desc) likewise; a thread keeps the last name it was seen with. */
@@ -31,6 +33,7 @@ struct call_seq_thread {
 struct call_seq_call {
 	uint64_t enter_ns, exit_ns;   /* CLOCK_BOOTTIME */
 	uint32_t thread, method;      /* indexes into threads[] and methods[] */
+	bool unroll;                  /* still running at the end: left by an unroll */
 };
 
 /* One index table: key -> index + 1 (0: free slot). */
@@ -61,6 +64,9 @@ enum call_action {
 
 /* Keeps ev when it is a return event of a probe (anything else: false). */
 bool call_seq_add(struct call_seq *s, const struct event *ev);
+
+/* A call still running at the end (end_ns): its exit is an unroll there. */
+bool call_seq_add_running(struct call_seq *s, const struct running_call *c, uint64_t end_ns);
 
 /* Calls fn for every action, thread by thread (in thread index order), each
  * thread's actions in time order, properly nested.  Sorts s->calls. */

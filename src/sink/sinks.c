@@ -326,6 +326,15 @@ static void summary_text_once(FILE *to, const struct probe_stats *rows, size_t n
 }
 
 
+void sinks_running_calls(struct sinks *s, const struct running_call *c, size_t n,
+			 uint64_t end_ns)
+{
+	FOR_OPEN(s, i) {
+		if (table[i]->running)
+			table[i]->running(s->st[i], c, n, end_ns);
+	}
+}
+
 int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
 		 FILE *err, struct err *e)
 {

@@ -157,6 +157,14 @@ static void speedscope_sink_event(void *st, const struct event *ev)
 	speedscope_event(st, ev);
 }
 
+static void speedscope_running(void *st, const struct running_call *c, size_t n, uint64_t end_ns)
+{
+	struct speedscope_out *t = st;
+
+	for (size_t i = 0; i < n; i++)
+		(void)call_seq_add_running(&t->calls, &c[i], end_ns);
+}
+
 static struct outbuf *speedscope_output(void *st)
 {
 	return &((struct speedscope_out *)st)->o;
@@ -173,6 +181,7 @@ const struct sink_ops speedscope_sink = {
 	.wanted = speedscope_wanted,
 	.open = speedscope_sink_open,
 	.event = speedscope_sink_event,
+	.running = speedscope_running,
 	.output = speedscope_output,
 	.own_losses = true,
 	.finish = speedscope_sink_finish,

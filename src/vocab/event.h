@@ -136,6 +136,15 @@ struct event {
 	const struct section_call *section; /* a trace-marker call (sections), or NULL */
 };
 
+/* A call still running when the run ended (exit probes: entered, no exit
+ * seen; a call left by a longjmp or an exception that no later call of the
+ * same probe on its thread revealed looks the same). */
+struct running_call {
+	uint32_t tid;
+	const struct probe_desc *probe;
+	uint64_t enter_boot_ns;  /* CLOCK_BOOTTIME of the entry */
+};
+
 /* One statsd atom: fields in wire order.  boot_ns is the event's timestamp. */
 struct atom {
 	int32_t atom_id;
