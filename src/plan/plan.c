@@ -258,7 +258,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		 r->flags_known ? "" : " assumed: no dex access flags",
 		 r->searched ? "file found by search" : "file from file_paths",
 		 r->warning[0] ? "; warning: " : "", r->warning);
-	p->method_key = method_key_java(r->signature, "");
+	p->method_key = method_key_java(r->signature, r->source_file);
 	rc = plan_string_args(p, r, err);
 	if (rc == 0 && p->cfg->has_section && p->cfg->has_section_name_arg &&
 	    p->cfg->section_name_arg >= 0 &&
@@ -285,6 +285,8 @@ static int locate(struct plan_probe *p, const struct plan_location *l)
 	p->string_native = l->string_native;
 	if (l->display)
 		p->desc.method = l->display;
+	if (l->java)
+		p->method_key = method_key_java(p->cfg->method_signature, l->source_file);
 	snprintf(p->note, sizeof(p->note), "%s", l->note ? l->note : "located by the plan source");
 	return 0;
 }

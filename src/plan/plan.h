@@ -120,6 +120,7 @@ struct plan_location {
 	uint8_t string_pos[4];
 	uint8_t string_native;
 	const char *display;              /* the method's full name for sinks; NULL: as configured */
+	const char *source_file;          /* Java: the class's source file, or NULL */
 	const char *note;
 };
 

@@ -1,11 +1,12 @@
 /* target_calls — a known call tree for method-trace writers (test_art_trace.py).
  *
- *   target_calls [--go-fifo PATH] DEPTH ROUNDS
+ *   target_calls [--go-fifo PATH] DEPTH ROUNDS [JUMP]
  *     ROUNDS times, on the main thread: ups_calls_rec(DEPTH), which recurses
  *     down to 1 and calls ups_calls_leaf at the bottom; then one thread
  *     named "calls-worker" does ups_calls_rec(2) once while main waits for
  *     it; then ups_calls_jump(), whose callee ups_calls_leaf2 leaves it by
- *     longjmp (neither returns: their calls are left unwound).
+ *     longjmp (neither returns: their calls are left unwound), unless JUMP
+ *     is 0.
  *   Prints the sum of the return values. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -59,8 +60,8 @@ int main(int argc, char **argv)
 	long depth, rounds, sum = 0, w = 0;
 	pthread_t t;
 
-	if (argc - argi != 2) {
-		fprintf(stderr, "usage: target_calls [--go-fifo PATH] DEPTH ROUNDS\n");
+	if (argc - argi != 2 && argc - argi != 3) {
+		fprintf(stderr, "usage: target_calls [--go-fifo PATH] DEPTH ROUNDS [JUMP]\n");
 		return 2;
 	}
 	depth = atol(argv[argi]);
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, worker, &w) != 0 || pthread_join(t, NULL) != 0)
 		return 1;
 	sum += w;
-	if (!setjmp(back))
+	if ((argc - argi == 2 || atol(argv[argi + 2])) && !setjmp(back))
 		sum += ups_calls_jump(7);
 	printf("%ld\n", sum);
 	return 0;
