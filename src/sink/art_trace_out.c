@@ -8,6 +8,7 @@
 
 #include "common/grow.h"
 #include "sink/sink_ops.h"
+#include "sink/summary.h"
 
 #define ART_VERSION 2
 #define ART_HEADER_LEN 32
@@ -272,6 +273,11 @@ void art_trace_close(struct art_trace_out *t)
 	records(t, t->calls.first_ns);
 	if (t->renumbered)
 		say_renumbered(t);
+	if (t->unwound && t->warn)
+		fprintf(t->warn, "uprobestats: warning: trace: %" PRIu64 " call(s) left by an "
+			"exception or a longjmp, which a later call of the same function on its "
+			"thread revealed, are not in the method trace (the probes keep no record "
+			"of them, only their count: see the summary)\n", t->unwound);
 	outbuf_finish(&t->o, OUTBUF_CLOSE_WAIT_MS);
 	outbuf_free(&t->o);
 	free(t->acts);
@@ -306,6 +312,14 @@ static void art_running(void *st, const struct running_call *c, size_t n, uint64
 		(void)call_seq_add_running(&t->calls, &c[i], end_ns);
 }
 
+static void art_probe_rows(void *st, const struct probe_stats *rows, size_t n)
+{
+	struct art_trace_out *t = st;
+
+	for (size_t i = 0; i < n; i++)
+		t->unwound += rows[i].unwound;
+}
+
 static struct outbuf *art_output(void *st)
 {
 	return &((struct art_trace_out *)st)->o;
@@ -325,5 +339,6 @@ const struct sink_ops art_trace_sink = {
 	.running = art_running,
 	.output = art_output,
 	.own_losses = true,
+	.probe_rows = art_probe_rows,
 	.finish = art_sink_finish,
 };

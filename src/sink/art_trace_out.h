@@ -40,6 +40,7 @@ struct art_trace_out {
 	uint16_t *thread_ids;        /* per call_seq thread: the id written */
 	uint32_t renumbered;         /* threads given another id */
 	uint64_t written;            /* records written */
+	uint64_t unwound;            /* calls the exit probes saw left (not in the file) */
 };
 
 int art_trace_open(struct art_trace_out *t, FILE *f, struct err *e);

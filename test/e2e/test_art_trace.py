@@ -178,6 +178,26 @@ def test_art_trace_of_native_calls_read_by_dmtracedump_and_android_studio():
        "the method list: the four functions called")
 
 
+def test_art_trace_says_which_unwound_calls_it_cannot_show():
+    """Two longjmps out of ups_calls_jump: the second call's entry reveals the first
+    as left (the exit probes count it, keep nothing else), so only the second
+    pair is in the file, unrolled at the end, and the run says how many are not."""
+    tmp = tmpdir()
+    path = os.path.join(tmp, "jumps.trace")
+    held = Held(tmp, "target_calls", ["1", "1", "2"])
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", "art",
+                              "--quiet", f"{target('target_calls')}:ups_calls_*"],
+                       stdout=subprocess.DEVNULL)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    seqs, _ = both_readers(path)
+    jump, leaf2 = "target_calls.ups_calls_jump ()", "target_calls.ups_calls_leaf2 ()"
+    eq(seqs.get("target_calls"),
+       rec_tree(1) + [("ent", jump), ("ent", leaf2), ("unr", leaf2), ("unr", jump)],
+       "main thread: the calls the probes kept")
+    check("2 call(s) left by an exception or a longjmp" in u.stderr()
+          and "not in the method trace" in u.stderr(), "said: " + u.stderr())
+
+
 def studio_tid(studio, name):
     return next(t for t, n in studio["threads"].items() if n == name)
 

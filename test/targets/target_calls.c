@@ -5,8 +5,8 @@
  *     down to 1 and calls ups_calls_leaf at the bottom; then one thread
  *     named "calls-worker" does ups_calls_rec(2) once while main waits for
  *     it; then ups_calls_jump(), whose callee ups_calls_leaf2 leaves it by
- *     longjmp (neither returns: their calls are left unwound), unless JUMP
- *     is 0.
+ *     longjmp (neither returns: their calls are left unwound); JUMP times
+ *     (default 1).
  *   Prints the sum of the return values. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -71,8 +71,9 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, worker, &w) != 0 || pthread_join(t, NULL) != 0)
 		return 1;
 	sum += w;
-	if ((argc - argi == 2 || atol(argv[argi + 2])) && !setjmp(back))
-		sum += ups_calls_jump(7);
+	for (long k = argc - argi == 2 ? 1 : atol(argv[argi + 2]); k > 0; k--)
+		if (!setjmp(back))
+			sum += ups_calls_jump(7);
 	printf("%ld\n", sum);
 	return 0;
 }
