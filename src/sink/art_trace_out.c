@@ -265,7 +265,8 @@ void art_trace_close(struct art_trace_out *t)
 		return;
 	t->renumbered = number_threads(t);
 	call_seq_replay(&t->calls, gather, t);
-	qsort(t->acts, t->n_acts, sizeof(*t->acts), by_time);
+	if (t->n_acts)
+		qsort(t->acts, t->n_acts, sizeof(*t->acts), by_time);
 	overflow = t->calls.lost || t->n_acts < 2 * t->calls.n_calls ||
 		   elapsed_us(&t->calls) > UINT32_MAX;
 	key_section(t, overflow);

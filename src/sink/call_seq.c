@@ -202,7 +202,8 @@ void call_seq_replay(struct call_seq *s, call_seq_fn fn, void *ctx)
 {
 	struct open_stack st = { 0 };
 
-	qsort(s->calls, s->n_calls, sizeof(*s->calls), by_thread_entry);
+	if (s->n_calls)
+		qsort(s->calls, s->n_calls, sizeof(*s->calls), by_thread_entry);
 	for (size_t i = 0; i < s->n_calls; i++) {
 		struct call_seq_call *c = &s->calls[i];
 

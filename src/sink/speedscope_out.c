@@ -72,8 +72,7 @@ static void begin_profile(struct speedscope_out *s, uint32_t thread)
 	struct json_out *j = &s->j;
 	char name[CALL_SEQ_NAME_MAX + 64];
 
-	snprintf(name, sizeof(name), "%s (tid %u, pid %u)", th->name[0] ? th->name : "thread",
-		 th->tid, th->pid);
+	snprintf(name, sizeof(name), "%s (tid %u)", th->name[0] ? th->name : "thread", th->tid);
 	s->cur_thread = thread;
 	s->cur_end = 0;
 	json_object_begin(j);

@@ -3,7 +3,7 @@
  * Left Heavy and Sandwich views sum the calls of a method:
  *
  *   {"$schema": …, "shared": {"frames": [{"name", "file"}, …]},
- *    "profiles": [{"type": "evented", "name": "<thread> (tid N, pid P)",
+ *    "profiles": [{"type": "evented", "name": "<thread> (tid N)",
  *                  "unit": "nanoseconds", "startValue", "endValue",
  *                  "events": [{"type": "O"|"C", "frame", "at"}, …]}, …],
  *    "name", "activeProfileIndex": 0, "exporter": "uprobestats"}
