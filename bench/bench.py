@@ -38,6 +38,10 @@ burst.
               and at each of its return instructions in the same libc; the
               issue's goal (<= 1.1x the floor's CPU per call) checked, and the
               rows it printed with --interval 1 (keys x intervals, not calls).
+  tracefiles  `trace --ret` on target_nested writing each trace format (json, art,
+              speedscope) over the same calls: file bytes, bytes per call, the
+              time the writing takes at exit; ART's bytes per record beyond its
+              key section against the goal (<= 14).
   resolve     `methods` and `resolve` on the largest test oat files: ms per MB.
   footprint   binary size per arch and peak RSS (from throughput, or a short run).
 Each prints its table and appends it, with the date, machine and kernel, to the
@@ -1303,11 +1307,69 @@ def bench_traffic():
     return "\n".join(rows)
 
 
+# ---- tracefiles: size and writing time of the trace formats, same calls ----------
+
+TRACEFILE_CALLS = int(os.environ.get("BENCH_TRACEFILE_CALLS") or 20000)
+ART_MAX_BYTES_PER_RECORD = 14
+
+
+def tracefile_run(tmp, fmt, ext):
+    """`trace --ret` over target_nested's 3 functions, TRACEFILE_CALLS outer calls,
+    writing the trace as fmt: (file bytes, seconds from the target's end to
+    uprobestats' exit: the writing at exit, delivered events)."""
+    binary = target("target_nested")
+    path = os.path.join(tmp, "calls" + ext)
+    held = Held(tmp, "target_nested", [str(TRACEFILE_CALLS)])
+    t = Tracer([BIN, "trace", "--ret", "--pid", str(held.pid), "--format", "json",
+                "--output", os.devnull, "--profile", os.devnull, "--trace", path,
+                "--trace-format", fmt, f"{binary}:ups_nest_*"], "attached")
+    held.go()
+    held.wait(600)
+    t0 = time.monotonic()
+    t.proc.wait(600)        # it ends by itself once its target has exited
+    secs = time.monotonic() - t0
+    t.drain.join(60)
+    err = "".join(t.err)
+    _, delivered, _, _ = summary_row(err)
+    return os.path.getsize(path), secs, delivered, path
+
+
+def art_key_len(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    return data.index(b"*end\n") + len(b"*end\n")
+
+
+def bench_tracefiles():
+    """One run per format over the same calls, side by side: file bytes, bytes per
+    call, the time from the target's end to the file being complete; ART's
+    bytes per record beyond its key section checked against the goal."""
+    tmp = tmpdir()
+    rows = [f"### Trace files (`trace --ret`, target_nested: {TRACEFILE_CALLS} outer calls, "
+            "3 functions each)", "",
+            "| format | file bytes | calls | bytes/call | exit to file complete |",
+            "|---|---:|---:|---:|---:|"]
+    art = None
+    for fmt, ext in (("json", ".json"), ("art", ".trace"), ("speedscope", ".speedscope.json")):
+        size, secs, delivered, path = tracefile_run(tmp, fmt, ext)
+        per = size / delivered if delivered else float("nan")
+        rows.append(f"| {fmt} | {size} | {delivered} | {per:.1f} | {secs:.2f}s |")
+        if fmt == "art":
+            key = art_key_len(path)
+            art = ((size - key) / (2 * delivered) if delivered else float("inf"), key)
+    per_record, key = art
+    rows += ["", f"ART: {per_record:.2f} bytes per record beyond its {key}-byte key section "
+             f"(goal <= {ART_MAX_BYTES_PER_RECORD}: "
+             f"{'met' if per_record <= ART_MAX_BYTES_PER_RECORD else 'NOT met'}); "
+             "records are written at exit, when the key section is known."]
+    return "\n".join(rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "nested", "accuracy", "throughput",
                                       "startup", "resolve", "footprint", "many", "exit",
-                                      "burst", "traffic"])
+                                      "burst", "traffic", "tracefiles"])
     ap.add_argument("--results", help="markdown file to append to")
     ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
     a = ap.parse_args()
@@ -1335,6 +1397,8 @@ def main():
         sections.append(bench_burst())
     if a.which in ("all", "traffic"):
         sections.append(bench_traffic())
+    if a.which in ("all", "tracefiles"):
+        sections.append(bench_tracefiles())
     if a.which in ("all", "resolve"):
         sections.append(bench_resolve())
     if a.which in ("all", "footprint"):

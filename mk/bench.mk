@@ -3,6 +3,7 @@
 #
 #   make bench          every benchmark (bench/bench.py); appends to bench/RESULTS.md
 #   make bench BENCH=perhit   one of: perhit nested accuracy throughput startup resolve
+#                             tracefiles
 #                             footprint many exit burst
 #   make fuzz-campaign  every fuzzer to FUZZ_RUNS executions or FUZZ_CAP seconds each
 #

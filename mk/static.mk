@@ -89,12 +89,14 @@ HOT_PATH       := src/sink/% src/vocab/% src/probe/intake src/catalog/record_kin
 		  src/catalog/fields src/probe/atoms
 # Code that runs once per invocation, before anything is attached or after everything is
 # detached (the command table, option rows, help, config parsing and validation, doctor,
-# device properties): -Oz, clang's smallest (~4 KiB less per binary than -Os).  Resolution,
+# device properties; the method-trace writers, which write their files at exit): -Oz,
+# clang's smallest (~4 KiB less per binary than -Os).  Resolution,
 # the code cache, unwinding, the session and the plan's pattern matching stay -Os: their
 # speed is in `make bench` (startup, resolve, exit).  ART's debugger interface
 # (code/artdebug) is read at attach and on a JIT or dex miss only: -Oz too.
 COLD_PATH      := main src/cli/% src/config/% src/sys/doctor src/sys/privilege \
-		  src/sys/properties src/sys/propfile src/code/artdebug src/sys/procmem
+		  src/sys/properties src/sys/propfile src/code/artdebug src/sys/procmem \
+		  src/plan/method_key src/sink/art_trace_out src/sink/speedscope_out
 # -z norelro: no PT_GNU_RELRO, whose end GNU ld aligns to a page by padding the file before
 # the data segment (up to 16 KiB on arm64, ~11 KiB of it here).  Only a dynamic loader (or
 # glibc's static start-up) makes that range read-only; musl's static start-up never does

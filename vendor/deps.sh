@@ -53,6 +53,11 @@ declare -A need=(
 	[protobuf-compiler]=/usr/bin/protoc
 	# test_traffic: a dummy interface with an IPv6 address in a private network namespace
 	[iproute2]=/usr/sbin/ip
+	# test_art_trace: the ART method-trace files read by dmtracedump and by Android
+	# Studio's parser (../shared/tools/art-trace-reader: javac, Guava)
+	[dmtracedump]=/usr/bin/dmtracedump
+	[default-jdk-headless]=/usr/bin/javac
+	[libguava-java]=/usr/share/java/guava.jar
 )
 missing=()
 for pkg in "${!need[@]}"; do

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
 #include "cli/self_atoms.h"
+#include "common/grow.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
 #include "probe/accounting.h"
@@ -59,6 +60,7 @@ struct run_state {
 	int32_t error_atom;
 	bool error_sent;
 	struct agg_reader *agg;      /* the in-kernel aggregations (NULL: none) */
+	bool method_trace;           /* --trace-format art/speedscope: running calls too */
 };
 
 /* Events an output loses (a full queue, a failed write) come back one by one
@@ -328,6 +330,47 @@ static void report_output_errors(const struct run_state *rs, const struct err *f
 		p_err("%s", first->msg);
 }
 
+struct running_list {
+	const struct plan *plan;
+	struct running_call *v;
+	size_t n, cap;
+	int64_t mono_to_boot;
+};
+
+static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t entry_ns)
+{
+	struct running_list *l = ctx;
+
+	if (grow_array(&l->v, &l->cap, l->n + 1, 64) < 0)
+		return;
+	l->v[l->n++] = (struct running_call){
+		.tid = tid, .probe = &l->plan->probe_by_id[probe_id]->desc,
+		.enter_boot_ns = entry_ns + (uint64_t)l->mono_to_boot,
+	};
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A method trace ends the calls still running (exit probes) with an unroll. */
+static void hand_running_calls(struct run_state *rs)
+{
+	uint64_t mono = now_ns(CLOCK_MONOTONIC), boot = now_ns(CLOCK_BOOTTIME);
+	struct running_list l = { .plan = rs->plan, .mono_to_boot = (int64_t)(boot - mono) };
+
+	if (!rs->method_trace)
+		return;
+	(void)session_pending_each(rs->session, add_running, &l);
+	if (l.n)
+		sinks_running_calls(rs->sinks, l.v, l.n, boot);
+	free(l.v);
+}
+
 static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		  int32_t polled_atom)
 {
@@ -341,6 +384,7 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		return EXIT_RUNTIME;
 	if (polled_atom)
 		accounting_polled_atoms(plan, st, polled_atom, send_atom, rs);
+	hand_running_calls(rs);
 	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
 	free(rows);
 	if (!quiet)
@@ -603,6 +647,29 @@ static void exit_unless_leak_checked(int rc)
 #endif
 }
 
+/* A method trace (--trace-format art or speedscope) is made of calls with
+ * both ends: every probe must record its calls' returns (call_return). */
+static int check_method_trace(const struct plan *plan, const struct run_opts *o)
+{
+	enum trace_format f = o->sinks.trace_format;
+
+	if (!o->sinks.trace || (f != TRACE_FORMAT_ART && f != TRACE_FORMAT_SPEEDSCOPE))
+		return EXIT_OK;
+	for (size_t i = 0; i < plan->n_probes; i++) {
+		const struct plan_probe *p = plan->probe_by_id[i];
+
+		if (p->prog->is_return && p->prog->record_kind)
+			continue;
+		p_err("--trace-format %s writes a method trace, which needs each call's entry "
+		      "and return: %s (%s) records %s; trace with --ret (call_return)",
+		      f == TRACE_FORMAT_ART ? "art" : "speedscope",
+		      p->desc.method && *p->desc.method ? p->desc.method : "?", p->program_name,
+		      p->prog->record_kind ? "only its entry" : "no calls");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int run_plan(const struct plan *plan, const struct run_opts *o)
 {
 	struct session_opts so = { .ringbuf_bytes = o->ringbuf_size,
@@ -612,11 +679,16 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .interrupted = stop_signal_pending,
 				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
-				.error_atom = (int32_t)o->error_atom };
+				.error_atom = (int32_t)o->error_atom,
+				.method_trace = o->sinks.trace &&
+						(o->sinks.trace_format == TRACE_FORMAT_ART ||
+						 o->sinks.trace_format == TRACE_FORMAT_SPEEDSCOPE) };
 	struct run_files files = { 0 };
 	struct err e = { 0 };
 	int rc, acct_rc;
 
+	if ((rc = check_method_trace(plan, o)) != EXIT_OK)
+		return rc;
 	raise_limits();
 	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
 		return rc;

@@ -90,6 +90,7 @@ static int to_methods(const struct pattern_matches *m, struct trace_matches *out
 			.n_params = x->n_params,
 			.symbol = x->raw_name ? x->raw_name : x->name,
 			.display = x->name,
+			.source_file = x->source_file,
 		};
 	}
 	return EXIT_OK;

@@ -111,6 +111,7 @@ struct pattern_match {
 	char **param_descs;         /* n_params descriptors */
 	uint32_t n_params;
 	uint32_t dex_method_idx;
+	char *source_file;          /* Java: the class's source file ("Foo.java"), or NULL */
 	enum match_left_out left_out;
 	char *left_out_detail;      /* NULL or e.g. "shares code with: void a.B.d()" */
 	uint64_t dev, ino;          /* the file's identity (two paths of one file are one) */

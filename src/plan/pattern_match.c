@@ -15,6 +15,7 @@
 #include "code/codefile.h"
 #include "common/grow.h"
 #include "formats/dex.h"
+#include "formats/dex_debug.h"
 #include "formats/oat.h"
 #include "formats/oat_dexfile.h"
 #include "formats/oat_methods.h"
@@ -31,6 +32,7 @@ void pattern_match_clear(struct pattern_match *x)
 		free(x->param_descs[k]);
 	free(x->param_descs);
 	free(x->left_out_detail);
+	free(x->source_file);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -399,6 +401,11 @@ static int emit_cand(struct java_ctx *x, const struct cand *c, size_t max,
 	}
 	pm.path = strdup(x->path);
 	pm.name = strdup(sig);
+	const char *src = dex_class_source_file(d, c->cdi);
+	if (src && !(pm.source_file = strdup(src))) {
+		pattern_match_clear(&pm);
+		return -ENOMEM;
+	}
 	if (!pm.path || !pm.name || fill_descs(d, c->midx, &pm) || pattern_push(out, &pm, max)) {
 		pattern_match_clear(&pm);
 		return -ENOMEM;

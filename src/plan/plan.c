@@ -9,6 +9,7 @@
 #include "config/schema.h"
 #include "formats/elf.h"
 #include "plan/exits.h"
+#include "plan/method_key.h"
 #include "records.h"
 #include "resolve/java_resolve.h"
 #include "resolve/native.h"
@@ -257,6 +258,7 @@ static int resolve_java(struct plan_probe *p, const struct plan_opts *po, pid_t 
 		 r->flags_known ? "" : " assumed: no dex access flags",
 		 r->searched ? "file found by search" : "file from file_paths",
 		 r->warning[0] ? "; warning: " : "", r->warning);
+	p->method_key = method_key_java(r->signature, r->source_file);
 	rc = plan_string_args(p, r, err);
 	if (rc == 0 && p->cfg->has_section && p->cfg->has_section_name_arg &&
 	    p->cfg->section_name_arg >= 0 &&
@@ -283,6 +285,8 @@ static int locate(struct plan_probe *p, const struct plan_location *l)
 	p->string_native = l->string_native;
 	if (l->display)
 		p->desc.method = l->display;
+	if (l->java)
+		p->method_key = method_key_java(p->cfg->method_signature, l->source_file);
 	snprintf(p->note, sizeof(p->note), "%s", l->note ? l->note : "located by the plan source");
 	return 0;
 }
@@ -423,6 +427,10 @@ static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t
 		 : is_java_probe(p->cfg) ? resolve_java(p, po, pid, nc, err)
 		 : resolve_native(p, po, pid, nc, err);
 
+	if (rc == 0 && !p->method_key)
+		p->method_key = p->java ? method_key_java(p->cfg->method_signature, "")
+				: method_key_native(p->path, p->cfg->method_signature);
+	p->desc.method_key = p->method_key;
 	if (rc == 0)
 		rc = plan_section(p, err);
 	return rc < 0 ? rc : plan_choose_exits(p, po, err);
@@ -686,8 +694,10 @@ void plan_free(struct plan *plan)
 	if (!plan)
 		return;
 	for (size_t i = 0; i < plan->n_tasks; i++) {
-		for (size_t j = 0; j < plan->tasks[i].n_probes; j++)
+		for (size_t j = 0; j < plan->tasks[i].n_probes; j++) {
 			free(plan->tasks[i].probes[j].exit_offsets);
+			free(plan->tasks[i].probes[j].method_key);
+		}
 		free(plan->tasks[i].probes);
 		free(plan->tasks[i].pids);
 	}

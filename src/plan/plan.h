@@ -73,6 +73,7 @@ struct plan_probe {
 	uint32_t traffic_op;              /* the traffic program: enum ups_traffic_op */
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
+	char *method_key;                 /* desc.method_key (plan/method_key.h); owned */
 	struct probe_desc desc;           /* points into this struct */
 };
 
@@ -120,6 +121,7 @@ struct plan_location {
 	uint8_t string_pos[4];
 	uint8_t string_native;
 	const char *display;              /* the method's full name for sinks; NULL: as configured */
+	const char *source_file;          /* Java: the class's source file, or NULL */
 	const char *note;
 };
 

@@ -232,7 +232,8 @@ static void fill_location(struct plan_location *l, const struct trace_method *m,
 	*l = (struct plan_location){
 		.path = m->path, .offset = m->offset, .code_size = m->code_size,
 		.machine = m->machine, .java = m->java, .abi = abi_of(m),
-		.display = m->display, .note = "matched by a trace pattern",
+		.display = m->display, .source_file = m->source_file,
+		.note = "matched by a trace pattern",
 	};
 	memset(l->string_reg, 0xff, sizeof(l->string_reg));
 	memset(l->string_pos, 0xff, sizeof(l->string_pos));

@@ -87,6 +87,7 @@ struct trace_method {
 	size_t n_params;
 	const char *symbol;                /* native: the ELF symbol (mangled) */
 	const char *display;               /* the signature, or the (demangled) symbol */
+	const char *source_file;           /* Java: the class's source file, or NULL */
 	/* sections: the probe's section, section_name_arg, section_value_arg
 	 * (config.h; -1: none) */
 	int32_t section;

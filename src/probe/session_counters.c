@@ -146,7 +146,7 @@ int session_probe_histogram(const struct session *s, uint32_t probe_id,
 /* The pending-call stacks are shared by every copy of the object (the
  * primary's map): one walk over (thread, probe) keys.  A legacy object
  * keeps fewer calls per stack: the value size says how many. */
-int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *oldest_ns)
+int session_pending_each(const struct session *s, session_pending_fn fn, void *ctx)
 {
 	struct ups_entry_key key, next;
 	struct bpf_map *map = NULL;
@@ -156,8 +156,6 @@ int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *
 
 	if (!s)
 		return -ENOENT;
-	memset(running, 0, s->plan->n_probes * sizeof(*running));
-	memset(oldest_ns, 0, s->plan->n_probes * sizeof(*oldest_ns));
 	for (size_t i = 0; i < s->n_objects && !map; i++)
 		if (s->objects[i].primary)
 			map = bpf_object__find_map_by_name(s->objects[i].primary,
@@ -179,11 +177,34 @@ int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *
 		for (uint32_t d = 0; d < st->depth && d < depth_max; d++) {
 			uint64_t t;
 			memcpy(&t, val + 8 + d * sizeof(struct ups_pending_call) + 8, sizeof(t));
-			running[key.probe_id]++;
-			if (!oldest_ns[key.probe_id] || t < oldest_ns[key.probe_id])
-				oldest_ns[key.probe_id] = t;
+			fn(ctx, key.tid, key.probe_id, t);
 		}
 	}
 	free(val);
 	return found;
+}
+
+struct pending_totals {
+	uint64_t *running, *oldest_ns;
+};
+
+static void add_pending(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t entry_ns)
+{
+	struct pending_totals *p = ctx;
+
+	(void)tid;
+	p->running[probe_id]++;
+	if (!p->oldest_ns[probe_id] || entry_ns < p->oldest_ns[probe_id])
+		p->oldest_ns[probe_id] = entry_ns;
+}
+
+int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *oldest_ns)
+{
+	struct pending_totals p = { running, oldest_ns };
+
+	if (!s)
+		return -ENOENT;
+	memset(running, 0, s->plan->n_probes * sizeof(*running));
+	memset(oldest_ns, 0, s->plan->n_probes * sizeof(*oldest_ns));
+	return session_pending_each(s, add_pending, &p);
 }

@@ -98,6 +98,7 @@ static void fill_from_lookup(const struct oat_lookup_result *lr, struct java_res
 	r->is_static = lr->access_flags & DEX_ACC_STATIC;
 	r->dex_method_idx = lr->method_idx;
 	memcpy(r->signature, lr->signature, sizeof(r->signature));
+	memcpy(r->source_file, lr->source_file, sizeof(r->source_file));
 	memcpy(r->ret_desc, lr->ret_desc, sizeof(r->ret_desc));
 	memcpy(r->params, lr->params, sizeof(r->params));
 	r->n_params = lr->n_params;

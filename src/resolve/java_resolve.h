@@ -83,6 +83,7 @@ struct java_resolution {
 	uint32_t n_sharers;             /* other methods sharing this code */
 	char notes[2048];               /* verbose: file choice, header/record layouts, ... */
 	char warning[1536];             /* empty, or de-dup / Thumb warnings */
+	char source_file[256];          /* the class's source file, "" when none or unknown */
 };
 
 int java_resolve(const struct java_resolve_opts *opts, struct java_resolution *out,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "formats/dex.h"
+#include "formats/dex_debug.h"
 #include "formats/oat_methods.h"
 
 #define COMPILE_HINT                                                                    \
@@ -231,6 +232,8 @@ int oat_lookup_method(const struct oat_file *o, struct oat_dexset *ds, const str
 		if (find_class(d, sig, a, &out->cdi))
 			continue;
 		out->dex_i = di;
+		const char *src = dex_class_source_file(d, out->cdi);
+		snprintf(out->source_file, sizeof(out->source_file), "%s", src ? src : "");
 		rc = find_in_class(d, out->cdi, sig, out, &nm, others, sizeof(others), err);
 		if (rc == -ENOENT) {
 			out->kind = OAT_LOOKUP_NO_METHOD;

@@ -39,6 +39,7 @@ struct oat_lookup_result {
 	uint32_t n_params;
 	uint32_t n_sharers;         /* other methods sharing the code (de-duplication) */
 	char sharers[1024];         /* their signatures, "; "-separated (truncated) */
+	char source_file[256];      /* the class's source file ("Foo.java"), "" when none */
 };
 
 /* err always says what happened when the result is not FOUND. */

@@ -79,7 +79,7 @@ static const struct opt_row rows[] = {
 	{ "trace", 0, required_argument, KEEP_STR(trace),
 	  OPT_DOC(OUTPUT, "FILE", "also write a trace to FILE (open it in Perfetto UI or chrome://tracing)") },
 	{ "trace-format", 0, required_argument, parse_trace_format, 0,
-	  OPT_DOC(OUTPUT, "json|systrace", "the --trace file's format (default json)") },
+	  OPT_DOC(OUTPUT, "F", "the --trace file's format: json (Chrome JSON, the default), systrace, art (ART's method trace: Android Studio, dmtracedump) or speedscope (a profile per thread); art and speedscope need --ret") },
 	{ "statsd", 0, optional_argument, parse_statsd, 0,
 	  OPT_DOC(ANDROID, "PATH", "send atoms to statsd (default when /dev/socket/statsdw exists)") },
 	{ "no-statsd", 0, no_argument, parse_no_statsd, 0, OPT_DOC(ANDROID, "", "never send atoms") },

@@ -39,6 +39,8 @@ struct sink_ops {
 	void (*stop_waiting)(void *st);                        /* a signal ended the run */
 	/* At exit, first: the per-probe counters (hits, unwound, …). */
 	void (*probe_rows)(void *st, const struct probe_stats *rows, size_t n);
+	/* At exit, before finish: the calls still running (end_ns: now, BOOTTIME). */
+	void (*running)(void *st, const struct running_call *c, size_t n, uint64_t end_ns);
 	/* At exit, before the report is taken: footers, last loss reports. */
 	void (*finish)(void *st);
 	void (*report)(const void *st, struct sink_report *r); /* its counters */

@@ -14,6 +14,8 @@
 enum trace_format {
 	TRACE_FORMAT_JSON,
 	TRACE_FORMAT_SYSTRACE,
+	TRACE_FORMAT_ART,        /* ART's method-trace file (sink/art_trace_out.h) */
+	TRACE_FORMAT_SPEEDSCOPE, /* speedscope's own format (sink/speedscope_out.h) */
 };
 
 enum sinks_statsd_mode {

@@ -5,11 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sink/art_trace_out.h"
 #include "sink/folded_out.h"
 #include "sink/jsonl_out.h"
 #include "sink/profile.h"
 #include "sink/sections.h"
 #include "sink/sink_ops.h"
+#include "sink/speedscope_out.h"
 #include "sink/statsd_sink.h"
 #include "sink/statsd_socket.h"
 #include "sink/text_out.h"
@@ -22,6 +24,8 @@ static const struct sink_ops *const table[] = {
 	&text_sink,
 	&jsonl_sink,
 	&trace_sink,
+	&art_trace_sink,
+	&speedscope_sink,
 	&folded_sink,
 	&profile_sink,
 };
@@ -321,6 +325,15 @@ static void summary_text_once(FILE *to, const struct probe_stats *rows, size_t n
 	free(buf);
 }
 
+
+void sinks_running_calls(struct sinks *s, const struct running_call *c, size_t n,
+			 uint64_t end_ns)
+{
+	FOR_OPEN(s, i) {
+		if (table[i]->running)
+			table[i]->running(s->st[i], c, n, end_ns);
+	}
+}
 
 int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
 		 FILE *err, struct err *e)

@@ -74,6 +74,10 @@ void sinks_report(const struct sinks *s, struct sink_report *r);
 /* At exit: ends open trace slices, sends statsd's last loss report, prints
  * the summary table on `err` (stderr) and a "summary" line to the JSON
  * stream, flushes everything.  Returns 0 or the first write error. */
+/* At exit, before sinks_finish: the calls still running, for the sinks
+ * that write them (method traces: an unroll at end_ns). */
+void sinks_running_calls(struct sinks *s, const struct running_call *c, size_t n,
+			 uint64_t end_ns);
 int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,
 		 FILE *err, struct err *e);
 

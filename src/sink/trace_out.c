@@ -23,17 +23,29 @@ struct trace_thread {
 	const struct probe_desc *open[TRACE_MAX_DEPTH];
 };
 
+/* One row per --trace-format name; ext: the file name ending that means it. */
+static const struct {
+	const char *name;
+	enum trace_format fmt;
+	const char *ext;
+} formats[] = {
+	{ "json", TRACE_FORMAT_JSON, ".json" },
+	{ "perfetto", TRACE_FORMAT_JSON, NULL },
+	{ "chrome", TRACE_FORMAT_JSON, NULL },
+	{ "systrace", TRACE_FORMAT_SYSTRACE, ".systrace" },
+	{ "art", TRACE_FORMAT_ART, ".trace" },
+	{ "speedscope", TRACE_FORMAT_SPEEDSCOPE, ".speedscope.json" },
+};
+
 int trace_parse_format(const char *name, enum trace_format *out, struct err *e)
 {
-	if (!strcmp(name, "json") || !strcmp(name, "perfetto") || !strcmp(name, "chrome")) {
-		*out = TRACE_FORMAT_JSON;
-		return 0;
-	}
-	if (!strcmp(name, "systrace")) {
-		*out = TRACE_FORMAT_SYSTRACE;
-		return 0;
-	}
-	return err_set(e, -EINVAL, "--trace-format=%s: expected json or systrace", name);
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(name, formats[i].name)) {
+			*out = formats[i].fmt;
+			return 0;
+		}
+	return err_set(e, -EINVAL, "--trace-format=%s: expected json, systrace, art or speedscope",
+		       name);
 }
 
 /* ---- per-thread table (grows only when a new thread appears) ---- */
@@ -516,7 +528,8 @@ void trace_close(struct trace_out *t)
 
 static bool trace_wanted(const struct sinks_options *o)
 {
-	return o->trace != NULL;
+	return o->trace && (o->trace_format == TRACE_FORMAT_JSON ||
+			    o->trace_format == TRACE_FORMAT_SYSTRACE);
 }
 
 static int trace_sink_open(void *st, const struct sinks_options *o, struct err *e)

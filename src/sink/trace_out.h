@@ -51,7 +51,8 @@ struct trace_out {
 	uint64_t too_deep;            /* enters past TRACE_MAX_DEPTH (written as instants) */
 };
 
-/* "json" or "systrace" (also "perfetto"/"chrome" for json). */
+/* "json", "systrace", "art" (sink/art_trace_out.h) or "speedscope"
+ * (sink/speedscope_out.h); also "perfetto"/"chrome" for json. */
 int trace_parse_format(const char *name, enum trace_format *out, struct err *e);
 int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *e);
 void trace_event(struct trace_out *t, const struct event *ev);

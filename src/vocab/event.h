@@ -73,6 +73,11 @@ struct probe_desc {
 	 * value the register section_value_reg (-1: none) of its r0..r9. */
 	uint8_t section;
 	int8_t section_value_reg;
+	/* The method as a method trace's key names it (sink/art_trace_out.h):
+	 * "class\tmethod\tsignature\tsource file" (Java: the dotted class, the
+	 * dex signature, the class's source file or ""; native: the library, the
+	 * demangled name, its parameter list or "()", ""), or NULL. */
+	const char *method_key;
 };
 
 /* What a probed trace-marker function does (config.h's enum trace_section
@@ -129,6 +134,15 @@ struct event {
 	size_t n_fields;
 	const struct stack_trace *stack; /* --stack: the call stack of the hit, or NULL */
 	const struct section_call *section; /* a trace-marker call (sections), or NULL */
+};
+
+/* A call still running when the run ended (exit probes: entered, no exit
+ * seen; a call left by a longjmp or an exception that no later call of the
+ * same probe on its thread revealed looks the same). */
+struct running_call {
+	uint32_t tid;
+	const struct probe_desc *probe;
+	uint64_t enter_boot_ns;  /* CLOCK_BOOTTIME of the entry */
 };
 
 /* One statsd atom: fields in wire order.  boot_ns is the event's timestamp. */

@@ -68,6 +68,15 @@ if [ -f "$out/e2e-trace/trace.json" ]; then
 else
 	echo "viewer: no trace from the trace command (make test-e2e first)"
 fi
+# speedscope's own format (--trace-format speedscope, test_art_trace.py): one
+# frame per function, each with the time the run's JSON Lines measured.
+if [ -f "$out/e2e-speedscope/trace.json" ]; then
+	view "speedscope file of a trace command (--trace-format speedscope)" \
+		"$out/e2e-speedscope/trace.json" "$out/e2e-speedscope/expected.json" \
+		"$out/e2e-speedscope"
+else
+	echo "viewer: no speedscope file from the trace command (make test-e2e first)"
+fi
 # The Chrome JSON trace `sections` wrote of real libcutils trace-marker calls
 # (test_sections.py): nested slices per thread (speedscope reads B/E/X events
 # only, not the async or counter events, nor systrace text).

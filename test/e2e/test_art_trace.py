@@ -1,0 +1,294 @@
+"""--trace-format art and speedscope from real runs of `trace --ret`.  Every ART
+file is read by two independent readers, Debian's dmtracedump and Android
+Studio's own parser (../shared/tools/art-trace-reader), and what they read must
+be the calls the target made: thread list, method list and each thread's
+enter/exit sequence (recursion, a second thread, calls left by a longjmp and
+still on the stack at exit, Java methods of a real odex).  Perfetto's stated
+rules (version 2 for a wall clock, one tab per thread line, hex method ids,
+10-byte records) are checked on the bytes.  The speedscope file goes to the
+viewer stage with the per-method totals of the same run's JSON Lines."""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+
+from e2e import TESTDATA, Held, check, eq, events, run, target, tmpdir, traced_run
+
+READER_SRC = os.path.join(TESTDATA, "..", "tools", "art-trace-reader")
+GUAVA = "/usr/share/java/guava.jar"
+VIEWER_DIR = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer",
+                          "e2e-speedscope")
+_reader = []
+
+
+def studio_reader():
+    """Builds Android Studio's parser once; the classpath to run it with."""
+    if not _reader:
+        out = tempfile.mkdtemp(prefix="uprobestats-art-reader.")
+        subprocess.run([os.path.join(READER_SRC, "build.sh"), out], check=True,
+                       capture_output=True, text=True)
+        _reader.append(out + ":" + GUAVA)
+    return _reader[0]
+
+
+def read_studio(path):
+    """What Android Studio's parser reports: version, properties, threads
+    {id: name}, methods {id: (class, method, signature)}, actions per thread
+    [(action, method id)] in file order."""
+    p = subprocess.run(["java", "-cp", studio_reader(), "DumpVmTrace", path],
+                       capture_output=True, text=True)
+    eq(p.returncode, 0, "Android Studio's parser reads the file: " + p.stderr[-2000:])
+    r = {"props": {}, "threads": {}, "methods": {}, "actions": {}}
+    for line in p.stdout.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "version":
+            r["version"] = int(rest)
+        elif kind == "property":
+            k, _, v = rest.partition("=")
+            r["props"][k] = v
+        elif kind == "thread":
+            tid, _, name = rest.partition(" ")
+            r["threads"][int(tid)] = name
+        elif kind == "method":
+            f = rest.split(" ")
+            r["methods"][int(f[0], 16)] = (f[1], f[2], f[3])
+            r.setdefault("sources", {})[int(f[0], 16)] = f[4]
+        elif kind == "action":
+            tid, mid, act, _, _ = rest.split(" ")
+            r["actions"].setdefault(int(tid), []).append((act, int(mid, 16)))
+    return r
+
+
+DUMP_LINE = re.compile(r"^\s*(\d+) (ent|xit|unr)[ !]\s+(\d+)[ +-](\.*)(.*)$")
+
+
+def read_dmtracedump(path):
+    """What dmtracedump -o reports: version, threads {id: name}, actions per
+    thread [(ent|xit|unr, "class.method signature")]."""
+    p = subprocess.run(["dmtracedump", "-o", path], capture_output=True, text=True)
+    eq(p.returncode, 0, "dmtracedump exit code: " + p.stderr[-2000:])
+    check("ERROR" not in p.stderr, "dmtracedump: " + p.stderr[-2000:])
+    r = {"threads": {}, "actions": {}}
+    section = None
+    for line in p.stdout.splitlines():
+        if line.startswith("VERSION:"):
+            r["version"] = int(line.split()[1])
+        elif line.startswith("Threads ("):
+            section = "threads"
+        elif line.startswith("Trace ("):
+            section = "trace"
+        elif section == "threads":
+            tid, _, name = line.strip().partition(" ")
+            r["threads"][int(tid)] = name
+        elif section == "trace":
+            m = DUMP_LINE.match(line)
+            check(m, "a dmtracedump record line: " + line)
+            # ART's 5-field method line: dmtracedump reads the source file as
+            # part of the signature ("()I\tFoo.java"); it is compared on its own
+            name, _, src = m.group(5).partition("\t")
+            r["actions"].setdefault(int(m.group(1)), []).append((m.group(2), name.strip()))
+            r.setdefault("sources", {})[name.strip()] = src
+    return r
+
+
+def perfetto_rules(path, n_records):
+    """Perfetto's importer: version 2 with clock=wall, key=value option lines,
+    exactly one tab per thread line, hex method ids, then the SLOW header of
+    version 2 and 10-byte records."""
+    data = open(path, "rb").read()
+    end = data.index(b"*end\n") + len(b"*end\n")
+    lines = data[:end].decode().split("\n")
+    eq(lines[:2], ["*version", "2"], "text version 2")
+    ti, mi = lines.index("*threads"), lines.index("*methods")
+    for opt in lines[2:ti]:
+        eq(len(opt.split("=")), 2, "option line key=value: " + opt)
+    check("clock=wall" in lines[2:ti], "clock=wall")
+    for t in lines[ti + 1:mi]:
+        eq(t.count("\t"), 1, "one tab in thread line " + repr(t))
+        check(0 < int(t.split("\t")[0]) < 32768, "thread id below 32768: " + t)
+    for m in lines[mi + 1:lines.index("*end")]:
+        check(re.match(r"^0x[0-9a-f]+\t", m), "hex method id: " + repr(m))
+        eq(m.count("\t"), 4, "class, method, signature, source file: " + repr(m))
+    magic, version, offset = struct.unpack_from("<4sHH", data, end)
+    eq((magic, version, offset), (b"SLOW", 2, 32), "data header")
+    eq(len(data) - end - 32, 10 * n_records, "10-byte records")
+
+
+def studio_sequences(r):
+    """{thread name: [(action, "class.method signature")]} from Studio's reading."""
+    names = {mid: f"{c}.{m} {s}" for mid, (c, m, s) in r["methods"].items()}
+    short = {"METHOD_ENTER": "ent", "METHOD_EXIT": "xit", "METHOD_EXIT_UNROLL": "unr"}
+    return {r["threads"][tid]: [(short[a], names[mid]) for a, mid in acts]
+            for tid, acts in r["actions"].items()}
+
+
+def both_readers(path):
+    """Reads path with both readers, checks they agree and Perfetto's rules;
+    returns {thread name: [(action, "class.method signature")]} and Studio's
+    reading."""
+    studio = read_studio(path)
+    dump = read_dmtracedump(path)
+    eq(studio["version"], 2, "Studio: version")
+    eq(dump["version"], 2, "dmtracedump: version")
+    eq(studio["props"].get("clock"), "wall", "Studio: clock")
+    eq(dump["threads"], studio["threads"], "thread lists")
+    seqs = studio_sequences(studio)
+    eq({dump["threads"][t]: a for t, a in dump["actions"].items()}, seqs,
+       "dmtracedump and Android Studio read the same records")
+    studio_src = {f"{c}.{m} {s}": studio["sources"][mid]
+                  for mid, (c, m, s) in studio["methods"].items()}
+    eq({n: (s if s != "null" else "") for n, s in studio_src.items()
+        if n in dump.get("sources", {})}, dump.get("sources", {}),
+       "source files: dmtracedump and Android Studio")
+    perfetto_rules(path, sum(len(a) for a in studio["actions"].values()))
+    return seqs, studio
+
+
+def rec_tree(depth, lib="target_calls"):
+    """The actions of one ups_calls_rec(depth) call."""
+    rec, leaf = f"{lib}.ups_calls_rec ()", f"{lib}.ups_calls_leaf ()"
+    return ([("ent", rec)] * depth + [("ent", leaf), ("xit", leaf)] + [("xit", rec)] * depth)
+
+
+def test_art_trace_of_native_calls_read_by_dmtracedump_and_android_studio():
+    tmp = tmpdir()
+    path = os.path.join(tmp, "calls.trace")
+    exe = target("target_calls")
+    held = Held(tmp, "target_calls", ["3", "2"])
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", "art",
+                              "--quiet", f"{exe}:ups_calls_*"], stdout=subprocess.DEVNULL)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    seqs, studio = both_readers(path)
+    jump = "target_calls.ups_calls_jump ()"
+    leaf2 = "target_calls.ups_calls_leaf2 ()"
+    # main: two recursions 3 deep, then the longjmp'd pair, still open at the
+    # end: unrolled there, innermost first
+    eq(seqs.get("target_calls"),
+       rec_tree(3) * 2 + [("ent", jump), ("ent", leaf2), ("unr", leaf2), ("unr", jump)],
+       "main thread's calls")
+    eq(seqs.get("calls-worker"), rec_tree(2), "worker thread's calls")
+    eq(sorted(studio["threads"]), sorted([held.pid, studio_tid(studio, "calls-worker")]),
+       "threads by their real tid")
+    eq(studio["threads"][held.pid], "target_calls", "main thread's name")
+    eq(sorted(m for _, m, _ in studio["methods"].values()),
+       ["ups_calls_jump", "ups_calls_leaf", "ups_calls_leaf2", "ups_calls_rec"],
+       "the method list: the four functions called")
+
+
+def test_art_trace_says_which_unwound_calls_it_cannot_show():
+    """Two longjmps out of ups_calls_jump: the second call's entry reveals the first
+    as left (the exit probes count it, keep nothing else), so only the second
+    pair is in the file, unrolled at the end, and the run says how many are not."""
+    tmp = tmpdir()
+    path = os.path.join(tmp, "jumps.trace")
+    held = Held(tmp, "target_calls", ["1", "1", "2"])
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", "art",
+                              "--quiet", f"{target('target_calls')}:ups_calls_*"],
+                       stdout=subprocess.DEVNULL)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    seqs, _ = both_readers(path)
+    jump, leaf2 = "target_calls.ups_calls_jump ()", "target_calls.ups_calls_leaf2 ()"
+    eq(seqs.get("target_calls"),
+       rec_tree(1) + [("ent", jump), ("ent", leaf2), ("unr", leaf2), ("unr", jump)],
+       "main thread: the calls the probes kept")
+    check("2 call(s) left by an exception or a longjmp" in u.stderr()
+          and "not in the method trace" in u.stderr(), "said: " + u.stderr())
+
+
+def studio_tid(studio, name):
+    return next(t for t, n in studio["threads"].items() if n == name)
+
+
+SET = "oat/android-11/x86_64/aosp_x86_64_RP1A.201105.002_eng"
+ODEX = os.path.abspath(os.path.join(TESTDATA, SET, "com.android.location.provider.odex"))
+CLS = "com.android.location.provider.ActivityRecognitionEvent"
+
+
+def test_art_trace_of_java_methods_of_a_real_odex():
+    from test_art import expected_offsets
+    tmp = tmpdir()
+    path = os.path.join(tmp, "java.trace")
+    n = 20
+    init_off, get_off = expected_offsets()
+    held = Held(tmp, "target_art", [ODEX, str(init_off), str(get_off), str(n)])
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", "art",
+                              "--quiet", f"{ODEX}:ActivityRecognitionEvent.getEventType"],
+                       stdout=subprocess.DEVNULL)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    seqs, studio = both_readers(path)
+    get = f"{CLS}.getEventType ()I"
+    eq(seqs, {"target_art": [("ent", get), ("xit", get)] * n}, "the Java calls")
+    eq(list(studio["methods"].values()), [(CLS, "getEventType", "()I")],
+       "method line: dotted class, name, dex signature")
+    eq(list(studio["threads"]), [held.pid], "the thread by its tid")
+    eq(list(studio["sources"].values()), [dexdump_source_file(CLS)],
+       "source file: the class's, as dexdump reads it")
+
+
+def dexdump_source_file(cls):
+    """The source_file of class cls in the odex's jar, as Debian's dexdump reads it."""
+    jar = os.path.splitext(ODEX)[0] + ".jar"
+    out = subprocess.run(["dexdump", "-h", jar], capture_output=True, text=True,
+                         timeout=300).stdout
+    desc = "L" + cls.replace(".", "/") + ";"
+    at = out.index(f"Class descriptor  : '{desc}'")
+    m = re.search(r"source_file_idx\s+: \d+ \((.*)\)", out[at:])
+    check(m, "dexdump names the class's source file")
+    return m.group(1)
+
+
+def test_art_trace_refuses_entry_only_probes_before_attaching():
+    tmp = tmpdir()
+    path = os.path.join(tmp, "entry.trace")
+    held = Held(tmp, "target_calls", ["3", "1", "0"])
+    try:
+        rc, _, err = run(["trace", "--trace", path, "--trace-format", "art", "--pid",
+                          str(held.pid), f"{target('target_calls')}:ups_calls_rec"])
+    finally:
+        held.kill()
+    eq(rc, 2, "exit code; stderr: " + err)
+    check("needs each call's entry and return" in err and "--ret" in err,
+          "the reason: " + err)
+    check("attached" not in err, "nothing attached: " + err)
+    check(not os.path.exists(path), "no trace file written")
+
+
+def test_speedscope_file_one_frame_per_method_for_the_viewer():
+    tmp = tmpdir()
+    path = os.path.join(tmp, "calls.speedscope.json")
+    exe = target("target_calls")
+    held = Held(tmp, "target_calls", ["3", "4", "0"])
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format",
+                              "speedscope", "--format", "json", f"{exe}:ups_calls_*"])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    doc = json.load(open(path))
+    eq(doc["$schema"], "https://www.speedscope.app/file-format-schema.json", "schema")
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    eq(sorted(names), ["ups_calls_leaf", "ups_calls_rec"], "one frame per function")
+    rets = events(u.json_events(), kind="return")
+    expected = {}
+    for e in rets:
+        thread = "calls-worker" if e["tid"] != held.pid else "target_calls"
+        name = e["probe"]["method"]
+        s = expected.setdefault(thread, {}).setdefault(name, {"count": 0, "total_ms": 0.0})
+        s["count"] += 1
+        s["total_ms"] += e["duration_ns"] / 1e6
+    eq({t: {n: s["count"] for n, s in v.items()} for t, v in expected.items()},
+       {"target_calls": {"ups_calls_rec": 12, "ups_calls_leaf": 4},
+        "calls-worker": {"ups_calls_rec": 2, "ups_calls_leaf": 1}}, "calls per thread")
+    for p in doc["profiles"]:
+        eq(p["type"], "evented", "evented profile")
+        open_ = []
+        for ev in p["events"]:
+            if ev["type"] == "O":
+                open_.append(ev["frame"])
+            else:
+                eq(open_.pop(), ev["frame"], "closes the innermost open frame")
+        eq(open_, [], "every frame closed")
+    os.makedirs(VIEWER_DIR, exist_ok=True)
+    shutil.copy(path, os.path.join(VIEWER_DIR, "trace.json"))
+    with open(os.path.join(VIEWER_DIR, "expected.json"), "w") as f:
+        json.dump({"threads": expected}, f)
