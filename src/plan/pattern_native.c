@@ -56,6 +56,7 @@ struct lib_ctx {
 	const char *name;
 	char *buf;
 	size_t size;
+	char zip_err[400];           /* the first zip mapping that is no stored ELF, why */
 };
 
 static bool starts_like_zip(const char *path)
@@ -80,11 +81,16 @@ static bool is_zip_lib(struct lib_ctx *lc, const struct proc_mapping *m, const c
 	struct code_file *f;
 	const char *entry, *base;
 
-	if (!m->offset || !proc_mapping_exec(m) ||
+	struct err e = { 0 };
+
+	if (!proc_mapping_exec(m) ||
 	    proc_path_of_mapping(lc->proc_dir, lc->pid, m, mapped, sizeof(mapped)) ||
 	    !starts_like_zip(mapped) ||
-	    !(f = code_cache_file_mapped(lc->code, mapped, m->path, m->offset)) ||
-	    !(entry = code_file_member(f)) || !*entry)
+	    !(f = code_cache_file_mapped(lc->code, mapped, m->path, m->offset)))
+		return false;
+	if (!code_file_elf(f, &e) && !lc->zip_err[0])
+		snprintf(lc->zip_err, sizeof(lc->zip_err), "; %s", e.msg);
+	if (!(entry = code_file_member(f)) || !*entry)
 		return false;
 	base = strrchr(entry, '/');
 	base = base ? base + 1 : entry;
@@ -109,7 +115,7 @@ static int is_lib(void *ctx, const struct proc_mapping *m)
 static int from_maps(const char *proc_dir, struct code_cache *code, const char *name, int pid,
 		     char *buf, size_t size, struct err *err)
 {
-	struct lib_ctx lc = { proc_dir ? proc_dir : "/proc", code, pid, name, buf, size };
+	struct lib_ctx lc = { proc_dir ? proc_dir : "/proc", code, pid, name, buf, size, "" };
 	char mp[4200];
 	int rc;
 
@@ -118,7 +124,8 @@ static int from_maps(const char *proc_dir, struct code_cache *code, const char *
 		return err_prefix(err, "cannot read the mappings of pid %d", pid);
 	if (!rc)
 		return err_set(err, -ENOENT, "pid %d maps no library named %s, neither a file nor "
-			       "an APK's entry (see %s); give its path instead", pid, name, mp);
+			       "an APK's entry (see %s); give its path instead%s", pid, name, mp,
+			       lc.zip_err);
 	return 0;
 }
 
