@@ -56,9 +56,16 @@ const struct structors target_structors = { 0, 0, 0 };
 extern void __libc_init(void *raw_args, void (*onexit)(void), int (*main_fn)(int, char **,
 			char **), const struct structors *s) __attribute__((noreturn));
 int main(int argc, char **argv, char **envp);
+#if defined(__aarch64__)
+__asm__(".text\n.globl _start\n_start:\n"
+	"  mov x0, sp\n  mov x1, xzr\n  adrp x2, main\n  add x2, x2, :lo12:main\n"
+	"  adrp x3, target_structors\n  add x3, x3, :lo12:target_structors\n"
+	"  bl __libc_init\n  brk #0\n");
+#else
 __asm__(".text\n.globl _start\n_start:\n"
 	"  mov %rsp, %rdi\n  xor %esi, %esi\n  lea main(%rip), %rdx\n"
 	"  lea target_structors(%rip), %rcx\n  and $-16, %rsp\n  call __libc_init@PLT\n  hlt\n");
+#endif
 
 typedef int (*demo_t)(int);
 
