@@ -12,6 +12,7 @@
 #include "code/artdebug.h"
 #include "code/codefile.h"
 #include "common/grow.h"
+#include "common/zip_path.h"
 #include "formats/elf.h"
 #include "sys/maps.h"
 #include "sys/proc_path.h"
@@ -118,6 +119,12 @@ struct code_file *code_cache_file(struct code_cache *c, const char *path)
 	return code_file_get(c->files, path, path);
 }
 
+struct code_file *code_cache_file_mapped(struct code_cache *c, const char *path,
+					 const char *shown, uint64_t map_off)
+{
+	return code_file_get_mapped(c->files, path, shown, map_off);
+}
+
 /* ---- processes ---- */
 
 struct maps_read {
@@ -129,6 +136,20 @@ struct maps_read {
 	size_t n, cap;
 };
 
+/* Whether o (a mapping the previous read kept) is of pm's file: the same maps
+ * path, or for a zip's member the path it is named after and an offset in its
+ * entry's data. */
+static bool same_name(const struct mapping *o, const struct proc_mapping *pm)
+{
+	const char *entry = code_file_member(o->file);
+	size_t n = strlen(pm->path);
+
+	if (!entry)
+		return !strcmp(o->name, pm->path);
+	return !strncmp(o->name, pm->path, n) && !strncmp(o->name + n, "!/", 2) &&
+	       !strcmp(o->name + n + 2, entry) && code_file_holds(o->file, pm->offset);
+}
+
 /* The file the previous read opened for the same file (maps path, device and inode):
  * read once, and still known when the process's view of it is gone (it is exiting, its
  * /proc/PID/root with it). */
@@ -138,12 +159,31 @@ static struct code_file *known_file(struct maps_read *r, const struct proc_mappi
 		size_t i = (r->next_old + k) % r->n_old;
 		const struct mapping *o = &r->old[i];
 		if (o->file && !code_file_why(o->file) && o->ino == pm->inode &&
-		    o->dev == pm->dev && !strcmp(o->name, pm->path)) {
+		    o->dev == pm->dev && same_name(o, pm)) {
 			r->next_old = i + 1;
 			return o->file;
 		}
 	}
 	return NULL;
+}
+
+/* A mapping of a zip (an APK's library, mapped from its entry's data): named
+ * "PATH!/ENTRY" and its offset counted from the ELF's start, as the frames
+ * and the kernel walk speak of the embedded file. */
+static int as_member(struct mapping *m, const char *path)
+{
+	const char *entry = m->file ? code_file_member(m->file) : NULL;
+	char name[PATH_MAX];
+
+	if (!entry || !*entry)
+		return 0;
+	if (zip_path_join(name, sizeof(name), path, strlen(path), entry, strlen(entry)))
+		return 0;
+	free(m->name);
+	if (!(m->name = strdup(name)))
+		return -ENOMEM;
+	m->off -= code_file_base(m->file);
+	return 0;
 }
 
 static bool is_jit_name(const char *p)
@@ -177,15 +217,15 @@ static int add_mapping(void *ctx, const struct proc_mapping *pm)
 		return 0;
 	}
 	if ((m->file = known_file(r, pm)))
-		return 0;
+		return as_member(m, path);
 	/* the file the process mapped, never the tracer's namesake at its path (a chroot,
 	 * a mount namespace: sys/proc_path.h) */
 	char mapped[PATH_MAX];
 	if (!pm->inode ||   /* no inode to tell the files apart by */
 	    proc_path_of_mapping(r->c->proc_dir, r->pid, pm, mapped, sizeof(mapped)))
 		snprintf(mapped, sizeof(mapped), "%s", path);
-	m->file = code_file_get(r->c->files, mapped, path);
-	return 0;
+	m->file = code_file_get_mapped(r->c->files, mapped, path, pm->offset);
+	return as_member(m, path);
 }
 
 /* Replaces p's mappings with what the maps say now.  A process that is gone,

@@ -82,6 +82,13 @@ int code_cache_java_ranges(struct code_cache *c, uint32_t pid, code_cache_java_f
 struct code_file;
 struct code_file *code_cache_file(struct code_cache *c, const char *path);
 
+/* The entry of the file mapped at file offset map_off of path (one this
+ * process opens, sys/proc_path.h; shown: the maps path): for a zip, the ELF
+ * stored in the entry whose data holds map_off (code_file_get_mapped).  NULL
+ * only when out of memory. */
+struct code_file *code_cache_file_mapped(struct code_cache *c, const char *path,
+					 const char *shown, uint64_t map_off);
+
 void code_cache_get_stats(const struct code_cache *c, struct code_cache_stats *out);
 
 #endif

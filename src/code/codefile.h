@@ -29,6 +29,26 @@ void code_files_free(struct code_files *fs);
  * (code_file_why() says why), tried once. */
 struct code_file *code_file_get(struct code_files *fs, const char *path, const char *shown);
 
+/* The entry of the file mapped at file offset map_off of path (shown: as
+ * code_file_get): path's own when it is an ELF (or anything but a zip), else,
+ * for a zip (an APK a library is mapped from), the ELF stored in the entry
+ * whose data holds map_off, as code_file_get("PATH!/ENTRY") gives it.  A
+ * mapping offset that is no stored entry's data gets a failed entry saying
+ * what is there.  NULL when out of memory. */
+struct code_file *code_file_get_mapped(struct code_files *fs, const char *path, const char *shown,
+				       uint64_t map_off);
+
+/* An ELF inside a zip: "PATH!/ENTRY" (common/zip_path.h) in code_file_get.
+ * Every offset the code_file_* functions take or give counts from the ELF's
+ * start, as for a plain file; the file offset in the archive (where a uprobe
+ * goes, what the maps show) is code_file_base() plus that.  base is 0 and
+ * member NULL for a plain file. */
+uint64_t code_file_base(const struct code_file *f);
+const char *code_file_member(const struct code_file *f);
+/* Whether archive offset off is in the member's entry data (always true for
+ * a plain file). */
+bool code_file_holds(const struct code_file *f, uint64_t off);
+
 /* NULL when the file is readable, else "unknown in SHOWN". */
 const char *code_file_why(const struct code_file *f);
 

@@ -7,6 +7,7 @@
 
 #include "common/mapfile.h"
 #include "common/bytes.h"
+#include "common/zip_path.h"
 
 #define EOCD_SIG 0x06054b50u
 #define CDIR_SIG 0x02014b50u
@@ -26,6 +27,58 @@ struct zip_archive {
 	uint32_t count;
 };
 
+#define EOCD64_LOC_SIG 0x07064b50u
+#define EOCD64_SIG 0x06064b50u
+#define EOCD64_LOC_SIZE 20
+#define EOCD64_SIZE 56
+#define ZIP64_EXTRA_ID 0x0001
+
+/* A ZIP64 archive: the locator right before the EOCD points at the ZIP64 end
+ * record, which holds the 64-bit count, size and offset of the directory. */
+static int find_eocd64(struct zip_archive *z, uint64_t eocd, struct err *err)
+{
+	uint64_t loc, rec, n, n_here, cd_size, cd_off;
+	const uint8_t *p;
+
+	if (eocd < EOCD64_LOC_SIZE || ld32(z->data + eocd - EOCD64_LOC_SIZE) != EOCD64_LOC_SIG)
+		return err_set(err, -EINVAL, "%s+0x%llx: the end record says ZIP64 (0xffffffff), "
+			       "expected a ZIP64 locator at +0x%llx, found none", z->name,
+			       (unsigned long long)eocd,
+			       (unsigned long long)(eocd >= EOCD64_LOC_SIZE ? eocd - EOCD64_LOC_SIZE
+									: 0));
+	loc = eocd - EOCD64_LOC_SIZE;
+	rec = ld64(z->data + loc + 8);
+	if (ld32(z->data + loc + 4) || ld32(z->data + loc + 16) > 1)
+		return err_set(err, -ENOTSUP, "%s: multi-disk zip archives are not supported",
+			       z->name);
+	if (rec > loc || loc - rec < EOCD64_SIZE || ld32(z->data + rec) != EOCD64_SIG)
+		return err_set(err, -EINVAL, "%s+0x%llx: expected the ZIP64 end record the "
+			       "locator at +0x%llx points to, found %s", z->name,
+			       (unsigned long long)rec, (unsigned long long)loc,
+			       rec > loc || loc - rec < EOCD64_SIZE ? "it past the locator"
+								   : "no ZIP64 end signature");
+	p = z->data + rec;
+	n_here = ld64(p + 24);
+	n = ld64(p + 32);
+	cd_size = ld64(p + 40);
+	cd_off = ld64(p + 48);
+	if (ld32(p + 16) || ld32(p + 20) || n_here != n)
+		return err_set(err, -ENOTSUP, "%s: multi-disk zip archives are not supported",
+			       z->name);
+	if (cd_off > rec || cd_size > rec - cd_off)
+		return err_set(err, -EINVAL, "%s+0x%llx: central directory 0x%llx+0x%llx overlaps "
+			       "the ZIP64 end record", z->name, (unsigned long long)rec,
+			       (unsigned long long)cd_off, (unsigned long long)cd_size);
+	if (n > cd_size / CDIR_SIZE)
+		return err_set(err, -EINVAL, "%s+0x%llx: %llu entries cannot fit a 0x%llx-byte "
+			       "central directory", z->name, (unsigned long long)rec,
+			       (unsigned long long)n, (unsigned long long)cd_size);
+	z->cd_off = cd_off;
+	z->cd_size = cd_size;
+	z->count = (uint32_t)n;
+	return 0;
+}
+
 /* The EOCD is the last record; an archive comment of up to 64 KiB may follow it. */
 static int find_eocd(struct zip_archive *z, struct err *err)
 {
@@ -42,9 +95,8 @@ static int find_eocd(struct zip_archive *z, struct err *err)
 		uint16_t disk = ld16(p + 4), cd_disk = ld16(p + 6);
 		uint16_t n_here = ld16(p + 8), n = ld16(p + 10);
 		uint32_t cd_size = ld32(p + 12), cd_off = ld32(p + 16);
-		if (cd_off == 0xffffffffu || n == 0xffff)
-			return err_set(err, -ENOTSUP, "%s: ZIP64 archives are not supported",
-				       z->name);
+		if (cd_off == 0xffffffffu || cd_size == 0xffffffffu || n == 0xffff)
+			return find_eocd64(z, pos, err);
 		if (disk || cd_disk || n_here != n)
 			return err_set(err, -ENOTSUP,
 				       "%s: multi-disk zip archives are not supported", z->name);
@@ -120,6 +172,38 @@ size_t zip_entry_count(const struct zip_archive *z)
 	return z->count;
 }
 
+/* The ZIP64 extended information of a central entry: the 64-bit values of the
+ * fields that hold 0xffffffff, in the order uncompressed, compressed, offset. */
+static int zip64_extra(const struct zip_archive *z, uint64_t pos, const uint8_t *x, uint16_t xlen,
+		       struct zip_entry *e, struct err *err)
+{
+	for (uint32_t at = 0; at + 4 <= xlen;) {
+		uint16_t id = ld16(x + at), len = ld16(x + at + 2);
+		uint32_t got = 0;
+		if ((uint32_t)len > xlen - at - 4u)
+			break;
+		if (id == ZIP64_EXTRA_ID) {
+			uint64_t *f[3] = { &e->uncomp_size, &e->comp_size, &e->local_off };
+			for (int k = 0; k < 3; k++) {
+				if (*f[k] != 0xffffffffu)
+					continue;
+				if (got + 8 > len)
+					return err_set(err, -EINVAL, "%s+0x%llx: expected a 64-bit "
+						       "value in the ZIP64 extra field, found %u "
+						       "bytes", z->name, (unsigned long long)pos,
+						       len);
+				*f[k] = ld64(x + at + 4 + got);
+				got += 8;
+			}
+			return 0;
+		}
+		at += 4u + len;
+	}
+	return err_set(err, -EINVAL, "%s+0x%llx: entry %.*s has a 32-bit field of 0xffffffff, "
+		       "expected a ZIP64 extra field, found none", z->name,
+		       (unsigned long long)pos, (int)e->name_len, e->name);
+}
+
 int zip_next(const struct zip_archive *z, uint64_t *cursor, struct zip_entry *out,
 	     struct err *err)
 {
@@ -148,6 +232,13 @@ int zip_next(const struct zip_archive *z, uint64_t *cursor, struct zip_entry *ou
 	out->local_off = ld32(p + 42);
 	out->name = (const char *)p + CDIR_SIZE;
 	out->name_len = nlen;
+	out->cd_pos = pos;
+	if (out->comp_size == 0xffffffffu || out->uncomp_size == 0xffffffffu ||
+	    out->local_off == 0xffffffffu) {
+		int rc = zip64_extra(z, pos, p + CDIR_SIZE + nlen, xlen, out, err);
+		if (rc)
+			return rc;
+	}
 	*cursor += (uint64_t)CDIR_SIZE + nlen + xlen + clen;
 	return 1;
 }
@@ -174,7 +265,7 @@ static int inflate_entry(const struct zip_archive *z, const struct zip_entry *e,
 	memset(&zs, 0, sizeof(zs));
 	if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
 		return err_set(err, -ENOMEM, "%s: zlib init failed", z->name);
-	/* Entries are < 4 GiB (no ZIP64), so the sizes fit zlib's uInt. */
+	/* zip_read caps the sizes at 1 GiB, so they fit zlib's uInt. */
 	zs.next_in = (Bytef *)src;
 	zs.avail_in = (uInt)e->comp_size;
 	zs.next_out = dst;
@@ -223,6 +314,10 @@ int zip_read(const struct zip_archive *z, const struct zip_entry *e, size_t max_
 		*len = e->comp_size;
 		return 0;
 	}
+	if (e->comp_size > UINT32_MAX)
+		return err_set(err, -EFBIG, "%s: entry %.*s has 0x%llx compressed bytes, over 4 GiB",
+			       z->name, (int)e->name_len, e->name,
+			       (unsigned long long)e->comp_size);
 	if (e->method != 8)
 		return err_set(err, -ENOTSUP,
 			       "%s: entry %.*s uses compression method %u (only 0 and 8)", z->name,
@@ -244,4 +339,139 @@ int zip_read(const struct zip_archive *z, const struct zip_entry *e, size_t max_
 	*len = e->uncomp_size;
 	*owned = buf;
 	return 0;
+}
+
+const uint8_t *zip_bytes(const struct zip_archive *z, size_t *size)
+{
+	*size = z->size;
+	return z->data;
+}
+
+/* Where e's data starts after its local header (which must be there), and
+ * where its record (local header to data end) ends; false when the local
+ * header is missing or the data runs past the file. */
+static bool entry_span(const struct zip_archive *z, const struct zip_entry *e, uint64_t *data,
+		       uint64_t *end)
+{
+	uint64_t lo = e->local_off;
+
+	if (!rng_ok(z->size, lo, LOCAL_SIZE) || ld32(z->data + lo) != LOCAL_SIG)
+		return false;
+	*data = lo + LOCAL_SIZE + ld16(z->data + lo + 26) + ld16(z->data + lo + 28);
+	if (!rng_ok(z->size, *data, e->comp_size))
+		return false;
+	*end = *data + e->comp_size;
+	return true;
+}
+
+int zip_entry_data(const struct zip_archive *z, const struct zip_entry *e, uint64_t *data_off,
+		   struct err *err)
+{
+	const char *why;
+	uint64_t lo = e->local_off, data, end;
+	const uint8_t *l;
+
+	if (!zip_entry_name_ok(e->name, e->name_len, &why))
+		return err_set(err, -EINVAL, "%s+0x%llx: expected a relative entry name, found %s "
+			       "in '%.*s'", z->name, (unsigned long long)e->cd_pos, why,
+			       (int)(e->name_len > 200 ? 200 : e->name_len), e->name);
+	if (!rng_ok(z->size, lo, LOCAL_SIZE) || ld32(z->data + lo) != LOCAL_SIG)
+		return err_set(err, -EINVAL, "%s+0x%llx: expected the local header of entry %.*s "
+			       "(the central directory's offset), found %s", z->name,
+			       (unsigned long long)lo, (int)e->name_len, e->name,
+			       rng_ok(z->size, lo, LOCAL_SIZE) ? "no local header signature"
+							       : "the end of the file");
+	l = z->data + lo;
+	if (ld16(l + 26) != e->name_len ||
+	    !rng_ok(z->size, lo + LOCAL_SIZE, e->name_len) ||
+	    memcmp(l + LOCAL_SIZE, e->name, e->name_len))
+		return err_set(err, -EINVAL, "%s+0x%llx: expected the local header of entry %.*s, "
+			       "found one of another name (the central directory lies)", z->name,
+			       (unsigned long long)lo, (int)e->name_len, e->name);
+	if (e->method != 0 || ld16(l + 8) != 0)
+		return err_set(err, -ENOTSUP, "%s+0x%llx: entry %.*s is compressed (method %u), "
+			       "expected a stored one: a compressed library is extracted at "
+			       "install (extractNativeLibs=true; name the file in the app's lib/ "
+			       "directory instead)", z->name, (unsigned long long)lo,
+			       (int)e->name_len, e->name, e->method ? e->method : ld16(l + 8));
+	if (e->flags & 1)
+		return err_set(err, -ENOTSUP, "%s+0x%llx: entry %.*s is encrypted", z->name,
+			       (unsigned long long)lo, (int)e->name_len, e->name);
+	if (e->comp_size != e->uncomp_size)
+		return err_set(err, -EINVAL, "%s+0x%llx: stored entry %.*s: expected equal sizes, "
+			       "found 0x%llx stored and 0x%llx uncompressed", z->name,
+			       (unsigned long long)lo, (int)e->name_len, e->name,
+			       (unsigned long long)e->comp_size, (unsigned long long)e->uncomp_size);
+	if (!entry_span(z, e, &data, &end))
+		return err_set(err, -EINVAL, "%s+0x%llx: entry %.*s: expected 0x%llx bytes of data, "
+			       "found the file ends at 0x%zx", z->name, (unsigned long long)lo,
+			       (int)e->name_len, e->name, (unsigned long long)e->comp_size, z->size);
+	if (end > z->cd_off && data < z->cd_off + z->cd_size)
+		return err_set(err, -EINVAL, "%s+0x%llx: entry %.*s: its data 0x%llx-0x%llx "
+			       "overlaps the central directory at 0x%llx", z->name,
+			       (unsigned long long)data, (int)e->name_len, e->name,
+			       (unsigned long long)data, (unsigned long long)end,
+			       (unsigned long long)z->cd_off);
+	*data_off = data;
+	return 0;
+}
+
+/* No other entry's record overlaps e's (a zip whose entries share bytes says
+ * two things about them). */
+static int check_alone(const struct zip_archive *z, const struct zip_entry *e, uint64_t data,
+		       struct err *err)
+{
+	uint64_t lo = e->local_off, end = data + e->comp_size, cur = 0, od, oe;
+	struct zip_entry o;
+	int rc;
+
+	while ((rc = zip_next(z, &cur, &o, err)) > 0) {
+		if (o.cd_pos == e->cd_pos || !entry_span(z, &o, &od, &oe))
+			continue;
+		if (o.local_off < end && lo < oe)
+			return err_set(err, -EINVAL, "%s+0x%llx: entry %.*s (0x%llx-0x%llx) "
+				       "overlaps entry %.*s (0x%llx-0x%llx): expected entries "
+				       "apart", z->name, (unsigned long long)data, (int)e->name_len,
+				       e->name, (unsigned long long)lo, (unsigned long long)end,
+				       (int)o.name_len, o.name, (unsigned long long)o.local_off,
+				       (unsigned long long)oe);
+	}
+	return rc;
+}
+
+int zip_stored_entry(const struct zip_archive *z, const char *name, struct zip_entry *out,
+		     uint64_t *data_off, struct err *err)
+{
+	int rc = zip_find(z, name, out, err);
+
+	if (rc == -ENOENT)
+		return err_set(err, -ENOENT, "%s: no entry %s", z->name, name);
+	return rc ?: zip_entry_data(z, out, data_off, err) ?: check_alone(z, out, *data_off, err);
+}
+
+int zip_entry_holding(const struct zip_archive *z, uint64_t off, struct zip_entry *out,
+		      uint64_t *data_off, struct err *err)
+{
+	uint64_t cur = 0, data, end;
+	const char *found = "no entry's data";
+	int rc;
+
+	while ((rc = zip_next(z, &cur, out, err)) > 0) {
+		if (!entry_span(z, out, &data, &end))
+			continue;
+		if (off >= data && off < end)
+			return zip_entry_data(z, out, data_off, err) ?:
+			       check_alone(z, out, *data_off, err);
+		if (off >= out->local_off && off < data)
+			found = "an entry's local header";
+	}
+	if (rc < 0)
+		return rc;
+	if (off >= z->size)
+		found = "the end of the file";
+	else if (off >= z->cd_off && off < z->cd_off + z->cd_size)
+		found = "the central directory";
+	return err_set(err, -ENOENT, "%s+0x%llx: expected the data of a stored entry (a library "
+		       "mapped from the archive), found %s there", z->name, (unsigned long long)off,
+		       found);
 }

@@ -5,10 +5,12 @@
  * or a method two patterns match) is dropped; a second name there (an alias,
  * a method sharing code) is kept but left out as the same code. */
 #include "common/grow.h"
+#include "common/zip_path.h"
 #include "plan/pattern.h"
 #include "plan/pattern_impl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,10 +105,32 @@ static int table_add(struct idx_table *t, const struct pattern_matches *m, size_
 	return 0;
 }
 
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	return h;
+}
+
 void pattern_identify(struct pattern_match *x)
 {
+	char container[PATH_MAX];
+	const char *entry;
+	size_t clen;
 	struct stat st;
 
+	/* an APK's library: the archive's identity and the entry's name (two
+	 * libraries of one APK count their offsets each from its own start) */
+	if (x->path && zip_path_split(x->path, &clen, &entry, NULL) > 0 &&
+	    clen < sizeof(container)) {
+		memcpy(container, x->path, clen);
+		container[clen] = '\0';
+		if (stat(container, &st) == 0) {
+			x->dev = (uint64_t)st.st_dev;
+			x->ino = str_hash((uint64_t)st.st_ino * 0x9e3779b97f4a7c15ull, entry);
+			return;
+		}
+	}
 	if (x->path && stat(x->path, &st) == 0) {
 		x->dev = (uint64_t)st.st_dev;
 		x->ino = (uint64_t)st.st_ino;

@@ -49,9 +49,12 @@ uint32_t pat_cp(const char *s, size_t n, size_t *len);
 
 struct pattern_matches;
 /* A bare library name ("libc.so", "libc") to a path: pid > 0: the file of that
- * name the process maps; else the system library directories. */
-int pattern_find_library(const char *proc_dir, const char *name, int pid, char *buf, size_t size,
-			 struct err *err);
+ * name the process maps, or the entry of that name in a zip it maps a library
+ * from ("MAPS_PATH!/lib/x86_64/libfoo.so", code: the command's cache); else
+ * the system library directories. */
+struct code_cache;
+int pattern_find_library(const char *proc_dir, struct code_cache *code, const char *name, int pid,
+			 char *buf, size_t size, struct err *err);
 int pattern_native_file(const struct trace_pattern *p, const char *path, size_t max,
 			struct pattern_matches *out, struct err *err);
 /* Shared with pattern_native.c: appends a match / records a searched file. */

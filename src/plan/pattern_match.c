@@ -469,7 +469,7 @@ int pattern_match_file(const struct trace_pattern *p, const char *path, size_t m
 	if (p->java)
 		return match_oat(p, path, max, out, err);
 	if (!strchr(path, '/')) {
-		if ((rc = pattern_find_library(NULL, path, 0, found, sizeof(found), err)))
+		if ((rc = pattern_find_library(NULL, out->code, path, 0, found, sizeof(found), err)))
 			return rc;
 		path = found;
 	}

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,9 @@
 #include "formats/ifunc.h"
 #include "resolve/demangle.h"
 #include "resolve/native.h"
+#include "common/zip_path.h"
 #include "sys/maps.h"
+#include "sys/proc_path.h"
 
 static const char *const LIB_DIRS[] = {
 	"/system/lib64", "/system/lib", "/apex/com.android.runtime/lib64/bionic",
@@ -47,27 +50,72 @@ static bool lib_name_is(const char *base, size_t n, const char *name)
 }
 
 struct lib_ctx {
+	const char *proc_dir;
+	struct code_cache *code;
+	int pid;
 	const char *name;
 	char *buf;
 	size_t size;
+	char zip_err[400];           /* the first zip mapping that is no stored ELF, why */
 };
+
+static bool starts_like_zip(const char *path)
+{
+	unsigned char m[4] = { 0 };
+	FILE *f = fopen(path, "rb");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fread(m, 1, 4, f) == 4 && !memcmp(m, "PK\3\4", 4);
+	fclose(f);
+	return ok;
+}
+
+/* A library mapped from a zip (an APK: bionic maps a stored, page-aligned
+ * entry from its data offset): the entry the mapping's offset falls in, when
+ * its last component is the name; buf gets "MAPS_PATH!/ENTRY". */
+static bool is_zip_lib(struct lib_ctx *lc, const struct proc_mapping *m, const char *slash)
+{
+	char mapped[PATH_MAX];
+	struct code_file *f;
+	const char *entry, *base;
+
+	struct err e = { 0 };
+
+	if (!proc_mapping_exec(m) ||
+	    proc_path_of_mapping(lc->proc_dir, lc->pid, m, mapped, sizeof(mapped)) ||
+	    !starts_like_zip(mapped) ||
+	    !(f = code_cache_file_mapped(lc->code, mapped, m->path, m->offset)))
+		return false;
+	if (!code_file_elf(f, &e) && !lc->zip_err[0])
+		snprintf(lc->zip_err, sizeof(lc->zip_err), "; %s", e.msg);
+	if (!(entry = code_file_member(f)) || !*entry)
+		return false;
+	base = strrchr(entry, '/');
+	base = base ? base + 1 : entry;
+	return lib_name_is(base, strlen(base), lc->name) &&
+	       !zip_path_join(lc->buf, lc->size, slash, strlen(slash), entry, strlen(entry));
+}
 
 static int is_lib(void *ctx, const struct proc_mapping *m)
 {
 	struct lib_ctx *lc = ctx;
 	const char *slash = strchr(m->path, '/'), *base = strrchr(m->path, '/');
 
-	if (!slash || !lib_name_is(base + 1, strlen(base + 1), lc->name) ||
-	    strlen(slash) >= lc->size)
+	if (!slash || strlen(slash) >= lc->size)
 		return 0;
-	snprintf(lc->buf, lc->size, "%s", slash);
-	return 1;
+	if (lib_name_is(base + 1, strlen(base + 1), lc->name)) {
+		snprintf(lc->buf, lc->size, "%s", slash);
+		return 1;
+	}
+	return lc->code && is_zip_lib(lc, m, slash);
 }
 
-static int from_maps(const char *proc_dir, const char *name, int pid, char *buf, size_t size,
-		     struct err *err)
+static int from_maps(const char *proc_dir, struct code_cache *code, const char *name, int pid,
+		     char *buf, size_t size, struct err *err)
 {
-	struct lib_ctx lc = { name, buf, size };
+	struct lib_ctx lc = { proc_dir ? proc_dir : "/proc", code, pid, name, buf, size, "" };
 	char mp[4200];
 	int rc;
 
@@ -75,8 +123,9 @@ static int from_maps(const char *proc_dir, const char *name, int pid, char *buf,
 	if ((rc = proc_maps_read(proc_dir, pid, is_lib, &lc, err)) < 0)
 		return err_prefix(err, "cannot read the mappings of pid %d", pid);
 	if (!rc)
-		return err_set(err, -ENOENT, "pid %d maps no library named %s (see "
-			       "%s); give its path instead", pid, name, mp);
+		return err_set(err, -ENOENT, "pid %d maps no library named %s, neither a file nor "
+			       "an APK's entry (see %s); give its path instead%s", pid, name, mp,
+			       lc.zip_err);
 	return 0;
 }
 
@@ -117,14 +166,14 @@ static bool in_dir(const char *dir, const char *name, char *buf, size_t size)
 	return found;
 }
 
-int pattern_find_library(const char *proc_dir, const char *name, int pid, char *buf, size_t size,
-			 struct err *err)
+int pattern_find_library(const char *proc_dir, struct code_cache *code, const char *name, int pid,
+			 char *buf, size_t size, struct err *err)
 {
 	struct stat st;
 	char tried[512] = "";
 
 	if (pid > 0)
-		return from_maps(proc_dir, name, pid, buf, size, err);
+		return from_maps(proc_dir, code, name, pid, buf, size, err);
 	for (const char *const *d = LIB_DIRS; *d; d++) {
 		if (stat(*d, &st) != 0)
 			continue;
@@ -226,7 +275,11 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 {
 	const struct elf_file *elf;
 	struct code_file *f;
+	const char *entry;
+	size_t clen;
 
+	if (zip_path_split(path, &clen, &entry, err) < 0)
+		return err->code;
 	if (pattern_note_searched(out, path) || !(f = code_cache_file(out->code, path)))
 		return err_set(err, -ENOMEM, "out of memory");
 	if (!(elf = code_file_elf(f, err)))

@@ -109,7 +109,7 @@ int pattern_match_search(const struct trace_pattern *p, const struct oat_search_
 		       pattern_match_file(p, path, max, out, err);
 	if (p->java)
 		return search_java(p, o, max, out, err);
-	if ((rc = pattern_find_library(o->proc_dir, p->file, o->pid, found, sizeof(found),
+	if ((rc = pattern_find_library(o->proc_dir, out->code, p->file, o->pid, found, sizeof(found),
 					err)) ||
 	    (rc = in_process_view(o->proc_dir, found, o->pid, path, sizeof(path), err)))
 		return rc;

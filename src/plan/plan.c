@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/codecache.h"
+#include "code/codefile.h"
+#include "common/zip_path.h"
 #include "config/schema.h"
 #include "formats/elf.h"
 #include "plan/exits.h"
@@ -420,6 +423,30 @@ static int plan_section(struct plan_probe *p, struct err *err)
 	return 0;
 }
 
+/* A library stored in an APK ("APK!/lib/.../libfoo.so", common/zip_path.h):
+ * the file its uprobes go on is the archive (the inode the process mapped),
+ * each at the entry's data offset plus the offset in the ELF, which every
+ * other step (symbols, exit sites, notes) counts from the ELF's start. */
+static int plan_container(struct plan_probe *p, const struct plan_opts *po, struct err *err)
+{
+	const struct elf_file *elf;
+	struct code_file *f;
+	const char *entry;
+	size_t clen;
+	int rc = zip_path_split(p->path, &clen, &entry, err);
+
+	if (rc <= 0)
+		return rc < 0 ? err_prefix(err, "probe %s", p->program_name) : 0;
+	if (!(f = code_cache_file(po->code, p->path)))
+		return err_set(err, -ENOMEM, "out of memory");
+	if (!(elf = code_file_elf(f, err)))
+		return err_prefix(err, "probe %s", p->program_name);
+	if (!(p->uprobe_file = strndup(p->path, clen)))
+		return err_set(err, -ENOMEM, "out of memory");
+	p->file_base = code_file_base(f);
+	return 0;
+}
+
 static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t pid,
 			 struct native_cache *nc, struct err *err)
 {
@@ -433,6 +460,8 @@ static int resolve_probe(struct plan_probe *p, const struct plan_opts *po, pid_t
 	p->desc.method_key = p->method_key;
 	if (rc == 0)
 		rc = plan_section(p, err);
+	if (rc == 0)
+		rc = plan_container(p, po, err);
 	return rc < 0 ? rc : plan_choose_exits(p, po, err);
 }
 
@@ -582,7 +611,7 @@ static int check_mapped(const struct plan_task *t, struct plan_probe *p,
 	if (!t->n_pids || t->wait_for_start || !p->path[0])
 		return 0;
 	for (size_t i = 0; i < t->n_pids; i++) {
-		int r = mapped_cached(st, dir, t->pids[i], p->path);
+		int r = mapped_cached(st, dir, t->pids[i], plan_probe_uprobe_file(p));
 		size_t l = strlen(list);
 		if (r > 0)
 			return 0;
@@ -697,6 +726,7 @@ void plan_free(struct plan *plan)
 		for (size_t j = 0; j < plan->tasks[i].n_probes; j++) {
 			free(plan->tasks[i].probes[j].exit_offsets);
 			free(plan->tasks[i].probes[j].method_key);
+			free(plan->tasks[i].probes[j].uprobe_file);
 		}
 		free(plan->tasks[i].probes);
 		free(plan->tasks[i].pids);

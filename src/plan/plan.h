@@ -39,6 +39,12 @@ struct plan_probe {
 	const struct catalog_program *prog;
 	char path[PATH_MAX];
 	uint64_t offset;
+	/* A library in an APK (path "APK!/ENTRY", common/zip_path.h): the file
+	 * the uprobes go on (the archive, owned; NULL: path itself) and the
+	 * entry's data offset there, which every offset here (offset,
+	 * exit_offsets) counts from; see plan_probe_uprobe_*. */
+	char *uprobe_file;
+	uint64_t file_base;
 	uint16_t machine;                 /* EM_* of the probed file */
 	enum resolve_how how;
 	enum arg_abi abi;
@@ -84,6 +90,18 @@ static inline uint32_t plan_probe_id(const struct probe_desc *d)
 	const char *p = (const char *)d - offsetof(struct plan_probe, desc);
 
 	return ((const struct plan_probe *)p)->id;
+}
+
+/* Where the kernel puts probe p's uprobes: this file, at this offset for
+ * offset off of p (p->offset or one of p->exit_offsets). */
+static inline const char *plan_probe_uprobe_file(const struct plan_probe *p)
+{
+	return p->uprobe_file ? p->uprobe_file : p->path;
+}
+
+static inline uint64_t plan_probe_uprobe_offset(const struct plan_probe *p, uint64_t off)
+{
+	return p->file_base + off;
 }
 
 struct plan_task {

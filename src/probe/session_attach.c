@@ -41,13 +41,13 @@ static int tracefs_place(struct session *s, const struct plan_probe *p, uint64_t
 		if (grow_array(&s->tfs_events, &s->tfs_cap, s->tfs_n + 1, 64) < 0)
 			return err_set(err, -ENOMEM, "out of memory");
 		s->tfs_events[s->tfs_n++] = (struct tracefs_event){
-			.path = p->path, .offset = offset, .retprobe = retprobe, .owner = p };
+			.path = plan_probe_uprobe_file(p), .offset = offset, .retprobe = retprobe, .owner = p };
 		return 1;
 	}
 	/* Both passes walk the same places in the same order. */
 	if (!n || ev->owner != p || ev->offset != offset)
 		return err_set(err, -EINVAL, "%s+0x%llx: no tracefs event was listed for it",
-			       p->path, (unsigned long long)offset);
+			       plan_probe_uprobe_file(p), (unsigned long long)offset);
 	if (s->tfs_next == s->tfs_created) {
 		n = n < TFS_CHUNK ? n : TFS_CHUNK;
 		rc = tracefs_create(&s->tfs, ev, n, &failed, err);
@@ -79,6 +79,7 @@ static int attach_one(struct session *s, struct instance *in, const struct plan_
 		return err_set(err, -ENOENT,
 			       "probe %s: program %s missing from the embedded object",
 			       p->program_name, prog_name);
+	offset = plan_probe_uprobe_offset(p, offset);   /* in the file the kernel probes */
 	memset(a, 0, sizeof(*a));
 	a->tracefs = s->use_tracefs;
 	if (s->use_tracefs) {
@@ -88,10 +89,10 @@ static int attach_one(struct session *s, struct instance *in, const struct plan_
 			return 0;
 		a->perf_fd = a->tp.perf_fd;
 	} else if (s->use_multi) {
-		rc = uprobe_attach_multi(p->path, offset, retprobe, pid, prog_fd,
+		rc = uprobe_attach_multi(plan_probe_uprobe_file(p), offset, retprobe, pid, prog_fd,
 					 &a->perf_fd, err);
 	} else {
-		rc = uprobe_attach_pmu(&s->pmu, p->path, offset, retprobe, pid, prog_fd, cookie,
+		rc = uprobe_attach_pmu(&s->pmu, plan_probe_uprobe_file(p), offset, retprobe, pid, prog_fd, cookie,
 				       &a->perf_fd, err);
 	}
 	if (rc < 0)
@@ -110,7 +111,7 @@ static size_t member_sites(const struct plan_probe *m, bool at_exits, uint64_t *
 	size_t n = at_exits ? m->n_exits : 1;
 
 	for (size_t k = 0; k < n; k++) {
-		offs[k] = at_exits ? m->exit_offsets[k] : m->offset;
+		offs[k] = plan_probe_uprobe_offset(m, at_exits ? m->exit_offsets[k] : m->offset);
 		cookies[k] = m->id;
 	}
 	return n;
@@ -131,7 +132,7 @@ static void name_refused_member(const struct instance *in, int prog_fd, bool at_
 		if (!offs)
 			return;
 		size_t n = member_sites(m, at_exits, offs, offs + most);
-		rc = uprobe_attach_multi_n(m->path, offs, offs + most, (uint32_t)n, retprobe, pid,
+		rc = uprobe_attach_multi_n(plan_probe_uprobe_file(m), offs, offs + most, (uint32_t)n, retprobe, pid,
 					   prog_fd, &fd, &alone);
 		free(offs);
 		if (rc == 0) {
@@ -176,7 +177,7 @@ static int attach_shared(struct instance *in, const char *prog_name, bool at_exi
 	for (size_t i = 0; i < in->n_members; i++)
 		n += member_sites(in->members[i], at_exits, offs + n, cookies + n);
 	memset(a, 0, sizeof(*a));
-	rc = uprobe_attach_multi_n(p->path, offs, cookies, (uint32_t)n, retprobe, pid, prog_fd,
+	rc = uprobe_attach_multi_n(plan_probe_uprobe_file(p), offs, cookies, (uint32_t)n, retprobe, pid, prog_fd,
 				   &a->perf_fd, err);
 	free(offs);
 	free(cookies);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/zip_path.h"
 #include "sys/maps.h"
 
 /* One file-backed mapping of /proc/PID/maps. */
@@ -105,8 +106,31 @@ static int from_maps(const char *proc_dir, pid_t pid, const struct stat *seen,
 	return rc;
 }
 
+static int resolve_plain(const char *proc_dir, pid_t pid, const char *path, char *out,
+			 size_t size);
+
 int proc_path_resolve(const char *proc_dir, pid_t pid, const char *path, char *out,
 		      size_t size)
+{
+	char container[PATH_MAX], resolved[PATH_MAX];
+	const char *entry;
+	size_t clen;
+	int rc;
+
+	/* CONTAINER!/ENTRY (an APK's library): the container as the process sees it */
+	if (zip_path_split(path, &clen, &entry, NULL) <= 0)
+		return resolve_plain(proc_dir, pid, path, out, size);
+	if (clen >= sizeof(container))
+		return -ENAMETOOLONG;
+	memcpy(container, path, clen);
+	container[clen] = '\0';
+	if ((rc = resolve_plain(proc_dir, pid, container, resolved, sizeof(resolved))))
+		return rc;
+	return zip_path_join(out, size, resolved, strlen(resolved), entry, strlen(entry));
+}
+
+static int resolve_plain(const char *proc_dir, pid_t pid, const char *path, char *out,
+			 size_t size)
 {
 	char via_root[PATH_MAX];
 	struct stat st;

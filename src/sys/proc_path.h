@@ -25,6 +25,8 @@ struct proc_mapping;
  *  - not mapped: <proc_dir>/PID/root/PATH when it exists and is another file than
  *    PATH here (a chroot, a bind mount), else PATH.
  * pid <= 0 or a path not starting with '/': PATH unchanged.
+ * CONTAINER!/ENTRY (common/zip_path.h: a library in an APK): CONTAINER resolved
+ * as above, "!/ENTRY" kept.
  * 0, or -ENAMETOOLONG when the result does not fit size. */
 int proc_path_resolve(const char *proc_dir, pid_t pid, const char *path, char *out,
 		      size_t size);
