@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/parse_u32.h"
@@ -23,7 +24,25 @@ static int parse_trace_format(void *ctx, const struct opt_row *row, const char *
 {
 	struct sink_args *a = ctx;
 
+	a->trace_format_given = true;
 	return trace_parse_format(arg, &a->trace_format, e);
+}
+
+const char *sink_args_settle(struct sink_args *a, char *warning, size_t size)
+{
+	enum trace_format named;
+
+	if (!a->trace || !trace_format_of_path(a->trace, &named))
+		return NULL;
+	if (!a->trace_format_given) {
+		a->trace_format = named;
+		return NULL;
+	}
+	if (named == a->trace_format)
+		return NULL;
+	snprintf(warning, size, "--trace %s: writing it as --trace-format %s, although its name "
+		 "says %s", a->trace, trace_format_name(a->trace_format), trace_format_name(named));
+	return warning;
 }
 
 static int parse_statsd(void *ctx, const struct opt_row *row, const char *arg, struct err *e)

@@ -14,6 +14,7 @@
 enum trace_format {
 	TRACE_FORMAT_JSON,
 	TRACE_FORMAT_SYSTRACE,
+	TRACE_FORMAT_PERFETTO,   /* Perfetto's protobuf (sink/perfetto_out.h) */
 };
 
 enum sinks_statsd_mode {

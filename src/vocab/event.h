@@ -117,7 +117,10 @@ struct stack_trace;      /* vocab/frames.h */
 
 struct event {
 	enum event_kind kind;
-	uint64_t boot_ns;        /* CLOCK_BOOTTIME of the hit */
+	uint64_t boot_ns;        /* CLOCK_BOOTTIME of the hit (MONOTONIC + the offset of
+				  * the loop's last clock reading) */
+	uint64_t mono_ns;        /* CLOCK_MONOTONIC of the hit: the record's own clock
+				  * (bpf_ktime_get_ns); 0 when unknown */
 	int64_t wall_ns;         /* CLOCK_REALTIME of the hit (derived at decode time) */
 	uint32_t pid, tid;       /* 0 when the record does not carry them */
 	const char *comm;        /* thread name or NULL */
