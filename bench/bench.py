@@ -2,7 +2,7 @@
 """bench.py WHICH [--results FILE] [--binary ARCH=PATH]... — uprobestats side by
 side with the bare kernel and bpftrace.
 
-WHICH: all, perhit, nested, throughput, startup, resolve, footprint, many, exit,
+WHICH: all, perhit, nested, throughput, trace, startup, resolve, footprint, many, exit,
 burst.
   perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
               an empty BPF program (the floor; entry, and entry + return for the
@@ -25,6 +25,8 @@ burst.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
+  trace       the throughput workload writing JSON Lines, Chrome JSON and Perfetto
+              files: events/s written, lost, CPU and bytes per event side by side.
   startup     config -> every probe attached, 1/10/100 probes, vs bpftrace.
   many        `trace GLOB` over 1,000 and 2,000 distinct functions: attach and
               detach, entry only and --ret, vs bpftrace's wildcard.
@@ -738,6 +740,66 @@ def bench_throughput():
     return "\n".join(rows), max(r["rss"] for r in runs)
 
 
+# ---- trace files: Perfetto's protobuf against Chrome JSON and JSON Lines -----------------
+
+
+def trace_file_run(tmp, kind):
+    """One BENCH_SECONDS run of the throughput workload writing one file: JSON
+    Lines (--format json --output), Chrome JSON (--trace .json) or Perfetto
+    (--trace .pftrace).  The trace runs also write the default text to
+    stdout (/dev/null): they do more, never less, than the JSON Lines run."""
+    ext = {"jsonl": "jsonl", "chrome json": "json", "perfetto": "pftrace"}[kind]
+    path = os.path.join(tmp, f"out.{ext}")
+    cfg = write(os.path.join(tmp, "tf.textproto"), native_config(NATIVE, ["ups_target_fn"]))
+    t = Target(tmp, 1_000_000_000, 1, threads=2)
+    args = [BIN, "run", cfg, "--pid", str(t.pid), "--duration", str(SECONDS), "--no-statsd"]
+    args += ["--format", "json", "--output", path] if kind == "jsonl" else ["--trace", path]
+    try:
+        u = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        err = read_until(u.stderr, "attached")
+        t.go()
+        user, sys_s, rss = wait_rusage(u, SECONDS + 120)
+        err = "".join(err) + u.stderr.read()
+    finally:
+        t.kill()
+    if u.returncode != 0:
+        raise BenchError(f"{kind} run: exit {u.returncode}: {err[-500:]}")
+    hits, delivered, dk, ds = summary_row(err)
+    size = os.path.getsize(path)
+    os.unlink(path)
+    return dict(kind=kind, hits=hits, delivered=delivered, lost=dk + ds, user=user, sys=sys_s,
+                size=size)
+
+
+def bench_trace():
+    tmp = tmpdir()
+    runs = []
+    for kind in ("jsonl", "chrome json", "perfetto"):
+        r = trace_file_run(tmp, kind)
+        runs.append(r)
+        print(f"  {kind}: {r}", flush=True)
+    by = {r["kind"]: r for r in runs}
+    per = {k: r["size"] / max(r["delivered"], 1) for k, r in by.items()}
+    rows = [f"Speed and size of the trace files: the throughput workload (target_native "
+            f"--threads 2, call_detail, {SECONDS} s) writing one file each; the trace runs "
+            "also write the default text to /dev/null.", "",
+            "| file | delivered | lost | events/s written | user+sys µs/event | bytes/event | "
+            "size vs Chrome JSON |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in runs:
+        d = max(r["delivered"], 1)
+        rows.append(f"| {r['kind']} | {r['delivered']:,} | {r['lost']:,} | "
+                    f"{r['delivered'] / SECONDS:,.0f} | {(r['user'] + r['sys']) / d * 1e6:.2f} | "
+                    f"{per[r['kind']]:.1f} | {per[r['kind']] / per['chrome json']:.2f} |")
+    pf, jl = by["perfetto"], by["jsonl"]
+    ok_size = per["perfetto"] * 3 <= per["chrome json"]
+    ok_speed = pf["delivered"] >= jl["delivered"] * 0.97 or pf["lost"] <= jl["lost"]
+    rows += ["", f"Perfetto ≤ 1/3 of Chrome JSON per event: {'yes' if ok_size else 'NO'} "
+             f"({per['perfetto'] / per['chrome json']:.2f}); written at least as fast as JSON "
+             f"Lines: {'yes' if ok_speed else 'NO'} ({pf['delivered'] / SECONDS:,.0f} vs "
+             f"{jl['delivered'] / SECONDS:,.0f} events/s, lost {pf['lost']:,} vs {jl['lost']:,})."]
+    return "\n".join(rows)
+
+
 # ---- start-up --------------------------------------------------------------------------
 
 
@@ -1307,7 +1369,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "nested", "accuracy", "throughput",
                                       "startup", "resolve", "footprint", "many", "exit",
-                                      "burst", "traffic"])
+                                      "burst", "traffic", "trace"])
     ap.add_argument("--results", help="markdown file to append to")
     ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
     a = ap.parse_args()
@@ -1325,6 +1387,8 @@ def main():
         text, rss = bench_throughput()
         if a.which != "footprint":
             sections.append(text)
+    if a.which in ("all", "trace"):
+        sections.append(bench_trace())
     if a.which in ("all", "startup"):
         sections.append(bench_startup())
     if a.which in ("all", "many"):
