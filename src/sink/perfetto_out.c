@@ -89,6 +89,7 @@ struct pf_istr {
 struct pf_track {
 	uint64_t uuid;           /* 0: empty slot */
 	uint32_t name_hash;
+	uint32_t open_sections;  /* section slices begun and not ended (closed at exit) */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -354,6 +355,17 @@ static bool track_needs(struct pf_out *p, uint64_t uuid, uint32_t name_hash)
 	return true;
 }
 
+static struct pf_track *track_find(struct pf_out *p, uint64_t uuid)
+{
+	if (!p->tcap)
+		return NULL;
+	for (size_t i = (size_t)uuid & (p->tcap - 1); p->tracks[i].uuid;
+	     i = (i + 1) & (p->tcap - 1))
+		if (p->tracks[i].uuid == uuid)
+			return &p->tracks[i];
+	return NULL;
+}
+
 /* Writes one TrackDescriptor packet; the caller fills the fields after
  * descriptor_open and calls descriptor_emit. */
 static size_t descriptor_open(struct pf_out *p, uint64_t uuid, uint64_t parent)
@@ -386,12 +398,8 @@ static uint64_t process_track(struct pf_out *p, uint32_t pid, const char *name)
 	uint32_t h = (uint32_t)hash_bytes(name, n, 0) | 1;
 
 	/* a name learnt later describes it again; a lost name keeps the old one */
-	if (!n && p->tcap) {
-		for (size_t i = (size_t)uuid & (p->tcap - 1); p->tracks[i].uuid;
-		     i = (i + 1) & (p->tcap - 1))
-			if (p->tracks[i].uuid == uuid)
-				return uuid;
-	}
+	if (!n && track_find(p, uuid))
+		return uuid;
 	if (track_needs(p, uuid, h)) {
 		size_t at = descriptor_open(p, uuid, 0);
 		size_t pd = wire_open(&p->pkt, TD_PROCESS);
@@ -682,25 +690,46 @@ void pf_drop(struct pf_out *p, const struct event *ev)
 	packet_emit(p, true, ts);
 }
 
-/* A process-scoped track named `name` (an async section's, key cookie; or a
- * counter's), described at its first use. */
-static uint64_t named_track(struct pf_out *p, enum track_kind k, const struct event *ev,
+/* A counter track `name` of process pid, or of the tool (pid 0). */
+static uint64_t counter_track(struct pf_out *p, uint32_t pid, const char *process,
+			      const char *name, size_t n)
+{
+	uint64_t uuid = track_uuid(p, TK_COUNTER, hash_bytes(name, n, pid));
+
+	if (track_needs(p, uuid, 1)) {
+		uint64_t parent = pid ? process_track(p, pid, process) : tool_track(p);
+		size_t at = descriptor_open(p, uuid, parent);
+		wire_put_len_field(&p->pkt, TD_NAME, name, n);
+		size_t cd = wire_open(&p->pkt, TD_COUNTER);
+		wire_close(&p->pkt, cd);
+		descriptor_emit(p, at);
+	}
+	return uuid;
+}
+
+void pf_counter(struct pf_out *p, const struct counter_sample *c)
+{
+	uint64_t track = counter_track(p, c->pid, c->process, c->name, strlen(c->name));
+
+	batch(p);
+	ev_start(p, TYPE_COUNTER, track);
+	wire_put_tag(&p->ev, TE_COUNTER_VALUE, WT_VARINT);
+	wire_put_varint(&p->ev, (uint64_t)c->value);
+	packet_emit(p, true, c->mono_ns);
+}
+
+/* An async section's process-scoped track, keyed by (pid, name, cookie),
+ * described at its first use. */
+static uint64_t async_track(struct pf_out *p, enum track_kind k, const struct event *ev,
 			    const struct section_call *c)
 {
-	uint64_t key = hash_bytes(c->name, c->name_len, ev->pid);
-	uint64_t uuid;
+	uint64_t key = mix64(hash_bytes(c->name, c->name_len, ev->pid) ^ (uint64_t)c->value);
+	uint64_t uuid = track_uuid(p, k, key);
 
-	if (k == TK_ASYNC)
-		key = mix64(key ^ (uint64_t)c->value);
-	uuid = track_uuid(p, k, key);
 	if (track_needs(p, uuid, 1)) {
 		uint64_t proc = process_track(p, ev->pid, ev->process);
 		size_t at = descriptor_open(p, uuid, proc);
 		wire_put_len_field(&p->pkt, TD_NAME, c->name, c->name_len);
-		if (k == TK_COUNTER) {
-			size_t cd = wire_open(&p->pkt, TD_COUNTER);
-			wire_close(&p->pkt, cd);
-		}
 		descriptor_emit(p, at);
 	}
 	return uuid;
@@ -711,19 +740,30 @@ void pf_section(struct pf_out *p, const struct event *ev)
 	const struct section_call *c = ev->section;
 	uint64_t ts = pf_mono(p, ev);
 	uint64_t track;
+	struct pf_track *tr;
 
 	batch(p);
 	switch (c->op) {
 	case SECTION_OP_BEGIN:
-		ev_start(p, TYPE_BEGIN, event_track(p, ev));
-		ev_name(p, c->name, c->name_len);
-		break;
 	case SECTION_OP_END:
-		ev_start(p, TYPE_END, event_track(p, ev));
+		track = event_track(p, ev);
+		tr = track_find(p, track);
+		if (c->op == SECTION_OP_END && tr && !tr->open_sections)
+			return; /* never begun here (the section tracker leaves these out) */
+		if (tr)
+			tr->open_sections += c->op == SECTION_OP_BEGIN ? 1 : -1;
+		ev_start(p, c->op == SECTION_OP_BEGIN ? TYPE_BEGIN : TYPE_END, track);
+		if (c->op == SECTION_OP_BEGIN)
+			ev_name(p, c->name, c->name_len);
 		break;
 	case SECTION_OP_ASYNC_BEGIN:
 	case SECTION_OP_ASYNC_END:
-		track = named_track(p, TK_ASYNC, ev, c);
+		track = async_track(p, TK_ASYNC, ev, c);
+		tr = track_find(p, track);
+		if (c->op == SECTION_OP_ASYNC_END && tr && !tr->open_sections)
+			return;
+		if (tr)
+			tr->open_sections += c->op == SECTION_OP_ASYNC_BEGIN ? 1 : -1;
 		if (c->op == SECTION_OP_ASYNC_BEGIN) {
 			ev_start(p, TYPE_BEGIN, track);
 			ev_name(p, c->name, c->name_len);
@@ -734,7 +774,7 @@ void pf_section(struct pf_out *p, const struct event *ev)
 		break;
 	case SECTION_OP_COUNTER:
 	case SECTION_OP_COUNTER64:
-		track = named_track(p, TK_COUNTER, ev, c);
+		track = counter_track(p, ev->pid, ev->process, c->name, c->name_len);
 		ev_start(p, TYPE_COUNTER, track);
 		wire_put_tag(&p->ev, TE_COUNTER_VALUE, WT_VARINT);
 		wire_put_varint(&p->ev, (uint64_t)c->value);
@@ -745,11 +785,27 @@ void pf_section(struct pf_out *p, const struct event *ev)
 	packet_emit(p, true, ts);
 }
 
+/* Sections still open at exit end at the last timestamp, marked. */
+static void close_sections(struct pf_out *p)
+{
+	for (size_t i = 0; i < p->tcap; i++) {
+		for (; p->tracks[i].uuid && p->tracks[i].open_sections;
+		     p->tracks[i].open_sections--) {
+			ev_start(p, TYPE_END, p->tracks[i].uuid);
+			ann_bool(p, "unfinished", true);
+			packet_emit(p, true, p->last_mono);
+		}
+	}
+}
+
 void pf_summary(struct pf_out *p, const struct probe_stats *rows, size_t n, uint64_t unclosed,
 		uint64_t orphan_exits)
 {
 	static const char name[] = "uprobestats summary";
-	uint64_t ts = p->last_mono;
+	uint64_t ts;
+
+	close_sections(p);
+	ts = p->last_mono;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct probe_stats *r = &rows[i];

@@ -91,6 +91,8 @@ void pf_begin(struct pf_out *p, const struct event *ev, struct label l);
 void pf_end(struct pf_out *p, uint32_t pid, uint32_t tid, uint64_t mono, bool unfinished);
 void pf_drop(struct pf_out *p, const struct event *ev);
 void pf_section(struct pf_out *p, const struct event *ev);
+/* A counter of the run (aggregation, traffic) on its counter track. */
+void pf_counter(struct pf_out *p, const struct counter_sample *c);
 /* The summary, the trace's last event packets (on the tool's track). */
 void pf_summary(struct pf_out *p, const struct probe_stats *rows, size_t n, uint64_t unclosed,
 		uint64_t orphan_exits);

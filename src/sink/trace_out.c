@@ -629,6 +629,14 @@ static void trace_probe_rows(void *st, const struct probe_stats *rows, size_t n)
 	t->n_rows = n;
 }
 
+static void trace_sink_counter(void *st, const struct counter_sample *c)
+{
+	struct trace_out *t = st;
+
+	if (is_pf(t))
+		pf_counter(&t->pf, c);
+}
+
 static void trace_sink_flush(void *st)
 {
 	trace_flush(st);
@@ -664,6 +672,7 @@ const struct sink_ops trace_sink = {
 	.output = trace_output,
 	.own_losses = true,
 	.probe_rows = trace_probe_rows,
+	.counter = trace_sink_counter,
 	.finish = trace_sink_finish,
 	.report = trace_report,
 };

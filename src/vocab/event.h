@@ -134,6 +134,17 @@ struct event {
 	const struct section_call *section; /* a trace-marker call (sections), or NULL */
 };
 
+/* One value of a counter the run measures itself (aggregation intervals,
+ * traffic bytes): a sink that draws counters puts it on the track `name`
+ * of process pid (0: the tool's own), at mono_ns (CLOCK_MONOTONIC). */
+struct counter_sample {
+	const char *name;        /* NUL-terminated */
+	uint32_t pid;
+	const char *process;     /* its name, or NULL */
+	int64_t value;
+	uint64_t mono_ns;
+};
+
 /* One statsd atom: fields in wire order.  boot_ns is the event's timestamp. */
 struct atom {
 	int32_t atom_id;

@@ -168,3 +168,52 @@ def test_perfetto_stack_as_the_events_callstack():
         # InlineCallstack: outermost first
         names = [f.split(" (")[0] for f in reversed(e["stack"])]
         eq(names[:len(CHAIN)], CHAIN, "callstack frames")
+
+
+def counter_sums(t):
+    """{(pid or 0, track name): sum of the values} over the counter events."""
+    out = {}
+    for e in t.counters():
+        td = t.tracks[e["track"]]
+        parent = t.tracks.get(td.get(5, [None])[-1], {})
+        proc = parent.get(3, [{}])[-1]
+        pid = proc.get(1, [0])[-1] if proc else 0
+        key = (pid, t.track_name(e["track"]))
+        out[key] = out.get(key, 0) + e["counter"]
+    return out
+
+
+def test_perfetto_aggregation_intervals_as_counters():
+    from test_aggregate import KEYS, agg_lines, check_entry_aggregation
+    tmp = tmpdir()
+    rounds = 3
+    out = os.path.join(tmp, "agg.pftrace")
+    rc, u = traced_run(Held(tmp, "target_agg", [str(rounds), "50"]),
+                       ["trace", "--format", "json", "--by", "arg0", "--sum", "arg1",
+                        "--hist", "arg 1", "--trace", out, target("target_agg") + ":ups_agg_fn"])
+    eq(rc, 0, "trace exit code; stderr: " + u.stderr())
+    check_entry_aggregation(agg_lines(u), rounds)
+    t = Trace(out)
+    sums = counter_sums(t)
+    for k, n in KEYS.items():
+        eq(sums.get((0, f"count ups_agg_fn arg0={k}")), rounds * n, f"count counter arg0={k}")
+        eq(sums.get((0, f"sum(arg1) ups_agg_fn arg0={k}")), rounds * sum(range(n)),
+           f"sum counter arg0={k}")
+    check(all(t.is_counter(e["track"]) for e in t.counters()), "on counter tracks")
+
+
+def test_perfetto_traffic_bytes_as_counters():
+    from test_traffic import traffic_rows, totals
+    base = 21000 + os.getpid() % 1500 * 8
+    tmp = tmpdir()
+    out = os.path.join(tmp, "traffic.pftrace")
+    client, srv, rows, _ = traffic_rows(["--trace", out], base)
+    t = Trace(out)
+    sums = counter_sums(t)
+    for pid in (client, srv):
+        tot = totals(rows, pid)
+        eq(sums.get((pid, "bytes up")), sum(v[0] for v in tot.values()), f"{pid} bytes up")
+        eq(sums.get((pid, "bytes down")), sum(v[1] for v in tot.values()), f"{pid} bytes down")
+        for (proto, peer), v in tot.items():
+            eq(sums.get((pid, f"bytes up {proto} {peer}")), v[0], f"{pid} up to {peer}")
+            eq(sums.get((pid, f"bytes down {proto} {peer}")), v[1], f"{pid} down from {peer}")
