@@ -76,6 +76,10 @@ enum {
 };
 
 #define SEQ_ID 1
+#define PF_UUID_MASK ((1ull << 35) - 1)
+/* String fields up to this long are interned (names, paths, method names
+ * repeat); longer ones are written inline. */
+#define PF_INTERN_STRING_MAX 128
 
 enum track_kind { TK_TOOL = 1, TK_PROCESS, TK_THREAD, TK_ASYNC, TK_COUNTER };
 
@@ -171,6 +175,20 @@ static uint64_t intern(struct pf_out *p, struct pf_intern *t, uint32_t table, co
 	wire_put_len_field(&p->interned, IS_NAME, s, n);
 	wire_close(&p->interned, at);
 	return t->tab[i].iid;
+}
+
+/* intern() for a string that never changes at its address. */
+static uint64_t intern_stable(struct pf_out *p, struct pf_intern *t, uint32_t table,
+			      const char *s, size_t n)
+{
+	struct pf_ptr_iid *c = &p->ptr_cache[((uintptr_t)s >> 3) % PF_PTR_CACHE];
+
+	if (c->ptr == s && c->n == n && c->table == table)
+		return c->iid;
+	uint64_t iid = intern(p, t, table, s, n);
+	if (iid)
+		*c = (struct pf_ptr_iid){ .ptr = s, .n = n, .table = table, .iid = iid };
+	return iid;
 }
 
 /* ---- packets ---- */
@@ -308,7 +326,9 @@ static void check_clocks(struct pf_out *p, bool force)
 
 static uint64_t track_uuid(const struct pf_out *p, enum track_kind k, uint64_t key)
 {
-	uint64_t u = mix64(p->uuid_base ^ mix64(((uint64_t)k << 56) ^ key));
+	/* 35 bits: 5 bytes in every event, and still unlike another run's
+	 * tracks in a merged timeline but by a 1 in 2^35 chance */
+	uint64_t u = mix64(p->uuid_base ^ mix64(((uint64_t)k << 56) ^ key)) & PF_UUID_MASK;
 	return u ? u : 1;
 }
 
@@ -421,11 +441,15 @@ void pf_thread(struct pf_out *p, const struct event *ev)
 {
 	if (!ev->tid)
 		return;
-	uint64_t proc = process_track(p, ev->pid, ev->process);
 	uint64_t uuid = thread_track(p, ev->tid);
 	size_t n = ev->comm ? strlen(ev->comm) : 0;
 	uint32_t h = (uint32_t)hash_bytes(ev->comm, n, (uint64_t)ev->pid << 32) | 1;
+	const struct pf_track *known = track_find(p, uuid);
 
+	/* the usual case, per event: a thread seen before under the same name */
+	if (known && known->name_hash == h)
+		return;
+	uint64_t proc = process_track(p, ev->pid, ev->process);
 	if (!track_needs(p, uuid, h))
 		return;
 	size_t at = descriptor_open(p, uuid, proc);
@@ -465,9 +489,11 @@ static void ev_start(struct pf_out *p, unsigned type, uint64_t track)
 	wire_put_uint_field(&p->ev, TE_TRACK, track);
 }
 
-static void ev_name(struct pf_out *p, const char *s, size_t n)
+/* stable: s lives at its address as long as the sink (not a record's bytes) */
+static void ev_name(struct pf_out *p, const char *s, size_t n, bool stable)
 {
-	uint64_t iid = intern(p, &p->names, ID_EVENT_NAMES, s, n);
+	uint64_t iid = stable ? intern_stable(p, &p->names, ID_EVENT_NAMES, s, n)
+			      : intern(p, &p->names, ID_EVENT_NAMES, s, n);
 
 	if (iid)
 		wire_put_uint_field(&p->ev, TE_NAME_IID, iid);
@@ -481,7 +507,7 @@ static size_t ann_open(struct pf_out *p, struct wire_buf *w, const char *name)
 {
 	size_t n = strlen(name);
 	size_t at = wire_open(w, TE_DEBUG);
-	uint64_t iid = intern(p, &p->ann_names, ID_ANN_NAMES, name, n);
+	uint64_t iid = intern_stable(p, &p->ann_names, ID_ANN_NAMES, name, n);
 
 	if (iid)
 		wire_put_uint_field(w, DA_NAME_IID, iid);
@@ -507,7 +533,7 @@ static void ann_bool(struct pf_out *p, const char *name, bool v)
 static void ann_str(struct pf_out *p, const char *name, const char *s, size_t n, bool interned)
 {
 	size_t at = ann_open(p, &p->ev, name);
-	uint64_t iid = interned ? intern(p, &p->strings, ID_STRINGS, s, n) : 0;
+	uint64_t iid = interned ? intern_stable(p, &p->strings, ID_STRINGS, s, n) : 0;
 
 	if (iid)
 		wire_put_uint_field(&p->ev, DA_STRING_IID, iid);
@@ -554,9 +580,15 @@ static void ann_field(struct pf_out *p, const struct field *f)
 	case FIELD_BOOL:
 		wire_put_uint_field(w, DA_BOOL, f->v.b);
 		break;
-	case FIELD_STRING:
-		wire_put_len_field(w, DA_STRING, f->v.str.ptr, f->v.str.len);
+	case FIELD_STRING: {
+		uint64_t iid = f->v.str.len <= PF_INTERN_STRING_MAX
+			       ? intern(p, &p->strings, ID_STRINGS, f->v.str.ptr, f->v.str.len) : 0;
+		if (iid)
+			wire_put_uint_field(w, DA_STRING_IID, iid);
+		else
+			wire_put_len_field(w, DA_STRING, f->v.str.ptr, f->v.str.len);
 		break;
+	}
 	case FIELD_BYTES:
 		put_hex(w, f->v.str.ptr, f->v.str.len);
 		break;
@@ -610,8 +642,10 @@ static void ev_callstack(struct pf_out *p, const struct stack_trace *st)
 /* Name, the probe's signature, the record's fields and its stack. */
 static void ev_details(struct pf_out *p, const struct event *ev, struct label l)
 {
-	ev_name(p, l.s, l.n);
-	if (ev->probe && ev->probe->method)
+	ev_name(p, l.s, l.n, true);
+	/* the signature, when the name (a label cut from it) does not say it all */
+	if (ev->probe && ev->probe->method &&
+	    (strlen(ev->probe->method) != l.n || memcmp(ev->probe->method, l.s, l.n)))
 		ann_str(p, "probe", ev->probe->method, strlen(ev->probe->method), true);
 	for (size_t i = 0; i < ev->n_fields; i++)
 		ann_field(p, &ev->fields[i]);
@@ -679,9 +713,9 @@ void pf_drop(struct pf_out *p, const struct event *ev)
 	batch(p);
 	ev_start(p, TYPE_INSTANT, tool_track(p));
 	if (ev->kind == EVENT_DROP)
-		ev_name(p, dropped, sizeof(dropped) - 1);
+		ev_name(p, dropped, sizeof(dropped) - 1, true);
 	else
-		ev_name(p, lost, sizeof(lost) - 1);
+		ev_name(p, lost, sizeof(lost) - 1, true);
 	ann_uint(p, "count", ev->n_lost);
 	if (ev->probe && ev->probe->map)
 		ann_str(p, "map", ev->probe->map, strlen(ev->probe->map), true);
@@ -754,7 +788,7 @@ void pf_section(struct pf_out *p, const struct event *ev)
 			tr->open_sections += c->op == SECTION_OP_BEGIN ? 1 : -1;
 		ev_start(p, c->op == SECTION_OP_BEGIN ? TYPE_BEGIN : TYPE_END, track);
 		if (c->op == SECTION_OP_BEGIN)
-			ev_name(p, c->name, c->name_len);
+			ev_name(p, c->name, c->name_len, false);
 		break;
 	case SECTION_OP_ASYNC_BEGIN:
 	case SECTION_OP_ASYNC_END:
@@ -766,7 +800,7 @@ void pf_section(struct pf_out *p, const struct event *ev)
 			tr->open_sections += c->op == SECTION_OP_ASYNC_BEGIN ? 1 : -1;
 		if (c->op == SECTION_OP_ASYNC_BEGIN) {
 			ev_start(p, TYPE_BEGIN, track);
-			ev_name(p, c->name, c->name_len);
+			ev_name(p, c->name, c->name_len, false);
 			ann_uint(p, "cookie", (uint64_t)c->value);
 		} else {
 			ev_start(p, TYPE_END, track);
@@ -812,7 +846,7 @@ void pf_summary(struct pf_out *p, const struct probe_stats *rows, size_t n, uint
 		struct label l = probe_label(r->probe);
 
 		ev_start(p, TYPE_INSTANT, tool_track(p));
-		ev_name(p, name, sizeof(name) - 1);
+		ev_name(p, name, sizeof(name) - 1, true);
 		ann_str(p, "label", l.s, l.n, true);
 		if (r->probe && r->probe->method)
 			ann_str(p, "probe", r->probe->method, strlen(r->probe->method), true);
@@ -831,7 +865,7 @@ void pf_summary(struct pf_out *p, const struct probe_stats *rows, size_t n, uint
 		packet_emit(p, true, ts);
 	}
 	ev_start(p, TYPE_INSTANT, tool_track(p));
-	ev_name(p, name, sizeof(name) - 1);
+	ev_name(p, name, sizeof(name) - 1, true);
 	ann_uint(p, "slices_unfinished", unclosed);
 	ann_uint(p, "exits_without_enter", orphan_exits);
 	packet_emit(p, true, ts);

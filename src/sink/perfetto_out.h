@@ -62,8 +62,19 @@ struct pf_clocks {
 	uint64_t checked_mono;  /* the last reading (same offset as the snapshot) */
 };
 
+/* iids of strings that live as long as the sink (probe labels, field
+ * names, literals) by their address: no hashing per event. */
+#define PF_PTR_CACHE 256
+struct pf_ptr_iid {
+	const void *ptr;
+	size_t n;
+	uint32_t table;
+	uint64_t iid;
+};
+
 struct pf_out {
 	struct outbuf *o;
+	struct pf_ptr_iid ptr_cache[PF_PTR_CACHE];
 	struct wire_buf pkt, ev, interned;   /* scratch: packet, track event, new names */
 	struct pf_intern names, ann_names, strings;
 	struct pf_track *tracks;             /* described tracks by uuid */
