@@ -2,7 +2,7 @@
 """bench.py WHICH [--results FILE] [--binary ARCH=PATH]... — uprobestats side by
 side with the bare kernel and bpftrace.
 
-WHICH: all, perhit, nested, throughput, startup, resolve, footprint, many, exit,
+WHICH: all, perhit, nested, throughput, trace, startup, resolve, footprint, many, exit,
 burst.
   perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
               an empty BPF program (the floor; entry, and entry + return for the
@@ -25,6 +25,8 @@ burst.
   throughput  2 target threads calling as fast as they can for BENCH_SECONDS:
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
+  trace       the throughput workload writing JSON Lines, Chrome JSON and Perfetto
+              files: events/s written, lost, CPU and bytes per event side by side.
   startup     config -> every probe attached, 1/10/100 probes, vs bpftrace.
   many        `trace GLOB` over 1,000 and 2,000 distinct functions: attach and
               detach, entry only and --ret, vs bpftrace's wildcard.
@@ -742,6 +744,89 @@ def bench_throughput():
     return "\n".join(rows), max(r["rss"] for r in runs)
 
 
+# ---- trace files: Perfetto's protobuf against Chrome JSON and JSON Lines -----------------
+
+
+def trace_file_run(tmp, kind):
+    """One BENCH_SECONDS run of the throughput workload (its records as statsd
+    atoms to bench's statsd_sink, so no run writes the default text) plus one
+    file: none (the base), JSON Lines (--format json --output), Chrome JSON
+    (--trace .json) or Perfetto (--trace .pftrace).  A writer's CPU per event
+    is its run's less the base's."""
+    ext = {"base": None, "jsonl": "jsonl", "chrome json": "json", "perfetto": "pftrace"}[kind]
+    path = os.path.join(tmp, f"out.{ext}") if ext else None
+    cfg = write(os.path.join(tmp, "tf.textproto"),
+                native_config(NATIVE, ["ups_target_fn"], atom_id=915))
+    sock = os.path.join(tmp, "statsdw")
+    rx = subprocess.Popen([os.path.join(TOOLS, "statsd_sink"), sock], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    read_until(rx.stderr, "ready")
+    t = Target(tmp, 1_000_000_000, 1, threads=2)
+    args = [BIN, "run", cfg, "--pid", str(t.pid), "--duration", str(SECONDS),
+            "--statsd=" + sock]
+    if kind == "jsonl":
+        args += ["--format", "json", "--output", path]
+    elif path:
+        args += ["--trace", path]
+    try:
+        u = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        err = read_until(u.stderr, "attached")
+        t.go()
+        user, sys_s, rss = wait_rusage(u, SECONDS + 120)
+        err = "".join(err) + u.stderr.read()
+    finally:
+        t.kill()
+        stop(rx, signal.SIGTERM)
+    if u.returncode != 0:
+        raise BenchError(f"{kind} run: exit {u.returncode}: {err[-500:]}")
+    hits, delivered, dk, ds = summary_row(err)
+    size = 0
+    if path:
+        size = os.path.getsize(path)
+        os.unlink(path)
+    return dict(kind=kind, hits=hits, delivered=delivered, lost=dk + ds, user=user, sys=sys_s,
+                size=size)
+
+
+def bench_trace():
+    tmp = tmpdir()
+    runs = []
+    for kind in ("base", "jsonl", "chrome json", "perfetto"):
+        r = trace_file_run(tmp, kind)
+        runs.append(r)
+        print(f"  {kind}: {r}", flush=True)
+    by = {r["kind"]: r for r in runs}
+
+    def cpu(r):
+        return (r["user"] + r["sys"]) / max(r["delivered"], 1) * 1e6
+
+    per = {k: r["size"] / max(r["delivered"], 1) for k, r in by.items()}
+    rows = [f"Speed and size of the trace files: the throughput workload (target_native "
+            f"--threads 2, call_detail, {SECONDS} s, every record also a statsd atom to "
+            "bench's statsd_sink, so no run writes text) with no file (base) or one file; "
+            "a writer's CPU is its run's less the base's, per event.", "",
+            "| file | delivered | lost | events/s | user+sys µs/event | writer µs/event | "
+            "events/s the writer alone keeps up with | bytes/event | size vs Chrome JSON |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    writer = {}
+    for r in runs:
+        w = max(cpu(r) - cpu(by["base"]), 0.001)
+        writer[r["kind"]] = w
+        size_cols = ("— | —" if r["kind"] == "base" else
+                     f"{per[r['kind']]:.1f} | {per[r['kind']] / per['chrome json']:.2f}")
+        wcols = "— | —" if r["kind"] == "base" else f"{w:.2f} | {1e6 / w:,.0f}"
+        rows.append(f"| {r['kind']} | {r['delivered']:,} | {r['lost']:,} | "
+                    f"{r['delivered'] / SECONDS:,.0f} | {cpu(r):.2f} | {wcols} | {size_cols} |")
+    pf, jl = by["perfetto"], by["jsonl"]
+    ratio = per["perfetto"] / per["chrome json"]
+    rows += ["", f"Perfetto ≤ 1/3 of Chrome JSON per event: {'yes' if ratio <= 1 / 3 else 'NO'} "
+             f"({ratio:.2f}); Perfetto written at least as fast as JSON Lines: "
+             f"{'yes' if writer['perfetto'] <= writer['jsonl'] and pf['lost'] == 0 else 'NO'} "
+             f"({writer['perfetto']:.2f} vs {writer['jsonl']:.2f} µs/event, lost "
+             f"{pf['lost']:,} vs {jl['lost']:,} at the rate the ring buffer delivered)."]
+    return "\n".join(rows)
+
+
 # ---- start-up --------------------------------------------------------------------------
 
 
@@ -1369,7 +1454,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "nested", "accuracy", "throughput",
                                       "startup", "resolve", "footprint", "many", "exit",
-                                      "burst", "traffic", "tracefiles"])
+                                      "burst", "traffic", "trace", "tracefiles"])
     ap.add_argument("--results", help="markdown file to append to")
     ap.add_argument("--binary", action="append", default=[], help="ARCH=PATH, for footprint")
     a = ap.parse_args()
@@ -1387,6 +1472,8 @@ def main():
         text, rss = bench_throughput()
         if a.which != "footprint":
             sections.append(text)
+    if a.which in ("all", "trace"):
+        sections.append(bench_trace())
     if a.which in ("all", "startup"):
         sections.append(bench_startup())
     if a.which in ("all", "many"):

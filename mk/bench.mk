@@ -3,8 +3,7 @@
 #
 #   make bench          every benchmark (bench/bench.py); appends to bench/RESULTS.md
 #   make bench BENCH=perhit   one of: perhit nested accuracy throughput startup resolve
-#                             tracefiles
-#                             footprint many exit burst
+#                             footprint many exit burst traffic trace tracefiles
 #   make fuzz-campaign  every fuzzer to FUZZ_RUNS executions or FUZZ_CAP seconds each
 #
 # Variables: BENCH_CALLS (1000000 calls per per-hit run), BENCH_NESTED_CALLS (outer calls

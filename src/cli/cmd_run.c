@@ -226,6 +226,10 @@ const struct opt_rows run_rows = OPT_ROWS(run_row_v);
 
 int run_opts_check(struct run_opts *o)
 {
+	char warning[PATH_MAX + 128];
+
+	if (sink_args_settle(&o->sinks, warning, sizeof(warning)))
+		p_warn("%s", warning);
 	if (o->output_mode == OUTPUT_PERFBUF && o->forced_ringbuf) {
 		p_err("--force-perfbuf and --force-ringbuf contradict each other: give one");
 		return EXIT_USAGE;

@@ -7,7 +7,7 @@
 
 #include "config/model.h"
 #include "config/schema.h"
-#include "config/wire.h"
+#include "common/wire.h"
 
 struct enc {
 	const struct uprobestats_config *cfg;

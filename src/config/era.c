@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "config/era.h"
-#include "config/wire.h"
+#include "common/wire.h"
 
 struct evidence {
 	unsigned b, c;

@@ -11,7 +11,7 @@
 #include "common/arena.h"
 #include "config/era.h"
 #include "config/model.h"
-#include "config/wire.h"
+#include "common/wire.h"
 
 struct pb {
 	struct uprobestats_config *cfg;

@@ -10,6 +10,7 @@
 #include "probe/traffic_read.h"
 #include "records.h"
 #include "sink/agg_out.h"
+#include "sink/sinks.h"
 
 struct agg_entry {
 	struct ups_agg_key key;
@@ -34,6 +35,7 @@ struct agg_reader {
 	struct outbuf out;
 	bool json;
 	struct traffic_reader *tr;    /* uprobestats traffic's map, or NULL */
+	struct sinks *sinks;          /* each interval's values as counters (a Perfetto trace) */
 	uint64_t traffic_dropped;     /* this interval */
 };
 
@@ -78,6 +80,7 @@ int agg_reader_open(const struct plan *plan, const struct session *s,
 	r->plan = plan;
 	r->s = s;
 	r->json = o->json;
+	r->sinks = o->sinks;
 	r->max_keys = plan_agg_max_keys(plan);
 	r->data_fd = session_map_fd(s, first->obj, CATALOG_MAP_AGG_DATA);
 	r->gen_fd = session_map_fd(s, first->obj, CATALOG_MAP_AGG_GEN);
@@ -229,8 +232,53 @@ static bool any_view(const struct agg_reader *r)
 	return false;
 }
 
+/* "count ups_fn tid=5 arg2=7": the key parts but the pid (the track's process). */
+static void counter_name(char *buf, size_t size, const char *what, const struct agg_view *v,
+			 const struct agg_row *row)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s %s", what, v->method);
+
+	if (n < size && (v->by & AGG_PART_TID))
+		n += (size_t)snprintf(buf + n, size - n, " tid=%u", row->tid);
+	if (n < size && (v->by & AGG_PART_UID))
+		n += (size_t)snprintf(buf + n, size - n, " uid=%u", row->uid);
+	if (n < size && (v->by & AGG_PART_ARG))
+		n += (size_t)snprintf(buf + n, size - n, " %s=%llu", v->arg_name,
+				      (unsigned long long)row->arg);
+	if (n < size && (v->by & AGG_PART_RET))
+		snprintf(buf + n, size - n, " ret=%lld", (long long)row->ret);
+}
+
+/* Each key's count and sum of the interval as a counter at its end. */
+static void send_counters(struct agg_reader *r, const struct agg_interval *iv, uint64_t mono_ns)
+{
+	char name[512];
+
+	if (!r->sinks)
+		return;
+	for (size_t i = 0; i < iv->n_rows; i++) {
+		const struct agg_row *row = &iv->rows[i];
+		const struct agg_view *v = &r->views[row->probe_id];
+		struct counter_sample c = { .name = name, .mono_ns = mono_ns,
+					    .pid = (v->by & AGG_PART_PID) ? row->pid : 0 };
+
+		if (!v->method)
+			continue;
+		counter_name(name, sizeof(name), "count", v, row);
+		c.value = (int64_t)row->count;
+		sinks_counter(r->sinks, &c);
+		if (v->sum_name) {
+			char what[48];
+			snprintf(what, sizeof(what), "sum(%s)", v->sum_name);
+			counter_name(name, sizeof(name), what, v, row);
+			c.value = row->sum;
+			sinks_counter(r->sinks, &c);
+		}
+	}
+}
+
 static void print_interval(struct agg_reader *r, size_t n_entries, uint64_t span_ns,
-			   uint64_t real_ns, bool final)
+			   uint64_t real_ns, uint64_t mono_ns, bool final)
 {
 	struct agg_interval iv = { .seq = ++r->seq, .ts_ns = real_ns, .span_ns = span_ns,
 				   .final = final, .rows = r->rows, .views = r->views,
@@ -238,13 +286,14 @@ static void print_interval(struct agg_reader *r, size_t n_entries, uint64_t span
 
 	iv.n_rows = build_rows(r, n_entries);
 	read_full(r);
+	send_counters(r, &iv, mono_ns);
 	if (r->json && any_view(r))
 		agg_print_jsonl(&r->out, &iv);
 	else if (any_view(r))
 		agg_print_text(&r->out, &iv);
 	if (r->tr)
-		traffic_reader_print(r->tr, &r->out, r->json, iv.seq, real_ns, span_ns, final,
-				     r->traffic_dropped);
+		traffic_reader_print(r->tr, &r->out, r->json, iv.seq, real_ns, mono_ns, span_ns,
+				     final, r->traffic_dropped);
 	outbuf_flush(&r->out);
 }
 
@@ -268,7 +317,7 @@ void agg_reader_tick(struct agg_reader *r, uint64_t now_ns)
 	if (r->drain_due) {
 		size_t n = collect(r, r->gen ^ 1, 0);
 		r->drain_due = false;
-		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, false);
+		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, r->flip_ns, false);
 		r->start_ns = r->flip_ns;
 	}
 	if (r->interval_ns && now_ns >= r->next_flip_ns) {
@@ -290,13 +339,13 @@ uint64_t agg_reader_final(struct agg_reader *r, uint64_t now_ns)
 	if (r->drain_due) {
 		n = collect(r, r->gen ^ 1, 0);
 		r->drain_due = false;
-		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, false);
+		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, r->flip_ns, false);
 		r->start_ns = r->flip_ns;
 	}
 	/* Detached: both generations are final (the old one may hold a late hit). */
 	n = collect(r, r->gen, 0);
 	n = collect(r, r->gen ^ 1, n);
-	print_interval(r, n, now_ns - r->start_ns, clock_ns(CLOCK_REALTIME), true);
+	print_interval(r, n, now_ns - r->start_ns, clock_ns(CLOCK_REALTIME), now_ns, true);
 	return r->full_total;
 }
 

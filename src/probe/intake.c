@@ -195,6 +195,7 @@ static int deliver(struct intake *in, const void *data, size_t size,
 	ev = (struct event){
 		.kind = rk->is_return ? EVENT_RETURN : EVENT_RECORD,
 		.boot_ns = env.ktime_ns + (uint64_t)in->mono_to_boot,
+		.mono_ns = env.ktime_ns,
 		.wall_ns = (int64_t)env.ktime_ns + in->mono_to_wall,
 		.pid = env.pid,
 		.tid = env.tid,
@@ -229,7 +230,8 @@ static void report_lost(struct intake *in, uint64_t lost)
 	*in->lost += lost;
 	if (in->out.event) {
 		struct event ev = { .kind = EVENT_LOST, .n_lost = lost,
-				    .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME) };
+				    .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME),
+				    .mono_ns = (uint64_t)clock_ns(CLOCK_MONOTONIC) };
 		in->out.event(in->out.ctx, &ev);
 	}
 }
@@ -260,6 +262,7 @@ void intake_report_drops(struct intake *in, bool now)
 			continue;
 		ev = (struct event){ .kind = EVENT_DROP, .n_lost = c.drops - in->drops_seen[i],
 				     .boot_ns = (uint64_t)clock_ns(CLOCK_BOOTTIME),
+				     .mono_ns = (uint64_t)clock_ns(CLOCK_MONOTONIC),
 				     .probe = &in->plan->probe_by_id[i]->desc };
 		in->drops_seen[i] = c.drops;
 		if (in->out.event)

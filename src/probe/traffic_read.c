@@ -343,8 +343,48 @@ static void send_atoms(struct traffic_reader *r, size_t rows)
 	(void)sinks_flush(r->sinks, &e);   /* a failed output says so at the end */
 }
 
+/* The interval's bytes up and down: per process (the sum of its rows) and
+ * per peer, as counters on the process's tracks. */
+static void send_counters(const struct traffic_reader *r, size_t rows, uint64_t mono_ns)
+{
+	char name[160];
+
+	if (!r->sinks)
+		return;
+	for (size_t i = 0; i < rows; i++) {
+		const struct traffic_row *row = &r->rows[i];
+		struct counter_sample c = { .name = name, .pid = row->pid, .mono_ns = mono_ns };
+		bool first = true;
+		uint64_t tx = 0, rx = 0;
+
+		for (size_t k = 0; k < rows; k++) {
+			if (r->rows[k].pid != row->pid)
+				continue;
+			first &= k >= i;
+			tx += r->rows[k].tx_bytes;
+			rx += r->rows[k].rx_bytes;
+		}
+		if (first) {  /* the process's totals once, at its first row */
+			c.name = "bytes up";
+			c.value = (int64_t)tx;
+			sinks_counter(r->sinks, &c);
+			c.name = "bytes down";
+			c.value = (int64_t)rx;
+			sinks_counter(r->sinks, &c);
+			c.name = name;
+		}
+		snprintf(name, sizeof(name), "bytes up %s %s", row->proto, row->peer);
+		c.value = (int64_t)row->tx_bytes;
+		sinks_counter(r->sinks, &c);
+		snprintf(name, sizeof(name), "bytes down %s %s", row->proto, row->peer);
+		c.value = (int64_t)row->rx_bytes;
+		sinks_counter(r->sinks, &c);
+	}
+}
+
 void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json, uint64_t seq,
-			  uint64_t ts_ns, uint64_t span_ns, bool final, uint64_t dropped)
+			  uint64_t ts_ns, uint64_t mono_ns, uint64_t span_ns, bool final,
+			  uint64_t dropped)
 {
 	size_t rows = 0;
 	struct traffic_interval iv = { .seq = seq, .ts_ns = ts_ns, .span_ns = span_ns,
@@ -374,6 +414,7 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 	qsort(r->rows, rows, sizeof(*r->rows), by_bytes);
 	iv.n_rows = rows;
 	send_atoms(r, rows);
+	send_counters(r, rows, mono_ns);
 	if (json)
 		traffic_print_jsonl(o, &iv);
 	else

@@ -32,9 +32,12 @@ size_t traffic_reader_known_sockets(struct traffic_reader *r, const struct plan 
 				    const char *proc_dir);
 /* Reads and deletes generation gen's keys (appending to what was read). */
 void traffic_reader_collect(struct traffic_reader *r, uint32_t gen);
-/* Prints what was collected as one interval and forgets it. */
+/* Prints what was collected as one interval (ending at REALTIME ts_ns,
+ * MONOTONIC mono_ns) and forgets it; its bytes per process and per peer go
+ * to the sinks as counters (sinks_counter). */
 void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json, uint64_t seq,
-			  uint64_t ts_ns, uint64_t span_ns, bool final, uint64_t dropped);
+			  uint64_t ts_ns, uint64_t mono_ns, uint64_t span_ns, bool final,
+			  uint64_t dropped);
 void traffic_reader_close(struct traffic_reader *r);
 
 #endif

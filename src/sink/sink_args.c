@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/parse_u32.h"
@@ -23,7 +24,25 @@ static int parse_trace_format(void *ctx, const struct opt_row *row, const char *
 {
 	struct sink_args *a = ctx;
 
+	a->trace_format_given = true;
 	return trace_parse_format(arg, &a->trace_format, e);
+}
+
+const char *sink_args_settle(struct sink_args *a, char *warning, size_t size)
+{
+	enum trace_format named;
+
+	if (!a->trace || !trace_format_of_path(a->trace, &named))
+		return NULL;
+	if (!a->trace_format_given) {
+		a->trace_format = named;
+		return NULL;
+	}
+	if (named == a->trace_format)
+		return NULL;
+	snprintf(warning, size, "--trace %s: writing it as --trace-format %s, although its name "
+		 "says %s", a->trace, trace_format_name(a->trace_format), trace_format_name(named));
+	return warning;
 }
 
 static int parse_statsd(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
@@ -79,7 +98,7 @@ static const struct opt_row rows[] = {
 	{ "trace", 0, required_argument, KEEP_STR(trace),
 	  OPT_DOC(OUTPUT, "FILE", "also write a trace to FILE (open it in Perfetto UI or chrome://tracing)") },
 	{ "trace-format", 0, required_argument, parse_trace_format, 0,
-	  OPT_DOC(OUTPUT, "F", "the --trace file's format: json (Chrome JSON, the default), systrace, art (ART's method trace: Android Studio, dmtracedump) or speedscope (a profile per thread); art and speedscope need --ret") },
+	  OPT_DOC(OUTPUT, "F", "the --trace file's format: json (Chrome JSON), systrace, perfetto (Perfetto's protobuf), art (ART's method trace: Android Studio, dmtracedump) or speedscope (a profile per thread); art and speedscope need --ret. Default: what the file name says (.json, .systrace/.txt, .pftrace/.perfetto-trace, .trace, .speedscope.json), else json") },
 	{ "statsd", 0, optional_argument, parse_statsd, 0,
 	  OPT_DOC(ANDROID, "PATH", "send atoms to statsd (default when /dev/socket/statsdw exists)") },
 	{ "no-statsd", 0, no_argument, parse_no_statsd, 0, OPT_DOC(ANDROID, "", "never send atoms") },

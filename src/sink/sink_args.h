@@ -19,6 +19,7 @@ struct sink_args {
 	const char *output;          /* --output: a file instead of stdout */
 	const char *trace;           /* --trace file */
 	enum trace_format trace_format;
+	bool trace_format_given;     /* --trace-format was given (else the file name says) */
 	enum sinks_statsd_mode statsd;
 	const char *statsd_path;
 	int32_t statsd_wait_ms;      /* as sinks_options: 0 default, SINKS_STATSD_NO_WAIT */
@@ -28,6 +29,11 @@ struct sink_args {
 
 /* The rows; their context is a struct sink_args. */
 extern const struct opt_rows sink_args_rows;
+
+/* After parsing: the trace's format from its file name when --trace-format
+ * was not given (.pftrace: perfetto, …; trace_out.h); when it was and the
+ * name says another, the one warning line (into warning), else NULL. */
+const char *sink_args_settle(struct sink_args *a, char *warning, size_t size);
 
 /* The sink set's options: out is where --format's events go (the opened
  * --output file, or stdout), trace the opened --trace file or NULL. */

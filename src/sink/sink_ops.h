@@ -29,6 +29,7 @@ struct sink_ops {
 	int (*open)(void *st, const struct sinks_options *o, struct err *e);
 	void (*event)(void *st, const struct event *ev);       /* decoded records */
 	int (*atom)(void *st, const struct atom *a);           /* statsd atoms (sinks_atom) */
+	void (*counter)(void *st, const struct counter_sample *c); /* sinks_counter */
 	void (*flush)(void *st);                               /* push buffered output out */
 	/* Its output buffer, whose write errors sinks_event/flush/report name;
 	 * sinks.c brackets each event in it and counts what it loses. */

@@ -16,6 +16,7 @@ enum trace_format {
 	TRACE_FORMAT_SYSTRACE,
 	TRACE_FORMAT_ART,        /* ART's method-trace file (sink/art_trace_out.h) */
 	TRACE_FORMAT_SPEEDSCOPE, /* speedscope's own format (sink/speedscope_out.h) */
+	TRACE_FORMAT_PERFETTO,   /* Perfetto's protobuf (sink/perfetto_out.h) */
 };
 
 enum sinks_statsd_mode {

@@ -230,6 +230,16 @@ int sinks_atom(struct sinks *s, const struct atom *a)
 	return rc;
 }
 
+void sinks_counter(struct sinks *s, const struct counter_sample *c)
+{
+	if (s->finished)
+		return;
+	FOR_OPEN(s, i) {
+		if (table[i]->counter)
+			table[i]->counter(s->st[i], c);
+	}
+}
+
 bool sinks_statsd_on(const struct sinks *s)
 {
 	FOR_OPEN(s, i) {

@@ -51,6 +51,9 @@ bool sinks_outputs_gone(const struct sinks *s);
  * is dropped, counted, told to statsd_dropped and reported to statsd once it
  * reads again. */
 int sinks_atom(struct sinks *s, const struct atom *a);
+/* A counter's value (aggregation intervals, traffic bytes) to the sinks that
+ * draw counters (the Perfetto trace). */
+void sinks_counter(struct sinks *s, const struct counter_sample *c);
 bool sinks_statsd_on(const struct sinks *s);
 /* From now on, statsd atoms are dropped (and counted) at once when its queue
  * is full instead of waiting for room, as with SINKS_STATSD_NO_WAIT. */

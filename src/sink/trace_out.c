@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/grow.h"
 #include "sink/jsonl_out.h"
@@ -23,29 +24,69 @@ struct trace_thread {
 	const struct probe_desc *open[TRACE_MAX_DEPTH];
 };
 
-/* One row per --trace-format name; ext: the file name ending that means it. */
+/* The formats by name and by file name ending: a new format is a row in each. */
 static const struct {
 	const char *name;
 	enum trace_format fmt;
-	const char *ext;
-} formats[] = {
-	{ "json", TRACE_FORMAT_JSON, ".json" },
-	{ "perfetto", TRACE_FORMAT_JSON, NULL },
-	{ "chrome", TRACE_FORMAT_JSON, NULL },
-	{ "systrace", TRACE_FORMAT_SYSTRACE, ".systrace" },
-	{ "art", TRACE_FORMAT_ART, ".trace" },
-	{ "speedscope", TRACE_FORMAT_SPEEDSCOPE, ".speedscope.json" },
+} trace_formats[] = {
+	{ "json", TRACE_FORMAT_JSON },
+	{ "systrace", TRACE_FORMAT_SYSTRACE },
+	{ "perfetto", TRACE_FORMAT_PERFETTO },
+	{ "art", TRACE_FORMAT_ART },
+	{ "speedscope", TRACE_FORMAT_SPEEDSCOPE },
 };
+
+static const struct {
+	const char *ending;
+	enum trace_format fmt;
+} trace_endings[] = {
+	{ ".json", TRACE_FORMAT_JSON },
+	{ ".systrace", TRACE_FORMAT_SYSTRACE },
+	{ ".txt", TRACE_FORMAT_SYSTRACE },
+	{ ".pftrace", TRACE_FORMAT_PERFETTO },
+	{ ".perfetto-trace", TRACE_FORMAT_PERFETTO },
+	{ ".trace", TRACE_FORMAT_ART },
+	{ ".speedscope.json", TRACE_FORMAT_SPEEDSCOPE },
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 int trace_parse_format(const char *name, enum trace_format *out, struct err *e)
 {
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (!strcmp(name, formats[i].name)) {
-			*out = formats[i].fmt;
+	char list[160];
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_OF(trace_formats); i++) {
+		if (!strcmp(name, trace_formats[i].name)) {
+			*out = trace_formats[i].fmt;
 			return 0;
 		}
-	return err_set(e, -EINVAL, "--trace-format=%s: expected json, systrace, art or speedscope",
-		       name);
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
+				      trace_formats[i].name);
+	}
+	return err_set(e, -EINVAL, "--trace-format=%s: expected one of %s", name, list);
+}
+
+const char *trace_format_name(enum trace_format f)
+{
+	for (size_t i = 0; i < N_OF(trace_formats); i++)
+		if (trace_formats[i].fmt == f)
+			return trace_formats[i].name;
+	return "?";
+}
+
+bool trace_format_of_path(const char *path, enum trace_format *out)
+{
+	size_t len = strlen(path), best = 0;
+
+	for (size_t i = 0; i < N_OF(trace_endings); i++) {
+		size_t n = strlen(trace_endings[i].ending);
+		if (n <= best || n >= len || strcasecmp(path + len - n, trace_endings[i].ending))
+			continue;
+		best = n;
+		*out = trace_endings[i].fmt;
+	}
+	return best > 0;
 }
 
 /* ---- per-thread table (grows only when a new thread appears) ---- */
@@ -228,6 +269,11 @@ static bool is_json(const struct trace_out *t)
 	return t->fmt == TRACE_FORMAT_JSON;
 }
 
+static bool is_pf(const struct trace_out *t)
+{
+	return t->fmt == TRACE_FORMAT_PERFETTO;
+}
+
 static const char *cat_of(const struct event *ev)
 {
 	return ev->probe && ev->probe->program ? ev->probe->program : "uprobestats";
@@ -258,7 +304,9 @@ static void thread_name(struct trace_out *t, const struct event *ev, struct trac
 
 static void instant(struct trace_out *t, const struct event *ev, struct label l)
 {
-	if (is_json(t)) {
+	if (is_pf(t)) {
+		pf_instant(&t->pf, ev, l);
+	} else if (is_json(t)) {
 		j_begin(t, "i", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
 		json_key(&t->j, "s");
 		json_cstring(&t->j, "t");
@@ -275,7 +323,9 @@ static void complete(struct trace_out *t, const struct event *ev, struct label l
 	uint64_t dur = ev->duration_ns <= ev->boot_ns ? ev->duration_ns : ev->boot_ns;
 	uint64_t start = ev->boot_ns - dur;
 
-	if (is_json(t)) {
+	if (is_pf(t)) {
+		pf_complete(&t->pf, ev, l);
+	} else if (is_json(t)) {
 		j_begin(t, "X", l, cat_of(ev), start, ev->pid, ev->tid);
 		json_key(&t->j, "dur");
 		ts_us(&t->j, dur);
@@ -295,7 +345,9 @@ static void drop(struct trace_out *t, const struct event *ev)
 			 ev->kind == EVENT_DROP ? "dropped" : "lost");
 	struct label l = { name, (size_t)n };
 
-	if (is_json(t)) {
+	if (is_pf(t)) {
+		pf_drop(&t->pf, ev);
+	} else if (is_json(t)) {
 		j_begin(t, "i", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
 		json_key(&t->j, "s");
 		json_cstring(&t->j, "g");
@@ -322,7 +374,9 @@ static void enter(struct trace_out *t, const struct event *ev, struct trace_thre
 		return;
 	}
 	th->open[th->depth++] = ev->probe;
-	if (is_json(t)) {
+	if (is_pf(t)) {
+		pf_begin(&t->pf, ev, l);
+	} else if (is_json(t)) {
 		j_begin(t, "B", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
 		j_args(t, ev);
 		j_end(t);
@@ -342,7 +396,11 @@ static bool label_eq(struct label a, struct label b)
 static void end_slice(struct trace_out *t, const struct event *ev, struct label name, uint64_t ns,
 		      bool unfinished)
 {
-	if (is_json(t)) {
+	if (is_pf(t)) {
+		/* at close (no time of its own): the last timestamp written */
+		uint64_t mono = ev->mono_ns || ev->boot_ns ? pf_mono(&t->pf, ev) : t->pf.last_mono;
+		pf_end(&t->pf, ev->pid, ev->tid, mono, unfinished);
+	} else if (is_json(t)) {
 		j_begin(t, "E", name, NULL, ns, ev->pid, ev->tid);
 		if (unfinished) {
 			json_key(&t->j, "args");
@@ -434,7 +492,9 @@ static void section(struct trace_out *t, const struct event *ev)
 
 	if (c->verdict != SECTION_OK || c->op > SECTION_OP_COUNTER64 || !c->op)
 		return;
-	if (is_json(t))
+	if (is_pf(t))
+		pf_section(&t->pf, ev);
+	else if (is_json(t))
 		j_section(t, ev, json[c->op], c);
 	else
 		s_marker(t, ev, sys[c->op], c, c->op >= SECTION_OP_ASYNC_BEGIN);
@@ -450,6 +510,8 @@ void trace_event(struct trace_out *t, const struct event *ev)
 	process_name(t, ev); /* may grow the table: before taking th */
 	struct trace_thread *th = thread_of(t, ev->tid, ev->pid);
 	thread_name(t, ev, th);
+	if (is_pf(t))
+		pf_thread(&t->pf, ev);
 	if (ev->kind == EVENT_DROP || ev->kind == EVENT_LOST)
 		drop(t, ev);
 	else if (ev->section)
@@ -466,9 +528,17 @@ void trace_event(struct trace_out *t, const struct event *ev)
 
 int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *e)
 {
+	return trace_open_clocked(t, f, fmt, NULL, NULL, e);
+}
+
+int trace_open_clocked(struct trace_out *t, FILE *f, enum trace_format fmt,
+		       void (*read_clocks)(void *ctx, uint64_t out[3]), void *ctx, struct err *e)
+{
 	int rc;
 
 	memset(t, 0, sizeof(*t));
+	t->pf.read_clocks = read_clocks;
+	t->pf.read_clocks_ctx = ctx;
 	rc = outbuf_init(&t->o, f, 0, "trace", e);
 	if (rc < 0)
 		return rc;
@@ -478,7 +548,15 @@ int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *
 		outbuf_free(&t->o);
 		return err_set(e, -ENOMEM, "trace: cannot allocate the thread table");
 	}
-	if (is_json(t)) {
+	if (is_pf(t)) {
+		rc = pf_open(&t->pf, &t->o, e);
+		if (rc < 0) {
+			pf_close(&t->pf);
+			free(t->threads);
+			outbuf_free(&t->o);
+			return rc;
+		}
+	} else if (is_json(t)) {
 		outbuf_puts(&t->o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":"
 				   "\"uprobestats\",\"clock\":\"CLOCK_BOOTTIME\"},\"traceEvents\":["
 				   "\n");
@@ -493,6 +571,8 @@ int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *
 
 int trace_flush(struct trace_out *t)
 {
+	if (is_pf(t))
+		pf_flush(&t->pf);
 	return outbuf_flush(&t->o);
 }
 
@@ -517,6 +597,10 @@ void trace_close(struct trace_out *t)
 	close_open_slices(t);
 	if (is_json(t))
 		outbuf_puts(&t->o, "\n]}\n");
+	if (is_pf(t)) {
+		pf_summary(&t->pf, t->rows, t->n_rows, t->unclosed, t->orphan_exits);
+		pf_close(&t->pf);
+	}
 	outbuf_finish(&t->o, OUTBUF_CLOSE_WAIT_MS);
 	outbuf_free(&t->o);
 	free(t->threads);
@@ -529,7 +613,8 @@ void trace_close(struct trace_out *t)
 static bool trace_wanted(const struct sinks_options *o)
 {
 	return o->trace && (o->trace_format == TRACE_FORMAT_JSON ||
-			    o->trace_format == TRACE_FORMAT_SYSTRACE);
+			    o->trace_format == TRACE_FORMAT_SYSTRACE ||
+			    o->trace_format == TRACE_FORMAT_PERFETTO);
 }
 
 static int trace_sink_open(void *st, const struct sinks_options *o, struct err *e)
@@ -540,6 +625,22 @@ static int trace_sink_open(void *st, const struct sinks_options *o, struct err *
 static void trace_sink_event(void *st, const struct event *ev)
 {
 	trace_event(st, ev);
+}
+
+static void trace_probe_rows(void *st, const struct probe_stats *rows, size_t n)
+{
+	struct trace_out *t = st;
+
+	t->rows = rows;
+	t->n_rows = n;
+}
+
+static void trace_sink_counter(void *st, const struct counter_sample *c)
+{
+	struct trace_out *t = st;
+
+	if (is_pf(t))
+		pf_counter(&t->pf, c);
 }
 
 static void trace_sink_flush(void *st)
@@ -576,6 +677,8 @@ const struct sink_ops trace_sink = {
 	.flush = trace_sink_flush,
 	.output = trace_output,
 	.own_losses = true,
+	.probe_rows = trace_probe_rows,
+	.counter = trace_sink_counter,
 	.finish = trace_sink_finish,
 	.report = trace_report,
 };

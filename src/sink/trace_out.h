@@ -21,7 +21,14 @@
  *   <comm>-<tid> (<pid>) [000] ...1 <s.ns>: tracing_mark_write: B|<pid>|<name>
  * and "E|<pid>" to end.  Instants become zero-length slices named
  * "<label> k=v ...".  Lines of a uretprobe slice are written when it returns,
- * so the file is not in time order; Perfetto and systrace sort on import. */
+ * so the file is not in time order; Perfetto and systrace sort on import.
+ *
+ * TRACE_FORMAT_PERFETTO writes Perfetto's own protobuf (sink/perfetto_out.h)
+ * with the same pairing of enters and exits as the JSON.
+ *
+ * Which format: --trace-format NAME, else the file's name (trace_formats
+ * table in trace_out.c: .pftrace/.perfetto-trace, .json, .systrace/.txt;
+ * the longest matching ending wins), else json. */
 #ifndef UPROBESTATS_SINK_TRACE_OUT_H
 #define UPROBESTATS_SINK_TRACE_OUT_H
 
@@ -29,6 +36,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "sink/perfetto_out.h"
 #include "sink/sink_types.h"
 #include "vocab/event.h"
 #include "vocab/json_out.h"
@@ -49,12 +57,22 @@ struct trace_out {
 	uint64_t unclosed;            /* slices ended at close */
 	uint64_t orphan_exits;        /* exits with no matching open enter */
 	uint64_t too_deep;            /* enters past TRACE_MAX_DEPTH (written as instants) */
+	struct pf_out pf;             /* TRACE_FORMAT_PERFETTO's writer */
+	const struct probe_stats *rows; /* the summary's rows (probe_rows, at exit) */
+	size_t n_rows;
 };
 
-/* "json", "systrace", "art" (sink/art_trace_out.h) or "speedscope"
- * (sink/speedscope_out.h); also "perfetto"/"chrome" for json. */
+/* A --trace-format name: one of trace_format_names(); else -EINVAL and the list. */
 int trace_parse_format(const char *name, enum trace_format *out, struct err *e);
+const char *trace_format_name(enum trace_format f);
+/* The format a trace file's name says (its ending, case-insensitive), or
+ * false when it says none. */
+bool trace_format_of_path(const char *path, enum trace_format *out);
 int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *e);
+/* The same with the clocks the Perfetto writer reads (MONOTONIC, BOOTTIME,
+ * REALTIME) from read_clocks (tests); NULL: the real ones. */
+int trace_open_clocked(struct trace_out *t, FILE *f, enum trace_format fmt,
+		       void (*read_clocks)(void *ctx, uint64_t out[3]), void *ctx, struct err *e);
 void trace_event(struct trace_out *t, const struct event *ev);
 int trace_flush(struct trace_out *t);
 /* Ends open slices, writes the footer, flushes and frees (not the FILE*). */

@@ -122,7 +122,10 @@ struct stack_trace;      /* vocab/frames.h */
 
 struct event {
 	enum event_kind kind;
-	uint64_t boot_ns;        /* CLOCK_BOOTTIME of the hit */
+	uint64_t boot_ns;        /* CLOCK_BOOTTIME of the hit (MONOTONIC + the offset of
+				  * the loop's last clock reading) */
+	uint64_t mono_ns;        /* CLOCK_MONOTONIC of the hit: the record's own clock
+				  * (bpf_ktime_get_ns); 0 when unknown */
 	int64_t wall_ns;         /* CLOCK_REALTIME of the hit (derived at decode time) */
 	uint32_t pid, tid;       /* 0 when the record does not carry them */
 	const char *comm;        /* thread name or NULL */
@@ -143,6 +146,17 @@ struct running_call {
 	uint32_t tid;
 	const struct probe_desc *probe;
 	uint64_t enter_boot_ns;  /* CLOCK_BOOTTIME of the entry */
+};
+
+/* One value of a counter the run measures itself (aggregation intervals,
+ * traffic bytes): a sink that draws counters puts it on the track `name`
+ * of process pid (0: the tool's own), at mono_ns (CLOCK_MONOTONIC). */
+struct counter_sample {
+	const char *name;        /* NUL-terminated */
+	uint32_t pid;
+	const char *process;     /* its name, or NULL */
+	int64_t value;
+	uint64_t mono_ns;
 };
 
 /* One statsd atom: fields in wire order.  boot_ns is the event's timestamp. */

@@ -12,7 +12,7 @@
 #include "config/protobuf.h"
 #include "config/schema.h"
 #include "config/textdump.h"
-#include "config/wire.h"
+#include "common/wire.h"
 #include "config_testdata.h"
 
 static int load_bin(const char *bytes, size_t n, enum config_era era,

@@ -164,7 +164,8 @@ UT_TEST(trace_format_names)
 	UT_EQ_INT(trace_parse_format("json", &f, &e), 0);
 	UT_EQ_INT(f, TRACE_FORMAT_JSON);
 	UT_ASSERT(trace_parse_format("pftrace", &f, &e) < 0);
-	UT_CONTAINS(e.msg, "--trace-format=pftrace: expected json, systrace, art or speedscope");
+	UT_CONTAINS(e.msg, "--trace-format=pftrace: expected one of json, systrace, perfetto, art, "
+		    "speedscope");
 }
 
 /* Many threads: the table grows without losing open slices. */

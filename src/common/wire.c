@@ -1,5 +1,5 @@
 /* wire.c — see wire.h. */
-#include "config/wire.h"
+#include "common/wire.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -166,4 +166,43 @@ void wire_put_fixed64(struct wire_buf *w, uint64_t v)
 void wire_put_tag(struct wire_buf *w, uint32_t num, enum wire_type wt)
 {
 	wire_put_varint(w, ((uint64_t)num << 3) | (uint64_t)wt);
+}
+
+void wire_put_uint_field(struct wire_buf *w, uint32_t num, uint64_t v)
+{
+	wire_put_tag(w, num, WT_VARINT);
+	wire_put_varint(w, v);
+}
+
+void wire_put_len_field(struct wire_buf *w, uint32_t num, const void *p, size_t n)
+{
+	wire_put_tag(w, num, WT_LEN);
+	wire_put_varint(w, n);
+	wire_put_bytes(w, p, n);
+}
+
+size_t wire_open(struct wire_buf *w, uint32_t num)
+{
+	wire_put_tag(w, num, WT_LEN);
+	wire_put_bytes(w, "", 1);
+	return w->len - 1;
+}
+
+void wire_close(struct wire_buf *w, size_t at)
+{
+	size_t n, k = 1;
+
+	if (w->oom || at >= w->len)
+		return;
+	n = w->len - at - 1;
+	for (uint64_t v = n >> 7; v; v >>= 7)
+		k++;
+	if (k > 1) {
+		if (!reserve(w, k - 1))
+			return;
+		memmove(w->p + at + k, w->p + at + 1, n);
+		w->len += k - 1;
+	}
+	for (size_t i = 0; i < k; i++)
+		w->p[at + i] = (uint8_t)(((n >> (7 * i)) & 0x7f) | (i + 1 < k ? 0x80 : 0));
 }

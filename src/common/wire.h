@@ -1,7 +1,7 @@
 /* wire.h — protobuf wire primitives: bounds-checked readers over a byte
  * range, and a growable output buffer with the matching writers. */
-#ifndef UPROBESTATS_CONFIG_WIRE_H
-#define UPROBESTATS_CONFIG_WIRE_H
+#ifndef UPROBESTATS_COMMON_WIRE_H
+#define UPROBESTATS_COMMON_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,5 +62,15 @@ void wire_put_varint(struct wire_buf *w, uint64_t v);
 void wire_put_fixed32(struct wire_buf *w, uint32_t v);
 void wire_put_fixed64(struct wire_buf *w, uint64_t v);
 void wire_put_tag(struct wire_buf *w, uint32_t num, enum wire_type wt);
+
+/* Fields whole: a varint, a length-delimited string or bytes. */
+void wire_put_uint_field(struct wire_buf *w, uint32_t num, uint64_t v);
+void wire_put_len_field(struct wire_buf *w, uint32_t num, const void *p, size_t n);
+/* A nested message: wire_open writes the tag and a one-byte length in its
+ * place and returns where it is; wire_close, after the message's fields,
+ * makes that the real length (moving the fields when it takes more bytes).
+ * Nesting is the caller's stack of positions. */
+size_t wire_open(struct wire_buf *w, uint32_t num);
+void wire_close(struct wire_buf *w, size_t at);
 
 #endif

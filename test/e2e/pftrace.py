@@ -1,0 +1,305 @@
+"""Reading a Perfetto trace file (--trace-format perfetto) as the tests check
+it: protoc --decode with Perfetto's own schema (../shared/testdata/
+perfetto-protos) must take every byte, then our own reading of the packets
+is checked against the rules trace processor imports by:
+
+- the sequence's first packet sets SEQ_INCREMENTAL_STATE_CLEARED; every
+  interned name (event names, annotation names, annotation strings) is
+  defined on its sequence, after the last clear, before its first use;
+- every track uuid is described (TrackDescriptor) before its first event;
+- per track, in trace processor's order (by timestamp once converted, file
+  order for equal ones: it sorts the whole file, and a uretprobe's slice is
+  written when it returns, after the slices it encloses), slices nest: every
+  SLICE_END closes the innermost open SLICE_BEGIN, and none is left open;
+- timestamps (MONOTONIC, clock 3, by trace_packet_defaults) convert to
+  BOOTTIME through the ClockSnapshot packets as trace processor does: the
+  latest snapshot at or before the timestamp in its own clock.
+
+Usable from the unit tests' fixtures too: python3 pftrace.py FILE prints a
+summary and exits 1 on a broken rule."""
+import bisect
+import os
+import subprocess
+import sys
+
+PROTOS = os.path.join(os.environ.get("UPROBESTATS_TESTDATA",
+                                     os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                                  "shared", "testdata")),
+                      "perfetto-protos")
+
+# Fields that are nested messages, by (message, field number).
+NESTED = {
+    ("Trace", 1): "TracePacket",
+    ("TracePacket", 6): "ClockSnapshot",
+    ("TracePacket", 11): "TrackEvent",
+    ("TracePacket", 12): "InternedData",
+    ("TracePacket", 59): "TracePacketDefaults",
+    ("TracePacket", 60): "TrackDescriptor",
+    ("ClockSnapshot", 1): "Clock",
+    ("TrackDescriptor", 3): "ProcessDescriptor",
+    ("TrackDescriptor", 4): "ThreadDescriptor",
+    ("TrackDescriptor", 8): "CounterDescriptor",
+    ("TrackEvent", 4): "DebugAnnotation",
+    ("TrackEvent", 55): "InlineCallstack",
+    ("InlineCallstack", 1): "Frame",
+    ("DebugAnnotation", 12): "DebugAnnotation",
+    ("InternedData", 2): "Interned",
+    ("InternedData", 3): "Interned",
+    ("InternedData", 29): "Interned",
+}
+
+SEQ_CLEARED, SEQ_NEEDS = 1, 2
+BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
+MONOTONIC, BOOTTIME, REALTIME = 3, 6, 1
+
+
+class Broken(Exception):
+    pass
+
+
+def _varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def decode(b, msg="Trace"):
+    """{field number: [values]}: ints, bytes, or decoded dicts for NESTED."""
+    out = {}
+    i = 0
+    while i < len(b):
+        key, i = _varint(b, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _varint(b, i)
+        elif wt == 1:
+            v = int.from_bytes(b[i:i + 8], "little")
+            i += 8
+        elif wt == 2:
+            n, i = _varint(b, i)
+            v = b[i:i + n]
+            if len(v) != n:
+                raise Broken(f"{msg}.{num}: length {n} runs past the end")
+            i += n
+            sub = NESTED.get((msg, num))
+            if sub:
+                v = decode(v, sub)
+        elif wt == 5:
+            v = int.from_bytes(b[i:i + 4], "little")
+            i += 4
+        else:
+            raise Broken(f"{msg}.{num}: wire type {wt}")
+        out.setdefault(num, []).append(v)
+    return out
+
+
+def one(m, num, default=None):
+    v = m.get(num)
+    return v[-1] if v else default
+
+
+def protoc_decode(path):
+    """protoc's text of the file, with Perfetto's schema (fails on bytes that
+    do not fit it)."""
+    with open(path, "rb") as f:
+        r = subprocess.run(["protoc", "-I", PROTOS, "--decode=perfetto.protos.Trace",
+                            "protos/perfetto/trace/trace.proto"], stdin=f,
+                           capture_output=True, timeout=300)
+    if r.returncode != 0:
+        raise Broken(f"protoc --decode: {r.stderr.decode(errors='replace')[:500]}")
+    return r.stdout.decode()
+
+
+def signed(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+class Trace:
+    """The file's packets read and checked; the slices, instants and counters
+    per track with BOOTTIME timestamps."""
+
+    def __init__(self, path, protoc=True):
+        if protoc:
+            self.protoc_text = protoc_decode(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        self.packets = decode(data).get(1, [])
+        self.tracks = {}        # uuid -> descriptor dict
+        self.snapshots = []     # [(mono, boot)] in file order
+        self.events = []        # dicts: track, type, ts (mono), boot, name, args, stack
+        self._read()
+
+    # -- clocks --
+    def to_boot(self, mono):
+        if not self.snapshots:
+            raise Broken("no ClockSnapshot before a MONOTONIC timestamp")
+        monos = [s[0] for s in self._snaps_sorted]
+        k = bisect.bisect_right(monos, mono) - 1
+        m, b = self._snaps_sorted[max(k, 0)]
+        return b + (mono - m)
+
+    def _read(self):
+        cleared = False
+        interned = {2: {}, 3: {}, 29: {}}
+        defaults_clock = None
+        pending = []
+        for n, p in enumerate(self.packets):
+            where = f"packet {n}"
+            flags = one(p, 13, 0)
+            seq = one(p, 10)
+            if flags & SEQ_CLEARED:
+                cleared = True
+                interned = {2: {}, 3: {}, 29: {}}
+            if seq is not None and not cleared:
+                raise Broken(f"{where}: on sequence {seq} before its incremental state "
+                             "was cleared")
+            d = one(p, 59)
+            if d is not None:
+                defaults_clock = one(d, 58)
+            cs = one(p, 6)
+            if cs is not None:
+                clocks = {one(c, 1): one(c, 2) for c in cs.get(1, [])}
+                if MONOTONIC not in clocks or BOOTTIME not in clocks:
+                    raise Broken(f"{where}: a ClockSnapshot without MONOTONIC and BOOTTIME")
+                self.snapshots.append((clocks[MONOTONIC], clocks[BOOTTIME]))
+                for a, b in zip(self.snapshots, self.snapshots[1:]):
+                    if b[0] < a[0] or b[1] < a[1]:
+                        raise Broken(f"{where}: ClockSnapshot goes back in time")
+            idata = one(p, 12)
+            if idata is not None:
+                if not flags & SEQ_NEEDS:
+                    raise Broken(f"{where}: interned data without SEQ_NEEDS_INCREMENTAL_STATE")
+                for table in interned:
+                    for e in idata.get(table, []):
+                        iid = one(e, 1)
+                        if iid in interned[table]:
+                            raise Broken(f"{where}: iid {iid} of table {table} defined twice")
+                        interned[table][iid] = one(e, 2, b"").decode()
+            td = one(p, 60)
+            if td is not None:
+                self.tracks[one(td, 1)] = td
+            te = one(p, 11)
+            if te is None:
+                continue
+            if not flags & SEQ_NEEDS:
+                raise Broken(f"{where}: a track event without SEQ_NEEDS_INCREMENTAL_STATE")
+            clock = one(p, 58, defaults_clock)
+            if clock != MONOTONIC:
+                raise Broken(f"{where}: timestamp clock {clock}, expected MONOTONIC")
+            track = one(te, 11)
+            if track not in self.tracks:
+                raise Broken(f"{where}: track {track} used before it is described")
+            name = one(te, 23)
+            if name is not None:
+                name = name.decode()
+            elif one(te, 10) is not None:
+                iid = one(te, 10)
+                if iid not in interned[2]:
+                    raise Broken(f"{where}: event name iid {iid} not defined on the sequence")
+                name = interned[2][iid]
+            args = {}
+            for a in te.get(4, []):
+                args.update(self._annotation(a, interned, where))
+            stack = None
+            cs = one(te, 55)
+            if cs is not None:
+                stack = [one(f, 1, b"").decode() for f in cs.get(1, [])]
+            pending.append({"n": n, "track": track, "type": one(te, 9), "ts": one(p, 8),
+                            "name": name, "args": args, "stack": stack,
+                            "counter": signed(one(te, 30, 0))})
+        self._snaps_sorted = sorted(self.snapshots)
+        for e in pending:
+            e["boot"] = self.to_boot(e["ts"])
+        self.events = pending
+        self._check_nesting()
+
+    def _annotation(self, a, interned, where):
+        if one(a, 1) is not None:
+            iid = one(a, 1)
+            if iid not in interned[3]:
+                raise Broken(f"{where}: annotation name iid {iid} not defined")
+            key = interned[3][iid]
+        else:
+            key = one(a, 10, b"?").decode()
+        if 17 in a:
+            iid = one(a, 17)
+            if iid not in interned[29]:
+                raise Broken(f"{where}: annotation string iid {iid} not defined")
+            return {key: interned[29][iid]}
+        if 6 in a:
+            return {key: one(a, 6).decode()}
+        if 4 in a:
+            return {key: signed(one(a, 4))}
+        for f in (2, 3, 7):
+            if f in a:
+                return {key: one(a, f)}
+        if 5 in a:
+            import struct
+            return {key: struct.unpack("<d", one(a, 5).to_bytes(8, "little"))[0]}
+        if 12 in a:
+            return {key: [signed(one(x, 4, 0)) for x in a[12]]}
+        return {key: None}
+
+    def _check_nesting(self):
+        by_track = {}
+        for e in self.events:
+            by_track.setdefault(e["track"], []).append(e)
+        self.slices = []   # (track, name, begin boot, end boot, begin args + end args)
+        for track, evs in by_track.items():
+            evs.sort(key=lambda e: (e["boot"], e["n"]))
+            stack = []
+            for e in evs:
+                if e["type"] == BEGIN:
+                    stack.append(e)
+                elif e["type"] == END:
+                    if not stack:
+                        raise Broken(f"track {track}: SLICE_END at packet {e['n']} "
+                                     "closes nothing")
+                    b = stack.pop()
+                    args = dict(b["args"])
+                    args.update(e["args"])
+                    self.slices.append({"track": track, "name": b["name"], "begin": b["boot"],
+                                        "end": e["boot"], "args": args, "stack": b["stack"],
+                                        "depth": len(stack)})
+            if stack:
+                raise Broken(f"track {track}: {len(stack)} slices never end "
+                             f"(first {stack[0]['name']!r} at packet {stack[0]['n']})")
+
+    # -- views for the tests --
+    def thread_of(self, track):
+        """(pid, tid, name) of a thread track, else None."""
+        td = self.tracks.get(track)
+        t = one(td, 4) if td else None
+        if t is None:
+            return None
+        return one(t, 1), one(t, 2), one(t, 5, b"").decode()
+
+    def track_name(self, track):
+        td = self.tracks.get(track, {})
+        return one(td, 2, b"").decode()
+
+    def is_counter(self, track):
+        return 8 in self.tracks.get(track, {})
+
+    def instants(self, track=None):
+        return [e for e in self.events if e["type"] == INSTANT
+                and (track is None or e["track"] == track)]
+
+    def counters(self):
+        return [e for e in self.events if e["type"] == COUNTER]
+
+
+if __name__ == "__main__":
+    try:
+        t = Trace(sys.argv[1])
+    except Broken as e:
+        print(f"{sys.argv[1]}: {e}")
+        sys.exit(1)
+    print(f"{len(t.packets)} packets, {len(t.tracks)} tracks, {len(t.slices)} slices, "
+          f"{len(t.instants())} instants, {len(t.counters())} counters, "
+          f"{len(t.snapshots)} clock snapshots")

@@ -1,0 +1,220 @@
+"""--trace-format perfetto (FILE.pftrace): Perfetto's own protobuf, read back
+by protoc --decode with Perfetto's schema and checked against trace
+processor's rules (pftrace.py); the slices, instants, sections and counters
+equal the calls the targets made; the BOOTTIME each slice converts to (through
+the file's ClockSnapshots, as trace processor converts) equals what the
+target read from clock_gettime(CLOCK_BOOTTIME) around its call, within 1 ms.
+Also the format from the file name, the one warning when --trace-format says
+another, and an unknown format refused (exit 2)."""
+import json
+import os
+
+from e2e import Held, check, eq, events, needs_kernel, run, target, tmpdir, traced_run
+from pftrace import Trace
+
+COUNT = 40
+SLEEP_US = 30000   # 40 rounds of 30 ms: the run spans more than one periodic snapshot
+MS = 1000000
+
+
+def clocks_run(tmp, args, count=COUNT):
+    out = os.path.join(tmp, "clocks.jsonl")
+    held = Held(tmp, "target_clocks", [str(count), str(SLEEP_US), out])
+    rc, u = traced_run(held, ["trace", "--format", "json"] + args)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    with open(out) as f:
+        seen = [json.loads(line) for line in f if line.strip()]
+    eq(len(seen), count, "rounds the target made")
+    return held, u, seen
+
+
+def pattern():
+    return f"{target('target_clocks')}:ups_clk_*"
+
+
+def thread_slices(t, pid):
+    by = {}
+    for s in t.slices:
+        th = t.thread_of(s["track"])
+        if th is not None:
+            eq(th[0], pid, "thread track's pid")
+            by.setdefault(s["name"], []).append(s)
+    return by
+
+
+def summary_rows(t):
+    return [e["args"] for e in t.instants() if e["name"] == "uprobestats summary"]
+
+
+def test_perfetto_ret_slices_nested_on_the_targets_boottime():
+    tmp = tmpdir()
+    out = os.path.join(tmp, "out.pftrace")
+    held, u, seen = clocks_run(tmp, ["--ret", "--trace", out, pattern()])
+    t = Trace(out)
+    check("trace_packet_defaults" in t.protoc_text and "clock_snapshot" in t.protoc_text,
+          "protoc's text names the defaults and the snapshots")
+    by = thread_slices(t, held.pid)
+    outer = sorted(by.get("ups_clk_outer", []), key=lambda s: s["begin"])
+    inner = by.get("ups_clk_inner", [])
+    eq(len(outer), COUNT, "ups_clk_outer slices")
+    eq(len(inner), 2 * COUNT, "ups_clk_inner slices")
+    eq(len(u.json_events()) - 1, 3 * COUNT, "JSON Lines events (and the summary)")
+    for s in inner:
+        eq(s["depth"], 1, "ups_clk_inner nests in ups_clk_outer")
+        eq(t.thread_of(s["track"])[1], held.pid, "the main thread's tid")
+    eq(t.thread_of(outer[0]["track"])[2], "target_clocks", "thread name")
+    for s, r in zip(outer, seen):
+        eq(s["args"]["return_value"], 4 * r["i"] + 2, f"round {r['i']} return value")
+        # a native symbol's name says it all: no "probe" annotation repeating it
+        check("probe" not in s["args"], f"no probe annotation equal to the name: {s['args']}")
+        # the BOOTTIME the slice converts to, against the target's own reading
+        check(abs(s["begin"] - r["boot_before"]) <= MS,
+              f"round {r['i']}: begins at BOOTTIME {s['begin']}, the target read "
+              f"{r['boot_before']} just before the call")
+        check(abs(s["end"] - r["boot_after"]) <= MS,
+              f"round {r['i']}: ends at BOOTTIME {s['end']}, the target read "
+              f"{r['boot_after']} just after the call")
+        check(r["boot_before"] - MS <= s["begin"] <= s["end"] <= r["boot_after"] + MS,
+              f"round {r['i']}: the slice lies inside the target's readings")
+    check(len(t.snapshots) >= 3, f"snapshots at start, each second and at the end: "
+          f"{len(t.snapshots)}")
+    rows = {r.get("label"): r for r in summary_rows(t)}
+    eq(rows["ups_clk_outer"]["hits"], COUNT, "summary hits of ups_clk_outer")
+    eq(rows["ups_clk_inner"]["hits"], 2 * COUNT, "summary hits of ups_clk_inner")
+    eq(t.events[-1]["name"], "uprobestats summary", "the summary is the last event")
+
+
+def test_perfetto_entry_only_instants_and_the_one_warning():
+    tmp = tmpdir()
+    out = os.path.join(tmp, "out.json")
+    held, u, seen = clocks_run(tmp, ["--trace", out, "--trace-format", "perfetto", pattern()],
+                               count=5)
+    warn = [line for line in u.stderr().splitlines() if "although its name says" in line]
+    eq(len(warn), 1, "one warning line; stderr: " + u.stderr())
+    check("--trace-format perfetto" in warn[0] and "says json" in warn[0], warn[0])
+    t = Trace(out)
+    names = [e["name"] for e in t.instants() if t.thread_of(e["track"])]
+    eq(sorted(names), sorted(["ups_clk_outer"] * 5 + ["ups_clk_inner"] * 10),
+       "one instant per call")
+    eq(t.slices, [], "no slices without --ret")
+    for e in t.instants():
+        if e["name"] == "ups_clk_outer":
+            check(any(r["boot_before"] - MS <= e["boot"] <= r["boot_after"] + MS
+                      for r in seen), f"instant at BOOTTIME {e['boot']} within a call")
+
+
+def test_trace_format_from_the_file_name_and_unknown_refused():
+    tmp = tmpdir()
+    out = os.path.join(tmp, "out.systrace")
+    clocks_run(tmp, ["--trace", out, pattern()], count=2)
+    with open(out) as f:
+        eq(f.readline(), "TRACE:\n", "a .systrace file is written as systrace")
+    for alias in ("chrome", "pftrace"):
+        rc, _, err = run(["trace", "--trace-format", alias, "--trace",
+                          os.path.join(tmp, "x"), pattern(), "--pid", "1"])
+        eq(rc, 2, f"--trace-format {alias}: exit code; stderr: {err}")
+        check("expected one of json, systrace, perfetto" in err, err)
+
+
+def test_perfetto_sections_thread_async_and_counter_tracks():
+    """target_atrace's libcutils calls (test_sections.py) as Perfetto tracks:
+    nested slices per thread, async pairs on process-scoped tracks keyed by
+    name and cookie, counter tracks with the values; the section left open
+    at exit ended and marked."""
+    from test_sections import chroot_run
+    tmp = tmpdir()
+    out = os.path.join(tmp, "trace.pftrace")
+    tmp, ct, rc, u = chroot_run(["--trace", out])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    t = Trace(out)
+    per_thread = {}
+    for s in sorted(t.slices, key=lambda s: s["begin"]):
+        th = t.thread_of(s["track"])
+        if th:
+            per_thread.setdefault(th[1], []).append((s["name"], s["depth"]))
+    eq(sorted(per_thread[ct.pid]),
+       sorted([("outer", 0), ("inner", 1), ("inner2", 1), ("deep", 2), ("left open", 0)]),
+       "main thread slices with their depths")
+    worker = [tid for tid in per_thread if tid != ct.pid]
+    eq(len(worker), 1, "one worker thread")
+    eq(sorted(per_thread[worker[0]]), [("worker", 0), ("worker.step", 1)], "worker slices")
+    left = [s for s in t.slices if s["name"] == "left open"][0]
+    eq(left["args"].get("unfinished"), 1, "the section open at exit is marked")
+    asyncs = sorted((t.track_name(s["track"]), s["args"]["cookie"]) for s in t.slices
+                    if not t.thread_of(s["track"]))
+    eq(asyncs, [("load", 7), ("load", 8), ("net", 7)], "async sections by (name, cookie)")
+    check(len({s["track"] for s in t.slices if not t.thread_of(s["track"])}) == 3,
+          "one track per (name, cookie)")
+    ctr = [(t.track_name(e["track"]), e["counter"]) for e in t.counters()]
+    eq(ctr, [("frames", 1), ("frames", 2), ("frames", 3), ("bytes", 5000000000)],
+       "counter values")
+    check(all(t.is_counter(e["track"]) for e in t.counters()), "counters on counter tracks")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_perfetto_stack_as_the_events_callstack():
+    from test_stack import CHAIN, expected_frames, mapped, stack_config
+    from e2e import write_config
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    trace = os.path.join(tmp, "trace.pftrace")
+    held = mapped(Held(tmp, "target_stack", ["4"]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "json", "--stack", "--trace", trace])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    t = Trace(trace)
+    with_stack = [e for e in t.events if e["stack"]]
+    eq(len(with_stack), 4, "events with a callstack")
+    for e in with_stack:
+        # InlineCallstack: outermost first
+        names = [f.split(" (")[0] for f in reversed(e["stack"])]
+        eq(names[:len(CHAIN)], CHAIN, "callstack frames")
+
+
+def counter_sums(t):
+    """{(pid or 0, track name): sum of the values} over the counter events."""
+    out = {}
+    for e in t.counters():
+        td = t.tracks[e["track"]]
+        parent = t.tracks.get(td.get(5, [None])[-1], {})
+        proc = parent.get(3, [{}])[-1]
+        pid = proc.get(1, [0])[-1] if proc else 0
+        key = (pid, t.track_name(e["track"]))
+        out[key] = out.get(key, 0) + e["counter"]
+    return out
+
+
+def test_perfetto_aggregation_intervals_as_counters():
+    from test_aggregate import KEYS, agg_lines, check_entry_aggregation
+    tmp = tmpdir()
+    rounds = 3
+    out = os.path.join(tmp, "agg.pftrace")
+    rc, u = traced_run(Held(tmp, "target_agg", [str(rounds), "50"]),
+                       ["trace", "--format", "json", "--by", "arg0", "--sum", "arg1",
+                        "--hist", "arg 1", "--trace", out, target("target_agg") + ":ups_agg_fn"])
+    eq(rc, 0, "trace exit code; stderr: " + u.stderr())
+    check_entry_aggregation(agg_lines(u), rounds)
+    t = Trace(out)
+    sums = counter_sums(t)
+    for k, n in KEYS.items():
+        eq(sums.get((0, f"count ups_agg_fn arg0={k}")), rounds * n, f"count counter arg0={k}")
+        eq(sums.get((0, f"sum(arg1) ups_agg_fn arg0={k}")), rounds * sum(range(n)),
+           f"sum counter arg0={k}")
+    check(all(t.is_counter(e["track"]) for e in t.counters()), "on counter tracks")
+
+
+def test_perfetto_traffic_bytes_as_counters():
+    from test_traffic import traffic_rows, totals
+    base = 21000 + os.getpid() % 1500 * 8
+    tmp = tmpdir()
+    out = os.path.join(tmp, "traffic.pftrace")
+    client, srv, rows, _ = traffic_rows(["--trace", out], base)
+    t = Trace(out)
+    sums = counter_sums(t)
+    for pid in (client, srv):
+        tot = totals(rows, pid)
+        eq(sums.get((pid, "bytes up")), sum(v[0] for v in tot.values()), f"{pid} bytes up")
+        eq(sums.get((pid, "bytes down")), sum(v[1] for v in tot.values()), f"{pid} bytes down")
+        for (proto, peer), v in tot.items():
+            eq(sums.get((pid, f"bytes up {proto} {peer}")), v[0], f"{pid} up to {peer}")
+            eq(sums.get((pid, f"bytes down {proto} {peer}")), v[1], f"{pid} down from {peer}")

@@ -1,0 +1,418 @@
+/* The Perfetto writer (sink/perfetto_out.h) through the trace sink: the
+ * packet structure trace processor needs, the pairing, the clock snapshots
+ * (a suspend simulated by the clock hook), the nested-length encoder, and
+ * choosing the format by name and by file name. */
+#include "ut.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/wire.h"
+#include "vocab/frames.h"
+#include "sink/sink_args.h"
+#include "sink/trace_out.h"
+#include "sink_testutil.h"
+
+static const struct probe_desc enter_p = { .program = "prog_enter", .method = "void a.B.run()",
+					   .role = PROBE_ENTER, .slice = "B.run" };
+static const struct probe_desc exit_p = { .program = "prog_exit", .method = "void a.B.run()",
+					  .role = PROBE_EXIT, .slice = "B.run" };
+static const struct probe_desc ret_p = { .program = "prog_ret",
+					 .method = "int com.x.Y.work(long)" };
+static const struct probe_desc plain = { .program = "prog_plain", .method = "malloc",
+					 .map = "map_plain" };
+static const struct probe_desc counter_p = { .program = "p", .method = "ATrace_setCounter",
+					     .section = SECTION_OP_COUNTER };
+
+/* One packet as the tests look at it. */
+struct pkt {
+	bool has_ts, has_te, has_td, has_cs, has_interned;
+	uint64_t ts, flags, seq, te_type, te_track, td_uuid, name_iid, defaults_clock;
+	uint64_t cs_mono, cs_boot;
+	size_t n_annotations, n_frames, n_event_names;
+};
+
+static size_t sub_fields(const uint8_t *b, size_t start, size_t len, uint32_t want)
+{
+	size_t pos = start, n = 0, s, l;
+	uint64_t key;
+
+	while (pos < start + len && wire_read_varint(b, start + len, &pos, &key) == WIRE_OK) {
+		if (wire_skip_value(b, start + len, &pos, key & 7, &s, &l) != WIRE_OK)
+			return 0;
+		n += (key >> 3) == want;
+	}
+	return n;
+}
+
+/* A varint field of the message b[start, start+len). */
+static bool sub_uint(const uint8_t *b, size_t start, size_t len, uint32_t num, uint64_t *v)
+{
+	size_t pos = start, s, l;
+	uint64_t key;
+	bool found = false;
+
+	while (pos < start + len && wire_read_varint(b, start + len, &pos, &key) == WIRE_OK) {
+		if ((key & 7) == WT_VARINT && (key >> 3) == num) {
+			wire_read_varint(b, start + len, &pos, v);
+			found = true;
+		} else if (wire_skip_value(b, start + len, &pos, key & 7, &s, &l) != WIRE_OK) {
+			return false;
+		}
+	}
+	return found;
+}
+
+/* The clocks of a ClockSnapshot message. */
+static void read_snapshot(const uint8_t *b, size_t start, size_t len, struct pkt *p)
+{
+	size_t pos = start, s, l;
+	uint64_t key;
+
+	while (pos < start + len && wire_read_varint(b, start + len, &pos, &key) == WIRE_OK) {
+		if (wire_skip_value(b, start + len, &pos, key & 7, &s, &l) != WIRE_OK)
+			return;
+		uint64_t id = 0, ts = 0;
+		if ((key >> 3) != 1 || !sub_uint(b, s, l, 1, &id) || !sub_uint(b, s, l, 2, &ts))
+			continue;
+		if (id == 3)
+			p->cs_mono = ts;
+		if (id == 6)
+			p->cs_boot = ts;
+	}
+}
+
+static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t max, size_t *np)
+{
+	size_t pos = 0, n = 0;
+
+	*np = 0;
+	uint64_t key;
+
+	while (pos < len && n < max) {
+		size_t ps, pl, q;
+		struct pkt *p = &out[n++];
+
+		memset(p, 0, sizeof(*p));
+		UT_EQ_INT(wire_read_varint(b, len, &pos, &key), WIRE_OK);
+		UT_EQ_INT((int)key, (1 << 3) | WT_LEN);
+		UT_EQ_INT(wire_read_len(b, len, &pos, &ps, &pl), WIRE_OK);
+		q = ps;
+		while (q < ps + pl) {
+			size_t s = 0, l = 0;
+			uint64_t v = 0;
+			UT_EQ_INT(wire_read_varint(b, ps + pl, &q, &key), WIRE_OK);
+			unsigned num = (unsigned)(key >> 3);
+			if ((key & 7) == WT_VARINT) {
+				UT_EQ_INT(wire_read_varint(b, ps + pl, &q, &v), WIRE_OK);
+			} else {
+				UT_EQ_INT(wire_skip_value(b, ps + pl, &q, key & 7, &s, &l), WIRE_OK);
+			}
+			switch (num) {
+			case 8: p->has_ts = true; p->ts = v; break;
+			case 10: p->seq = v; break;
+			case 13: p->flags = v; break;
+			case 6: p->has_cs = true; read_snapshot(b, s, l, p); break;
+			case 12:
+				p->has_interned = true;
+				p->n_event_names = sub_fields(b, s, l, 2);
+				break;
+			case 59: sub_uint(b, s, l, 58, &p->defaults_clock); break;
+			case 60: p->has_td = true; sub_uint(b, s, l, 1, &p->td_uuid); break;
+			case 11:
+				p->has_te = true;
+				sub_uint(b, s, l, 9, &p->te_type);
+				sub_uint(b, s, l, 11, &p->te_track);
+				sub_uint(b, s, l, 10, &p->name_iid);
+				p->n_annotations = sub_fields(b, s, l, 4);
+				p->n_frames = sub_fields(b, s, l, 55);
+				break;
+			}
+		}
+		UT_EQ_INT(q, ps + pl);
+	}
+	UT_EQ_INT(pos, len);
+	*np = n;
+}
+
+struct fake_clock {
+	uint64_t mono, boot, real;
+};
+
+static void fake_read(void *ctx, uint64_t out[3])
+{
+	struct fake_clock *c = ctx;
+
+	out[0] = c->mono;
+	out[1] = c->boot;
+	out[2] = c->real;
+}
+
+static struct event ev_at(const struct probe_desc *p, uint64_t mono, uint32_t tid)
+{
+	static const struct field f[] = {
+		{ .name = "uid", .type = FIELD_INT32, .v.i32 = -5 },
+		{ .name = "path", .type = FIELD_STRING, .v.str = { "/data/x", 7 } },
+	};
+	return (struct event){ .kind = EVENT_RECORD, .boot_ns = mono + 1000, .mono_ns = mono,
+			       .pid = 100, .tid = tid, .comm = tid == 100 ? "main" : "worker",
+			       .process = "com.x", .probe = p, .fields = f, .n_fields = 2 };
+}
+
+static void open_fake(struct capture *c, struct trace_out *t, struct fake_clock *clk)
+{
+	cap_open(c);
+	UT_EQ_INT(trace_open_clocked(t, c->f, TRACE_FORMAT_PERFETTO, fake_read, clk, NULL), 0);
+}
+
+UT_TEST(perfetto_packets_follow_trace_processor_rules)
+{
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000, 5000, 9000 };
+	struct pkt p[128];
+	struct event e;
+	struct stack_trace st = { .n = 2 };
+	struct section_call counter = { .op = SECTION_OP_COUNTER, .name = "queue",
+					.name_len = 5, .value = -3 };
+
+	open_fake(&c, &t, &clk);
+	e = ev_at(&enter_p, 2000, 101);
+	trace_event(&t, &e);
+	e = ev_at(&ret_p, 5000, 101);
+	e.kind = EVENT_RETURN;
+	e.duration_ns = 1500;
+	st.frames[0] = (struct stack_frame){ .kind = FRAME_NATIVE, .symbol = "inner", .file = "/l.so" };
+	st.frames[1] = (struct stack_frame){ .kind = FRAME_NATIVE, .symbol = "outer", .file = "/l.so" };
+	e.stack = &st;
+	trace_event(&t, &e);
+	e = ev_at(&exit_p, 6000, 101);
+	trace_event(&t, &e);
+	e = ev_at(&plain, 6500, 100);
+	trace_event(&t, &e);
+	e = ev_at(&plain, 6600, 100); /* same names again: no new interned data */
+	trace_event(&t, &e);
+	e = ev_at(&counter_p, 6700, 100);
+	e.section = &counter;
+	trace_event(&t, &e);
+	e = (struct event){ .kind = EVENT_DROP, .mono_ns = 7000, .n_lost = 4, .probe = &plain };
+	trace_event(&t, &e);
+	e = ev_at(&enter_p, 8000, 100); /* left open: ended at close, unfinished */
+	trace_event(&t, &e);
+	trace_close(&t);
+	cap_text(&c);
+	size_t n = 0;
+	read_packets((const uint8_t *)c.buf, c.len, p, 128, &n);
+	UT_ASSERT(n > 0);
+
+	/* the first packet clears the state, sets MONOTONIC and snapshots the clocks */
+	UT_EQ_INT(p[0].flags, 1);
+	UT_EQ_INT(p[0].seq, 1);
+	UT_EQ_INT(p[0].defaults_clock, 3);
+	UT_ASSERT(p[0].has_cs);
+	UT_EQ_INT(p[0].cs_mono, 1000);
+	UT_EQ_INT(p[0].cs_boot, 5000);
+	/* every track described before its first event; begins and ends balance
+	 * per track; interned names before use */
+	uint64_t described[32];
+	size_t nd = 0, begins = 0, ends = 0, instants = 0, counters = 0, names = 0;
+	size_t with_frames = 0;
+	for (size_t i = 1; i < n; i++) {
+		UT_EQ_INT(p[i].seq, 1);
+		if (p[i].has_td) {
+			UT_ASSERT(nd < 32);
+			described[nd++] = p[i].td_uuid;
+		}
+		if (!p[i].has_te)
+			continue;
+		UT_EQ_INT(p[i].flags, 2);
+		UT_ASSERT(p[i].has_ts);
+		bool known = false;
+		for (size_t k = 0; k < nd; k++)
+			known |= described[k] == p[i].te_track;
+		UT_ASSERT(known);
+		names += p[i].n_event_names;
+		if (p[i].name_iid)
+			UT_ASSERT(p[i].name_iid <= names);
+		begins += p[i].te_type == 1;
+		ends += p[i].te_type == 2;
+		instants += p[i].te_type == 3;
+		counters += p[i].te_type == 4;
+		with_frames += p[i].n_frames;
+	}
+	UT_EQ_INT(begins, 3);       /* B.run, work, B.run (open at exit) */
+	UT_EQ_INT(ends, 3);
+	UT_EQ_INT(counters, 1);
+	UT_EQ_INT(with_frames, 1);
+	/* malloc twice, the drop, two summary instants (the probe rows are none
+	 * here: the trace-level one) */
+	UT_EQ_INT(instants, 2 + 1 + 1);
+	/* B.run, work, malloc, records dropped, queue is a track name, summary */
+	UT_EQ_INT(names, 5);
+	UT_EQ_INT(t.unclosed, 1);
+	/* the summary is the last event packet; a final snapshot closes the file */
+	UT_ASSERT(p[n - 1].has_cs);
+	UT_ASSERT(p[n - 2].has_te && p[n - 2].te_type == 3);
+	cap_free(&c);
+}
+
+/* A snapshot lists clocks at one instant: the i-th one in the file. */
+static const struct pkt *nth_snapshot(const struct pkt *p, size_t n, size_t i)
+{
+	for (size_t k = 0; k < n; k++)
+		if (p[k].has_cs && i-- == 0)
+			return &p[k];
+	return NULL;
+}
+
+UT_TEST(perfetto_suspend_gets_a_snapshot_before_the_records_after_it)
+{
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000000, 5000000, 9000000 };
+	struct pkt p[64];
+	struct event e;
+
+	open_fake(&c, &t, &clk);
+	clk.mono = 2000000;
+	clk.boot = 6000000;
+	e = ev_at(&plain, 1500000, 100);
+	trace_event(&t, &e);           /* batch start: same offset, not due: no snapshot */
+	clk.mono = 3000000;
+	clk.boot = 7000000;
+	trace_flush(&t);               /* last reading with the old offset at mono 3000000 */
+	/* suspended 10 s: BOOTTIME jumps, MONOTONIC does not */
+	clk.mono = 3500000;
+	clk.boot = 7500000 + 10000000000ull;
+	e = ev_at(&plain, 3400000, 100);
+	trace_event(&t, &e);
+	trace_close(&t);
+	cap_text(&c);
+	size_t n = 0;
+	read_packets((const uint8_t *)c.buf, c.len, p, 64, &n);
+	UT_ASSERT(n > 0);
+	const struct pkt *s0 = nth_snapshot(p, n, 0), *s1 = nth_snapshot(p, n, 1),
+			 *s2 = nth_snapshot(p, n, 2);
+
+	UT_ASSERT(s0 && s1 && s2);
+	UT_EQ_INT(s0->cs_mono, 1000000);
+	/* the new offset from just after the last reading that had the old one */
+	UT_EQ_INT(s1->cs_mono, 3000001);
+	UT_EQ_INT(s1->cs_boot, 3000001 + 4000000 + 10000000000ull);
+	UT_EQ_INT(s2->cs_mono, 3500000);
+	UT_EQ_INT(s2->cs_boot, 7500000 + 10000000000ull);
+	/* both come before the record made after the resume */
+	size_t last_ev = 0, s2_at = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (p[k].has_te && p[k].ts == 3400000)
+			last_ev = k;
+		if (&p[k] == s2)
+			s2_at = k;
+	}
+	UT_ASSERT(last_ev > s2_at);
+	cap_free(&c);
+}
+
+UT_TEST(perfetto_periodic_snapshot)
+{
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000, 5000, 9000 };
+	struct pkt p[64];
+	struct event e;
+
+	open_fake(&c, &t, &clk);
+	e = ev_at(&plain, 1500, 100);
+	trace_event(&t, &e);
+	clk.mono += PF_SNAPSHOT_PERIOD_NS;
+	clk.boot += PF_SNAPSHOT_PERIOD_NS;
+	trace_flush(&t);  /* a second passed: due */
+	trace_close(&t);  /* the final one */
+	cap_text(&c);
+	size_t n = 0;
+	read_packets((const uint8_t *)c.buf, c.len, p, 64, &n);
+	UT_ASSERT(n > 0);
+	size_t snaps = 0;
+	for (size_t k = 0; k < n; k++)
+		snaps += p[k].has_cs;
+	UT_EQ_INT(snaps, 3);
+	cap_free(&c);
+}
+
+UT_TEST(wire_nested_lengths_of_any_size)
+{
+	static const size_t sizes[] = { 0, 1, 126, 127, 128, 300, 16383, 16384, 70000 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct wire_buf w = { 0 };
+		char *body = calloc(1, sizes[i] + 1);
+		size_t outer = wire_open(&w, 1);
+		size_t inner = wire_open(&w, 2);
+
+		memset(body, 'x', sizes[i]);
+		wire_put_bytes(&w, body, sizes[i]);
+		wire_close(&w, inner);
+		wire_put_uint_field(&w, 3, 7);
+		wire_close(&w, outer);
+		UT_ASSERT(!w.oom);
+
+		size_t pos = 0, s, l, s2, l2;
+		uint64_t key, v;
+		UT_EQ_INT(wire_read_varint(w.p, w.len, &pos, &key), WIRE_OK);
+		UT_EQ_INT((int)key, (1 << 3) | WT_LEN);
+		UT_EQ_INT(wire_read_len(w.p, w.len, &pos, &s, &l), WIRE_OK);
+		UT_EQ_INT(pos, w.len);
+		pos = s;
+		UT_EQ_INT(wire_read_varint(w.p, s + l, &pos, &key), WIRE_OK);
+		UT_EQ_INT(wire_read_len(w.p, s + l, &pos, &s2, &l2), WIRE_OK);
+		UT_EQ_INT(l2, sizes[i]);
+		UT_ASSERT(!memcmp(w.p + s2, body, sizes[i]));
+		UT_EQ_INT(wire_read_varint(w.p, s + l, &pos, &key), WIRE_OK);
+		UT_EQ_INT(wire_read_varint(w.p, s + l, &pos, &v), WIRE_OK);
+		UT_EQ_INT(v, 7);
+		UT_EQ_INT(pos, s + l);
+		free(body);
+		wire_buf_free(&w);
+	}
+}
+
+UT_TEST(trace_format_by_name_and_file_name)
+{
+	enum trace_format f;
+	struct err e = { 0 };
+
+	UT_EQ_INT(trace_parse_format("perfetto", &f, &e), 0);
+	UT_EQ_INT(f, TRACE_FORMAT_PERFETTO);
+	/* the aliases that hid the JSON are gone */
+	UT_ASSERT(trace_parse_format("chrome", &f, &e) < 0);
+	UT_CONTAINS(e.msg, "--trace-format=chrome: expected one of json, systrace, perfetto");
+	UT_ASSERT(trace_format_of_path("/d/out.pftrace", &f) && f == TRACE_FORMAT_PERFETTO);
+	UT_ASSERT(trace_format_of_path("out.PERFETTO-TRACE", &f) && f == TRACE_FORMAT_PERFETTO);
+	UT_ASSERT(trace_format_of_path("out.json", &f) && f == TRACE_FORMAT_JSON);
+	UT_ASSERT(trace_format_of_path("out.systrace", &f) && f == TRACE_FORMAT_SYSTRACE);
+	UT_ASSERT(trace_format_of_path("out.txt", &f) && f == TRACE_FORMAT_SYSTRACE);
+	UT_ASSERT(!trace_format_of_path("out", &f));
+	UT_ASSERT(!trace_format_of_path(".json", &f));  /* a name that is only an ending */
+	UT_ASSERT(!trace_format_of_path("out.pftrace.gz", &f));
+}
+
+UT_TEST(trace_format_settled_from_the_file_name_one_warning)
+{
+	char w[256];
+	struct sink_args a = { .trace = "x.pftrace" };
+
+	UT_ASSERT(sink_args_settle(&a, w, sizeof(w)) == NULL);
+	UT_EQ_INT(a.trace_format, TRACE_FORMAT_PERFETTO);
+	a = (struct sink_args){ .trace = "x.pftrace", .trace_format = TRACE_FORMAT_PERFETTO,
+				.trace_format_given = true };
+	UT_ASSERT(sink_args_settle(&a, w, sizeof(w)) == NULL);
+	a = (struct sink_args){ .trace = "x.systrace", .trace_format = TRACE_FORMAT_JSON,
+				.trace_format_given = true };
+	UT_ASSERT(sink_args_settle(&a, w, sizeof(w)) != NULL);
+	UT_EQ_INT(a.trace_format, TRACE_FORMAT_JSON);
+	UT_CONTAINS(w, "--trace x.systrace: writing it as --trace-format json, although its "
+		       "name says systrace");
+	a = (struct sink_args){ .trace = "x.out" };
+	UT_ASSERT(sink_args_settle(&a, w, sizeof(w)) == NULL);
+	UT_EQ_INT(a.trace_format, TRACE_FORMAT_JSON);
+}
