@@ -788,3 +788,16 @@ struct code_file *code_file_get(struct code_files *fs, const char *path, const c
 	fs->head = f;
 	return f;
 }
+
+struct code_file *code_files_find(struct code_files *fs, dev_t dev, uint64_t ino)
+{
+	for (struct code_file *f = fs->head; f; f = f->next)
+		if (f->ino && f->ino == ino && f->dev == dev && !f->bad)
+			return f;
+	return NULL;
+}
+
+const char *code_file_path(const struct code_file *f)
+{
+	return f->path;
+}

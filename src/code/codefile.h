@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "code/code_types.h"
 #include "common/err.h"
@@ -28,6 +29,12 @@ void code_files_free(struct code_files *fs);
  * or NULL when out of memory.  A file that cannot be read gets an entry too
  * (code_file_why() says why), tried once. */
 struct code_file *code_file_get(struct code_files *fs, const char *path, const char *shown);
+
+/* A readable file already opened with this device and inode (any mtime: the
+ * newest opened), or NULL. */
+struct code_file *code_files_find(struct code_files *fs, dev_t dev, uint64_t ino);
+/* The path it was opened at. */
+const char *code_file_path(const struct code_file *f);
 
 /* NULL when the file is readable, else "unknown in SHOWN". */
 const char *code_file_why(const struct code_file *f);
