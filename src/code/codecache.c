@@ -206,7 +206,8 @@ static bool same_file(const char *path, dev_t dev, uint64_t ino)
 
 static bool plain_file(const char *path)
 {
-	return path[0] == '/' && !strstr(path, " (deleted)") && strncmp(path, "/memfd:", 7) &&
+	return path[0] == '/' && path[1] != '/' && !strstr(path, " (deleted)") &&
+	       strncmp(path, "/memfd:", 7) &&
 	       !is_jit_name(path);
 }
 
@@ -538,6 +539,11 @@ static void note_map(struct code_cache *c, const struct perf_mmap_rec *r)
 
 	if (!p)
 		return;
+	/* the kernel's name of anonymous memory in records; the maps leave it blank */
+	if (!strncmp(pm.path, "//anon", 6)) {
+		pm.path = "";
+		pm.path_len = 0;
+	}
 	c->track.mappings++;
 	add_to_proc(c, p, &pm, r->time_ns, true, !p->exit_ns);
 }
