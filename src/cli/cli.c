@@ -194,6 +194,12 @@ void cli_code_cache_report(const struct code_cache *c)
 	p_debug("code cache: %llu file(s) opened, %llu oat method table(s), %llu exit "
 		"analyses", (unsigned long long)st.files_opened,
 		(unsigned long long)st.oat_parsed, (unsigned long long)st.exits_analysed);
+	struct code_cache_track_stats ts;
+	code_cache_get_track_stats(c, &ts);
+	if (ts.mappings || ts.execs || ts.forks)
+		p_debug("code cache: mapping records: %llu mapping(s), %llu exec(s), %llu fork(s)",
+			(unsigned long long)ts.mappings, (unsigned long long)ts.execs,
+			(unsigned long long)ts.forks);
 }
 
 void cli_code_cache_free(struct code_cache *c)
