@@ -3,11 +3,14 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "code/codecache.h"
 #include "common/clock.h"
+#include "sys/maps.h"
 #include "sys/perf_mmap.h"
 #include "probe/atoms.h"
 #include "probe/legacy_str.h"
@@ -47,10 +50,64 @@ void intake_prime_stacks(struct intake *in)
 		}
 }
 
+/* The probed files (device, inode) a system-wide run looks for in the processes
+ * that run already. */
+#define MAX_PROBED_FILES 64
+struct probed_files {
+	dev_t dev[MAX_PROBED_FILES];
+	ino_t ino[MAX_PROBED_FILES];
+	size_t n;
+};
+
+static int maps_probed(void *ctx, const struct proc_mapping *m)
+{
+	const struct probed_files *pf = ctx;
+
+	for (size_t i = 0; proc_mapping_exec(m) && i < pf->n; i++)
+		if (m->dev == pf->dev[i] && m->inode == pf->ino[i])
+			return 1;
+	return 0;
+}
+
+/* A system-wide run: every process running now that maps a probed file can hit
+ * it and exit before its records are read; its mappings are read now (the
+ * records tell the rest).  Others are read when first heard of. */
+static void prime_running(struct intake *in, const char *proc_dir)
+{
+	struct probed_files pf = { .n = 0 };
+	DIR *d;
+	struct dirent *de;
+
+	for (size_t i = 0; i < in->plan->n_probes && pf.n < MAX_PROBED_FILES; i++) {
+		struct stat st;
+		size_t k;
+		if (stat(in->plan->probe_by_id[i]->path, &st) != 0)
+			continue;
+		for (k = 0; k < pf.n && (pf.dev[k] != st.st_dev || pf.ino[k] != st.st_ino); k++)
+			;
+		if (k == pf.n) {
+			pf.dev[pf.n] = st.st_dev;
+			pf.ino[pf.n++] = st.st_ino;
+		}
+	}
+	if (!pf.n || !(d = opendir(proc_dir ? proc_dir : "/proc")))
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct err e = { 0 };
+		if (*end || pid <= 0)
+			continue;
+		if (proc_maps_read(proc_dir, (pid_t)pid, maps_probed, &pf, &e) == 1)
+			code_cache_follow(in->code, (uint32_t)pid);
+	}
+	closedir(d);
+}
+
 /* Mapping records for the unwinder, opened before anything is attached: of
  * every process when a task traces all of them or waits for one to start,
  * else of the targets and their children. */
-static void open_mmaps(struct intake *in)
+static void open_mmaps(struct intake *in, const char *proc_dir)
 {
 	struct err e = { 0 };
 	bool all = false;
@@ -64,8 +121,10 @@ static void open_mmaps(struct intake *in)
 			 "records are read may show its frames as unknown", e.msg);
 		return;
 	}
-	if (all)
+	if (all) {
 		code_cache_follow_all(in->code);
+		prime_running(in, proc_dir);
+	}
 }
 
 size_t intake_mmap_fds(const struct intake *in, const int **fds)
@@ -135,7 +194,7 @@ int intake_open(struct intake *in, const char *proc_dir, struct err *err)
 		in->trace = malloc(sizeof(*in->trace));
 		if (!in->stacks || !in->trace)
 			return err_set(err, -ENOMEM, "out of memory");
-		open_mmaps(in);
+		open_mmaps(in, proc_dir);
 		intake_prime_stacks(in);
 	}
 	intake_refresh_clocks(in);

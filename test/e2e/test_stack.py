@@ -907,3 +907,27 @@ def test_stack_pid_of_a_process_that_execs_after_attach_and_exits():
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
 def test_stack_name_of_a_process_that_execs_after_attach_and_exits():
     exec_then_gone("name")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_system_wide_of_a_process_running_before_attach_and_gone():
+    """A system-wide run: a target that mapped its code before the attach, released
+    after it, calls N times and exits at once (it maps the probed library: its
+    mappings are read at the attach)."""
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    folded = os.path.join(tmp, "stacks.folded")
+    held = mapped(Held(tmp, "target_stack", [str(N)]), libb)
+    try:
+        u = Uprobestats(["trace", "--stack", "--format", "json", "--stacks", folded,
+                         f"{libb}:stk_b5"])
+        u.wait_attached()
+        held.go()
+        held.wait()
+        wait_events_of(u, held.pid, N)
+        rc = u.stop()
+    finally:
+        held.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check_gone_process(u, held.pid, "system-wide, running before the attach")
+    check_folded_chain(folded, "system-wide, running before the attach")
