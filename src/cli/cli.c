@@ -208,6 +208,12 @@ void cli_code_cache_report(const struct code_cache *c)
 			(unsigned long long)art.gave_up, (unsigned long long)art.entries,
 			(unsigned long long)art.bad, (unsigned long long)art.loops,
 			ART_MAX_ENTRIES);
+	struct code_cache_track_stats ts;
+	code_cache_get_track_stats(c, &ts);
+	if (ts.mappings || ts.execs || ts.forks)
+		p_debug("code cache: mapping records: %llu mapping(s), %llu exec(s), %llu fork(s)",
+			(unsigned long long)ts.mappings, (unsigned long long)ts.execs,
+			(unsigned long long)ts.forks);
 }
 
 void cli_code_cache_free(struct code_cache *c)

@@ -395,6 +395,13 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (st->lost)
 		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
 		      st->lost);
+	if (st->mmap_lost || st->mmap_malformed || st->mmap_not_kept)
+		p_warn("call stacks: %" PRIu64 " mapping records lost by the kernel, %" PRIu64
+		       " malformed, %" PRIu64 " mappings or processes not kept: frames in them may "
+		       "read as unknown", st->mmap_lost, st->mmap_malformed, st->mmap_not_kept);
+	if (st->mmap_files_unopened)
+		p_warn("call stacks: %" PRIu64 " mapped files could not be opened before their "
+		       "process was gone: frames in them read as unknown", st->mmap_files_unopened);
 	if (rc == -EPIPE && !rs->output_failed) {
 		p_info("the output's reader has gone: what came after it is counted as dropped");
 		return EXIT_OK;

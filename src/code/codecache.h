@@ -18,10 +18,21 @@
  *     names and dex line tables decoded on first use; and each method's or
  *     function's exit analysis, by code offset (code_file_exits).
  *   per process: its executable mappings from <proc_dir>/PID/maps
- *     (sys/maps.h), read again when a PC falls outside all of them (a library
- *     loaded since) and kept after the process exits (its records may still
- *     be waiting to be drained); and the answers already given, so that a
- *     repeated PC costs a hash and a copy.
+ *     (sys/maps.h), read once, and then as the kernel makes them: the
+ *     mapping, exec, fork and exit records of sys/perf_mmap.h that the loop
+ *     hands in (code_cache_note) before the records they could explain, each
+ *     mapping with the times it was there, so a PC is looked up in the
+ *     mappings of the record's time and a process that exited right after
+ *     its hit reads as one still running (its files are opened by device and
+ *     inode when the mapping is noted: through /proc/PID while it lives, else
+ *     a file already open, or the path under a chroot's root already seen).
+ *     A process no record speaks of is read again when a PC falls outside
+ *     all of its mappings (a library loaded since).  Kept after the process
+ *     exits (its records may still be waiting to be drained) until
+ *     code_cache_forget_before; at most 1,024 processes and 131,072
+ *     mappings, what does not fit counted (code_cache_get_track_stats).  And
+ *     the answers already given, so that a repeated PC costs a hash and a
+ *     copy.
  *
  * Kinds of code (enum frame_kind): compiled Java methods of oat/odex
  * mappings FRAME_JAVA, with the dex pc of an exact Default or OSR stack map
@@ -40,6 +51,7 @@
 #include <stdint.h>
 
 #include "code/code_types.h"
+#include "sys/perf_mmap.h"
 
 struct code_cache;
 
@@ -59,6 +71,29 @@ void code_cache_prime(struct code_cache *c, uint32_t pid);
  * (FRAME_UNKNOWN at worst) and returns 0. */
 int code_cache_lookup(struct code_cache *c, uint32_t pid, uint64_t pc, bool is_return,
 		      struct code_info *out);
+/* The same in the mappings pid had at time_ns (CLOCK_MONOTONIC: a record's
+ * bpf_ktime_get_ns()); code_cache_lookup is the latest. */
+int code_cache_lookup_at(struct code_cache *c, uint32_t pid, uint64_t time_ns, uint64_t pc,
+			 bool is_return, struct code_info *out);
+
+/* Which processes the records are kept for: every one, or pid (its maps read
+ * now, its forks followed too). */
+void code_cache_follow_all(struct code_cache *c);
+void code_cache_follow(struct code_cache *c, uint32_t pid);
+/* One record of the kernel's, in time order. */
+void code_cache_note(struct code_cache *c, const struct perf_mmap_rec *r);
+/* Drops what no record can need any more: mappings that ended before t and
+ * processes that exited before t (a process no record speaks of is kept). */
+void code_cache_forget_before(struct code_cache *c, uint64_t t);
+
+struct code_cache_track_stats {
+	uint64_t mappings;         /* mapping records of followed processes */
+	uint64_t execs, forks;
+	uint64_t files_unopened;   /* mapped files gone with their process, not found */
+	uint64_t mappings_not_kept; /* over the bound (or out of memory) */
+	uint64_t procs_forgotten;  /* followed processes dropped for room */
+};
+void code_cache_get_track_stats(const struct code_cache *c, struct code_cache_track_stats *out);
 
 /* The method an interpreter runs at dex address addr of pid (the value of
  * ART's DEX1 CFI rule): 0 with out's kind FRAME_INTERPRETED, symbol, dex pc

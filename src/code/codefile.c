@@ -972,3 +972,16 @@ struct code_file *code_file_get_mapped(struct code_files *fs, const char *path, 
 		return code_file_get(fs, path, shown);
 	return member_new(fs, path, strlen(path), shown, strlen(shown), &st, NULL, map_off);
 }
+
+struct code_file *code_files_find(struct code_files *fs, dev_t dev, uint64_t ino)
+{
+	for (struct code_file *f = fs->head; f; f = f->next)
+		if (f->ino && f->ino == ino && f->dev == dev && !f->bad && !f->member)
+			return f;
+	return NULL;
+}
+
+const char *code_file_path(const struct code_file *f)
+{
+	return f->path;
+}

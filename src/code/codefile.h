@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "code/code_types.h"
 #include "common/err.h"
@@ -48,6 +49,12 @@ const char *code_file_member(const struct code_file *f);
 /* Whether archive offset off is in the member's entry data (always true for
  * a plain file). */
 bool code_file_holds(const struct code_file *f, uint64_t off);
+
+/* A readable file already opened with this device and inode (any mtime: the
+ * newest opened; never an ELF inside a zip), or NULL. */
+struct code_file *code_files_find(struct code_files *fs, dev_t dev, uint64_t ino);
+/* The path it was opened at. */
+const char *code_file_path(const struct code_file *f);
 
 /* NULL when the file is readable, else "unknown in SHOWN". */
 const char *code_file_why(const struct code_file *f);

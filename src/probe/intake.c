@@ -2,10 +2,16 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "code/codecache.h"
 #include "common/clock.h"
+#include "sys/maps.h"
+#include "sys/perf_mmap.h"
 #include "probe/atoms.h"
 #include "probe/legacy_str.h"
 #include "records.h"
@@ -26,15 +32,145 @@ void intake_refresh_clocks(struct intake *in)
 
 /* The known targets' mappings, read before the probes are attached and
  * again once they are (a read that fails, the target having exited, keeps
- * what was read before): code a target maps before its first hit is then
- * known even if it exits before its records are drained. */
+ * what was read before); after that the kernel's mapping records tell what
+ * they map, so code a target maps at any time before a hit is known even if
+ * it exits before its records are drained.  Without those records (the
+ * kernel refused them) only the reads, and a read on a PC outside them. */
 void intake_prime_stacks(struct intake *in)
 {
 	if (!in->stacks)
 		return;
 	for (size_t t = 0; t < in->plan->n_tasks; t++)
-		for (size_t j = 0; j < in->plan->tasks[t].n_pids; j++)
-			stacks_prime(in->stacks, (uint32_t)in->plan->tasks[t].pids[j]);
+		for (size_t j = 0; j < in->plan->tasks[t].n_pids; j++) {
+			uint32_t pid = (uint32_t)in->plan->tasks[t].pids[j];
+			if (in->mmaps)
+				code_cache_follow(in->code, pid);
+			else
+				stacks_prime(in->stacks, pid);
+		}
+}
+
+/* The probed files (device, inode) a system-wide run looks for in the processes
+ * that run already. */
+#define MAX_PROBED_FILES 64
+struct probed_files {
+	dev_t dev[MAX_PROBED_FILES];
+	ino_t ino[MAX_PROBED_FILES];
+	size_t n;
+};
+
+static int maps_probed(void *ctx, const struct proc_mapping *m)
+{
+	const struct probed_files *pf = ctx;
+
+	for (size_t i = 0; proc_mapping_exec(m) && i < pf->n; i++)
+		if (m->dev == pf->dev[i] && m->inode == pf->ino[i])
+			return 1;
+	return 0;
+}
+
+/* A system-wide run: every process running now that maps a probed file can hit
+ * it and exit before its records are read; its mappings are read now (the
+ * records tell the rest).  Others are read when first heard of. */
+static void prime_running(struct intake *in, const char *proc_dir)
+{
+	struct probed_files pf = { .n = 0 };
+	DIR *d;
+	struct dirent *de;
+
+	for (size_t i = 0; i < in->plan->n_probes && pf.n < MAX_PROBED_FILES; i++) {
+		struct stat st;
+		size_t k;
+		if (stat(in->plan->probe_by_id[i]->path, &st) != 0)
+			continue;
+		for (k = 0; k < pf.n && (pf.dev[k] != st.st_dev || pf.ino[k] != st.st_ino); k++)
+			;
+		if (k == pf.n) {
+			pf.dev[pf.n] = st.st_dev;
+			pf.ino[pf.n++] = st.st_ino;
+		}
+	}
+	if (!pf.n || !(d = opendir(proc_dir ? proc_dir : "/proc")))
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct err e = { 0 };
+		if (*end || pid <= 0)
+			continue;
+		if (proc_maps_read(proc_dir, (pid_t)pid, maps_probed, &pf, &e) == 1)
+			code_cache_follow(in->code, (uint32_t)pid);
+	}
+	closedir(d);
+}
+
+/* Mapping records for the unwinder, opened before anything is attached: of
+ * every process when a task traces all of them or waits for one to start,
+ * else of the targets and their children. */
+static void open_mmaps(struct intake *in, const char *proc_dir)
+{
+	struct err e = { 0 };
+	bool all = false;
+
+	in->code = session_code_cache(in->session);
+	for (size_t t = 0; t < in->plan->n_tasks; t++)
+		all |= in->plan->tasks[t].all_processes || in->plan->tasks[t].wait_for_start;
+	if (perf_mmap_open(64, &in->mmaps, &e) < 0) {
+		snprintf(in->mmap_error, sizeof(in->mmap_error),
+			 "call stacks: no mapping records (%s): a process that exits before its "
+			 "records are read may show its frames as unknown", e.msg);
+		return;
+	}
+	if (all) {
+		code_cache_follow_all(in->code);
+		prime_running(in, proc_dir);
+	}
+}
+
+size_t intake_mmap_fds(const struct intake *in, const int **fds)
+{
+	*fds = NULL;
+	return in->mmaps ? perf_mmap_fds(in->mmaps, fds) : 0;
+}
+
+static void on_mmap_record(void *ctx, const struct perf_mmap_rec *r)
+{
+	code_cache_note(ctx, r);
+}
+
+void intake_drain_mmaps(struct intake *in)
+{
+	if (!in->mmaps)
+		return;
+	/* every mapping made before this time is in the rings now */
+	in->mmaps_upto = (uint64_t)clock_ns(CLOCK_MONOTONIC);
+	perf_mmap_drain(in->mmaps, on_mmap_record, in->code);
+}
+
+/* How long after a record's time the records it could need are kept: a
+ * record is read after its time by at most a drain's lateness. */
+#define FORGET_AFTER_NS 2000000000ll
+
+void intake_drained(struct intake *in, int64_t began_ns)
+{
+	if (in->mmaps && began_ns > FORGET_AFTER_NS)
+		code_cache_forget_before(in->code, (uint64_t)(began_ns - FORGET_AFTER_NS));
+}
+
+void intake_mmap_losses(const struct intake *in, struct intake_mmap_losses *out)
+{
+	struct perf_mmap_stats ps;
+	struct code_cache_track_stats ts;
+
+	memset(out, 0, sizeof(*out));
+	if (!in->mmaps)
+		return;
+	perf_mmap_get_stats(in->mmaps, &ps);
+	code_cache_get_track_stats(in->code, &ts);
+	out->lost = ps.lost;
+	out->malformed = ps.malformed + ps.dropped;
+	out->not_kept = ts.mappings_not_kept + ts.procs_forgotten;
+	out->files_unopened = ts.files_unopened;
 }
 
 int intake_open(struct intake *in, const char *proc_dir, struct err *err)
@@ -58,6 +194,7 @@ int intake_open(struct intake *in, const char *proc_dir, struct err *err)
 		in->trace = malloc(sizeof(*in->trace));
 		if (!in->stacks || !in->trace)
 			return err_set(err, -ENOMEM, "out of memory");
+		open_mmaps(in, proc_dir);
 		intake_prime_stacks(in);
 	}
 	intake_refresh_clocks(in);
@@ -69,6 +206,7 @@ void intake_close(struct intake *in)
 	free(in->names);
 	free(in->drops_seen);
 	stacks_free(in->stacks);
+	perf_mmap_close(in->mmaps);
 	free(in->trace);
 	reorder_free(&in->held);
 }
@@ -137,6 +275,10 @@ static int on_stack_record(struct intake *in, const void *data, size_t size)
 		return 0;
 	}
 	id = inner.probe_id < in->plan->n_probes ? inner.probe_id : 0;
+	/* a hit after the last read of the mapping records: read them again (a
+	 * mapping made before the hit is in them by now) */
+	if (in->mmaps && r.hdr.env.ktime_ns >= in->mmaps_upto)
+		intake_drain_mmaps(in);
 	stacks_walk(in->stacks, &r, in->plan->probe_by_id[id]->stack_frames,
 		    in->plan->probe_by_id[id]->stack_art_frames, st);
 	return deliver(in, r.inner, r.hdr.inner_len, st);

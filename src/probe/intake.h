@@ -39,6 +39,10 @@ struct intake {
 	uint64_t *lost;           /* perf buffer: samples the kernel could not store */
 	struct name_cache *names; /* pid -> process name for events */
 	struct stacks *stacks;    /* when a probe records stacks: the unwinder's caches */
+	struct perf_mmap *mmaps;  /* with stacks: the kernel's mapping records */
+	struct code_cache *code;  /* the session's, which they feed */
+	uint64_t mmaps_upto;      /* CLOCK_MONOTONIC: the mappings made before it are read */
+	char mmap_error[320];     /* why there are none ("" when there are) */
 	struct stack_trace *trace; /* the frames of the record being delivered */
 	int64_t mono_to_boot;     /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
@@ -63,6 +67,24 @@ void intake_refresh_clocks(struct intake *in);
 
 /* The known targets' mappings for the unwinder (nothing without stacks). */
 void intake_prime_stacks(struct intake *in);
+
+/* The mapping records' descriptors to poll (none without stacks). */
+size_t intake_mmap_fds(const struct intake *in, const int **fds);
+/* Reads the mapping records so far into the code cache: before the records
+ * that could need them. */
+void intake_drain_mmaps(struct intake *in);
+/* After a drain that read every buffer to its end, begun at CLOCK_MONOTONIC
+ * began_ns: what no record still to come can need is dropped. */
+void intake_drained(struct intake *in, int64_t began_ns);
+
+/* What the mapping records lost or could not keep (all 0 without stacks). */
+struct intake_mmap_losses {
+	uint64_t lost;             /* the kernel's PERF_RECORD_LOST counts */
+	uint64_t malformed;
+	uint64_t not_kept;         /* mappings over the bound, processes forgotten */
+	uint64_t files_unopened;   /* files gone with their process */
+};
+void intake_mmap_losses(const struct intake *in, struct intake_mmap_losses *out);
 
 /* A ring buffer's record (ctx: the intake): 0, or -EAGAIN when the drain
  * should stop (its slice is over, or an output does not keep up). */

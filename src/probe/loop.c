@@ -291,7 +291,7 @@ static int epoll_add(int ep, int fd, uint32_t tag, struct err *err)
 	return 0;
 }
 
-enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH, TAG_TICK };
+enum { TAG_RING = 1, TAG_TIMER, TAG_SIGNAL, TAG_WATCH, TAG_TICK, TAG_MMAP };
 
 /* How often the duration and the targets are checked when --flush-ms is
  * longer: the duration always wins over the drain period. */
@@ -356,7 +356,7 @@ static int drain_signal(int sfd)
  * the last drain (not sliced) hands out everything.  Returns 0, 1 or -errno. */
 static int drain(struct loop *L, bool sliced)
 {
-	uint64_t start = (uint64_t)clock_ns(CLOCK_MONOTONIC);
+	uint64_t start;
 	int rc;
 
 	if (L->in.congested && L->out->congested)
@@ -364,6 +364,10 @@ static int drain(struct loop *L, bool sliced)
 	if (L->in.congested)
 		return 1;
 	L->in.drain_until = sliced ? clock_ns(CLOCK_MONOTONIC_COARSE) + DRAIN_SLICE_NS : 0;
+	/* The mappings first: a record read below may be of code mapped just now, by a
+	 * process already gone. */
+	start = (uint64_t)clock_ns(CLOCK_MONOTONIC);
+	intake_drain_mmaps(&L->in);
 	if (L->rb && (rc = ring_buffer__consume(L->rb)) < 0) {
 		if (rc == -EAGAIN)
 			return 1;
@@ -379,7 +383,10 @@ static int drain(struct loop *L, bool sliced)
 	    intake_release(&L->in, !sliced ? UINT64_MAX
 			   : start > REORDER_MARGIN_NS ? start - REORDER_MARGIN_NS : 0) == -EAGAIN)
 		L->in.perf_cut = true;
-	return L->in.congested || L->in.perf_cut ? 1 : 0;
+	if (L->in.congested || L->in.perf_cut)
+		return 1;
+	intake_drained(&L->in, (int64_t)start);
+	return 0;
 }
 
 static void end_all(struct loop *L, enum task_end why)
@@ -482,6 +489,13 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 		    (rc = epoll_add(ep, perf_buffer__epoll_fd(L.ring_ctxs[i].pb), TAG_RING,
 				    err)) < 0)
 			goto out;
+	const int *mfds;
+	size_t n_mfds = intake_mmap_fds(&L.in, &mfds);
+	for (size_t i = 0; i < n_mfds; i++)
+		if ((rc = epoll_add(ep, mfds[i], TAG_MMAP, err)) < 0)
+			goto out;
+	if (L.in.mmap_error[0])
+		notice(&L, "%s", L.in.mmap_error);
 	if (opts->flush_ms > CHECK_MS) {
 		L.tick_fd = rc = make_timer(CHECK_MS, err);
 		if (rc < 0 || (rc = epoll_add(ep, L.tick_fd, TAG_TICK, err)) < 0)
@@ -514,6 +528,14 @@ int loop_run(const struct plan *plan, struct session *s, const struct loop_opts 
 	if (out->flush)
 		out->flush(out->ctx);
 out:
+	{
+		struct intake_mmap_losses ml;
+		intake_mmap_losses(&L.in, &ml);
+		stats->mmap_lost = ml.lost;
+		stats->mmap_malformed = ml.malformed;
+		stats->mmap_not_kept = ml.not_kept;
+		stats->mmap_files_unopened = ml.files_unopened;
+	}
 	if (L.rb)
 		ring_buffer__free(L.rb);
 	for (size_t i = 0; L.ring_ctxs && i < L.n_rings; i++)

@@ -72,6 +72,9 @@ struct loop_stats {
 	uint64_t *delivered;      /* per probe id */
 	uint64_t malformed;       /* records of the wrong size or unknown kind/probe */
 	uint64_t lost;            /* perf buffer: samples the kernel could not store */
+	/* call stacks' mapping records (probe/intake.h): lost by the kernel,
+	 * malformed, not kept (over the bound), files gone with their process */
+	uint64_t mmap_lost, mmap_malformed, mmap_not_kept, mmap_files_unopened;
 	struct loop_task_stats *tasks;
 	int signal;               /* the signal that ended the run, 0 if none */
 };

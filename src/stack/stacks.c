@@ -54,13 +54,14 @@ void stacks_prime(struct stacks *s, uint32_t pid)
 struct lookup_ctx {
 	struct stacks *s;
 	uint32_t pid;
+	uint64_t time_ns;             /* the record's: its mappings then */
 };
 
 static int lookup(void *ctx, uint64_t pc, bool is_return, struct code_info *out)
 {
 	struct lookup_ctx *lc = ctx;
 
-	return code_cache_lookup(lc->s->code, lc->pid, pc, is_return, out);
+	return code_cache_lookup_at(lc->s->code, lc->pid, lc->time_ns, pc, is_return, out);
 }
 
 static int dex_lookup(void *ctx, uint64_t addr, struct code_info *out)
@@ -106,7 +107,7 @@ static void kernel_walk_end(const struct stack_record *r, struct stack_trace *ou
 void stacks_walk(struct stacks *s, const struct stack_record *r, uint32_t max_frames, bool art_frames,
 		 struct stack_trace *out)
 {
-	struct lookup_ctx lc = { s, r->hdr.env.pid };
+	struct lookup_ctx lc = { s, r->hdr.env.pid, r->hdr.env.ktime_ns };
 	struct unwind_input in = {
 #if defined(__aarch64__)
 		.arch = UNWIND_ARM64,

@@ -809,3 +809,131 @@ def test_methods_and_resolve_of_a_file_read_it_through_the_code_cache():
            f"{what}: the command's code cache read the odex; stderr: " + p.stderr[-1000:])
         eq(successful_opens(log, ODEX), 1, f"{what}: opens of the odex")
         check_each_elf_opened_once(log, [ODEX], what)
+
+
+# ---- processes gone right after their hits: frames as those of one still running ----
+
+def wait_events_of(u, pid, n, timeout=60):
+    """Waits until u's JSON output has n events of pid (or u exits)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while u.proc.poll() is None and time.monotonic() < deadline:
+        if sum(1 for ln in list(u.out_lines)
+               if f'"pid":{pid},' in ln and '"type":"event"' in ln) >= n:
+            return
+        time.sleep(0.01)
+
+
+def check_gone_process(u, pid, what):
+    """Every event of u is pid's, N of them, each with the whole known chain;
+    the folded stacks count N of that chain."""
+    _, want = expected_frames()
+    evs = events(u.json_events())
+    eq({e["pid"] for e in evs}, {pid}, f"{what}: the processes hit")
+    eq(len(evs), N, f"{what}: events")
+    for ev in evs:
+        check_stack(ev, want, what)
+
+
+def check_folded_chain(folded, what):
+    with open(folded) as f:
+        lines = [ln.rstrip("\n") for ln in f if ln.strip()]
+    total = 0
+    for ln in lines:
+        stack, count = ln.rsplit(" ", 1)
+        eq(stack.split(";")[-len(CHAIN):], list(reversed(CHAIN)), f"{what}: folded stack")
+        total += int(count)
+    eq(total, N, f"{what}: folded counts")
+
+
+def system_wide_started_after_attach(extra):
+    libb, _ = expected_frames()
+    folded = os.path.join(tmpdir(), "stacks.folded")
+    u = Uprobestats(["trace", "--stack", "--format", "json", "--stacks", folded,
+                     f"{libb}:stk_b5"] + list(extra))
+    u.wait_attached()
+    t = subprocess.Popen([target("target_stack"), str(N)], stdout=subprocess.DEVNULL)
+    eq(t.wait(timeout=60), 0, "target exit code")
+    pid = t.pid
+    wait_events_of(u, pid, N)
+    rc = u.stop()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check_gone_process(u, pid, "system-wide, started after the attach")
+    check_folded_chain(folded, "system-wide, started after the attach")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_system_wide_of_a_process_started_after_attach_and_gone():
+    system_wide_started_after_attach([])
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_system_wide_of_a_process_gone_pmu():
+    system_wide_started_after_attach(["--force-pmu"])
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_system_wide_of_a_process_gone_tracefs():
+    system_wide_started_after_attach(["--force-tracefs"])
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_system_wide_of_a_process_gone_perfbuf():
+    system_wide_started_after_attach(["--force-perfbuf"])
+
+
+def exec_then_gone(select):
+    """target_stack --exec held, traced by `select` (-p PID or -n NAME): once
+    released it execs itself, so every mapping of its calls is made after the
+    attach, calls N times and exits."""
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    folded = os.path.join(tmp, "stacks.folded")
+    held = Held(tmp, "target_stack", ["--exec", str(N)])
+    args = ["trace", "--stack", "--format", "json", "--stacks", folded, f"{libb}:stk_b5"]
+    try:
+        u = Uprobestats(args + (["--pid", str(held.pid)] if select == "pid"
+                                else ["-n", "target_stack"]))
+        u.wait_attached()
+        held.go()
+        held.wait()
+        rc = u.wait()
+    finally:
+        held.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check_gone_process(u, held.pid, f"{select}, exec'd after the attach")
+    check_folded_chain(folded, f"{select}, exec'd after the attach")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_pid_of_a_process_that_execs_after_attach_and_exits():
+    exec_then_gone("pid")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_name_of_a_process_that_execs_after_attach_and_exits():
+    exec_then_gone("name")
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_stack_system_wide_of_a_process_running_before_attach_and_gone():
+    """A system-wide run: a target that mapped its code before the attach, released
+    after it, calls N times and exits at once (it maps the probed library: its
+    mappings are read at the attach)."""
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    folded = os.path.join(tmp, "stacks.folded")
+    held = mapped(Held(tmp, "target_stack", [str(N)]), libb)
+    try:
+        u = Uprobestats(["trace", "--stack", "--format", "json", "--stacks", folded,
+                         f"{libb}:stk_b5"])
+        u.wait_attached()
+        held.go()
+        held.wait()
+        wait_events_of(u, held.pid, N)
+        rc = u.stop()
+    finally:
+        held.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check_gone_process(u, held.pid, "system-wide, running before the attach")
+    check_folded_chain(folded, "system-wide, running before the attach")

@@ -1,6 +1,9 @@
 /* target_stack — a known call chain for the --stack tests.
  *
- *   target_stack [--go-fifo PATH] COUNT
+ *   target_stack [--go-fifo PATH] [--exec] COUNT
+ *
+ * --exec: once released, exec itself again (target_stack COUNT): the calls come
+ * from an image mapped after the release.
  *
  * Calls, COUNT times:
  *   main -> stk_level1 (this program) -> stk_a2 (libstk_a.so, frame pointers)
@@ -11,6 +14,8 @@
  * Built by mk/e2e.mk against the two libraries (rpath $ORIGIN). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "go_fifo.h"
 
@@ -29,8 +34,14 @@ int main(int argc, char **argv)
 	int argi = go_fifo_wait(argc, argv);
 	long n, sum = 0;
 
+	if (argc - argi == 2 && !strcmp(argv[argi], "--exec")) {
+		char *args[] = { argv[0], argv[argi + 1], NULL };
+		execv("/proc/self/exe", args);
+		perror("execv");
+		return 1;
+	}
 	if (argc - argi != 1) {
-		fprintf(stderr, "usage: target_stack [--go-fifo PATH] COUNT\n");
+		fprintf(stderr, "usage: target_stack [--go-fifo PATH] [--exec] COUNT\n");
 		return 2;
 	}
 	n = atol(argv[argi]);
