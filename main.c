@@ -59,13 +59,15 @@ static int dispatch(int argc, char **argv)
 /* A standard descriptor that was closed (`>&-`, `2>&-`) would be handed to the
  * next open(): the --trace file would become stdout, or the --output file
  * stderr, and receive the other stream.  So 0-2 are reopened on /dev/null
- * before anything else is opened; output meant for them is discarded. */
+ * before anything else is opened.  stdout read-only: an output of events
+ * to a closed stdout is refused when it is set up (vocab/outbuf.h's
+ * writable check: EBADF), never discarded; what stderr gets is discarded. */
 static void reopen_std_fds(void)
 {
 	for (int fd = 0; fd <= 2; fd++) {
 		if (fcntl(fd, F_GETFD) >= 0)
 			continue;
-		int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		int n = open("/dev/null", fd == 2 ? O_WRONLY : O_RDONLY);
 		if (n < 0)
 			_exit(127);  /* nowhere to say so; nothing is safe to open */
 		if (n != fd) {   /* a lower one was closed too and is filled first */
