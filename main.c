@@ -45,14 +45,24 @@ static const struct cmd commands[] = {
 
 static int dispatch(int argc, char **argv)
 {
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	size_t n = 0;
+	int rc;
+
 	if (argc < 2) {
 		cmd_help(0, NULL);
 		return EXIT_USAGE;
 	}
-	for (const struct cmd *c = commands; c->name; c++)
+	for (const struct cmd *c = commands; c->name; c++) {
 		if (strcmp(argv[1], c->name) == 0)
 			return c->fn(argc - 1, argv + 1);
-	/* `uprobestats [options] CONFIG`: how the Android service runs it. */
+		names[n++] = c->name;
+	}
+	names[n] = NULL;
+	/* `uprobestats [options] CONFIG`: how the Android service runs it;
+	 * a word that is no config but near a command is a typo of it. */
+	if ((rc = cli_unknown_command(argv[1], names)) != EXIT_OK)
+		return rc;
 	return cmd_run(argc, argv);
 }
 
