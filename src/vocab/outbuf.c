@@ -258,7 +258,9 @@ static bool make_room(struct outbuf *o, size_t n)
 	compact(o);
 	if (o->cap - o->len >= n)
 		return true;
-	if (large_piece(o, n) && grow_for(o, n) == 0)
+	/* outside an event nothing can be dropped (a header, a profile written
+	 * at exit): it grows too, rather than failing the output */
+	if ((!o->in_event || large_piece(o, n)) && grow_for(o, n) == 0)
 		return true;
 	o->overflow = true;
 	return false;

@@ -259,3 +259,39 @@ UT_TEST(outbuf_event_larger_than_the_buffer_goes_whole_through_a_pipe)
 	fclose(f);
 	close(p[0]);
 }
+
+/* What is written outside events (a profile or folded stacks at exit, in
+ * many small pieces) to a pipe whose reader is slower than the writer: the
+ * buffer grows instead of failing the output, and all of it arrives. */
+UT_TEST(outbuf_bytes_outside_events_to_a_slow_pipe_are_all_written)
+{
+	int p[2];
+	FILE *f;
+	struct outbuf o;
+	size_t want = 20000 * 19, got = 0;
+	char *back = malloc(want + 1);
+
+	UT_ASSERT(back && pipe(p) == 0);
+	UT_ASSERT(fcntl(p[0], F_SETFL, O_NONBLOCK) == 0);
+	f = fdopen(p[1], "w");
+	UT_ASSERT(f);
+	UT_EQ_INT(outbuf_init(&o, f, 4096, "profile", NULL), 0);
+	o.at_exit = true;
+	for (int i = 0; i < 20000; i++)
+		outbuf_printf(&o, "%06d key-abcdefg\n", i);
+	UT_EQ_INT(o.error, 0);
+	for (int round = 0; round < 100000 && got < want; round++) {
+		ssize_t r;
+		UT_EQ_INT(outbuf_flush(&o), 0);
+		r = read(p[0], back + got, want + 1 - got < 1000 ? want + 1 - got : 1000);
+		if (r > 0)
+			got += (size_t)r;
+	}
+	UT_EQ_U64(got, want);
+	UT_ASSERT(big_event_text_ok(back, want, 20000));
+	UT_EQ_U64(o.cap, 4096);
+	free(back);
+	outbuf_free(&o);
+	fclose(f);
+	close(p[0]);
+}
