@@ -384,7 +384,8 @@ int cmd_run(int argc, char **argv)
 		cli_code_cache_free(o.code);
 		config_free(cfg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
-		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG
+		       : e.code == PLAN_BAD_POSITION ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
 	run_warn_unmapped(plan);
 	for (size_t i = 0; i < plan->n_probes; i++)
