@@ -46,27 +46,39 @@ static const struct cmd commands[] = {
 
 static int dispatch(int argc, char **argv)
 {
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	size_t n = 0;
+	int rc;
+
 	if (argc < 2) {
 		cmd_help(0, NULL);
 		return EXIT_USAGE;
 	}
-	for (const struct cmd *c = commands; c->name; c++)
+	for (const struct cmd *c = commands; c->name; c++) {
 		if (strcmp(argv[1], c->name) == 0)
 			return c->fn(argc - 1, argv + 1);
-	/* `uprobestats [options] CONFIG`: how the Android service runs it. */
+		names[n++] = c->name;
+	}
+	names[n] = NULL;
+	/* `uprobestats [options] CONFIG`: how the Android service runs it;
+	 * a word that is no config but near a command is a typo of it. */
+	if ((rc = cli_unknown_command(argv[1], names)) != EXIT_OK)
+		return rc;
 	return cmd_run(argc, argv);
 }
 
 /* A standard descriptor that was closed (`>&-`, `2>&-`) would be handed to the
  * next open(): the --trace file would become stdout, or the --output file
  * stderr, and receive the other stream.  So 0-2 are reopened on /dev/null
- * before anything else is opened; output meant for them is discarded. */
+ * before anything else is opened.  stdout read-only: an output of events
+ * to a closed stdout is refused when it is set up (vocab/outbuf.h's
+ * writable check: EBADF), never discarded; what stderr gets is discarded. */
 static void reopen_std_fds(void)
 {
 	for (int fd = 0; fd <= 2; fd++) {
 		if (fcntl(fd, F_GETFD) >= 0)
 			continue;
-		int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		int n = open("/dev/null", fd == 2 ? O_WRONLY : O_RDONLY);
 		if (n < 0)
 			_exit(127);  /* nowhere to say so; nothing is safe to open */
 		if (n != fd) {   /* a lower one was closed too and is filled first */

@@ -2,22 +2,14 @@
 
 #include <string.h>
 
-#include "common/utf8.h"
-
 size_t fields_str_len(const char *buf, size_t size)
 {
 	const unsigned char *s = (const unsigned char *)buf;
-	size_t end = 0, i = 0;
+	size_t end = 0;
 
 	while (end < size && s[end])
 		end++;
-	while (i < end) {
-		size_t l = utf8_seq_len(s + i, end - i);
-		if (!l)
-			break;
-		i += l;
-	}
-	return i;
+	return end;
 }
 
 static struct field *next(struct fields_out *o)

@@ -170,7 +170,8 @@ int cli_load_config(const char *arg, const struct config_load_opts *lo,
 	char buf[4096];
 
 	if (config_load_file(cli_config_path(arg, buf, sizeof(buf)), lo, cfg, &e) < 0) {
-		p_err("%s", e.msg);
+		if (!cli_config_missing(arg, e.code))
+			p_err("%s", e.msg);
 		return EXIT_CONFIG;
 	}
 	p_debug("config %s: %s format, %s era", (*cfg)->source_name ? (*cfg)->source_name : arg,

@@ -26,6 +26,15 @@ enum exit_code {
 
 struct logger;
 
+/* cli_hints.c.  The bare form's word (`uprobestats WORD`) when it is no
+ * config (neither ./WORD nor the Android directory's) but close to one of
+ * names (NULL-ended): "unknown command 'trac' (did you mean trace?)" said,
+ * EXIT_USAGE; else EXIT_OK (a config name: run reads it). */
+int cli_unknown_command(const char *word, const char *const *names);
+/* A config load that failed with code: a bare name found nowhere gets one
+ * line naming every path tried (true, said); false: say e.msg. */
+bool cli_config_missing(const char *arg, int code);
+
 /* The process-wide CLI state, set once before a subcommand runs: -v, and
  * the logger (stderr, plus logcat on Android) that p_* write to.  It lives
  * in cli.c, the one module with mutable globals (CONTRIBUTING). */

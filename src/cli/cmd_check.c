@@ -15,6 +15,7 @@
 #include "config/plan_print.h"
 #include "config/textdump.h"
 #include "plan/exits.h"
+#include "plan/aggregation.h"
 #include "plan/plan.h"
 #include "sys/properties.h"
 
@@ -178,7 +179,8 @@ int cmd_check(int argc, char **argv)
 		rc = EXIT_RUNTIME;
 	else if (vrc == EXIT_OK && plan_build(cfg, &po, &plan, &e) < 0)
 		rc = e.code == -ESRCH ? EXIT_NO_TARGET
-		     : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
+		     : e.code == PLAN_REFUSED ? EXIT_CONFIG
+		       : e.code == PLAN_BAD_POSITION ? EXIT_CONFIG : EXIT_RESOLVE;
 	struct hook_ctx h = { .plan = plan };
 	struct plan_print_opts pp = { .verbose = cli_verbose(), .probe_hook = probe_hook,
 				      .hook_ctx = &h };

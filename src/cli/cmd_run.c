@@ -82,10 +82,24 @@ static int take_duration(void *ctx, const struct opt_row *row, const char *arg, 
 	return 0;
 }
 
+/* A ring buffer's size is a power of two (the kernel's rule; a perf
+ * buffer's pages too): anything else is refused, never rounded silently. */
 static int take_ringbuf(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
-	return parse_u32_arg(arg, 0, UINT32_MAX, "--ringbuf-size", "bytes",
-			     &RUN(ctx)->ringbuf_size, e);
+	uint32_t v, up = 4096;
+	int rc = parse_u32_arg(arg, 4096, 1u << 30, "--ringbuf-size", "a power of two of bytes",
+			       &v, e);
+
+	if (rc < 0)
+		return rc;
+	if (v & (v - 1)) {
+		while (up < v)
+			up <<= 1;
+		return err_set(e, -EINVAL, "--ringbuf-size takes a power of two of bytes from "
+			       "4096 to 1073741824, not '%s' (the nearest above: %u)", arg, up);
+	}
+	RUN(ctx)->ringbuf_size = v;
+	return 0;
 }
 
 static int take_flush(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
@@ -398,7 +412,8 @@ int cmd_run(int argc, char **argv)
 		cli_code_cache_free(o.code);
 		config_free(cfg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
-		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG
+		       : e.code == PLAN_BAD_POSITION ? EXIT_CONFIG : EXIT_RESOLVE;
 	}
 	run_warn_unmapped(plan);
 	for (size_t i = 0; i < plan->n_probes; i++)

@@ -140,8 +140,9 @@ static int find_pid(const struct sections_opts *o, pid_t *pid)
 
 	*pid = o->run.n_pids ? o->run.pids[0] : 0;
 	for (size_t i = 0; i < o->run.n_pids; i++)
-		if (!proc_alive("/proc", o->run.pids[i])) {
-			p_err("sections: no process with pid %d", (int)o->run.pids[i]);
+		if (proc_check_traceable("/proc", o->run.pids[i], &e) < 0) {
+			/* gone, a zombie or a kernel thread: as trace says it, exit 6 */
+			p_err("sections: %s", e.msg);
 			return EXIT_NO_TARGET;
 		}
 	if (*pid || !o->name)

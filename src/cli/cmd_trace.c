@@ -262,7 +262,8 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 	if (rc < 0) {
 		p_err("%s", e.msg);
 		return e.code == -ESRCH ? EXIT_NO_TARGET
-		       : e.code == PLAN_REFUSED ? EXIT_CONFIG : EXIT_RESOLVE;
+		       : e.code == PLAN_REFUSED ? EXIT_CONFIG
+		       : e.code == PLAN_BAD_POSITION ? EXIT_USAGE : EXIT_RESOLVE;
 	}
 	run_warn_unmapped(plan);
 	rc = run_check_privileges(android);

@@ -152,8 +152,14 @@ static int pick_lib(const struct traffic_opts *o, char *lib, size_t size)
 			return EXIT_NO_TARGET;
 		}
 	}
-	if (first && !proc_alive("/proc", first)) {
-		p_err("process %d does not exist (it may have exited)", (int)first);
+	/* gone, a zombie or a kernel thread: as trace says it, exit 6 */
+	for (size_t i = 0; i < o->run.n_pids; i++)
+		if (proc_check_traceable("/proc", o->run.pids[i], &e) < 0) {
+			p_err("%s", e.msg);
+			return EXIT_NO_TARGET;
+		}
+	if (first && proc_check_traceable("/proc", first, &e) < 0) {
+		p_err("%s", e.msg);
 		return EXIT_NO_TARGET;
 	}
 	if (mapped_libc(first ? first : 1, lib, size))

@@ -512,9 +512,43 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
+/* Two output files that are one file (the same device and inode: `X` and
+ * `./X`, a hard link, a symlink) would interleave there: EXIT_USAGE, said.
+ * A character device (/dev/null, a terminal) may take several. */
+static int check_distinct_outputs(const struct run_opts *o, const struct run_files *f)
+{
+	const struct {
+		const char *opt, *path;
+		FILE *file;
+	} outs[] = {
+		{ "--output", o->sinks.output, f->out != stdout ? f->out : NULL },
+		{ "--trace", o->sinks.trace, f->trace },
+		{ "--profile", o->sinks.profile, f->profile != stderr ? f->profile : NULL },
+		{ "--stacks", o->stacks.folded, f->stacks },
+	};
+	struct stat st[4];
+	size_t n = sizeof(outs) / sizeof(outs[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (outs[i].file && fstat(fileno(outs[i].file), &st[i]) < 0)
+			return EXIT_OK;  /* no answer: nothing to compare */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n; k++) {
+			if (!outs[i].file || !outs[k].file || S_ISCHR(st[i].st_mode) ||
+			    st[i].st_dev != st[k].st_dev || st[i].st_ino != st[k].st_ino)
+				continue;
+			p_err("%s %s and %s %s are the same file: the two outputs would "
+			      "interleave there; give each its own file", outs[i].opt,
+			      outs[i].path, outs[k].opt, outs[k].path);
+			return EXIT_USAGE;
+		}
+	return EXIT_OK;
+}
+
 /* The output files (--output, --trace, --profile, --stacks), each opened and
  * checked before anything is loaded or attached; EXIT_RUNTIME (said) when
- * one cannot be written.  The caller closes what was opened either way. */
+ * one cannot be written, EXIT_USAGE when two are one file.  The caller
+ * closes what was opened either way. */
 static int open_outputs(const struct run_opts *o, struct run_files *f)
 {
 	if (!(f->out = open_output(o->sinks.output, "--output")))
@@ -527,7 +561,7 @@ static int open_outputs(const struct run_opts *o, struct run_files *f)
 		return EXIT_RUNTIME;
 	if (o->stacks.folded && !(f->stacks = open_output(o->stacks.folded, "--stacks")))
 		return EXIT_RUNTIME;
-	return EXIT_OK;
+	return check_distinct_outputs(o, f);
 }
 
 static void close_outputs(const struct run_files *f)

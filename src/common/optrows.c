@@ -2,7 +2,10 @@
 #include "common/optrows.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "common/edit_distance.h"
 
 #define FIRST_VAL 0x1000       /* clear of every character getopt returns */
 #define TABLE_SPAN 0x100       /* values of table k: FIRST_VAL + k * TABLE_SPAN + row */
@@ -75,6 +78,75 @@ static int short_to_val(const struct opt_use *uses, size_t n, int c)
 	return c;
 }
 
+/* The row getopt's value val stands for, or NULL. */
+static const struct opt_row *row_of_val(const struct opt_use *uses, size_t n, int val)
+{
+	for (size_t k = 0; k < n; k++) {
+		int first = FIRST_VAL + (int)(k * TABLE_SPAN);
+		if (val >= first && val < first + (int)uses[k].rows->n)
+			return &uses[k].rows->v[val - first];
+	}
+	return NULL;
+}
+
+/* The long option nearest to name[0..len): a unique row name it starts (an
+ * ambiguous abbreviation), else the one at the least edit distance when that
+ * is small for the name's length (a typo, not another word).  NULL: none.
+ * *prefixes: how many row names start with the name. */
+static const char *nearest_long(const struct opt_use *uses, size_t n, const char *name,
+				size_t len, size_t *prefixes)
+{
+	const char *best = NULL, *first_prefix = NULL;
+	size_t best_d = SIZE_MAX, limit = len < 3 ? 1 : len < 9 ? 2 : 3;
+
+	*prefixes = 0;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < uses[k].rows->n; i++) {
+			const char *cand = uses[k].rows->v[i].name;
+			size_t d = edit_distance(name, len, cand, strlen(cand));
+			if (len && !strncmp(cand, name, len) && !(*prefixes)++)
+				first_prefix = cand;
+			if (d < best_d) {
+				best_d = d;
+				best = cand;
+			}
+		}
+	if (first_prefix)
+		return first_prefix;
+	return best_d <= limit ? best : NULL;
+}
+
+/* The error for what getopt refused (it prints nothing: opterr is 0):
+ * an unknown option gets the command's nearest one. */
+static int bad_option(char **argv, const struct opt_use *uses, size_t n, const char *optstring,
+		      int c, struct err *e)
+{
+	const struct opt_row *row = row_of_val(uses, n, optopt);
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	const char *name, *near;
+	size_t len, prefixes;
+
+	if (row)
+		return err_set(e, -EINVAL, "option '--%s' %s", row->name,
+			       row->has_arg == no_argument ? "takes no value" : "needs a value");
+	if (optopt) {
+		const struct opt_row *r = row_of_val(uses, n, short_to_val(uses, n, optopt));
+		if (c == ':' || (r && strchr(optstring, optopt)))
+			return err_set(e, -EINVAL, "option '-%c' needs a value", optopt);
+		return err_set(e, -EINVAL, "unknown option '-%c'", optopt);
+	}
+	name = arg + strspn(arg, "-");
+	len = strcspn(name, "=");
+	near = nearest_long(uses, n, name, len, &prefixes);
+	if (prefixes > 1)
+		return err_set(e, -EINVAL, "option '--%.*s' is ambiguous (--%s and %zu more start "
+			       "so): give more of its name", (int)len, name, near, prefixes - 1);
+	if (near)
+		return err_set(e, -EINVAL, "unknown option '--%.*s' (did you mean --%s?)",
+			       (int)len, name, near);
+	return err_set(e, -EINVAL, "unknown option '%s' (see --help)", arg);
+}
+
 int opt_rows_parse(int argc, char **argv, const struct opt_use *uses, size_t n,
 		   const char *shorts, struct err *e)
 {
@@ -94,9 +166,10 @@ int opt_rows_parse(int argc, char **argv, const struct opt_use *uses, size_t n,
 	if (short_string(uses, n, shorts, optstring, sizeof(optstring)) < 0)
 		return err_set(e, -ENOSPC, "too many short options for one command");
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		if (c == '?' || c == ':')
-			return -EINVAL;      /* getopt said what */
+			return bad_option(argv, uses, n, optstring, c, e);
 		if (c < FIRST_VAL)
 			c = short_to_val(uses, n, c);
 		rc = 0;

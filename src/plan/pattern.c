@@ -371,6 +371,30 @@ static int parse_java(struct trace_pattern *p, const char *s, size_t n, struct e
 	return 0;
 }
 
+/* bpftrace's `uprobe:FILE:FUNC` (`uretprobe:`, `u:`, `ur:`): the probe kind
+ * is no file name here; say how this tool writes it. */
+static int bpftrace_style(const struct trace_pattern *p, const char *s, size_t c, size_t n,
+			  struct err *err)
+{
+	static const char *const kinds[] = { "uprobe", "uretprobe", "u", "ur" };
+	const char *rest = s + c + 1;
+	size_t rest_n = n - c - 1;
+	bool ret = c == 9 || c == 2;                     /* uretprobe, ur */
+	bool named = c > 2;                              /* uprobe, uretprobe */
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strlen(kinds[i]) != c || memcmp(s, kinds[i], c))
+			continue;
+		if (!named && file_colon(rest, rest_n) == rest_n)
+			return 0;  /* `u:sym` may be a library named u */
+		return err_set(err, -EINVAL, "pattern '%.200s' is bpftrace's probe syntax; "
+			       "uprobestats takes FILE:FUNCTION (here '%.200s')%s, or a Java "
+			       "CLASS.METHOD, with globs (docs/patterns.md)", p->text, rest,
+			       ret ? " with --ret for the return" : "");
+	}
+	return 0;
+}
+
 static int parse_body(struct trace_pattern *p, struct err *err)
 {
 	const char *s = p->text;
@@ -386,6 +410,8 @@ static int parse_body(struct trace_pattern *p, struct err *err)
 	if (c < n) {
 		if (c == 0)
 			return bad(err, p->text, "%s", "empty file or library name before ':'");
+		if (bpftrace_style(p, s, c, n, err))
+			return -EINVAL;
 		if (!(p->file = strndup(s, c)))
 			return err_set(err, -ENOMEM, "out of memory");
 		p->java = java_file_name(s, c);

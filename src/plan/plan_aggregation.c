@@ -23,7 +23,7 @@ static int arg_register(const struct plan_probe *p, const char *what, int32_t po
 	int reg = plan_arg_register(p->abi, pos);
 
 	if (reg < 0 || reg >= arg_regs(p->machine))
-		return err_set(err, -EINVAL, "task %u probe %u: aggregation %s argument %d is not "
+		return err_set(err, PLAN_BAD_POSITION, "task %u probe %u: aggregation %s argument %d is not "
 			       "in a register (%s)", p->desc.task_index, p->desc.probe_index,
 			       what, pos, pos < 0 ? "a position counts from 0"
 			       : "the programs read register arguments only");

@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -358,6 +359,10 @@ int agg_reader_close(struct agg_reader *r, struct err *e)
 	if (r->out.buf) {
 		outbuf_finish(&r->out, OUTBUF_CLOSE_WAIT_MS);
 		rc = outbuf_check(&r->out, e);
+		if (!rc && r->out.events_lost) /* never in silence */
+			fprintf(stderr, "WARNING: %s output: %llu table(s) lost (out of memory "
+				"for one, or its reader did not keep up)\n", r->out.name,
+				(unsigned long long)r->out.events_lost);
 		outbuf_free(&r->out);
 	}
 	traffic_reader_close(r->tr);

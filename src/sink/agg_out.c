@@ -263,15 +263,13 @@ void agg_print_jsonl(struct outbuf *o, const struct agg_interval *iv)
 	struct json_out j;
 
 	json_init(&j, o);
+	/* The interval's lines are one event: written whole or lost whole
+	 * (counted), never cut at a queue that a table printed at once fills. */
+	outbuf_event_begin(o);
 	for (uint32_t id = 0; id < iv->n_views; id++)
-		if (iv->views[id].method && iv->views[id].dropped) {
-			outbuf_event_begin(o);
+		if (iv->views[id].method && iv->views[id].dropped)
 			json_dropped(&j, iv, id);
-			outbuf_event_end(o, NULL);
-		}
-	for (size_t i = 0; i < iv->n_rows; i++) {
-		outbuf_event_begin(o);
+	for (size_t i = 0; i < iv->n_rows; i++)
 		json_row(&j, iv, &iv->rows[i]);
-		outbuf_event_end(o, NULL);
-	}
+	outbuf_event_end(o, NULL);
 }

@@ -28,6 +28,8 @@ struct sec_async {
 	int64_t cookie;
 	uint32_t hash;             /* 0: free slot */
 	bool gone;                 /* a tombstone (ended) */
+	uint32_t n_open;           /* begun and not yet ended: the same (pid, name, cookie)
+				    * begun again nests, its ends pair last-begun first */
 	char *name;
 };
 
@@ -217,8 +219,15 @@ static void async_begin(struct sections *s, uint32_t pid, const struct section_c
 		return;
 	}
 	a = async_find(s, pid, c->value, h, c->name, c->name_len, true);
-	if (!a || (a->hash && !a->gone))
-		return;    /* begun twice: still one open section */
+	if (!a) {
+		s->r.async_untracked++;
+		return;
+	}
+	if (a->hash && !a->gone) {  /* begun again before its end: one more open */
+		a->n_open++;
+		s->aopen++;
+		return;
+	}
 	if (!a->hash)
 		s->aused++;
 	free(a->name);
@@ -228,7 +237,8 @@ static void async_begin(struct sections *s, uint32_t pid, const struct section_c
 		s->r.async_untracked++;
 		return;
 	}
-	*a = (struct sec_async){ .pid = pid, .cookie = c->value, .hash = h, .name = a->name };
+	*a = (struct sec_async){ .pid = pid, .cookie = c->value, .hash = h, .n_open = 1,
+				 .name = a->name };
 	s->aopen++;
 }
 
@@ -242,7 +252,8 @@ static void async_end(struct sections *s, uint32_t pid, struct section_call *c)
 		c->verdict = SECTION_END_UNBEGUN;
 		return;
 	}
-	a->gone = true;
+	if (--a->n_open == 0)
+		a->gone = true;
 	s->aopen--;
 	s->r.async_ended++;
 }

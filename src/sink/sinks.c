@@ -372,7 +372,9 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 		summary_json(j, rows, n, &r, run_ns);
 		json_newline(j);
 		if (o) {
-			outbuf_event_end(o, NULL);
+			if (!outbuf_event_end(o, NULL) && !o->error)  /* never in silence */
+				fprintf(err ? err : stderr, "WARNING: %s output: the summary line "
+					"was lost (out of memory for it)\n", o->name);
 			/* a slow reader: a bounded wait, then lost */
 			outbuf_finish(o, OUTBUF_CLOSE_WAIT_MS);
 		}

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "common/utf8.h"
+
 #define POS_COUNT 1u
 #define POS_ATOM_ID 11u  /* type byte of the atom-id field */
 #define HEADER_END 16u   /* OBJECT, count, INT64 timestamp, INT32 atom id */
@@ -63,12 +65,35 @@ static size_t string_len(struct statsd_event *ev, const char *s, size_t len)
 	return len;
 }
 
+/* The bytes s[0..n) take once each invalid byte is U+FFFD (3 bytes): the
+ * one rule of every output (docs/json-schema.md, "string"). */
+static size_t repaired_len(const unsigned char *s, size_t n)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_seq_len(s + i, n - i);
+		out += l ? l : 3;
+		i += l ? l : 1;
+	}
+	return out;
+}
+
 static void append_string(struct statsd_event *ev, const char *s, size_t len)
 {
-	size_t n = string_len(ev, s, len);
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = string_len(ev, s, len), m = n ? repaired_len(u, n) : 0;
 
-	append_le(ev, (uint32_t)n, 4);
-	append(ev, s, n);
+	append_le(ev, (uint32_t)m, 4);
+	if (m == n) {
+		append(ev, s, n);
+		return;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_seq_len(u + i, n - i);
+		append(ev, l ? s + i : "\xef\xbf\xbd", l ? l : 3);
+		i += l ? l : 1;
+	}
 }
 
 /* A NUL-terminated string (list elements, attribution tags). */

@@ -92,9 +92,11 @@ void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv)
 			 (unsigned)(iv->ts_ns % 1000000000u / 1000000u));
 
 	json_init(&j, o);
+	/* The interval's lines are one event: written whole or lost whole
+	 * (counted), never cut at a queue that a table printed at once fills. */
+	outbuf_event_begin(o);
 	for (size_t i = 0; i < iv->n_rows; i++) {
 		const struct traffic_row *r = &iv->rows[i];
-		outbuf_event_begin(o);
 		json_object_begin(&j);
 		json_key(&j, "ts");
 		json_raw(&j, ts, (size_t)n);
@@ -111,16 +113,14 @@ void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv)
 		u64_field(&j, "rx_calls", r->rx_calls);
 		json_object_end(&j);
 		json_newline(&j);
-		outbuf_event_end(o, NULL);
 	}
 	if (iv->dropped) {
-		outbuf_event_begin(o);
 		json_object_begin(&j);
 		json_key(&j, "ts");
 		json_raw(&j, ts, (size_t)n);
 		u64_field(&j, "dropped_map_full", iv->dropped);
 		json_object_end(&j);
 		json_newline(&j);
-		outbuf_event_end(o, NULL);
 	}
+	outbuf_event_end(o, NULL);
 }

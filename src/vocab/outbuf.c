@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 #ifndef RWF_NOWAIT
 #define RWF_NOWAIT 0x00000008
 #endif
@@ -28,6 +30,7 @@ int outbuf_init(struct outbuf *o, FILE *f, size_t cap, const char *name, struct 
 	o->f = f;
 	o->name = name;
 	o->cap = cap ? cap : OUTBUF_DEFAULT_CAP;
+	o->first_cap = o->cap;
 	o->drop_events = true;
 	o->buf = malloc(o->cap);
 	o->marks = malloc(OUTBUF_MAX_MARKS * sizeof(*o->marks));
@@ -45,6 +48,9 @@ int outbuf_init(struct outbuf *o, FILE *f, size_t cap, const char *name, struct 
 	if (rc < 0 || fstat(o->fd, &st) < 0) {
 		rc = rc < 0 ? rc : -errno;
 		outbuf_free(o);
+		if (o->fd == STDOUT_FILENO && rc == -EBADF)
+			return err_set(e, rc, "%s output: cannot write: stdout is closed (1>&-) "
+				       "or read-only; give --output FILE", name);
 		return err_set(e, rc, "%s output: cannot write: %s", name, strerror(-rc));
 	}
 	o->regular = S_ISREG(st.st_mode);
@@ -181,21 +187,65 @@ static void write_out(struct outbuf *o, size_t limit)
 	retire_marks(o);
 }
 
+/* Back to the first size once a grown buffer is empty (one big event
+ * does not keep its memory, nor raise the congestion threshold, for the
+ * rest of the run).  A failed allocation keeps the big buffer. */
+static void shrink_when_empty(struct outbuf *o)
+{
+	char *small;
+
+	if (o->len || o->in_event || o->cap <= o->first_cap)
+		return;
+	small = malloc(o->first_cap);
+	if (!small)
+		return;
+	free(o->buf);
+	o->buf = small;
+	o->cap = o->first_cap;
+}
+
 /* Move the pending bytes to the front of the buffer. */
 static void compact(struct outbuf *o)
 {
-	if (!o->head)
+	if (!o->head) {
+		shrink_when_empty(o);
 		return;
+	}
 	memmove(o->buf, o->buf + o->head, o->len - o->head);
 	o->base += o->head;
 	o->len -= o->head;
 	if (o->in_event)
 		o->ev_start -= o->head;
 	o->head = 0;
+	shrink_when_empty(o);
+}
+
+/* The buffer made to hold n more bytes: an event (or a piece outside one)
+ * that is itself large, whatever the queue before it, so that an output of
+ * any size — a table of 20,000 keys, the summary of 5,000 probes — is
+ * written whole.  0, or a negative errno (out of memory, OUTBUF_MAX_CAP). */
+static int grow_for(struct outbuf *o, size_t n)
+{
+	size_t need = o->len + n;
+
+	if (need < o->len || need > OUTBUF_MAX_CAP)
+		return -EOVERFLOW;
+	return grow_array(&o->buf, &o->cap, need, o->first_cap);
+}
+
+/* Large enough to grow the buffer for: more than half of its first size.
+ * A small event that finds the queue full of others is dropped instead
+ * (a reader that does not keep up), so the queue stays bounded. */
+static bool large_piece(const struct outbuf *o, size_t n)
+{
+	size_t piece = (o->in_event ? o->len - o->ev_start : 0) + n;
+
+	return piece > o->first_cap / 2;
 }
 
 /* n more bytes fit, after writing out what may be (never the event being
- * formatted: it may still be dropped).  false: the event overflows. */
+ * formatted: it may still be dropped), growing the buffer for a large event.
+ * false: the event overflows. */
 static bool make_room(struct outbuf *o, size_t n)
 {
 	if (o->error || o->overflow)
@@ -207,6 +257,10 @@ static bool make_room(struct outbuf *o, size_t n)
 		return false;
 	compact(o);
 	if (o->cap - o->len >= n)
+		return true;
+	/* outside an event nothing can be dropped (a header, a profile written
+	 * at exit): it grows too, rather than failing the output */
+	if ((!o->in_event || large_piece(o, n)) && grow_for(o, n) == 0)
 		return true;
 	o->overflow = true;
 	return false;
@@ -288,7 +342,7 @@ void outbuf_put(struct outbuf *o, const void *p, size_t n)
 
 char *outbuf_reserve(struct outbuf *o, size_t n)
 {
-	if (n > o->cap || o->error || o->overflow)
+	if (o->error || o->overflow)
 		return NULL;
 	if (!make_room(o, n)) {
 		if (!o->in_event) {  /* outside an event nothing can be dropped */

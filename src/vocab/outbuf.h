@@ -9,7 +9,11 @@
  * would hold it, its signals and the attached uprobes).  So a pipe, socket,
  * terminal or device is written without blocking (pwritev2 RWF_NOWAIT, or
  * poll + at most PIPE_BUF bytes where the kernel lacks it) and the buffer is a
- * bounded queue: an event that finds it full is dropped whole and counted.
+ * bounded queue: a small event that finds it full is dropped whole and
+ * counted.  An event larger than half the buffer (an aggregation table, a
+ * run's summary) grows the buffer to hold it, whatever is queued, and is
+ * written whole like any other (up to OUTBUF_MAX_CAP; past that, or out of
+ * memory, it is lost and counted); the buffer shrinks back once empty.
  * Regular files are written plainly (the disk does not stop reading).
  *
  * Events are bracketed (outbuf_event_begin/end, with a tag the owner counts
@@ -29,6 +33,8 @@
 #include "common/err.h"
 
 #define OUTBUF_DEFAULT_CAP (256u * 1024u)
+/* The most the buffer grows to for one large event (see outbuf_event_end). */
+#define OUTBUF_MAX_CAP ((size_t)1 << 30)
 /* Events queued at most (their ends, to count what was written). */
 #define OUTBUF_MAX_MARKS 8192u
 /* How long the final flush waits for a reader that does not read. */
@@ -44,6 +50,7 @@ struct outbuf {
 	int fd;                 /* -1: a stream without a descriptor, written by stdio */
 	char *buf;
 	size_t cap, head, len;  /* pending bytes: buf[head, len) */
+	size_t first_cap;       /* cap as set up; a grown buffer returns to it when empty */
 	uint64_t base;          /* stream position of buf[0] */
 	uint64_t written;       /* bytes the output took so far */
 	uint64_t safe;          /* stream position of the last whole event written */

@@ -261,6 +261,11 @@ def test_bad_ringbuf_size_option():
     path = write_config(tmpdir(), task(PROBE, MAP))
     expect_error(run(["run", path, "--duration", "1", "--ringbuf-size", "lots"]), EXIT_USAGE,
                  "lots|bytes|ringbuf")
+    # not a power of two: refused (as --help says), never rounded silently
+    for bad, near in (("3", ""), ("5000", "nearest above: 8192"), ("0", ""),
+                      (str(3 << 20), "nearest above: 4194304")):
+        expect_error(run(["run", path, "--duration", "1", "--ringbuf-size", bad]), EXIT_USAGE,
+                     "--ringbuf-size takes a power of two", f"not '{bad}'", near)
 
 
 def test_unknown_config_format_option():

@@ -579,16 +579,30 @@ def shell_run(tmp, n, redirect, *args):
 
 
 def test_closed_stdout_does_not_fill_the_trace():
-    """`--trace tr.json >&-`: main wrote the JSON events into tr.json."""
+    """`--trace tr.json >&-`: the JSON events would go to the closed stdout,
+    so the run is refused before attaching (exit 1, docs/exit-codes.md) and
+    main never writes them into tr.json; with --output they go there."""
     tmp = tmpdir()
     tr = os.path.join(tmp, "tr.json")
-    rc, err = shell_run(tmp, 100, ">&-", "--format", "json", "--trace", tr)
+    cmd = "exec " + " ".join([BIN, "run", json_config(tmp), "--no-statsd", "--duration", "1",
+                              "--format", "json", "--trace", tr]) + " >&-"
+    p = subprocess.run(["sh", "-c", cmd], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                       text=True, timeout=60)
+    eq(p.returncode, 1, "exit code; " + p.stderr)
+    check("stdout is closed" in p.stderr and "attached" not in p.stderr, p.stderr)
+    with open(tr) as f:
+        text = f.read()
+    check('"type":"event"' not in text, "event lines in the trace: " + text[:300])
+    out = os.path.join(tmp, "out.json")
+    rc, err = shell_run(tmp, 100, ">&-", "--format", "json", "--trace", tr, "--output", out)
     eq(rc, EXIT_OK, "exit code; " + err)
     with open(tr) as f:
         text = f.read()
     check('"type":"event"' not in text, "event lines in the trace: " + text[:300])
     doc = json.loads(text)
     eq(len([e for e in doc["traceEvents"] if e.get("ph") == "i"]), 100, "instant events")
+    with open(out) as f:
+        eq(len(f.read().splitlines()), 101, "100 events and the summary in --output")
 
 
 def test_closed_stderr_does_not_fill_the_output():

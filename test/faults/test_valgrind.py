@@ -10,6 +10,7 @@ libbpf's own partially-sized bpf() attrs."""
 import os
 import re
 import subprocess
+import threading
 
 from harness import (HERE, TESTDATA, Target, TestFailure, check, eq, native_config, target,
                      tmpdir, write_config)
@@ -50,12 +51,13 @@ def test_memcheck_full_run_json_statsd_trace():
                                          "--trace", trace, "--statsd=" + rx.path, "--pid",
                                          str(a.pid)],
                              stderr=subprocess.PIPE, text=True)
-        attached = wait_for_line(p, "attached")
-        check(attached, "did not attach under valgrind")
+        lines = StderrLines(p)
+        check(lines.wait_for("attached"), "did not attach under valgrind; stderr:\n" +
+              lines.text()[-3000:])
         a.go()
-        a.wait(timeout=120)
-        err = p.stderr.read()
-        p.wait(timeout=120)
+        a.wait(timeout=600)
+        p.wait(timeout=600)
+        err = lines.text(finished=True)
     finally:
         a.kill()
         rx.close()
@@ -66,13 +68,39 @@ def test_memcheck_full_run_json_statsd_trace():
     eq(len(rx.atoms()), 2000, "atoms at statsd")
 
 
-def wait_for_line(p, word):
-    """Reads p's stderr until a line holding word (True) or EOF (False);
-    the lines read are kept on p for the final report."""
-    for line in p.stderr:
-        if word in line:
-            return True
-    return False
+class StderrLines:
+    """p's stderr read in a thread, every line kept: a line holding a word is
+    waited for as an event (or the end of the stream, when p has exited),
+    never as a time that a loaded machine may overrun."""
+
+    def __init__(self, p):
+        self.p, self.lines, self.cond = p, [], threading.Condition()
+        self.done = False
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.p.stderr:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.done = True
+            self.cond.notify_all()
+
+    def wait_for(self, word, bound=900):
+        """True once a line holds word; False when stderr ended without one
+        (the bound only keeps a hung run from hanging the suite)."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.done or any(word in l for l in self.lines),
+                               timeout=bound)
+            return any(word in l for l in self.lines)
+
+    def text(self, finished=False):
+        if finished:
+            self.thread.join(600)
+        with self.cond:
+            return "".join(self.lines)
 
 
 def test_memcheck_check_and_resolve():

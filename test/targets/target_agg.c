@@ -4,9 +4,13 @@
  * ups_agg_slow(ms) sleeps ms milliseconds and returns ms (once a round, with
  * ms = 20).
  *
- *   target_agg [--go-fifo PATH] ROUNDS PAUSE_MS */
+ *   target_agg [--go-fifo PATH] ROUNDS PAUSE_MS
+ *   target_agg [--go-fifo PATH] --keys N
+ *     once: ups_agg_fn(1000000 + j, j) for j = 0 .. N-1 (N distinct arg0 keys,
+ *     for tables larger than any output buffer) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "go_fifo.h"
@@ -31,6 +35,12 @@ int main(int argc, char **argv)
 	int argi = go_fifo_wait(argc, argv);
 	long total = 0;
 
+	if (argc - argi == 2 && !strcmp(argv[argi], "--keys")) {
+		long n = atol(argv[argi + 1]);
+		for (long j = 0; j < n; j++)
+			total += ups_agg_fn(1000000 + j, j);
+		return total == n * (n - 1) ? 0 : 1;
+	}
 	if (argc - argi != 2) {
 		fprintf(stderr, "usage: target_agg [--go-fifo PATH] ROUNDS PAUSE_MS\n");
 		return 2;

@@ -1,7 +1,7 @@
 /* Record decoding from the kind descriptors (catalog/record_kinds.c) and the
  * defensive string reading it uses (catalog/fields.c): every record kind
- * decodes to named fields, strings stop at NUL, at the field's end, and
- * before invalid UTF-8. */
+ * decodes to named fields, strings stop at NUL or at the field's end, and
+ * keep invalid UTF-8 bytes (the outputs repair them). */
 #include <stdint.h>
 #include <string.h>
 
@@ -17,13 +17,15 @@ UT_TEST(fields_str_len_is_bounded_and_valid_utf8)
 	memset(full, 'a', sizeof(full));
 	UT_EQ_INT(fields_str_len(full, sizeof(full)), 8);          /* no NUL: the size */
 	UT_EQ_INT(fields_str_len("abc\0def", 8), 3);
-	UT_EQ_INT(fields_str_len("ab\xff" "cd", 6), 2);             /* invalid byte */
-	UT_EQ_INT(fields_str_len("a\xc3", 3), 1);                   /* cut sequence */
+	/* invalid bytes are kept (each output repairs them one by one) */
+	UT_EQ_INT(fields_str_len("ab\xff" "cd", 6), 5);             /* invalid byte */
+	UT_EQ_INT(fields_str_len("bad\xff\xfeutf8", 10), 9);
+	UT_EQ_INT(fields_str_len("a\xc3", 3), 2);                   /* cut sequence */
 	UT_EQ_INT(fields_str_len("caf\xc3\xa9", 5), 5);             /* é */
 	UT_EQ_INT(fields_str_len("\xf0\x9d\x84\x9e!", 6), 5);       /* U+1D11E */
-	UT_EQ_INT(fields_str_len("\xed\xa0\x80", 4), 0);            /* a surrogate */
-	UT_EQ_INT(fields_str_len("\xc0\xaf", 3), 0);                /* overlong */
-	UT_EQ_INT(fields_str_len("\xe2\x98", 2), 0);                /* truncated at the end */
+	UT_EQ_INT(fields_str_len("\xed\xa0\x80", 4), 3);            /* a surrogate */
+	UT_EQ_INT(fields_str_len("\xc0\xaf", 3), 2);                /* overlong */
+	UT_EQ_INT(fields_str_len("\xe2\x98", 2), 2);                /* truncated at the end */
 }
 
 static const struct field *find(const struct field *f, size_t n, const char *name)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog/fields.h"
 #include "sink/sections.h"
 
 static const struct probe_desc j_begin = { .method = "void android.os.Trace.beginSection("
@@ -159,5 +160,59 @@ UT_TEST(sections_one_call_at_two_layers_merges_along_the_call_chain_only)
 	UT_EQ_U64(r.merged, 4);
 	UT_EQ_U64(r.begun, 3);
 	UT_EQ_U64(r.ended, 1);
+	sections_free(s);
+}
+
+/* The same (pid, name, cookie) begun twice before its ends: both begins
+ * are open, the two ends pair with them (last begun first), nothing is
+ * counted unbegun; a third begin left open is counted open at exit. */
+UT_TEST(sections_async_begun_twice_every_begin_ended_open_or_counted)
+{
+	struct sections *s = sections_new();
+	struct sections_report r;
+	struct section_call c;
+
+	call(s, &c_async, 1, "dup", 1, 0, 0);
+	call(s, &c_async, 1, "dup", 1, 0, 0);
+	c = call(s, &c_async_end, 1, "dup", 1, 0, 0);
+	UT_EQ_INT(c.verdict, SECTION_OK);
+	c = call(s, &c_async_end, 1, "dup", 1, 0, 0);
+	UT_EQ_INT(c.verdict, SECTION_OK);
+	c = call(s, &c_async_end, 1, "dup", 1, 0, 0);   /* one end too many */
+	UT_EQ_INT(c.verdict, SECTION_END_UNBEGUN);
+	call(s, &c_async, 2, "dup", 1, 0, 0);
+	call(s, &c_async, 2, "dup", 1, 0, 0);
+	call(s, &c_async_end, 2, "dup", 1, 0, 0);
+	sections_finish(s);
+	sections_report(s, &r);
+	UT_EQ_U64(r.async_begun, 4);
+	UT_EQ_U64(r.async_ended, 3);
+	UT_EQ_U64(r.async_end_unbegun, 1);
+	UT_EQ_U64(r.async_open_at_exit, 1);
+	UT_EQ_U64(r.async_begun, r.async_ended + r.async_open_at_exit + r.async_untracked);
+	sections_free(s);
+}
+
+/* Names that differ only in bytes that are not UTF-8 stay distinct (the
+ * decoder keeps those bytes): "bad\xff\xfeutf8" is not "bad". */
+UT_TEST(sections_names_differing_in_invalid_utf8_stay_distinct)
+{
+	struct sections *s = sections_new();
+	struct sections_report r;
+	struct section_call c;
+	char raw[16] = "bad\xff\xfeutf8";
+	const char *name = raw;
+	size_t len = fields_str_len(raw, sizeof(raw));
+
+	UT_EQ_INT(len, 9);
+	raw[len] = 0;
+	call(s, &c_async, 1, name, 1, 0, 0);
+	c = call(s, &c_async_end, 1, "bad", 1, 0, 0);
+	UT_EQ_INT(c.verdict, SECTION_END_UNBEGUN);
+	c = call(s, &c_async_end, 1, name, 1, 0, 0);
+	UT_EQ_INT(c.verdict, SECTION_OK);
+	sections_finish(s);
+	sections_report(s, &r);
+	UT_EQ_U64(r.async_ended, 1);
 	sections_free(s);
 }

@@ -373,3 +373,18 @@ UT_TEST(statsd_self_metric_attached_and_error_atoms)
 			      "00 03000000 01 0700000000000000 00 00000000 00 00000000"
 			      "01 0100000000000000"));
 }
+
+/* A string with invalid UTF-8 goes to statsd as every output shows it:
+ * each bad byte one U+FFFD, so "bad\xff\xfeutf8" keeps its length in
+ * characters and differs from "bad" (the rule of docs/json-schema.md). */
+UT_TEST(statsd_string_invalid_utf8_each_bad_byte_is_ufffd)
+{
+	struct statsd_event ev;
+
+	statsd_event_init(&ev, TS);
+	statsd_event_set_atom_id(&ev, 940);
+	statsd_event_write_string(&ev, "b\xff\xfe" "c\xc3\xa9", 6);
+	UT_EQ_INT(statsd_event_build(&ev), 16 + 1 + 4 + 10);
+	/* the string field: type 0x02, length 10, b EFBFBD EFBFBD c C3A9 */
+	UT_ASSERT(st_bytes_eq(ev.buf + 16, ev.len - 16, "020a00000062efbfbdefbfbd63c3a9"));
+}
