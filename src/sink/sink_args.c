@@ -98,7 +98,7 @@ static const struct opt_row rows[] = {
 	{ "trace", 0, required_argument, KEEP_STR(trace),
 	  OPT_DOC(OUTPUT, "FILE", "also write a trace to FILE (open it in Perfetto UI or chrome://tracing)") },
 	{ "trace-format", 0, required_argument, parse_trace_format, 0,
-	  OPT_DOC(OUTPUT, "F", "the --trace file's format: json (Chrome JSON), systrace, perfetto (Perfetto's protobuf), art (ART's method trace: Android Studio, dmtracedump) or speedscope (a profile per thread); art and speedscope need --ret. Default: what the file name says (.json, .systrace/.txt, .pftrace/.perfetto-trace, .trace, .speedscope.json), else json") },
+	  OPT_DOC(OUTPUT, "F", "the --trace file's format: json (Chrome JSON), systrace, perfetto (Perfetto's protobuf), art (ART's method trace: Android Studio, dmtracedump) or speedscope (a profile per thread); art and speedscope need probes that record returns (call_return). Default: what the file name says (.json, .systrace/.txt, .pftrace/.perfetto-trace, .trace, .speedscope.json), else json") },
 	{ "statsd", 0, optional_argument, parse_statsd, 0,
 	  OPT_DOC(ANDROID, "PATH", "send atoms to statsd (default when /dev/socket/statsdw exists)") },
 	{ "no-statsd", 0, no_argument, parse_no_statsd, 0, OPT_DOC(ANDROID, "", "never send atoms") },
