@@ -8,6 +8,7 @@
 
 #include "config/schema.h"
 #include "formats/elf.h"
+#include "plan/call_shape.h"
 #include "plan/exits.h"
 #include "records.h"
 #include "resolve/java_resolve.h"
@@ -626,8 +627,10 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
 		if (rc == 0)
 			rc = plan_aggregation(p, &e);
-		if (rc == 0 && !st->opts->no_resolve)
+		if (rc == 0 && !st->opts->no_resolve && !st->opts->held)
 			rc = check_mapped(t, p, st, &e);
+		if (rc == 0)
+			plan_call_shape(p);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)
@@ -676,6 +679,10 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 	for (size_t i = 0; i < plan->n_tasks; i++)
 		for (size_t j = 0; j < plan->tasks[i].n_probes; j++)
 			plan->probe_by_id[plan->tasks[i].probes[j].id] = &plan->tasks[i].probes[j];
+	if (plan_call_pairs(plan) < 0) {
+		plan_free(plan);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
 	*out = plan;
 	return 0;
 }

@@ -72,6 +72,10 @@ struct plan_probe {
 	uint32_t traffic_op;              /* the traffic program: enum ups_traffic_op */
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
+	/* How the text output shows its calls (plan/call_shape.h); desc.call
+	 * points here for call entries and returns. */
+	struct call_shape shape;
+	char arg_names[CALL_SHAPE_MAX_ARGS][16];
 	struct probe_desc desc;           /* points into this struct */
 };
 
@@ -127,6 +131,8 @@ struct plan_opts {
 	const pid_t *pids;                /* --pid overrides target_process_name */
 	size_t n_pids;
 	bool all_matches;                 /* every process whose cmdline matches */
+	bool held;                        /* the pids are held before exec (-c): their
+					   * files are not mapped yet, and no warning says so */
 	int32_t duration_override;        /* > 0 replaces duration_seconds */
 	bool no_resolve;                  /* check --no-resolve: fill what is known */
 	/* Java methods: --resolver, --oatdump, the search's cache and roots. */
