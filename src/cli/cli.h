@@ -49,7 +49,7 @@ int cli_parse_rows(int argc, char **argv, const struct opt_use *uses, size_t n,
 		   const char *shorts);
 
 /* Each command's own rows (run's: cmd_run.h adds the output and stack rows). */
-extern const struct opt_rows run_rows, trace_rows, sections_rows, traffic_rows, check_rows,
+extern const struct opt_rows run_rows, run_only_rows, trace_rows, sections_rows, traffic_rows, check_rows,
 	oat_rows, doctor_rows, check_objects_rows;
 
 /* What --help is checked against (test_help.c): per command, the tables it

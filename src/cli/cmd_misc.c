@@ -31,8 +31,9 @@ static const char usage_text[] =
 	"not a file here is read from " ANDROID_CONFIG_DIR "NAME.\n"
 	"\n"
 	"run options:\n"
-	"  --format text|json      events on stdout as aligned text or JSON Lines (default:\n"
-	"                          text, unless statsd takes the events)\n"
+	"  --format text|json|text-raw  events on stdout, one line per call, or JSON Lines\n"
+	"                          (--json); text-raw: every register (default: text)\n"
+	"  --json                  the same as --format json\n"
 	"  --output FILE           write those events to FILE instead of stdout\n"
 	"  --statsd[=PATH]         send atoms to statsd (default when /dev/socket/statsdw exists)\n"
 	"  --no-statsd             never send atoms\n"
@@ -57,6 +58,9 @@ static const char usage_text[] =
 	"  --stacks FILE           at exit, the stacks counted in folded form (speedscope)\n"
 	"  --duration S            run S seconds from attach (overrides duration_seconds)\n"
 	"  --pid N                 probe this process (repeatable; overrides target_process_name)\n"
+	"  -c, --command 'CMD ARGS'  start CMD held before exec, attach, then run it; ends and\n"
+	"                          exits with it (no shell; `chroot ROOT PROG` traces PROG)\n"
+	"  -n, --name NAME         run: the process to probe by name (overrides the config's)\n"
 	"  --all-matches           every process whose cmdline matches, not just the first\n"
 	"  --ringbuf-size BYTES    per output buffer (default 4 MiB, 16 MiB with stacks;\n"
 	"                          a power of two)\n"
@@ -150,7 +154,7 @@ static const char usage_text[] =
 
 /* RUN_TABLES: cmd_run.h, what run_opts_parse_cmd parses with */
 static const struct cli_command_rows command_rows[] = {
-	{ "run", { "run" }, { RUN_TABLES } },
+	{ "run", { "run" }, { RUN_TABLES, &run_only_rows } },
 	{ "trace", { "trace", "run" }, { RUN_TABLES, &trace_rows } },
 	{ "sections", { "sections", "run" }, { RUN_TABLES, &sections_rows } },
 	{ "traffic", { "traffic", "run" }, { RUN_TABLES, &traffic_rows } },

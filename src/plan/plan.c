@@ -91,7 +91,9 @@ static bool is_java_probe(const struct probe_config *pc)
 static void path_as_seen(const struct plan_opts *po, pid_t pid, const char *path, char *out,
 			 size_t size)
 {
-	if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, path, out, size))
+	if (po->root && po->root[0] && path[0] == '/')
+		snprintf(out, size, "%s%s", po->root, path);
+	else if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, path, out, size))
 		snprintf(out, size, "%s", path);
 }
 
@@ -660,6 +662,7 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	plan->n_tasks = cfg->n_tasks;
+	plan->held = opts->held;
 	for (size_t i = 0; i < cfg->n_tasks && rc == 0; i++)
 		rc = plan_task(plan, i, &cfg->tasks[i], &next_id, &st);
 	native_cache_free(st.native);

@@ -108,6 +108,7 @@ struct plan {
 	size_t n_tasks;
 	size_t n_probes;                  /* over all tasks */
 	struct plan_probe **probe_by_id;  /* n_probes entries */
+	bool held;                        /* plan_opts.held: the pids have not exec'd yet */
 };
 
 /* Where a probe is, as a plan source that found it already knows it
@@ -133,6 +134,7 @@ struct plan_opts {
 	bool all_matches;                 /* every process whose cmdline matches */
 	bool held;                        /* the pids are held before exec (-c): their
 					   * files are not mapped yet, and no warning says so */
+	const char *root;                 /* -c 'chroot ROOT …': file_paths under ROOT */
 	int32_t duration_override;        /* > 0 replaces duration_seconds */
 	bool no_resolve;                  /* check --no-resolve: fill what is known */
 	/* Java methods: --resolver, --oatdump, the search's cache and roots. */

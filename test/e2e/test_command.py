@@ -1,0 +1,66 @@
+"""`-c 'CMD ARGS'` (cli/held_cmd.h): the command started held before its exec
+until every probe is attached for its pid, so a target whose first act (a
+constructor, before main) is the probed call has every call counted; the run
+ends when it exits and exits with its status.  Also the one-line call format
+of the text output (sink/text_out.h) on real uprobes."""
+import re
+
+from e2e import check, eq, events, num, run, target
+
+
+def first_events(extra, count, status):
+    bin_ = target("target_first")
+    rc, out, err = run(["trace", "--format", "json"] + extra +
+                       ["-c", f"{bin_} {count} {status}", f"{bin_}:ups_first"])
+    return rc, out, err
+
+
+def test_command_counts_every_call_from_the_first():
+    import json
+    for count in (1, 7):
+        rc, out, err = first_events(["--args", "0"], count, 0)
+        eq(rc, 0, f"exit code (the command's 0); stderr: {err}")
+        objs = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+        evs = events(objs)
+        eq(len(evs), count, f"events of target_first {count}: every call, the "
+           f"constructor's first; stderr: {err}")
+        # the first argument is the call's index: 0 (the constructor's) first
+        eq([num(e["fields"]["r0"]) for e in evs], list(range(count)), "call order")
+        pids = {e["pid"] for e in evs}
+        eq(len(pids), 1, "one process")
+        check(f"process {pids.pop()} exited with status 0" in err,
+              f"the command's pid and status said: {err}")
+
+
+def test_command_exit_status_is_the_tools():
+    rc, out, err = first_events([], 3, 7)
+    eq(rc, 7, f"exit code is the command's status 7; stderr: {err}")
+
+
+def test_command_that_cannot_run_and_bad_quoting():
+    rc, out, err = run(["trace", "-c", "/nonexistent/prog", "libc.so:write"])
+    eq(rc, 127, f"an exec that fails: 127 like a shell; stderr: {err}")
+    check("cannot run /nonexistent/prog" in err, "the reason: " + err)
+    rc, out, err = run(["trace", "-c", "'unclosed", "libc.so:write"])
+    eq(rc, 2, f"an unclosed quote is a usage error; stderr: {err}")
+    rc, out, err = run(["trace", "-c", "true", "-p", "1", "libc.so:write"])
+    eq(rc, 2, f"-c with -p is a usage error; stderr: {err}")
+
+
+def test_text_one_line_per_call_with_args_and_return():
+    bin_ = target("target_first")
+    rc, out, err = run(["trace", "--args", "0", "--ret", "-c", f"{bin_} 3",
+                        f"{bin_}:ups_first"])
+    eq(rc, 0, f"exit code; stderr: {err}")
+    lines = [l for l in out.splitlines() if not l.startswith("#")]
+    eq(len(lines), 3, f"one line per call: {out}")
+    for i, l in enumerate(lines):
+        m = re.search(r" ups_first\(arg0=(\d+)\) = (\d+)  <[0-9.]+(ns|\xb5s|ms)>$", l)
+        check(m, f"line {i} is `ups_first(arg0=N) = RET  <DUR>`: {l!r}")
+        eq((int(m.group(1)), int(m.group(2))), (i, 2 * i), f"line {i}: argument, return")
+    check(out.startswith("#") and out.splitlines()[0].rstrip().endswith("CALL"),
+          f"the header names the CALL column: {out.splitlines()[0]!r}")
+    rc, out, err = run(["trace", "--format", "text-raw", "--args", "0", "-c", f"{bin_} 2",
+                        f"{bin_}:ups_first"])
+    eq(rc, 0, f"text-raw exit code; stderr: {err}")
+    check(re.search(r" r0=0x1 ", out), f"text-raw keeps the register dump: {out}")
