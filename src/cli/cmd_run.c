@@ -74,14 +74,35 @@ static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struc
 	return add_pid(ctx, (pid_t)v, e);
 }
 
+/* --duration 10 (seconds), 500ms, 10s, 5m, 1h. */
 static int take_duration(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
+	static const struct { const char *unit; uint64_t ms; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "", 1000 },
+	};
+	size_t digits = strspn(arg, "0123456789");
+	char num[16];
 	uint32_t v;
 
-	if (parse_u32_arg(arg, 1, INT32_MAX, "--duration", "seconds", &v, e) < 0)
-		return -EINVAL;
-	RUN(ctx)->duration = (int32_t)v;
-	return 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(arg + digits, units[i].unit))
+			continue;
+		uint64_t ms;
+		if (!digits || digits >= sizeof(num))
+			break;
+		memcpy(num, arg, digits);
+		num[digits] = '\0';
+		if (parse_u32(num, 1, UINT32_MAX, &v) < 0)
+			break;
+		ms = v * units[i].ms;
+		if (ms / 1000 >= INT32_MAX)
+			break;
+		RUN(ctx)->duration_ms = ms;
+		RUN(ctx)->duration = (int32_t)((ms + 999) / 1000);
+		return 0;
+	}
+	return err_set(e, -EINVAL, "--duration takes a time like 10 (seconds), 500ms, 10s, 5m "
+		       "or 1h, not '%s'", arg);
 }
 
 static int take_ringbuf(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
@@ -416,6 +437,7 @@ int cmd_run(int argc, char **argv)
 				.held = o.held != NULL, .root = o.held ? o.held->root : NULL,
 				.unsafe_any_symbol = o.unsafe_any_symbol,
 				.duration_override = o.duration,
+				.duration_override_ms = o.duration_ms,
 				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
 	run_opts_plan_stacks(&o.stacks, &po);

@@ -30,7 +30,8 @@ struct run_opts {
 	const char *process_name;    /* run -n NAME: overrides target_process_name */
 	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
 	struct stack_args stacks;    /* --stack, --stack-mode, --stack-bytes, --stacks */
-	int32_t duration;
+	int32_t duration;            /* --duration in whole seconds (rounded up) */
+	uint64_t duration_ms;        /* --duration as given, in ms (0: none) */
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
 	unsigned dup_pid_said;

@@ -360,6 +360,7 @@ int cmd_traffic(int argc, char **argv)
 					.all_matches = o.run.all_matches,
 					.held = o.run.held != NULL,
 					.duration_override = o.run.duration,
+					.duration_override_ms = o.run.duration_ms,
 					.unsafe_uretprobe = o.run.unsafe_uretprobe,
 					.code = o.run.code };
 		if (plan_build(cfg, &po, &plan, &e) < 0) {

@@ -608,6 +608,8 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 	t->cfg = tc;
 	t->duration_seconds = st->opts->duration_override > 0 ? st->opts->duration_override
 		: (tc->has_duration_seconds ? tc->duration_seconds : 0);
+	t->duration_ms = st->opts->duration_override_ms ? st->opts->duration_override_ms
+			 : t->duration_seconds > 0 ? (uint64_t)t->duration_seconds * 1000 : 0;
 	t->probes = calloc(tc->n_probes ? tc->n_probes : 1, sizeof(*t->probes));
 	if (!t->probes)
 		return err_set(st->err, -ENOMEM, "out of memory");

@@ -101,6 +101,7 @@ struct plan_task {
 	bool wait_for_start;
 	const char *wait_name;
 	int32_t duration_seconds;         /* <= 0: until interrupted */
+	uint64_t duration_ms;             /* the same in ms (0: until interrupted) */
 };
 
 struct plan {
@@ -136,6 +137,7 @@ struct plan_opts {
 					   * files are not mapped yet, and no warning says so */
 	const char *root;                 /* -c 'chroot ROOT …': file_paths under ROOT */
 	int32_t duration_override;        /* > 0 replaces duration_seconds */
+	uint64_t duration_override_ms;    /* > 0: the same in ms (--duration 500ms) */
 	bool no_resolve;                  /* check --no-resolve: fill what is known */
 	/* Java methods: --resolver, --oatdump, the search's cache and roots. */
 	int java_mode;                    /* enum java_resolver_mode */

@@ -64,3 +64,14 @@ def test_text_one_line_per_call_with_args_and_return():
                         f"{bin_}:ups_first"])
     eq(rc, 0, f"text-raw exit code; stderr: {err}")
     check(re.search(r" r0=0x1 ", out), f"text-raw keeps the register dump: {out}")
+
+
+def test_duration_takes_units():
+    rc, out, err = run(["trace", "--format", "json", "--duration", "300ms", "-c", "sh -c 'exec sleep 5 >/dev/null 2>&1'",
+                        "libc.so:nanosleep"])
+    check("duration of 0.3 s elapsed" in err, f"--duration 300ms: {err}")
+    check("still running" in err, f"the command outlives the run, said: {err}")
+    eq(rc, 0, f"exit code: the run's; stderr: {err}")
+    for bad in ("5x", "ms", "-1s", "0"):
+        rc, out, err = run(["trace", "--duration", bad, "libc.so:write"])
+        eq(rc, 2, f"--duration {bad}: usage error; stderr: {err}")
