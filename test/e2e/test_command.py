@@ -75,3 +75,20 @@ def test_duration_takes_units():
     for bad in ("5x", "ms", "-1s", "0"):
         rc, out, err = run(["trace", "--duration", bad, "libc.so:write"])
         eq(rc, 2, f"--duration {bad}: usage error; stderr: {err}")
+
+
+def test_emit_config_writes_absolute_paths():
+    import os
+    import subprocess
+    from e2e import BIN, tmpdir
+    tmp = tmpdir()
+    cfg = os.path.join(tmp, "first.textproto")
+    bin_ = target("target_first")
+    p = subprocess.run([os.path.abspath(BIN), "trace", "--emit-config", cfg,
+                        "./target_first:ups_first"], capture_output=True, text=True,
+                       timeout=60, cwd=os.path.dirname(os.path.abspath(bin_)))
+    eq(p.returncode, 0, f"--emit-config exit code; stderr: {p.stderr}")
+    with open(cfg) as f:
+        text = f.read()
+    check(f'file_paths: ["{os.path.realpath(bin_)}"]' in text,
+          f"the file's absolute path, not ./target_first: {text}")
