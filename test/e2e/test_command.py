@@ -92,3 +92,12 @@ def test_emit_config_writes_absolute_paths():
         text = f.read()
     check(f'file_paths: ["{os.path.realpath(bin_)}"]' in text,
           f"the file's absolute path, not ./target_first: {text}")
+
+
+def test_aggregating_summary_says_in_kernel_not_delivered_zero():
+    bin_ = target("target_first")
+    rc, out, err = run(["trace", "--count", "-c", f"{bin_} 4", f"{bin_}:ups_first"])
+    eq(rc, 0, f"exit code; stderr: {err}")
+    rows = [l.split() for l in err.splitlines() if l.startswith("#0 ")]
+    eq(len(rows), 1, f"one summary row: {err}")
+    eq(rows[0][1:3], ["4", "in-kernel"], f"HITS 4, DELIVERED in-kernel (not 0): {err}")
