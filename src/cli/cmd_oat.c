@@ -52,12 +52,22 @@ static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struc
 	return parse_u32_arg(arg, 0, INT32_MAX, "--pid", "a process id", &OAT(ctx)->pid, e);
 }
 
+/* --format json|text, as the commands that write events take it. */
+static int take_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (strcmp(arg, "json") && strcmp(arg, "text"))
+		return err_set(e, -EINVAL, "--format takes text or json, not '%s'", arg);
+	OAT(ctx)->json = !strcmp(arg, "json");
+	return 0;
+}
+
 #define KEEP_STR(member) OPT_STR(struct oat_cli, member)
 #define SET_TRUE(member) OPT_TRUE(struct oat_cli, member)
 
 static const struct opt_row oat_row_v[] = {
 	{ "filter", 0, required_argument, KEEP_STR(filter) },
 	{ "json", 0, no_argument, SET_TRUE(json) },
+	{ "format", 0, required_argument, take_format, 0 },
 	{ "dex-file", 0, required_argument, take_dex_file, 0 },
 	{ "resolver", 0, required_argument, take_resolver, 0 },
 	{ "oatdump", 0, required_argument, KEEP_STR(oatdump) },

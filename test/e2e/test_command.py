@@ -101,3 +101,20 @@ def test_aggregating_summary_says_in_kernel_not_delivered_zero():
     rows = [l.split() for l in err.splitlines() if l.startswith("#0 ")]
     eq(len(rows), 1, f"one summary row: {err}")
     eq(rows[0][1:3], ["4", "in-kernel"], f"HITS 4, DELIVERED in-kernel (not 0): {err}")
+
+
+def test_json_and_format_json_both_ways():
+    import json
+    bin_ = target("target_first")
+    outs = {}
+    for flag in (["--json"], ["--format", "json"]):
+        for cmd in (["doctor"], ["methods", "--match", f"{bin_}:ups_first"],
+                    ["trace", "-c", f"{bin_} 2", f"{bin_}:ups_first"]):
+            rc, out, err = run(cmd + flag)
+            eq(rc, 0, f"{cmd + flag}: exit code; stderr: {err}")
+            lines = [l for l in out.splitlines() if l.strip()]
+            check(lines and all(isinstance(json.loads(l), dict) for l in lines),
+                  f"{cmd + flag}: JSON lines: {out[:300]}")
+            outs.setdefault(cmd[0], []).append(len(lines))
+    eq(outs["methods"][0], outs["methods"][1], "methods: the same rows either way")
+    eq(outs["trace"][0], outs["trace"][1], "trace: the same rows either way")
