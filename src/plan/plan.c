@@ -8,7 +8,6 @@
 
 #include "config/schema.h"
 #include "formats/elf.h"
-#include "plan/call_shape.h"
 #include "plan/exits.h"
 #include "records.h"
 #include "resolve/java_resolve.h"

@@ -72,7 +72,7 @@ struct plan_probe {
 	uint32_t traffic_op;              /* the traffic program: enum ups_traffic_op */
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
-	/* How the text output shows its calls (plan/call_shape.h); desc.call
+	/* How the text output shows its calls (plan_call_shape.c); desc.call
 	 * points here for call entries and returns. */
 	struct call_shape shape;
 	char arg_names[CALL_SHAPE_MAX_ARGS][16];
@@ -189,6 +189,14 @@ int plan_arg_register(enum arg_abi abi, int32_t pos);
 
 const char *resolve_how_name(enum resolve_how how);
 const char *arg_abi_name(enum arg_abi abi);
+
+/* plan_call_shape.c: how the text output's line per call shows each probe
+ * (vocab/event.h: struct call_shape).  plan_call_shape fills p->shape (and
+ * p->desc.call) once p is resolved; plan_call_pairs marks each entry probe
+ * that a return probe of the same function (file, offset) follows: 0, or -1
+ * when out of memory. */
+void plan_call_shape(struct plan_probe *p);
+int plan_call_pairs(struct plan *plan);
 
 /* plan_aggregation.c: fills p->agg_* from its Aggregation field (plan/
  * aggregation.h); an aggregation on a program that does not aggregate, a

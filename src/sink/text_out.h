@@ -5,7 +5,7 @@
  *     390.928469412   21705   21705 sh               write(fd=1, buf=0x55dff6343df0, count=2) = 2  <292.8µs>
  *
  * only the arguments asked for (trace --args, the config's statsd positions:
- * plan/call_shape.c names and types them), decimal unless a pointer or
+ * plan/plan_call_shape.c names and types them), decimal unless a pointer or
  * flags, strings quoted.  A call whose return is recorded too and comes in
  * the same batch (a flush) is printed whole on the call's line, the calls it made
  * indented under it; one whose return comes in a later batch prints open

@@ -1,4 +1,4 @@
-/* call_shape.c — what the text output's one line per call shows of each
+/* plan_call_shape.c — what the text output's one line per call shows of each
  * probe (vocab/event.h: struct call_shape): the arguments asked for (the
  * task's statsd positions: trace --args, or the config's), their registers
  * under the probe's ABI, names (a few well-known C functions' parameters;
@@ -6,7 +6,7 @@
  * the signature; a C one decimal unless known to be a pointer or flags),
  * and whether an entry record waits for the return record of the same call
  * (a call_return probe on the same function in the task). */
-#include "plan/call_shape.h"
+#include "plan/plan.h"
 
 #include <stdlib.h>
 #include <string.h>
