@@ -59,13 +59,13 @@ int cli_parse_rows(int argc, char **argv, const struct opt_use *uses, size_t n,
 		   const char *shorts);
 
 /* Each command's own rows (run's: cmd_run.h adds the output and stack rows). */
-extern const struct opt_rows run_rows, trace_rows, sections_rows, traffic_rows, check_rows,
+extern const struct opt_rows run_rows, run_only_rows, trace_rows, sections_rows, traffic_rows, check_rows,
 	oat_rows, doctor_rows, check_objects_rows;
 
 /* The short letters each command takes (its rows' short_name where listed):
  * the command passes them to its parse, and its help prints them. */
-#define CLI_SHORTS_RUN "vh"
-#define CLI_SHORTS_PROCS "pnvh"      /* trace, sections, traffic */
+#define CLI_SHORTS_RUN "pnvhc"
+#define CLI_SHORTS_PROCS "pnvhc"     /* trace, sections, traffic */
 #define CLI_SHORTS_CHECK "vh"
 #define CLI_SHORTS_OAT "vh"          /* methods, resolve */
 #define CLI_SHORTS_DOCTOR "jh"

@@ -21,6 +21,15 @@ static int take_json(void *ctx, const struct opt_row *row, const char *arg, stru
 	return 0;
 }
 
+/* --format json|text, as the commands that write events take it. */
+static int take_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (strcmp(arg, "json") && strcmp(arg, "text"))
+		return err_set(e, -EINVAL, "--format takes text or json, not '%s'", arg);
+	((struct doctor_cli *)ctx)->o.json = !strcmp(arg, "json");
+	return 0;
+}
+
 static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	if (guardrail_mode_parse(arg, &((struct doctor_cli *)ctx)->guardrail) < 0)
@@ -31,6 +40,8 @@ static int take_guardrail(void *ctx, const struct opt_row *row, const char *arg,
 static const struct opt_row doctor_row_v[] = {
 	{ "json", 'j', no_argument, take_json, 0,
 	  OPT_DOC(OUTPUT, "", "the report as one JSON object") },
+	{ "format", 0, required_argument, take_format, 0,
+	  OPT_DOC(OUTPUT, "text|json", "the report as text (the default) or JSON (as --json)") },
 	{ "guardrail", 0, required_argument, take_guardrail, 0,
 	  OPT_DOC(ANDROID, "auto|off|user", "the allowlist the report assumes (auto: the device's)") },
 };

@@ -76,8 +76,10 @@ static const struct cli_command_rows command_rows[] = {
 	  "# as the Android service runs a config pushed to the device\n"
 	  "uprobestats my_config\n"
 	  "# with a trace file, for 30 seconds\n"
-	  "uprobestats run config.textproto --trace run.json --duration 30\n",
-	  { RUN_TABLES } },
+	  "uprobestats run config.textproto --trace run.json --duration 30s\n"
+	  "# a config's probes on a command run from its start\n"
+	  "uprobestats run config.textproto -c './app --once'\n",
+	  { RUN_TABLES, &run_only_rows } },
 	{ "check", CLI_SHORTS_CHECK, "parse, validate and resolve a config; attach nothing",
 	  "check CONFIG [options]",
 	  "Reports every problem of CONFIG (file:line:col), the guardrail's verdict and what "

@@ -52,6 +52,15 @@ static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struc
 	return parse_u32_arg(arg, 0, INT32_MAX, "--pid", "a process id", &OAT(ctx)->pid, e);
 }
 
+/* --format json|text, as the commands that write events take it. */
+static int take_format(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	if (strcmp(arg, "json") && strcmp(arg, "text"))
+		return err_set(e, -EINVAL, "--format takes text or json, not '%s'", arg);
+	OAT(ctx)->json = !strcmp(arg, "json");
+	return 0;
+}
+
 #define KEEP_STR(member) OPT_STR(struct oat_cli, member)
 #define SET_TRUE(member) OPT_TRUE(struct oat_cli, member)
 
@@ -60,6 +69,8 @@ static const struct opt_row oat_row_v[] = {
 	  OPT_DOC(TRACE, "TEXT", "methods: only the methods whose signature contains TEXT") },
 	{ "json", 0, no_argument, SET_TRUE(json),
 	  OPT_DOC(OUTPUT, "", "JSON instead of text (with each method's frame and exit sites)") },
+	{ "format", 0, required_argument, take_format, 0,
+	  OPT_DOC(OUTPUT, "text|json", "text (the default) or JSON (as --json)") },
 	{ "dex-file", 0, required_argument, take_dex_file, 0,
 	  OPT_DOC(ADVANCED, "JAR", "where to find the dex when it is not next to the oat") },
 	{ "resolver", 0, required_argument, take_resolver, 0,

@@ -17,8 +17,10 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
+#include "cli/held_cmd.h"
 #include "cli/self_atoms.h"
 #include "code/codecache.h"
+#include "common/arena.h"
 #include "common/parse_u32.h"
 #include "config/guardrail.h"
 #include "plan/plan.h"
@@ -72,14 +74,35 @@ static int take_pid(void *ctx, const struct opt_row *row, const char *arg, struc
 	return add_pid(ctx, (pid_t)v, e);
 }
 
+/* --duration 10 (seconds), 500ms, 10s, 5m, 1h. */
 static int take_duration(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
+	static const struct { const char *unit; uint64_t ms; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "", 1000 },
+	};
+	size_t digits = strspn(arg, "0123456789");
+	char num[16];
 	uint32_t v;
 
-	if (parse_u32_arg(arg, 1, INT32_MAX, "--duration", "seconds", &v, e) < 0)
-		return -EINVAL;
-	RUN(ctx)->duration = (int32_t)v;
-	return 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(arg + digits, units[i].unit))
+			continue;
+		uint64_t ms;
+		if (!digits || digits >= sizeof(num))
+			break;
+		memcpy(num, arg, digits);
+		num[digits] = '\0';
+		if (parse_u32(num, 1, UINT32_MAX, &v) < 0)
+			break;
+		ms = v * units[i].ms;
+		if (ms / 1000 >= INT32_MAX)
+			break;
+		RUN(ctx)->duration_ms = ms;
+		RUN(ctx)->duration = (int32_t)((ms + 999) / 1000);
+		return 0;
+	}
+	return err_set(e, -EINVAL, "--duration takes a time like 10 (seconds), 500ms, 10s, 5m "
+		       "or 1h, not '%s'", arg);
 }
 
 /* A ring buffer's size is a power of two (the kernel's rule; a perf
@@ -188,9 +211,11 @@ static int take_force_perfbuf(void *ctx, const struct opt_row *row, const char *
  * lists it (trace, sections, traffic). */
 static const struct opt_row run_row_v[] = {
 	{ "duration", 0, required_argument, take_duration, 0,
-	  OPT_DOC(TRACE, "S", "run S seconds from attach (overrides the config's duration_seconds)") },
+	  OPT_DOC(TRACE, "T", "run T from attach: seconds, or 500ms, 10s, 5m, 1h (overrides the config's duration_seconds)") },
 	{ "pid", 'p', required_argument, take_pid, 0,
 	  OPT_DOC(TRACE, "N", "probe this process (repeatable; overrides target_process_name)") },
+	{ "command", 'c', required_argument, OPT_STR(struct run_opts, command),
+	  OPT_DOC(TRACE, "'CMD ARGS'", "start CMD, held before its exec until every probe is attached for it; the run ends when it exits, with its exit status") },
 	{ "all-matches", 0, no_argument, SET_TRUE(all_matches),
 	  OPT_DOC(TRACE, "", "every process whose name matches, not just the first") },
 	{ "ringbuf-size", 0, required_argument, take_ringbuf, 0,
@@ -237,6 +262,33 @@ static const struct opt_row run_row_v[] = {
 };
 
 const struct opt_rows run_rows = OPT_ROWS(run_row_v);
+
+/* `run`'s own: -n NAME for the config's target_process_name (trace,
+ * sections and traffic have their own -n). */
+static const struct opt_row run_only_row_v[] = {
+	{ "name", 'n', required_argument, OPT_STR(struct run_opts, process_name),
+	  OPT_DOC(TRACE, "NAME", "probe the process of this name (overrides target_process_name)") },
+};
+
+const struct opt_rows run_only_rows = OPT_ROWS(run_only_row_v);
+
+int run_start_command(struct run_opts *o, const char *name, struct held_cmd *h)
+{
+	int rc;
+
+	if (!o->command)
+		return EXIT_OK;
+	if (o->n_pids || name) {
+		p_err("-c starts the process to trace: give it without -p/--pid and -n/--name");
+		return EXIT_USAGE;
+	}
+	if ((rc = held_cmd_start(o->command, h)) != EXIT_OK)
+		return rc;
+	o->held = h;
+	o->pids[0] = h->pid;
+	o->n_pids = 1;
+	return EXIT_OK;
+}
 
 int run_opts_check(struct run_opts *o)
 {
@@ -302,7 +354,7 @@ int run_opts_parse_cmd(int argc, char **argv, const struct opt_rows *own, void *
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
-	int rc = run_opts_parse_cmd(argc, argv, NULL, NULL, CLI_SHORTS_RUN, o);
+	int rc = run_opts_parse_cmd(argc, argv, &run_only_rows, o, CLI_SHORTS_RUN, o);
 
 	if (rc != EXIT_OK)
 		return rc;
@@ -372,6 +424,32 @@ static int check_output_paths(const struct run_opts *o)
 	return EXIT_OK;
 }
 
+/* -p, -n and -c replace every task's process selection: said once. */
+static int override_processes(struct uprobestats_config *cfg, struct run_opts *o,
+			      struct held_cmd *held)
+{
+	int rc = run_start_command(o, o->process_name, held);
+
+	if (rc != EXIT_OK)
+		return rc;
+	if (!o->n_pids && !o->process_name)
+		return EXIT_OK;
+	for (size_t i = 0; i < cfg->n_tasks && o->process_name; i++) {
+		cfg->tasks[i].target_process_name = arena_strdup(cfg->arena, o->process_name);
+		if (!cfg->tasks[i].target_process_name) {
+			p_err("out of memory");
+			return EXIT_RUNTIME;
+		}
+	}
+	if (cfg->n_tasks)
+		p_info("%s%s replaces the config's process selection (%s)",
+		       o->held ? "-c" : o->process_name ? "-n " : "-p",
+		       o->held || !o->process_name ? "" : o->process_name,
+		       cfg->tasks[0].target_process_name ? cfg->tasks[0].target_process_name
+		       : "no target_process_name");
+	return EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
@@ -389,31 +467,36 @@ int cmd_run(int argc, char **argv)
 	if (rc != EXIT_OK)
 		return rc;
 	struct android_info android;
+	struct held_cmd held;
 	cli_android_guardrail(&android, &o.guardrail);
 	o.on_android = android.on_android;
-	rc = cli_validate(cfg, &o.guardrail, o.n_pids > 0);
+	rc = override_processes(cfg, &o, &held);
+	if (rc == EXIT_OK)
+		rc = cli_validate(cfg, &o.guardrail, o.n_pids > 0);
 	if (rc != EXIT_OK) {
 		config_free(cfg);
-		return rc;
+		return held_cmd_finish(o.held, rc);
 	}
 	struct plan_opts po = { .pids = o.pids, .n_pids = o.n_pids, .all_matches = o.all_matches,
+				.held = o.held != NULL, .root = o.held ? o.held->root : NULL,
 				.unsafe_any_symbol = o.unsafe_any_symbol,
 				.duration_override = o.duration,
+				.duration_override_ms = o.duration_ms,
 				.atom_int32_args = o.atom_int32_args, .exit_probes = o.exit_probes,
 				.unsafe_uretprobe = o.unsafe_uretprobe };
 	run_opts_plan_stacks(&o.stacks, &po);
 	/* one code cache for the plan and the session: each file parsed once */
 	if (!(po.code = o.code = cli_code_cache_new())) {
 		config_free(cfg);
-		return EXIT_RUNTIME;
+		return held_cmd_finish(o.held, EXIT_RUNTIME);
 	}
 	if (plan_build(cfg, &po, &plan, &e) < 0) {
 		p_err("%s", e.msg);
 		cli_code_cache_free(o.code);
 		config_free(cfg);
-		return e.code == -ESRCH ? EXIT_NO_TARGET
-		       : e.code == PLAN_REFUSED ? EXIT_CONFIG
-		       : e.code == PLAN_BAD_POSITION ? EXIT_CONFIG : EXIT_RESOLVE;
+		return held_cmd_finish(o.held, e.code == -ESRCH ? EXIT_NO_TARGET
+				       : e.code == PLAN_REFUSED ? EXIT_CONFIG
+				       : e.code == PLAN_BAD_POSITION ? EXIT_CONFIG : EXIT_RESOLVE);
 	}
 	run_warn_unmapped(plan);
 	for (size_t i = 0; i < plan->n_probes; i++)
@@ -426,5 +509,5 @@ int cmd_run(int argc, char **argv)
 	plan_free(plan);
 	cli_code_cache_free(o.code);
 	config_free(cfg);
-	return rc;
+	return held_cmd_finish(o.held, rc);
 }

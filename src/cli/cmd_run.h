@@ -21,11 +21,17 @@
 
 #define MAX_PIDS 256
 
+struct held_cmd;
+
 struct run_opts {
 	const char *config;
+	const char *command;         /* -c 'CMD ARGS': started held (cli/held_cmd.h) */
+	struct held_cmd *held;       /* that command, once started; NULL: none */
+	const char *process_name;    /* run -n NAME: overrides target_process_name */
 	struct sink_args sinks;      /* --format, --output, --trace, --statsd, … */
 	struct stack_args stacks;    /* --stack, --stack-mode, --stack-bytes, --stacks */
-	int32_t duration;
+	int32_t duration;            /* --duration in whole seconds (rounded up) */
+	uint64_t duration_ms;        /* --duration as given, in ms (0: none) */
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
 	unsigned dup_pid_said;
@@ -76,6 +82,11 @@ int run_opts_parse_cmd(int argc, char **argv, const struct opt_rows *own, void *
  * CLI_MAX_TABLES). */
 size_t run_opts_uses(struct run_opts *o, const struct opt_rows *own, void *ctx,
 		     struct opt_use uses[CLI_MAX_TABLES]);
+
+/* -c: the command started held (held_cmd.h) into h, and o->held, pids and
+ * n_pids set to it; -p or -n (name: the command's -n, or NULL) with it are
+ * refused.  EXIT_OK (also without -c: nothing done) or an exit code. */
+int run_start_command(struct run_opts *o, const char *name, struct held_cmd *h);
 
 /* After the last option: contradictions refused (printed), EXIT_OK or EXIT_USAGE. */
 int run_opts_check(struct run_opts *o);

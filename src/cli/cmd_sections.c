@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
+#include "cli/held_cmd.h"
 #include "common/arena.h"
 #include "plan/exits.h"
 #include "plan/pattern.h"
@@ -180,14 +181,14 @@ static void note_missing(struct group_result *r, const char *pattern)
 			 len ? ", " : "", (int)strcspn(name, "("), name);
 }
 
-static int match_one(const char *text, pid_t pid, struct pattern_matches *m)
+static int match_one(const char *text, pid_t pid, const char *root, struct pattern_matches *m)
 {
 	struct trace_pattern *p;
 	struct err e = { 0 };
 	int rc = pattern_parse(text, &p, &e);
 
 	if (rc == 0) {
-		rc = pattern_match_pid(p, pid, 0, m, &e);
+		rc = pattern_match_rooted(p, pid, root, 0, m, &e);
 		pattern_free(p);
 	}
 	if (rc < 0 && rc != -ENOENT && rc != -ESRCH)
@@ -225,7 +226,8 @@ static void match_group(const struct marker_group *g, const struct sections_opts
 			snprintf(text, sizeof(text), "%s:%s", file ? file : g->lib, g->fns[i].pattern);
 		else
 			snprintf(text, sizeof(text), "%s", g->fns[i].pattern);
-		if (match_one(text, pid, m) < 0 || m->n == before) {
+		if (match_one(text, pid, o->run.held ? o->run.held->root : NULL, m) < 0 ||
+		    m->n == before) {
 			r->missing++;
 			note_missing(r, g->fns[i].pattern);
 			continue;
@@ -339,12 +341,15 @@ int cmd_sections(int argc, char **argv)
 	o.run.sinks.statsd = SINKS_STATSD_OFF;
 	cli_android_guardrail(&android, &o.run.guardrail);
 	o.run.on_android = android.on_android;
-	rc = find_pid(&o, &pid);
+	struct held_cmd held;
+	rc = run_start_command(&o.run, o.name, &held);
+	if (rc == EXIT_OK && !o.run.held)
+		rc = find_pid(&o, &pid);
 	/* one code cache for the matching, the plan and the session */
 	if (rc == EXIT_OK && !(o.run.code = cli_code_cache_new()))
 		rc = EXIT_RUNTIME;
 	if (rc == EXIT_OK)
 		rc = sections_run(&o, pid, &android);
 	cli_code_cache_free(o.run.code);
-	return rc;
+	return held_cmd_finish(o.run.held, rc);
 }

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
+#include "cli/held_cmd.h"
 #include "cli/trace_match.h"
 #include "code/codecache.h"
 #include "common/parse_u32.h"
@@ -245,8 +246,11 @@ int trace_build_and_run(struct run_opts *run, const struct trace_source *src,
 			struct android_info *android)
 {
 	struct plan_opts po = { .pids = run->pids, .n_pids = run->n_pids,
+				.held = run->held != NULL,
+				.root = run->held ? run->held->root : NULL,
 				.all_matches = run->all_matches,
 				.duration_override = run->duration,
+				.duration_override_ms = run->duration_ms,
 				.atom_int32_args = run->atom_int32_args,
 				.exit_probes = run->exit_probes,
 				.unsafe_uretprobe = run->unsafe_uretprobe,
@@ -368,17 +372,21 @@ int cmd_trace(int argc, char **argv)
 		o.run.sinks.statsd = SINKS_STATSD_OFF;
 	cli_android_guardrail(&android, &o.run.guardrail);
 	o.run.on_android = android.on_android;
-	rc = find_pid(&o, &pid);
+	struct held_cmd held;
+	rc = run_start_command(&o.run, o.spec.process_name, &held);
+	if (rc == EXIT_OK && !o.run.held)
+		rc = find_pid(&o, &pid);
 	/* one code cache for the matching, the plan and the session: each file
 	 * parsed once for the run */
 	if (rc == EXIT_OK && !(o.run.code = cli_code_cache_new()))
 		rc = EXIT_RUNTIME;
 	if (rc == EXIT_OK)
-		rc = trace_match(o.patterns, o.n_patterns, pid, o.max_probes, &o.run.guardrail,
-				 o.run.code, &tm);
+		rc = trace_match_rooted(o.patterns, o.n_patterns, pid,
+					o.run.held ? o.run.held->root : NULL, o.max_probes,
+					&o.run.guardrail, o.run.code, &tm);
 	if (rc == EXIT_OK)
 		rc = trace_methods(&o, &tm, &android);
 	trace_matches_free(&tm);
 	cli_code_cache_free(o.run.code);
-	return rc;
+	return held_cmd_finish(o.run.held, rc);
 }

@@ -14,12 +14,14 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
+#include "cli/held_cmd.h"
 #include "common/arena.h"
 #include "common/parse_u32.h"
 #include "config/model.h"
 #include "formats/exit_sites.h"
 #include "plan/aggregation.h"
 #include "plan/exits.h"
+#include "plan/pattern.h"
 #include "resolve/native.h"
 #include "sys/maps.h"
 #include "sys/proc.h"
@@ -139,6 +141,12 @@ static int pick_lib(const struct traffic_opts *o, char *lib, size_t size)
 		snprintf(lib, size, "%s", o->lib);
 		return EXIT_OK;
 	}
+	if (o->run.held) {   /* -c: the libc the command will map (not yet) */
+		if (pattern_library_path(o->run.held->root, "libc.so", lib, size, &e) == 0)
+			return EXIT_OK;
+		p_err("-c: %s; give --lib PATH", e.msg);
+		return EXIT_RESOLVE;
+	}
 	if (!first && o->name) {
 		if (proc_find_by_name("/proc", o->name, &found, &n, &e) < 0) {
 			p_err("%s", e.msg);
@@ -163,6 +171,9 @@ static int pick_lib(const struct traffic_opts *o, char *lib, size_t size)
 		return EXIT_NO_TARGET;
 	}
 	if (mapped_libc(first ? first : 1, lib, size))
+		return EXIT_OK;
+	/* every process: init may be static (no libc mapped); the system's */
+	if (!first && pattern_library_path(NULL, "libc.so", lib, size, &e) == 0)
 		return EXIT_OK;
 	if (first)
 		p_err("process %d maps no libc (libc.so*, libc-*.so): a static program's calls "
@@ -346,7 +357,10 @@ int cmd_traffic(int argc, char **argv)
 		p_err("--statsd needs --atom ID: the atom each row is written as");
 		return EXIT_USAGE;
 	}
-	rc = pick_lib(&o, lib, sizeof(lib));
+	struct held_cmd held;
+	rc = run_start_command(&o.run, o.name, &held);
+	if (rc == EXIT_OK)
+		rc = pick_lib(&o, lib, sizeof(lib));
 	/* one code cache for the checks below, the plan and the session */
 	if (rc == EXIT_OK && !(o.run.code = cli_code_cache_new()))
 		rc = EXIT_RUNTIME;
@@ -355,7 +369,9 @@ int cmd_traffic(int argc, char **argv)
 	if (rc == EXIT_OK) {
 		struct plan_opts po = { .pids = o.run.pids, .n_pids = o.run.n_pids,
 					.all_matches = o.run.all_matches,
+					.held = o.run.held != NULL,
 					.duration_override = o.run.duration,
+					.duration_override_ms = o.run.duration_ms,
 					.unsafe_uretprobe = o.run.unsafe_uretprobe,
 					.code = o.run.code };
 		if (plan_build(cfg, &po, &plan, &e) < 0) {
@@ -372,5 +388,5 @@ int cmd_traffic(int argc, char **argv)
 	plan_free(plan);
 	config_free(cfg);
 	cli_code_cache_free(o.run.code);
-	return rc;
+	return held_cmd_finish(o.run.held, rc);
 }

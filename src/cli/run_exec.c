@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_run.h"
+#include "cli/held_cmd.h"
 #include "cli/self_atoms.h"
 #include "common/grow.h"
 #include "config/guardrail.h"
@@ -61,6 +62,7 @@ struct run_state {
 	bool error_sent;
 	struct agg_reader *agg;      /* the in-kernel aggregations (NULL: none) */
 	bool method_trace;           /* --trace-format art/speedscope: running calls too */
+	struct held_cmd *held;       /* -c: let go once attached, reaped when it exits */
 };
 
 /* Events an output loses (a full queue, a failed write) come back one by one
@@ -188,6 +190,7 @@ static int start_probes(void *ctx, struct err *e)
 	}
 	if (rs->attached_atom)
 		self_atoms_attached(rs->sinks, rs->plan, rs->attached_atom);
+	held_cmd_go(rs->held);
 	if (rs->agg) {
 		size_t known = agg_reader_attached(rs->agg, NULL);
 		if (known)
@@ -425,9 +428,15 @@ static void on_ending(void *ctx, int sig)
 		sinks_statsd_stop_waiting(rs->sinks);
 }
 
+/* Each tick: the aggregations' intervals; the -c command reaped once it
+ * exits (its /proc entry then goes, which ends the run). */
 static void on_tick(void *ctx, uint64_t now_ns)
 {
-	agg_reader_tick(ctx, now_ns);
+	struct run_state *rs = ctx;
+
+	if (rs->agg)
+		agg_reader_tick(rs->agg, now_ns);
+	held_cmd_poll(rs->held);
 }
 
 /* The last interval of the aggregations, once the probes are detached. */
@@ -454,7 +463,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 				  .congested = on_congested, .settle = on_settle, .ctx = rs };
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs,
-				   .tick = rs->agg ? on_tick : NULL, .tick_ctx = rs->agg,
+				   .tick = rs->agg || rs->held ? on_tick : NULL, .tick_ctx = rs,
 				   .android = o->on_android };
 	struct loop_stats st;
 	struct err e = { 0 };
@@ -720,7 +729,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .interrupted = stop_signal_pending,
 				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
-				.error_atom = (int32_t)o->error_atom,
+				.error_atom = (int32_t)o->error_atom, .held = o->held,
 				.method_trace = o->sinks.trace &&
 						(o->sinks.trace_format == TRACE_FORMAT_ART ||
 						 o->sinks.trace_format == TRACE_FORMAT_SPEEDSCOPE) };
@@ -763,6 +772,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	close_outputs(&files);
 	accounting_free(&rs.acct);
 	cli_code_cache_report(o->code);
+	rc = held_cmd_finish(o->held, rc);
 	exit_unless_leak_checked(rc);
 	return rc;
 }

@@ -12,7 +12,8 @@
 /* Up to this many left-out methods are named one by one. */
 #define NAMED_LEFT_OUT 10
 
-static int match_pattern(const char *text, pid_t pid, size_t max, struct pattern_matches *m)
+static int match_pattern(const char *text, pid_t pid, const char *root, size_t max,
+			 struct pattern_matches *m)
 {
 	struct trace_pattern *p;
 	struct err e = { 0 };
@@ -23,7 +24,7 @@ static int match_pattern(const char *text, pid_t pid, size_t max, struct pattern
 		p_err("%s", e.msg);
 		return EXIT_USAGE;
 	}
-	rc = pattern_match_pid(p, pid, max, m, &e);
+	rc = pattern_match_rooted(p, pid, root, max, m, &e);
 	if (rc == 0 && m->n_found == before)
 		rc = pattern_explain_no_match(p, m, &e);
 	pattern_free(p);
@@ -100,6 +101,13 @@ int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
 		const struct guardrail_opts *g, struct code_cache *code,
 		struct trace_matches *out)
 {
+	return trace_match_rooted(patterns, n, pid, NULL, max, g, code, out);
+}
+
+int trace_match_rooted(char *const *patterns, size_t n, pid_t pid, const char *root,
+		       size_t max, const struct guardrail_opts *g, struct code_cache *code,
+		       struct trace_matches *out)
+{
 	struct pattern_matches *m = calloc(1, sizeof(*m));
 	int rc = EXIT_OK;
 
@@ -109,7 +117,7 @@ int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
 	out->matches = m;
 	m->code = code;
 	for (size_t i = 0; i < n && rc == EXIT_OK; i++)
-		rc = match_pattern(patterns[i], pid, max, m);
+		rc = match_pattern(patterns[i], pid, root, max, m);
 	if (rc != EXIT_OK)
 		return rc;
 	if (guardrail_active(g))

@@ -33,6 +33,10 @@ struct code_cache;
 int trace_match(char *const *patterns, size_t n, pid_t pid, size_t max,
 		const struct guardrail_opts *g, struct code_cache *code,
 		struct trace_matches *out);
+/* The same with the files under root (-c 'chroot ROOT …'; NULL: none). */
+int trace_match_rooted(char *const *patterns, size_t n, pid_t pid, const char *root,
+		       size_t max, const struct guardrail_opts *g, struct code_cache *code,
+		       struct trace_matches *out);
 /* Method i is not traced after all (reason, detail copied): counted as
  * left out; trace_match_compact then drops such methods (the order kept). */
 void trace_match_leave_out(struct trace_matches *t, size_t i, int reason,

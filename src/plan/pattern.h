@@ -159,6 +159,16 @@ int pattern_match_file(const struct trace_pattern *p, const char *path, size_t m
  * the default roots (oat_search order); native: the library in its maps. */
 int pattern_match_pid(const struct trace_pattern *p, int pid, size_t max,
 		      struct pattern_matches *out, struct err *err);
+/* The same with the files under root (a chroot the traced program will run
+ * in: -c 'chroot ROOT …'): a pattern's absolute FILE is ROOT/FILE, a bare
+ * library name is looked for in ROOT's library directories.  root NULL or
+ * "": pattern_match_pid. */
+int pattern_match_rooted(const struct trace_pattern *p, int pid, const char *root, size_t max,
+			 struct pattern_matches *out, struct err *err);
+/* A bare library name ("libc.so") in the system library directories, or
+ * under root's (root NULL or "": this system's).  0, or -ENOENT with e set. */
+int pattern_library_path(const char *root, const char *name, char *buf, size_t size,
+			 struct err *e);
 /* The same with full search options (roots, maps_path, isa, ...; tests). */
 int pattern_match_search(const struct trace_pattern *p, const struct oat_search_opts *o,
 			 size_t max, struct pattern_matches *out, struct err *err);

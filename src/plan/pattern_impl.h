@@ -55,6 +55,10 @@ struct pattern_matches;
 struct code_cache;
 int pattern_find_library(const char *proc_dir, struct code_cache *code, const char *name, int pid,
 			 char *buf, size_t size, struct err *err);
+/* A bare library name in root's system library directories (ROOT/system/
+ * lib64, ROOT/lib/x86_64-linux-gnu, …): the first found, into buf. */
+int pattern_find_library_under(const char *root, const char *name, char *buf, size_t size,
+			       struct err *err);
 int pattern_native_file(const struct trace_pattern *p, const char *path, size_t max,
 			struct pattern_matches *out, struct err *err);
 /* Shared with pattern_native.c: appends a match / records a searched file. */

@@ -188,6 +188,21 @@ int pattern_find_library(const char *proc_dir, struct code_cache *code, const ch
 		       "library directories", name);
 }
 
+int pattern_find_library_under(const char *root, const char *name, char *buf, size_t size,
+			       struct err *err)
+{
+	char dir[4096];
+	struct stat st;
+
+	for (const char *const *d = LIB_DIRS; *d; d++) {
+		snprintf(dir, sizeof(dir), "%s%s", root, *d);
+		if (stat(dir, &st) == 0 && in_dir(dir, name, buf, size))
+			return 0;
+	}
+	return err_set(err, -ENOENT, "no library %s under %s's library directories (%s/system/"
+		       "lib64, %s/lib, …): give its path (/.../%s)", name, root, root, root, name);
+}
+
 struct native_ctx {
 	struct demangler *dm;
 	const struct trace_pattern *p;

@@ -104,6 +104,13 @@ int pattern_match_search(const struct trace_pattern *p, const struct oat_search_
 
 	if (!max)
 		max = PATTERN_DEFAULT_MAX;
+	if (o->root && *o->root && p->file && p->file[0] == '/') {
+		snprintf(path, sizeof(path), "%s%s", o->root, p->file);
+		return pattern_match_file(p, path, max, out, err);
+	}
+	if (o->root && *o->root && p->file && !p->java && !strchr(p->file, '/'))
+		return pattern_find_library_under(o->root, p->file, found, sizeof(found), err) ?:
+		       pattern_native_file(p, found, max, out, err);
 	if (p->file && (p->java || strchr(p->file, '/')))
 		return in_process_view(o->proc_dir, p->file, o->pid, path, sizeof(path), err) ?:
 		       pattern_match_file(p, path, max, out, err);
@@ -119,7 +126,20 @@ int pattern_match_search(const struct trace_pattern *p, const struct oat_search_
 int pattern_match_pid(const struct trace_pattern *p, int pid, size_t max,
 		      struct pattern_matches *out, struct err *err)
 {
-	struct oat_search_opts o = { .pid = pid };
+	return pattern_match_rooted(p, pid, NULL, max, out, err);
+}
+
+int pattern_library_path(const char *root, const char *name, char *buf, size_t size,
+			 struct err *e)
+{
+	return root && *root ? pattern_find_library_under(root, name, buf, size, e)
+			     : pattern_find_library(NULL, NULL, name, 0, buf, size, e);
+}
+
+int pattern_match_rooted(const struct trace_pattern *p, int pid, const char *root, size_t max,
+			 struct pattern_matches *out, struct err *err)
+{
+	struct oat_search_opts o = { .pid = pid, .root = root };
 	return pattern_match_search(p, &o, max, out, err);
 }
 

@@ -94,7 +94,9 @@ static bool is_java_probe(const struct probe_config *pc)
 static void path_as_seen(const struct plan_opts *po, pid_t pid, const char *path, char *out,
 			 size_t size)
 {
-	if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, path, out, size))
+	if (po->root && po->root[0] && path[0] == '/')
+		snprintf(out, size, "%s%s", po->root, path);
+	else if (proc_path_resolve(po->proc_dir ? po->proc_dir : "/proc", pid, path, out, size))
 		snprintf(out, size, "%s", path);
 }
 
@@ -643,6 +645,8 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 	t->cfg = tc;
 	t->duration_seconds = st->opts->duration_override > 0 ? st->opts->duration_override
 		: (tc->has_duration_seconds ? tc->duration_seconds : 0);
+	t->duration_ms = st->opts->duration_override_ms ? st->opts->duration_override_ms
+			 : t->duration_seconds > 0 ? (uint64_t)t->duration_seconds * 1000 : 0;
 	t->probes = calloc(tc->n_probes ? tc->n_probes : 1, sizeof(*t->probes));
 	if (!t->probes)
 		return err_set(st->err, -ENOMEM, "out of memory");
@@ -664,8 +668,10 @@ static int plan_task(struct plan *plan, size_t ti, const struct task_config *tc,
 			rc = resolve_probe(p, st->opts, t->n_pids ? t->pids[0] : 0, st->native, &e);
 		if (rc == 0)
 			rc = plan_aggregation(p, &e);
-		if (rc == 0 && !st->opts->no_resolve)
+		if (rc == 0 && !st->opts->no_resolve && !st->opts->held)
 			rc = check_mapped(t, p, st, &e);
+		if (rc == 0)
+			plan_call_shape(p);
 		if (rc < 0) {
 			rc = problem(st, &e);
 			if (rc < 0)
@@ -695,6 +701,7 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	plan->n_tasks = cfg->n_tasks;
+	plan->held = opts->held;
 	for (size_t i = 0; i < cfg->n_tasks && rc == 0; i++)
 		rc = plan_task(plan, i, &cfg->tasks[i], &next_id, &st);
 	native_cache_free(st.native);
@@ -714,6 +721,10 @@ int plan_build(const struct uprobestats_config *cfg, const struct plan_opts *opt
 	for (size_t i = 0; i < plan->n_tasks; i++)
 		for (size_t j = 0; j < plan->tasks[i].n_probes; j++)
 			plan->probe_by_id[plan->tasks[i].probes[j].id] = &plan->tasks[i].probes[j];
+	if (plan_call_pairs(plan) < 0) {
+		plan_free(plan);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
 	*out = plan;
 	return 0;
 }

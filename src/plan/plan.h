@@ -80,6 +80,10 @@ struct plan_probe {
 	char program_name[160];           /* as configured: prog_<Obj>_uprobe_<name> */
 	char map_name[160];               /* map_<Obj>_<map> */
 	char *method_key;                 /* desc.method_key (plan/method_key.h); owned */
+	/* How the text output shows its calls (plan_call_shape.c); desc.call
+	 * points here for call entries and returns. */
+	struct call_shape shape;
+	char arg_names[CALL_SHAPE_MAX_ARGS][16];
 	struct probe_desc desc;           /* points into this struct */
 };
 
@@ -117,6 +121,7 @@ struct plan_task {
 	bool wait_for_start;
 	const char *wait_name;
 	int32_t duration_seconds;         /* <= 0: until interrupted */
+	uint64_t duration_ms;             /* the same in ms (0: until interrupted) */
 };
 
 struct plan {
@@ -124,6 +129,7 @@ struct plan {
 	size_t n_tasks;
 	size_t n_probes;                  /* over all tasks */
 	struct plan_probe **probe_by_id;  /* n_probes entries */
+	bool held;                        /* plan_opts.held: the pids have not exec'd yet */
 };
 
 /* Where a probe is, as a plan source that found it already knows it
@@ -148,7 +154,11 @@ struct plan_opts {
 	const pid_t *pids;                /* --pid overrides target_process_name */
 	size_t n_pids;
 	bool all_matches;                 /* every process whose cmdline matches */
+	bool held;                        /* the pids are held before exec (-c): their
+					   * files are not mapped yet, and no warning says so */
+	const char *root;                 /* -c 'chroot ROOT …': file_paths under ROOT */
 	int32_t duration_override;        /* > 0 replaces duration_seconds */
+	uint64_t duration_override_ms;    /* > 0: the same in ms (--duration 500ms) */
 	bool no_resolve;                  /* check --no-resolve: fill what is known */
 	/* Java methods: --resolver, --oatdump, the search's cache and roots. */
 	int java_mode;                    /* enum java_resolver_mode */
@@ -201,6 +211,14 @@ int plan_arg_register(enum arg_abi abi, int32_t pos);
 
 const char *resolve_how_name(enum resolve_how how);
 const char *arg_abi_name(enum arg_abi abi);
+
+/* plan_call_shape.c: how the text output's line per call shows each probe
+ * (vocab/event.h: struct call_shape).  plan_call_shape fills p->shape (and
+ * p->desc.call) once p is resolved; plan_call_pairs marks each entry probe
+ * that a return probe of the same function (file, offset) follows: 0, or -1
+ * when out of memory. */
+void plan_call_shape(struct plan_probe *p);
+int plan_call_pairs(struct plan *plan);
 
 /* plan_aggregation.c: fills p->agg_* from its Aggregation field (plan/
  * aggregation.h); an aggregation on a program that does not aggregate, a

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,8 +202,13 @@ static int push_str(struct arena *a, struct str_list *l, const char *s)
 static int fill_probe(struct arena *a, struct probe_config *pc, const char *prog,
 		      const struct trace_method *m, bool ret, bool uretprobe)
 {
+	char abs[PATH_MAX];
+	/* a relative path (./target) would name another file wherever the
+	 * emitted config is run from: the file's absolute path */
+	const char *path = m->path[0] != '/' && realpath(m->path, abs) ? abs : m->path;
+
 	pc->bpf_name = arena_strdup(a, prog);
-	if (!pc->bpf_name || push_str(a, &pc->file_paths, m->path) < 0)
+	if (!pc->bpf_name || push_str(a, &pc->file_paths, path) < 0)
 		return -ENOMEM;
 	if (ret || uretprobe) {
 		/* Java always; native unless --unsafe-uretprobe (a C++ exception

@@ -83,6 +83,7 @@ struct probe_stats *accounting_rows(const struct accounting *a, const struct pla
 			.untracked = c.untracked,
 			.uretprobe = p->prog->entry && !p->exit_probes,
 			.unpaired = c.unpaired,
+			.in_kernel = p->prog->aggregate || p->prog->traffic,
 		};
 		if (running && oldest && running[i]) {
 			uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;

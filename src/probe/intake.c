@@ -184,7 +184,7 @@ int intake_open(struct intake *in, const char *proc_dir, struct err *err)
 	name_cache_init(in->names, proc_dir);
 	/* Known targets now, while they surely run: short-lived ones may be gone
 	 * by the time their records are drained. */
-	for (size_t i = 0; i < plan->n_tasks; i++)
+	for (size_t i = 0; i < plan->n_tasks && !plan->held; i++)  /* -c: named after exec */
 		for (size_t j = 0; j < plan->tasks[i].n_pids; j++)
 			name_cache_get(in->names, plan->tasks[i].pids[j], NULL);
 	for (size_t i = 0; i < plan->n_probes && !in->stacks; i++) {

@@ -226,18 +226,18 @@ static void check_tasks(struct loop *L)
 		struct loop_task_stats *ts = &L->stats->tasks[i];
 		if (ts->end != TASK_RUNNING)
 			continue;
-		if (t->duration_seconds > 0 &&
-		    now - ts->start_boot_ns >= (uint64_t)t->duration_seconds * 1000000000ull) {
+		if (t->duration_ms > 0 && now - ts->start_boot_ns >= t->duration_ms * 1000000ull) {
 			if (ts->waiting) {
 				end_task(L, i, TASK_END_NEVER_STARTED);
-				notice(L, "task %zu: no %s%s%s started within %d s", i,
+				notice(L, "task %zu: no %s%s%s started within %g s", i,
 				       t->wait_name ? "process named '" : "app process",
 				       t->wait_name ? t->wait_name : "", t->wait_name ? "'" : "",
-				       t->duration_seconds);
+				       (double)t->duration_ms / 1000);
 				continue;
 			}
 			end_task(L, i, TASK_END_DURATION);
-			notice(L, "task %zu: duration of %d s elapsed", i, t->duration_seconds);
+			notice(L, "task %zu: duration of %g s elapsed", i,
+			       (double)t->duration_ms / 1000);
 		} else if (!ts->waiting && !t->all_processes && !targets_alive(L, i)) {
 			end_task(L, i, TASK_END_TARGETS_EXITED);
 			notice(L, "task %zu: every target process has exited", i);

@@ -20,6 +20,7 @@ struct code_cache;
 struct oat_search_opts {
 	int pid;                    /* > 0: files mapped by this process come first */
 	const char *proc_dir;       /* NULL: "/proc" (sys/maps.h) */
+	const char *root;           /* a chroot the files are under (-c); NULL: none */
 	const char *maps_path;      /* overrides /proc/<pid>/maps (tests) */
 	const char *const *roots;   /* directories searched next; NULL = defaults for isa */
 	size_t n_roots;

@@ -258,7 +258,7 @@ static int cmp_rows(const void *a, const void *b)
 	const struct prof_row *y = *(const struct prof_row *const *)b;
 
 	if (x->total_ns != y->total_ns)
-		return x->total_ns > y->total_ns ? -1 : 1;
+		return x->total_ns > y->total_ns ? -1 : 1;   /* entries only: all 0, by calls */
 	if (x->entries + x->returns != y->entries + y->returns)
 		return x->entries + x->returns > y->entries + y->returns ? -1 : 1;
 	return strcmp(x->method ? x->method : "", y->method ? y->method : "");
@@ -346,13 +346,28 @@ static void profile_finish(void *st)
 		json_object_end(&j);
 		json_newline(&j);
 	} else {
-		outbuf_printf(&p->o, "profile: %zu method(s), by total time%s\n", n,
+		/* entries only (no --ret): no time to show, only the counts */
+		bool timed = false;
+		for (size_t i = 0; i < n && !timed; i++)
+			timed = order[i]->returns || order[i]->unwound || order[i]->running;
+		outbuf_printf(&p->o, "profile: %zu method(s), by %s%s\n", n,
+			      timed ? "total time" : "calls (entries only: --ret times them)",
 			      p->oom ? " (incomplete: out of memory)" : "");
-		outbuf_printf(&p->o, "%10s %12s %12s %10s %10s %10s %10s %8s  %-7s %-15s %s\n",
-			      "CALLS", "TOTAL_MS", "SELF_MS", "MEAN_US", "P50_US", "P99_US",
-			      "MAX_US", "UNWOUND", "PID", "PROCESS", "METHOD");
+		if (timed)
+			outbuf_printf(&p->o, "%10s %12s %12s %10s %10s %10s %10s %8s  %-7s %-15s "
+				      "%s\n", "CALLS", "TOTAL_MS", "SELF_MS", "MEAN_US", "P50_US",
+				      "P99_US", "MAX_US", "UNWOUND", "PID", "PROCESS", "METHOD");
+		else
+			outbuf_printf(&p->o, "%10s  %-7s %-15s %s\n", "CALLS", "PID", "PROCESS",
+				      "METHOD");
 		for (size_t i = 0; i < n; i++)
-			text_row(&p->o, order[i]);
+			if (timed)
+				text_row(&p->o, order[i]);
+			else
+				outbuf_printf(&p->o, "%10llu  %-7u %-15.15s %s\n",
+					      (unsigned long long)calls_of(order[i]), order[i]->pid,
+					      order[i]->process[0] ? order[i]->process : "-",
+					      order[i]->method ? order[i]->method : "?");
 	}
 	outbuf_flush(&p->o);
 	free(order);

@@ -14,9 +14,16 @@ static int parse_format(void *ctx, const struct opt_row *row, const char *arg, s
 {
 	struct sink_args *a = ctx;
 
-	if (strcmp(arg, "text") && strcmp(arg, "json"))
-		return err_set(e, -EINVAL, "--format takes text or json, not '%s'", arg);
+	if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "text-raw"))
+		return err_set(e, -EINVAL, "--format takes text, json or text-raw, not '%s'", arg);
 	a->format = arg;
+	return 0;
+}
+
+/* --json: the same as --format json, as methods, resolve and doctor take it. */
+static int take_json(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	((struct sink_args *)ctx)->format = "json";
 	return 0;
 }
 
@@ -92,7 +99,8 @@ static int parse_profile_format(void *ctx, const struct opt_row *row, const char
 
 static const struct opt_row rows[] = {
 	{ "format", 0, required_argument, parse_format, 0,
-	  OPT_DOC(OUTPUT, "text|json", "events on stdout as aligned text or JSON Lines (default: text, unless statsd takes the events)") },
+	  OPT_DOC(OUTPUT, "text|json|text-raw", "events on stdout: one readable line per call (text), JSON Lines, or every register (text-raw); default text, unless statsd takes the events") },
+	{ "json", 0, no_argument, take_json, 0, OPT_DOC(OUTPUT, "", "the same as --format json") },
 	{ "output", 0, required_argument, KEEP_STR(output),
 	  OPT_DOC(OUTPUT, "FILE", "write those events to FILE instead of stdout") },
 	{ "trace", 0, required_argument, KEEP_STR(trace),
@@ -128,5 +136,6 @@ struct sinks_options sink_args_options(const struct sink_args *a, FILE *out, FIL
 		so.json = out;
 	else if (a->format)
 		so.text = out;
+	so.text_raw = a->format && !strcmp(a->format, "text-raw");
 	return so;
 }

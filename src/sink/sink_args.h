@@ -15,7 +15,7 @@
 #include "sink/sink_types.h"
 
 struct sink_args {
-	const char *format;          /* "text" | "json" on stdout (or the --output file) */
+	const char *format;          /* "text" | "json" | "text-raw" on stdout (or --output) */
 	const char *output;          /* --output: a file instead of stdout */
 	const char *trace;           /* --trace file */
 	enum trace_format trace_format;

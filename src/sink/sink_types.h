@@ -35,6 +35,8 @@ struct sinks_options {
 				       * 0 (zeroed options) STATSD_WAIT_DEFAULT_MS,
 				       * SINKS_STATSD_NO_WAIT drop at once */
 	FILE *text;                   /* human lines (NULL: only by the default rule) */
+	bool text_raw;                /* --format text-raw: every field (registers in hex)
+				       * instead of one line per call */
 	FILE *json;                   /* JSON Lines */
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
 	enum trace_format trace_format;

@@ -17,6 +17,7 @@ struct totals {
 	uint64_t hits, delivered, dropped_kernel, dropped_sink, duration_ns;
 	uint64_t unwound, untracked, unpaired;
 	bool exit_probes, uretprobe;
+	size_t rows, in_kernel;      /* rows added, of them counted in the kernel */
 };
 
 /* A table row's cells, formatted without printf: a trace over 10,000
@@ -38,6 +39,8 @@ static void add(struct totals *t, const struct probe_stats *r)
 	t->exit_probes |= r->exit_probes;
 	t->unpaired += r->unpaired;
 	t->uretprobe |= r->uretprobe;
+	t->rows++;
+	t->in_kernel += r->in_kernel;
 	if (r->duration_ns > t->duration_ns)
 		t->duration_ns = r->duration_ns;
 }
@@ -75,7 +78,11 @@ static void fill(struct cells *c, const char *task, const struct totals *t, cons
 {
 	set_text(c, C_TASK, task, strlen(task));
 	set_u64(c, C_HITS, t->hits);
-	set_u64(c, C_DELIV, t->delivered);
+	/* hits counted in the kernel deliver no event: not a loss */
+	if (t->rows && t->in_kernel == t->rows && !t->delivered)
+		set_text(c, C_DELIV, "in-kernel", 9);
+	else
+		set_u64(c, C_DELIV, t->delivered);
 	set_u64(c, C_DKERN, t->dropped_kernel);
 	set_u64(c, C_DSINK, t->dropped_sink);
 	set_dur(c, C_DUR, t->duration_ns);

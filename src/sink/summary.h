@@ -36,6 +36,8 @@ struct probe_stats {
 	uint64_t running;         /* exit probes: calls entered and not left at exit */
 	uint64_t running_ns;      /* the longest of them had run this long */
 	bool uretprobe;           /* a return program on the uretprobe path: unpaired shown */
+	bool in_kernel;           /* counted in the kernel (aggregate, traffic): it
+				   * delivers no event, and DELIVERED says so */
 	uint64_t unpaired;        /* uretprobe path: returns without an entry time (a
 				   * recursive call overwrote it, evicted, began before
 				   * attach): no record */

@@ -54,6 +54,39 @@ enum probe_role {
 	PROBE_EXIT,      /* a hit closes the innermost open slice `slice` on its thread */
 };
 
+/* How the text output shows a call on one line (sink/text_out.c): the
+ * arguments asked for (trace --args, or the config's statsd positions),
+ * each read from register `reg` of the record (call_detail's r0..r9) or,
+ * a string, from its "argN" field (call_args). */
+#define CALL_SHAPE_MAX_ARGS 10
+
+enum call_arg_kind {
+	CALL_ARG_I64 = 0,        /* signed decimal, the whole register */
+	CALL_ARG_I32,            /* signed decimal, the low 32 bits (int, fd) */
+	CALL_ARG_U64,            /* unsigned decimal (size_t) */
+	CALL_ARG_HEX,            /* a pointer, flags, a Java reference */
+	CALL_ARG_STR,            /* a String / char * the record copied */
+	CALL_ARG_BOOL,
+	CALL_ARG_CHAR,           /* a Java char (UTF-16 unit) */
+};
+
+struct call_arg {
+	const char *name;        /* "fd", "arg0" */
+	int8_t reg;              /* register index (-1: not recorded) */
+	uint8_t pos;             /* argument position */
+	uint8_t kind;            /* enum call_arg_kind */
+};
+
+struct call_shape {
+	bool entry;              /* the record is a call's entry (its registers) */
+	bool ret;                /* the record is a call's return (value, duration) */
+	bool paired;             /* entry: a return record of the same call follows */
+	uint8_t ret_kind;        /* enum call_arg_kind of the return value */
+	bool ret_void;           /* a Java void method: no value to show */
+	uint8_t n_args;
+	struct call_arg args[CALL_SHAPE_MAX_ARGS];
+};
+
 /* The static description of one attached probe (one per probe_config x file).
  * Sinks keep pointers to it (open trace slices, summary rows): it must live as
  * long as the sink set. */
@@ -78,6 +111,7 @@ struct probe_desc {
 	 * dex signature, the class's source file or ""; native: the library, the
 	 * demangled name, its parameter list or "()", ""), or NULL. */
 	const char *method_key;
+	const struct call_shape *call; /* a call's entry or return; NULL: other records */
 };
 
 /* What a probed trace-marker function does (config.h's enum trace_section

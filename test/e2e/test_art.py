@@ -4,6 +4,7 @@ convention; uprobestats resolves them from their Java signatures with the
 built-in reader and must report exactly the calls and values made."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -341,11 +342,12 @@ def test_lone_ret_method_one_exit_probe_call_and_return_in_one_hit():
     eq(len(ev), 1, f"uprobe_events on the odex: {ev}")
     check(ev[0].startswith("p:") and ev[0].endswith(f":0x{off:x}") or
           ev[0].endswith(f":0x{off:016x}"), f"a plain uprobe at +0x{off:x}: {ev}")
-    lines = [l for l in u.out_lines if " <- dur=" in l]
+    # one line per call (docs/output.md): `C.<init>(...)  <DURATION>`, no value for a
+    # void method (the values are checked in the atoms above)
+    lines = [l for l in u.out_lines if re.search(r"\(\.\.\.\)( = \S+)?  <", l)]
     eq(len(lines), n, "text return lines: " + "\n".join(u.out_lines[:5]))
-    check(all(" <- dur=0ns " in l for l in lines), "duration 0 in text: " + lines[0])
-    eq(sorted(int(l.split("return_value=")[1].split()[0], 0) for l in lines), want,
-       "text return values")
+    check(all(l.endswith("  <0ns>") for l in lines), "duration 0 in text: " + lines[0])
+    check(all(" = " not in l for l in lines), "a void method's line has no value: " + lines[0])
 
 
 def test_lone_ret_latency_aggregate_and_trace():

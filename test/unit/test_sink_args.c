@@ -29,9 +29,9 @@ UT_TEST(sink_args_rows_parse_and_make_sink_options)
 	FILE *out = stdout, *trace = stderr;
 	struct sinks_options so;
 
-	UT_EQ_INT(sink_args_rows.n, 9);
+	UT_EQ_INT(sink_args_rows.n, 10);
 	UT_EQ_INT(parse(&a, &e, 2, "--format=xml"), -EINVAL);
-	UT_EQ_STR(e.msg, "--format takes text or json, not 'xml'");
+	UT_EQ_STR(e.msg, "--format takes text, json or text-raw, not 'xml'");
 	UT_EQ_INT(parse(&a, &e, 5, "--format", "json", "--statsd=/tmp/s", "--statsd-wait=0"), 0);
 	UT_EQ_INT(a.statsd_wait_ms, SINKS_STATSD_NO_WAIT);
 	UT_EQ_INT(parse(&a, &e, 2, "--statsd-wait=10001"), -EINVAL);
@@ -52,4 +52,11 @@ UT_TEST(sink_args_rows_parse_and_make_sink_options)
 	UT_ASSERT(so.profile_json && so.profile == NULL); /* the caller opens the file */
 	UT_EQ_INT(parse(&a, &e, 3, "--output", "o.txt"), 0);
 	UT_EQ_STR(a.output, "o.txt");
+	/* --json is --format json; text-raw is text with every field */
+	UT_EQ_INT(parse(&a, &e, 2, "--json"), 0);
+	so = sink_args_options(&a, out, NULL);
+	UT_ASSERT(so.json == out && so.text == NULL && !so.text_raw);
+	UT_EQ_INT(parse(&a, &e, 2, "--format=text-raw"), 0);
+	so = sink_args_options(&a, out, NULL);
+	UT_ASSERT(so.text == out && so.json == NULL && so.text_raw);
 }

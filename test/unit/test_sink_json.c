@@ -434,7 +434,7 @@ UT_TEST(text_lines_are_aligned)
 			    .fields = f, .n_fields = 3 };
 
 	cap_open(&c);
-	UT_EQ_INT(text_open(&t, c.f, NULL), 0);
+	UT_EQ_INT(text_open(&t, c.f, true, NULL), 0);
 	text_event(&t, &ev);
 	ev.comm = "x";
 	ev.pid = 7;
