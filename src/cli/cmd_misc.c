@@ -78,7 +78,7 @@ static const struct cli_command_rows command_rows[] = {
 	  "# with a trace file, for 30 seconds\n"
 	  "uprobestats run config.textproto --trace run.json --duration 30s\n"
 	  "# a config's probes on a command run from its start\n"
-	  "uprobestats run config.textproto -c './app --once'\n",
+	  "uprobestats run config.textproto -c './app once'\n",
 	  { RUN_TABLES, &run_only_rows } },
 	{ "check", CLI_SHORTS_CHECK, "parse, validate and resolve a config; attach nothing",
 	  "check CONFIG [options]",

@@ -345,12 +345,13 @@ UT_TEST(codefile_elf_in_apk_counts_from_the_entry_and_names_frames_apk_entry)
 			       { ENTRY, dl, dl_len, 0 } };
 	uint64_t data[2], sym_off;
 	uint8_t *zip = make_zip(ents, 2, 4096, false, &len, data);
-	const char *apk = write_file("app.apk", zip, len);
+	char apk[1024];   /* a copy: ut_tmpfile's buffer is reused by the next call */
 	char member[1024], maps[4096], dir[1024], pidd[1100];
 	struct elf_file *plain;
 	struct elf_symbol sym;
 	struct err er = { 0 };
 
+	snprintf(apk, sizeof(apk), "%s", write_file("app.apk", zip, len));
 	UT_EQ_INT(elf_open(ut_testdata(LIBDL), &plain, &er), 0);
 	UT_EQ_INT(elf_find_symbol(plain, "dlopen", &sym), 0);
 	UT_EQ_INT(elf_vaddr_to_offset(plain, sym.value, &sym_off, NULL), 0);
