@@ -623,12 +623,17 @@ void code_cache_follow_all(struct code_cache *c)
 void code_cache_follow(struct code_cache *c, uint32_t pid)
 {
 	struct proc *p = proc_find(c, pid);
+	struct art_debug *a;
 
 	if (!p) {
 		p = proc_new(c, pid);
 		read_maps(c, p);
 	}
 	p->fed = true;
+	/* ART's published code and dex files now, while the process surely runs
+	 * (as code_cache_prime) */
+	if ((a = proc_art(p)))
+		art_debug_refresh(a);
 }
 
 /* The slot of a process records are kept for; NULL for one not followed. */

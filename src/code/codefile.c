@@ -952,24 +952,20 @@ static bool looks_like_zip(const char *path)
 struct code_file *code_file_get_mapped(struct code_files *fs, const char *path, const char *shown,
 				       uint64_t map_off)
 {
+	struct code_file *plain;
 	struct stat st;
 
 	if (stat(path, &st) != 0 || !st.st_ino)
 		return code_file_get(fs, path, shown);
-	for (struct code_file *f = fs->head; f; f = f->next) {
-		if (!same_stat(f, &st))
-			continue;
-		if (!f->member) {
-			/* a zip opened as a plain file (not an ELF): its mappings are its
-			 * members' */
-			if (!f->bad || f->open_rc != -ENOEXEC)
-				return f;
-		} else if (code_file_holds(f, map_off)) {
+	for (struct code_file *f = fs->head; f; f = f->next)
+		if (f->member && same_stat(f, &st) && code_file_holds(f, map_off))
 			return f;
-		}
-	}
-	if (!looks_like_zip(path))
-		return code_file_get(fs, path, shown);
+	/* The file itself first, so that an ELF (nearly every mapping) is opened
+	 * once; only a file that is no ELF is looked at as a zip, whose mappings
+	 * are its stored entries'. */
+	plain = code_file_get(fs, path, shown);
+	if (!plain || !plain->bad || plain->open_rc != -ENOEXEC || !looks_like_zip(path))
+		return plain;
 	return member_new(fs, path, strlen(path), shown, strlen(shown), &st, NULL, map_off);
 }
 

@@ -59,19 +59,6 @@ struct lib_ctx {
 	char zip_err[400];           /* the first zip mapping that is no stored ELF, why */
 };
 
-static bool starts_like_zip(const char *path)
-{
-	unsigned char m[4] = { 0 };
-	FILE *f = fopen(path, "rb");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fread(m, 1, 4, f) == 4 && !memcmp(m, "PK\3\4", 4);
-	fclose(f);
-	return ok;
-}
-
 /* A library mapped from a zip (an APK: bionic maps a stored, page-aligned
  * entry from its data offset): the entry the mapping's offset falls in, when
  * its last component is the name; buf gets "MAPS_PATH!/ENTRY". */
@@ -83,10 +70,13 @@ static bool is_zip_lib(struct lib_ctx *lc, const struct proc_mapping *m, const c
 
 	struct err e = { 0 };
 
+	/* through the run's code cache, which opens each file once (an ELF is
+	 * kept for the probes and stacks; only a file that is no ELF is read as
+	 * a zip), never a second look at the file's first bytes */
 	if (!proc_mapping_exec(m) ||
 	    proc_path_of_mapping(lc->proc_dir, lc->pid, m, mapped, sizeof(mapped)) ||
-	    !starts_like_zip(mapped) ||
-	    !(f = code_cache_file_mapped(lc->code, mapped, m->path, m->offset)))
+	    !(f = code_cache_file_mapped(lc->code, mapped, m->path, m->offset)) ||
+	    !code_file_member(f))
 		return false;
 	if (!code_file_elf(f, &e) && !lc->zip_err[0])
 		snprintf(lc->zip_err, sizeof(lc->zip_err), "; %s", e.msg);
