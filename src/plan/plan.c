@@ -11,6 +11,7 @@
 #include "common/zip_path.h"
 #include "config/schema.h"
 #include "formats/elf.h"
+#include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "plan/method_key.h"
 #include "records.h"
@@ -375,8 +376,8 @@ static int section_register(const struct plan_probe *p, const char *what, int32_
 	int reg = plan_arg_register(p->abi, pos);
 
 	if (reg < 0 || reg >= arg_regs_for(p->machine))
-		return err_set(err, -ENOTSUP, "probe %s: %s %d is passed on the stack; sections "
-			       "read registers only", p->program_name, what, pos);
+		return err_set(err, PLAN_BAD_POSITION, "probe %s: %s %d is passed on the stack; "
+			       "sections read registers only", p->program_name, what, pos);
 	return reg;
 }
 
@@ -395,14 +396,24 @@ static int plan_section(struct plan_probe *p, struct err *err)
 	p->desc.section_value_reg = -1;
 	if (!pc->has_section || pc->section == TRACE_SECTION_NONE)
 		return 0;
+	/* Every refusal here is the config's: the config-error exit (PLAN_BAD_POSITION). */
 	if (pc->section < 0 || pc->section > TRACE_SECTION_COUNTER64)
-		return err_set(err, -EINVAL, "probe %s: section %d is not a TraceSection",
+		return err_set(err, PLAN_BAD_POSITION, "probe %s: section %d is not a TraceSection",
 			       p->program_name, pc->section);
 	if (strcmp(p->prog->name, "call_args"))
-		return err_set(err, -EINVAL, "probe %s: section needs "
+		return err_set(err, PLAN_BAD_POSITION, "probe %s: section needs "
 			       "prog_Uprobestats_uprobe_call_args", p->program_name);
+	if ((pc->has_section_name_arg && pc->section_name_arg < 0) ||
+	    (pc->has_section_value_arg && pc->section_value_arg < 0))
+		return err_set(err, PLAN_BAD_POSITION, "probe %s: %s %d is not an argument "
+			       "position (0 is the first argument)", p->program_name,
+			       pc->has_section_name_arg && pc->section_name_arg < 0
+			       ? "section_name_arg" : "section_value_arg",
+			       pc->has_section_name_arg && pc->section_name_arg < 0
+			       ? pc->section_name_arg : pc->section_value_arg);
 	if (needs_name != (name >= 0) || needs_value != (value >= 0))
-		return err_set(err, -EINVAL, "probe %s: section %s takes %s", p->program_name,
+		return err_set(err, PLAN_BAD_POSITION, "probe %s: section %s takes %s",
+			       p->program_name,
 			       schema_enum_name(&schema_enum_trace_section, pc->section),
 			       !needs_name ? "no name or value argument"
 			       : needs_value ? "section_name_arg and section_value_arg"

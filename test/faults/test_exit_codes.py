@@ -59,6 +59,16 @@ def cases(tmp, sleeper):
         f.write("tasks {\n")
     gone, kt = gone_pid(), kernel_thread()
     native = target("target_native") + ":ups_target_fn"
+
+    def section_cfg(name, arg):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write("tasks {\n  probe_configs {\n"
+                    '    bpf_name: "prog_Uprobestats_uprobe_call_args"\n'
+                    f'    file_paths: "{target("target_native")}"\n'
+                    '    method_signature: "ups_target_fn"\n'
+                    f"    section: BEGIN\n    section_name_arg: {arg}\n  }}\n}}\n")
+        return path
     return {
         "trace-unmapped-pid": (["trace", "--duration", "1", "-p", str(sleeper), native], None),
         "closed-stdout": (shell('exec "$0" "$@" 1>&-') + ["trace", "--duration", "1", PAT],
@@ -73,6 +83,8 @@ def cases(tmp, sleeper):
         "mistyped-command": (["trac"], None),
         "missing-config": (["run", "missing.textproto"], None),
         "malformed-config": (["run", bad_cfg], None),
+        "section-arg-negative": (["check", section_cfg("neg.textproto", -1)], None),
+        "section-arg-on-stack": (["check", section_cfg("stack.textproto", 7)], None),
         "missing-file": (["trace", "/nonexistent/libnothing.so:f"], None),
         "no-such-symbol": (["trace", LIBC + ":no_such_symbol_xyz_123"], None),
         "unprivileged": (as_nobody() + [os.path.abspath(BIN), "trace", "--duration", "1", PAT],
