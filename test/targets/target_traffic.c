@@ -189,8 +189,13 @@ static void open_early(int base)
 	socklen_t len;
 	int l = listener(AF_INET6, SOCK_STREAM, base + 4);
 
+	int one = 1;
+
 	early[0][0] = socket(AF_INET6, SOCK_STREAM, 0);
 	len = addr_of(AF_INET6, base + 5, &ss);
+	/* the same port pair as an earlier run's may still be in TIME_WAIT */
+	if (early[0][0] >= 0)
+		setsockopt(early[0][0], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (early[0][0] < 0 || bind(early[0][0], (struct sockaddr *)&ss, len) < 0)
 		die("early bind");
 	len = addr_of(AF_INET6, base + 4, &ss);
