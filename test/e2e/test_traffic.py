@@ -8,6 +8,7 @@ client's own getaddrinfo of names a private /etc/hosts maps; bad input (a
 process gone, a static program without libc) one clear line."""
 import json
 import os
+import signal
 import time
 
 from e2e import BIN, Held, Uprobestats, check, eq, kernel_args, run, target, tmpdir
@@ -49,6 +50,21 @@ def traced(held, args):
     return [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')], u
 
 
+def kill_children(pid):
+    """The server the client forked: killed with the client, so a failed run
+    leaves no process holding the test's output open."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return
+    for k in kids:
+        try:
+            os.kill(k, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def traffic_rows(args, base):
     """(client pid, server pid, JSON rows, typed atoms of ATOM)"""
     tmp = tmpdir()
@@ -63,6 +79,7 @@ def traffic_rows(args, base):
         rows, _ = traced(held, ["-p", str(held.pid), "-p", str(srv), "--atom", str(ATOM),
                                 f"--statsd={rx.path}"] + args)
     finally:
+        kill_children(held.pid)
         held.kill()
         rx.close()
     return held.pid, srv, rows, [f for a, f in rx.typed_atoms() if a == ATOM]
