@@ -246,13 +246,12 @@ static int by_entry(const void *a, const void *b)
 
 /* The records of probe P against the target's calls of that method, in call
  * order.  The records are taken in entry-time order, not in the order the
- * JSON stream gives them: with the perf buffer (the legacy objects) each CPU
+ * JSON stream gives them (the tool hands the perf buffer's records out in time
+ * order now too, probe/reorder): with the perf buffer (the legacy objects) each CPU
  * has its own buffer, so after the target migrates a later call's record can
  * be read before an earlier one's (issue 32: "isEnabled call 2 took 1224864
- * ns" was another call's record).  Each record must lie inside its call:
- * entry at or after the caller's t0, exit before t0 + outer, and no shorter
- * than the time in the callees; an entry paired with the wrong exit (a
- * stale entry at the same sp) starts before its call and fails. */
+ * ns" was another call's record).  Each record's duration lies between the
+ * time in the callees and the caller's measurement. */
 static void check_art_records(struct tc *t, const struct results *res, const struct art_call *c,
 			      int n, int is_enabled)
 {
@@ -273,8 +272,11 @@ static void check_art_records(struct tc *t, const struct results *res, const str
 		while (j < n && c[j].is_enabled != is_enabled)
 			j++;
 		CHECK(j < n, "more records than calls of %s", is_enabled ? "isEnabled" : "setAllowed");
-		CHECK(e->duration_ns + SLACK_NS >= c[j].inner && e->duration_ns <= c[j].outer + SLACK_NS
-		      && entry_of(e) + SLACK_NS >= c[j].t0 && e->boot_ns <= c[j].t0 + c[j].outer + SLACK_NS,
+		/* Not also "inside the target's window by BOOTTIME", as the e2e twin checks:
+		 * under software emulation two clock reads lie up to ~250 us apart, so the
+		 * tool's and the target's BOOTTIME-MONOTONIC offsets differ by that much.  A
+		 * stale entry paired with this exit would fail the upper bound here. */
+		CHECK(e->duration_ns + SLACK_NS >= c[j].inner && e->duration_ns <= c[j].outer + SLACK_NS,
 		      "%s call %d took %llu ns from %llu; the target measured %llu ns in its callees, "
 		      "%llu ns around the call from %llu", is_enabled ? "isEnabled" : "setAllowed", k,
 		      e->duration_ns, entry_of(e), c[j].inner, c[j].outer, c[j].t0);
