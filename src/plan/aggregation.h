@@ -15,10 +15,6 @@
 #include "plan/plan.h"
 
 #define AGG_DEFAULT_MAX_KEYS 10240
-/* plan_build's code for an aggregation's argument position that is no
- * register: a bad value of what asked for it (exit 2 from trace's --by/--sum/
- * --hist like --args, 3 from a config), not a resolution failure. */
-#define PLAN_BAD_POSITION (-EDOM)
 #define AGG_MAX_KEYS_LIMIT (1u << 20)
 
 /* The run's flush interval in seconds (the smallest a probe asks for; 0:

@@ -11,7 +11,6 @@
 #include "common/zip_path.h"
 #include "config/schema.h"
 #include "formats/elf.h"
-#include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "plan/method_key.h"
 #include "records.h"

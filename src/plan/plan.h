@@ -5,6 +5,7 @@
 #ifndef UPROBESTATS_PLAN_PLAN_H
 #define UPROBESTATS_PLAN_PLAN_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +16,12 @@
 #include "common/err.h"
 #include "config/config.h"
 #include "vocab/event.h"
+
+/* plan_build's code for an argument position (an aggregation's key or value,
+ * a section's name or value) that is no register, and for every other bad
+ * value a config or trace's options gave: exit 2 from trace's --by/--sum/
+ * --hist/--args, 3 from a config; not a resolution failure. */
+#define PLAN_BAD_POSITION (-EDOM)
 
 struct code_cache;
 
