@@ -1,6 +1,8 @@
 /* codefile.c — the per-file layer of the code cache (see codefile.h and
- * codecache.h): symbols, interpreter ranges, CFI, compiled Java methods. */
-#include "code/codefile.h"
+ * codecache.h): each file's parts, read on first use: symbols, interpreter
+ * ranges, CFI, compiled Java methods, the memo of exit analyses.  The set of
+ * files and how each is opened (plain or inside a zip) is codefile_set.c. */
+#include "code/codefile_priv.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -8,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/grow.h"
 #include "formats/cfi.h"
@@ -22,88 +23,6 @@
 #include "formats/oat_dexfile.h"
 #include "formats/oat_methods.h"
 #include "formats/zip.h"
-#include "common/zip_path.h"
-
-struct sym {
-	uint64_t start, size;
-	const char *name;             /* points into the ELF or the minidebug buffer */
-};
-
-struct range {
-	uint64_t start, end;
-};
-
-/* One compiled Java method; CodeInfo, name and dex method on first use. */
-struct jmethod {
-	uint64_t start;               /* code vaddr */
-	uint32_t size;
-	uint32_t list_i;              /* in methods.v */
-	bool named, frame_decoded, frame_ok, has_dm;
-	const struct dex_file *dex;   /* for line numbers, when has_dm */
-	struct dex_method dm;
-	struct art_frame_info fi;
-	struct art_stack_map *rows;
-	uint32_t n_rows;
-	char *name;
-};
-
-/* One memoized exit analysis (code_file_exits), in a hash chain. */
-struct exits_memo {
-	struct exits_memo *next;
-	uint64_t off, size;
-	bool java;
-	struct code_exits x;
-};
-
-#define EXITS_BUCKETS 256u
-
-struct code_file {
-	struct code_files *fs;        /* whose counters */
-	char *path;
-	dev_t dev;
-	ino_t ino;
-	int64_t mtime_ns;
-	bool bad;                     /* could not be read */
-	char why[160];
-	int open_rc;                  /* elf_open's error when bad */
-	char *open_msg;
-	struct elf_file *own_elf;     /* NULL when the oat file owns it */
-	const struct elf_file *elf;
-	bool is_oat;                  /* has an oatdata symbol */
-	bool md_tried, syms_tried, oat_tried, dexes_tried, methods_tried;
-	int oat_rc, dexes_rc, methods_rc;
-	struct err *oat_err;          /* why oat, dexes or methods failed (the first) */
-	struct minidebug md;          /* .gnu_debugdata's ELF (md.elf NULL: none) */
-	bool cfi_tried, has_cfi;      /* has_cfi: CFI sections exist (maybe unreadable) */
-	struct cfi_table *cfi, *md_cfi;
-	struct sym *syms;
-	size_t n_syms;
-	struct range interp[4];
-	size_t n_interp;
-	struct oat_file *oat;
-	struct oat_dexset *dexes;
-	struct oat_method_list methods;
-	struct jmethod *jm;           /* sorted by start */
-	size_t n_jm;
-	struct exits_memo **exits;    /* EXITS_BUCKETS chains by offset; on first use */
-	/* An ELF stored in a zip (an APK's library, mapped from it): the archive
-	 * kept open (the ELF's bytes are its), the entry's data offset and size
-	 * in it, the entry's name.  Every offset of this file counts from base. */
-	struct zip_archive *zip;
-	uint64_t base, member_size;
-	char *member;
-	struct code_file *next;
-};
-
-struct code_files {
-	struct code_file *head;
-	struct code_cache_stats st;
-};
-
-struct code_files *code_files_new(void)
-{
-	return calloc(1, sizeof(struct code_files));
-}
 
 static void exits_free(struct code_file *f)
 {
@@ -119,7 +38,7 @@ static void exits_free(struct code_file *f)
 	free(f->exits);
 }
 
-static void file_free(struct code_file *f)
+void code_file_release(struct code_file *f)
 {
 	exits_free(f);
 	for (size_t i = 0; i < f->n_jm; i++) {
@@ -142,23 +61,6 @@ static void file_free(struct code_file *f)
 	free(f->member);
 	free(f->path);
 	free(f);
-}
-
-void code_files_free(struct code_files *fs)
-{
-	if (!fs)
-		return;
-	while (fs->head) {
-		struct code_file *f = fs->head;
-		fs->head = f->next;
-		file_free(f);
-	}
-	free(fs);
-}
-
-void code_files_stats(const struct code_files *fs, struct code_cache_stats *out)
-{
-	*out = fs->st;
 }
 
 /* ---- ELF symbols ---- */
@@ -713,59 +615,6 @@ const char *code_file_why(const struct code_file *f)
 	return f->bad ? f->why : NULL;
 }
 
-static int64_t mtime_ns(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
-/* The file's opened ELF: its counters and oat marker. */
-static void elf_loaded(struct code_files *fs, struct code_file *f)
-{
-	struct elf_symbol os;
-
-	fs->st.files_opened++;
-	f->elf = f->own_elf;
-	f->is_oat = elf_find_symbol(f->elf, "oatdata", &os) == 0;
-}
-
-static void load_failed(struct code_files *fs, struct code_file *f, int rc, const char *msg,
-			const char *shown)
-{
-	f->own_elf = NULL;
-	f->open_rc = rc;
-	f->bad = true;
-	f->open_msg = strdup(msg);
-	snprintf(f->why, sizeof(f->why), "unknown in %s", shown);
-	fs->st.files_failed++;
-}
-
-/* Opens the file as an ELF; the rest is read on first use. */
-static void file_load(struct code_files *fs, struct code_file *f, const char *shown)
-{
-	struct err e = { 0 };
-	int rc;
-
-	if ((rc = elf_open(f->path, &f->own_elf, &e)) < 0)
-		return load_failed(fs, f, rc, e.msg, shown);
-	elf_loaded(fs, f);
-}
-
-/* The ELF stored in f->zip at f->base (f->member_size bytes). */
-static void member_load(struct code_files *fs, struct code_file *f, const char *shown)
-{
-	struct err e = { 0 };
-	size_t size;
-	const uint8_t *data = zip_bytes(f->zip, &size);
-	int rc;
-
-	if ((rc = elf_open_mem(f->path, data + f->base, f->member_size, &f->own_elf, &e)) < 0) {
-		err_prefix(&e, "%s+0x%llx (entry %s)", zip_name(f->zip),
-			   (unsigned long long)f->base, f->member);
-		return load_failed(fs, f, rc, e.msg, shown);
-	}
-	elf_loaded(fs, f);
-}
-
 const struct elf_file *code_file_elf(const struct code_file *f, struct err *err)
 {
 	if (f->bad)
@@ -814,167 +663,6 @@ int code_file_bytes(const struct code_file *f, uint64_t off, uint64_t size, cons
 			       f->path, (unsigned long long)off, (unsigned long long)size);
 	*out = data + off;
 	return 0;
-}
-
-static struct code_file *file_new(struct code_files *fs, const char *path, const struct stat *st)
-{
-	struct code_file *f = calloc(1, sizeof(*f));
-
-	if (!f || !(f->path = strdup(path))) {
-		free(f);
-		return NULL;
-	}
-	f->fs = fs;
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->mtime_ns = mtime_ns(st);
-	return f;
-}
-
-static struct code_file *file_add(struct code_files *fs, struct code_file *f)
-{
-	f->next = fs->head;
-	fs->head = f;
-	return f;
-}
-
-static bool same_stat(const struct code_file *f, const struct stat *st)
-{
-	return f->ino == st->st_ino && f->dev == st->st_dev && f->mtime_ns == mtime_ns(st);
-}
-
-/* A new member entry of container: found by name (entry) or by an offset in
- * its data (entry NULL); a failure is an entry too (f->bad), keyed by name or
- * by that offset. */
-static struct code_file *member_new(struct code_files *fs, const char *container, size_t clen,
-				    const char *shown, size_t slen, const struct stat *st,
-				    const char *entry, uint64_t map_off)
-{
-	char cpath[PATH_MAX], mpath[PATH_MAX], mshown[PATH_MAX];
-	struct zip_entry ze;
-	struct err e = { 0 };
-	struct code_file *f;
-	int rc;
-	struct zip_archive *z = NULL;
-
-	snprintf(cpath, sizeof(cpath), "%.*s", (int)clen, container);
-	if ((rc = zip_open(cpath, &z, &e)) == 0)
-		rc = entry ? zip_stored_entry(z, entry, &ze, &map_off, &e)
-			   : zip_entry_holding(z, map_off, &ze, &map_off, &e);
-	if (!rc) {
-		entry = NULL;
-		if (zip_path_join(mpath, sizeof(mpath), container, clen, ze.name, ze.name_len) ||
-		    zip_path_join(mshown, sizeof(mshown), shown, slen, ze.name, ze.name_len))
-			rc = err_set(&e, -ENAMETOOLONG, "%s: path too long", cpath);
-	}
-	if (rc) {
-		if (entry)
-			snprintf(mpath, sizeof(mpath), "%.*s!/%s", (int)clen, container, entry);
-		else
-			snprintf(mpath, sizeof(mpath), "%.*s", (int)clen, container);
-		snprintf(mshown, sizeof(mshown), "%s", mpath);
-	}
-	if (!(f = file_new(fs, mpath, st))) {
-		zip_close(z);
-		return NULL;
-	}
-	f->base = map_off;
-	f->member = rc ? strdup(entry ? entry : "") : strndup(ze.name, ze.name_len);
-	if (!f->member) {
-		zip_close(z);
-		free(f->path);
-		free(f);
-		return NULL;
-	}
-	if (rc) {
-		zip_close(z);
-		f->member_size = 1;           /* the failure answers for this offset */
-		load_failed(fs, f, rc, e.msg, mshown);
-	} else {
-		f->zip = z;
-		f->member_size = ze.comp_size;
-		member_load(fs, f, mshown);
-	}
-	return file_add(fs, f);
-}
-
-struct code_file *code_file_get(struct code_files *fs, const char *path, const char *shown)
-{
-	struct stat st;
-	struct code_file *f;
-	const char *entry, *sentry;
-	size_t clen, slen;
-	struct err e = { 0 };
-
-	if (zip_path_split(path, &clen, &entry, &e) > 0) {
-		char cpath[PATH_MAX];
-		snprintf(cpath, sizeof(cpath), "%.*s", (int)clen, path);
-		if (stat(cpath, &st) != 0)
-			memset(&st, 0, sizeof(st));
-		for (f = fs->head; f; f = f->next)
-			if (f->member && same_stat(f, &st) && !strcmp(f->member, entry) &&
-			    (st.st_ino || !strcmp(f->path, path)))
-				return f;
-		if (zip_path_split(shown, &slen, &sentry, &e) <= 0)
-			slen = strlen(shown);
-		return member_new(fs, path, clen, shown, slen, &st, entry, 0);
-	}
-	if (stat(path, &st) != 0)
-		memset(&st, 0, sizeof(st));
-	for (f = fs->head; f; f = f->next) {
-		if (f->member)
-			continue;
-		if (st.st_ino ? same_stat(f, &st) : !f->ino && !strcmp(f->path, path))
-			return f;
-	}
-	if (!(f = file_new(fs, path, &st)))
-		return NULL;
-	file_load(fs, f, shown);
-	return file_add(fs, f);
-}
-
-/* Whether the file at path starts like a zip (a local header or an empty
- * archive's end record): its mappings are of the entries it stores. */
-static bool looks_like_zip(const char *path)
-{
-	unsigned char m[4] = { 0 };
-	FILE *fp = fopen(path, "rb");
-	bool zip;
-
-	if (!fp)
-		return false;
-	zip = fread(m, 1, 4, fp) == 4 && m[0] == 'P' && m[1] == 'K' &&
-	      ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6));
-	fclose(fp);
-	return zip;
-}
-
-struct code_file *code_file_get_mapped(struct code_files *fs, const char *path, const char *shown,
-				       uint64_t map_off)
-{
-	struct code_file *plain;
-	struct stat st;
-
-	if (stat(path, &st) != 0 || !st.st_ino)
-		return code_file_get(fs, path, shown);
-	for (struct code_file *f = fs->head; f; f = f->next)
-		if (f->member && same_stat(f, &st) && code_file_holds(f, map_off))
-			return f;
-	/* The file itself first, so that an ELF (nearly every mapping) is opened
-	 * once; only a file that is no ELF is looked at as a zip, whose mappings
-	 * are its stored entries'. */
-	plain = code_file_get(fs, path, shown);
-	if (!plain || !plain->bad || plain->open_rc != -ENOEXEC || !looks_like_zip(path))
-		return plain;
-	return member_new(fs, path, strlen(path), shown, strlen(shown), &st, NULL, map_off);
-}
-
-struct code_file *code_files_find(struct code_files *fs, dev_t dev, uint64_t ino)
-{
-	for (struct code_file *f = fs->head; f; f = f->next)
-		if (f->ino && f->ino == ino && f->dev == dev && !f->bad && !f->member)
-			return f;
-	return NULL;
 }
 
 const char *code_file_path(const struct code_file *f)
