@@ -646,8 +646,10 @@ static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u
 		bpf_map_delete_elem(&traffic_socks, k);
 }
 
-static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __s64 bytes,
-					  int tx, __u64 uaddr)
+/* Returns 1 when the call counted on fd (a known socket, or one whose
+ * address says it is traffic), else 0. */
+static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __s64 bytes,
+					 int tx, __u64 uaddr)
 {
 	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32, .fd = fd };
 	struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
@@ -656,17 +658,17 @@ static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, _
 	__u32 zero = 0, *gen;
 
 	if (bytes <= 0)
-		return;
+		return 0;
 	if (s)
 		k.sock = *s;
 	else if (!uaddr)
-		return;      /* not a socket we know: a file, a pipe */
+		return 0;    /* not a socket we know: a file, a pipe */
 	if (uaddr) {
 		struct ups_traffic_sock peer = k.sock;
 
 		read_peer(&peer, uaddr);    /* sendto/recvfrom: this datagram's peer */
 		if (!traffic_family(peer.family) && !s)
-			return;             /* a netlink message, say */
+			return 0;           /* a netlink message, say */
 		if (traffic_family(peer.family))
 			k.sock = peer;      /* (else no address came back: the socket's) */
 		/* an unconnected socket's later recv()/recvfrom(NULL) count
@@ -685,13 +687,17 @@ static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, _
 	if (!v) {
 		struct ups_traffic_value z = {};
 
+		/* the first caller's name: kept even when the process is gone
+		 * by the time the interval is printed */
+		bpf_get_current_comm(z.comm, sizeof(z.comm));
+		z.comm_tid = (__u32)pid_tgid;
 		bpf_map_update_elem(&traffic_data, &k, &z, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&traffic_data, &k);
 		if (!v) {
 			struct ups_probe_counters *c = ups_counters(ctx);
 			if (c)
 				c->agg_full++;
-			return;
+			return 1;
 		}
 	}
 	if (tx) {
@@ -700,6 +706,52 @@ static __always_inline void traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, _
 	} else {
 		__sync_fetch_and_add(&v->rx_bytes, bytes);
 		__sync_fetch_and_add(&v->rx_calls, 1);
+	}
+	return 1;
+}
+
+/* The bytes of a sendmmsg/recvmmsg that returned n messages: the msg_len of
+ * vec[0..n-1] (read only; the first UPS_TRAFFIC_MMSG_MAX). */
+static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n)
+{
+	__s64 sum = 0;
+
+	if (!vec)
+		return 0;
+#pragma unroll
+	for (int i = 0; i < UPS_TRAFFIC_MMSG_MAX; i++) {
+		__u32 len = 0;
+
+		if (i >= n || ups_probe_read_user(&len, sizeof(len), (const void *)UPS_UNTAG(
+				vec + (__u64)i * UPS_MMSGHDR_SIZE + UPS_MMSGHDR_LEN_AT)))
+			break;
+		sum += len;
+	}
+	return sum;
+}
+
+/* splice(fd_in, …, fd_out, …): bytes out of a socket fd_out, else into a
+ * socket fd_in (args: fd_in, fd_out). */
+static __always_inline void traffic_splice(void *ctx, __u64 pid_tgid, const __u64 *args,
+					   __s64 ret)
+{
+	if (!traffic_count(ctx, pid_tgid, (__u32)args[1], ret, 1, 0))
+		traffic_count(ctx, pid_tgid, (__u32)args[0], ret, 0, 0);
+}
+
+/* socketpair(domain, type, protocol, sv) = 0: sv[0] and sv[1] are sockets
+ * (args: domain, type, sv), their peer unknown. */
+static __always_inline void traffic_socketpair(__u32 pid, const __u64 *args)
+{
+	struct ups_traffic_sock_key sk = { .pid = pid };
+	__s32 sv[2] = {};
+
+	if (!args[2] || ups_probe_read_user(sv, sizeof(sv), (const void *)UPS_UNTAG(args[2])))
+		return;
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		sk.fd = (__u32)sv[i];
+		traffic_new_sock(&sk, (__u16)args[0], (__u16)(args[1] & 0xf), 0);
 	}
 }
 
@@ -725,6 +777,13 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp, int uret)
 		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0);
 	} else if (op == UPS_TRAFFIC_RX || op == UPS_TRAFFIC_RX_ADDR) {
 		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, op == UPS_TRAFFIC_RX_ADDR ? e.args[2] : 0);
+	} else if (op == UPS_TRAFFIC_TX_MMSG || op == UPS_TRAFFIC_RX_MMSG) {
+		traffic_count(ctx, pid_tgid, sk.fd, mmsg_bytes(e.args[1], ret),
+			      op == UPS_TRAFFIC_TX_MMSG, 0);
+	} else if (op == UPS_TRAFFIC_SPLICE) {
+		traffic_splice(ctx, pid_tgid, e.args, ret);
+	} else if (op == UPS_TRAFFIC_SOCKETPAIR && ret == 0) {
+		traffic_socketpair(sk.pid, e.args);
 	} else if (op == UPS_TRAFFIC_SOCKET && ret >= 0) {
 		sk.fd = (__u32)ret;
 		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0);

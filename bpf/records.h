@@ -126,7 +126,25 @@ enum ups_traffic_op {
 	 * the other way round; ai_next at +40 in both. */
 	UPS_TRAFFIC_LOOKUP = 9,      /* glibc's getaddrinfo: res in arg 3 */
 	UPS_TRAFFIC_LOOKUP_BSD = 10, /* bionic's android_getaddrinfofornet: res in arg 5 */
+	/* splice(fd_in, off_in, fd_out, …) (kept: registers 0 and 2): tx on
+	 * fd_out when it is a known socket, else rx on fd_in when that is one
+	 * (one end of a splice is a pipe) */
+	UPS_TRAFFIC_SPLICE = 11,
+	/* sendmmsg/recvmmsg(fd, vec, vlen, …) = N messages: the bytes are the
+	 * msg_len of vec[0..N-1] (struct mmsghdr, 64 bytes each on 64-bit, msg_len
+	 * at +56), read at the return, at most UPS_TRAFFIC_MMSG_MAX of them;
+	 * one call whatever N */
+	UPS_TRAFFIC_TX_MMSG = 12,
+	UPS_TRAFFIC_RX_MMSG = 13,
+	/* socketpair(domain, type, protocol, sv) = 0 (kept: registers 0, 1 and
+	 * 3): both fds of sv[2] are sockets of that family and type, peer
+	 * unknown */
+	UPS_TRAFFIC_SOCKETPAIR = 14,
 };
+
+#define UPS_TRAFFIC_MMSG_MAX 16     /* messages of a sendmmsg/recvmmsg whose bytes count */
+#define UPS_MMSGHDR_SIZE 64         /* struct mmsghdr on 64-bit */
+#define UPS_MMSGHDR_LEN_AT 56       /* its msg_len */
 
 #define UPS_TRAFFIC_HOST_LEN 64  /* a name's first 63 bytes */
 #define UPS_TRAFFIC_LOOKUP_ADDRS 8  /* addresses kept per lookup */
@@ -175,6 +193,12 @@ struct ups_traffic_value {
 	__u64 rx_bytes;
 	__u64 tx_calls;
 	__u64 rx_calls;
+	/* the thread that first counted on the key (in this interval): its
+	 * name (bpf_get_current_comm) and id; comm_tid == pid: the process's
+	 * main thread, whose name is the process's */
+	char comm[UPS_COMM_LEN];
+	__u32 comm_tid;
+	__u32 pad;
 };
 
 struct ups_envelope {
@@ -727,7 +751,7 @@ UPS_ASSERT_SIZE(struct ups_entry_key, 8);
 UPS_ASSERT_SIZE(struct ups_prog_config, 76);
 UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);
 UPS_ASSERT_SIZE(struct ups_traffic_key, 48);
-UPS_ASSERT_SIZE(struct ups_traffic_value, 32);
+UPS_ASSERT_SIZE(struct ups_traffic_value, 56);
 UPS_ASSERT_SIZE(struct ups_traffic_host_key, 24);
 UPS_ASSERT_SIZE(struct ups_traffic_host, UPS_TRAFFIC_HOST_LEN);
 UPS_ASSERT_SIZE(struct call_args, 608);

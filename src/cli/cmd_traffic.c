@@ -30,8 +30,9 @@
 #define PROG_TRAFFIC "prog_Uprobestats_uretprobe_traffic"
 
 static const char *const FUNCS[] = {
-	"socket", "connect", "accept", "accept4", "close", "send", "sendto", "sendmsg",
-	"write", "writev", "recv", "recvfrom", "recvmsg", "read", "readv",
+	"socket", "socketpair", "connect", "accept", "accept4", "close", "send", "sendto",
+	"sendmsg", "sendmmsg", "write", "writev", "sendfile", "splice", "recv", "recvfrom",
+	"recvmsg", "recvmmsg", "read", "readv",
 };
 
 /* The name lookup whose results give the host names: bionic's (the one its

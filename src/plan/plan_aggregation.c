@@ -103,6 +103,9 @@ static uint32_t traffic_op_of(const char *symbol)
 		{ "accept", UPS_TRAFFIC_ACCEPT },  { "accept4", UPS_TRAFFIC_ACCEPT },
 		{ "close", UPS_TRAFFIC_CLOSE },     { "getaddrinfo", UPS_TRAFFIC_LOOKUP },
 		{ "android_getaddrinfofornet", UPS_TRAFFIC_LOOKUP_BSD },
+		{ "sendfile", UPS_TRAFFIC_TX },    { "splice", UPS_TRAFFIC_SPLICE },
+		{ "sendmmsg", UPS_TRAFFIC_TX_MMSG }, { "recvmmsg", UPS_TRAFFIC_RX_MMSG },
+		{ "socketpair", UPS_TRAFFIC_SOCKETPAIR },
 	};
 	size_t len;
 
@@ -118,16 +121,19 @@ static uint32_t traffic_op_of(const char *symbol)
 }
 
 /* The traffic program: its op from the probed function; the arguments its
- * entry half keeps: registers 0, 1 and 4 (fd or domain; buffer, sockaddr
- * or type; sendto's and recvfrom's address); for a lookup the name and the
- * result pointer (register 3, bionic's android_getaddrinfofornet 5). */
+ * entry half keeps: registers 0, 1 and 4 (fd or domain; buffer, sockaddr,
+ * type or mmsghdr vector; sendto's and recvfrom's address); splice's 0 and 2
+ * (fd_in, fd_out); socketpair's 0, 1 and 3 (domain, type, sv); for a lookup
+ * the name and the result pointer (register 3, bionic's
+ * android_getaddrinfofornet 5). */
 static int plan_traffic(struct plan_probe *p, struct err *err)
 {
 	p->traffic_op = traffic_op_of(p->cfg->method_signature);
 	if (p->traffic_op == UPS_TRAFFIC_NONE)
 		return err_set(err, -EINVAL, "task %u probe %u: %s counts libc's send, sendto, "
-			       "sendmsg, write, writev, recv, recvfrom, recvmsg, read, readv, "
-			       "socket, connect, accept, accept4, close, getaddrinfo and "
+			       "sendmsg, sendmmsg, write, writev, sendfile, splice, recv, "
+			       "recvfrom, recvmsg, recvmmsg, read, readv, socket, socketpair, "
+			       "connect, accept, accept4, close, getaddrinfo and "
 			       "android_getaddrinfofornet, not '%s'",
 			       p->desc.task_index, p->desc.probe_index, p->program_name,
 			       p->cfg->method_signature ? p->cfg->method_signature : "");
@@ -145,7 +151,12 @@ static int plan_traffic(struct plan_probe *p, struct err *err)
 			      0xffu << 16;
 		return 0;
 	}
-	p->agg_regs = 0u | 1u << 8 | 4u << 16;
+	if (p->traffic_op == UPS_TRAFFIC_SPLICE)
+		p->agg_regs = 0u | 2u << 8 | 0xffu << 16;
+	else if (p->traffic_op == UPS_TRAFFIC_SOCKETPAIR)
+		p->agg_regs = 0u | 1u << 8 | 3u << 16;
+	else
+		p->agg_regs = 0u | 1u << 8 | 4u << 16;
 	return 0;
 }
 

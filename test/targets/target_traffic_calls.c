@@ -1,0 +1,279 @@
+/* target_traffic_calls — every call `uprobestats traffic` counts bytes of,
+ * with exact byte and call counts, in one process over loopback (ports the
+ * kernel picks) and a socketpair:
+ *
+ *   TCP  client c -> accepted a:  send 100, write 200, writev 300, sendmsg 400,
+ *        sendfile 500 (from FILE), splice 600 (from a pipe): 2100 bytes, 6 calls;
+ *        a: recv(MSG_WAITALL) 2100 in 1 call
+ *   TCP  a -> c:  send 700; c: splice 700 from the socket into a pipe (rx, 1 call)
+ *   UDP  u1 <-> u2 (connected to each other):  u1 sendmmsg 10+20+30 (3 messages,
+ *        1 call), u2 recvmmsg 3 of them (60 bytes, 1 call); u2 sendmmsg 40+50,
+ *        u1 recvmmsg 2 (90 bytes)
+ *   unix socketpair(AF_UNIX, SOCK_STREAM) s0 -> s1:  write 55, read 55
+ *
+ * and no other traffic: FILE's read by sendfile, the pipe writes and reads
+ * around splice are no socket's.  Exits 0 when every call moved what it
+ * should.
+ *
+ * No libc headers: the same source is built with gcc against glibc
+ * (mk/e2e.mk) and with clang's Android target against the Android 11
+ * userland's bionic (test/bionic/test_bionic_traffic.py; its own _start as
+ * test/targets/android/target_atrace.c's).  The structures are the 64-bit
+ * Linux ones (x86_64 and arm64 alike).
+ *
+ *   target_traffic_calls [--go-fifo PATH] FILE */
+
+struct sockaddr_in4 {
+	unsigned short family;
+	unsigned short port;      /* network order */
+	unsigned int addr;        /* network order */
+	unsigned char zero[8];
+};
+
+struct io_vec {
+	void *base;
+	unsigned long len;
+};
+
+struct msg_hdr {
+	void *name;
+	unsigned int namelen;
+	struct io_vec *iov;
+	unsigned long iovlen;
+	void *control;
+	unsigned long controllen;
+	int flags;
+};
+
+struct mmsg_hdr {
+	struct msg_hdr hdr;
+	unsigned int len;
+};
+
+_Static_assert(sizeof(struct msg_hdr) == 56, "struct msghdr");
+_Static_assert(sizeof(struct mmsg_hdr) == 64, "struct mmsghdr");
+
+extern int socket(int domain, int type, int protocol);
+extern int socketpair(int domain, int type, int protocol, int sv[2]);
+extern int bind(int fd, const void *addr, unsigned int len);
+extern int listen(int fd, int backlog);
+extern int getsockname(int fd, void *addr, unsigned int *len);
+extern int connect(int fd, const void *addr, unsigned int len);
+extern int accept(int fd, void *addr, unsigned int *len);
+extern long send(int fd, const void *buf, unsigned long n, int flags);
+extern long recv(int fd, void *buf, unsigned long n, int flags);
+extern long sendmsg(int fd, const struct msg_hdr *msg, int flags);
+extern int sendmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags);
+extern int recvmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags, void *timeout);
+extern long sendfile(int out_fd, int in_fd, long *offset, unsigned long count);
+extern long splice(int fd_in, long *off_in, int fd_out, long *off_out, unsigned long len,
+		   unsigned int flags);
+extern long write(int fd, const void *buf, unsigned long n);
+extern long writev(int fd, const struct io_vec *iov, int n);
+extern long read(int fd, void *buf, unsigned long n);
+extern int open(const char *path, int flags, ...);
+extern int close(int fd);
+extern int pipe(int fds[2]);
+extern int ioctl(int fd, unsigned long request, ...);
+extern int usleep(unsigned int us);
+
+#define AF_UNIX_ 1
+#define AF_INET_ 2
+#define SOCK_STREAM_ 1
+#define SOCK_DGRAM_ 2
+#define MSG_WAITALL_ 0x100
+#define FIONREAD_ 0x541B
+#define LOOPBACK_NET 0x0100007fu   /* 127.0.0.1 in network order (little-endian) */
+
+static char buf[4096];
+
+static unsigned long len_of(const char *s)
+{
+	unsigned long n = 0;
+
+	while (s[n])
+		n++;
+	return n;
+}
+
+__attribute__((noreturn)) static void die(const char *what)
+{
+	(void)!write(2, "target_traffic_calls: ", 22);
+	(void)!write(2, what, len_of(what));
+	(void)!write(2, "\n", 1);
+	__builtin_trap();
+}
+
+static void want(long got, long n, const char *what)
+{
+	if (got != n)
+		die(what);
+}
+
+/* A socket of type bound on 127.0.0.1 (a port the kernel picks); *a gets
+ * its address. */
+static int bound(int type, struct sockaddr_in4 *a)
+{
+	unsigned int len = sizeof(*a);
+	int fd = socket(AF_INET_, type, 0);
+
+	*a = (struct sockaddr_in4){ .family = AF_INET_, .addr = LOOPBACK_NET };
+	if (fd < 0 || bind(fd, a, sizeof(*a)) < 0 || getsockname(fd, a, &len) < 0)
+		die("bind");
+	return fd;
+}
+
+/* Waits until fd has n bytes to read (the data is in flight on loopback). */
+static void readable(int fd, int n)
+{
+	for (int i = 0; i < 100000; i++) {
+		int have = 0;
+		if (ioctl(fd, FIONREAD_, &have) < 0)
+			die("FIONREAD");
+		if (have >= n)
+			return;
+		usleep(100);
+	}
+	die("the bytes never arrived");
+}
+
+static void tcp(const char *file)
+{
+	struct sockaddr_in4 la, peer;
+	struct io_vec iov = { buf, 400 }, iov3 = { buf, 300 };
+	struct msg_hdr msg = { .iov = &iov, .iovlen = 1 };
+	int l = bound(SOCK_STREAM_, &la), c, a, f, p[2];
+	unsigned int len = sizeof(peer);
+	long off = 0;
+
+	if (listen(l, 1) < 0 || (c = socket(AF_INET_, SOCK_STREAM_, 0)) < 0 ||
+	    connect(c, &la, sizeof(la)) < 0 || (a = accept(l, &peer, &len)) < 0)
+		die("tcp connect");
+	close(l);
+	want(send(c, buf, 100, 0), 100, "send");
+	want(write(c, buf, 200), 200, "write");
+	want(writev(c, &iov3, 1), 300, "writev");
+	want(sendmsg(c, &msg, 0), 400, "sendmsg");
+	if ((f = open(file, 0)) < 0)
+		die("open FILE");
+	want(sendfile(c, f, &off, 500), 500, "sendfile (FILE has 500 bytes or more)");
+	close(f);
+	if (pipe(p) < 0)
+		die("pipe");
+	want(write(p[1], buf, 600), 600, "pipe write");
+	want(splice(p[0], 0, c, 0, 600, 0), 600, "splice to the socket");
+	want(recv(a, buf, 2100, MSG_WAITALL_), 2100, "recv 2100");
+	want(send(a, buf, 700, 0), 700, "send 700");
+	readable(c, 700);
+	want(splice(c, 0, p[1], 0, 700, 0), 700, "splice from the socket");
+	want(read(p[0], buf, sizeof(buf)), 700, "pipe read");
+	close(p[0]), close(p[1]), close(a), close(c);
+}
+
+/* sizes[0..n-1] from fd in one sendmmsg. */
+static void send_many(int fd, const unsigned long *sizes, unsigned int n)
+{
+	struct io_vec iov[4];
+	struct mmsg_hdr v[4] = { 0 };
+
+	for (unsigned int i = 0; i < n; i++) {
+		iov[i] = (struct io_vec){ buf, sizes[i] };
+		v[i].hdr.iov = &iov[i];
+		v[i].hdr.iovlen = 1;
+	}
+	want(sendmmsg(fd, v, n, 0), n, "sendmmsg");
+}
+
+/* n datagrams into fd in one recvmmsg; returns their bytes. */
+static long recv_many(int fd, unsigned int n)
+{
+	static char in[4][128];
+	struct io_vec iov[4];
+	struct mmsg_hdr v[4] = { 0 };
+	long sum = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		iov[i] = (struct io_vec){ in[i], sizeof(in[i]) };
+		v[i].hdr.iov = &iov[i];
+		v[i].hdr.iovlen = 1;
+	}
+	want(recvmmsg(fd, v, n, 0, 0), n, "recvmmsg");
+	for (unsigned int i = 0; i < n; i++)
+		sum += v[i].len;
+	return sum;
+}
+
+static void udp(void)
+{
+	static const unsigned long out1[] = { 10, 20, 30 }, out2[] = { 40, 50 };
+	struct sockaddr_in4 a1, a2;
+	int u1 = bound(SOCK_DGRAM_, &a1), u2 = bound(SOCK_DGRAM_, &a2);
+
+	if (connect(u1, &a2, sizeof(a2)) < 0 || connect(u2, &a1, sizeof(a1)) < 0)
+		die("udp connect");
+	send_many(u1, out1, 3);
+	want(recv_many(u2, 3), 60, "recvmmsg bytes");
+	send_many(u2, out2, 2);
+	want(recv_many(u1, 2), 90, "recvmmsg bytes");
+	close(u1), close(u2);
+}
+
+static void pair(void)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX_, SOCK_STREAM_, 0, sv) < 0)
+		die("socketpair");
+	want(write(sv[0], buf, 55), 55, "socketpair write");
+	want(read(sv[1], buf, sizeof(buf)), 55, "socketpair read");
+	close(sv[0]), close(sv[1]);
+}
+
+static int streq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+int main(int argc, char **argv)
+{
+	int argi = 1;
+
+	if (argc > 2 && streq(argv[1], "--go-fifo")) {
+		char c[16];
+		int fd = open(argv[2], 0);   /* blocks until the test opens the other end */
+		if (fd < 0 || read(fd, c, sizeof(c)) <= 0)
+			die("go fifo");
+		close(fd);
+		argi = 3;
+	}
+	if (argc - argi != 1) {
+		die("usage: target_traffic_calls [--go-fifo PATH] FILE");
+		return 2;
+	}
+	tcp(argv[argi]);
+	udp();
+	pair();
+	return 0;
+}
+
+#if defined(__ANDROID__)
+/* bionic without the NDK's crtbegin: its _start calls __libc_init */
+struct structors {
+	void (**preinit)(void);
+	void (**init)(void);
+	void (**fini)(void);
+};
+const struct structors target_structors = { 0, 0, 0 };
+#if defined(__aarch64__)
+__asm__(".text\n.globl _start\n_start:\n"
+	"  mov x0, sp\n  mov x1, xzr\n  adrp x2, main\n  add x2, x2, :lo12:main\n"
+	"  adrp x3, target_structors\n  add x3, x3, :lo12:target_structors\n"
+	"  bl __libc_init\n  brk #0\n");
+#else
+__asm__(".text\n.globl _start\n_start:\n"
+	"  mov %rsp, %rdi\n  xor %esi, %esi\n  lea main(%rip), %rdx\n"
+	"  lea target_structors(%rip), %rcx\n  and $-16, %rsp\n  call __libc_init@PLT\n  hlt\n");
+#endif
+#endif
