@@ -1345,7 +1345,8 @@ class OursTraffic(Tracer):
 
     def stop(self):
         self.finish()
-        rows = [json.loads(x) for x in open(self.out) if x.startswith('{"ts"')]
+        rows = [r for r in (json.loads(x) for x in open(self.out)
+                            if x.startswith('{"type":"traffic"')) if "pid" in r]
         return len(rows), len({r["ts"] for r in rows}), sum(r["tx_calls"] for r in rows)
 
 

@@ -10,9 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "plan/aggregation.h"
 #include "records.h"
 #include "sink/traffic_out.h"
+#include "sys/proc.h"
 #include "sys/proc_socks.h"
 
 struct traffic_entry {
@@ -33,6 +35,7 @@ struct traffic_reader {
 	struct traffic_row *rows;
 	char (*hosts)[UPS_TRAFFIC_HOST_LEN];   /* per row */
 	char (*ifaces)[16];                    /* per row: the route's interface */
+	uint32_t *comm_tids;                   /* per row: the thread its comm is of */
 };
 
 int traffic_reader_open(const struct plan *plan, const struct session *s, int64_t uid,
@@ -62,8 +65,9 @@ int traffic_reader_open(const struct plan *plan, const struct session *s, int64_
 	r->rows = calloc(r->max, sizeof(*r->rows));
 	r->hosts = calloc(r->max, sizeof(*r->hosts));
 	r->ifaces = calloc(r->max, sizeof(*r->ifaces));
+	r->comm_tids = calloc(r->max, sizeof(*r->comm_tids));
 	if (r->fd < 0 || r->hosts_fd < 0 || r->socks_fd < 0 || !r->entries || !r->rows ||
-	    !r->hosts || !r->ifaces) {
+	    !r->hosts || !r->ifaces || !r->comm_tids) {
 		traffic_reader_close(r);
 		return err_set(err, -ENOMEM, "traffic: the map %s is missing or out of memory",
 			       CATALOG_MAP_TRAFFIC_DATA);
@@ -382,6 +386,43 @@ static void send_counters(const struct traffic_reader *r, size_t rows, uint64_t 
 	}
 }
 
+/* The row's comm from an entry of it: the first entry's, or one counted
+ * by the process's main thread (whose name is the process's). */
+static void take_comm(struct traffic_row *row, uint32_t *tid, const struct traffic_entry *e,
+		      bool first)
+{
+	const struct ups_traffic_value *v = &e->value;
+
+	if (!v->comm[0] || (!first && (*tid == row->pid || v->comm_tid != row->pid)))
+		return;
+	memcpy(row->comm, v->comm, sizeof(row->comm));
+	row->comm[sizeof(row->comm) - 1] = '\0';
+	*tid = v->comm_tid;
+}
+
+/* Rows whose comm is another thread's name (or none): the process's own
+ * (the main thread's /proc/PID/comm) while it runs.  Rows are by socket,
+ * so a process's rows are together: its name is read once. */
+static void leader_comms(struct traffic_reader *r, size_t rows)
+{
+	char name[sizeof(r->rows[0].comm)] = "";
+	uint32_t pid = 0;
+	bool have = false;
+
+	for (size_t i = 0; i < rows; i++) {
+		struct traffic_row *row = &r->rows[i];
+
+		if (r->comm_tids[i] == row->pid && row->comm[0])
+			continue;
+		if (!pid || pid != row->pid) {
+			pid = row->pid;
+			have = proc_comm("/proc", (pid_t)pid, name, sizeof(name));
+		}
+		if (have)
+			memcpy(row->comm, name, sizeof(row->comm));
+	}
+}
+
 void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json, uint64_t seq,
 			  uint64_t ts_ns, uint64_t mono_ns, uint64_t span_ns, bool final,
 			  uint64_t dropped)
@@ -389,6 +430,10 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 	size_t rows = 0;
 	struct traffic_interval iv = { .seq = seq, .ts_ns = ts_ns, .span_ns = span_ns,
 				       .final = final, .rows = r->rows, .dropped = dropped };
+
+	/* BOOTTIME at the interval's end (MONOTONIC mono_ns): the clocks differ
+	 * by the time suspended, the same now as then unless it slept since */
+	iv.boot_ns = mono_ns + (uint64_t)(clock_ns(CLOCK_BOOTTIME) - clock_ns(CLOCK_MONOTONIC));
 
 	qsort(r->entries, r->n, sizeof(*r->entries), by_sock);
 	for (size_t i = 0; i < r->n; i++) {
@@ -404,13 +449,17 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 			describe(e->key.pid, &e->key.sock, row, r->ifaces[rows - 1],
 				 sizeof(r->ifaces[0]));
 			row->host = host_of(r, &e->key, r->hosts[rows - 1]);
+			r->comm_tids[rows - 1] = 0;
+			take_comm(row, &r->comm_tids[rows - 1], e, true);
 		}
 		row = &r->rows[rows - 1];
+		take_comm(row, &r->comm_tids[rows - 1], e, false);
 		row->tx_bytes += e->value.tx_bytes;
 		row->rx_bytes += e->value.rx_bytes;
 		row->tx_calls += e->value.tx_calls;
 		row->rx_calls += e->value.rx_calls;
 	}
+	leader_comms(r, rows);
 	qsort(r->rows, rows, sizeof(*r->rows), by_bytes);
 	iv.n_rows = rows;
 	send_atoms(r, rows);
@@ -430,5 +479,6 @@ void traffic_reader_close(struct traffic_reader *r)
 	free(r->rows);
 	free(r->hosts);
 	free(r->ifaces);
+	free(r->comm_tids);
 	free(r);
 }

@@ -19,14 +19,15 @@ void traffic_print_text(struct outbuf *o, const struct traffic_interval *iv)
 		outbuf_event_end(o, NULL);
 		return;
 	}
-	outbuf_printf(o, "%8s %6s %4s %-5s %-28s %-20s %-8s %10s %10s %8s %8s\n", "PID", "UID",
-		      "FD", "PROTO", "PEER", "HOST", "IFACE", "TX_BYTES", "RX_BYTES", "TX_CALLS",
-		      "RX_CALLS");
+	outbuf_printf(o, "%8s %-15s %6s %4s %-5s %-28s %-20s %-8s %10s %10s %8s %8s\n", "PID",
+		      "COMM", "UID", "FD", "PROTO", "PEER", "HOST", "IFACE", "TX_BYTES", "RX_BYTES",
+		      "TX_CALLS", "RX_CALLS");
 	for (size_t i = 0; i < iv->n_rows; i++) {
 		const struct traffic_row *r = &iv->rows[i];
-		outbuf_printf(o, "%8" PRIu32 " %6" PRIu32 " %4" PRIu32 " %-5s %-28s %-20s %-8s "
+		outbuf_printf(o, "%8" PRIu32 " %-15s %6" PRIu32 " %4" PRIu32 " %-5s %-28s %-20s %-8s "
 			      "%10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "\n", r->pid,
-			      r->uid, r->fd, r->proto, r->peer, r->host ? r->host : "-",
+			      r->comm[0] ? r->comm : "-", r->uid, r->fd, r->proto, r->peer,
+			      r->host ? r->host : "-",
 			      r->iface ? r->iface : "-", r->tx_bytes, r->rx_bytes, r->tx_calls,
 			      r->rx_calls);
 	}
@@ -53,7 +54,7 @@ static struct field atom_i32(const char *name, uint32_t v)
 const struct atom *traffic_row_atom(struct traffic_atom *ta, int32_t atom_id,
 				    const struct traffic_row *r, uint64_t boot_ns)
 {
-	static const bool is_uid[11] = { [1] = true };
+	static const bool is_uid[TRAFFIC_ATOM_FIELDS] = { [1] = true };
 	struct field *f = ta->fields;
 
 	f[0] = atom_i32("pid", r->pid);
@@ -67,8 +68,9 @@ const struct atom *traffic_row_atom(struct traffic_atom *ta, int32_t atom_id,
 	f[8] = atom_i64("rx_bytes", r->rx_bytes);
 	f[9] = atom_i64("tx_calls", r->tx_calls);
 	f[10] = atom_i64("rx_calls", r->rx_calls);
+	f[11] = atom_str("comm", r->comm);
 	ta->atom = (struct atom){ .atom_id = atom_id, .boot_ns = boot_ns, .fields = f,
-				  .n_fields = 11, .is_uid = is_uid };
+				  .n_fields = TRAFFIC_ATOM_FIELDS, .is_uid = is_uid };
 	return &ta->atom;
 }
 
@@ -84,6 +86,20 @@ static void str_field(struct json_out *j, const char *key, const char *v)
 	json_cstring(j, v);
 }
 
+/* "type", then the interval's end: "ts" (REALTIME s, ms), "boot_ns",
+ * "wall_ns" (as an event's). */
+static void row_head(struct json_out *j, const struct traffic_interval *iv, const char *ts,
+		     size_t n)
+{
+	json_object_begin(j);
+	str_field(j, "type", "traffic");
+	json_key(j, "ts");
+	json_raw(j, ts, n);
+	u64_field(j, "boot_ns", iv->boot_ns);
+	json_key(j, "wall_ns");
+	json_i64(j, (int64_t)iv->ts_ns);
+}
+
 void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv)
 {
 	struct json_out j;
@@ -97,10 +113,9 @@ void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv)
 	outbuf_event_begin(o);
 	for (size_t i = 0; i < iv->n_rows; i++) {
 		const struct traffic_row *r = &iv->rows[i];
-		json_object_begin(&j);
-		json_key(&j, "ts");
-		json_raw(&j, ts, (size_t)n);
+		row_head(&j, iv, ts, (size_t)n);
 		u64_field(&j, "pid", r->pid);
+		str_field(&j, "comm", r->comm[0] ? r->comm : NULL);
 		u64_field(&j, "uid", r->uid);
 		u64_field(&j, "fd", r->fd);
 		str_field(&j, "proto", r->proto);
@@ -115,9 +130,7 @@ void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv)
 		json_newline(&j);
 	}
 	if (iv->dropped) {
-		json_object_begin(&j);
-		json_key(&j, "ts");
-		json_raw(&j, ts, (size_t)n);
+		row_head(&j, iv, ts, (size_t)n);
 		u64_field(&j, "dropped_map_full", iv->dropped);
 		json_object_end(&j);
 		json_newline(&j);

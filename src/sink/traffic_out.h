@@ -13,6 +13,7 @@
 
 struct traffic_row {
 	uint32_t pid, uid, fd;
+	char comm[16];            /* the process's name (the kernel's comm); "": unknown */
 	const char *proto;        /* "tcp", "udp", "unix", "inet" (type unknown), "?" */
 	char peer[80];            /* "93.184.216.34:443", "[::1]:8080", "unix:/tmp/s" */
 	const char *host;         /* learned from the process's lookups; NULL: none */
@@ -23,6 +24,7 @@ struct traffic_row {
 struct traffic_interval {
 	uint64_t seq;
 	uint64_t ts_ns;           /* CLOCK_REALTIME at its end */
+	uint64_t boot_ns;         /* CLOCK_BOOTTIME at its end */
 	uint64_t span_ns;
 	bool final;
 	const struct traffic_row *rows;   /* sorted by bytes, most first */
@@ -32,10 +34,11 @@ struct traffic_interval {
 
 /* One row as a statsd atom (traffic --atom ID): pid, uid (IS_UID), fd,
  * proto, peer, host ("" when none), iface ("" when none) as int32 and
- * strings, then tx_bytes, rx_bytes, tx_calls, rx_calls as int64.  The
- * strings are not copied. */
+ * strings, then tx_bytes, rx_bytes, tx_calls, rx_calls as int64, then comm
+ * ("" when unknown) as a string.  The strings are not copied. */
+#define TRAFFIC_ATOM_FIELDS 12
 struct traffic_atom {
-	struct field fields[11];
+	struct field fields[TRAFFIC_ATOM_FIELDS];
 	struct atom atom;
 };
 

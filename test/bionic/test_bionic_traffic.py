@@ -8,14 +8,20 @@ client starts after the attach and finds the server by a name the chroot's
 there), so the host name comes from bionic's android_getaddrinfofornet and its BSD
 struct addrinfo.  Exact bytes and calls per direction: toybox nc copies with one
 read() and one write() per chunk (lib/net.c pollinate), and each chunk here is one
-pipe write of less than PIPE_BUF; the stdin/stdout pipes are no traffic."""
-import json
+pipe write of less than PIPE_BUF; the stdin/stdout pipes are no traffic.
+
+Then test/targets/target_traffic_calls.c built here for bionic (clang's Android target
+against the userland's libc.so, as test_bionic_apk.py builds its app): sendfile,
+splice both ways, sendmmsg/recvmmsg and a socketpair, exact bytes and calls as on
+glibc (test_traffic.py's expectations); bionic's sendmmsg is a tail call through
+netd's dispatch table, so its system call __sendmmsg is probed."""
 import os
 import subprocess
 import time
 
-from e2e import TARGET_KERNEL, TestFailure, Uprobestats, eq
-from android import LIBC, ROOT, TOYBOX, host
+from e2e import TARGET_KERNEL, TESTDATA, TestFailure, Uprobestats, eq
+from android import LIBC, ROOT, TOYBOX, Chrooted, fifo_name, host
+from test_traffic import CALLS_ROWS, calls_rows, socket_rows
 
 NAME = "upst-nc.test"
 
@@ -82,7 +88,7 @@ def toybox_nc(by_lib):
         if u:
             u.stop()
     eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
-    rows = [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')]
+    rows = socket_rows(u)
 
     def of(pid):
         return sorted((r["proto"], r["peer"], r["host"], r["iface"], r["tx_bytes"],
@@ -101,3 +107,48 @@ def test_toybox_nc_tcp_exact_bytes_and_host():
 
 def test_toybox_nc_server_by_pid():
     toybox_nc(False)
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CALLS = "/data/local/tmp/target_traffic_calls"
+CALLS_DATA = "/data/local/tmp/traffic-data"
+
+
+class Calls(Chrooted):
+    """target_traffic_calls --go-fifo FIFO DATA in the chroot, held at its FIFO."""
+
+    def __init__(self):
+        userland = os.path.join(TESTDATA, "android-userland/x86_64-android11")
+        subprocess.run(["clang", "--target=x86_64-linux-android30", "-ffreestanding",
+                        "-nostdlib", "-fPIE", "-pie", "-fuse-ld=lld", "-O1", "-g", "-Wall",
+                        "-Werror", "-Wl,--dynamic-linker=/system/bin/linker64",
+                        "-Wl,-z,noexecstack", "-o", host(CALLS),
+                        os.path.join(HERE, "..", "targets", "target_traffic_calls.c"),
+                        f"-L{userland}/system/lib64", "-lc"], check=True)
+        with open(host(CALLS_DATA), "wb") as f:
+            f.write(b"d" * 600)
+        self.fifo = fifo_name("calls")
+        super().__init__([CALLS, "--go-fifo", self.fifo, CALLS_DATA], CALLS)
+
+    def _other_end(self):
+        with open(host(self.fifo), "w") as f:
+            f.write("go\n")
+
+
+def test_bionic_sendfile_splice_mmsg_socketpair_exact():
+    prog = Calls()
+    u = None
+    try:
+        u = Uprobestats(["traffic", "-p", str(prog.pid), "--format", "json"] +
+                        (["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []))
+        u.wait_attached()
+        prog.go()
+        prog.wait()
+        rc = u.wait()
+    finally:
+        prog.kill()
+        if u:
+            u.stop()
+    eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
+    eq(calls_rows(socket_rows(u), "target_traffic_"), CALLS_ROWS,
+       "rows: bytes and calls per socket")

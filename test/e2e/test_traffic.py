@@ -11,7 +11,8 @@ import os
 import signal
 import time
 
-from e2e import BIN, Held, Uprobestats, check, eq, kernel_args, run, target, tmpdir
+from e2e import (BIN, TARGET_KERNEL, Held, Uprobestats, check, eq, kernel_args, run, target,
+                 tmpdir)
 from statsd_rx import StatsdReceiver
 
 ATOM = 100023
@@ -39,7 +40,7 @@ def traced(held, args):
         check(time.monotonic() < deadline, "the target maps libc")   # the loader's work
         time.sleep(0.005)
     try:
-        u = Uprobestats(["traffic", "--format", "json"] + args)
+        u = Uprobestats(["traffic", "--format", "json"] + args + legacy_args())
         u.wait_attached()
         held.go()
         held.wait()
@@ -47,7 +48,23 @@ def traced(held, args):
     finally:
         held.kill()
     eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
-    return [json.loads(line) for line in u.out_lines if line.startswith('{"ts"')], u
+    return socket_rows(u), u
+
+
+def legacy_args():
+    """--target-kernel in the legacy round (e2e.kernel_args adds it to `run` only):
+    the legacy objects count the same."""
+    return ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
+
+
+def socket_rows(u):
+    """The traffic rows of u's JSON output (each line checked against
+    docs/event.schema.json): type "traffic", one socket and peer each."""
+    rows = []
+    for o in u.json_events():
+        if o.get("type") == "traffic" and "pid" in o:
+            rows.append(o)
+    return rows
 
 
 def kill_children(pid):
@@ -101,9 +118,14 @@ def test_traffic_exact_per_peer_and_direction():
     base = 20000 + os.getpid() % 1500 * 8
     client, srv, rows, atoms = traffic_rows([], base)
     for r in rows:
-        eq(sorted(r), sorted(["ts", "pid", "uid", "fd", "proto", "peer", "host", "iface",
-                              "tx_bytes", "rx_bytes", "tx_calls", "rx_calls"]), "row keys")
+        eq(list(r)[0], "type", "a row's first key")
+        eq(sorted(r), sorted(["type", "ts", "boot_ns", "wall_ns", "pid", "comm", "uid", "fd",
+                              "proto", "peer", "host", "iface", "tx_bytes", "rx_bytes",
+                              "tx_calls", "rx_calls"]), "row keys")
         eq(r["uid"], os.getuid(), "uid")
+        # the client and the forked server are both target_traffic (comm: 15 bytes)
+        eq(r["comm"], "target_traffic", f"comm of {r['pid']}")
+        eq(r["wall_ns"] // 1000000, round(r["ts"] * 1000), "wall_ns is ts in ns")
     c = totals(rows, client)
     sock = f"/tmp/upst{os.getpid() % 100000}.s"
     eq(c, {
@@ -144,8 +166,49 @@ def test_traffic_exact_per_peer_and_direction():
         return [("int32", r["pid"], {}), ("int32", r["uid"], {1: True}), ("int32", r["fd"], {}),
                 ("string", r["proto"], {}), ("string", r["peer"], {}),
                 ("string", r["host"] or "", {}), ("string", r["iface"] or "", {})] + \
-               [("int64", r[k], {}) for k in ("tx_bytes", "rx_bytes", "tx_calls", "rx_calls")]
+               [("int64", r[k], {}) for k in ("tx_bytes", "rx_bytes", "tx_calls", "rx_calls")] + \
+               [("string", r["comm"] or "", {})]
     eq(sorted(map(repr, atoms)), sorted(repr(as_atom(r)) for r in rows), "atoms = rows")
+
+
+# target_traffic_calls's sockets, whatever the ports: (proto, tx_bytes, rx_bytes,
+# tx_calls, rx_calls) per row.  TCP c: send+write+writev+sendmsg+sendfile+splice
+# 100+200+300+400+500+600 out, a splice of 700 from it in; its accepted end one
+# recv(MSG_WAITALL) of 2100, one send of 700.  UDP: sendmmsg 10+20+30 / recvmmsg
+# of those 3, and 40+50 back (one call each).  A socketpair: write 55 / read 55.
+CALLS_ROWS = sorted([
+    ("tcp", 2100, 700, 6, 1), ("tcp", 700, 2100, 1, 1),
+    ("udp", 60, 90, 1, 1), ("udp", 90, 60, 1, 1),
+    ("unix", 55, 0, 1, 0), ("unix", 0, 55, 0, 1),
+])
+
+
+def calls_rows(rows, comm):
+    """rows as CALLS_ROWS has them, each checked for its peer and comm."""
+    for r in rows:
+        want = "unix:" if r["proto"] == "unix" else "127.0.0.1:"
+        check(r["peer"].startswith(want) and r["peer"] != "127.0.0.1:0",
+              f"{r['proto']} peer {r['peer']}")
+        eq(r["comm"], comm, "comm")
+    return sorted((r["proto"], r["tx_bytes"], r["rx_bytes"], r["tx_calls"], r["rx_calls"])
+                  for r in rows)
+
+
+def test_traffic_sendfile_splice_mmsg_socketpair_exact():
+    """Every call that moves a socket's bytes counts: one TCP socket gets exactly
+    100 send + 200 write + 300 writev + 400 sendmsg + 500 sendfile + 600 splice =
+    2100 bytes in 6 calls (before, sendfile and splice went uncounted: 1000); a
+    splice from a socket into a pipe is that socket's rx; sendmmsg/recvmmsg count
+    the msg_len of the messages they moved, one call each; a socketpair's two
+    sockets are unix sockets like any other.  sendfile's file read and the pipe
+    around splice are no traffic."""
+    tmp = tmpdir()
+    data = os.path.join(tmp, "data")
+    with open(data, "wb") as f:
+        f.write(b"d" * 600)
+    held = Held(tmp, "target_traffic_calls", [data])
+    rows, _ = traced(held, ["-p", str(held.pid)])
+    eq(calls_rows(rows, "target_traffic_"), CALLS_ROWS, "rows: bytes and calls per socket")
 
 
 def test_traffic_ipv6_interface_from_the_route():

@@ -209,7 +209,7 @@ static int traffic_rows(struct tc *t, const char *path, pid_t pid, struct row *r
 		const struct jnode *o;
 		unsigned long long p = 0;
 
-		if (strncmp(line, "{\"ts\"", 5)) {
+		if (strncmp(line, "{\"type\":\"traffic\"", 17)) {   /* a traffic row */
 			line += k + 1;
 			continue;
 		}
