@@ -1,12 +1,13 @@
 """Outputs larger than the output buffer (256 KiB) come out whole: an
 aggregation table of 20,000 keys in text and JSON, `trace --count` over
-5,000 functions, and the JSON summary of a run with 5,000 probes (the
-traffic table of thousands of rows is test_traffic_calls.py's)."""
+5,000 functions, the JSON summary of a run with 5,000 probes, and a
+`traffic` interval of 3,006 peers in text and JSON."""
 import json
 import os
 import re
+import time
 
-from e2e import Held, check, eq, summary, target, tmpdir, traced_run
+from e2e import Held, Uprobestats, check, eq, summary, target, tmpdir, traced_run
 
 KEYS = 20000
 GEN_5000 = "ups_gen_[0-4]*"       # target_gen's ups_gen_0000 .. ups_gen_4999
@@ -79,3 +80,52 @@ def test_big_outputs_json_summary_of_5000_probes_whole():
     rows = summary(objs)
     eq(len(rows), 5000, "probes in the summary line")
     eq(rows, [(1, 1, 0, 0)] * 5000, "each probe: one hit, delivered")
+
+
+PEERS = 3006
+
+
+def traffic_peer(i):
+    """target_sendloop --peers's peer i: 127.1.I/256.I%256:9."""
+    return f"127.1.{i // 256}.{i % 256}:9"
+
+
+def test_big_outputs_traffic_table_of_3006_peers_whole_in_text_and_json():
+    """One interval of 3,006 rows (one UDP socket sending a byte to each of 3,006
+    peers) comes out whole: every row once, in text (a table line each) and in
+    JSON Lines (a "traffic" object each), the output buffer grown for it."""
+    from test_traffic import legacy_args, socket_rows
+    want = {traffic_peer(i): 1 for i in range(PEERS)}
+    for fmt in ("text", "json"):
+        tmp = tmpdir()
+        held = Held(tmp, "target_sendloop", [str(PEERS), "--peers"])
+        try:
+            deadline = time.monotonic() + 10
+            while "/libc.so" not in open(f"/proc/{held.pid}/maps").read():
+                check(time.monotonic() < deadline, "the target maps libc")
+                time.sleep(0.005)
+            u = Uprobestats(["traffic", "--format", fmt, "-p", str(held.pid)] + legacy_args())
+            u.wait_attached()
+            held.go()
+            held.wait()
+            rc = u.wait()
+        finally:
+            held.kill()
+        eq(rc, 0, f"{fmt}: traffic exit code; stderr: " + u.stderr()[-2000:])
+        check("lost" not in u.stderr(), f"{fmt}: nothing lost: " + u.stderr()[-500:])
+        rows = {}
+        if fmt == "text":
+            for line in u.out_lines:
+                f = line.split()
+                if len(f) == 12 and f[5].startswith("127.1."):
+                    check(f[5] not in rows, f"peer {f[5]} twice")
+                    eq((f[1], f[4], f[7]), ("target_sendloop", "udp", "lo"),
+                       f"comm, proto, iface of {f[5]}")
+                    rows[f[5]] = int(f[8])
+        else:
+            for r in socket_rows(u):
+                check(r["peer"] not in rows, f"peer {r['peer']} twice")
+                eq(r["comm"], "target_sendloop", "comm")
+                rows[r["peer"]] = r["tx_bytes"]
+        eq(len(rows), PEERS, f"{fmt}: rows in the interval")
+        eq(rows, want, f"{fmt}: every peer once, one byte each")

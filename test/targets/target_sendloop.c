@@ -9,11 +9,17 @@
  * upst6: no neighbour answers, the datagrams are dropped), and the process
  * stays 1.5 s after the loop (so a --interval 1 reader sees it alive).
  *
- *   target_sendloop [--go-fifo PATH] N [--dummy6] */
+ * With --peers, one unconnected UDP socket sends one byte to each of N peers
+ * instead: 127.1.0.0:9, 127.1.0.1:9, ... (i / 256 and i % 256 in the last two
+ * bytes, N <= 65536): loopback addresses no one listens on (port 9, discard),
+ * so the datagrams reach nobody's socket.
+ *
+ *   target_sendloop [--go-fifo PATH] N [--dummy6 | --peers] */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +28,24 @@
 
 #include "go_fifo.h"
 
+/* One byte to each of n peers 127.1.I/256.I%256:9 from one unconnected socket. */
+static int to_peers(long n)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (s < 0 || n > 65536) {
+		perror("target_sendloop: --peers");
+		return 3;
+	}
+	for (long i = 0; i < n; i++) {
+		struct sockaddr_in p = { .sin_family = AF_INET, .sin_port = htons(9),
+					 .sin_addr.s_addr = htonl(0x7f010000u | (uint32_t)i) };
+		if (sendto(s, "x", 1, 0, (struct sockaddr *)&p, sizeof(p)) != 1)
+			return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -29,10 +53,11 @@ int main(int argc, char **argv)
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(9) };
 	int argi = argc > 2 && !strcmp(argv[1], "--go-fifo") ? 3 : 1, r, s;
 	int dummy6 = argc - argi == 2 && !strcmp(argv[argi + 1], "--dummy6");
+	int peers = argc - argi == 2 && !strcmp(argv[argi + 1], "--peers");
 	long n;
 
-	if (argc - argi != 1 && !dummy6) {
-		fprintf(stderr, "usage: target_sendloop [--go-fifo PATH] N [--dummy6]\n");
+	if (argc - argi != 1 && !dummy6 && !peers) {
+		fprintf(stderr, "usage: target_sendloop [--go-fifo PATH] N [--dummy6 | --peers]\n");
 		return 2;
 	}
 	if (dummy6 && (unshare(CLONE_NEWNET) < 0 ||
@@ -57,6 +82,8 @@ int main(int argc, char **argv)
 		usleep(1500000);
 		return 0;
 	}
+	if (peers)
+		return to_peers(n);
 	r = socket(AF_INET, SOCK_DGRAM, 0);
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	if (r < 0 || s < 0 || bind(r, (struct sockaddr *)&a, sizeof(a)) < 0 ||
