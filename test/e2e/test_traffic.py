@@ -211,6 +211,34 @@ def test_traffic_sendfile_splice_mmsg_socketpair_exact():
     eq(calls_rows(rows, "target_traffic_"), CALLS_ROWS, "rows: bytes and calls per socket")
 
 
+def test_traffic_comm_is_the_process_name_not_a_thread_name():
+    """The bytes are sent by a thread named upst-worker (its comm is what the
+    program sees); the row's comm is the process's, the main thread's
+    /proc/PID/comm, while the process runs."""
+    tmp = tmpdir()
+    held = Held(tmp, "target_sendloop", ["7", "--thread"])
+    try:
+        deadline = time.monotonic() + 10
+        while "/libc.so" not in open(f"/proc/{held.pid}/maps").read():
+            check(time.monotonic() < deadline, "the target maps libc")
+            time.sleep(0.005)
+        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid)] + legacy_args())
+        u.wait_attached()
+        held.go()
+        # the worker has sent and ended: the main thread waits in pause() (34)
+        deadline = time.monotonic() + 10
+        while not (os.listdir(f"/proc/{held.pid}/task") == [str(held.pid)] and
+                   open(f"/proc/{held.pid}/syscall").read().split()[0] == "34"):
+            check(time.monotonic() < deadline, "the worker thread sent and ended")
+            time.sleep(0.005)
+        rc = u.stop()
+    finally:
+        held.kill()
+    eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
+    eq([(r["proto"], r["tx_bytes"], r["tx_calls"], r["comm"]) for r in socket_rows(u)
+        if r["tx_bytes"]], [("udp", 7, 7, "target_sendloop")], "the row and its comm")
+
+
 def test_traffic_ipv6_interface_from_the_route():
     """A peer past a veth interface with an IPv6 address, in the process's own
     network namespace: the row's iface is the one its IPv6 route goes out of

@@ -14,10 +14,14 @@
  * bytes, N <= 65536): loopback addresses no one listens on (port 9, discard),
  * so the datagrams reach nobody's socket.
  *
- *   target_sendloop [--go-fifo PATH] N [--dummy6 | --peers] */
+ * With --thread, the N sends are a thread's named "upst-worker"; once it has
+ * ended, the process waits (pause) until it is killed.
+ *
+ *   target_sendloop [--go-fifo PATH] N [--dummy6 | --peers | --thread] */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +31,38 @@
 #include <unistd.h>
 
 #include "go_fifo.h"
+
+static int sends(int s, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (send(s, "x", 1, 0) != 1)
+			return 0;
+	return 1;
+}
+
+static int sock_of_worker;
+static long count_of_worker;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "upst-worker");
+	return sends(sock_of_worker, count_of_worker) ? arg : (void *)1;
+}
+
+/* n sends from a thread named upst-worker, then a wait to be killed. */
+static int in_thread(int s, long n)
+{
+	pthread_t t;
+	void *ret;
+
+	sock_of_worker = s;
+	count_of_worker = n;
+	if (pthread_create(&t, NULL, worker, NULL) || pthread_join(t, &ret) || ret)
+		return 1;
+	for (;;)
+		pause();
+}
 
 /* One byte to each of n peers 127.1.I/256.I%256:9 from one unconnected socket. */
 static int to_peers(long n)
@@ -54,10 +90,12 @@ int main(int argc, char **argv)
 	int argi = argc > 2 && !strcmp(argv[1], "--go-fifo") ? 3 : 1, r, s;
 	int dummy6 = argc - argi == 2 && !strcmp(argv[argi + 1], "--dummy6");
 	int peers = argc - argi == 2 && !strcmp(argv[argi + 1], "--peers");
+	int thread = argc - argi == 2 && !strcmp(argv[argi + 1], "--thread");
 	long n;
 
-	if (argc - argi != 1 && !dummy6 && !peers) {
-		fprintf(stderr, "usage: target_sendloop [--go-fifo PATH] N [--dummy6 | --peers]\n");
+	if (argc - argi != 1 && !dummy6 && !peers && !thread) {
+		fprintf(stderr, "usage: target_sendloop [--go-fifo PATH] N [--dummy6 | --peers | "
+			"--thread]\n");
 		return 2;
 	}
 	if (dummy6 && (unshare(CLONE_NEWNET) < 0 ||
@@ -92,8 +130,7 @@ int main(int argc, char **argv)
 		perror("target_sendloop");
 		return 3;
 	}
-	for (long i = 0; i < n; i++)
-		if (send(s, "x", 1, 0) != 1)
-			return 1;
-	return 0;
+	if (thread)
+		return in_thread(s, n);
+	return sends(s, n) ? 0 : 1;
 }
