@@ -63,7 +63,8 @@ VM_ANDROID_DATA := $(addprefix $(TESTDATA)/android-userland/arm64-android11/,\
 # clang's Android target, linked against its own libc.so and libcutils.so
 # (vmtest_traffic.c's sections scenario runs target_atrace in the chroot).
 VM_ANDROID_USERLAND := $(TESTDATA)/android-userland/arm64-android11
-VM_ANDROID_TARGETS  := $(VM_BIN_DIR)/android/target_atrace
+VM_ANDROID_TARGETS  := $(VM_BIN_DIR)/android/target_atrace \
+	$(VM_BIN_DIR)/android/target_traffic_calls
 
 .PHONY: test-arm64 vm-initramfs vm-kernels
 
@@ -115,6 +116,16 @@ $(VM_BIN_DIR)/android/%: $(TOP)/test/targets/android/%.c $(VM_ANDROID_DATA) | de
 	@clang --target=aarch64-linux-android30 -ffreestanding -nostdlib -fPIE -pie \
 		-fuse-ld=lld -O1 -Wall -Werror -Wl,--dynamic-linker=/system/bin/linker64 \
 		-Wl,-z,noexecstack -o $@ $< -L$(VM_ANDROID_USERLAND)/system/lib64 -lc -lcutils
+
+# test/targets/target_traffic_calls.c needs no libc headers: built for bionic too
+# (vmtest_traffic.c runs it in the chroot).
+$(VM_BIN_DIR)/android/target_traffic_calls: $(TOP)/test/targets/target_traffic_calls.c \
+		$(VM_ANDROID_DATA) | deps-host
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, bionic)"
+	@clang --target=aarch64-linux-android30 -ffreestanding -nostdlib -fPIE -pie \
+		-fuse-ld=lld -O1 -Wall -Werror -Wl,--dynamic-linker=/system/bin/linker64 \
+		-Wl,-z,noexecstack -o $@ $< -L$(VM_ANDROID_USERLAND)/system/lib64 -lc
 
 $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 	@BUILD=$(BUILD) $(VM_FETCH) busybox $@

@@ -166,6 +166,9 @@ mkdir -p "$root/android/proc" "$root/android/dev" "$root/android/tmp" "$root/and
 # vmtest_traffic.c: the sections scenario's bionic program (BINDIR/android/), and the
 # name the traffic scenario's nc client looks up (bionic reads /system/etc/hosts).
 install -m 0755 "$bindir/android/target_atrace" "$root/android/system/bin/target_atrace"
+# and its calls scenario's (test/targets/target_traffic_calls.c, for bionic)
+install -m 0755 "$bindir/android/target_traffic_calls" \
+	"$root/android/system/bin/target_traffic_calls"
 printf '127.0.0.1 localhost\n127.0.0.1 upst-nc.test\n' >"$root/android/system/etc/hosts"
 # What /init checks before it runs anything: the binary in the VM is the one shipped.
 (cd "$(dirname "$ups")" && sha256sum "$(basename "$ups")") |

@@ -195,7 +195,7 @@ static void str_field(const struct jdoc *d, const struct jnode *o, const char *k
 		snprintf(buf, size, "(not a string)");
 }
 
-/* The rows (lines beginning {"ts") of PID in PATH: their count (up to MAX), or -1. */
+/* The rows (lines beginning {"type":"traffic") of PID in PATH: their count (up to MAX), or -1. */
 static int traffic_rows(struct tc *t, const char *path, pid_t pid, struct row *r, int max)
 {
 	size_t len;
@@ -381,6 +381,71 @@ static void traffic_nc_every_process_of_the_lib(struct tc *t)
 static void traffic_nc_server_by_pid(struct tc *t)
 {
 	toybox_nc(t, false);
+}
+
+/* --- every call that moves bytes (target_traffic_calls) ---------------------------------- */
+
+#define CALLS "/system/bin/target_traffic_calls"
+
+static int by_sig(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	int c = strcmp(a->proto, b->proto);
+
+	if (c)
+		return c;
+	if (a->tx_bytes != b->tx_bytes)
+		return a->tx_bytes < b->tx_bytes ? -1 : 1;
+	return a->rx_bytes < b->rx_bytes ? -1 : a->rx_bytes > b->rx_bytes;
+}
+
+/* test/targets/target_traffic_calls.c built for arm64 bionic (mk/vm.mk), started after
+ * the attach (--lib: every process that maps the chroot's libc.so): sendfile, splice
+ * both ways, sendmmsg/recvmmsg and a socketpair, exact bytes and calls as the host's
+ * test_traffic.py has them.  Its sendfile reads /system/bin/toybox (over 500 bytes).
+ * bionic arm64's sendfile, splice and __sendmmsg end in b.hi __set_errno_internal. */
+static void traffic_calls_exact(struct tc *t)
+{
+	static const struct row want[] = {   /* sorted as by_sig sorts */
+		{ "tcp", "", "", "", 700, 2100, 1, 1 }, { "tcp", "", "", "", 2100, 700, 6, 1 },
+		{ "udp", "", "", "", 60, 90, 1, 1 },    { "udp", "", "", "", 90, 60, 1, 1 },
+		{ "unix", "", "", "", 0, 55, 0, 1 },    { "unix", "", "", "", 55, 0, 1, 0 },
+	};
+	char *const argv[] = { CALLS, TOYBOX, NULL };
+	struct droid d = { .pid = -1, .in = -1, .out = -1 };
+	struct ups u = { .pid = -1 };
+	const char *args[10] = { "traffic", "--lib", ROOT LIBC, "--format", "json" };
+	struct row r[8];
+	int n = 5;
+
+	if (t->env->target_kernel) {
+		args[n++] = "--target-kernel";
+		args[n++] = t->env->target_kernel;
+	}
+	args[n] = NULL;
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    droid_start(t, &d, argv, "calls.err") < 0)
+		goto out;
+	pid_t pid = d.pid;
+	EQ(wait_exit(d.pid, WAIT_MS, NULL), 0, "target_traffic_calls exit code");
+	d.pid = -1;
+	if (check_rc(t, &u, ups_stop(&u, 2), 0, "traffic exit code") < 0)
+		goto out;
+	n = traffic_rows(t, u.out, pid, r, 8);
+	EQ(n, 6, "rows of target_traffic_calls");
+	qsort(r, 6, sizeof(r[0]), by_sig);
+	for (int i = 0; i < 6; i++)
+		CHECK(!strcmp(r[i].proto, want[i].proto) && r[i].tx_bytes == want[i].tx_bytes &&
+		      r[i].rx_bytes == want[i].rx_bytes && r[i].tx_calls == want[i].tx_calls &&
+		      r[i].rx_calls == want[i].rx_calls,
+		      "row %d: %s tx %llu/%llu rx %llu/%llu, expected %s tx %llu/%llu rx %llu/%llu",
+		      i, r[i].proto, r[i].tx_bytes, r[i].tx_calls, r[i].rx_bytes, r[i].rx_calls,
+		      want[i].proto, want[i].tx_bytes, want[i].tx_calls, want[i].rx_bytes,
+		      want[i].rx_calls);
+out:
+	droid_kill(&d);
+	if (u.pid > 0)
+		ups_stop(&u, 9);
 }
 
 /* --- a system call's error path ---------------------------------------------------------- */
@@ -625,6 +690,7 @@ const struct vmcase vm_traffic_cases[] = {
 	{ "bionic_traffic.toybox_nc_tcp_exact_bytes_and_host", traffic_nc_every_process_of_the_lib },
 	{ "bionic_traffic.toybox_nc_server_by_pid", traffic_nc_server_by_pid },
 	{ "bionic_traffic.trace_ret_write_error_path", trace_ret_write_error_path },
+	{ "bionic_traffic.sendfile_splice_mmsg_socketpair_exact", traffic_calls_exact },
 	{ "bionic_sections.native_libcutils_exact", sections_native_libcutils },
 	{ NULL, NULL },
 };
