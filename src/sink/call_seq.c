@@ -175,11 +175,15 @@ bool call_seq_add_running(struct call_seq *s, const struct running_call *c, uint
 {
 	struct event ev = { .kind = EVENT_RETURN, .tid = c->tid, .probe = c->probe };
 	size_t n = s->n_calls;
+	/* on the events' clock (boot_of): an entry that revealed an unwound
+	 * call begins exactly where that call ends */
+	uint64_t enter = c->enter_mono_ns && s->has_offset ? c->enter_mono_ns + s->mono_to_boot
+							   : c->enter_boot_ns;
 
-	if (!c->probe || c->enter_boot_ns > end_ns)
+	if (!c->probe || enter > end_ns)
 		return false;
 	ev.boot_ns = end_ns;
-	ev.duration_ns = end_ns - c->enter_boot_ns;
+	ev.duration_ns = end_ns - enter;
 	call_seq_add(s, &ev);
 	if (s->n_calls > n)
 		s->calls[n].unroll = true;

@@ -184,6 +184,7 @@ struct running_call {
 	uint32_t tid;
 	const struct probe_desc *probe;
 	uint64_t enter_boot_ns;  /* CLOCK_BOOTTIME of the entry */
+	uint64_t enter_mono_ns;  /* its CLOCK_MONOTONIC (the probe's own clock); 0: unknown */
 };
 
 /* One value of a counter the run measures itself (aggregation intervals,

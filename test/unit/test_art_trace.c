@@ -272,6 +272,18 @@ UT_TEST(call_seq_times_from_the_records_own_clock)
 	call_seq_replay(&s, count_actions, log);
 	UT_EQ_STR(log, "O0@1000 U0@2000 O0@2000 C0@3000 ");
 	call_seq_free(&s);
+
+	/* the same for a call still running at the end: its entry by its
+	 * monotonic time, whatever BOOTTIME the end read gave it */
+	struct call_seq r = { 0 };
+	const struct running_call run = { .tid = 7, .probe = &rec_p, .enter_boot_ns = 2070,
+					  .enter_mono_ns = 2000 - 500 };
+	log[0] = '\0';
+	UT_ASSERT(call_seq_add(&r, &gone));
+	UT_ASSERT(call_seq_add_running(&r, &run, 9000));
+	call_seq_replay(&r, count_actions, log);
+	UT_EQ_STR(log, "O0@1000 U0@2000 O0@2000 U0@9000 ");
+	call_seq_free(&r);
 }
 
 /* The ART file: the unwound call entered, then unrolled (action 2) before
