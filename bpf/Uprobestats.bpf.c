@@ -6,12 +6,14 @@
  * stores the entry time per (thread, probe).
  * call_latency: the same pairing, but the duration only goes into an
  * in-kernel log2 histogram per probe (no record per call).
- * Exit-probe forms of both (exit_entry + call_return_exit/call_latency_exit):
+ * Exit-probe forms of both (call_return_exit_entry + call_return_exit,
+ * exit_entry + call_latency_exit):
  * plain uprobes at the entry and at every exit site (return instruction) of
  * the function, never touching its return address; entries and exits pair
  * by stack pointer on a small stack of calls in flight per (thread, probe),
  * so recursion keeps every call and frames left by an exception or longjmp
- * are counted as unwound (docs/programs.md, "Exit probes").  On a lone `ret`
+ * are counted as unwound, and call_return's written as rec_call_unwound
+ * when they are found (docs/programs.md, "Exit probes").  On a lone `ret`
  * (code whose first instruction returns) the exit program runs alone and
  * reports the call at that one hit with duration 0 (UPS_CFG(lone_ret)).
  * call_args: call_detail plus the text of up to four java.lang.String
@@ -228,8 +230,35 @@ static __always_inline void count_exit_problems(void *ctx, __u32 unwound, __u32 
 	}
 }
 
-SEC("uprobe/exit_entry")
-int exit_entry(void *ctx)
+/* call_return's exit probes: a record naming the calls just dropped from st
+ * (its entries [depth, depth + n), still in place), seen at `at`.  Never
+ * wrapped with a stack: it is no hit. */
+static __always_inline void emit_unwound(void *ctx, __u64 pid_tgid,
+					 const struct ups_pending_stack *st, __u32 n, __u64 at)
+{
+	struct rec_call_unwound *rec;
+
+	if (!n)
+		return;
+	rec = UPS_RESERVE(ctx, call_return_buf, struct rec_call_unwound);
+	if (!rec)
+		return;
+	ups_fill_envelope(ctx, &rec->env, pid_tgid, UPS_REC_CALL_UNWOUND);
+	rec->u.at_ns = at;
+	rec->u.from = st->depth;
+	rec->u.to = st->depth + n;
+#pragma unroll
+	for (int i = 0; i < UPS_EXIT_DEPTH; i++)
+		rec->u.entry_ns[i] = st->calls[i].entry_ns;
+#pragma unroll
+	for (int i = UPS_EXIT_DEPTH; i < UPS_UNWOUND_MAX; i++)
+		rec->u.entry_ns[i] = 0;   /* the legacy objects' smaller stack */
+	UPS_SUBMIT_PLAIN(ctx, call_return_buf, rec);
+}
+
+/* The entry half of both exit-probe programs; with_records (a constant:
+ * call_return's) also writes the calls it finds unwound. */
+static __always_inline int exit_entry_of(void *ctx, int with_records)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
@@ -246,6 +275,8 @@ int exit_entry(void *ctx)
 		return 0;
 	/* A call still pending at this sp or below was left without an exit. */
 	unwound = drop_left_frames(st, sp, 1);
+	if (with_records)
+		emit_unwound(ctx, pid_tgid, st, unwound, now);
 	depth = st->depth;
 	if (depth >= UPS_EXIT_DEPTH) {
 		count_exit_problems(ctx, unwound, 1);
@@ -258,21 +289,36 @@ int exit_entry(void *ctx)
 	return 0;
 }
 
+SEC("uprobe/exit_entry")
+int exit_entry(void *ctx)
+{
+	return exit_entry_of(ctx, 0);
+}
+
+SEC("uprobe/call_return_exit_entry")
+int call_return_exit_entry(void *ctx)
+{
+	return exit_entry_of(ctx, 1);
+}
+
 /* At an exit site: the entry time of the call returning now, or 0 when its
  * entry was not kept (attached mid-call, stack full, filtered, evicted). */
-static __always_inline __u64 take_exit(void *ctx, __u64 pid_tgid)
+static __always_inline __u64 take_exit(void *ctx, __u64 pid_tgid, int with_records)
 {
 	struct ups_entry_key key = { .tid = (__u32)pid_tgid, .probe_id = ups_probe_id(ctx) };
 	struct ups_pending_stack *st;
 	__u64 sp = UPS_SP(ctx), entry = 0;
-	__u32 depth;
+	__u32 depth, unwound;
 
 	if (UPS_CFG(lone_ret))
 		return lone_call(ctx, pid_tgid);
 	st = bpf_map_lookup_elem(&pending_calls, &key);
 	if (!st || ups_stopped())
 		return 0;
-	count_exit_problems(ctx, drop_left_frames(st, sp, 0), 0);
+	unwound = drop_left_frames(st, sp, 0);
+	count_exit_problems(ctx, unwound, 0);
+	if (with_records && unwound)
+		emit_unwound(ctx, pid_tgid, st, unwound, bpf_ktime_get_ns());
 	depth = st->depth;
 	if (depth && depth <= UPS_EXIT_DEPTH && st->calls[slot(depth - 1)].sp == sp) {
 		entry = st->calls[slot(depth - 1)].entry_ns;
@@ -285,7 +331,7 @@ SEC("uprobe/call_return_exit")
 int call_return_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u64 entry = take_exit(ctx, pid_tgid);
+	__u64 entry = take_exit(ctx, pid_tgid, 1);
 
 	if (entry)
 		emit_return(ctx, pid_tgid, entry);
@@ -336,7 +382,7 @@ int call_latency(void *ctx)
 SEC("uprobe/call_latency_exit")
 int call_latency_exit(void *ctx)
 {
-	__u64 entry = take_exit(ctx, bpf_get_current_pid_tgid());
+	__u64 entry = take_exit(ctx, bpf_get_current_pid_tgid(), 0);
 
 	if (entry)
 		count_latency(ctx, entry);

@@ -39,6 +39,7 @@ enum ups_record_kind {
 	UPS_REC_CALL_RETURN = 100,   /* beyond upstream: kinds >= 100 are ours */
 	UPS_REC_CALL_ARGS = 101,
 	UPS_REC_STACK = 102,         /* a record of another kind plus its call stack */
+	UPS_REC_CALL_UNWOUND = 103,  /* call_return's exit probes: calls left without an exit */
 };
 
 #define UPS_HIST_SLOTS 64        /* log2(ns) buckets per probe */
@@ -294,6 +295,27 @@ struct ups_pending_stack {
 struct rec_call_detail {
 	struct ups_envelope env;
 	struct call_result r;
+};
+
+/* call_return's exit probes: the calls of one probe on one thread that a
+ * later entry or exit of it found left without an exit (an exception or a
+ * longjmp unwound them), written when they are dropped.  entry_ns[] is a
+ * copy of the pending stack's entry times (innermost last); the dropped calls
+ * are the ones at [from, to).  at_ns is when the drop was seen (the entry's
+ * own time when an entry revealed them: no later than that entry's record;
+ * before the exit's record when an exit did).  Always UPS_UNWOUND_MAX slots,
+ * in the legacy objects too (which keep 16 pending calls): one layout. */
+#define UPS_UNWOUND_MAX 32
+
+struct call_unwound {
+	__u64 at_ns;             /* monotonic time the drop was seen */
+	__u32 from, to;          /* the dropped calls: entry_ns[from..to) */
+	__u64 entry_ns[UPS_UNWOUND_MAX];
+};
+
+struct rec_call_unwound {
+	struct ups_envelope env;
+	struct call_unwound u;
 };
 
 struct rec_call_timestamp {
@@ -747,6 +769,9 @@ UPS_ASSERT_SIZE(struct ups_pending_stack, 8 + 16 * UPS_EXIT_DEPTH);
 _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a power of two");
 UPS_ASSERT_SIZE(struct call_return, 24);
 UPS_ASSERT_SIZE(struct rec_call_return, 64);
+UPS_ASSERT_SIZE(struct call_unwound, 16 + 8 * UPS_UNWOUND_MAX);
+UPS_ASSERT_SIZE(struct rec_call_unwound, 56 + 8 * UPS_UNWOUND_MAX);
+_Static_assert(UPS_EXIT_DEPTH <= UPS_UNWOUND_MAX, "an unwound record holds a whole pending stack");
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
 UPS_ASSERT_SIZE(struct ups_prog_config, 76);
 UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);

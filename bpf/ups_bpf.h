@@ -283,6 +283,7 @@ static __always_inline void ups_submit_perf(void *ctx, void *perfbuf, void *rec,
 }
 
 #define UPS_SUBMIT(ctx, name, rec) ups_submit_perf((ctx), &name##_perf, (rec), sizeof(*(rec)))
+#define UPS_SUBMIT_PLAIN(ctx, name, rec) UPS_SUBMIT(ctx, name, rec)
 #else
 /* Output: every record goes to a ring buffer (5.8+) or, when the kernel has
  * none (or --force-perfbuf), to a perf event array with the same record.
@@ -346,6 +347,9 @@ static __always_inline void ups_submit_impl(void *ctx, void *ringbuf, void *perf
 		    !ups_stack_submit((ctx), &name, &name##_perf, (rec), sizeof(*(rec))))          \
 			ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)));        \
 	} while (0)
+/* A record that is no hit (never wrapped with a call stack). */
+#define UPS_SUBMIT_PLAIN(ctx, name, rec) \
+	ups_submit_impl((ctx), &name, &name##_perf, (rec), sizeof(*(rec)))
 #endif
 
 /* Zeroes a reserved record (neither ring nor scratch memory is zeroed, and a

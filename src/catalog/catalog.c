@@ -39,7 +39,7 @@ static const char *const generic_maps[] = { "call_detail_buf", "call_timestamp_b
 static const struct catalog_program uprobestats_programs[] = {
 	{ .name = "call_return", .map = "call_return_buf", .record_kind = UPS_REC_CALL_RETURN,
 	  .is_return = true, .entry = "call_return_entry",
-	  .exit_entry = "exit_entry", .exit = "call_return_exit" },
+	  .exit_entry = "call_return_exit_entry", .exit = "call_return_exit" },
 	{ .name = "call_latency", .is_return = true, .entry = "call_latency_entry",
 	  .histogram = true, .exit_entry = "exit_entry", .exit = "call_latency_exit" },
 	{ .name = "call_args", .map = "call_args_buf", .record_kind = UPS_REC_CALL_ARGS },

@@ -334,6 +334,9 @@ static const struct record_kind kinds[] = {
 	     binder_start_activity_fields,
 	     ATOM(binder_start_activity_atom,
 		  .fixed_atom_id = ATOM_TEST_UPROBESTATS_ATOM_REPORTED)),
+	/* call_return's exit probes: the calls they dropped (intake.c) */
+	{ .kind = UPS_REC_CALL_UNWOUND, .name = "call_unwound",
+	  .size = sizeof(struct rec_call_unwound), .unwound = true },
 	/* --stack: no fields of its own; the record it wraps is decoded */
 	{ .kind = UPS_REC_STACK, .name = "stack", .size = sizeof(struct ups_stack_hdr),
 	  .stated_size = stack_stated_size, .wrapper = true },

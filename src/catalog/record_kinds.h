@@ -89,6 +89,9 @@ struct record_kind {
 	/* A record wrapping another (UPS_REC_STACK: the record plus its call
 	 * stack); the loop unwraps it and decodes the inner record instead. */
 	bool wrapper;
+	/* UPS_REC_CALL_UNWOUND: calls an exit probe found left without an exit,
+	 * no fields, no atom (the loop makes one EVENT_UNWOUND of each). */
+	bool unwound;
 	/* RK_ATOM_FIELDS: an atom id fixed by upstream's handler, written whatever
 	 * the task's logging config says (0: the task's atom_id). */
 	int32_t fixed_atom_id;

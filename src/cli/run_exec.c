@@ -349,6 +349,7 @@ static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t ent
 	l->v[l->n++] = (struct running_call){
 		.tid = tid, .probe = &l->plan->probe_by_id[probe_id]->desc,
 		.enter_boot_ns = entry_ns + (uint64_t)l->mono_to_boot,
+		.enter_mono_ns = entry_ns,
 	};
 }
 

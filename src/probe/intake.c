@@ -314,6 +314,62 @@ int intake_record(void *ctx, void *data, size_t size)
 	return deliver(in, data, size, NULL);
 }
 
+/* After an event went out: -EAGAIN when this drain should stop (an output
+ * does not keep up, or the slice is over), else 0. */
+static int delivered(struct intake *in)
+{
+	/* An output that does not keep up: the next records wait in the kernel. */
+	if (in->out.congested && in->out.congested(in->out.ctx)) {
+		in->congested = true;
+		return -EAGAIN;
+	}
+	/* The record is consumed either way; -EAGAIN only stops this drain.  The
+	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
+	 * few ns from the vDSO, so it is read for every record: a sink may
+	 * spend up to its wait budget on any one of them. */
+	if (in->drain_until && clock_ns(CLOCK_MONOTONIC_COARSE) > in->drain_until)
+		return -EAGAIN;
+	return 0;
+}
+
+/* A call_unwound record: one EVENT_UNWOUND per call it names, innermost
+ * first, each found at the record's at_ns.  No hit (not counted as
+ * delivered), no atom. */
+static int deliver_unwound(struct intake *in, const void *data, const struct ups_envelope *env)
+{
+	const struct plan_probe *p = in->plan->probe_by_id[env->probe_id];
+	struct call_unwound u;
+	char comm[UPS_COMM_LEN + 1];
+	struct event ev;
+
+	memcpy(&u, (const char *)data + sizeof(*env), sizeof(u));
+	if (u.from > u.to || u.to > UPS_UNWOUND_MAX) {
+		(*in->malformed)++;
+		return 0;
+	}
+	memcpy(comm, env->comm, UPS_COMM_LEN);
+	comm[UPS_COMM_LEN] = '\0';
+	ev = (struct event){
+		.kind = EVENT_UNWOUND,
+		.boot_ns = u.at_ns + (uint64_t)in->mono_to_boot,
+		.mono_ns = u.at_ns,
+		.wall_ns = (int64_t)u.at_ns + in->mono_to_wall,
+		.pid = env->pid,
+		.tid = env->tid,
+		.comm = comm,
+		.process = name_cache_get(in->names, (pid_t)env->pid, comm),
+		.probe = &p->desc,
+	};
+	for (uint32_t i = u.to; i-- > u.from;) {
+		if (!u.entry_ns[i] || u.entry_ns[i] > u.at_ns)
+			continue;   /* never a call that began after it was found */
+		ev.duration_ns = u.at_ns - u.entry_ns[i];
+		if (in->out.event)
+			in->out.event(in->out.ctx, &ev);
+	}
+	return delivered(in);
+}
+
 static int deliver(struct intake *in, const void *data, size_t size,
 		   const struct stack_trace *stack)
 {
@@ -328,6 +384,8 @@ static int deliver(struct intake *in, const void *data, size_t size,
 
 	if (!rk || rk->wrapper)
 		return 0;
+	if (rk->unwound)
+		return deliver_unwound(in, data, &env);
 	if (session_legacy(in->session))
 		data = legacy_record(rk, data, size, legacy_copy, sizeof(legacy_copy));
 	payload = (const char *)data + sizeof(env);
@@ -353,18 +411,7 @@ static int deliver(struct intake *in, const void *data, size_t size,
 	if (in->out.event)
 		in->out.event(in->out.ctx, &ev);
 	emit_atom(in, p, &ev, env.kind, payload);
-	/* An output that does not keep up: the next records wait in the kernel. */
-	if (in->out.congested && in->out.congested(in->out.ctx)) {
-		in->congested = true;
-		return -EAGAIN;
-	}
-	/* The record is consumed either way; -EAGAIN only stops this drain.  The
-	 * coarse clock (a tick's resolution, plenty for 100 ms slices) costs a
-	 * few ns from the vDSO, so it is read for every record: a sink may
-	 * spend up to its wait budget on any one of them. */
-	if (in->drain_until && clock_ns(CLOCK_MONOTONIC_COARSE) > in->drain_until)
-		return -EAGAIN;
-	return 0;
+	return delivered(in);
 }
 
 static void report_lost(struct intake *in, uint64_t lost)

@@ -274,11 +274,11 @@ void art_trace_close(struct art_trace_out *t)
 	records(t, t->calls.first_ns);
 	if (t->renumbered)
 		say_renumbered(t);
-	if (t->unwound && t->warn)
+	if (t->unwound > t->calls.unwound && t->warn)
 		fprintf(t->warn, "uprobestats: warning: trace: %" PRIu64 " call(s) left by an "
 			"exception or a longjmp, which a later call of the same function on its "
-			"thread revealed, are not in the method trace (the probes keep no record "
-			"of them, only their count: see the summary)\n", t->unwound);
+			"thread revealed, are not in the method trace (their records were not "
+			"delivered: see the summary)\n", t->unwound - t->calls.unwound);
 	outbuf_finish(&t->o, OUTBUF_CLOSE_WAIT_MS);
 	outbuf_free(&t->o);
 	free(t->acts);
@@ -337,6 +337,7 @@ const struct sink_ops art_trace_sink = {
 	.wanted = art_wanted,
 	.open = art_sink_open,
 	.event = art_sink_event,
+	.takes_unwound = true,
 	.running = art_running,
 	.output = art_output,
 	.own_losses = true,

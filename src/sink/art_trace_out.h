@@ -11,7 +11,10 @@
  *
  * Calls come from return events (call_return: `trace --ret`), kept per
  * thread (sink/call_seq.h) and written at the end, when the key section is
- * known, in time order across threads.  There is no thread CPU time to
+ * known, in time order across threads.  A call an exception or a longjmp
+ * left (EVENT_UNWOUND) is entered and then unrolled (action 2) where the
+ * later hit that revealed it was, before that hit's own record; a call
+ * still running at the end is unrolled there.  There is no thread CPU time to
  * write (the probes do not read it), so never version 3 / clock=dual.
  * Method lines come from probe_desc.method_key.  A tid the readers cannot
  * take (dmtracedump indexes an array of 32768 by it, Android Studio reads a
@@ -40,7 +43,8 @@ struct art_trace_out {
 	uint16_t *thread_ids;        /* per call_seq thread: the id written */
 	uint32_t renumbered;         /* threads given another id */
 	uint64_t written;            /* records written */
-	uint64_t unwound;            /* calls the exit probes saw left (not in the file) */
+	uint64_t unwound;            /* calls the exit probes saw left (the summary's count;
+				      * those whose records came are in the file as unrolls) */
 };
 
 int art_trace_open(struct art_trace_out *t, FILE *f, struct err *e);

@@ -128,12 +128,27 @@ static int64_t method_of(struct call_seq *s, const struct probe_desc *p)
 	return i;
 }
 
+/* ev's time on CLOCK_BOOTTIME, from its record's own clock (CLOCK_MONOTONIC)
+ * by the offset the first such event had: the loop measures the offset anew
+ * at every tick, and a call unwound at an entry must end at exactly the ns
+ * the call entering there begins, whichever drains brought their records. */
+static uint64_t boot_of(struct call_seq *s, const struct event *ev)
+{
+	if (!ev->mono_ns)
+		return ev->boot_ns;
+	if (!s->has_offset) {
+		s->mono_to_boot = ev->boot_ns - ev->mono_ns;
+		s->has_offset = true;
+	}
+	return ev->mono_ns + s->mono_to_boot;
+}
+
 bool call_seq_add(struct call_seq *s, const struct event *ev)
 {
 	int64_t th, m;
-	uint64_t dur;
+	uint64_t dur, end;
 
-	if (ev->kind != EVENT_RETURN || !ev->probe)
+	if ((ev->kind != EVENT_RETURN && ev->kind != EVENT_UNWOUND) || !ev->probe)
 		return false;
 	th = thread_of(s, ev);
 	m = th < 0 ? -1 : method_of(s, ev->probe);
@@ -141,15 +156,18 @@ bool call_seq_add(struct call_seq *s, const struct event *ev)
 		s->lost++;
 		return true;
 	}
-	dur = ev->duration_ns <= ev->boot_ns ? ev->duration_ns : ev->boot_ns;
+	end = boot_of(s, ev);
+	dur = ev->duration_ns <= end ? ev->duration_ns : end;
 	s->calls[s->n_calls++] = (struct call_seq_call){
-		.enter_ns = ev->boot_ns - dur, .exit_ns = ev->boot_ns,
+		.enter_ns = end - dur, .exit_ns = end,
 		.thread = (uint32_t)th, .method = (uint32_t)m,
+		.unroll = ev->kind == EVENT_UNWOUND,
 	};
-	if (!s->first_ns || ev->boot_ns - dur < s->first_ns)
-		s->first_ns = ev->boot_ns - dur;
-	if (ev->boot_ns > s->last_ns)
-		s->last_ns = ev->boot_ns;
+	s->unwound += ev->kind == EVENT_UNWOUND;
+	if (!s->first_ns || end - dur < s->first_ns)
+		s->first_ns = end - dur;
+	if (end > s->last_ns)
+		s->last_ns = end;
 	return true;
 }
 
@@ -157,11 +175,15 @@ bool call_seq_add_running(struct call_seq *s, const struct running_call *c, uint
 {
 	struct event ev = { .kind = EVENT_RETURN, .tid = c->tid, .probe = c->probe };
 	size_t n = s->n_calls;
+	/* on the events' clock (boot_of): an entry that revealed an unwound
+	 * call begins exactly where that call ends */
+	uint64_t enter = c->enter_mono_ns && s->has_offset ? c->enter_mono_ns + s->mono_to_boot
+							   : c->enter_boot_ns;
 
-	if (!c->probe || c->enter_boot_ns > end_ns)
+	if (!c->probe || enter > end_ns)
 		return false;
 	ev.boot_ns = end_ns;
-	ev.duration_ns = end_ns - c->enter_boot_ns;
+	ev.duration_ns = end_ns - enter;
 	call_seq_add(s, &ev);
 	if (s->n_calls > n)
 		s->calls[n].unroll = true;

@@ -2,13 +2,18 @@
  * call tree per thread (sink/art_trace_out.h, sink/speedscope_out.h).
  *
  * Each return event (EVENT_RETURN: the call's end at boot_ns and its
- * duration) is one call on its thread.  Return events come when a call
+ * duration) is one call on its thread, and so is each unwound event
+ * (EVENT_UNWOUND: a call an exception or a longjmp left, ended where the
+ * later hit that revealed it was, with an unroll).  Return events come when a call
  * returns, so an outer call comes after the calls it made; at the end the
  * calls of each thread are sorted by entry (an outer call before the calls
  * it made when they enter at the same ns) and replayed as properly nested
  * enter/exit actions, thread by thread.  A call that would end after the
- * call enclosing it (which cannot happen on one thread: both ends are read
- * on that thread) is ended with it and counted in `clamped`.  Calls still
+ * call enclosing it is ended with it and counted in `clamped`: a returned
+ * call never does (both ends are read on that thread), but an unwound one
+ * does when the call enclosing it was revealed first (each probe reveals
+ * only its own calls: A's next entry reveals A, B's next entry the B that
+ * A called), and was unwound with it.  Calls still
  * running at the end (call_seq_add_running) end there with an unroll, as
  * ART's method tracing ends the calls on the stack when it stops.
  *
@@ -33,7 +38,7 @@ struct call_seq_thread {
 struct call_seq_call {
 	uint64_t enter_ns, exit_ns;   /* CLOCK_BOOTTIME */
 	uint32_t thread, method;      /* indexes into threads[] and methods[] */
-	bool unroll;                  /* still running at the end: left by an unroll */
+	bool unroll;                  /* unwound, or still running at the end: an unroll */
 };
 
 /* One index table: key -> index + 1 (0: free slot). */
@@ -54,6 +59,9 @@ struct call_seq {
 	uint64_t first_ns, last_ns;   /* earliest entry, latest end (0, 0: none) */
 	uint64_t lost;                /* calls not kept: out of memory */
 	uint64_t clamped;             /* calls ended with the call enclosing them */
+	uint64_t unwound;             /* of the calls, the unwound ones (EVENT_UNWOUND) */
+	uint64_t mono_to_boot;        /* the first event's BOOTTIME - MONOTONIC: every */
+	bool has_offset;              /* event's time is its mono_ns plus it */
 };
 
 enum call_action {
@@ -62,7 +70,8 @@ enum call_action {
 	CALL_UNROLL = 2,
 };
 
-/* Keeps ev when it is a return event of a probe (anything else: false). */
+/* Keeps ev when it is a return or an unwound event of a probe (anything
+ * else: false). */
 bool call_seq_add(struct call_seq *s, const struct event *ev);
 
 /* A call still running at the end (end_ns): its exit is an unroll there. */

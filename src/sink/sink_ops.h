@@ -28,6 +28,8 @@ struct sink_ops {
 	bool (*wanted)(const struct sinks_options *o);
 	int (*open)(void *st, const struct sinks_options *o, struct err *e);
 	void (*event)(void *st, const struct event *ev);       /* decoded records */
+	/* It takes EVENT_UNWOUND events too (the others never see them). */
+	bool takes_unwound;
 	int (*atom)(void *st, const struct atom *a);           /* statsd atoms (sinks_atom) */
 	void (*counter)(void *st, const struct counter_sample *c); /* sinks_counter */
 	void (*flush)(void *st);                               /* push buffered output out */

@@ -168,7 +168,7 @@ int sinks_event(struct sinks *s, const struct event *ev)
 		return first_error(s);
 	FOR_OPEN(s, i) {
 		struct outbuf *o = output_of(s, i);
-		if (!table[i]->event)
+		if (!table[i]->event || (ev->kind == EVENT_UNWOUND && !table[i]->takes_unwound))
 			continue;
 		if (o)
 			outbuf_event_begin(o);

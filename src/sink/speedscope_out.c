@@ -180,6 +180,7 @@ const struct sink_ops speedscope_sink = {
 	.wanted = speedscope_wanted,
 	.open = speedscope_sink_open,
 	.event = speedscope_sink_event,
+	.takes_unwound = true,
 	.running = speedscope_running,
 	.output = speedscope_output,
 	.own_losses = true,

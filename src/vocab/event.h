@@ -150,6 +150,10 @@ enum event_kind {
 	EVENT_RETURN,      /* a uretprobe record: return value and duration */
 	EVENT_DROP,        /* the kernel could not reserve ring space: count in n_lost */
 	EVENT_LOST,        /* the perf buffer lost samples: count in n_lost */
+	EVENT_UNWOUND,     /* exit probes: a call left without an exit (an exception,
+			    * a longjmp), found at boot_ns (the later hit of its probe
+			    * on its thread that revealed it), entered duration_ns
+			    * before; only sinks that take them get them (sink_ops.h) */
 };
 
 struct stack_trace;      /* vocab/frames.h */
@@ -165,7 +169,7 @@ struct event {
 	const char *comm;        /* thread name or NULL */
 	const char *process;     /* process name (cmdline) or NULL */
 	const struct probe_desc *probe;
-	uint64_t duration_ns;    /* EVENT_RETURN: entry -> exit */
+	uint64_t duration_ns;    /* EVENT_RETURN: entry -> exit; EVENT_UNWOUND: entry -> found */
 	uint64_t n_lost;         /* EVENT_DROP / EVENT_LOST */
 	const struct field *fields;
 	size_t n_fields;
@@ -180,6 +184,7 @@ struct running_call {
 	uint32_t tid;
 	const struct probe_desc *probe;
 	uint64_t enter_boot_ns;  /* CLOCK_BOOTTIME of the entry */
+	uint64_t enter_mono_ns;  /* its CLOCK_MONOTONIC (the probe's own clock); 0: unknown */
 };
 
 /* One value of a counter the run measures itself (aggregation intervals,

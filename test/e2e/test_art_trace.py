@@ -2,8 +2,9 @@
 file is read by two independent readers, Debian's dmtracedump and Android
 Studio's own parser (../shared/tools/art-trace-reader), and what they read must
 be the calls the target made: thread list, method list and each thread's
-enter/exit sequence (recursion, a second thread, calls left by a longjmp and
-still on the stack at exit, Java methods of a real odex).  Perfetto's stated
+enter/exit/unroll sequence (recursion, a second thread, calls left by a
+longjmp or a C++ exception and revealed by later calls, or still on the
+stack at exit, Java methods of a real odex).  Perfetto's stated
 rules (version 2 for a wall clock, one tab per thread line, hex method ids,
 10-byte records) are checked on the bytes.  The speedscope file goes to the
 viewer stage with the per-method totals of the same run's JSON Lines."""
@@ -178,10 +179,11 @@ def test_art_trace_of_native_calls_read_by_dmtracedump_and_android_studio():
        "the method list: the four functions called")
 
 
-def test_art_trace_says_which_unwound_calls_it_cannot_show():
-    """Two longjmps out of ups_calls_jump: the second call's entry reveals the first
-    as left (the exit probes count it, keep nothing else), so only the second
-    pair is in the file, unrolled at the end, and the run says how many are not."""
+def test_art_trace_unrolls_the_calls_a_longjmp_left():
+    """Two longjmps out of ups_calls_jump: the second call's entry reveals the
+    first jump as left, its ups_calls_leaf2 the first leaf2 (ended with the
+    jump it was in); the second pair is still open at the end.  Every call is
+    in the file, entered and unrolled, and nothing is said missing."""
     tmp = tmpdir()
     path = os.path.join(tmp, "jumps.trace")
     held = Held(tmp, "target_calls", ["1", "1", "2"])
@@ -192,10 +194,116 @@ def test_art_trace_says_which_unwound_calls_it_cannot_show():
     seqs, _ = both_readers(path)
     jump, leaf2 = "target_calls.ups_calls_jump ()", "target_calls.ups_calls_leaf2 ()"
     eq(seqs.get("target_calls"),
-       rec_tree(1) + [("ent", jump), ("ent", leaf2), ("unr", leaf2), ("unr", jump)],
-       "main thread: the calls the probes kept")
-    check("2 call(s) left by an exception or a longjmp" in u.stderr()
-          and "not in the method trace" in u.stderr(), "said: " + u.stderr())
+       rec_tree(1) + [("ent", jump), ("ent", leaf2), ("unr", leaf2), ("unr", jump)] * 2,
+       "main thread: every call, the ones left unrolled")
+    check("not in the method trace" not in u.stderr(), "nothing missing: " + u.stderr())
+
+
+# ---- calls left by a longjmp or an exception, revealed by later calls ----
+
+def own_account(path, lib):
+    """target_unwind's own account of its calls: [(ent|xit|unr, "lib.name ()")]."""
+    with open(path) as f:
+        return [(a, f"{lib}.{n} ()") for a, n in (line.split() for line in f if line.strip())]
+
+
+def unwind_run(fmt, name, rounds=3):
+    """target_unwind ROUNDS under trace --ret --trace-format FMT; returns
+    (the trace file, the target's own account, uprobestats)."""
+    tmp = tmpdir()
+    path = os.path.join(tmp, "unwind." + name)
+    out = os.path.join(tmp, "account.txt")
+    held = Held(tmp, "target_unwind", [str(rounds), out])
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", fmt,
+                              "--quiet", f"{target('target_unwind')}:ups_uw_*"],
+                       stdout=subprocess.DEVNULL)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    return path, own_account(out, "target_unwind"), u
+
+
+def test_art_trace_calls_left_by_longjmps_equal_the_targets_own_account():
+    """target_unwind: outer -> inner -> jump, left by a longjmp to main (the
+    next outer and inner entries reveal them, the jump only at the next
+    round's, or at the end: each is unrolled with the outer call it was in);
+    then outer -> inner returning; then rec(3) -> rec(2) -> rec(1), left by a
+    longjmp back into rec(3), whose return reveals them.  Both readers see
+    exactly the program's own account, enter ... unroll for each call left,
+    before the call that follows."""
+    path, account, u = unwind_run("art", "trace")
+    seqs, _ = both_readers(path)
+    one_round = ([("ent", "target_unwind.ups_uw_outer ()"), ("ent", "target_unwind.ups_uw_inner ()"),
+                  ("ent", "target_unwind.ups_uw_jump ()"), ("unr", "target_unwind.ups_uw_jump ()"),
+                  ("unr", "target_unwind.ups_uw_inner ()"), ("unr", "target_unwind.ups_uw_outer ()"),
+                  ("ent", "target_unwind.ups_uw_outer ()"), ("ent", "target_unwind.ups_uw_inner ()"),
+                  ("xit", "target_unwind.ups_uw_inner ()"), ("xit", "target_unwind.ups_uw_outer ()")]
+                 + [("ent", "target_unwind.ups_uw_rec ()")] * 3
+                 + [("unr", "target_unwind.ups_uw_rec ()")] * 2
+                 + [("xit", "target_unwind.ups_uw_rec ()")])
+    eq(account, one_round * 3, "the target's own account (as the test expects it)")
+    eq(seqs, {"target_unwind": account}, "the method trace: the target's own account")
+    check("not in the method trace" not in u.stderr(), "nothing missing: " + u.stderr())
+
+
+def test_art_trace_calls_left_by_a_cxx_exception():
+    """target_cxx_throw 7: ex_mid -> ex_thrower throws on i = 0, 3, 6 (caught
+    in main); the next call's entries reveal the two left, the last pair is
+    still open at the end."""
+    tmp = tmpdir()
+    path = os.path.join(tmp, "throw.trace")
+    out = os.path.join(tmp, "target.json")
+    exe = target("target_cxx_throw")
+    held = Held(tmp, "target_cxx_throw", ["7", out])
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", "art",
+                              "--quiet", f"{exe}:ex_mid", f"{exe}:ex_thrower"],
+                       stdout=subprocess.DEVNULL)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    with open(out) as f:
+        own = json.loads(f.read())
+    eq((own["thrown"], own["returned"]), (3, 4), "the target's own counts")
+    seqs, _ = both_readers(path)
+    mid, thr = "target_cxx_throw.ex_mid ()", "target_cxx_throw.ex_thrower ()"
+    want = []
+    for i in range(7):
+        act = "unr" if i % 3 == 0 else "xit"
+        want += [("ent", mid), ("ent", thr), (act, thr), (act, mid)]
+    # the thread's name is its comm: 15 characters
+    eq(seqs, {"target_cxx_thro": want}, "the method trace: 3 calls thrown through, 4 returned")
+    check("not in the method trace" not in u.stderr(), "nothing missing: " + u.stderr())
+
+
+def test_speedscope_and_perfetto_close_every_slice_of_calls_left_by_longjmps():
+    """The same target_unwind run as speedscope (the calls of the ART file:
+    the same replay) and Perfetto (a slice per returned call): every slice
+    closed, none ending before it began."""
+    path, account, _ = unwind_run("speedscope", "json")
+    doc = json.load(open(path))
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    seen = []
+    for p in doc["profiles"]:
+        open_, last = [], 0
+        for ev in p["events"]:
+            check(ev["at"] >= last, f"events in time order: {ev}")
+            last = ev["at"]
+            name = f"target_unwind.{names[ev['frame']]} ()"
+            if ev["type"] == "O":
+                open_.append((ev["frame"], ev["at"]))
+                seen.append(("ent", name))
+            else:
+                frame, at = open_.pop()
+                eq(frame, ev["frame"], "closes the innermost open frame")
+                check(ev["at"] >= at, "ends no earlier than it began")
+                seen.append(("end", name))
+        eq(open_, [], "every frame closed")
+    eq(seen, [("ent" if a == "ent" else "end", n) for a, n in account],
+       "speedscope: the target's own account")
+    from pftrace import Trace
+    path, account, _ = unwind_run("perfetto", "pftrace")
+    t = Trace(path)   # checks every SLICE_END closes the innermost begin, none left open
+    for s in t.slices:
+        check(s["begin"] <= s["end"], f"slice ends no earlier than it began: {s}")
+    returned = sorted(n for a, n in account if a == "xit")
+    eq(sorted(f"target_unwind.{s['name']} ()" for s in t.slices if t.thread_of(s["track"])),
+       returned, "perfetto: a slice per returned call")
 
 
 def studio_tid(studio, name):

@@ -7,7 +7,9 @@
 
 #include "plan/method_key.h"
 #include "sink/art_trace_out.h"
+#include "sink/sink_ops.h"
 #include "sink/speedscope_out.h"
+#include "sink/summary.h"
 #include "sink_testutil.h"
 
 static const struct probe_desc rec_p = {
@@ -213,6 +215,113 @@ UT_TEST(call_seq_same_entry_and_clamping)
 	UT_EQ_STR(log, "O1@100 O0@100 C0@200 O2@250 C2@300 C1@300 ");
 	UT_EQ_INT(s.clamped, 1);
 	call_seq_free(&s);
+}
+
+/* A call on tid that an exception or a longjmp left, found (by a later hit
+ * of its probe) at found: the loop's EVENT_UNWOUND, both clocks set, the
+ * monotonic one `off` behind. */
+static struct event unwound_at(const struct probe_desc *p, uint32_t tid, uint64_t enter,
+			       uint64_t found, uint64_t off)
+{
+	return (struct event){ .kind = EVENT_UNWOUND, .boot_ns = found, .mono_ns = found - off,
+			       .duration_ns = found - enter, .pid = 100, .tid = tid,
+			       .comm = "t", .probe = p };
+}
+
+/* main: a(1000) -> b(1100) -> longjmp; a again at 2000 reveals the old a
+ * there, then b at 2100 the old b (ended with the a it was in: clamped),
+ * both returning; records as they come (the unwound ones first). */
+UT_TEST(call_seq_unwound_calls_are_unrolled_before_the_hit_that_found_them)
+{
+	struct call_seq s = { 0 };
+	char log[256] = "";
+	struct event e[] = {
+		unwound_at(&rec_p, 7, 1000, 2000, 500),
+		unwound_at(&leaf_p, 7, 1100, 2100, 500),
+		ret_at(&leaf_p, 7, 2100, 2200, "t"),
+		ret_at(&rec_p, 7, 2000, 2300, "t"),
+	};
+
+	for (size_t i = 0; i < 4; i++) {
+		e[i].mono_ns = e[i].boot_ns - 500;
+		UT_ASSERT(call_seq_add(&s, &e[i]));
+	}
+	call_seq_replay(&s, count_actions, log);
+	/* rec_p is method 0, leaf_p 1 */
+	UT_EQ_STR(log, "O0@1000 O1@1100 U1@2000 U0@2000 O0@2000 O1@2100 C1@2200 C0@2300 ");
+	UT_EQ_INT(s.unwound, 2);
+	UT_EQ_INT(s.clamped, 1);
+	call_seq_free(&s);
+}
+
+/* The loop measures BOOTTIME - MONOTONIC anew at each tick: a call unwound at
+ * an entry ends at that entry's ns even when the two records came with
+ * offsets a few ns apart (read from their own clock by the first offset). */
+UT_TEST(call_seq_times_from_the_records_own_clock)
+{
+	struct call_seq s = { 0 };
+	char log[256] = "";
+	struct event gone = unwound_at(&rec_p, 7, 1000, 2000, 500);
+	struct event next = ret_at(&rec_p, 7, 2000, 3000, "t");
+
+	next.mono_ns = 3000 - 500;
+	next.boot_ns += 40;     /* a later drain's offset */
+	next.duration_ns = 1000;
+	UT_ASSERT(call_seq_add(&s, &gone));
+	UT_ASSERT(call_seq_add(&s, &next));
+	call_seq_replay(&s, count_actions, log);
+	UT_EQ_STR(log, "O0@1000 U0@2000 O0@2000 C0@3000 ");
+	call_seq_free(&s);
+
+	/* the same for a call still running at the end: its entry by its
+	 * monotonic time, whatever BOOTTIME the end read gave it */
+	struct call_seq r = { 0 };
+	const struct running_call run = { .tid = 7, .probe = &rec_p, .enter_boot_ns = 2070,
+					  .enter_mono_ns = 2000 - 500 };
+	log[0] = '\0';
+	UT_ASSERT(call_seq_add(&r, &gone));
+	UT_ASSERT(call_seq_add_running(&r, &run, 9000));
+	call_seq_replay(&r, count_actions, log);
+	UT_EQ_STR(log, "O0@1000 U0@2000 O0@2000 U0@9000 ");
+	call_seq_free(&r);
+}
+
+/* The ART file: the unwound call entered, then unrolled (action 2) before
+ * the entry that found it, at that entry's µs; the summary's count of
+ * unwound calls matches what came, so nothing is said. */
+UT_TEST(art_trace_unrolls_unwound_calls)
+{
+	struct capture c;
+	struct art_trace_out t;
+	struct err e = { 0 };
+	FILE *warn = tmpfile();
+	struct event gone = unwound_at(&rec_p, 100, 1000, 4000, 0);
+	struct event next = ret_at(&rec_p, 100, 4000, 6000, "main");
+	const struct probe_stats row = { .unwound = 1 };
+
+	next.mono_ns = next.boot_ns;
+	cap_open(&c);
+	UT_EQ_INT(art_trace_open(&t, c.f, &e), 0);
+	t.warn = warn;
+	art_trace_event(&t, &next);
+	art_trace_event(&t, &gone);
+	art_trace_sink.probe_rows(&t, &row, 1);
+	art_trace_close(&t);
+	const char *text = cap_text(&c);
+	const char *end = strstr(text, "*end\n");
+	UT_ASSERT(end != NULL);
+	const unsigned char *h = (const unsigned char *)end + 5;
+	UT_EQ_INT(c.len, (size_t)((const char *)h - text) + 32 + 4 * 10);
+	static const uint32_t want[4][2] = { { 0x4, 0 }, { 0x6, 3 }, { 0x4, 3 }, { 0x5, 5 } };
+	for (int i = 0; i < 4; i++) {
+		const unsigned char *r = h + 32 + 10 * i;
+		UT_EQ_INT(le(r, 2), 100);
+		UT_EQ_U64(le(r + 2, 4), want[i][0]);
+		UT_EQ_INT(le(r + 6, 4), want[i][1]);
+	}
+	UT_EQ_INT(ftell(warn), 0);
+	fclose(warn);
+	cap_free(&c);
 }
 
 UT_TEST(method_keys_java_and_native)

@@ -277,3 +277,42 @@ UT_TEST(sinks_write_failure_is_reported)
 	UT_ASSERT(!strstr(cap_text(&err), "write failed"));
 	cap_free(&err);
 }
+
+/* A call an exit probe found unwound goes only to the sinks that take it
+ * (the call-tree writers): the text and JSON Lines outputs never show it. */
+UT_TEST(sinks_unwound_events_only_to_the_sinks_that_take_them)
+{
+	struct capture text, json;
+	struct sinks *s;
+	struct err e = { 0 };
+	struct event gone = { .kind = EVENT_UNWOUND, .boot_ns = 9000, .mono_ns = 8000,
+			      .duration_ns = 500, .pid = 1, .tid = 2, .comm = "t", .probe = &pa };
+	struct event ret = gone;
+	size_t t0, j0;
+
+	ret.kind = EVENT_RETURN;
+	cap_open(&text);
+	cap_open(&json);
+	struct sinks_options opt = { .statsd = SINKS_STATSD_OFF, .text = text.f, .json = json.f };
+	UT_EQ_INT(sinks_open(&s, &opt, &e), 0);
+	UT_EQ_INT(sinks_flush(s, &e), 0);
+	fflush(text.f);
+	fflush(json.f);
+	t0 = text.len;
+	j0 = json.len;
+	UT_EQ_INT(sinks_event(s, &gone), 0);
+	UT_EQ_INT(sinks_flush(s, &e), 0);
+	fflush(text.f);
+	fflush(json.f);
+	UT_EQ_INT(text.len, t0);
+	UT_EQ_INT(json.len, j0);
+	UT_EQ_INT(sinks_event(s, &ret), 0);   /* the same call as a return is shown */
+	UT_EQ_INT(sinks_flush(s, &e), 0);
+	fflush(text.f);
+	fflush(json.f);
+	UT_ASSERT(text.len > t0);
+	UT_ASSERT(json.len > j0);
+	sinks_close(s);
+	cap_free(&text);
+	cap_free(&json);
+}
