@@ -444,13 +444,15 @@ static __always_inline void agg_args(void *ctx, __u64 out[3])
 }
 
 /* Returns 1 when the key could not be added: the map is full. */
-static __always_inline int agg_add(struct ups_agg_key *k, __u64 sum)
+static __always_inline int agg_add(struct ups_agg_key *k, __u64 sum, __u32 by)
 {
 	struct ups_agg_value *v = bpf_map_lookup_elem(&agg_data, k);
 
 	if (!v) {
 		struct ups_agg_value zero = {};
 
+		if (by & UPS_AGG_BY_PROCESS)
+			bpf_get_current_comm(zero.comm, sizeof(zero.comm));
 		/* NOEXIST: another CPU may have created it meanwhile */
 		bpf_map_update_elem(&agg_data, k, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&agg_data, k);
@@ -481,7 +483,7 @@ static __always_inline void agg_hit(void *ctx, __u64 pid_tgid, const __u64 *args
 	k.probe_id = ups_probe_id(ctx);
 	k.gen = gen ? (*gen & 1) : 0;
 	k.slot = UPS_AGG_TOTAL;
-	if (by & UPS_AGG_BY_PID)
+	if (by & (UPS_AGG_BY_PID | UPS_AGG_BY_PROCESS))
 		k.pid = pid_tgid >> 32;
 	if (by & UPS_AGG_BY_TID)
 		k.tid = (__u32)pid_tgid;
@@ -491,12 +493,14 @@ static __always_inline void agg_hit(void *ctx, __u64 pid_tgid, const __u64 *args
 		k.arg = args[0];
 	if (by & UPS_AGG_BY_RET)
 		k.ret = ret;
-	full = agg_add(&k, agg_value(UPS_CFG(agg_sum), args[1], ret, latency));
+	if (by & UPS_AGG_BY_COMM)
+		bpf_get_current_comm(k.comm, sizeof(k.comm));
+	full = agg_add(&k, agg_value(UPS_CFG(agg_sum), args[1], ret, latency), by);
 	if (UPS_CFG(agg_hist)) {
 		h = (__s64)agg_value(UPS_CFG(agg_hist), args[2], ret, latency);
 		/* bpftrace's buckets: [0], [1], [2, 4), … (log2_slot: 0 and 1 in 0) */
 		k.slot = h < 0 ? UPS_AGG_NEGATIVE : h == 0 ? 0 : log2_slot((__u64)h) + 1;
-		full |= agg_add(&k, 0);
+		full |= agg_add(&k, 0, by);
 	}
 	if (full) {
 		/* a hit whose key (or histogram slot) found no room */

@@ -59,6 +59,9 @@ enum ups_agg_by {
 	UPS_AGG_BY_UID = 4,
 	UPS_AGG_BY_ARG = 8,
 	UPS_AGG_BY_RET = 16,     /* aggregate_return only */
+	UPS_AGG_BY_COMM = 32,    /* the calling thread's comm (bpf_get_current_comm) */
+	UPS_AGG_BY_PROCESS = 64, /* keyed by pid here; user space prints the process's
+	                          * name, the value's comm when it is gone */
 };
 
 enum ups_agg_val {
@@ -82,11 +85,14 @@ struct ups_agg_key {
 	__u32 pad;
 	__u64 arg;
 	__u64 ret;
+	char comm[16];           /* UPS_AGG_BY_COMM: the thread's comm, NUL-padded */
 };
 
 struct ups_agg_value {
 	__u64 count;
 	__u64 sum;               /* UPS_AGG_TOTAL entries; 0 in histogram slots */
+	char comm[16];           /* UPS_AGG_BY_PROCESS: the comm of the thread whose hit
+	                          * made the entry (names a process gone before the flush) */
 };
 
 /* aggregate_return: what its entry program keeps for the exit, keyed by
@@ -761,8 +767,8 @@ UPS_ASSERT_SIZE(struct rec_binder_transaction, 192);
 UPS_ASSERT_SIZE(struct rec_accessibility_event, 320);
 UPS_ASSERT_SIZE(struct rec_start_activity_as_user, 200);
 UPS_ASSERT_SIZE(struct ups_probe_counters, 48);
-UPS_ASSERT_SIZE(struct ups_agg_key, 40);
-UPS_ASSERT_SIZE(struct ups_agg_value, 16);
+UPS_ASSERT_SIZE(struct ups_agg_key, 56);
+UPS_ASSERT_SIZE(struct ups_agg_value, 32);
 UPS_ASSERT_SIZE(struct ups_agg_entry_key, 16);
 UPS_ASSERT_SIZE(struct ups_agg_entry, 32);
 UPS_ASSERT_SIZE(struct ups_pending_stack, 8 + 16 * UPS_EXIT_DEPTH);

@@ -3,12 +3,14 @@
  * pattern matcher (plan/pattern.h) made visible before tracing. */
 #include "cli/cmd_match.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "plan/exits.h"
 #include "plan/pattern.h"
+#include "resolve/methods_cmd.h"
 #include "vocab/json_out.h"
 
 /* A native match to probe: ,"exit_sites":[file offsets],"exit_sites_error":null, or
@@ -60,6 +62,51 @@ static void print_json(FILE *out, struct code_cache *c, const struct pattern_mat
 	else
 		fputs("null", out);
 	fputs("}\n", out);
+}
+
+/* An ELF file's machine as the oat files name ISAs; NULL: another. */
+static const char *machine_isa(uint16_t machine)
+{
+	switch (machine) {
+	case EM_AARCH64: return "arm64";
+	case EM_X86_64: return "x86_64";
+	case EM_ARM: return "arm";
+	case EM_386: return "x86";
+	case EM_RISCV: return "riscv64";
+	default: return NULL;
+	}
+}
+
+/* `resolve --json` of a pattern's one match: the shape resolve_cmd writes
+ * for a signature (resolve/methods_cmd.h). */
+static void print_resolve_json(FILE *out, const struct match_cmd_opts *o,
+			       struct code_cache *code, const struct pattern_match *x)
+{
+	struct resolve_json_head h = {
+		.path = x->path, .file_offset = x->file_offset, .code_size = x->code_size,
+		.isa = x->is_java ? x->isa : machine_isa(x->e_machine), .thumb = -1,
+		.java = x->is_java, .name = x->name, .raw_name = x->raw_name,
+		.is_static = x->is_java ? x->is_static : -1, .access_flags = x->access_flags,
+	};
+	struct resolve_json_tail t = {
+		.found_by = "pattern", .searched = !o->file,
+		.left_out = x->left_out == MATCH_OK ? NULL : match_left_out_name(x->left_out),
+		.detail = x->left_out_detail,
+	};
+
+	resolve_json_head(out, &h);
+	fputs(",\"params\":null", out);
+	resolve_json_tail(out, &t);
+	if (x->is_java) {
+		resolve_json_oat_frame(out, code, x->path, x->file_offset);
+	} else {
+		resolve_json_no_frame(out);
+		if (x->left_out == MATCH_OK)
+			json_native_exits(out, code, x);
+		else
+			fputs(",\"exit_sites\":null,\"exit_sites_error\":null", out);
+	}
+	resolve_json_end(out);
 }
 
 static void print_summary(FILE *out, const struct trace_pattern *p,
@@ -140,7 +187,7 @@ int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *e
 	if (!(rc = match(o, p, &m, err)) && !(rc = pattern_single(p, &m, &i, err))) {
 		const struct pattern_match *x = &m.v[i];
 		if (o->json)
-			print_json(out, m.code, x);
+			print_resolve_json(out, o, m.code, x);
 		else if (x->is_java)
 			fprintf(out, "0x%llx %s %s size=%llu %s %s\n",
 				(unsigned long long)x->file_offset, x->path, x->isa,
@@ -154,6 +201,8 @@ int resolve_pattern_cmd(const struct match_cmd_opts *o, FILE *out, struct err *e
 				x->left_out_detail ? ": " : "",
 				x->left_out_detail ? x->left_out_detail : "");
 	}
+	if (rc && o->json)
+		resolve_json_error(out, err->msg);
 	pattern_matches_free(&m);
 	pattern_free(p);
 	return rc;

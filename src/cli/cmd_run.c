@@ -306,6 +306,10 @@ int run_opts_check(struct run_opts *o)
 		p_err("--force-tracefs and --force-pmu contradict each other: give one");
 		return EXIT_USAGE;
 	}
+	if (o->stacks.folded_merge && !o->stacks.folded) {
+		p_err("--stacks-merge merges the stacks --stacks FILE writes: give --stacks FILE");
+		return EXIT_USAGE;
+	}
 	return EXIT_OK;
 }
 

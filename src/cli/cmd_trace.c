@@ -114,7 +114,7 @@ static const struct opt_row trace_row_v[] = {
 	{ "count", 0, no_argument, SET_TRUE(spec.agg.on),
 	  OPT_DOC(TRACE, "", "count calls in the kernel instead of a record per call") },
 	{ "by", 0, required_argument, take_by, 0,
-	  OPT_DOC(TRACE, "KEYS", "count per pid, tid, uid, arg N or ret (comma-separated: pid,arg0)") },
+	  OPT_DOC(TRACE, "KEYS", "count per pid, tid, uid, comm (the calling thread's), process (its name, rows of one name merged), arg N or ret (comma-separated: process,arg0)") },
 	{ "sum", 0, required_argument, take_sum, 0,
 	  OPT_DOC(TRACE, "WHAT", "sum arg N, ret or latency per key, in the kernel") },
 	{ "hist", 0, required_argument, take_hist, 0,

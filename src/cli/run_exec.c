@@ -283,6 +283,7 @@ static int open_sinks(const struct run_opts *o, const struct run_files *f,
 	so.stream_dropped = on_stream_drop;
 	so.statsd_dropped_ctx = rs;
 	so.folded_stacks = f->stacks;
+	so.folded_merge = o->stacks.folded_merge;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;

@@ -169,6 +169,8 @@ enum agg_key {
 	AGG_KEY_UID = 3,
 	AGG_KEY_ARG = 4,
 	AGG_KEY_RET = 5,
+	AGG_KEY_COMM = 6,     /* the calling thread's comm (16 bytes) */
+	AGG_KEY_PROCESS = 7,  /* the process (keyed by pid), named at output */
 };
 
 enum agg_value {

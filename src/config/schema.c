@@ -127,6 +127,7 @@ const struct msg_desc schema_binder_filter = {
 static const struct enum_value agg_key_values[] = {
 	{ "UNKNOWN", AGG_KEY_UNKNOWN }, { "PID", AGG_KEY_PID }, { "TID", AGG_KEY_TID },
 	{ "UID", AGG_KEY_UID },         { "ARG", AGG_KEY_ARG }, { "RET", AGG_KEY_RET },
+	{ "COMM", AGG_KEY_COMM },       { "PROCESS", AGG_KEY_PROCESS },
 };
 
 const struct enum_desc schema_enum_agg_key = {

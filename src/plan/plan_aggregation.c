@@ -62,12 +62,14 @@ static int map_keys(struct plan_probe *p, int *reg, struct err *err)
 					[AGG_KEY_TID] = UPS_AGG_BY_TID,
 					[AGG_KEY_UID] = UPS_AGG_BY_UID,
 					[AGG_KEY_ARG] = UPS_AGG_BY_ARG,
-					[AGG_KEY_RET] = UPS_AGG_BY_RET };
+					[AGG_KEY_RET] = UPS_AGG_BY_RET,
+					[AGG_KEY_COMM] = UPS_AGG_BY_COMM,
+					[AGG_KEY_PROCESS] = UPS_AGG_BY_PROCESS };
 
 	*reg = UPS_AGG_NO_REG;
 	for (size_t i = 0; i < pc->agg_by.n; i++) {
 		int32_t k = pc->agg_by.v[i];
-		if (k <= AGG_KEY_UNKNOWN || k > AGG_KEY_RET)
+		if (k <= AGG_KEY_UNKNOWN || k > AGG_KEY_PROCESS)
 			return err_set(err, -EINVAL, "task %u probe %u: aggregation by: unknown key "
 				       "%d", p->desc.task_index, p->desc.probe_index, k);
 		p->agg_by |= bit[k];

@@ -40,7 +40,7 @@ int trace_agg_parse_by(const char *s, struct trace_agg *agg, struct err *e)
 {
 	static const struct { const char *name; int32_t key; } names[] = {
 		{ "pid", AGG_KEY_PID }, { "tid", AGG_KEY_TID }, { "uid", AGG_KEY_UID },
-		{ "ret", AGG_KEY_RET },
+		{ "ret", AGG_KEY_RET }, { "comm", AGG_KEY_COMM }, { "process", AGG_KEY_PROCESS },
 	};
 	const char *p = s;
 
@@ -59,8 +59,8 @@ int trace_agg_parse_by(const char *s, struct trace_agg *agg, struct err *e)
 			agg->by_arg = arg;
 		}
 		if (key == AGG_KEY_UNKNOWN)
-			return err_set(e, -EINVAL, "--by %s: '%.*s' is not pid, tid, uid, arg N or "
-				       "ret", s, (int)len, p);
+			return err_set(e, -EINVAL, "--by %s: '%.*s' is not pid, tid, uid, comm, "
+				       "process, arg N or ret", s, (int)len, p);
 		for (size_t i = 0; i < agg->n_by; i++)
 			if (agg->by[i] == key)
 				return err_set(e, -EINVAL, "--by %s: '%.*s' twice", s, (int)len, p);
@@ -70,7 +70,7 @@ int trace_agg_parse_by(const char *s, struct trace_agg *agg, struct err *e)
 			return err_set(e, -EINVAL, "--by %s: a key after the last ','", s);
 	}
 	if (!agg->n_by)
-		return err_set(e, -EINVAL, "--by: no key given (pid, tid, uid, arg N, ret)");
+		return err_set(e, -EINVAL, "--by: no key given (pid, tid, uid, comm, process, arg N, ret)");
 	agg->on = true;
 	return 0;
 }

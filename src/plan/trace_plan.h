@@ -38,7 +38,7 @@
  * value or the latency is asked for) with these in their Aggregation. */
 struct trace_agg {
 	bool on;                           /* --count, --by, --sum or --hist given */
-	int32_t by[5];                     /* enum agg_key, in the order given */
+	int32_t by[7];                     /* enum agg_key, in the order given */
 	size_t n_by;
 	int32_t by_arg;
 	int32_t sum, sum_arg;              /* enum agg_value (AGG_VALUE_NONE: none) */
@@ -47,7 +47,8 @@ struct trace_agg {
 	uint32_t max_keys;                 /* --agg-keys (0: the default) */
 };
 
-/* --by LIST: "pid", "tid", "uid", "arg N" (or argN), "ret", comma-separated. */
+/* --by LIST: "pid", "tid", "uid", "comm", "process", "arg N" (or argN), "ret",
+ * comma-separated. */
 int trace_agg_parse_by(const char *s, struct trace_agg *agg, struct err *e);
 /* --sum / --hist VALUE: "arg N" (argN), "ret", "latency" (what: the option). */
 int trace_agg_parse_value(const char *s, const char *what, int32_t *value, int32_t *arg,

@@ -12,6 +12,7 @@
 #include "records.h"
 #include "sink/agg_out.h"
 #include "sink/sinks.h"
+#include "sys/name_cache.h"
 
 struct agg_entry {
 	struct ups_agg_key key;
@@ -24,7 +25,7 @@ struct agg_reader {
 	int data_fd, gen_fd;
 	uint32_t gen;                 /* the generation programs count in now */
 	bool drain_due;               /* flipped: drain !gen at the next tick */
-	uint64_t interval_ns, next_flip_ns, start_ns, flip_ns, flip_real_ns;
+	uint64_t interval_ns, next_flip_ns, start_ns, flip_ns, flip_real_ns, flip_boot_ns;
 	uint64_t seq;
 	uint32_t max_keys;
 	uint64_t *full_seen;          /* per probe: agg_full counted so far */
@@ -38,6 +39,8 @@ struct agg_reader {
 	struct traffic_reader *tr;    /* uprobestats traffic's map, or NULL */
 	struct sinks *sinks;          /* each interval's values as counters (a Perfetto trace) */
 	uint64_t traffic_dropped;     /* this interval */
+	struct name_cache *procs;     /* --by process: pid -> name, read once per pid */
+	bool by_process;              /* some probe aggregates by process */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -90,7 +93,8 @@ int agg_reader_open(const struct plan *plan, const struct session *s,
 	r->names = calloc(n, sizeof(*r->names));
 	r->entries = calloc(r->max_keys, sizeof(*r->entries));
 	r->rows = calloc(r->max_keys, sizeof(*r->rows));
-	if (!r->full_seen || !r->views || !r->names || !r->entries || !r->rows) {
+	r->procs = calloc(1, sizeof(*r->procs));
+	if (!r->full_seen || !r->views || !r->names || !r->entries || !r->rows || !r->procs) {
 		agg_reader_close(r, err);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
@@ -108,9 +112,12 @@ int agg_reader_open(const struct plan *plan, const struct session *s,
 		return err->code;
 	}
 	outbuf_set_drop_events(&r->out, true);
+	name_cache_init(r->procs, NULL);
 	for (size_t i = 0; i < plan->n_probes; i++)
-		if (plan->probe_by_id[i]->prog->aggregate)
+		if (plan->probe_by_id[i]->prog->aggregate) {
 			fill_view(r, plan->probe_by_id[i]);
+			r->by_process |= (plan->probe_by_id[i]->agg_by & UPS_AGG_BY_PROCESS) != 0;
+		}
 	r->interval_ns = (uint64_t)o->interval_s * 1000000000u;
 	r->start_ns = r->flip_ns = clock_ns(CLOCK_MONOTONIC);
 	r->next_flip_ns = r->start_ns + r->interval_ns;
@@ -158,15 +165,76 @@ static int key_cmp(const void *x, const void *y)
 	CMP(uid);
 	CMP(arg);
 	CMP(ret);
-	CMP(slot);
 #undef CMP
-	return 0;
+	if (memcmp(a->comm, b->comm, sizeof(a->comm)))
+		return memcmp(a->comm, b->comm, sizeof(a->comm));
+	return a->slot != b->slot ? (a->slot < b->slot ? -1 : 1) : 0;
 }
 
 static bool same_row(const struct agg_row *row, const struct ups_agg_key *k)
 {
 	return row->probe_id == k->probe_id && row->pid == k->pid && row->tid == k->tid &&
-	       row->uid == k->uid && row->arg == k->arg && row->ret == k->ret;
+	       row->uid == k->uid && row->arg == k->arg && row->ret == k->ret &&
+	       !memcmp(row->comm, k->comm, sizeof(row->comm));
+}
+
+/* --by process: the row's process named from /proc (the first time its pid
+ * shows up; sys/name_cache keeps it after the process exits), else by the
+ * comm its first hit recorded in the kernel (a process gone before the
+ * flush).  Without --by pid too, the pid is dropped so that the rows of one
+ * name merge (merge_processes); a row with no name at all keeps its pid. */
+static void name_row(struct agg_reader *r, struct agg_row *row, const char *kernel_comm)
+{
+	char comm[AGG_COMM_LEN + 1];
+	const char *name;
+
+	snprintf(comm, sizeof(comm), "%.*s", AGG_COMM_LEN, kernel_comm);
+	name = name_cache_get(r->procs, (pid_t)row->pid, comm);
+	snprintf(row->process, sizeof(row->process), "%s", name ? name : "");
+	if (name && !(r->views[row->probe_id].by & AGG_PART_PID))
+		row->pid = 0;
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct agg_row *a = x, *b = y;
+	int c;
+
+#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+	CMP(probe_id);
+	if ((c = strcmp(a->process, b->process)))
+		return c;
+	CMP(pid);
+	CMP(tid);
+	CMP(uid);
+	CMP(arg);
+	CMP(ret);
+#undef CMP
+	return memcmp(a->comm, b->comm, sizeof(a->comm));
+}
+
+/* --by process: rows sorted by name, and the rows of one name (pid 0, the
+ * other key parts equal) added into one.  Returns the new row count. */
+static size_t merge_processes(struct agg_reader *r, size_t n)
+{
+	size_t out = 0;
+
+	if (!r->by_process || !n)
+		return n;
+	qsort(r->rows, n, sizeof(*r->rows), row_cmp);
+	for (size_t i = 1; i < n; i++) {
+		struct agg_row *to = &r->rows[out], *from = &r->rows[i];
+		if (row_cmp(to, from)) {
+			r->rows[++out] = *from;
+			continue;
+		}
+		to->count += from->count;
+		to->sum += from->sum;
+		to->hist_negative += from->hist_negative;
+		for (int b = 0; b < AGG_BUCKETS; b++)
+			to->hist[b] += from->hist[b];
+	}
+	return out + 1;
 }
 
 /* Entries sorted by key become rows: a key's total and its histogram slots. */
@@ -187,6 +255,10 @@ static size_t build_rows(struct agg_reader *r, size_t n)
 			*row = (struct agg_row){ .probe_id = k->probe_id, .pid = k->pid,
 						 .tid = k->tid, .uid = k->uid, .arg = k->arg,
 						 .ret = k->ret };
+			memcpy(row->comm, k->comm, sizeof(row->comm));
+			row->comm[sizeof(row->comm) - 1] = '\0';
+			if (r->views[k->probe_id].by & AGG_PART_PROCESS)
+				name_row(r, row, v->comm);
 		}
 		row = &r->rows[rows - 1];
 		if (k->slot == UPS_AGG_TOTAL) {
@@ -198,7 +270,7 @@ static size_t build_rows(struct agg_reader *r, size_t n)
 			row->hist[k->slot] += v->count;
 		}
 	}
-	return rows;
+	return merge_processes(r, rows);
 }
 
 /* Hits lost to a full map since the last look, per probe. */
@@ -239,6 +311,10 @@ static void counter_name(char *buf, size_t size, const char *what, const struct 
 {
 	size_t n = (size_t)snprintf(buf, size, "%s %s", what, v->method);
 
+	if (n < size && (v->by & AGG_PART_PROCESS))
+		n += (size_t)snprintf(buf + n, size - n, " process=%s", row->process);
+	if (n < size && (v->by & AGG_PART_COMM))
+		n += (size_t)snprintf(buf + n, size - n, " comm=%s", row->comm);
 	if (n < size && (v->by & AGG_PART_TID))
 		n += (size_t)snprintf(buf + n, size - n, " tid=%u", row->tid);
 	if (n < size && (v->by & AGG_PART_UID))
@@ -279,9 +355,10 @@ static void send_counters(struct agg_reader *r, const struct agg_interval *iv, u
 }
 
 static void print_interval(struct agg_reader *r, size_t n_entries, uint64_t span_ns,
-			   uint64_t real_ns, uint64_t mono_ns, bool final)
+			   uint64_t real_ns, uint64_t boot_ns, uint64_t mono_ns, bool final)
 {
-	struct agg_interval iv = { .seq = ++r->seq, .ts_ns = real_ns, .span_ns = span_ns,
+	struct agg_interval iv = { .seq = ++r->seq, .ts_ns = real_ns, .boot_ns = boot_ns,
+				   .span_ns = span_ns,
 				   .final = final, .rows = r->rows, .views = r->views,
 				   .n_views = r->plan->n_probes };
 
@@ -308,7 +385,18 @@ static void set_gen(struct agg_reader *r, uint32_t gen)
 
 size_t agg_reader_attached(struct agg_reader *r, const char *proc_dir)
 {
-	return r ? traffic_reader_known_sockets(r->tr, r->plan, proc_dir) : 0;
+	if (!r)
+		return 0;
+	/* --by process: the -p targets named now, so a target that exits
+	 * before the first flush keeps its name (not a -c command: held before
+	 * its exec, it would still bear our own name) */
+	if (r->by_process && !r->plan->held) {
+		name_cache_init(r->procs, proc_dir);
+		for (size_t i = 0; i < r->plan->n_tasks; i++)
+			for (size_t j = 0; j < r->plan->tasks[i].n_pids; j++)
+				name_cache_get(r->procs, r->plan->tasks[i].pids[j], NULL);
+	}
+	return traffic_reader_known_sockets(r->tr, r->plan, proc_dir);
 }
 
 void agg_reader_tick(struct agg_reader *r, uint64_t now_ns)
@@ -318,12 +406,14 @@ void agg_reader_tick(struct agg_reader *r, uint64_t now_ns)
 	if (r->drain_due) {
 		size_t n = collect(r, r->gen ^ 1, 0);
 		r->drain_due = false;
-		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, r->flip_ns, false);
+		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, r->flip_boot_ns,
+			       r->flip_ns, false);
 		r->start_ns = r->flip_ns;
 	}
 	if (r->interval_ns && now_ns >= r->next_flip_ns) {
 		r->flip_ns = now_ns;
 		r->flip_real_ns = clock_ns(CLOCK_REALTIME);
+		r->flip_boot_ns = clock_ns(CLOCK_BOOTTIME);
 		set_gen(r, r->gen ^ 1);
 		r->drain_due = true;
 		while (r->next_flip_ns <= now_ns)
@@ -340,13 +430,15 @@ uint64_t agg_reader_final(struct agg_reader *r, uint64_t now_ns)
 	if (r->drain_due) {
 		n = collect(r, r->gen ^ 1, 0);
 		r->drain_due = false;
-		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, r->flip_ns, false);
+		print_interval(r, n, r->flip_ns - r->start_ns, r->flip_real_ns, r->flip_boot_ns,
+			       r->flip_ns, false);
 		r->start_ns = r->flip_ns;
 	}
 	/* Detached: both generations are final (the old one may hold a late hit). */
 	n = collect(r, r->gen, 0);
 	n = collect(r, r->gen ^ 1, n);
-	print_interval(r, n, now_ns - r->start_ns, clock_ns(CLOCK_REALTIME), now_ns, true);
+	print_interval(r, n, now_ns - r->start_ns, clock_ns(CLOCK_REALTIME),
+		       clock_ns(CLOCK_BOOTTIME), now_ns, true);
 	return r->full_total;
 }
 
@@ -371,6 +463,7 @@ int agg_reader_close(struct agg_reader *r, struct err *e)
 	free(r->names);
 	free(r->entries);
 	free(r->rows);
+	free(r->procs);
 	free(r);
 	return rc;
 }

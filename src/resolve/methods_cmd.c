@@ -170,18 +170,16 @@ int methods_cmd(const struct methods_cmd_opts *opt, FILE *out, struct err *err)
 	return rc;
 }
 
-/* The frame info and exit-site fields of `methods --json` for a resolution,
- * from the oat file the resolution read (the code cache's). */
-static void resolve_json_frame(FILE *out, struct code_cache *code,
-			       const struct java_resolution *r)
+void resolve_json_oat_frame(FILE *out, struct code_cache *code, const char *path,
+			    uint64_t file_offset)
 {
-	struct code_file *f = code_cache_file(code, r->path);
+	struct code_file *f = code_cache_file(code, path);
 	const struct oat_file *o;
 	struct oat_method_exits x;
 	struct err e = { 0 };
 	int rc = f ? code_file_oat(f, &o, &e) : err_set(&e, -ENOMEM, "out of memory");
 
-	if (rc || oat_method_exits_in(o, r->file_offset, &x, &e)) {
+	if (rc || oat_method_exits_in(o, file_offset, &x, &e)) {
 		json_null_frame(out, e.msg);
 		fputs(",\"exit_sites\":null,\"exit_sites_error\":", out);
 		json_fput_string(out, e.msg);
@@ -191,34 +189,96 @@ static void resolve_json_frame(FILE *out, struct code_cache *code,
 	oat_method_exits_free(&x);
 }
 
+/* A string, or null when s is NULL or empty. */
+static void json_fput_or_null(FILE *out, const char *s)
+{
+	if (s && *s)
+		json_fput_string(out, s);
+	else
+		fputs("null", out);
+}
+
+void resolve_json_head(FILE *out, const struct resolve_json_head *h)
+{
+	fputs("{\"type\":\"resolve\",\"path\":", out);
+	json_fput_string(out, h->path);
+	fprintf(out, ",\"file_offset\":%llu,\"code_size\":%llu,\"isa\":",
+		(unsigned long long)h->file_offset, (unsigned long long)h->code_size);
+	json_fput_or_null(out, h->isa);
+	fprintf(out, ",\"thumb\":%s,\"java\":%s,\"name\":",
+		h->thumb < 0 ? "null" : h->thumb ? "true" : "false", h->java ? "true" : "false");
+	json_fput_string(out, h->name);
+	fputs(",\"signature\":", out);
+	json_fput_or_null(out, h->java ? h->name : NULL);
+	fputs(",\"raw_name\":", out);
+	json_fput_or_null(out, h->java ? NULL : h->raw_name);
+	if (h->is_static < 0)
+		fputs(",\"static\":null,\"access_flags\":null", out);
+	else
+		fprintf(out, ",\"static\":%s,\"access_flags\":%u",
+			h->is_static ? "true" : "false", h->access_flags);
+}
+
+void resolve_json_tail(FILE *out, const struct resolve_json_tail *t)
+{
+	fprintf(out, ",\"found_by\":\"%s\",\"searched\":%s,\"left_out\":", t->found_by,
+		t->searched ? "true" : "false");
+	json_fput_or_null(out, t->left_out);
+	fputs(",\"detail\":", out);
+	json_fput_or_null(out, t->detail);
+	fputs(",\"warning\":", out);
+	json_fput_or_null(out, t->warning);
+	fputs(",\"notes\":", out);
+	json_fput_or_null(out, t->notes);
+}
+
+void resolve_json_no_frame(FILE *out)
+{
+	fputs(",\"frame_size\":null,\"core_spill_mask\":null,\"fp_spill_mask\":null,"
+	      "\"num_stack_maps\":null,\"frameless_leaf\":null,\"frame_error\":null", out);
+}
+
+void resolve_json_end(FILE *out)
+{
+	fputs(",\"error\":null}\n", out);
+}
+
+void resolve_json_error(FILE *out, const char *msg)
+{
+	fputs("{\"type\":\"resolve\",\"path\":null,\"file_offset\":null,\"code_size\":null,"
+	      "\"isa\":null,\"thumb\":null,\"java\":null,\"name\":null,\"signature\":null,"
+	      "\"raw_name\":null,\"static\":null,\"access_flags\":null,\"params\":null,"
+	      "\"found_by\":null,\"searched\":null,\"left_out\":null,\"detail\":null,"
+	      "\"warning\":null,\"notes\":null", out);
+	resolve_json_no_frame(out);
+	fputs(",\"exit_sites\":null,\"exit_sites_error\":null,\"error\":", out);
+	json_fput_string(out, msg);
+	fputs("}\n", out);
+}
+
 static void resolve_json(FILE *out, struct code_cache *code, const struct java_resolution *r)
 {
-	fputs("{\"path\":", out);
-	json_fput_string(out, r->path);
-	fprintf(out, ",\"file_offset\":%llu,\"isa\":\"%s\",\"code_size\":%u,\"thumb\":%s",
-		(unsigned long long)r->file_offset, r->isa, r->code_size,
-		r->thumb ? "true" : "false");
-	if (r->flags_known)
-		fprintf(out, ",\"access_flags\":%u,\"static\":%s", r->access_flags,
-			r->is_static ? "true" : "false");
-	else
-		fputs(",\"access_flags\":null,\"static\":null", out);
-	fputs(",\"signature\":", out);
-	json_fput_string(out, r->signature);
+	struct resolve_json_head h = {
+		.path = r->path, .file_offset = r->file_offset, .code_size = r->code_size,
+		.isa = r->isa, .thumb = r->thumb, .java = true, .name = r->signature,
+		.is_static = r->flags_known ? r->is_static : -1, .access_flags = r->access_flags,
+	};
+	struct resolve_json_tail t = {
+		.found_by = r->found_by == JAVA_FOUND_OATDUMP ? "oatdump" : "builtin",
+		.searched = r->searched, .warning = r->warning, .notes = r->notes,
+	};
+
+	resolve_json_head(out, &h);
 	fputs(",\"params\":[", out);
 	for (uint32_t i = 0; i < r->n_params; i++) {
 		if (i)
 			fputc(',', out);
 		json_fput_string(out, java_resolution_param(r, i));
 	}
-	fprintf(out, "],\"found_by\":\"%s\",\"searched\":%s,\"warning\":",
-		r->found_by == JAVA_FOUND_OATDUMP ? "oatdump" : "builtin",
-		r->searched ? "true" : "false");
-	json_fput_string(out, r->warning);
-	fputs(",\"notes\":", out);
-	json_fput_string(out, r->notes);
-	resolve_json_frame(out, code, r);
-	fputs("}\n", out);
+	fputc(']', out);
+	resolve_json_tail(out, &t);
+	resolve_json_oat_frame(out, code, r->path, r->file_offset);
+	resolve_json_end(out);
 }
 
 static void comment_lines(FILE *out, const char *prefix, const char *text)
@@ -251,11 +311,8 @@ int resolve_cmd(const struct resolve_cmd_opts *opt, FILE *out, struct err *err)
 	int rc = java_resolve(&ro, &r, err);
 
 	if (rc) {
-		if (opt->json) {
-			fputs("{\"error\":", out);
-			json_fput_string(out, err->msg);
-			fputs("}\n", out);
-		}
+		if (opt->json)
+			resolve_json_error(out, err->msg);
 		return rc;
 	}
 	if (opt->json) {

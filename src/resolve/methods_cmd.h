@@ -15,7 +15,14 @@
  *   uprobestats resolve FILE 'SIGNATURE' [--json] [--resolver auto|builtin|oatdump]
  *     one line: "<file_off> <path> <isa> size=<n> <static|instance> <signature>",
  *     or one JSON object; warnings follow as "# warning: ..." lines (text) or
- *     a "warning" member (JSON).  With verbose, notes follow as "# " lines. */
+ *     a "warning" member (JSON).  With verbose, notes follow as "# " lines.
+ *
+ * `resolve --json` writes one shape, whether SIGNATURE or a pattern
+ * (cli/cmd_match.c) named the method, and on failure: every key always
+ * present, null when unknown or not of its kind (docs/json-schema.md,
+ * "resolve"): the head (type .. access_flags), "params", the tail
+ * (found_by .. notes), the frame and exit-site keys, "error".  These
+ * writers are its parts, in that order. */
 #ifndef UPROBESTATS_RESOLVE_METHODS_CMD_H
 #define UPROBESTATS_RESOLVE_METHODS_CMD_H
 
@@ -53,6 +60,39 @@ struct resolve_cmd_opts {
 	 * the JSON's frame and exit sites. */
 	struct code_cache *code;
 };
+
+struct resolve_json_head {
+	const char *path;
+	uint64_t file_offset, code_size;
+	const char *isa;                /* NULL or "": null */
+	int thumb;                      /* -1: null */
+	bool java;
+	const char *name;               /* Java: the signature; native: the demangled name */
+	const char *raw_name;           /* native: the ELF symbol */
+	int is_static;                  /* -1: static and access_flags null */
+	uint32_t access_flags;
+};
+
+struct resolve_json_tail {
+	const char *found_by;           /* "builtin", "oatdump", "pattern" */
+	bool searched;                  /* the file was searched for, not named */
+	const char *left_out, *detail;  /* a pattern's match that would not be probed */
+	const char *warning, *notes;    /* NULL or "": null */
+};
+
+void resolve_json_head(FILE *out, const struct resolve_json_head *h);
+void resolve_json_tail(FILE *out, const struct resolve_json_tail *t);
+/* The frame keys (frame_size .. frame_error) and exit_sites,
+ * exit_sites_error of the compiled method at file_offset of the oat file at
+ * path, from the code cache. */
+void resolve_json_oat_frame(FILE *out, struct code_cache *code, const char *path,
+			    uint64_t file_offset);
+/* The frame keys, all null (native code has no CodeInfo frame). */
+void resolve_json_no_frame(FILE *out);
+/* ,"error":null} and the newline. */
+void resolve_json_end(FILE *out);
+/* The whole object of a failure: every key null but "error". */
+void resolve_json_error(FILE *out, const char *msg);
 
 int methods_cmd(const struct methods_cmd_opts *o, FILE *out, struct err *err);
 int resolve_cmd(const struct resolve_cmd_opts *o, FILE *out, struct err *err);

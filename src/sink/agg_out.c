@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sink/jsonl_out.h"
 #include "vocab/json_out.h"
 
 #define BAR_WIDTH 52   /* bpftrace's */
@@ -93,14 +94,35 @@ static void key_part(char *buf, size_t size, size_t *n, const char *name, int64_
 		*n += (size_t)w;
 }
 
-/* The key as "pid 12, arg2 5" (or "total" for a probe keyed by nothing). */
+/* Appends ", name text" (a name part: comm, process). */
+static void key_name(char *buf, size_t size, size_t *n, const char *name, const char *text,
+		     size_t max)
+{
+	int w;
+
+	if (*n >= size)
+		return;
+	w = snprintf(buf + *n, size - *n, "%s%s %.*s", *n ? ", " : "", name, (int)max, text);
+	if (w > 0)
+		*n += (size_t)w;
+}
+
+/* The key as "process com.example, pid 12, comm RenderThread, arg2 5" (or
+ * "total" for a probe keyed by nothing).  A process whose name could not be
+ * read at all (rows of it are never merged) is "process ? (pid 12)". */
 static void key_text(const struct agg_row *r, const struct agg_view *v, char *buf, size_t size)
 {
 	size_t n = 0;
 
 	buf[0] = '\0';
+	if ((v->by & AGG_PART_PROCESS) && r->process[0])
+		key_name(buf, size, &n, "process", r->process, sizeof(r->process));
+	else if (v->by & AGG_PART_PROCESS)
+		n = (size_t)snprintf(buf, size, "process ? (pid %" PRIu32 ")", r->pid);
 	if (v->by & AGG_PART_PID)
 		key_part(buf, size, &n, "pid", r->pid);
+	if (v->by & AGG_PART_COMM)
+		key_name(buf, size, &n, "comm", r->comm, sizeof(r->comm));
 	if (v->by & AGG_PART_TID)
 		key_part(buf, size, &n, "tid", r->tid);
 	if (v->by & AGG_PART_UID)
@@ -159,15 +181,23 @@ void agg_print_text(struct outbuf *o, const struct agg_interval *iv)
 	outbuf_event_end(o, NULL);
 }
 
-/* "type":"aggregate" and the interval's time. */
-static void ts_field(struct json_out *j, uint64_t ns)
+/* "type":"aggregate" and the interval's end as an event row's time
+ * (boot_ns, wall_ns, wall), and as "ts" (seconds since the epoch, ms). */
+static void ts_field(struct json_out *j, const struct agg_interval *iv)
 {
+	uint64_t ns = iv->ts_ns;
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%03u", ns / 1000000000u,
 			 (unsigned)(ns % 1000000000u / 1000000u));
 
 	json_key(j, "type");
 	json_cstring(j, "aggregate");
+	json_key(j, "boot_ns");
+	json_u64(j, iv->boot_ns);
+	json_key(j, "wall_ns");
+	json_i64(j, (int64_t)ns);
+	json_key(j, "wall");
+	jsonl_wall(j, (int64_t)ns);
 	json_key(j, "ts");
 	json_raw(j, buf, (size_t)n);
 }
@@ -201,12 +231,21 @@ static void json_hist(struct json_out *j, const struct agg_row *r)
 	json_array_end(j);
 }
 
+/* A name of at most max bytes (NUL-padded), null when empty. */
+static void json_name(struct json_out *j, const char *name, size_t max)
+{
+	if (name[0])
+		json_string(j, name, strnlen(name, max));
+	else
+		json_null(j);
+}
+
 static void json_row(struct json_out *j, const struct agg_interval *iv, const struct agg_row *r)
 {
 	const struct agg_view *v = &iv->views[r->probe_id];
 
 	json_object_begin(j);
-	ts_field(j, iv->ts_ns);
+	ts_field(j, iv);
 	json_key(j, "interval");
 	json_u64(j, iv->seq);
 	json_key(j, "probe");
@@ -218,7 +257,12 @@ static void json_row(struct json_out *j, const struct agg_interval *iv, const st
 		json_key(j, name);                                                     \
 		emit;                                                                  \
 	}
-	KEY(AGG_PART_PID, "pid", json_u64(j, r->pid));
+	KEY(AGG_PART_PROCESS, "process", json_name(j, r->process, sizeof(r->process)));
+	if ((v->by & AGG_PART_PID) || ((v->by & AGG_PART_PROCESS) && !r->process[0])) {
+		json_key(j, "pid");
+		json_u64(j, r->pid);
+	}
+	KEY(AGG_PART_COMM, "comm", json_name(j, r->comm, sizeof(r->comm)));
 	KEY(AGG_PART_TID, "tid", json_u64(j, r->tid));
 	KEY(AGG_PART_UID, "uid", json_u64(j, r->uid));
 	KEY(AGG_PART_ARG, v->arg_name, json_i64(j, (int64_t)r->arg));
@@ -245,7 +289,7 @@ static void json_row(struct json_out *j, const struct agg_interval *iv, const st
 static void json_dropped(struct json_out *j, const struct agg_interval *iv, uint32_t id)
 {
 	json_object_begin(j);
-	ts_field(j, iv->ts_ns);
+	ts_field(j, iv);
 	json_key(j, "interval");
 	json_u64(j, iv->seq);
 	json_key(j, "probe");

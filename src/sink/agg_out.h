@@ -20,12 +20,19 @@ enum agg_part {
 	AGG_PART_UID = 4,
 	AGG_PART_ARG = 8,
 	AGG_PART_RET = 16,
+	AGG_PART_COMM = 32,              /* the calling thread's comm */
+	AGG_PART_PROCESS = 64,           /* the process's name (rows of one name merged) */
 };
+
+#define AGG_COMM_LEN 16                  /* the kernel's TASK_COMM_LEN */
+#define AGG_NAME_LEN 96                  /* a process name, as sys/name_cache keeps it */
 
 struct agg_row {
 	uint32_t probe_id;
 	uint32_t pid, tid, uid;
 	uint64_t arg, ret;
+	char comm[AGG_COMM_LEN];         /* AGG_PART_COMM; NUL-padded */
+	char process[AGG_NAME_LEN];      /* AGG_PART_PROCESS: the name ("" when unknown) */
 	uint64_t count;
 	int64_t sum;
 	uint64_t hist[AGG_BUCKETS];
@@ -45,6 +52,7 @@ struct agg_view {
 struct agg_interval {
 	uint64_t seq;                    /* 1, 2, … */
 	uint64_t ts_ns;                  /* CLOCK_REALTIME at the interval's end */
+	uint64_t boot_ns;                /* CLOCK_BOOTTIME at the interval's end */
 	uint64_t span_ns;                /* the interval's length */
 	bool final;                      /* the last one, at exit */
 	const struct agg_row *rows;      /* sorted by probe, then key */

@@ -20,6 +20,7 @@ struct folded_entry {
 
 struct folded_out {
 	bool open;                  /* the outbuf is set up */
+	bool merge;                 /* --stacks-merge: no process root frame */
 	struct outbuf o;
 	struct folded_entry *tab;   /* open addressing, cap a power of two */
 	size_t cap, n;
@@ -36,10 +37,37 @@ static uint32_t hash_str(const char *s, size_t n)
 	return h;
 }
 
-/* The folded line of st (no count), root first, into buf; its length. */
-static size_t fold(const struct stack_trace *st, char *buf, size_t size)
+/* The root frame: the process's name (its last path component:
+ * "/system/bin/surfaceflinger" is "surfaceflinger"), else the thread's comm,
+ * else "[unknown]"; no pid, so processes of one name merge, as
+ * stackcollapse-perf.pl's and bcc profile -f's process roots do.  Its
+ * length in buf (';' written as ':'). */
+static size_t root_frame(const struct event *ev, char *buf, size_t size)
 {
-	size_t len = 0;
+	const char *name = ev->process && *ev->process ? ev->process : ev->comm;
+	const char *slash;
+	int n;
+
+	if (!name || !*name)
+		name = "[unknown]";
+	slash = strrchr(name, '/');
+	if (slash && slash[1])
+		name = slash + 1;
+	n = snprintf(buf, size, "%s;", name);
+	if (n < 0)
+		return 0;
+	if ((size_t)n >= size)
+		n = (int)size - 1;
+	for (int k = 0; k < n - 1; k++)
+		if (buf[k] == ';' || buf[k] == '\n')
+			buf[k] = ':';
+	return (size_t)n;
+}
+
+/* The folded line of st (no count), root first, into buf after its first
+ * len bytes (the root frame); its length. */
+static size_t fold(const struct stack_trace *st, char *buf, size_t size, size_t len)
+{
 
 	for (size_t i = st->n; i-- > 0 && len + 2 < size;) {
 		size_t n = stack_frame_label(&st->frames[i], buf + len, size - len);
@@ -115,15 +143,19 @@ static int folded_open(void *st, const struct sinks_options *o, struct err *e)
 
 	s->o.at_exit = true;
 	s->open = rc == 0;
+	s->merge = o->folded_merge;
 	return rc;
 }
 
 static void folded_event(void *st, const struct event *ev)
 {
 	struct folded_out *s = st;
+	size_t root;
 
-	if (ev->stack && ev->stack->n)
-		count(s, s->line, fold(ev->stack, s->line, sizeof(s->line)));
+	if (!ev->stack || !ev->stack->n)
+		return;
+	root = s->merge ? 0 : root_frame(ev, s->line, sizeof(s->line) / 4);
+	count(s, s->line, fold(ev->stack, s->line, sizeof(s->line), root));
 }
 
 static struct outbuf *folded_output(void *st)

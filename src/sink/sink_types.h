@@ -47,6 +47,7 @@ struct sinks_options {
 	bool profile_json;            /* as one JSON line instead of a table */
 	FILE *folded_stacks;          /* --stacks FILE: aggregated stacks, folded, at exit
 				       * (the caller opens and closes it) */
+	bool folded_merge;            /* --stacks-merge: no process root frame */
 	/* Told of each statsd atom dropped (probe: the atom's, may be NULL), when
 	 * its batch is flushed: drops are known only then. */
 	void (*statsd_dropped)(void *ctx, const struct probe_desc *probe);

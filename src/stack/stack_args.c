@@ -55,6 +55,15 @@ static int parse_folded(void *ctx, const struct opt_row *row, const char *arg, s
 	return 0;
 }
 
+static int parse_merge(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
+{
+	(void)row;
+	(void)arg;
+	(void)e;
+	((struct stack_args *)ctx)->folded_merge = true;
+	return 0;
+}
+
 static int parse_art(void *ctx, const struct opt_row *row, const char *arg, struct err *e)
 {
 	(void)row;
@@ -72,7 +81,9 @@ static const struct opt_row rows[] = {
 	{ "stack-bytes", 0, required_argument, parse_bytes, 0,
 	  OPT_DOC(ADVANCED, "N", "user stack bytes copied per hit (2048; 8..16384)") },
 	{ "stacks", 0, required_argument, parse_folded, 0,
-	  OPT_DOC(OUTPUT, "FILE", "at exit, the stacks counted in folded form (speedscope, flamegraph.pl); implies --stack") },
+	  OPT_DOC(OUTPUT, "FILE", "at exit, the stacks counted in folded form (speedscope, flamegraph.pl), each under its process's name as the root frame; implies --stack") },
+	{ "stacks-merge", 0, no_argument, parse_merge, 0,
+	  OPT_DOC(OUTPUT, "", "--stacks without the process root frame: one graph for every process") },
 	{ "show-art-frames", 0, no_argument, parse_art, 0,
 	  OPT_DOC(OUTPUT, "", "keep libart's own frames (interpreter, stubs) in stacks that hold Java frames") },
 };

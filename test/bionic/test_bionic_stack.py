@@ -87,6 +87,16 @@ def expected_chain():
     return chain
 
 
+def folded_root(evs):
+    """The root frame --stacks gives the stacks of evs' process: its name's last
+    path component (the events' process, else the thread's comm)."""
+    names = {os.path.basename(e["process"] or e["comm"]) for e in evs}
+    eq(len(names), 1, f"one process name in the events: {names}")
+    root = names.pop()
+    check(root and ";" not in root, f"a root frame: {root!r}")
+    return root
+
+
 def check_stacks(mode):
     want = expected_chain()
     tmp = tmpdir()
@@ -101,7 +111,8 @@ def check_stacks(mode):
         eq(ev["stack_end"], "outermost frame", "why the stack ends")
     with open(folded) as f:
         lines = f.read().splitlines()
-    eq(lines, [";".join(s for _, _, s in reversed(want)) + f" {COUNT}"], "folded stacks")
+    eq(lines, [";".join([folded_root(evs)] + [s for _, _, s in reversed(want)]) + f" {COUNT}"],
+       "folded stacks, under the process's name")
 
 
 @needs_kernel("5.5", "call stacks (the normal BPF objects)")
@@ -174,7 +185,8 @@ def test_stack_in_a_mount_namespace_reads_the_mapped_file_not_the_namesake():
     for ev in evs:
         eq(tool_chain(ev), want, "stack (file, offset, symbol) vs gdb's on a plain dd")
     with open(folded) as f:
-        eq(f.read().splitlines(), [";".join(s for _, _, s in reversed(want)) + f" {COUNT}"],
+        eq(f.read().splitlines(),
+           [";".join([folded_root(evs)] + [s for _, _, s in reversed(want)]) + f" {COUNT}"],
            "folded stacks: the mapped file's symbols")
 
 
@@ -223,7 +235,8 @@ def short_lived_dd_stacks(count, want):
         eq(ev["stack_end"], "outermost frame", "why the stack ends")
     with open(folded) as f:
         lines = [ln for ln in f.read().splitlines() if "dd_main" in ln]
-    eq(lines, [";".join(s for _, _, s in reversed(want)) + f" {count}"], "folded stacks")
+    eq(lines, [";".join([folded_root(evs)] + [s for _, _, s in reversed(want)]) + f" {count}"],
+       "folded stacks, under the process's name")
 
 
 def test_stack_of_a_dd_gone_after_1_write_equals_a_living_ones():

@@ -7,7 +7,11 @@ reported; refusals of what cannot be aggregated."""
 import json
 import os
 
-from e2e import Held, check, eq, run, target, tmpdir, traced_run, write_config
+import subprocess
+import time
+
+from e2e import (TARGET_KERNEL, Held, Uprobestats, check, eq, run, target, tmpdir, traced_run,
+                 write_config)
 
 # target_agg: per round ups_agg_fn(k, i) for k = 1, 2, 3 and i < 10 * k,
 # returning 2 * i (k = 3: -1); ups_agg_slow(20) once (returns 20).
@@ -177,4 +181,105 @@ def test_aggregate_refusals():
     check("give one or the other" in err, err)
     rc, _, err = run(["trace", "--by", "pid,bogus", bin_ + ":ups_agg_fn"])
     eq(rc, 2, "--by bogus: usage error")
-    check("'bogus' is not pid, tid, uid, arg N or ret" in err, err)
+    check("'bogus' is not pid, tid, uid, comm, process, arg N or ret" in err, err)
+
+
+def legacy_args():
+    """trace takes --target-kernel itself (kernel_args adds it to run only)."""
+    return ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
+
+
+def traced_many(helds, args, timeout=120):
+    """uprobestats ARGS -p each of helds, released once attached; waits for all."""
+    for h in helds:
+        args = args + ["-p", str(h.pid)]
+    try:
+        u = Uprobestats(args)
+        u.wait_attached()
+        for h in helds:
+            h.go()
+        for h in helds:
+            h.wait(timeout)
+        rc = u.wait(timeout)
+    finally:
+        for h in helds:
+            h.kill()
+    return rc, u
+
+
+def test_aggregate_by_process_and_comm_names_merge_by_name():
+    """--by process,comm: rows named by the process's name (argv[0], as
+    /proc/PID/cmdline has it) and the thread's comm, never by pid; the two
+    processes named agg_two add up in one row, target_agg's own is apart; the
+    comm is the kernel's (the executable's name, whatever argv[0] says).  Text
+    prints the names too."""
+    tmp = tmpdir()
+    exe = target("target_agg")
+    helds = [Held(tmp, "target_agg", ["1", "10"]),
+             Held(tmp, "target_agg", ["1", "10"], argv0="agg_two"),
+             Held(tmp, "target_agg", ["1", "10"], argv0="agg_two")]
+    rc, u = traced_many(helds, ["trace", "--format", "json", "--by", "process,comm",
+                                exe + ":ups_agg_fn"] + legacy_args())
+    eq(rc, 0, "trace exit code; stderr: " + u.stderr())
+    rows = merged(agg_lines(u), lambda o: (o["process"], o["comm"]))
+    eq({k: v[0] for k, v in rows.items()},
+       {(exe, "target_agg"): 60, ("agg_two", "target_agg"): 120}, "counts by (process, comm)")
+    check(all("pid" not in o for o in agg_lines(u)), "named rows carry no pid")
+    helds = [Held(tmp, "target_agg", ["1", "10"], argv0="agg_text")]
+    rc, u = traced_many(helds, ["trace", "--by", "comm,process", exe + ":ups_agg_fn"]
+                        + legacy_args())
+    eq(rc, 0, "trace (text) exit code; stderr: " + u.stderr())
+    text = "\n".join(u.out_lines)
+    check("  process agg_text, comm target_agg " in text and " count         60" in text,
+          "the text row names the process and the comm: " + text)
+    check("pid " not in text, "no pid in the text rows: " + text)
+
+
+def test_aggregate_by_process_keeps_pids_apart_with_by_pid():
+    tmp = tmpdir()
+    exe = target("target_agg")
+    helds = [Held(tmp, "target_agg", ["1", "10"], argv0="agg_two"),
+             Held(tmp, "target_agg", ["1", "10"], argv0="agg_two")]
+    rc, u = traced_many(helds, ["trace", "--format", "json", "--by", "process,pid",
+                                exe + ":ups_agg_fn"] + legacy_args())
+    eq(rc, 0, "trace exit code; stderr: " + u.stderr())
+    rows = merged(agg_lines(u), lambda o: (o["process"], o["pid"]))
+    eq({k: v[0] for k, v in rows.items()},
+       {("agg_two", h.pid): 60 for h in helds}, "counts by (process, pid)")
+
+
+def system_wide_short_lived(extra, pause_ms, wait_interval):
+    """A system-wide trace --by process of a target_agg named agg_short (argv[0])
+    started after the attach; with wait_interval its first interval is
+    printed while it lives (waited for), then it exits.  Returns its rows."""
+    exe = target("target_agg")
+    u = Uprobestats(["trace", "--format", "json", "--by", "process", exe + ":ups_agg_fn"]
+                    + list(extra) + legacy_args())
+    try:
+        u.wait_attached()
+        t = subprocess.Popen(["agg_short", "2", str(pause_ms)], executable=exe,
+                             stdout=subprocess.DEVNULL)
+        if wait_interval:
+            deadline = time.monotonic() + 60
+            while not any(o.get("count") for o in agg_lines(u)) and t.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.01)
+        eq(t.wait(timeout=60), 0, "target exit code")
+    finally:
+        rc = u.stop()
+    eq(rc, 0, "trace exit code; stderr: " + u.stderr())
+    return merged(agg_lines(u), lambda o: o["process"])
+
+
+def test_aggregate_by_process_named_while_it_lives_keeps_its_name():
+    """Its pid first shows up at a flush while it lives: named agg_short
+    (its cmdline), and still so in the rows flushed after it exited."""
+    rows = system_wide_short_lived(["--interval", "1"], 3000, True)
+    eq({k: v[0] for k, v in rows.items()}, {"agg_short": 120}, "counts by process")
+
+
+def test_aggregate_by_process_gone_before_the_flush_gets_its_comm():
+    """Gone (and reaped) before the only flush: named by the comm its first
+    hit recorded in the kernel (the executable's name), not left unnamed."""
+    rows = system_wide_short_lived([], 10, False)
+    eq({k: v[0] for k, v in rows.items()}, {"target_agg": 120}, "counts by process")

@@ -119,10 +119,75 @@ def run_stack(mode, extra=()):
     for ln in lines:
         stack, count = ln.rsplit(" ", 1)
         frames = stack.split(";")
+        eq(frames[0], "target_stack", "folded stack: the process's name as the root frame")
         eq(frames[-len(CHAIN):], list(reversed(CHAIN)), "folded stack, root first")
         total += int(count)
     eq(total, N, "folded counts")
     return evs, folded
+
+
+def folded_of(held_list, extra=()):
+    """trace --stack --stacks FILE [extra] of stk_b5 in the held targets (-p each),
+    released once attached; the folded file as {stack: count}."""
+    libb, _ = expected_frames()
+    folded = os.path.join(tmpdir(), "stacks.folded")
+    args = ["trace", "--stack", "--stacks", folded] + list(extra) + [f"{libb}:stk_b5"]
+    for h in held_list:
+        args += ["-p", str(h.pid)]
+    try:
+        u = Uprobestats(args)
+        u.wait_attached()
+        for h in held_list:
+            h.go()
+        for h in held_list:
+            h.wait()
+        rc = u.wait()
+    finally:
+        for h in held_list:
+            h.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    got = {}
+    with open(folded) as f:
+        for ln in f:
+            if ln.strip():
+                stack, count = ln.rstrip("\n").rsplit(" ", 1)
+                got[stack] = got.get(stack, 0) + int(count)
+    return got
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_folded_stacks_root_is_the_process_name_and_same_names_merge():
+    """--stacks roots each stack at its process's name, without the pid: two
+    target_stack processes add up under one root, a third named other_stack
+    (its argv[0]) gets its own; --stacks-merge drops the root: one graph of
+    every process, the same chains, the counts of all three."""
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+
+    def three():
+        return [mapped(Held(tmp, "target_stack", [str(N)]), libb),
+                mapped(Held(tmp, "target_stack", [str(N)]), libb),
+                mapped(Held(tmp, "target_stack", [str(N)], argv0="other_stack"), libb)]
+
+    rooted = folded_of(three())
+    by_root = {}
+    for stack, count in rooted.items():
+        frames = stack.split(";")
+        eq(frames[-len(CHAIN):], list(reversed(CHAIN)), "folded stack, root first")
+        by_root[frames[0]] = by_root.get(frames[0], 0) + count
+    eq(by_root, {"target_stack": 2 * N, "other_stack": N}, "counts per root frame")
+    merged = folded_of(three(), ["--stacks-merge"])
+    want = {}
+    for stack, count in rooted.items():
+        rest = stack.split(";", 1)[1]
+        want[rest] = want.get(rest, 0) + count
+    eq(merged, want, "--stacks-merge: the same stacks without their root, added up")
+
+
+def test_stacks_merge_without_stacks_is_refused():
+    rc, _, err = run(["trace", "--stack", "--stacks-merge", "-p", "1", "libc.so:write"])
+    eq(rc, 2, "exit code (usage); stderr: " + err)
+    check("--stacks-merge" in err and "--stacks FILE" in err, "the message: " + err)
 
 
 VIEWER_DIR = os.path.join(os.environ.get("UPROBESTATS_BUILD", "build"), "viewer", "e2e-stacks")

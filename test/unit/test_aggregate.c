@@ -96,7 +96,8 @@ UT_TEST(agg_text_table_and_bars)
 UT_TEST(agg_jsonl_lines_follow_the_schema)
 {
 	struct agg_row rows[2];
-	struct agg_interval iv = { .seq = 1, .ts_ns = 1700000000123456789ull, .span_ns = 1,
+	struct agg_interval iv = { .seq = 1, .ts_ns = 1700000000123456789ull,
+				   .boot_ns = 5000000042ull, .span_ns = 1,
 				   .final = true, .rows = rows, .n_rows = 2, .views = views,
 				   .n_views = 2 };
 	struct jc_doc schema;
@@ -105,7 +106,10 @@ UT_TEST(agg_jsonl_lines_follow_the_schema)
 	fill_rows(rows);
 	out = print(agg_print_jsonl, &iv);
 	UT_ASSERT(out);
-	UT_CONTAINS(out, "{\"type\":\"aggregate\",\"ts\":1700000000.123,\"interval\":1,"
+	/* an event's time keys, then ts as before */
+	UT_CONTAINS(out, "{\"type\":\"aggregate\",\"boot_ns\":5000000042,"
+		    "\"wall_ns\":1700000000123456789,\"wall\":\"2023-11-14T22:13:20.123456789Z\","
+		    "\"ts\":1700000000.123,\"interval\":1,"
 		    "\"probe\":0,\"method\":\"ups_agg_fn\",\"dropped_map_full\":3}\n");
 	UT_CONTAINS(out, "\"pid\":42,\"arg0\":1,\"count\":10,\"sum\":45,\"sum_of\":\"arg1\","
 		    "\"hist_of\":\"arg1\",\"hist\":[{\"min\":0,\"max\":0,\"count\":1},"
@@ -114,6 +118,46 @@ UT_TEST(agg_jsonl_lines_follow_the_schema)
 	UT_CONTAINS(out, "\"hist\":[{\"max\":-1,\"count\":2}]}\n");
 	UT_EQ_INT(load_schema(&schema), 0);
 	UT_EQ_INT(validate_lines(&schema, out, why, sizeof(why)), 3);
+	jc_free(&schema);
+	free(out);
+}
+
+static const struct agg_view name_views[1] = {
+	{ .method = "ups_agg_fn", .by = AGG_PART_PROCESS | AGG_PART_COMM | AGG_PART_ARG,
+	  .arg_name = "arg0" },
+};
+
+/* --by process,comm,arg0: the names, not the pid, in the text and JSON;
+ * a row whose process has no name keeps its pid. */
+UT_TEST(agg_by_comm_and_process_print_names)
+{
+	struct agg_row rows[2];
+	struct agg_interval iv = { .seq = 1, .ts_ns = 1700000000123456789ull, .boot_ns = 7,
+				   .span_ns = 1, .rows = rows, .n_rows = 2,
+				   .views = name_views, .n_views = 1 };
+	struct jc_doc schema;
+	char why[256] = "", *out;
+
+	memset(rows, 0, sizeof(rows));
+	rows[0] = (struct agg_row){ .probe_id = 0, .arg = 1, .count = 3 };
+	snprintf(rows[0].process, sizeof(rows[0].process), "com.example.app");
+	memcpy(rows[0].comm, "RenderThread\0\0\0\0", AGG_COMM_LEN);
+	rows[1] = (struct agg_row){ .probe_id = 0, .pid = 14182, .arg = 2, .count = 1 };
+	memcpy(rows[1].comm, "0123456789abcde", AGG_COMM_LEN);   /* 15 bytes and its NUL */
+	out = print(agg_print_text, &iv);
+	UT_ASSERT(out);
+	UT_CONTAINS(out, "  process com.example.app, comm RenderThread, arg0 1 count          3\n");
+	UT_CONTAINS(out, "  process ? (pid 14182), comm 0123456789abcde, arg0 2 count          1\n");
+	UT_ASSERT(!strstr(out, "pid 0"));
+	free(out);
+	out = print(agg_print_jsonl, &iv);
+	UT_ASSERT(out);
+	UT_CONTAINS(out, "\"method\":\"ups_agg_fn\",\"process\":\"com.example.app\","
+		    "\"comm\":\"RenderThread\",\"arg0\":1,\"count\":3}\n");
+	UT_CONTAINS(out, "\"process\":null,\"pid\":14182,\"comm\":\"0123456789abcde\","
+		    "\"arg0\":2,");
+	UT_EQ_INT(load_schema(&schema), 0);
+	UT_EQ_INT(validate_lines(&schema, out, why, sizeof(why)), 2);
 	jc_free(&schema);
 	free(out);
 }
@@ -131,6 +175,15 @@ UT_TEST(trace_agg_options_parse)
 	UT_EQ_INT(g.by[2], AGG_KEY_RET);
 	UT_EQ_INT(g.by_arg, 2);
 	UT_ASSERT(trace_agg_needs_return(&g));
+	UT_EQ_INT(trace_agg_parse_by("process,comm,tid", &g, &e), 0);
+	UT_EQ_INT(g.n_by, 3);
+	UT_EQ_INT(g.by[0], AGG_KEY_PROCESS);
+	UT_EQ_INT(g.by[1], AGG_KEY_COMM);
+	UT_EQ_INT(g.by[2], AGG_KEY_TID);
+	UT_EQ_INT(trace_agg_parse_by("pid,tid,uid,comm,process,arg2,ret", &g, &e), 0);
+	UT_EQ_INT(g.n_by, 7);
+	UT_EQ_INT(trace_agg_parse_by("name", &g, &e), -EINVAL);
+	UT_EQ_STR(e.msg, "--by name: 'name' is not pid, tid, uid, comm, process, arg N or ret");
 	UT_EQ_INT(trace_agg_parse_by("tid,tid", &g, &e), -EINVAL);
 	UT_EQ_STR(e.msg, "--by tid,tid: 'tid' twice");
 	UT_EQ_INT(trace_agg_parse_by("pid,", &g, &e), -EINVAL);
@@ -195,4 +248,18 @@ UT_TEST(plan_aggregation_maps_positions_and_refuses)
 	UT_EQ_INT(plan_one("prog_Uprobestats_uprobe_aggregate", &pc, ARG_ABI_NATIVE, &p, &e),
 		  -EINVAL);
 	UT_CONTAINS(e.msg, "by: ARG needs by_arg");
+}
+
+/* by: [COMM, PROCESS] reach the program as their bits. */
+UT_TEST(plan_aggregation_by_comm_and_process)
+{
+	int32_t by[] = { AGG_KEY_COMM, AGG_KEY_PROCESS };
+	struct probe_config pc = { .has_aggregation = true, .agg_by = { by, 2, NULL } };
+	struct plan_probe p;
+	struct err e = { 0 };
+
+	UT_EQ_INT(plan_one("prog_Uprobestats_uprobe_aggregate", &pc, ARG_ABI_NATIVE, &p, &e), 0);
+	UT_EQ_INT(p.agg_by, UPS_AGG_BY_COMM | UPS_AGG_BY_PROCESS);
+	UT_EQ_INT(AGG_PART_COMM, UPS_AGG_BY_COMM);
+	UT_EQ_INT(AGG_PART_PROCESS, UPS_AGG_BY_PROCESS);
 }

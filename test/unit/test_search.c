@@ -175,12 +175,22 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	UT_EQ_INT(rc, 0);
 	UT_CONTAINS(out, "\"frame_size\":64,\"core_spill_mask\":1136656384,\"fp_spill_mask\":0,"
 		    "\"num_stack_maps\":6,\"frameless_leaf\":false,\"frame_error\":null,"
-		    "\"exit_sites\":[16476],\"exit_sites_error\":null}");
+		    "\"exit_sites\":[16476],\"exit_sites_error\":null,\"error\":null}\n");
+	/* resolve's one shape (docs/json-schema.md, "resolve") */
+	UT_ASSERT(!strncmp(out, "{\"type\":\"resolve\",\"path\":", 25));
+	UT_CONTAINS(out, ",\"file_offset\":16400,\"code_size\":200,\"isa\":\"arm64\","
+		    "\"thumb\":false,\"java\":true,\"name\":\"void com.android.location.provider."
+		    "ActivityChangedEvent.<init>(java.util.List)\",\"signature\":\"void ");
+	UT_CONTAINS(out, ",\"raw_name\":null,\"static\":false,\"access_flags\":65537,"
+		    "\"params\":[\"Ljava/util/List;\"],\"found_by\":\"builtin\",\"searched\":false,"
+		    "\"left_out\":null,\"detail\":null,\"warning\":null,\"notes\":");
 	free(out);
 	ro.signature = "void a.B.c()";
 	out = run_cmd(true, &ro, &rc, &e);
 	UT_EQ_INT(rc, -ENOENT);
-	UT_ASSERT(!strncmp(out, "{\"error\":\"", 10));
+	/* a failure: the same keys, null but error */
+	UT_ASSERT(!strncmp(out, "{\"type\":\"resolve\",\"path\":null,\"file_offset\":null,", 49));
+	UT_CONTAINS(out, "\"exit_sites\":null,\"exit_sites_error\":null,\"error\":\"");
 	free(out);
 	/* every form read the odex through the one code cache, once */
 	struct code_cache_stats st;
