@@ -75,6 +75,7 @@ def cases(tmp, sleeper):
                           "full"),
         "unwritable-output": (["trace", "--output", os.path.join(tmp, "no/dir/x"), PAT], None),
         "unknown-option": (["trace", "--duration", "1", "--duraton", "1", PAT], None),
+        "abbreviated-option": (["trace", "--duration", "1", "--exit-probe", PAT], None),
         "args-past-registers": (["trace", "--duration", "1", "--args", "9", PAT], None),
         "by-past-registers": (["trace", "--duration", "1", "--by", "arg9", PAT], None),
         "ringbuf-not-pow2": (["trace", "--duration", "1", "--ringbuf-size", "3", PAT], None),
