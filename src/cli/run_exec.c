@@ -608,9 +608,20 @@ static void print_verifier_log(const char *prog, const char *log)
 	p_debug("verifier log of %s:\n%s", prog, log);
 }
 
+static bool plan_has_stacks(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (plan->probe_by_id[i]->stack_mode)
+			return true;
+	return false;
+}
+
 /* The objects, output and attach path this kernel offers (probed), or, with
- * --target-kernel, only those a kernel of that version would also offer. */
-static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
+ * --target-kernel, only those a kernel of that version would also offer;
+ * what that version cannot take at all is a usage error (EXIT_USAGE, said)
+ * before anything is opened, as --force-ringbuf is. */
+static int pick_kernel_path(const struct plan *plan, const struct run_opts *o,
+			    struct session_opts *so)
 {
 	struct kfeatures k, t;
 	enum kfeature why = KF_GLOBAL_DATA;
@@ -633,6 +644,12 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 		so->force_tracefs |= !t.has[KF_UPROBE_PMU];
 	}
 	so->legacy = kfeatures_need_legacy(&k, &why);
+	if (so->legacy && o->target_kernel && plan_has_stacks(plan)) {
+		p_err("call stacks (--stack, stack_frames): a %u.%u kernel takes only the legacy "
+		      "BPF objects, which have none (5.5+)", KVER_MAJOR(o->target_kernel),
+		      KVER_MINOR(o->target_kernel));
+		return EXIT_USAGE;
+	}
 	if (so->legacy)
 		p_debug("legacy BPF objects: %s has no %s", o->target_kernel ? "the target kernel"
 			: "this kernel", kfeature_name(why));
@@ -740,7 +757,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	if ((rc = check_method_trace(plan, o)) != EXIT_OK)
 		return rc;
 	raise_limits();
-	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
+	if ((rc = pick_kernel_path(plan, o, &so)) != EXIT_OK)
 		return rc;
 	if ((rc = open_outputs(o, &files)) != EXIT_OK) {
 		close_outputs(&files);

@@ -79,6 +79,8 @@ def cases(tmp, sleeper):
         "args-past-registers": (["trace", "--duration", "1", "--args", "9", PAT], None),
         "by-past-registers": (["trace", "--duration", "1", "--by", "arg9", PAT], None),
         "ringbuf-not-pow2": (["trace", "--duration", "1", "--ringbuf-size", "3", PAT], None),
+        "stack-legacy-kernel": (["trace", "--duration", "1", "--stack", "--target-kernel", "4.14",
+                                 PAT], None),
         "same-output-file": (["trace", "--duration", "1", "--output", same, "--trace", same, PAT], None),
         "bad-pattern": (["trace", "a.B.[c"], None),
         "mistyped-command": (["trac"], None),
