@@ -374,6 +374,14 @@ static void hand_running_calls(struct run_state *rs)
 	free(l.v);
 }
 
+static bool plan_has_stacks(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (plan->probe_by_id[i]->stack_mode)
+			return true;
+	return false;
+}
+
 static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		  int32_t polled_atom)
 {
@@ -388,6 +396,10 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (polled_atom)
 		accounting_polled_atoms(plan, st, polled_atom, send_atom, rs);
 	hand_running_calls(rs);
+	sinks_set_stack_mappings(rs->sinks, &(struct stack_mappings_report){
+		.on = plan_has_stacks(plan), .lost = st->mmap_lost,
+		.malformed = st->mmap_malformed, .not_kept = st->mmap_not_kept,
+		.files_unopened = st->mmap_files_unopened });
 	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
 	free(rows);
 	if (!quiet)
@@ -398,13 +410,6 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (st->lost)
 		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
 		      st->lost);
-	if (st->mmap_lost || st->mmap_malformed || st->mmap_not_kept)
-		p_warn("call stacks: %" PRIu64 " mapping records lost by the kernel, %" PRIu64
-		       " malformed, %" PRIu64 " mappings or processes not kept: frames in them may "
-		       "read as unknown", st->mmap_lost, st->mmap_malformed, st->mmap_not_kept);
-	if (st->mmap_files_unopened)
-		p_warn("call stacks: %" PRIu64 " mapped files could not be opened before their "
-		       "process was gone: frames in them read as unknown", st->mmap_files_unopened);
 	if (rc == -EPIPE && !rs->output_failed) {
 		p_info("the output's reader has gone: what came after it is counted as dropped");
 		return EXIT_OK;
@@ -606,14 +611,6 @@ int run_check_privileges(const struct android_info *android)
 static void print_verifier_log(const char *prog, const char *log)
 {
 	p_debug("verifier log of %s:\n%s", prog, log);
-}
-
-static bool plan_has_stacks(const struct plan *plan)
-{
-	for (size_t i = 0; i < plan->n_probes; i++)
-		if (plan->probe_by_id[i]->stack_mode)
-			return true;
-	return false;
 }
 
 /* The objects, output and attach path this kernel offers (probed), or, with
