@@ -527,7 +527,8 @@ static FILE *open_output(const char *path, const char *what)
 }
 
 /* Two output files that are one file (the same device and inode: `X` and
- * `./X`, a hard link, a symlink) would interleave there: EXIT_USAGE, said.
+ * `./X`, a hard link, a symlink; or stdout, where the events go without
+ * --output: `--trace X > X`) would interleave there: EXIT_USAGE, said.
  * A character device (/dev/null, a terminal) may take several. */
 static int check_distinct_outputs(const struct run_opts *o, const struct run_files *f)
 {
@@ -539,8 +540,10 @@ static int check_distinct_outputs(const struct run_opts *o, const struct run_fil
 		{ "--trace", o->sinks.trace, f->trace },
 		{ "--profile", o->sinks.profile, f->profile != stderr ? f->profile : NULL },
 		{ "--stacks", o->stacks.folded, f->stacks },
+		{ "stdout", "(the events' output without --output)",
+		  f->out == stdout ? stdout : NULL },
 	};
-	struct stat st[4];
+	struct stat st[5];
 	size_t n = sizeof(outs) / sizeof(outs[0]);
 
 	for (size_t i = 0; i < n; i++)

@@ -82,6 +82,8 @@ def cases(tmp, sleeper):
         "stack-legacy-kernel": (["trace", "--duration", "1", "--stack", "--target-kernel", "4.14",
                                  PAT], None),
         "same-output-file": (["trace", "--duration", "1", "--output", same, "--trace", same, PAT], None),
+        "trace-is-stdout": (shell(f'exec "$0" "$@" > {same}.out') +
+                            ["trace", "--duration", "1", "--trace", same + ".out", PAT], "full"),
         "bad-pattern": (["trace", "a.B.[c"], None),
         "mistyped-command": (["trac"], None),
         "missing-config": (["run", "missing.textproto"], None),
