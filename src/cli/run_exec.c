@@ -645,9 +645,9 @@ static int pick_kernel_path(const struct plan *plan, const struct run_opts *o,
 	}
 	so->legacy = kfeatures_need_legacy(&k, &why);
 	if (so->legacy && o->target_kernel && plan_has_stacks(plan)) {
-		p_err("call stacks (--stack, stack_frames): a %u.%u kernel takes only the legacy "
-		      "BPF objects, which have none (5.5+)", KVER_MAJOR(o->target_kernel),
-		      KVER_MINOR(o->target_kernel));
+		p_err("call stacks (--stack, stack_frames) have no legacy form: a %u.%u kernel "
+		      "takes only the legacy BPF objects (the normal ones need 5.5+)",
+		      KVER_MAJOR(o->target_kernel), KVER_MINOR(o->target_kernel));
 		return EXIT_USAGE;
 	}
 	if (so->legacy)
