@@ -376,6 +376,14 @@ static void hand_running_calls(struct run_state *rs)
 	free(l.v);
 }
 
+static bool plan_has_stacks(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_probes; i++)
+		if (plan->probe_by_id[i]->stack_mode)
+			return true;
+	return false;
+}
+
 static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 		  int32_t polled_atom)
 {
@@ -390,6 +398,10 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (polled_atom)
 		accounting_polled_atoms(plan, st, polled_atom, send_atom, rs);
 	hand_running_calls(rs);
+	sinks_set_stack_mappings(rs->sinks, &(struct stack_mappings_report){
+		.on = plan_has_stacks(plan), .lost = st->mmap_lost,
+		.malformed = st->mmap_malformed, .not_kept = st->mmap_not_kept,
+		.files_unopened = st->mmap_files_unopened });
 	rc = sinks_finish(rs->sinks, rows, plan->n_probes, run_ns, quiet ? NULL : stderr, &e);
 	free(rows);
 	if (!quiet)
@@ -400,13 +412,6 @@ static int finish(struct run_state *rs, const struct loop_stats *st, bool quiet,
 	if (st->lost)
 		p_err("the perf buffers lost %" PRIu64 " records (make --ringbuf-size larger)",
 		      st->lost);
-	if (st->mmap_lost || st->mmap_malformed || st->mmap_not_kept)
-		p_warn("call stacks: %" PRIu64 " mapping records lost by the kernel, %" PRIu64
-		       " malformed, %" PRIu64 " mappings or processes not kept: frames in them may "
-		       "read as unknown", st->mmap_lost, st->mmap_malformed, st->mmap_not_kept);
-	if (st->mmap_files_unopened)
-		p_warn("call stacks: %" PRIu64 " mapped files could not be opened before their "
-		       "process was gone: frames in them read as unknown", st->mmap_files_unopened);
 	if (rc == -EPIPE && !rs->output_failed) {
 		p_info("the output's reader has gone: what came after it is counted as dropped");
 		return EXIT_OK;
@@ -524,7 +529,8 @@ static FILE *open_output(const char *path, const char *what)
 }
 
 /* Two output files that are one file (the same device and inode: `X` and
- * `./X`, a hard link, a symlink) would interleave there: EXIT_USAGE, said.
+ * `./X`, a hard link, a symlink; or stdout, where the events go without
+ * --output: `--trace X > X`) would interleave there: EXIT_USAGE, said.
  * A character device (/dev/null, a terminal) may take several. */
 static int check_distinct_outputs(const struct run_opts *o, const struct run_files *f)
 {
@@ -536,8 +542,10 @@ static int check_distinct_outputs(const struct run_opts *o, const struct run_fil
 		{ "--trace", o->sinks.trace, f->trace },
 		{ "--profile", o->sinks.profile, f->profile != stderr ? f->profile : NULL },
 		{ "--stacks", o->stacks.folded, f->stacks },
+		{ "stdout", "(the events' output without --output)",
+		  f->out == stdout ? stdout : NULL },
 	};
-	struct stat st[4];
+	struct stat st[5];
 	size_t n = sizeof(outs) / sizeof(outs[0]);
 
 	for (size_t i = 0; i < n; i++)
@@ -611,8 +619,11 @@ static void print_verifier_log(const char *prog, const char *log)
 }
 
 /* The objects, output and attach path this kernel offers (probed), or, with
- * --target-kernel, only those a kernel of that version would also offer. */
-static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
+ * --target-kernel, only those a kernel of that version would also offer;
+ * what that version cannot take at all is a usage error (EXIT_USAGE, said)
+ * before anything is opened, as --force-ringbuf is. */
+static int pick_kernel_path(const struct plan *plan, const struct run_opts *o,
+			    struct session_opts *so)
 {
 	struct kfeatures k, t;
 	enum kfeature why = KF_GLOBAL_DATA;
@@ -635,6 +646,12 @@ static int pick_kernel_path(const struct run_opts *o, struct session_opts *so)
 		so->force_tracefs |= !t.has[KF_UPROBE_PMU];
 	}
 	so->legacy = kfeatures_need_legacy(&k, &why);
+	if (so->legacy && o->target_kernel && plan_has_stacks(plan)) {
+		p_err("call stacks (--stack, stack_frames) have no legacy form: a %u.%u kernel "
+		      "takes only the legacy BPF objects (the normal ones need 5.5+)",
+		      KVER_MAJOR(o->target_kernel), KVER_MINOR(o->target_kernel));
+		return EXIT_USAGE;
+	}
 	if (so->legacy)
 		p_debug("legacy BPF objects: %s has no %s", o->target_kernel ? "the target kernel"
 			: "this kernel", kfeature_name(why));
@@ -742,7 +759,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 	if ((rc = check_method_trace(plan, o)) != EXIT_OK)
 		return rc;
 	raise_limits();
-	if ((rc = pick_kernel_path(o, &so)) != EXIT_OK)
+	if ((rc = pick_kernel_path(plan, o, &so)) != EXIT_OK)
 		return rc;
 	if ((rc = open_outputs(o, &files)) != EXIT_OK) {
 		close_outputs(&files);

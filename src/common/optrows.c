@@ -89,8 +89,8 @@ static const struct opt_row *row_of_val(const struct opt_use *uses, size_t n, in
 	return NULL;
 }
 
-/* The long option nearest to name[0..len): a unique row name it starts (an
- * ambiguous abbreviation), else the one at the least edit distance when that
+/* The long option nearest to name[0..len): a row name it starts (the first
+ * of those: an abbreviation, which is refused), else the one at the least edit distance when that
  * is small for the name's length (a typo, not another word).  NULL: none.
  * *prefixes: how many row names start with the name. */
 static const char *nearest_long(const struct opt_use *uses, size_t n, const char *name,
@@ -139,12 +139,32 @@ static int bad_option(char **argv, const struct opt_use *uses, size_t n, const c
 	len = strcspn(name, "=");
 	near = nearest_long(uses, n, name, len, &prefixes);
 	if (prefixes > 1)
-		return err_set(e, -EINVAL, "option '--%.*s' is ambiguous (--%s and %zu more start "
-			       "so): give more of its name", (int)len, name, near, prefixes - 1);
+		return err_set(e, -EINVAL, "unknown option '--%.*s' (--%s and %zu more start so: "
+			       "give the whole name)", (int)len, name, near, prefixes - 1);
 	if (near)
 		return err_set(e, -EINVAL, "unknown option '--%.*s' (did you mean --%s?)",
 			       (int)len, name, near);
 	return err_set(e, -EINVAL, "unknown option '%s' (see --help)", arg);
+}
+
+/* getopt_long takes a unique abbreviation (--exit-probe for --exit-probes)
+ * as the option; we take only whole names, so that an option added later
+ * never changes what a command line meant.  li: the long option getopt
+ * matched; its word is argv[optind - 1], or argv[optind - 2] when its value
+ * was the next word (getopt has permuted both before the operands). */
+static int abbreviated(char **argv, const struct option *opt, struct err *e)
+{
+	const char *word, *name;
+	size_t len;
+
+	word = optind > 1 && optarg && optarg == argv[optind - 1] ? argv[optind - 2]
+								  : argv[optind - 1];
+	name = word + strspn(word, "-");
+	len = strcspn(name, "=");
+	if (len == strlen(opt->name) && !strncmp(name, opt->name, len))
+		return 0;
+	return err_set(e, -EINVAL, "unknown option '--%.*s' (did you mean --%s?)", (int)len,
+		       name, opt->name);
 }
 
 int opt_rows_parse(int argc, char **argv, const struct opt_use *uses, size_t n,
@@ -153,7 +173,7 @@ int opt_rows_parse(int argc, char **argv, const struct opt_use *uses, size_t n,
 	struct option opts[MAX_OPTS + 1];
 	char optstring[64];
 	size_t n_opts = 0;
-	int c, rc;
+	int c, rc, li;
 
 	e->code = 0;
 	e->msg[0] = 0;
@@ -167,9 +187,11 @@ int opt_rows_parse(int argc, char **argv, const struct opt_use *uses, size_t n,
 		return err_set(e, -ENOSPC, "too many short options for one command");
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+	while ((li = -1, c = getopt_long(argc, argv, optstring, opts, &li)) != -1) {
 		if (c == '?' || c == ':')
 			return bad_option(argv, uses, n, optstring, c, e);
+		if (li >= 0 && (size_t)li < n_opts && (rc = abbreviated(argv, &opts[li], e)) < 0)
+			return rc;
 		if (c < FIRST_VAL)
 			c = short_to_val(uses, n, c);
 		rc = 0;

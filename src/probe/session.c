@@ -412,17 +412,21 @@ static void mark_used_rings(struct session *s, const struct plan *plan)
 static int check_fd_budget(const struct session *s, struct err *err)
 {
 	struct rlimit r = { 0 };
-	size_t places, need = session_fds_needed(s, &places);
+	size_t places, need = session_fds_needed(s, &places), mmaps = session_mmap_fds(s);
+	char stacks[96] = "";
 
 	if (getrlimit(RLIMIT_NOFILE, &r) < 0 || r.rlim_cur == RLIM_INFINITY ||
 	    need <= r.rlim_cur)
 		return 0;
+	if (mmaps)
+		snprintf(stacks, sizeof(stacks), " (%zu of them the call stacks' mapping records: "
+			 "one a CPU)", mmaps);
 	return err_set(err, -EMFILE, "%zu probe(s) in %zu place(s) via %s%s: this run needs "
-		       "about %zu file descriptors and may open %llu (hard limit %llu); nothing "
+		       "about %zu file descriptors%s and may open %llu (hard limit %llu); nothing "
 		       "was loaded: raise the limit (ulimit -n; the hard limit as root: "
 		       "ulimit -Hn) or trace fewer probes, places (--ret adds one a return "
 		       "site) or processes", s->plan->n_probes, places, session_attach_mode(s),
-		       s->use_multi ? "" : " (a descriptor each)", need,
+		       s->use_multi ? "" : " (a descriptor each)", need, stacks,
 		       (unsigned long long)r.rlim_cur, (unsigned long long)r.rlim_max);
 }
 

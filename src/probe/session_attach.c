@@ -555,9 +555,20 @@ static bool first_of_object(const struct session *s, size_t i, const void **seen
 	return true;
 }
 
+/* Call stacks read the kernel's mapping records (sys/perf_mmap): one dummy
+ * perf event per CPU, opened after loading and held through the attach. */
+size_t session_mmap_fds(const struct session *s)
+{
+	for (size_t i = 0; i < s->plan->n_probes; i++)
+		if (s->plan->probe_by_id[i]->stack_mode)
+			return (size_t)(s->ncpus > 0 ? s->ncpus : 1);
+	return 0;
+}
+
 /* The most descriptors open at once: every copy's programs after loading,
  * then while attaching, at copy i, the places of copies 0..i, the programs
- * of copies i.. not yet let go and those kept. */
+ * of copies i.. not yet let go and those kept; and the mapping records'
+ * events. */
 size_t session_fds_needed(const struct session *s, size_t *places)
 {
 	const void *seen[s->n_objects ? s->n_objects : 1];
@@ -585,7 +596,7 @@ size_t session_fds_needed(const struct session *s, size_t *places)
 		for (size_t r = 0; r < sizeof(s->objects[o].ring_used) / sizeof(bool); r++)
 			rings += s->objects[o].ring_used[r];
 	return most + FDS_BASE + FDS_PER_OBJECT * s->n_objects +
-	       rings * (size_t)(s->ncpus > 0 ? s->ncpus + 1 : 2);
+	       rings * (size_t)(s->ncpus > 0 ? s->ncpus + 1 : 2) + session_mmap_fds(s);
 }
 
 /* Returns once every BPF program that may have started before now has

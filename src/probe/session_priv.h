@@ -122,5 +122,7 @@ void detach_where(struct session *s, long task_index);
  * place, programs, maps, buffers), and in *places the places; from the
  * grouped instances, before anything is loaded. */
 size_t session_fds_needed(const struct session *s, size_t *places);
+/* Of those, the mapping records' perf events of --stack (one a CPU), or 0. */
+size_t session_mmap_fds(const struct session *s);
 
 #endif

@@ -38,6 +38,7 @@ struct sinks {
 	bool finished;
 	struct sink_report final;     /* frozen by sinks_finish */
 	struct sections *sections;    /* the trace-marker calls' tracker (sections.h) */
+	struct stack_mappings_report stack_mappings; /* the run's, for the summary */
 };
 
 /* for (each open sink i) — with its row table[i] and its state s->st[i] */
@@ -291,6 +292,7 @@ void sinks_report(const struct sinks *s, struct sink_report *r)
 	}
 	memset(r, 0, sizeof(*r));
 	r->statsd_path = s->opt.statsd_path;
+	r->stack_mappings = s->stack_mappings;
 	if (s->sections)
 		sections_report(s->sections, &r->sections);
 	FOR_OPEN(s, i) {
@@ -343,6 +345,12 @@ void sinks_running_calls(struct sinks *s, const struct running_call *c, size_t n
 		if (table[i]->running)
 			table[i]->running(s->st[i], c, n, end_ns);
 	}
+}
+
+void sinks_set_stack_mappings(struct sinks *s, const struct stack_mappings_report *m)
+{
+	if (!s->finished)
+		s->stack_mappings = *m;
 }
 
 int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint64_t run_ns,

@@ -71,6 +71,10 @@ int sinks_flush(struct sinks *s, struct err *e);
  * counted. */
 void sinks_settle(struct sinks *s, int wait_ms);
 
+/* Before sinks_finish: what --stack's mapping records lost, for the summary
+ * (text and JSON's "stack_mappings"). */
+void sinks_set_stack_mappings(struct sinks *s, const struct stack_mappings_report *m);
+
 /* What the sinks saw (statsd counters, trace pairing, write errors). */
 void sinks_report(const struct sinks *s, struct sink_report *r);
 

@@ -268,6 +268,18 @@ static void exit_probe_text(FILE *f, const struct probe_stats *rows, size_t n)
 	}
 }
 
+static void stack_mappings_text(FILE *f, const struct stack_mappings_report *m)
+{
+	if (m->lost || m->malformed || m->not_kept)
+		fprintf(f, "WARNING: call stacks: %" PRIu64 " mapping records lost by the kernel, %"
+			PRIu64 " malformed, %" PRIu64 " mappings or processes not kept: frames in "
+			"them may read as unknown\n", m->lost, m->malformed, m->not_kept);
+	if (m->files_unopened)
+		fprintf(f, "WARNING: call stacks: %" PRIu64 " mapped files could not be opened "
+			"before their process was gone: frames in them read as unknown\n",
+			m->files_unopened);
+}
+
 void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 		  const struct sink_report *r, uint64_t run_ns)
 {
@@ -287,6 +299,8 @@ void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 			r->trace_orphan_exits);
 	if (r && r->sections.any)
 		sections_report_text(f, &r->sections);
+	if (r)
+		stack_mappings_text(f, &r->stack_mappings);
 	exit_probe_text(f, rows, n);
 	/* output errors: the caller says each once, as an error line */
 	if (all.dropped_kernel || all.dropped_sink)
@@ -369,6 +383,20 @@ static void tasks_json(struct json_out *j, const struct probe_stats *rows, size_
 	json_array_end(j);
 }
 
+static void stack_mappings_json(struct json_out *j, const struct stack_mappings_report *m)
+{
+	json_object_begin(j);
+	json_key(j, "lost");
+	json_u64(j, m->lost);
+	json_key(j, "malformed");
+	json_u64(j, m->malformed);
+	json_key(j, "not_kept");
+	json_u64(j, m->not_kept);
+	json_key(j, "files_unopened");
+	json_u64(j, m->files_unopened);
+	json_object_end(j);
+}
+
 static void statsd_json(struct json_out *j, const struct sink_report *r)
 {
 	const struct statsd_writer_stats *s = &r->statsd;
@@ -438,6 +466,10 @@ void summary_json(struct json_out *j, const struct probe_stats *rows, size_t n,
 	if (r->sections.any) {
 		json_key(j, "sections");
 		sections_report_json(j, &r->sections);
+	}
+	if (r->stack_mappings.on) {
+		json_key(j, "stack_mappings");
+		stack_mappings_json(j, &r->stack_mappings);
 	}
 	json_key(j, "errors");
 	json_array_begin(j);

@@ -43,6 +43,16 @@ struct probe_stats {
 				   * attach): no record */
 };
 
+/* Call stacks' mapping records (--stack: the kernel's mapping records the
+ * unwinder reads, sys/perf_mmap, as the code cache kept them). */
+struct stack_mappings_report {
+	bool on;                  /* a probe takes call stacks: the summary has them */
+	uint64_t lost;            /* records the kernel dropped (its ring was full) */
+	uint64_t malformed;       /* read but not of a record's shape, or no memory for them */
+	uint64_t not_kept;        /* mappings or processes over the code cache's bound */
+	uint64_t files_unopened;  /* mapped files gone with their process before opened */
+};
+
 #define SINK_REPORT_MAX_ERRORS 4
 
 /* What the sinks themselves observed (sinks_report() fills it). */
@@ -55,6 +65,7 @@ struct sink_report {
 	uint64_t trace_unclosed;   /* enter slices still open at exit (closed at the end) */
 	uint64_t trace_orphan_exits; /* exits with no open enter on their thread */
 	struct sections_report sections; /* trace-marker calls (sections) */
+	struct stack_mappings_report stack_mappings; /* set by sinks_set_stack_mappings */
 	size_t n_errors;
 	char errors[SINK_REPORT_MAX_ERRORS][ERR_MSG_MAX]; /* write failures, one line each */
 	int error_codes[SINK_REPORT_MAX_ERRORS];          /* their negative errnos */

@@ -332,6 +332,12 @@ def test_stack_bytes_bounds():
         check(len(st) < len(CHAIN), f"a 16-byte slice cannot hold the chain: {st}")
         eq(st[0]["symbol"], "stk_b5", "the probed frame")
         eq(ev["stack_end"], "stack slice ends", "why the stack ends")
+    # the summary says what the mapping records lost: nothing here (a small
+    # target, its mappings made before the attach), every count present
+    sums = [o for o in u.json_events() if o.get("type") == "summary"]
+    eq(len(sums), 1, "one summary line")
+    eq(sums[0].get("stack_mappings"), {"lost": 0, "malformed": 0, "not_kept": 0,
+                                       "files_unopened": 0}, "the summary's stack_mappings")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")

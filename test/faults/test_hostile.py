@@ -462,6 +462,44 @@ def test_descriptor_limit_named():
               "links (1)," in res.err, res.err[-800:])
 
 
+def possible_cpus():
+    """How many CPUs /sys/devices/system/cpu/possible lists (libbpf's count)."""
+    n = 0
+    with open("/sys/devices/system/cpu/possible") as f:
+        for part in f.read().strip().split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+def test_descriptor_limit_counts_the_stack_mapping_records():
+    """--stack opens one dummy perf event per CPU for the kernel's mapping
+    records (sys/perf_mmap), held through the attach: the descriptor check
+    before loading counts them (they were left out: a limit the check passed
+    could leave the stacks without mapping records, or fail the attach half
+    way), and a run at exactly the limit it names works, records included."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        args = ["trace", "-p", str(sleeper.pid), "--duration", "1",
+                "/lib/x86_64-linux-gnu/libc.so.6:getpid"]
+        need = {}
+        for extra in ([], ["--stack"]):
+            snap = Snapshot()
+            res = run(args + extra, prefix=["prlimit", "--nofile=20:20"])
+            expect_error(res, EXIT_RUNTIME, r"needs about \d+ file descriptors", snap=snap)
+            need[bool(extra)] = int(re.search(r"needs about (\d+)", res.err).group(1))
+        cpus = possible_cpus()
+        eq(need[True] - need[False], cpus, f"descriptors --stack adds ({cpus} CPUs): {need}")
+        check(f"({cpus} of them the call stacks' mapping records: one a CPU)" in res.err,
+              res.err[-600:])
+        res = run(args + ["--stack"], prefix=["prlimit", f"--nofile={need[True]}:{need[True]}"])
+        eq(res.rc, EXIT_OK, f"--stack at the limit it names ({need[True]}): " + res.err[-800:])
+        check("no mapping records" not in res.err, res.err[-800:])
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
 # ---- outputs: never block, never mix, count exactly --------------------------------------
 
 

@@ -61,6 +61,12 @@ def test_newcomer_mistyped_option_gets_the_nearest():
         (["trace", "--duration"], "option '--duration' needs a value"),
         (["trace", "--verbose=2", LIBC + ":getpid"], "option '--verbose' takes no value"),
         (["trace", "--zzzzzzzzzz", LIBC + ":getpid"], r"unknown option '--zzzzzzzzzz' \(see"),
+        # only whole names: getopt's unique abbreviations are refused, with the name
+        (["trace", "--exit-probe", "--duration", "1", LIBC + ":getpid"],
+         r"unknown option '--exit-probe' \(did you mean --exit-probes\?\)"),
+        (["trace", "--duration", "1", LIBC + ":getpid", "--dur=1"],
+         r"unknown option '--dur' \(did you mean --duration\?\)"),
+        (["run", "--exit-probe", "x.textproto"], r"did you mean --exit-probes\?"),
     ]
     for args, pat in cases:
         expect_error(run(args), EXIT_USAGE, pat)

@@ -1,6 +1,7 @@
 """Outputs that cannot be used as asked are refused before anything is
 attached: two output options naming one file (the same path, `./X`, a hard
-link, a symlink: compared by device and inode), exit 2; events to a closed
+link, a symlink: compared by device and inode; or stdout, where the events go
+without --output: `--trace X > X`), exit 2; events to a closed
 stdout (`1>&-`), exit 1 (docs/exit-codes.md)."""
 import os
 
@@ -45,6 +46,29 @@ def test_outputs_naming_one_file_are_refused_by_inode():
               "--trace", "/dev/null", PATTERN])
     if rc.rc != 0:
         raise AssertionError("/dev/null twice refused: " + rc.describe())
+
+
+def test_an_output_file_that_is_stdout_is_refused():
+    """`--trace X > X`: without --output the events go to stdout, which is X
+    too (compared by device and inode, as two output options are): exit 2
+    before anything is attached.  With --output the stdout is not written,
+    and the same redirection runs."""
+    snap = Snapshot()
+    tmp = tmpdir()
+    same = os.path.join(tmp, "same")
+    for opt in ("--trace", "--stacks", "--profile"):
+        res = in_shell(f'exec "$0" "$@" > {same}',
+                       ["trace", "--duration", "1", opt, same, PATTERN])
+        expect_error(res, EXIT_USAGE, f"{opt} .* and stdout .* are the same file", snap=snap)
+    res = in_shell(f'exec "$0" "$@" >> {same}',
+                   ["trace", "--duration", "1", "--format", "json", "--trace",
+                    os.path.join(tmp, ".", "same"), PATTERN])
+    expect_error(res, EXIT_USAGE, "are the same file", snap=snap)
+    res = in_shell(f'exec "$0" "$@" > {same}',
+                   ["trace", "--duration", "1", "--output", os.path.join(tmp, "events"),
+                    "--trace", same, PATTERN])
+    if res.rc != 0:
+        raise AssertionError("stdout unused, --trace on it refused: " + res.describe())
 
 
 def test_events_to_a_closed_stdout_are_refused():

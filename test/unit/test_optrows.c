@@ -102,3 +102,30 @@ UT_TEST(optrows_bad_option_names_the_nearest_row)
 	UT_EQ_INT(parse(&o, "h", &e, 2, "-f"), -EINVAL);   /* a letter the command lacks */
 	UT_EQ_STR(e.msg, "unknown option '-f'");
 }
+
+/* Only whole names: getopt's unique abbreviations (--fla for --flag) are
+ * refused with the name they abbreviate, whether the value is joined by '='
+ * or the next word, and before or after an operand (getopt permutes). */
+UT_TEST(optrows_refuses_abbreviations)
+{
+	struct opts o = { 0 };
+	struct err e = { 0 };
+
+	UT_EQ_INT(parse(&o, "fnh", &e, 2, "--fla"), -EINVAL);
+	UT_EQ_STR(e.msg, "unknown option '--fla' (did you mean --flag?)");
+	UT_ASSERT(!o.flag);
+	UT_EQ_INT(parse(&o, "fnh", &e, 2, "--nam=x"), -EINVAL);
+	UT_EQ_STR(e.msg, "unknown option '--nam' (did you mean --name?)");
+	UT_EQ_INT(parse(&o, "fnh", &e, 4, "operand", "--na", "x"), -EINVAL);
+	UT_EQ_STR(e.msg, "unknown option '--na' (did you mean --name?)");
+	UT_EQ_INT(parse(&o, "fnh", &e, 5, "--name", "x", "op", "--fl"), -EINVAL);
+	UT_EQ_STR(e.msg, "unknown option '--fl' (did you mean --flag?)");
+	UT_EQ_INT(parse(&o, "fnh", &e, 2, "--hel"), -EINVAL);
+	UT_EQ_STR(e.msg, "unknown option '--hel' (did you mean --help?)");
+	/* the whole names still parse, a value that looks like a name too */
+	o = (struct opts){ 0 };
+	UT_EQ_INT(parse(&o, "fnh", &e, 7, "op", "--name", "--fl", "--n", "3", "--flag"), 0);
+	UT_EQ_STR(o.name, "--fl");
+	UT_EQ_U64(o.n, 3);
+	UT_ASSERT(o.flag);
+}

@@ -316,3 +316,58 @@ UT_TEST(sinks_unwound_events_only_to_the_sinks_that_take_them)
 	cap_free(&text);
 	cap_free(&json);
 }
+
+/* The summary of a run with call stacks carries what the mapping records
+ * lost (text and JSON's "stack_mappings", schema-checked); 0s when none was,
+ * and no such key at all without stacks. */
+static void stack_mappings_run(const struct stack_mappings_report *m, struct capture *json,
+			       struct capture *err)
+{
+	struct sinks *s;
+	struct err e = { 0 };
+	struct probe_stats rows[] = { { .probe = &pa, .hits = 1, .delivered = 1 } };
+
+	cap_open(json);
+	cap_open(err);
+	struct sinks_options opt = { .statsd = SINKS_STATSD_OFF, .json = json->f };
+	UT_EQ_INT(sinks_open(&s, &opt, &e), 0);
+	if (m)
+		sinks_set_stack_mappings(s, m);
+	UT_EQ_INT(sinks_finish(s, rows, 1, 1000, err->f, &e), 0);
+	sinks_close(s);
+}
+
+UT_TEST(sinks_summary_says_the_stack_mapping_losses)
+{
+	struct capture json, err;
+	struct jc_doc schema;
+	char why[512] = "";
+
+	UT_EQ_INT(load_schema(&schema), 0);
+	stack_mappings_run(&(struct stack_mappings_report){ .on = true, .lost = 3, .not_kept = 1,
+							    .files_unopened = 2 }, &json, &err);
+	if (validate_lines(&schema, cap_text(&json), why, sizeof(why)) < 0)
+		ut_fail(__FILE__, __LINE__, "%s", why);
+	UT_CONTAINS(cap_text(&json), "\"stack_mappings\":{\"lost\":3,\"malformed\":0,"
+				     "\"not_kept\":1,\"files_unopened\":2}");
+	UT_CONTAINS(cap_text(&err), "WARNING: call stacks: 3 mapping records lost by the kernel, "
+				    "0 malformed, 1 mappings or processes not kept");
+	UT_CONTAINS(cap_text(&err), "WARNING: call stacks: 2 mapped files could not be opened");
+	cap_free(&json);
+	cap_free(&err);
+
+	stack_mappings_run(&(struct stack_mappings_report){ .on = true }, &json, &err);
+	if (validate_lines(&schema, cap_text(&json), why, sizeof(why)) < 0)
+		ut_fail(__FILE__, __LINE__, "%s", why);
+	UT_CONTAINS(cap_text(&json), "\"stack_mappings\":{\"lost\":0,\"malformed\":0,"
+				     "\"not_kept\":0,\"files_unopened\":0}");
+	UT_ASSERT(!strstr(cap_text(&err), "call stacks"));
+	cap_free(&json);
+	cap_free(&err);
+
+	stack_mappings_run(NULL, &json, &err);
+	UT_ASSERT(!strstr(cap_text(&json), "stack_mappings"));
+	cap_free(&json);
+	cap_free(&err);
+	jc_free(&schema);
+}
