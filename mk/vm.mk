@@ -65,6 +65,18 @@ VM_ANDROID_DATA := $(addprefix $(TESTDATA)/android-userland/arm64-android11/,\
 VM_ANDROID_USERLAND := $(TESTDATA)/android-userland/arm64-android11
 VM_ANDROID_TARGETS  := $(VM_BIN_DIR)/android/target_atrace \
 	$(VM_BIN_DIR)/android/target_traffic_calls
+# The apk.* scenarios (vmtest_apk.c): test/bionic/apk_src/'s app and library built for
+# arm64 bionic as test_bionic_apk.py builds them for x86_64, libdemo.so twice (linked for
+# 4 KiB and for 16 KiB pages); mkinitramfs.sh stores each in an APK (test/vm/mkapk.py).
+# -funwind-tables as the NDK's flags have it (clang 14's arm64 default is .debug_frame
+# only, with -g): the library's .eh_frame is what --stack steps through.
+VM_APK_SRC   := $(TOP)/test/bionic/apk_src
+VM_APK_DIR   := $(VM_BIN_DIR)/android/apk
+VM_APK_CC    := clang --target=aarch64-linux-android30 -ffreestanding -nostdlib -fuse-ld=lld \
+	-O1 -g -funwind-tables -Wall -Werror -L$(VM_ANDROID_USERLAND)/system/lib64
+VM_APK_BUILT := $(VM_APK_DIR)/apk_loader $(VM_APK_DIR)/libdemo-4096.so \
+	$(VM_APK_DIR)/libdemo-16384.so
+VM_APK_LIBS  := $(addprefix $(VM_ANDROID_USERLAND)/system/lib64/,libc.so libdl.so)
 
 .PHONY: test-arm64 vm-initramfs vm-kernels
 
@@ -127,10 +139,22 @@ $(VM_BIN_DIR)/android/target_traffic_calls: $(TOP)/test/targets/target_traffic_c
 		-fuse-ld=lld -O1 -Wall -Werror -Wl,--dynamic-linker=/system/bin/linker64 \
 		-Wl,-z,noexecstack -o $@ $< -L$(VM_ANDROID_USERLAND)/system/lib64 -lc
 
+$(VM_APK_DIR)/libdemo-%.so: $(VM_APK_SRC)/libdemo.c $(VM_APK_LIBS) | deps-host
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, bionic, $* byte pages)"
+	@$(VM_APK_CC) -fPIC -shared -Wl,-z,max-page-size=$* -Wl,-soname,libdemo.so -o $@ $< -lc
+
+$(VM_APK_DIR)/apk_loader: $(VM_APK_SRC)/apk_loader.c $(VM_APK_LIBS) | deps-host
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, bionic)"
+	@$(VM_APK_CC) -fPIE -pie -fno-omit-frame-pointer -Wl,--dynamic-linker=/system/bin/linker64 \
+		-Wl,-z,noexecstack -o $@ $< -lc -ldl
+
 $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 	@BUILD=$(BUILD) $(VM_FETCH) busybox $@
 
 $(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/toybox_stack.py $(TOP)/test/vm/init \
+		$(TOP)/test/vm/mkapk.py $(TOP)/test/e2e/apkzip.py $(VM_APK_BUILT) \
 		$(VM_BUSYBOX) $(VM_ARM64_BIN) \
 		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_LIBS) $(VM_ART_DATA) $(VM_ANDROID_DATA) \
 		$(VM_ANDROID_TARGETS) | deps-host

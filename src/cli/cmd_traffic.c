@@ -138,8 +138,11 @@ static int pick_lib(const struct traffic_opts *o, char *lib, size_t size)
 	size_t n = 0;
 	struct err e = { 0 };
 
+	/* --lib as the first target sees it (its chroot's libc, an APK's library:
+	 * sys/proc_path.h), as a config's file_paths are */
 	if (o->lib) {
-		snprintf(lib, size, "%s", o->lib);
+		if (proc_path_resolve("/proc", first, o->lib, lib, size) < 0)
+			snprintf(lib, size, "%s", o->lib);
 		return EXIT_OK;
 	}
 	if (o->run.held) {   /* -c: the libc the command will map (not yet) */

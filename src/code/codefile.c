@@ -59,6 +59,7 @@ void code_file_release(struct code_file *f)
 	elf_close(f->own_elf);
 	zip_close(f->zip);
 	free(f->member);
+	free(f->asked);
 	free(f->path);
 	free(f);
 }

@@ -86,6 +86,8 @@ struct code_file {
 	struct zip_archive *zip;
 	uint64_t base, member_size;
 	char *member;
+	char *asked;                  /* the entry as named, when that was its file name
+					 * only ("base.apk!libfoo.so"), else NULL */
 	struct code_file *next;
 };
 

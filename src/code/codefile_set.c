@@ -121,6 +121,43 @@ static bool same_stat(const struct code_file *f, const struct stat *st)
 	return f->ino == st->st_ino && f->dev == st->st_dev && f->mtime_ns == mtime_ns(st);
 }
 
+/* The member entry of zip entry ze (at data offset base), which the lookup
+ * named by its file name asked: the set's entry of that member if it has one
+ * (z closed), else a new one; either answers to asked from now on. */
+static struct code_file *member_also_named(struct code_files *fs, struct zip_archive *z,
+					   const struct stat *st, const char *mpath,
+					   const char *asked, const struct zip_entry *ze,
+					   uint64_t base, const char *mshown)
+{
+	struct code_file *f;
+
+	for (f = fs->head; f; f = f->next)
+		if (f->member && !f->bad && same_stat(f, st) && f->base == base &&
+		    !strcmp(f->path, mpath))
+			break;
+	if (f) {
+		zip_close(z);
+		if (!f->asked)
+			f->asked = strdup(asked);   /* else only a second lookup's cost */
+		return f;
+	}
+	if (!(f = file_new(fs, mpath, st)) || !(f->member = strndup(ze->name, ze->name_len)) ||
+	    !(f->asked = strdup(asked))) {
+		zip_close(z);
+		if (f) {
+			free(f->member);
+			free(f->path);
+			free(f);
+		}
+		return NULL;
+	}
+	f->base = base;
+	f->zip = z;
+	f->member_size = ze->comp_size;
+	member_load(fs, f, mshown);
+	return file_add(fs, f);
+}
+
 /* A new member entry of container: found by name (entry) or by an offset in
  * its data (entry NULL); a failure is an entry too (f->bad), keyed by name or
  * by that offset. */
@@ -135,6 +172,7 @@ static struct code_file *member_new(struct code_files *fs, const char *container
 	struct code_file *f;
 	int rc;
 	struct zip_archive *z = NULL;
+	const char *asked = entry;
 
 	snprintf(cpath, sizeof(cpath), "%.*s", (int)clen, container);
 	if ((rc = zip_open(cpath, &z, &e)) == 0)
@@ -153,6 +191,10 @@ static struct code_file *member_new(struct code_files *fs, const char *container
 			snprintf(mpath, sizeof(mpath), "%.*s", (int)clen, container);
 		snprintf(mshown, sizeof(mshown), "%s", mpath);
 	}
+	/* found by its file name only (formats/zip.h): the entry of its whole name
+	 * if the set has it, and found by that file name again */
+	if (!rc && asked && (ze.name_len != strlen(asked) || memcmp(ze.name, asked, ze.name_len)))
+		return member_also_named(fs, z, st, mpath, asked, &ze, map_off, mshown);
 	if (!(f = file_new(fs, mpath, st))) {
 		zip_close(z);
 		return NULL;
@@ -191,7 +233,8 @@ struct code_file *code_file_get(struct code_files *fs, const char *path, const c
 		if (stat(cpath, &st) != 0)
 			memset(&st, 0, sizeof(st));
 		for (f = fs->head; f; f = f->next)
-			if (f->member && same_stat(f, &st) && !strcmp(f->member, entry) &&
+			if (f->member && same_stat(f, &st) &&
+			    (!strcmp(f->member, entry) || (f->asked && !strcmp(f->asked, entry))) &&
 			    (st.st_ino || !strcmp(f->path, path)))
 				return f;
 		if (zip_path_split(shown, &slen, &sentry, &e) <= 0)

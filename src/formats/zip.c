@@ -1,6 +1,7 @@
 #include "formats/zip.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -439,12 +440,56 @@ static int check_alone(const struct zip_archive *z, const struct zip_entry *e, u
 	return rc;
 }
 
+/* Whether entry e's name ends in the component name (name_len bytes, no '/'). */
+static bool file_name_is(const struct zip_entry *e, const char *name, size_t name_len)
+{
+	return e->name_len > name_len && e->name[e->name_len - name_len - 1] == '/' &&
+	       !memcmp(e->name + e->name_len - name_len, name, name_len);
+}
+
+#define MAX_NAMED 4   /* candidates an ambiguous file name's error lists */
+
+/* The one entry whose file name (its last component) is name, as a tombstone
+ * names a library mapped from an APK ("base.apk!libfoo.so"); -ENOENT when none
+ * or several have it, err naming them. */
+static int find_by_file_name(const struct zip_archive *z, const char *name,
+			     struct zip_entry *out, struct err *err)
+{
+	char list[600] = "";
+	size_t n = 0, len = strlen(name), used = 0;
+	uint64_t cur = 0;
+	struct zip_entry e;
+	int rc;
+
+	while ((rc = zip_next(z, &cur, &e, err)) > 0) {
+		if (!file_name_is(&e, name, len))
+			continue;
+		if (!n++)
+			*out = e;
+		if (n <= MAX_NAMED && used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%.*s",
+						 n > 1 ? ", " : "", (int)e.name_len, e.name);
+	}
+	if (rc < 0)
+		return rc;
+	if (n == 1)
+		return 0;
+	if (!n)
+		return err_set(err, -ENOENT, "%s: no entry %s (nor one named .../%s)", z->name,
+			       name, name);
+	return err_set(err, -ENOENT, "%s: no entry %s, and %zu entries have that file name: "
+		       "%s%s; name one as %s!/ENTRY", z->name, name, n, list,
+		       n > MAX_NAMED ? ", ..." : "", z->name);
+}
+
 int zip_stored_entry(const struct zip_archive *z, const char *name, struct zip_entry *out,
 		     uint64_t *data_off, struct err *err)
 {
 	int rc = zip_find(z, name, out, err);
 
-	if (rc == -ENOENT)
+	if (rc == -ENOENT && !strchr(name, '/'))
+		rc = find_by_file_name(z, name, out, err);
+	else if (rc == -ENOENT)
 		return err_set(err, -ENOENT, "%s: no entry %s", z->name, name);
 	return rc ?: zip_entry_data(z, out, data_off, err) ?: check_alone(z, out, *data_off, err);
 }

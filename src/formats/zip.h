@@ -67,7 +67,11 @@ int zip_entry_data(const struct zip_archive *z, const struct zip_entry *e, uint6
 		   struct err *err);
 
 /* The stored entry of that name, checked as zip_entry_data and against every
- * other entry (none overlaps it).  -ENOENT "ARCHIVE: no entry NAME". */
+ * other entry (none overlaps it).  A name without '/' that no entry has is
+ * also a file name, as tombstones name a library mapped from an APK
+ * ("base.apk!libfoo.so"): the one entry whose last component it is
+ * ("lib/arm64-v8a/libfoo.so").  -ENOENT "ARCHIVE: no entry NAME", or, when
+ * several entries have that file name, the error lists them. */
 int zip_stored_entry(const struct zip_archive *z, const char *name, struct zip_entry *out,
 		     uint64_t *data_off, struct err *err);
 

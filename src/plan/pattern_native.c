@@ -281,7 +281,7 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 	const struct elf_file *elf;
 	struct code_file *f;
 	const char *entry;
-	size_t clen;
+	size_t clen = 0;
 
 	if (zip_path_split(path, &clen, &entry, err) < 0)
 		return err->code;
@@ -289,6 +289,10 @@ int pattern_native_file(const struct trace_pattern *p, const char *path, size_t 
 		return err_set(err, -ENOMEM, "out of memory");
 	if (!(elf = code_file_elf(f, err)))
 		return err->code;
+	/* an APK's library named by its file name only ("base.apk!libfoo.so", as a
+	 * tombstone names it): its matches by the entry's whole name */
+	if (clen && code_file_member(f) && strcmp(code_file_member(f), entry))
+		path = code_file_path(f);
 	struct native_ctx x = { .p = p, .elf = elf, .sym_elf = elf, .path = path, .max = max,
 				.out = out, .err = err, .dm = demangler_new() };
 	elf_foreach_symbol(elf, on_symbol, &x);

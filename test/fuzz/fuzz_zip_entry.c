@@ -7,7 +7,8 @@
  * parts are inside it and its entry name passes zip_entry_name_ok.
  * Seeds: small APKs made by test/e2e/apkzip.py (4 KiB and 16 KiB aligned, ZIP64,
  * two libraries, a deflated entry) with offsets inside, before and past their
- * entries, and paths in both spellings, with '..', empty and bare names. */
+ * entries, and paths in both spellings, with '..', empty and bare names, and a
+ * tombstone's APK!NAME (one entry of that file name; two). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

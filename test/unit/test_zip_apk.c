@@ -334,6 +334,51 @@ UT_TEST(zip_hostile_entries_one_line_each)
 	free(zip);
 }
 
+/* A tombstone's spelling: base.apk!libdl.so, the entry by its file name only. */
+UT_TEST(zip_stored_entry_by_file_name_one_or_an_error_naming_every_candidate)
+{
+	static const uint8_t manifest[] = "<manifest/>";
+	size_t dl_len, len;
+	uint8_t *dl = read_file(ut_testdata(LIBDL), &dl_len);
+	struct zent one[] = { { "AndroidManifest.xml", manifest, sizeof(manifest), 8 },
+			      { ENTRY, dl, dl_len, 0 } };
+	struct zent two[] = { { ENTRY, dl, dl_len, 0 },
+			      { "lib/arm64-v8a/libdl.so", dl, dl_len, 0 },
+			      { "lib/x86_64/xlibdl.so", dl, dl_len, 0 } };
+	uint64_t data[3], off;
+	uint8_t *zip = make_zip(one, 2, 4096, false, &len, data);
+	struct zip_archive *z;
+	struct zip_entry e;
+	struct err er = { 0 };
+
+	UT_EQ_INT(zip_open_mem("t.apk", zip, len, &z, &er), 0);
+	UT_EQ_INT(zip_stored_entry(z, "libdl.so", &e, &off, &er), 0);
+	UT_EQ_U64(off, data[1]);
+	UT_EQ_INT(e.name_len, strlen(ENTRY));
+	UT_ASSERT(!memcmp(e.name, ENTRY, e.name_len));
+	/* a file name no entry has; a name with '/' is an entry name only */
+	UT_EQ_INT(zip_stored_entry(z, "libc.so", &e, &off, &er), -ENOENT);
+	UT_CONTAINS(er.msg, "t.apk: no entry libc.so (nor one named .../libc.so)");
+	UT_EQ_INT(zip_stored_entry(z, "x86_64/libdl.so", &e, &off, &er), -ENOENT);
+	UT_CONTAINS(er.msg, "no entry x86_64/libdl.so");
+	/* the file name of a compressed entry: found, then refused as such */
+	UT_EQ_INT(zip_stored_entry(z, "AndroidManifest.xml", &e, &off, &er), -ENOTSUP);
+	zip_close(z);
+	free(zip);
+
+	/* two entries of that file name (xlibdl.so is not one): one error naming both */
+	zip = make_zip(two, 3, 4096, false, &len, data);
+	UT_EQ_INT(zip_open_mem("fat.apk", zip, len, &z, &er), 0);
+	UT_EQ_INT(zip_stored_entry(z, "libdl.so", &e, &off, &er), -ENOENT);
+	UT_CONTAINS(er.msg, "fat.apk: no entry libdl.so, and 2 entries have that file name: "
+		    "lib/x86_64/libdl.so, lib/arm64-v8a/libdl.so; name one as fat.apk!/ENTRY");
+	UT_EQ_INT(zip_stored_entry(z, "xlibdl.so", &e, &off, &er), 0);
+	UT_EQ_U64(off, data[2]);
+	zip_close(z);
+	free(zip);
+	free(dl);
+}
+
 /* ---- the code cache's ELF in an APK ---- */
 
 UT_TEST(codefile_elf_in_apk_counts_from_the_entry_and_names_frames_apk_entry)
@@ -371,6 +416,21 @@ UT_TEST(codefile_elf_in_apk_counts_from_the_entry_and_names_frames_apk_entry)
 	struct code_file *bad = code_cache_file_mapped(c, apk, apk, 0);
 	UT_ASSERT(bad && !code_file_elf(bad, &er));
 	UT_CONTAINS(er.msg, "+0x0: expected the data of a stored entry");
+	/* by its file name only (a tombstone's APK!NAME): the same file, named
+	 * APK!/ENTRY, found again by that name */
+	snprintf(member, sizeof(member), "%s!libdl.so", apk);
+	UT_ASSERT(code_cache_file(c, member) == f);
+	struct code_cache *c2 = ut_code_cache();
+	struct code_file *byname = code_cache_file(c2, member);
+	UT_ASSERT(byname && code_file_elf(byname, &er));
+	UT_EQ_U64(code_file_base(byname), data[1]);
+	UT_EQ_STR(code_file_member(byname), ENTRY);
+	snprintf(member, sizeof(member), "%s!/%s", apk, ENTRY);
+	UT_EQ_STR(code_file_path(byname), member);
+	snprintf(member, sizeof(member), "%s!libdl.so", apk);
+	UT_ASSERT(code_cache_file(c2, member) == byname);
+	snprintf(member, sizeof(member), "%s!/%s", apk, ENTRY);
+	UT_ASSERT(code_cache_file(c2, member) == byname);
 	/* a non-ELF entry named with !/ */
 	snprintf(member, sizeof(member), "%s!/AndroidManifest.xml", apk);
 	UT_ASSERT(!code_file_elf(code_cache_file(c, member), &er));

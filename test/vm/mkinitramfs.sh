@@ -20,7 +20,9 @@
 #                linker64, libc.so, toybox and their closure) to /android, where /init
 #                mounts its /proc and /dev and test/vm/vmtest_bionic.c chroots into it,
 #                with BINDIR/android/target_atrace in its /system/bin and a
-#                /system/etc/hosts (test/vm/vmtest_traffic.c);
+#                /system/etc/hosts (test/vm/vmtest_traffic.c), BINDIR/android/apk/'s
+#                apk_loader in its /data/local/tmp and libdemo.so stored in APKs under
+#                its /data/app (test/vm/mkapk.py; test/vm/vmtest_apk.c);
 #                the chain gdb's backtrace shows at that toybox's first write (gdb-multiarch
 #                on it under qemu-user: test/vm/toybox_stack.py) to
 #                /vm/testdata/toybox_stack.txt, the bionic --stack scenario's expectation
@@ -132,12 +134,22 @@ read -r page imm < <(llvm-objdump -d --no-show-raw-insn --start-address=$res \
 impl=$((page + imm))
 [ "$impl" = $((0x$(sym_addr strlen_default))) ] ||
 	die "strlen_resolver does not return strlen_default ($impl)"
-strlen_off=
-while read -r off vaddr filesz; do
-	if ((impl >= vaddr && impl < vaddr + filesz)); then
-		strlen_off=$(printf '0x%x' $((impl - vaddr + off)))
-	fi
-done < <(readelf -lW "$libc" | awk '$1 == "LOAD" { print $2, $3, $5 }')
+# vaddr_file_off ELF VADDR — the file offset of VADDR (its loaded segment's), or nothing.
+vaddr_file_off() {
+	local off vaddr filesz
+	while read -r off vaddr filesz; do
+		if (($2 >= vaddr && $2 < vaddr + filesz)); then
+			printf '0x%x\n' $(($2 - vaddr + off))
+		fi
+	done < <(readelf -lW "$1" | awk '$1 == "LOAD" { print $2, $3, $5 }')
+}
+# elf_file_off ELF SYMBOL — the file offset of the function SYMBOL of ELF.
+elf_file_off() {
+	local a
+	a=$(readelf -sW "$1" | awk -v n="$2" '$4 == "FUNC" && $8 == n && !a { a = $2 } END { print a }')
+	[ -z "$a" ] || vaddr_file_off "$1" $((0x$a))
+}
+strlen_off=$(vaddr_file_off "$libc" "$impl")
 [ -n "$strlen_off" ] || die "strlen_default ($impl) is in no loaded segment"
 
 root=$out.d
@@ -170,6 +182,25 @@ install -m 0755 "$bindir/android/target_atrace" "$root/android/system/bin/target
 install -m 0755 "$bindir/android/target_traffic_calls" \
 	"$root/android/system/bin/target_traffic_calls"
 printf '127.0.0.1 localhost\n127.0.0.1 upst-nc.test\n' >"$root/android/system/etc/hosts"
+# vmtest_apk.c: the app apk_loader in /data/local/tmp and libdemo.so stored in an APK
+# under /data/app as Android installs one, zipaligned for 4 KiB pages and (another app)
+# for 16 KiB ones (mkapk.py, at build time), bionic's linker maps it straight from there;
+# demo_fn's file offset in each build (readelf) to /vm/testdata/apk.env.
+apk_entry=lib/arm64-v8a/libdemo.so
+mkdir -p "$root/android/data/local/tmp"
+install -m 0755 "$bindir/android/apk/apk_loader" "$root/android/data/local/tmp/apk_loader"
+: >"$root/vm/testdata/apk.env"
+for page in 4096 16384; do
+	app=/data/app/~~Yx7Q2LxS1aBc3dEf4gHiJw==/com.example.demo$page-kL9mN0pQ1rS2tU3vW4xY5z==
+	lib=$bindir/android/apk/libdemo-$page.so
+	mkdir -p "$root/android$app"
+	python3 "$here/mkapk.py" "$root/android$app/base.apk" "$page" "$apk_entry=$lib" >/dev/null ||
+		die "no APK for $lib"
+	fn=$(elf_file_off "$lib" demo_fn)
+	[ -n "$fn" ] || die "$lib: no demo_fn in a loaded segment"
+	printf 'APK_%s=%s\nAPK_DEMO_FN_OFF_%s=%s\n' "$page" "$app/base.apk!/$apk_entry" \
+		"$page" "$fn" >>"$root/vm/testdata/apk.env"
+done
 # What /init checks before it runs anything: the binary in the VM is the one shipped.
 (cd "$(dirname "$ups")" && sha256sum "$(basename "$ups")") |
 	sed 's|  .*|  /vm/bin/uprobestats|' >"$root/vm/uprobestats.sha256"

@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 						       vm_programs_cases, vm_art_cases,
 						       vm_exits_cases, vm_stack_cases,
 						       vm_trace_cases, vm_bionic_cases,
-						       vm_traffic_cases };
+						       vm_traffic_cases, vm_apk_cases };
 	struct options o;
 	int passed = 0, failed = 0;
 

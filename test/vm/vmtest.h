@@ -200,5 +200,6 @@ extern const struct vmcase vm_stack_cases[];
 extern const struct vmcase vm_trace_cases[];
 extern const struct vmcase vm_bionic_cases[];
 extern const struct vmcase vm_traffic_cases[];
+extern const struct vmcase vm_apk_cases[];
 
 #endif

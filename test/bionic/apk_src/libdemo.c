@@ -15,3 +15,11 @@ __attribute__((noinline)) int demo_fn(int x)
 {
 	return demo_leaf(x) + 7 + DEMO_BIAS;
 }
+
+/* apk_agg(k, v, tag) returns 100 * k + v: the APK test of --args and the in-kernel
+ * aggregations (test_bionic_apk_cmds.py, through apk_app). */
+__attribute__((noinline)) long apk_agg(long k, long v, const char *tag)
+{
+	__asm__ volatile("" : : "r"(tag) : "memory");
+	return 100 * k + v;
+}
