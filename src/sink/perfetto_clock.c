@@ -41,7 +41,7 @@ static void snapshot(struct pf_clocks *c, struct pf_packet *k, uint64_t mono, ui
 		wire_put_uint_field(w, TP_SEQ_ID, PF_SEQ_ID);
 		wire_put_uint_field(w, TP_SEQUENCE_FLAGS, SEQ_CLEARED);
 		d = wire_open(w, TP_DEFAULTS);
-		wire_put_uint_field(w, DEFAULTS_CLOCK_ID, PF_CLOCK_MONOTONIC);
+		wire_put_uint_field(w, DEFAULTS_CLOCK_ID, PF_CLOCK_INCREMENTAL);
 		wire_close(w, d);
 	}
 	size_t at = wire_open(w, TP_CLOCK_SNAPSHOT);
@@ -59,9 +59,30 @@ static void snapshot(struct pf_clocks *c, struct pf_packet *k, uint64_t mono, ui
 	c->snapshots++;
 }
 
+/* The sequence's incremental clock: at MONOTONIC mono, a snapshot of its
+ * own (in one with the others, trace processor could convert MONOTONIC to
+ * BOOTTIME through that snapshot alone, whatever a suspend did later). */
+static void incremental_clock(struct pf_packet *k, uint64_t mono)
+{
+	struct wire_buf *w = &k->pkt;
+
+	pf_packet_start(k);
+	size_t at = wire_open(w, TP_CLOCK_SNAPSHOT);
+	size_t cl = wire_open(w, CS_CLOCKS);
+	wire_put_uint_field(w, CS_CLOCK_ID, PF_CLOCK_INCREMENTAL);
+	wire_put_uint_field(w, CS_CLOCK_TS, mono);
+	wire_put_uint_field(w, CS_CLOCK_INCREMENTAL, 1);
+	wire_close(w, cl);
+	put_clock(w, PF_CLOCK_MONOTONIC, mono);
+	wire_close(w, at);
+	pf_packet_emit(k, false, 0);
+	k->inc_last = mono;
+}
+
 void pf_clocks_first(struct pf_clocks *c, struct pf_packet *k, const uint64_t now[3])
 {
 	snapshot(c, k, now[0], now[1], &now[2], true);
+	incremental_clock(k, now[0]);
 	c->checked_mono = now[0];
 }
 

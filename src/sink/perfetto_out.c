@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+#include "sink/perfetto_enc.h"
 #include "sink/perfetto_proto.h"
 #include "sink/stack_out.h"
 
@@ -55,11 +57,26 @@ static void batch(struct pf_out *p)
 	}
 }
 
-static void ev_start(struct pf_out *p, unsigned type, uint64_t track)
+/* Room for an annotation whose name is a literal of the writer (up to 32
+ * bytes) and whose value is a varint. */
+#define ANN_FIXED (PE_NEST_MAX + PE_NEST_MAX + 32 + PE_FIELD_MAX)
+/* The event's type and track and a little more. */
+#define EV_BASE (4 * PE_FIELD_MAX)
+
+/* Starts a packet and its track event in p->eb, with room for `room` bytes
+ * after the type and the track; false (the event left out) without memory. */
+static bool ev_start(struct pf_out *p, unsigned type, uint64_t track, size_t room)
 {
+	if (room > SIZE_MAX - EV_BASE || grow_array(&p->eb, &p->eb_cap, room + EV_BASE, 4096) < 0)
+		return false;
 	pf_packet_start(&p->k);
-	wire_put_uint_field(&p->k.ev, TE_TYPE, type);
-	wire_put_uint_field(&p->k.ev, TE_TRACK, track);
+	p->w = pe_uint(pe_uint(p->eb, TE_TYPE, type), TE_TRACK, track);
+	return true;
+}
+
+static void ev_emit(struct pf_out *p, bool has_ts, uint64_t ts)
+{
+	pf_packet_emit_event(&p->k, p->eb, (size_t)(p->w - p->eb), has_ts, ts);
 }
 
 /* stable: s lives at its address as long as the sink (not a record's bytes) */
@@ -68,165 +85,218 @@ static void ev_name(struct pf_out *p, const char *s, size_t n, bool stable)
 	uint64_t iid = stable ? intern_stable(p, &p->names, ID_EVENT_NAMES, s, n)
 			      : intern(p, &p->names, ID_EVENT_NAMES, s, n);
 
-	if (iid)
-		wire_put_uint_field(&p->k.ev, TE_NAME_IID, iid);
-	else
-		wire_put_len_field(&p->k.ev, TE_NAME, s, n);
+	p->w = iid ? pe_uint(p->w, TE_NAME_IID, iid) : pe_bytes(p->w, TE_NAME, s, n);
 }
 
 /* Opens a DebugAnnotation with its (interned) name; the caller writes one
- * value and closes it. */
-static size_t ann_open(struct pf_out *p, struct wire_buf *w, const char *name)
+ * value and closes it (pe_close). */
+static uint8_t *ann_open(struct pf_out *p, const char *name, size_t n)
 {
-	size_t n = strlen(name);
-	size_t at = wire_open(w, TE_DEBUG);
+	uint8_t *at;
 	uint64_t iid = intern_stable(p, &p->ann_names, ID_ANN_NAMES, name, n);
 
-	if (iid)
-		wire_put_uint_field(w, DA_NAME_IID, iid);
-	else
-		wire_put_len_field(w, DA_NAME, name, n);
+	p->w = pe_open(p->w, TE_DEBUG, &at);
+	p->w = iid ? pe_uint(p->w, DA_NAME_IID, iid) : pe_bytes(p->w, DA_NAME, name, n);
 	return at;
 }
 
 static void ann_uint(struct pf_out *p, const char *name, uint64_t v)
 {
-	size_t at = ann_open(p, &p->k.ev, name);
-	wire_put_uint_field(&p->k.ev, DA_UINT, v);
-	wire_close(&p->k.ev, at);
+	uint8_t *at = ann_open(p, name, strlen(name));
+	p->w = pe_close(at, pe_uint(p->w, DA_UINT, v));
 }
 
 static void ann_bool(struct pf_out *p, const char *name, bool v)
 {
-	size_t at = ann_open(p, &p->k.ev, name);
-	wire_put_uint_field(&p->k.ev, DA_BOOL, v);
-	wire_close(&p->k.ev, at);
+	uint8_t *at = ann_open(p, name, strlen(name));
+	p->w = pe_close(at, pe_uint(p->w, DA_BOOL, v));
+}
+
+/* The room ann_str takes. */
+static size_t ann_str_room(size_t n)
+{
+	return ANN_FIXED + n;
 }
 
 static void ann_str(struct pf_out *p, const char *name, const char *s, size_t n, bool interned)
 {
-	size_t at = ann_open(p, &p->k.ev, name);
+	uint8_t *at = ann_open(p, name, strlen(name));
 	uint64_t iid = interned ? intern_stable(p, &p->strings, ID_STRINGS, s, n) : 0;
 
-	if (iid)
-		wire_put_uint_field(&p->k.ev, DA_STRING_IID, iid);
-	else
-		wire_put_len_field(&p->k.ev, DA_STRING, s, n);
-	wire_close(&p->k.ev, at);
+	p->w = iid ? pe_uint(p->w, DA_STRING_IID, iid) : pe_bytes(p->w, DA_STRING, s, n);
+	p->w = pe_close(at, p->w);
 }
 
-static void put_hex(struct wire_buf *w, const char *s, size_t n)
+static uint8_t *put_hex(uint8_t *w, const char *s, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
-	char tmp[128];
-	size_t k = 0;
 
-	wire_put_tag(w, DA_STRING, WT_LEN);
-	wire_put_varint(w, n * 2);
+	w = pe_varint(pe_tag(w, DA_STRING, WT_LEN), n * 2);
 	for (size_t i = 0; i < n; i++) {
-		tmp[k++] = digits[(unsigned char)s[i] >> 4];
-		tmp[k++] = digits[(unsigned char)s[i] & 15];
-		if (k == sizeof(tmp) || i + 1 == n) {
-			wire_put_bytes(w, tmp, k);
-			k = 0;
-		}
+		*w++ = (uint8_t)digits[(unsigned char)s[i] >> 4];
+		*w++ = (uint8_t)digits[(unsigned char)s[i] & 15];
 	}
+	return w;
 }
 
-static void ann_field(struct pf_out *p, const struct field *f)
+/* The room ann_field takes for f (its name's length in *name_len). */
+static size_t field_room(const struct field *f, size_t *name_len)
 {
-	struct wire_buf *w = &p->k.ev;
-	size_t at = ann_open(p, w, f->name ? f->name : "?");
+	size_t v = PE_FIELD_MAX;
+
+	*name_len = f->name ? strlen(f->name) : 1;
+	switch (f->type) {
+	case FIELD_STRING:
+		v += f->v.str.len;
+		break;
+	case FIELD_BYTES:
+		v += 2 * (size_t)f->v.str.len;
+		break;
+	case FIELD_INT32_LIST:
+		v += (size_t)f->v.i32s.n * (PE_NEST_MAX + PE_FIELD_MAX);
+		break;
+	case FIELD_INT64_LIST:
+		v += (size_t)f->v.i64s.n * (PE_NEST_MAX + PE_FIELD_MAX);
+		break;
+	default:
+		break;
+	}
+	return PE_NEST_MAX + PE_NEST_MAX + *name_len + v;
+}
+
+static void ann_field(struct pf_out *p, const struct field *f, size_t name_len)
+{
+	uint8_t *at = ann_open(p, f->name ? f->name : "?", name_len);
+	uint8_t *w = p->w;
 
 	switch (f->type) {
 	case FIELD_INT32:
-		wire_put_tag(w, DA_INT, WT_VARINT);
-		wire_put_varint(w, (uint64_t)(int64_t)f->v.i32);
+		w = pe_uint(w, DA_INT, (uint64_t)(int64_t)f->v.i32);
 		break;
 	case FIELD_INT64:
-		wire_put_tag(w, DA_INT, WT_VARINT);
-		wire_put_varint(w, (uint64_t)f->v.i64);
+		w = pe_uint(w, DA_INT, (uint64_t)f->v.i64);
 		break;
 	case FIELD_UINT64:
-		wire_put_uint_field(w, DA_POINTER, f->v.u64);
+		w = pe_uint(w, DA_POINTER, f->v.u64);
 		break;
 	case FIELD_BOOL:
-		wire_put_uint_field(w, DA_BOOL, f->v.b);
+		w = pe_uint(w, DA_BOOL, f->v.b);
 		break;
 	case FIELD_STRING: {
 		uint64_t iid = f->v.str.len <= PF_INTERN_STRING_MAX
 			       ? intern(p, &p->strings, ID_STRINGS, f->v.str.ptr, f->v.str.len) : 0;
-		if (iid)
-			wire_put_uint_field(w, DA_STRING_IID, iid);
-		else
-			wire_put_len_field(w, DA_STRING, f->v.str.ptr, f->v.str.len);
+		w = iid ? pe_uint(w, DA_STRING_IID, iid)
+			: pe_bytes(w, DA_STRING, f->v.str.ptr, f->v.str.len);
 		break;
 	}
 	case FIELD_BYTES:
-		put_hex(w, f->v.str.ptr, f->v.str.len);
+		w = put_hex(w, f->v.str.ptr, f->v.str.len);
 		break;
-	case FIELD_FLOAT:
-		wire_put_tag(w, DA_DOUBLE, WT_I64);
-		{
-			double d = f->v.f;
-			uint64_t bits;
-			memcpy(&bits, &d, sizeof(bits));
-			wire_put_fixed64(w, bits);
-		}
+	case FIELD_FLOAT: {
+		double d = f->v.f;
+		uint64_t bits;
+		memcpy(&bits, &d, sizeof(bits));
+		w = pe_fixed64(w, DA_DOUBLE, bits);
 		break;
+	}
 	case FIELD_INT32_LIST:
 	case FIELD_INT64_LIST: {
 		uint32_t n = f->type == FIELD_INT32_LIST ? f->v.i32s.n : f->v.i64s.n;
 		for (uint32_t i = 0; i < n; i++) {
-			size_t e = wire_open(w, DA_ARRAY);
+			uint8_t *e;
 			int64_t v = f->type == FIELD_INT32_LIST ? f->v.i32s.ptr[i]
 								: f->v.i64s.ptr[i];
-			wire_put_tag(w, DA_INT, WT_VARINT);
-			wire_put_varint(w, (uint64_t)v);
-			wire_close(w, e);
+			w = pe_open(w, DA_ARRAY, &e);
+			w = pe_close(e, pe_uint(w, DA_INT, (uint64_t)v));
 		}
 		break;
 	}
 	}
-	wire_close(w, at);
+	p->w = pe_close(at, w);
+}
+
+#define FRAME_LABEL_MAX 512
+
+static size_t callstack_room(const struct stack_trace *st)
+{
+	size_t n = PE_NEST_MAX;
+
+	for (size_t i = 0; i < st->n; i++)
+		n += 2 * PE_NEST_MAX + FRAME_LABEL_MAX + PE_FIELD_MAX +
+		     (st->frames[i].file ? strlen(st->frames[i].file) : 0);
+	return n;
 }
 
 static void ev_callstack(struct pf_out *p, const struct stack_trace *st)
 {
-	struct wire_buf *w = &p->k.ev;
-	size_t at = wire_open(w, TE_CALLSTACK);
-	char buf[512];
+	uint8_t *at, *w = pe_open(p->w, TE_CALLSTACK, &at);
+	char buf[FRAME_LABEL_MAX];
 
 	/* outermost first, as InlineCallstack orders them */
 	for (size_t i = st->n; i-- > 0;) {
 		const struct stack_frame *f = &st->frames[i];
-		size_t fr = wire_open(w, CALLSTACK_FRAMES);
+		uint8_t *fr;
 		size_t n = stack_frame_label(f, buf, sizeof(buf));
-		wire_put_len_field(w, FRAME_FUNCTION, buf, n);
+		w = pe_open(w, CALLSTACK_FRAMES, &fr);
+		w = pe_bytes(w, FRAME_FUNCTION, buf, n);
 		if (f->file)
-			wire_put_len_field(w, FRAME_SOURCE, f->file, strlen(f->file));
+			w = pe_bytes(w, FRAME_SOURCE, f->file, strlen(f->file));
 		if (f->line > 0)
-			wire_put_uint_field(w, FRAME_LINE, (uint64_t)f->line);
-		wire_close(w, fr);
+			w = pe_uint(w, FRAME_LINE, (uint64_t)f->line);
+		w = pe_close(fr, w);
 	}
-	wire_close(w, at);
+	p->w = pe_close(at, w);
 }
 
-/* Name, the probe's signature, the record's fields and its stack. */
-static void ev_details(struct pf_out *p, const struct event *ev, struct label l)
+/* The signature, when the name (a label cut from it) does not say it all:
+ * its length, else 0. */
+static size_t signature_len(const struct event *ev, struct label l)
 {
+	size_t n;
+
+	if (!ev->probe || !ev->probe->method)
+		return 0;
+	n = strlen(ev->probe->method);
+	return n != l.n || memcmp(ev->probe->method, l.s, l.n) ? n : 0;
+}
+
+#define DETAILS_FIELDS 64  /* fields whose name lengths are kept between the passes */
+
+/* A track event with the name, the probe's signature, the record's fields
+ * and its stack; false when left out (no memory). */
+static bool ev_details(struct pf_out *p, unsigned type, uint64_t track, const struct event *ev,
+		       struct label l)
+{
+	size_t sig = signature_len(ev, l), room = PE_FIELD_MAX + PE_NEST_MAX + l.n;
+	size_t names[DETAILS_FIELDS], nl;
+
+	if (sig)
+		room += ann_str_room(sig);
+	for (size_t i = 0; i < ev->n_fields; i++) {
+		room += field_room(&ev->fields[i], &nl);
+		if (i < DETAILS_FIELDS)
+			names[i] = nl;
+	}
+	if (ev->stack) {
+		room += callstack_room(ev->stack);
+		if (ev->stack->end)
+			room += ann_str_room(strlen(ev->stack->end));
+	}
+	if (!ev_start(p, type, track, room))
+		return false;
 	ev_name(p, l.s, l.n, true);
-	/* the signature, when the name (a label cut from it) does not say it all */
-	if (ev->probe && ev->probe->method &&
-	    (strlen(ev->probe->method) != l.n || memcmp(ev->probe->method, l.s, l.n)))
-		ann_str(p, "probe", ev->probe->method, strlen(ev->probe->method), true);
-	for (size_t i = 0; i < ev->n_fields; i++)
-		ann_field(p, &ev->fields[i]);
+	if (sig)
+		ann_str(p, "probe", ev->probe->method, sig, true);
+	for (size_t i = 0; i < ev->n_fields; i++) {
+		const struct field *f = &ev->fields[i];
+		ann_field(p, f, i < DETAILS_FIELDS ? names[i] : (f->name ? strlen(f->name) : 1));
+	}
 	if (ev->stack) {
 		ev_callstack(p, ev->stack);
 		if (ev->stack->end)
 			ann_str(p, "stack_end", ev->stack->end, strlen(ev->stack->end), true);
 	}
+	return true;
 }
 
 static uint64_t event_track(const struct pf_out *p, const struct event *ev)
@@ -239,9 +309,8 @@ void pf_instant(struct pf_out *p, const struct event *ev, struct label l)
 	uint64_t ts = pf_mono(p, ev);
 
 	batch(p);
-	ev_start(p, TYPE_INSTANT, event_track(p, ev));
-	ev_details(p, ev, l);
-	pf_packet_emit(&p->k, true, ts);
+	if (ev_details(p, TYPE_INSTANT, event_track(p, ev), ev, l))
+		ev_emit(p, true, ts);
 }
 
 void pf_complete(struct pf_out *p, const struct event *ev, struct label l)
@@ -251,11 +320,11 @@ void pf_complete(struct pf_out *p, const struct event *ev, struct label l)
 	uint64_t track = event_track(p, ev);
 
 	batch(p);
-	ev_start(p, TYPE_BEGIN, track);
-	ev_details(p, ev, l);
-	pf_packet_emit(&p->k, true, end - dur);
-	ev_start(p, TYPE_END, track);
-	pf_packet_emit(&p->k, true, end);
+	if (!ev_details(p, TYPE_BEGIN, track, ev, l))
+		return;  /* neither half */
+	ev_emit(p, true, end - dur);
+	if (ev_start(p, TYPE_END, track, 0))
+		ev_emit(p, true, end);
 }
 
 void pf_begin(struct pf_out *p, const struct event *ev, struct label l)
@@ -263,99 +332,111 @@ void pf_begin(struct pf_out *p, const struct event *ev, struct label l)
 	uint64_t ts = pf_mono(p, ev);
 
 	batch(p);
-	ev_start(p, TYPE_BEGIN, event_track(p, ev));
-	ev_details(p, ev, l);
-	pf_packet_emit(&p->k, true, ts);
+	if (ev_details(p, TYPE_BEGIN, event_track(p, ev), ev, l))
+		ev_emit(p, true, ts);
 }
 
 void pf_end(struct pf_out *p, uint32_t pid, uint32_t tid, uint64_t mono, bool unfinished)
 {
 	(void)pid;
 	batch(p);
-	ev_start(p, TYPE_END, tid ? pf_thread_track(&p->tracks, tid) : pf_tool_track(&p->tracks));
+	if (!ev_start(p, TYPE_END, tid ? pf_thread_track(&p->tracks, tid) : pf_tool_track(&p->tracks),
+		      ANN_FIXED))
+		return;
 	if (unfinished)
 		ann_bool(p, "unfinished", true);
-	pf_packet_emit(&p->k, true, mono);
+	ev_emit(p, true, mono);
 }
 
 void pf_drop(struct pf_out *p, const struct event *ev)
 {
 	static const char dropped[] = "records dropped", lost[] = "records lost";
 	uint64_t ts = pf_mono(p, ev);
+	const char *map = ev->probe ? ev->probe->map : NULL;
+	const char *method = ev->probe ? ev->probe->method : NULL;
+	size_t map_n = map ? strlen(map) : 0, method_n = method ? strlen(method) : 0;
 
 	batch(p);
-	ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks));
+	if (!ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks),
+		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(dropped) + ANN_FIXED +
+		      ann_str_room(map_n) + ann_str_room(method_n)))
+		return;
 	if (ev->kind == EVENT_DROP)
 		ev_name(p, dropped, sizeof(dropped) - 1, true);
 	else
 		ev_name(p, lost, sizeof(lost) - 1, true);
 	ann_uint(p, "count", ev->n_lost);
-	if (ev->probe && ev->probe->map)
-		ann_str(p, "map", ev->probe->map, strlen(ev->probe->map), true);
-	if (ev->probe && ev->probe->method)
-		ann_str(p, "probe", ev->probe->method, strlen(ev->probe->method), true);
-	pf_packet_emit(&p->k, true, ts);
+	if (map)
+		ann_str(p, "map", map, map_n, true);
+	if (method)
+		ann_str(p, "probe", method, method_n, true);
+	ev_emit(p, true, ts);
+}
+
+/* A counter event of value on track. */
+static void counter_event(struct pf_out *p, uint64_t track, int64_t value, uint64_t ts)
+{
+	if (!ev_start(p, TYPE_COUNTER, track, PE_FIELD_MAX))
+		return;
+	p->w = pe_uint(p->w, TE_COUNTER_VALUE, (uint64_t)value);
+	ev_emit(p, true, ts);
 }
 
 void pf_counter(struct pf_out *p, const struct counter_sample *c)
 {
-	uint64_t track = pf_counter_track(&p->tracks, &p->k, c->pid, c->process, c->name, strlen(c->name));
+	uint64_t track = pf_counter_track(&p->tracks, &p->k, c->pid, c->process, c->name,
+					  strlen(c->name));
 
 	batch(p);
-	ev_start(p, TYPE_COUNTER, track);
-	wire_put_tag(&p->k.ev, TE_COUNTER_VALUE, WT_VARINT);
-	wire_put_varint(&p->k.ev, (uint64_t)c->value);
-	pf_packet_emit(&p->k, true, c->mono_ns);
+	counter_event(p, track, c->value, c->mono_ns);
+}
+
+/* A section's slice begins (with its name) or ends on track, unless it is
+ * an end that nothing begun on the track waits for. */
+static void section_slice(struct pf_out *p, uint64_t track, const struct section_call *c,
+			  bool begin, bool cookie, uint64_t ts)
+{
+	struct pf_track *tr = pf_track_find(&p->tracks, track);
+
+	if (!begin && tr && !tr->open_sections)
+		return; /* never begun here (the section tracker leaves these out) */
+	if (tr)
+		tr->open_sections += begin ? 1 : -1;
+	if (!ev_start(p, begin ? TYPE_BEGIN : TYPE_END, track,
+		      PE_FIELD_MAX + PE_NEST_MAX + c->name_len + ANN_FIXED))
+		return;
+	if (begin)
+		ev_name(p, c->name, c->name_len, false);
+	if (begin && cookie)
+		ann_uint(p, "cookie", (uint64_t)c->value);
+	ev_emit(p, true, ts);
 }
 
 void pf_section(struct pf_out *p, const struct event *ev)
 {
 	const struct section_call *c = ev->section;
 	uint64_t ts = pf_mono(p, ev);
-	uint64_t track;
-	struct pf_track *tr;
 
 	batch(p);
 	switch (c->op) {
 	case SECTION_OP_BEGIN:
 	case SECTION_OP_END:
-		track = event_track(p, ev);
-		tr = pf_track_find(&p->tracks, track);
-		if (c->op == SECTION_OP_END && tr && !tr->open_sections)
-			return; /* never begun here (the section tracker leaves these out) */
-		if (tr)
-			tr->open_sections += c->op == SECTION_OP_BEGIN ? 1 : -1;
-		ev_start(p, c->op == SECTION_OP_BEGIN ? TYPE_BEGIN : TYPE_END, track);
-		if (c->op == SECTION_OP_BEGIN)
-			ev_name(p, c->name, c->name_len, false);
+		section_slice(p, event_track(p, ev), c, c->op == SECTION_OP_BEGIN, false, ts);
 		break;
 	case SECTION_OP_ASYNC_BEGIN:
 	case SECTION_OP_ASYNC_END:
-		track = pf_async_track(&p->tracks, &p->k, ev, c);
-		tr = pf_track_find(&p->tracks, track);
-		if (c->op == SECTION_OP_ASYNC_END && tr && !tr->open_sections)
-			return;
-		if (tr)
-			tr->open_sections += c->op == SECTION_OP_ASYNC_BEGIN ? 1 : -1;
-		if (c->op == SECTION_OP_ASYNC_BEGIN) {
-			ev_start(p, TYPE_BEGIN, track);
-			ev_name(p, c->name, c->name_len, false);
-			ann_uint(p, "cookie", (uint64_t)c->value);
-		} else {
-			ev_start(p, TYPE_END, track);
-		}
+		section_slice(p, pf_async_track(&p->tracks, &p->k, ev, c), c,
+			      c->op == SECTION_OP_ASYNC_BEGIN, true, ts);
 		break;
 	case SECTION_OP_COUNTER:
 	case SECTION_OP_COUNTER64:
-		track = pf_counter_track(&p->tracks, &p->k, ev->pid, ev->process, c->name, c->name_len);
-		ev_start(p, TYPE_COUNTER, track);
-		wire_put_tag(&p->k.ev, TE_COUNTER_VALUE, WT_VARINT);
-		wire_put_varint(&p->k.ev, (uint64_t)c->value);
+		counter_event(p, pf_counter_track(&p->tracks, &p->k, ev->pid, ev->process, c->name,
+						  c->name_len),
+			      c->value, ts);
 		break;
 	default:
 		return;
 	}
-	pf_packet_emit(&p->k, true, ts);
 }
 
 /* Sections still open at exit end at the last timestamp, marked. */
@@ -365,11 +446,42 @@ static void close_sections(struct pf_out *p)
 
 	for (struct pf_track *tr; (tr = pf_tracks_next_open(&p->tracks, &i));) {
 		for (; tr->open_sections; tr->open_sections--) {
-			ev_start(p, TYPE_END, tr->uuid);
+			if (!ev_start(p, TYPE_END, tr->uuid, ANN_FIXED))
+				continue;
 			ann_bool(p, "unfinished", true);
-			pf_packet_emit(&p->k, true, p->k.last_mono);
+			ev_emit(p, true, p->k.last_mono);
 		}
 	}
+}
+
+static void summary_row(struct pf_out *p, const struct probe_stats *r, uint64_t ts)
+{
+	static const char name[] = "uprobestats summary";
+	struct label l = probe_label(r->probe);
+	const char *method = r->probe ? r->probe->method : NULL;
+	size_t method_n = method ? strlen(method) : 0;
+
+	if (!ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks),
+		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(name) + ann_str_room(l.n) +
+		      ann_str_room(method_n) + 9 * ANN_FIXED))
+		return;
+	ev_name(p, name, sizeof(name) - 1, true);
+	ann_str(p, "label", l.s, l.n, true);
+	if (method)
+		ann_str(p, "probe", method, method_n, true);
+	ann_uint(p, "hits", r->hits);
+	ann_uint(p, "delivered", r->delivered);
+	ann_uint(p, "dropped_kernel", r->dropped_kernel);
+	ann_uint(p, "dropped_sink", r->dropped_sink);
+	if (r->exit_probes) {
+		ann_uint(p, "unwound", r->unwound);
+		ann_uint(p, "untracked", r->untracked);
+		ann_uint(p, "running_at_exit", r->running);
+		ann_uint(p, "longest_running_ns", r->running_ns);
+	}
+	if (r->uretprobe)
+		ann_uint(p, "unpaired", r->unpaired);
+	ev_emit(p, true, ts);
 }
 
 void pf_summary(struct pf_out *p, const struct probe_stats *rows, size_t n, uint64_t unclosed,
@@ -380,35 +492,15 @@ void pf_summary(struct pf_out *p, const struct probe_stats *rows, size_t n, uint
 
 	close_sections(p);
 	ts = p->k.last_mono;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct probe_stats *r = &rows[i];
-		struct label l = probe_label(r->probe);
-
-		ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks));
-		ev_name(p, name, sizeof(name) - 1, true);
-		ann_str(p, "label", l.s, l.n, true);
-		if (r->probe && r->probe->method)
-			ann_str(p, "probe", r->probe->method, strlen(r->probe->method), true);
-		ann_uint(p, "hits", r->hits);
-		ann_uint(p, "delivered", r->delivered);
-		ann_uint(p, "dropped_kernel", r->dropped_kernel);
-		ann_uint(p, "dropped_sink", r->dropped_sink);
-		if (r->exit_probes) {
-			ann_uint(p, "unwound", r->unwound);
-			ann_uint(p, "untracked", r->untracked);
-			ann_uint(p, "running_at_exit", r->running);
-			ann_uint(p, "longest_running_ns", r->running_ns);
-		}
-		if (r->uretprobe)
-			ann_uint(p, "unpaired", r->unpaired);
-		pf_packet_emit(&p->k, true, ts);
-	}
-	ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks));
+	for (size_t i = 0; i < n; i++)
+		summary_row(p, &rows[i], ts);
+	if (!ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks),
+		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(name) + 2 * ANN_FIXED))
+		return;
 	ev_name(p, name, sizeof(name) - 1, true);
 	ann_uint(p, "slices_unfinished", unclosed);
 	ann_uint(p, "exits_without_enter", orphan_exits);
-	pf_packet_emit(&p->k, true, ts);
+	ev_emit(p, true, ts);
 }
 
 void pf_flush(struct pf_out *p)
@@ -447,4 +539,7 @@ void pf_close(struct pf_out *p)
 	pf_intern_free(&p->ann_names);
 	pf_intern_free(&p->strings);
 	pf_tracks_free(&p->tracks);
+	free(p->eb);
+	p->eb = NULL;
+	p->eb_cap = 0;
 }

@@ -42,6 +42,9 @@ struct pf_out {
 	struct pf_intern names, ann_names, strings;
 	struct pf_tracks tracks;
 	struct pf_clocks clk;
+	uint8_t *eb;                         /* the track event being written… */
+	size_t eb_cap;
+	uint8_t *w;                          /* …up to here */
 	bool in_batch;                       /* an event came since the last flush */
 };
 
