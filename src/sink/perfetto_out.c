@@ -9,23 +9,7 @@
 #include "common/grow.h"
 #include "sink/perfetto_enc.h"
 #include "sink/perfetto_proto.h"
-#include "sink/stack_out.h"
 
-/* String fields up to this long are interned (names, paths, method names
- * repeat); longer ones are written inline. */
-#define PF_INTERN_STRING_MAX 128
-
-static uint64_t intern(struct pf_out *p, struct pf_intern *t, uint32_t table, const char *s,
-		       size_t n)
-{
-	return pf_intern(t, &p->k.interned, table, s, n);
-}
-
-static uint64_t intern_stable(struct pf_out *p, struct pf_intern *t, uint32_t table,
-			      const char *s, size_t n)
-{
-	return pf_intern_stable(&p->ptr_cache, t, &p->k.interned, table, s, n);
-}
 
 void pf_thread(struct pf_out *p, const struct event *ev)
 {
@@ -57,9 +41,6 @@ static void batch(struct pf_out *p)
 	}
 }
 
-/* Room for an annotation whose name is a literal of the writer (up to 32
- * bytes) and whose value is a varint. */
-#define ANN_FIXED (PE_NEST_MAX + PE_NEST_MAX + 32 + PE_FIELD_MAX)
 /* The event's type and track and a little more. */
 #define EV_BASE (4 * PE_FIELD_MAX)
 
@@ -70,182 +51,23 @@ static bool ev_start(struct pf_out *p, unsigned type, uint64_t track, size_t roo
 	if (room > SIZE_MAX - EV_BASE || grow_array(&p->eb, &p->eb_cap, room + EV_BASE, 4096) < 0)
 		return false;
 	pf_packet_start(&p->k);
-	p->w = pe_uint(pe_uint(p->eb, TE_TYPE, type), TE_TRACK, track);
+	p->a.w = pe_uint(pe_uint(p->eb, TE_TYPE, type), TE_TRACK, track);
 	return true;
 }
 
 static void ev_emit(struct pf_out *p, bool has_ts, uint64_t ts)
 {
-	pf_packet_emit_event(&p->k, p->eb, (size_t)(p->w - p->eb), has_ts, ts);
+	pf_packet_emit_event(&p->k, p->eb, (size_t)(p->a.w - p->eb), has_ts, ts);
 }
 
 /* stable: s lives at its address as long as the sink (not a record's bytes) */
 static void ev_name(struct pf_out *p, const char *s, size_t n, bool stable)
 {
-	uint64_t iid = stable ? intern_stable(p, &p->names, ID_EVENT_NAMES, s, n)
-			      : intern(p, &p->names, ID_EVENT_NAMES, s, n);
+	uint64_t iid = stable ? pf_intern_stable(&p->a.cache, &p->names, &p->k.interned,
+						 ID_EVENT_NAMES, s, n)
+			      : pf_intern(&p->names, &p->k.interned, ID_EVENT_NAMES, s, n);
 
-	p->w = iid ? pe_uint(p->w, TE_NAME_IID, iid) : pe_bytes(p->w, TE_NAME, s, n);
-}
-
-/* Opens a DebugAnnotation with its (interned) name; the caller writes one
- * value and closes it (pe_close). */
-static uint8_t *ann_open(struct pf_out *p, const char *name, size_t n)
-{
-	uint8_t *at;
-	uint64_t iid = intern_stable(p, &p->ann_names, ID_ANN_NAMES, name, n);
-
-	p->w = pe_open(p->w, TE_DEBUG, &at);
-	p->w = iid ? pe_uint(p->w, DA_NAME_IID, iid) : pe_bytes(p->w, DA_NAME, name, n);
-	return at;
-}
-
-static void ann_uint(struct pf_out *p, const char *name, uint64_t v)
-{
-	uint8_t *at = ann_open(p, name, strlen(name));
-	p->w = pe_close(at, pe_uint(p->w, DA_UINT, v));
-}
-
-static void ann_bool(struct pf_out *p, const char *name, bool v)
-{
-	uint8_t *at = ann_open(p, name, strlen(name));
-	p->w = pe_close(at, pe_uint(p->w, DA_BOOL, v));
-}
-
-/* The room ann_str takes. */
-static size_t ann_str_room(size_t n)
-{
-	return ANN_FIXED + n;
-}
-
-static void ann_str(struct pf_out *p, const char *name, const char *s, size_t n, bool interned)
-{
-	uint8_t *at = ann_open(p, name, strlen(name));
-	uint64_t iid = interned ? intern_stable(p, &p->strings, ID_STRINGS, s, n) : 0;
-
-	p->w = iid ? pe_uint(p->w, DA_STRING_IID, iid) : pe_bytes(p->w, DA_STRING, s, n);
-	p->w = pe_close(at, p->w);
-}
-
-static uint8_t *put_hex(uint8_t *w, const char *s, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	w = pe_varint(pe_tag(w, DA_STRING, WT_LEN), n * 2);
-	for (size_t i = 0; i < n; i++) {
-		*w++ = (uint8_t)digits[(unsigned char)s[i] >> 4];
-		*w++ = (uint8_t)digits[(unsigned char)s[i] & 15];
-	}
-	return w;
-}
-
-/* The room ann_field takes for f (its name's length in *name_len). */
-static size_t field_room(const struct field *f, size_t *name_len)
-{
-	size_t v = PE_FIELD_MAX;
-
-	*name_len = f->name ? strlen(f->name) : 1;
-	switch (f->type) {
-	case FIELD_STRING:
-		v += f->v.str.len;
-		break;
-	case FIELD_BYTES:
-		v += 2 * (size_t)f->v.str.len;
-		break;
-	case FIELD_INT32_LIST:
-		v += (size_t)f->v.i32s.n * (PE_NEST_MAX + PE_FIELD_MAX);
-		break;
-	case FIELD_INT64_LIST:
-		v += (size_t)f->v.i64s.n * (PE_NEST_MAX + PE_FIELD_MAX);
-		break;
-	default:
-		break;
-	}
-	return PE_NEST_MAX + PE_NEST_MAX + *name_len + v;
-}
-
-static void ann_field(struct pf_out *p, const struct field *f, size_t name_len)
-{
-	uint8_t *at = ann_open(p, f->name ? f->name : "?", name_len);
-	uint8_t *w = p->w;
-
-	switch (f->type) {
-	case FIELD_INT32:
-		w = pe_uint(w, DA_INT, (uint64_t)(int64_t)f->v.i32);
-		break;
-	case FIELD_INT64:
-		w = pe_uint(w, DA_INT, (uint64_t)f->v.i64);
-		break;
-	case FIELD_UINT64:
-		w = pe_uint(w, DA_POINTER, f->v.u64);
-		break;
-	case FIELD_BOOL:
-		w = pe_uint(w, DA_BOOL, f->v.b);
-		break;
-	case FIELD_STRING: {
-		uint64_t iid = f->v.str.len <= PF_INTERN_STRING_MAX
-			       ? intern(p, &p->strings, ID_STRINGS, f->v.str.ptr, f->v.str.len) : 0;
-		w = iid ? pe_uint(w, DA_STRING_IID, iid)
-			: pe_bytes(w, DA_STRING, f->v.str.ptr, f->v.str.len);
-		break;
-	}
-	case FIELD_BYTES:
-		w = put_hex(w, f->v.str.ptr, f->v.str.len);
-		break;
-	case FIELD_FLOAT: {
-		double d = f->v.f;
-		uint64_t bits;
-		memcpy(&bits, &d, sizeof(bits));
-		w = pe_fixed64(w, DA_DOUBLE, bits);
-		break;
-	}
-	case FIELD_INT32_LIST:
-	case FIELD_INT64_LIST: {
-		uint32_t n = f->type == FIELD_INT32_LIST ? f->v.i32s.n : f->v.i64s.n;
-		for (uint32_t i = 0; i < n; i++) {
-			uint8_t *e;
-			int64_t v = f->type == FIELD_INT32_LIST ? f->v.i32s.ptr[i]
-								: f->v.i64s.ptr[i];
-			w = pe_open(w, DA_ARRAY, &e);
-			w = pe_close(e, pe_uint(w, DA_INT, (uint64_t)v));
-		}
-		break;
-	}
-	}
-	p->w = pe_close(at, w);
-}
-
-#define FRAME_LABEL_MAX 512
-
-static size_t callstack_room(const struct stack_trace *st)
-{
-	size_t n = PE_NEST_MAX;
-
-	for (size_t i = 0; i < st->n; i++)
-		n += 2 * PE_NEST_MAX + FRAME_LABEL_MAX + PE_FIELD_MAX +
-		     (st->frames[i].file ? strlen(st->frames[i].file) : 0);
-	return n;
-}
-
-static void ev_callstack(struct pf_out *p, const struct stack_trace *st)
-{
-	uint8_t *at, *w = pe_open(p->w, TE_CALLSTACK, &at);
-	char buf[FRAME_LABEL_MAX];
-
-	/* outermost first, as InlineCallstack orders them */
-	for (size_t i = st->n; i-- > 0;) {
-		const struct stack_frame *f = &st->frames[i];
-		uint8_t *fr;
-		size_t n = stack_frame_label(f, buf, sizeof(buf));
-		w = pe_open(w, CALLSTACK_FRAMES, &fr);
-		w = pe_bytes(w, FRAME_FUNCTION, buf, n);
-		if (f->file)
-			w = pe_bytes(w, FRAME_SOURCE, f->file, strlen(f->file));
-		if (f->line > 0)
-			w = pe_uint(w, FRAME_LINE, (uint64_t)f->line);
-		w = pe_close(fr, w);
-	}
-	p->w = pe_close(at, w);
+	p->a.w = iid ? pe_uint(p->a.w, TE_NAME_IID, iid) : pe_bytes(p->a.w, TE_NAME, s, n);
 }
 
 /* The signature, when the name (a label cut from it) does not say it all:
@@ -271,30 +93,30 @@ static bool ev_details(struct pf_out *p, unsigned type, uint64_t track, const st
 	size_t names[DETAILS_FIELDS], nl;
 
 	if (sig)
-		room += ann_str_room(sig);
+		room += pf_ann_str_room(sig);
 	for (size_t i = 0; i < ev->n_fields; i++) {
-		room += field_room(&ev->fields[i], &nl);
+		room += pf_field_room(&ev->fields[i], &nl);
 		if (i < DETAILS_FIELDS)
 			names[i] = nl;
 	}
 	if (ev->stack) {
-		room += callstack_room(ev->stack);
+		room += pf_callstack_room(ev->stack);
 		if (ev->stack->end)
-			room += ann_str_room(strlen(ev->stack->end));
+			room += pf_ann_str_room(strlen(ev->stack->end));
 	}
 	if (!ev_start(p, type, track, room))
 		return false;
 	ev_name(p, l.s, l.n, true);
 	if (sig)
-		ann_str(p, "probe", ev->probe->method, sig, true);
+		pf_ann_str(&p->a, "probe", ev->probe->method, sig, true);
 	for (size_t i = 0; i < ev->n_fields; i++) {
 		const struct field *f = &ev->fields[i];
-		ann_field(p, f, i < DETAILS_FIELDS ? names[i] : (f->name ? strlen(f->name) : 1));
+		pf_ann_field(&p->a, f, i < DETAILS_FIELDS ? names[i] : (f->name ? strlen(f->name) : 1));
 	}
 	if (ev->stack) {
-		ev_callstack(p, ev->stack);
+		pf_callstack(&p->a, ev->stack);
 		if (ev->stack->end)
-			ann_str(p, "stack_end", ev->stack->end, strlen(ev->stack->end), true);
+			pf_ann_str(&p->a, "stack_end", ev->stack->end, strlen(ev->stack->end), true);
 	}
 	return true;
 }
@@ -341,10 +163,10 @@ void pf_end(struct pf_out *p, uint32_t pid, uint32_t tid, uint64_t mono, bool un
 	(void)pid;
 	batch(p);
 	if (!ev_start(p, TYPE_END, tid ? pf_thread_track(&p->tracks, tid) : pf_tool_track(&p->tracks),
-		      ANN_FIXED))
+		      PF_ANN_FIXED))
 		return;
 	if (unfinished)
-		ann_bool(p, "unfinished", true);
+		pf_ann_bool(&p->a, "unfinished", true);
 	ev_emit(p, true, mono);
 }
 
@@ -358,18 +180,18 @@ void pf_drop(struct pf_out *p, const struct event *ev)
 
 	batch(p);
 	if (!ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks),
-		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(dropped) + ANN_FIXED +
-		      ann_str_room(map_n) + ann_str_room(method_n)))
+		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(dropped) + PF_ANN_FIXED +
+		      pf_ann_str_room(map_n) + pf_ann_str_room(method_n)))
 		return;
 	if (ev->kind == EVENT_DROP)
 		ev_name(p, dropped, sizeof(dropped) - 1, true);
 	else
 		ev_name(p, lost, sizeof(lost) - 1, true);
-	ann_uint(p, "count", ev->n_lost);
+	pf_ann_uint(&p->a, "count", ev->n_lost);
 	if (map)
-		ann_str(p, "map", map, map_n, true);
+		pf_ann_str(&p->a, "map", map, map_n, true);
 	if (method)
-		ann_str(p, "probe", method, method_n, true);
+		pf_ann_str(&p->a, "probe", method, method_n, true);
 	ev_emit(p, true, ts);
 }
 
@@ -378,7 +200,7 @@ static void counter_event(struct pf_out *p, uint64_t track, int64_t value, uint6
 {
 	if (!ev_start(p, TYPE_COUNTER, track, PE_FIELD_MAX))
 		return;
-	p->w = pe_uint(p->w, TE_COUNTER_VALUE, (uint64_t)value);
+	p->a.w = pe_uint(p->a.w, TE_COUNTER_VALUE, (uint64_t)value);
 	ev_emit(p, true, ts);
 }
 
@@ -403,12 +225,12 @@ static void section_slice(struct pf_out *p, uint64_t track, const struct section
 	if (tr)
 		tr->open_sections += begin ? 1 : -1;
 	if (!ev_start(p, begin ? TYPE_BEGIN : TYPE_END, track,
-		      PE_FIELD_MAX + PE_NEST_MAX + c->name_len + ANN_FIXED))
+		      PE_FIELD_MAX + PE_NEST_MAX + c->name_len + PF_ANN_FIXED))
 		return;
 	if (begin)
 		ev_name(p, c->name, c->name_len, false);
 	if (begin && cookie)
-		ann_uint(p, "cookie", (uint64_t)c->value);
+		pf_ann_uint(&p->a, "cookie", (uint64_t)c->value);
 	ev_emit(p, true, ts);
 }
 
@@ -446,9 +268,9 @@ static void close_sections(struct pf_out *p)
 
 	for (struct pf_track *tr; (tr = pf_tracks_next_open(&p->tracks, &i));) {
 		for (; tr->open_sections; tr->open_sections--) {
-			if (!ev_start(p, TYPE_END, tr->uuid, ANN_FIXED))
+			if (!ev_start(p, TYPE_END, tr->uuid, PF_ANN_FIXED))
 				continue;
-			ann_bool(p, "unfinished", true);
+			pf_ann_bool(&p->a, "unfinished", true);
 			ev_emit(p, true, p->k.last_mono);
 		}
 	}
@@ -462,25 +284,25 @@ static void summary_row(struct pf_out *p, const struct probe_stats *r, uint64_t 
 	size_t method_n = method ? strlen(method) : 0;
 
 	if (!ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks),
-		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(name) + ann_str_room(l.n) +
-		      ann_str_room(method_n) + 9 * ANN_FIXED))
+		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(name) + pf_ann_str_room(l.n) +
+		      pf_ann_str_room(method_n) + 9 * PF_ANN_FIXED))
 		return;
 	ev_name(p, name, sizeof(name) - 1, true);
-	ann_str(p, "label", l.s, l.n, true);
+	pf_ann_str(&p->a, "label", l.s, l.n, true);
 	if (method)
-		ann_str(p, "probe", method, method_n, true);
-	ann_uint(p, "hits", r->hits);
-	ann_uint(p, "delivered", r->delivered);
-	ann_uint(p, "dropped_kernel", r->dropped_kernel);
-	ann_uint(p, "dropped_sink", r->dropped_sink);
+		pf_ann_str(&p->a, "probe", method, method_n, true);
+	pf_ann_uint(&p->a, "hits", r->hits);
+	pf_ann_uint(&p->a, "delivered", r->delivered);
+	pf_ann_uint(&p->a, "dropped_kernel", r->dropped_kernel);
+	pf_ann_uint(&p->a, "dropped_sink", r->dropped_sink);
 	if (r->exit_probes) {
-		ann_uint(p, "unwound", r->unwound);
-		ann_uint(p, "untracked", r->untracked);
-		ann_uint(p, "running_at_exit", r->running);
-		ann_uint(p, "longest_running_ns", r->running_ns);
+		pf_ann_uint(&p->a, "unwound", r->unwound);
+		pf_ann_uint(&p->a, "untracked", r->untracked);
+		pf_ann_uint(&p->a, "running_at_exit", r->running);
+		pf_ann_uint(&p->a, "longest_running_ns", r->running_ns);
 	}
 	if (r->uretprobe)
-		ann_uint(p, "unpaired", r->unpaired);
+		pf_ann_uint(&p->a, "unpaired", r->unpaired);
 	ev_emit(p, true, ts);
 }
 
@@ -495,11 +317,11 @@ void pf_summary(struct pf_out *p, const struct probe_stats *rows, size_t n, uint
 	for (size_t i = 0; i < n; i++)
 		summary_row(p, &rows[i], ts);
 	if (!ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks),
-		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(name) + 2 * ANN_FIXED))
+		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(name) + 2 * PF_ANN_FIXED))
 		return;
 	ev_name(p, name, sizeof(name) - 1, true);
-	ann_uint(p, "slices_unfinished", unclosed);
-	ann_uint(p, "exits_without_enter", orphan_exits);
+	pf_ann_uint(&p->a, "slices_unfinished", unclosed);
+	pf_ann_uint(&p->a, "exits_without_enter", orphan_exits);
 	ev_emit(p, true, ts);
 }
 
@@ -522,6 +344,7 @@ int pf_open(struct pf_out *p, struct outbuf *o, struct err *e)
 	uint64_t c[3];
 
 	p->k.o = o;
+	p->a.defs = &p->k.interned;
 	pf_clocks_read(&p->clk, c);
 	pf_clocks_first(&p->clk, &p->k, c);
 	/* track uuids of this run, unlike those of other files of one timeline */
@@ -536,8 +359,8 @@ void pf_close(struct pf_out *p)
 	pf_clocks_check(&p->clk, &p->k, true);
 	pf_packet_free(&p->k);
 	pf_intern_free(&p->names);
-	pf_intern_free(&p->ann_names);
-	pf_intern_free(&p->strings);
+	pf_intern_free(&p->a.names);
+	pf_intern_free(&p->a.strings);
 	pf_tracks_free(&p->tracks);
 	free(p->eb);
 	p->eb = NULL;

@@ -3,7 +3,8 @@
  * packet = 1; }`, written packet by packet into the trace's output buffer.
  * This module writes the track events (instants, slices, sections,
  * counters, drops, the summary) with their names and annotations; its parts:
- * perfetto_packet (one packet into the output), perfetto_clock (the clock
+ * perfetto_ann (annotations and call stacks), perfetto_enc.h (inline field
+ * writers), perfetto_packet (one packet into the output), perfetto_clock (the clock
  * snapshots), perfetto_track (the tracks and their descriptors),
  * perfetto_intern (interned strings), perfetto_proto.h (field numbers).
  *
@@ -27,6 +28,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "sink/perfetto_ann.h"
 #include "sink/perfetto_clock.h"
 #include "sink/perfetto_intern.h"
 #include "sink/perfetto_packet.h"
@@ -38,13 +40,12 @@
 
 struct pf_out {
 	struct pf_packet k;
-	struct pf_ptr_cache ptr_cache;
-	struct pf_intern names, ann_names, strings;
+	struct pf_ann a;                     /* annotations; a.w: the event's end */
+	struct pf_intern names;              /* event names */
 	struct pf_tracks tracks;
 	struct pf_clocks clk;
-	uint8_t *eb;                         /* the track event being written… */
+	uint8_t *eb;                         /* the track event being written */
 	size_t eb_cap;
-	uint8_t *w;                          /* …up to here */
 	bool in_batch;                       /* an event came since the last flush */
 };
 
