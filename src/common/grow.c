@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int grow_cap(size_t cap, size_t need, size_t first, size_t elem, size_t *out)
 {
@@ -46,4 +47,32 @@ int grow_array_bytes(void **p, size_t *cap, size_t need, size_t first, size_t el
 	if (rc == 0)
 		*cap = c;
 	return rc;
+}
+
+int grow_hash_table_bytes(void **tab, size_t *cap, size_t first, size_t elem,
+			  bool (*slot_hash)(const void *slot, uint64_t *hash))
+{
+	const unsigned char *old = *tab;
+	unsigned char *nt;
+	size_t c;
+	int rc = grow_cap(*cap, *cap + 1, first, elem, &c);
+
+	if (rc < 0)
+		return rc;
+	if (!(nt = calloc(c, elem ? elem : 1)))
+		return -ENOMEM;
+	for (size_t i = 0; i < *cap; i++) {
+		const unsigned char *s = old + i * elem;
+		uint64_t h, other;
+		if (!slot_hash(s, &h))
+			continue;
+		size_t j = (size_t)h & (c - 1);
+		while (slot_hash(nt + j * elem, &other))
+			j = (j + 1) & (c - 1);
+		memcpy(nt + j * elem, s, elem);
+	}
+	free(*tab);
+	*tab = nt;
+	*cap = c;
+	return 0;
 }

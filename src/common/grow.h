@@ -5,7 +5,9 @@
 #ifndef UPROBESTATS_COMMON_GROW_H
 #define UPROBESTATS_COMMON_GROW_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The capacity for need items of elem bytes: cap (first when 0) doubled
  * until need fits, cap itself when it does already.  0, or -EOVERFLOW when
@@ -23,6 +25,15 @@ int grow_array_bytes(void **p, size_t *cap, size_t need, size_t first, size_t el
  * 0, -ENOMEM or -EOVERFLOW; *p unchanged on failure. */
 int resize_array_bytes(void **p, size_t n, size_t elem);
 
+/* An open-addressing hash table (linear probing, a power-of-two capacity) of
+ * *cap slots of elem bytes, rebuilt at the next capacity (grow_cap from
+ * first, a power of two; a calloc'd array, so a new slot is all zero bytes): every slot that
+ * slot_hash says is used moves to the first free slot from its hash.
+ * 0, -ENOMEM or -EOVERFLOW; on failure *tab and *cap are unchanged.  Call it
+ * through grow_hash_table(), which takes a typed pointer. */
+int grow_hash_table_bytes(void **tab, size_t *cap, size_t first, size_t elem,
+			  bool (*slot_hash)(const void *slot, uint64_t *hash));
+
 /* grow_array(&v, &cap, need, first) and resize_array(&v, n): the same for
  * `T *v; size_t cap;`, the element size taken from v's type. */
 #define grow_array(pp, capp, need, first)                                              \
@@ -37,6 +48,15 @@ int resize_array_bytes(void **p, size_t n, size_t elem);
 	__extension__({                                                                \
 		void *grow_p_ = *(pp);                                                 \
 		int grow_rc_ = resize_array_bytes(&grow_p_, (n), sizeof(**(pp)));      \
+		*(pp) = grow_p_;                                                       \
+		grow_rc_;                                                              \
+	})
+
+#define grow_hash_table(pp, capp, first, slot_hash)                                    \
+	__extension__({                                                                \
+		void *grow_p_ = *(pp);                                                 \
+		int grow_rc_ = grow_hash_table_bytes(&grow_p_, (capp), (first),        \
+						     sizeof(**(pp)), (slot_hash));     \
 		*(pp) = grow_p_;                                                       \
 		grow_rc_;                                                              \
 	})

@@ -1,6 +1,12 @@
 /* perfetto_out.h — the trace sink's Perfetto format (--trace-format perfetto,
  * FILE.pftrace): Perfetto's own protobuf, `Trace { repeated TracePacket
  * packet = 1; }`, written packet by packet into the trace's output buffer.
+ * This module writes the track events (instants, slices, sections,
+ * counters, drops, the summary) with their names and annotations; its parts:
+ * perfetto_ann (annotations and call stacks), perfetto_enc.h (inline field
+ * writers), perfetto_packet (one packet into the output), perfetto_clock (the clock
+ * snapshots), perfetto_track (the tracks and their descriptors),
+ * perfetto_intern (interned strings), perfetto_proto.h (field numbers).
  *
  * One packet sequence (trusted_packet_sequence_id 1); its first packet clears
  * the incremental state, sets trace_packet_defaults.timestamp_clock_id =
@@ -8,19 +14,13 @@
  * first ClockSnapshot (MONOTONIC, BOOTTIME, REALTIME), so trace processor
  * puts every packet on BOOTTIME, the clock of an on-device system trace.
  * More snapshots follow: every second of the run, at the end, and whenever
- * BOOTTIME - MONOTONIC moved (a suspend): then first one at just after the
- * last clock reading that still had the old offset, so records made after
- * the resume take the new one.
+ * BOOTTIME - MONOTONIC moved (a suspend; perfetto_clock.h).
  *
- * Tracks: a process track (ProcessDescriptor pid, name) and a thread track
- * per thread (ThreadDescriptor pid, tid, name; described again when the name
- * changes) so the slices join the threads of a system trace; async sections
- * on process-scoped tracks keyed by (pid, name, cookie); counters on counter
- * tracks keyed by (pid, name); drops, losses and the summary on the tool's
- * own track "uprobestats".  Every track is described before its first event.
- * Event names, annotation names and the probe's signature are interned
- * (InternedData in the packet that first uses them, SEQ_NEEDS_INCREMENTAL_STATE
- * on every packet after the first). */
+ * Slices join the threads of a system trace on their thread tracks; async
+ * sections, counters, drops, losses and the summary have their own tracks
+ * (perfetto_track.h).  Event names, annotation names and the probe's
+ * signature are interned (InternedData in the packet that first uses them,
+ * SEQ_NEEDS_INCREMENTAL_STATE on every packet after the first). */
 #ifndef UPROBESTATS_SINK_PERFETTO_OUT_H
 #define UPROBESTATS_SINK_PERFETTO_OUT_H
 
@@ -28,70 +28,35 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "common/wire.h"
+#include "sink/perfetto_ann.h"
+#include "sink/perfetto_clock.h"
+#include "sink/perfetto_intern.h"
+#include "sink/perfetto_packet.h"
+#include "sink/perfetto_track.h"
 #include "sink/probe_label.h"
 #include "sink/summary.h"
 #include "vocab/event.h"
 #include "vocab/outbuf.h"
 
-/* Builtin clock ids (protos/perfetto/common/builtin_clock.proto). */
-#define PF_CLOCK_REALTIME 1
-#define PF_CLOCK_MONOTONIC 3
-#define PF_CLOCK_BOOTTIME 6
-/* A snapshot at least this often (MONOTONIC ns)… */
-#define PF_SNAPSHOT_PERIOD_NS 1000000000ull
-/* …and whenever BOOTTIME - MONOTONIC moved by more than this (a suspend;
- * reading the clocks alone jitters by well under a microsecond). */
-#define PF_OFFSET_JUMP_NS 100000
-
-/* Names interned at most per table; past it, names are written inline. */
-#define PF_MAX_INTERNED 65536u
-
-struct pf_istr;
-struct pf_track;
-
-struct pf_intern {
-	struct pf_istr *tab;
-	size_t cap, used;
-};
-
-/* Where the clocks were read last and what the last snapshot said. */
-struct pf_clocks {
-	int64_t snap_off;       /* BOOTTIME - MONOTONIC of the last snapshot */
-	uint64_t snap_mono;     /* its MONOTONIC */
-	uint64_t checked_mono;  /* the last reading (same offset as the snapshot) */
-};
-
-/* iids of strings that live as long as the sink (probe labels, field
- * names, literals) by their address: no hashing per event. */
-#define PF_PTR_CACHE 256
-struct pf_ptr_iid {
-	const void *ptr;
-	size_t n;
-	uint32_t table;
-	uint64_t iid;
-};
-
 struct pf_out {
-	struct outbuf *o;
-	struct pf_ptr_iid ptr_cache[PF_PTR_CACHE];
-	struct wire_buf pkt, ev, interned;   /* scratch: packet, track event, new names */
-	struct pf_intern names, ann_names, strings;
-	struct pf_track *tracks;             /* described tracks by uuid */
-	size_t tcap, tused;
-	uint64_t uuid_base;
+	struct pf_packet k;
+	struct pf_ann a;                     /* annotations; a.w: the event's end */
+	struct pf_intern names;              /* event names */
+	struct pf_tracks tracks;
 	struct pf_clocks clk;
+	uint8_t *eb;                         /* the track event being written */
+	size_t eb_cap;
 	bool in_batch;                       /* an event came since the last flush */
-	uint64_t last_mono;                  /* latest timestamp written */
-	uint64_t snapshots;                  /* ClockSnapshot packets written */
-	/* For tests: the clocks (MONOTONIC, BOOTTIME, REALTIME); NULL: the real ones. */
-	void (*read_clocks)(void *ctx, uint64_t out[3]);
-	void *read_clocks_ctx;
 };
 
 int pf_open(struct pf_out *p, struct outbuf *o, struct err *e);
+/* For tests, before pf_open: the clocks (MONOTONIC, BOOTTIME, REALTIME)
+ * from read; NULL: the real ones. */
+void pf_set_clocks(struct pf_out *p, void (*read)(void *ctx, uint64_t out[3]), void *ctx);
 /* The event's MONOTONIC ns (its record's own clock). */
 uint64_t pf_mono(const struct pf_out *p, const struct event *ev);
+/* The latest timestamp written. */
+uint64_t pf_last_mono(const struct pf_out *p);
 /* The thread's (and its process's) track, described when new or renamed. */
 void pf_thread(struct pf_out *p, const struct event *ev);
 void pf_instant(struct pf_out *p, const struct event *ev, struct label l);

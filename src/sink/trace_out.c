@@ -398,7 +398,7 @@ static void end_slice(struct trace_out *t, const struct event *ev, struct label 
 {
 	if (is_pf(t)) {
 		/* at close (no time of its own): the last timestamp written */
-		uint64_t mono = ev->mono_ns || ev->boot_ns ? pf_mono(&t->pf, ev) : t->pf.last_mono;
+		uint64_t mono = ev->mono_ns || ev->boot_ns ? pf_mono(&t->pf, ev) : pf_last_mono(&t->pf);
 		pf_end(&t->pf, ev->pid, ev->tid, mono, unfinished);
 	} else if (is_json(t)) {
 		j_begin(t, "E", name, NULL, ns, ev->pid, ev->tid);
@@ -537,8 +537,7 @@ int trace_open_clocked(struct trace_out *t, FILE *f, enum trace_format fmt,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	t->pf.read_clocks = read_clocks;
-	t->pf.read_clocks_ctx = ctx;
+	pf_set_clocks(&t->pf, read_clocks, ctx);
 	rc = outbuf_init(&t->o, f, 0, "trace", e);
 	if (rc < 0)
 		return rc;

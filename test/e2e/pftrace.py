@@ -11,9 +11,14 @@ is checked against the rules trace processor imports by:
   order for equal ones: it sorts the whole file, and a uretprobe's slice is
   written when it returns, after the slices it encloses), slices nest: every
   SLICE_END closes the innermost open SLICE_BEGIN, and none is left open;
-- timestamps (MONOTONIC, clock 3, by trace_packet_defaults) convert to
-  BOOTTIME through the ClockSnapshot packets as trace processor does: the
-  latest snapshot at or before the timestamp in its own clock.
+- timestamps are on the sequence's incremental clock (64, by
+  trace_packet_defaults; a ClockSnapshot of its own with is_incremental
+  ties it to MONOTONIC before its first use): each the delta from the last
+  one on that clock, as trace processor adds them up in file order; or, a
+  packet's own timestamp_clock_id, MONOTONIC (3) itself; they convert to
+  BOOTTIME through the ClockSnapshot packets (MONOTONIC and BOOTTIME) as
+  trace processor does: the latest snapshot at or before the timestamp in
+  its own clock.
 
 Usable from the unit tests' fixtures too: python3 pftrace.py FILE prints a
 summary and exits 1 on a broken rule."""
@@ -51,6 +56,7 @@ NESTED = {
 SEQ_CLEARED, SEQ_NEEDS = 1, 2
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 MONOTONIC, BOOTTIME, REALTIME = 3, 6, 1
+INCREMENTAL = 64
 
 
 class Broken(Exception):
@@ -147,6 +153,7 @@ class Trace:
         cleared = False
         interned = {2: {}, 3: {}, 29: {}}
         defaults_clock = None
+        inc = None     # [incremental clock's last value, its MONOTONIC - its own]
         pending = []
         for n, p in enumerate(self.packets):
             where = f"packet {n}"
@@ -155,6 +162,7 @@ class Trace:
             if flags & SEQ_CLEARED:
                 cleared = True
                 interned = {2: {}, 3: {}, 29: {}}
+                inc = None
             if seq is not None and not cleared:
                 raise Broken(f"{where}: on sequence {seq} before its incremental state "
                              "was cleared")
@@ -162,6 +170,14 @@ class Trace:
             if d is not None:
                 defaults_clock = one(d, 58)
             cs = one(p, 6)
+            if cs is not None and INCREMENTAL in {one(c, 1) for c in cs.get(1, [])}:
+                clocks = {one(c, 1): (one(c, 2), one(c, 3, 0)) for c in cs.get(1, [])}
+                if set(clocks) != {INCREMENTAL, MONOTONIC} or not clocks[INCREMENTAL][1] \
+                        or seq is None:
+                    raise Broken(f"{where}: the incremental clock's snapshot is not "
+                                 "{64 is_incremental, MONOTONIC} on a sequence")
+                inc = [clocks[INCREMENTAL][0], clocks[MONOTONIC][0] - clocks[INCREMENTAL][0]]
+                continue
             if cs is not None:
                 clocks = {one(c, 1): one(c, 2) for c in cs.get(1, [])}
                 if MONOTONIC not in clocks or BOOTTIME not in clocks:
@@ -189,8 +205,16 @@ class Trace:
             if not flags & SEQ_NEEDS:
                 raise Broken(f"{where}: a track event without SEQ_NEEDS_INCREMENTAL_STATE")
             clock = one(p, 58, defaults_clock)
-            if clock != MONOTONIC:
-                raise Broken(f"{where}: timestamp clock {clock}, expected MONOTONIC")
+            ts = one(p, 8)
+            if clock == INCREMENTAL:
+                if inc is None:
+                    raise Broken(f"{where}: an incremental timestamp before its clock's "
+                                 "snapshot")
+                inc[0] += ts
+                ts = inc[0] + inc[1]
+            elif clock != MONOTONIC:
+                raise Broken(f"{where}: timestamp clock {clock}, expected the incremental "
+                             "one or MONOTONIC")
             track = one(te, 11)
             if track not in self.tracks:
                 raise Broken(f"{where}: track {track} used before it is described")
@@ -209,7 +233,7 @@ class Trace:
             cs = one(te, 55)
             if cs is not None:
                 stack = [one(f, 1, b"").decode() for f in cs.get(1, [])]
-            pending.append({"n": n, "track": track, "type": one(te, 9), "ts": one(p, 8),
+            pending.append({"n": n, "track": track, "type": one(te, 9), "ts": ts,
                             "name": name, "args": args, "stack": stack,
                             "counter": signed(one(te, 30, 0))})
         self._snaps_sorted = sorted(self.snapshots)

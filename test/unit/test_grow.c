@@ -80,3 +80,76 @@ UT_TEST(resize_array_is_exact_and_overflow_checked)
 	UT_EQ_INT(resize_array(&v, 3), 0);
 	free(v);
 }
+
+struct hslot {
+	uint64_t key;   /* 0: empty */
+	uint32_t value;
+};
+
+static bool hslot_hash(const void *slot, uint64_t *hash)
+{
+	const struct hslot *s = slot;
+
+	*hash = s->key * 0x9e3779b97f4a7c15ull;
+	return s->key != 0;
+}
+
+static struct hslot *hfind(struct hslot *tab, size_t cap, uint64_t key)
+{
+	uint64_t h;
+
+	hslot_hash(&(struct hslot){ .key = key }, &h);
+	for (size_t i = (size_t)h & (cap - 1); tab[i].key; i = (i + 1) & (cap - 1))
+		if (tab[i].key == key)
+			return &tab[i];
+	return NULL;
+}
+
+UT_TEST(grow_hash_table_rehashes_every_used_slot)
+{
+	struct hslot *tab = NULL;
+	size_t cap = 0, used = 0;
+
+	for (uint64_t k = 1; k <= 3000; k++) {
+		if ((used + 1) * 2 > cap) {
+			size_t before = cap;
+			UT_EQ_INT(grow_hash_table(&tab, &cap, 8, hslot_hash), 0);
+			UT_EQ_U64(cap, before ? before * 2 : 8);
+		}
+		uint64_t h;
+		hslot_hash(&(struct hslot){ .key = k }, &h);
+		size_t i = (size_t)h & (cap - 1);
+		while (tab[i].key)
+			i = (i + 1) & (cap - 1);
+		tab[i] = (struct hslot){ .key = k, .value = (uint32_t)(k * 7) };
+		used++;
+	}
+	UT_EQ_U64(cap, 8192);
+	size_t n = 0;
+	for (size_t i = 0; i < cap; i++)
+		n += tab[i].key != 0;
+	UT_EQ_U64(n, 3000);
+	for (uint64_t k = 1; k <= 3000; k++) {
+		struct hslot *s = hfind(tab, cap, k);
+		UT_ASSERT(s != NULL);
+		UT_EQ_U64(s->value, k * 7);
+	}
+	UT_ASSERT(hfind(tab, cap, 3001) == NULL);
+	free(tab);
+}
+
+UT_TEST(grow_hash_table_leaves_table_unchanged_on_overflow)
+{
+	struct hslot *tab = NULL;
+	size_t cap = 0;
+
+	UT_EQ_INT(grow_hash_table(&tab, &cap, 4, hslot_hash), 0);
+	tab[1] = (struct hslot){ .key = 5, .value = 1 };
+	struct hslot *before = tab;
+	size_t huge = (SIZE_MAX >> 1) + 1;
+	UT_EQ_INT(grow_hash_table(&tab, &huge, 4, hslot_hash), -EOVERFLOW);
+	UT_ASSERT(tab == before);
+	UT_EQ_U64(cap, 4);
+	UT_EQ_U64(tab[1].key, 5);
+	free(tab);
+}

@@ -26,9 +26,10 @@ static const struct probe_desc counter_p = { .program = "p", .method = "ATrace_s
 
 /* One packet as the tests look at it. */
 struct pkt {
-	bool has_ts, has_te, has_td, has_cs, has_interned;
+	bool has_ts, has_te, has_td, has_cs, has_interned, has_inc_cs;
 	uint64_t ts, flags, seq, te_type, te_track, td_uuid, name_iid, defaults_clock;
-	uint64_t cs_mono, cs_boot;
+	uint64_t raw_ts, ts_clock;  /* as written: a delta on clock 64 unless ts_clock says 3 */
+	uint64_t cs_mono, cs_boot, cs_inc, cs_inc_flag;
 	size_t n_annotations, n_frames, n_event_names;
 };
 
@@ -79,12 +80,18 @@ static void read_snapshot(const uint8_t *b, size_t start, size_t len, struct pkt
 			p->cs_mono = ts;
 		if (id == 6)
 			p->cs_boot = ts;
+		if (id == 64) {
+			p->cs_inc = ts;
+			sub_uint(b, s, l, 3, &p->cs_inc_flag);
+			p->has_inc_cs = true;
+		}
 	}
 }
 
 static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t max, size_t *np)
 {
 	size_t pos = 0, n = 0;
+	uint64_t inc = 0;   /* the incremental clock's last value, as trace processor adds up */
 
 	*np = 0;
 	uint64_t key;
@@ -109,7 +116,8 @@ static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t m
 				UT_EQ_INT(wire_skip_value(b, ps + pl, &q, key & 7, &s, &l), WIRE_OK);
 			}
 			switch (num) {
-			case 8: p->has_ts = true; p->ts = v; break;
+			case 8: p->has_ts = true; p->raw_ts = v; break;
+			case 58: p->ts_clock = v; break;
 			case 10: p->seq = v; break;
 			case 13: p->flags = v; break;
 			case 6: p->has_cs = true; read_snapshot(b, s, l, p); break;
@@ -130,6 +138,20 @@ static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t m
 			}
 		}
 		UT_EQ_INT(q, ps + pl);
+		if (p->has_inc_cs) {
+			/* the incremental clock's own snapshot, not one of BOOTTIME */
+			UT_EQ_INT(p->cs_inc_flag, 1);
+			UT_EQ_INT(p->cs_inc, p->cs_mono);
+			p->has_cs = false;
+			inc = p->cs_inc;
+		}
+		if (p->has_ts && p->ts_clock == 0) {
+			inc += p->raw_ts;
+			p->ts = inc;
+		} else if (p->has_ts) {
+			UT_EQ_INT(p->ts_clock, 3);
+			p->ts = p->raw_ts;
+		}
 	}
 	UT_EQ_INT(pos, len);
 	*np = n;
@@ -205,13 +227,28 @@ UT_TEST(perfetto_packets_follow_trace_processor_rules)
 	read_packets((const uint8_t *)c.buf, c.len, p, 128, &n);
 	UT_ASSERT(n > 0);
 
-	/* the first packet clears the state, sets MONOTONIC and snapshots the clocks */
+	/* the first packet clears the state, sets the incremental clock and
+	 * snapshots the clocks; the second ties the incremental clock to MONOTONIC */
 	UT_EQ_INT(p[0].flags, 1);
 	UT_EQ_INT(p[0].seq, 1);
-	UT_EQ_INT(p[0].defaults_clock, 3);
+	UT_EQ_INT(p[0].defaults_clock, 64);
 	UT_ASSERT(p[0].has_cs);
 	UT_EQ_INT(p[0].cs_mono, 1000);
 	UT_EQ_INT(p[0].cs_boot, 5000);
+	UT_ASSERT(p[1].has_inc_cs && p[1].cs_inc == 1000);
+	/* timestamps as deltas on it, in file order: these come in order */
+	{
+		uint64_t want[] = { 2000, 3500, 5000, 6000, 6500, 6600, 6700, 7000, 8000 };
+		size_t k = 0;
+		for (size_t i = 0; i < n && k < sizeof(want) / sizeof(want[0]); i++) {
+			if (!p[i].has_te)
+				continue;
+			UT_EQ_INT(p[i].ts, want[k]);
+			UT_EQ_INT(p[i].ts_clock, 0);
+			k++;
+		}
+		UT_EQ_INT(k, sizeof(want) / sizeof(want[0]));
+	}
 	/* every track described before its first event; begins and ends balance
 	 * per track; interned names before use */
 	uint64_t described[32];
@@ -253,6 +290,44 @@ UT_TEST(perfetto_packets_follow_trace_processor_rules)
 	/* the summary is the last event packet; a final snapshot closes the file */
 	UT_ASSERT(p[n - 1].has_cs);
 	UT_ASSERT(p[n - 2].has_te && p[n - 2].te_type == 3);
+	cap_free(&c);
+}
+
+UT_TEST(perfetto_earlier_timestamp_absolute_incremental_clock_unmoved)
+{
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000, 5000, 9000 };
+	struct pkt p[64];
+	struct event e;
+
+	open_fake(&c, &t, &clk);
+	e = ev_at(&plain, 10000, 100);
+	trace_event(&t, &e);
+	e = ev_at(&ret_p, 12000, 100);   /* a slice from 7000, before the 10000 written */
+	e.kind = EVENT_RETURN;
+	e.duration_ns = 5000;
+	trace_event(&t, &e);
+	e = ev_at(&plain, 13000, 100);
+	trace_event(&t, &e);
+	trace_close(&t);
+	cap_text(&c);
+	size_t n = 0, k = 0;
+	read_packets((const uint8_t *)c.buf, c.len, p, 64, &n);
+	const struct pkt *te[4];
+	for (size_t i = 0; i < n && k < 4; i++)
+		if (p[i].has_te)
+			te[k++] = &p[i];
+	UT_EQ_INT(k, 4);
+	UT_EQ_INT(te[0]->ts_clock, 0);
+	UT_EQ_INT(te[0]->raw_ts, 10000 - 1000);   /* from the clock's snapshot at 1000 */
+	UT_EQ_INT(te[1]->te_type, 1);
+	UT_EQ_INT(te[1]->ts_clock, 3);           /* MONOTONIC itself */
+	UT_EQ_INT(te[1]->raw_ts, 7000);
+	UT_EQ_INT(te[2]->ts_clock, 0);
+	UT_EQ_INT(te[2]->raw_ts, 2000);          /* from 10000: the begin did not move it */
+	UT_EQ_INT(te[3]->raw_ts, 1000);
+	UT_EQ_INT(te[3]->ts, 13000);
 	cap_free(&c);
 }
 

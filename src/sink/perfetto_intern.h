@@ -1,0 +1,47 @@
+/* perfetto_intern.h — the Perfetto trace's interned strings: per table
+ * (event names, annotation names, annotation string values) each string's
+ * iid, a new one defined (InternedData entry { iid, name }) in the buffer of
+ * the packet that first uses it; and a cache of the iids of strings that
+ * live as long as the sink (probe labels, field names, literals) by their
+ * address, so those are not hashed per event. */
+#ifndef UPROBESTATS_SINK_PERFETTO_INTERN_H
+#define UPROBESTATS_SINK_PERFETTO_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/wire.h"
+
+/* Names interned at most per table; past it, names are written inline. */
+#define PF_MAX_INTERNED 65536u
+
+struct pf_istr;
+
+struct pf_intern {
+	struct pf_istr *tab;
+	size_t cap, used;
+};
+
+#define PF_PTR_CACHE 256
+struct pf_ptr_iid {
+	const void *ptr;
+	size_t n;
+	uint32_t table;
+	uint64_t iid;
+};
+
+struct pf_ptr_cache {
+	struct pf_ptr_iid e[PF_PTR_CACHE];
+};
+
+/* The iid of s[0, n) in t; a new one is defined in defs under InternedData
+ * field `table`.  0 when the table is full (or memory ran out): write the
+ * string inline. */
+uint64_t pf_intern(struct pf_intern *t, struct wire_buf *defs, uint32_t table, const char *s,
+		   size_t n);
+/* pf_intern() for a string that never changes at its address. */
+uint64_t pf_intern_stable(struct pf_ptr_cache *c, struct pf_intern *t, struct wire_buf *defs,
+			  uint32_t table, const char *s, size_t n);
+void pf_intern_free(struct pf_intern *t);
+
+#endif

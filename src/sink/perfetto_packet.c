@@ -1,0 +1,127 @@
+/* perfetto_packet.c — see perfetto_packet.h. */
+#include "sink/perfetto_packet.h"
+
+#include "sink/perfetto_enc.h"
+#include "sink/perfetto_proto.h"
+
+/* Larger packets take the checked path (outbuf_put writes one larger than
+ * the buffer through). */
+#define PF_FAST_PACKET_MAX 65536
+
+void pf_packet_start(struct pf_packet *k)
+{
+	k->pkt.len = 0;
+	k->ev.len = 0;
+	k->interned.len = 0;
+}
+
+/* pkt as one Trace.packet: its tag and length, then its bytes. */
+static void put_packet(struct pf_packet *k)
+{
+	struct wire_buf *w = &k->pkt;
+	uint8_t head[11];
+	size_t n = 1;
+
+	head[0] = (TRACE_PACKET << 3) | WT_LEN;
+	for (uint64_t v = w->len;; v >>= 7) {
+		head[n++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+		if (!(v >> 7))
+			break;
+	}
+	outbuf_put(k->o, head, n);
+	outbuf_put(k->o, w->p, w->len);
+}
+
+/* The bytes put_ts takes. */
+static size_t ts_len(const struct pf_packet *k, uint64_t ts)
+{
+	if (ts >= k->inc_last)
+		return 1 + pe_varint_len(ts - k->inc_last);
+	return 1 + pe_varint_len(ts) + 3;
+}
+
+static uint8_t *put_ts(struct pf_packet *k, uint8_t *w, uint64_t ts)
+{
+	if (ts >= k->inc_last)
+		return pe_uint(w, TP_TIMESTAMP, ts - k->inc_last);
+	return pe_uint(pe_uint(w, TP_TIMESTAMP, ts), TP_CLOCK_ID, 3 /* MONOTONIC */);
+}
+
+/* A timestamp written: the clocks move on. */
+static void ts_written(struct pf_packet *k, uint64_t ts)
+{
+	if (ts > k->last_mono)
+		k->last_mono = ts;
+	if (ts >= k->inc_last)
+		k->inc_last = ts;
+}
+
+void pf_packet_emit(struct pf_packet *k, bool has_ts, uint64_t ts)
+{
+	struct wire_buf *w = &k->pkt;
+
+	if (has_ts) {
+		uint8_t b[2 * PE_FIELD_MAX];
+		wire_put_bytes(w, b, (size_t)(put_ts(k, b, ts) - b));
+	}
+	wire_put_uint_field(w, TP_SEQ_ID, PF_SEQ_ID);
+	if (k->ev.len || k->interned.len)
+		wire_put_uint_field(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	if (k->interned.len)
+		wire_put_len_field(w, TP_INTERNED_DATA, k->interned.p, k->interned.len);
+	if (k->ev.len)
+		wire_put_len_field(w, TP_TRACK_EVENT, k->ev.p, k->ev.len);
+	if (w->oom || k->ev.oom || k->interned.oom) {
+		/* memory ran out: the packet is left out whole (never half of one) */
+		w->oom = k->ev.oom = k->interned.oom = false;
+		return;
+	}
+	put_packet(k);
+	if (has_ts)
+		ts_written(k, ts);
+}
+
+void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len, bool has_ts,
+			  uint64_t ts)
+{
+	const struct wire_buf *in = &k->interned;
+	size_t body = 2 + 2 + 1 + pe_varint_len(te_len) + te_len;
+	uint8_t *w;
+
+	if (has_ts)
+		body += ts_len(k, ts);
+	if (in->len)
+		body += 1 + pe_varint_len(in->len) + in->len;
+	if (in->oom || body > PF_FAST_PACKET_MAX ||
+	    !(w = (uint8_t *)outbuf_reserve(k->o, 1 + PE_VARINT_MAX + body))) {
+		/* no memory for a name, or a packet the buffer cannot hold now: the
+		 * checked path (which grows the buffer, or leaves the packet out) */
+		wire_put_bytes(&k->ev, te, te_len);
+		pf_packet_emit(k, has_ts, ts);
+		return;
+	}
+	*w++ = (TRACE_PACKET << 3) | WT_LEN;
+	w = pe_varint(w, body);
+	if (has_ts)
+		w = put_ts(k, w, ts);
+	w = pe_uint(w, TP_SEQ_ID, PF_SEQ_ID);
+	w = pe_uint(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	if (in->len)
+		w = pe_bytes(w, TP_INTERNED_DATA, in->p, in->len);
+	w = pe_bytes(w, TP_TRACK_EVENT, te, te_len);
+	outbuf_commit(k->o, (char *)w);
+	if (has_ts)
+		ts_written(k, ts);
+}
+
+void pf_packet_emit_plain(struct pf_packet *k)
+{
+	put_packet(k);
+}
+
+void pf_packet_free(struct pf_packet *k)
+{
+	wire_buf_free(&k->pkt);
+	wire_buf_free(&k->ev);
+	wire_buf_free(&k->interned);
+}
