@@ -33,7 +33,7 @@ $(E2E_TARGET_DIR)/target_stack: $(TOP)/test/targets/target_stack.c \
 		-L$(E2E_TARGET_DIR) -lstk_a -lstk_b -Wl,-rpath,'$$ORIGIN'
 
 # target_jit over the test libart.so (ART's debugger interface, JIT code and
-# interpreters: test/targets/art_jit/); x86_64 only.
+# interpreters: test/targets/art_jit/); the arm64 build is mk/vm.mk's.
 ART_JIT_DIR := $(TOP)/test/targets/art_jit
 $(E2E_TARGET_DIR)/art_jit/libart.so: $(ART_JIT_DIR)/libart.c $(ART_JIT_DIR)/art_jit.h | deps-host
 	@mkdir -p $(@D)

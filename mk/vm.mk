@@ -50,6 +50,12 @@ VM_LIBS_HDRS    := $(VM_LIBS_SRC)/vlib.h $(TOP)/test/targets/go_fifo.h
 VM_LIBS         := $(VM_BIN_DIR)/target_vmlibs $(VM_BIN_DIR)/libvlib_a.so \
 	$(VM_BIN_DIR)/libvlib_b.so
 VM_GLIBC_DIR    := /usr/aarch64-linux-gnu/lib
+# target_jit over the test libart.so (test/targets/art_jit/: ART's debugger interface, arm64
+# JIT code and interpreters), dynamically linked against glibc like target_vmlibs (the
+# reader finds libart by its file name), libart.so in art_jit/ beside it (rpath).
+VM_JIT          := $(VM_BIN_DIR)/target_jit $(VM_BIN_DIR)/art_jit/libart.so
+# test_jit.py's dex: the camera jar's classes.dex (jit_expect.py, at build time)
+VM_JIT_JAR      := $(TESTDATA)/oat/android-10/arm64/google_coral_QD1A.190821.011.C4/com.google.android.camera.experimental2019.jar
 VM_ART_SET      := android-13/arm64/realme_ice_ossi_TP1A.220905.001
 VM_ART_DATA     := $(addprefix $(TESTDATA)/oat/$(VM_ART_SET)/com.android.location.provider.,\
 	odex vdex jar) \
@@ -122,6 +128,18 @@ $(VM_BIN_DIR)/target_vmlibs: $(VM_LIBS_SRC)/target_vmlibs.c $(VM_LIBS_HDRS) \
 	@$(VM_LIBS_CC) $(VM_TARGET_FLAGS) -fPIE -pie -fno-omit-frame-pointer -o $@ $< \
 		-L$(VM_BIN_DIR) -lvlib_a -lvlib_b -Wl,-rpath,'$$ORIGIN'
 
+$(VM_BIN_DIR)/art_jit/libart.so: $(TOP)/test/targets/art_jit/libart.c \
+		$(TOP)/test/targets/art_jit/art_jit.h | deps-host
+	@mkdir -p $(@D)
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, the test libart)"
+	@$(VM_LIBS_CC) $(VM_TARGET_FLAGS) -fPIC -shared -fasynchronous-unwind-tables -o $@ $<
+
+$(VM_BIN_DIR)/target_jit: $(TOP)/test/targets/target_jit.c $(VM_BIN_DIR)/art_jit/libart.so \
+		$(TOP)/test/targets/go_fifo.h | deps-host
+	@echo "  CC      $(@:$(TOP)/%=%) (arm64, glibc, the test libart)"
+	@$(VM_LIBS_CC) $(VM_TARGET_FLAGS) -I$(TOP)/test/targets -o $@ $< \
+		-L$(VM_BIN_DIR)/art_jit -l:libart.so -Wl,-rpath,'$$ORIGIN/art_jit'
+
 $(VM_BIN_DIR)/android/%: $(TOP)/test/targets/android/%.c $(VM_ANDROID_DATA) | deps-host
 	@mkdir -p $(@D)
 	@echo "  CC      $(@:$(TOP)/%=%) (arm64, bionic)"
@@ -155,7 +173,8 @@ $(VM_BUSYBOX): $(VM_MANIFEST) $(VM_FETCH) | deps-host
 
 $(VM_INITRD): $(TOP)/test/vm/mkinitramfs.sh $(TOP)/test/vm/toybox_stack.py $(TOP)/test/vm/init \
 		$(TOP)/test/vm/mkapk.py $(TOP)/test/e2e/apkzip.py $(VM_APK_BUILT) \
-		$(VM_BUSYBOX) $(VM_ARM64_BIN) \
+		$(TOP)/test/vm/jit_expect.py $(TOP)/test/e2e/test_jit.py \
+		$(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_JIT) $(VM_JIT_JAR) \
 		$(VM_BIN_DIR)/vmtest $(VM_TARGETS) $(VM_LIBS) $(VM_ART_DATA) $(VM_ANDROID_DATA) \
 		$(VM_ANDROID_TARGETS) | deps-host
 	@$(TOP)/test/vm/mkinitramfs.sh $@ $(VM_BUSYBOX) $(VM_ARM64_BIN) $(VM_BIN_DIR) $(TESTDATA) \

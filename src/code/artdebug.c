@@ -493,8 +493,45 @@ static int dmeth_cmp(const void *x, const void *y)
 	return p->start < q->start ? -1 : p->start > q->start;
 }
 
-/* Every method with code: its instructions' range in the dex (standard dex:
- * code_item + 16, insns_size code units at code_item + 12). */
+/* A code item's instructions [*start, *end) in r's buffer.  Standard dex:
+ * insns_size (u32) at +12, insns at +16.  Compact dex (libdexfile's
+ * CompactDexFile::CodeItem): u16 fields, u16 insns_count_and_flags (the count
+ * << 5, preheader flags below), insns at +4; with kFlagPreHeaderInsnsSize
+ * (0x10) the count gains the u16 just before the item, and the u16 before
+ * that shifted by 16. */
+static bool code_range(const struct dex_raw *r, uint64_t ci, uint64_t *start, uint64_t *end)
+{
+	uint64_t units;
+
+	if (!r->compact) {
+		uint32_t u;
+		if (ci > r->lim || r->lim - ci < 16)
+			return false;
+		memcpy(&u, r->b + ci + 12, 4);
+		units = u;
+		*start = ci + 16;
+	} else {
+		uint16_t cf, lo, hi;
+		if (ci > r->lim || r->lim - ci < 4)
+			return false;
+		memcpy(&cf, r->b + ci + 2, 2);
+		units = cf >> 5;
+		if (cf & 0x10) {
+			if (ci < r->hdr + 4)
+				return false;
+			memcpy(&lo, r->b + ci - 2, 2);
+			memcpy(&hi, r->b + ci - 4, 2);
+			units += lo + ((uint64_t)hi << 16);
+		}
+		*start = ci + 4;
+	}
+	if (units * 2 > r->lim - *start)
+		return false;
+	*end = *start + 2 * units;
+	return true;
+}
+
+/* Every method with code: its instructions' range in the dex. */
 static void index_methods(struct symfile *f)
 {
 	struct dex_raw r;
@@ -503,8 +540,6 @@ static void index_methods(struct symfile *f)
 
 	f->meths_tried = true;
 	dex_raw(f->dex, &r);
-	if (r.compact)
-		return;   /* compact dex code items: not read (docs/symbolization.md) */
 	for (uint32_t c = 0; c < dex_class_def_count(f->dex); c++) {
 		struct dex_class_iter it;
 		struct dex_method m;
@@ -512,17 +547,13 @@ static void index_methods(struct symfile *f)
 		if (dex_class_iter_init(f->dex, c, &it, &e) < 0)
 			continue;
 		while (dex_class_iter_next(&it, &m, &e) == 1) {
-			uint64_t ci = r.data_base + m.code_off;
-			uint32_t units;
+			uint64_t start, end;
 
-			if (!m.code_off || ci + 16 > r.lim)
-				continue;
-			memcpy(&units, r.b + ci + 12, 4);
-			if ((uint64_t)units * 2 > r.lim - (ci + 16))
+			if (!m.code_off || !code_range(&r, r.data_base + m.code_off, &start, &end))
 				continue;
 			if (grow_array(&f->meths, &cap, f->n_meths + 1, 64) < 0)
 				return;
-			f->meths[f->n_meths++] = (struct dmeth){ ci + 16, ci + 16 + 2ull * units, m };
+			f->meths[f->n_meths++] = (struct dmeth){ start, end, m };
 		}
 	}
 	if (f->n_meths)

@@ -453,6 +453,8 @@ struct cfi_state {
 	uint32_t cfa_reg;
 	int64_t cfa_off;
 	bool cfa_expr;
+	uint16_t cfa_expr_len;          /* > CFI_MAX_EXPR: too long to keep */
+	uint8_t cfa_expr_bytes[CFI_MAX_EXPR];
 	struct cfi_rule regs[CFI_MAX_REGS];
 	bool ra_signed;
 };
@@ -508,6 +510,24 @@ static void state_op(struct eval *ev, struct cur *c, uint8_t op)
 	} else {
 		ev->st = ev->stack[--ev->depth];
 	}
+}
+
+/* DW_CFA_def_cfa_expression: its bytes kept (up to CFI_MAX_EXPR) for the
+ * unwinder to evaluate. */
+static void cfa_expression(struct eval *ev, struct cur *c)
+{
+	uint64_t v = rd_uleb64(c);
+
+	if (!c->ok || v > c->end - c->off) {
+		c->ok = false;
+		return;
+	}
+	ev->st.cfa_expr = true;
+	/* an empty one (no value) is kept as unusable, like a too long one */
+	ev->st.cfa_expr_len = v > CFI_MAX_EXPR || !v ? CFI_MAX_EXPR + 1 : (uint16_t)v;
+	if (v && v <= CFI_MAX_EXPR)
+		memcpy(ev->st.cfa_expr_bytes, c->p + c->off, (size_t)v);
+	c->off += v;
 }
 
 /* ART's dex-pc marker (libunwindstack's DwarfOp reads the same form): a
@@ -568,8 +588,7 @@ static void extended_op(struct eval *ev, struct cur *c, uint8_t op)
 		ev->st.cfa_expr = false; break;
 	case 0x0d: ev->st.cfa_reg = (uint32_t)rd_uleb64(c); ev->st.cfa_expr = false; break;
 	case 0x0e: ev->st.cfa_off = (int64_t)rd_uleb64(c); break;
-	case 0x0f: v = rd_uleb64(c); if (v > c->end - c->off) c->ok = false; else c->off += v;
-		ev->st.cfa_expr = true; break;
+	case 0x0f: cfa_expression(ev, c); break;
 	case 0x10: case 0x16:
 		r = rd_uleb64(c);
 		v = rd_uleb64(c);
@@ -676,6 +695,10 @@ static void fill_row(const struct eval *ev, const struct cie *ci, const struct f
 	row->row_end = ev->done && ev->next_loc < f->end ? ev->next_loc : f->end;
 	row->cfa_reg = ev->st.cfa_reg;
 	row->cfa_off = ev->st.cfa_off;
+	if (ev->st.cfa_expr) {
+		row->cfa_expr_len = (uint8_t)ev->st.cfa_expr_len;
+		memcpy(row->cfa_expr, ev->st.cfa_expr_bytes, ev->st.cfa_expr_len);
+	}
 	row->ra_reg = ci->ra_reg;
 	memcpy(row->regs, ev->st.regs, sizeof(row->regs));
 	row->signal_frame = ci->signal;
@@ -716,9 +739,9 @@ int cfi_row_at(const struct cfi_table *t, uint64_t vaddr, struct cfi_row *row, s
 		err_set(err, rc, "%s: %s+0x%llx (FDE for 0x%llx..0x%llx): %s", elf_name(t->elf), sn,
 			(unsigned long long)f->off, (unsigned long long)f->start,
 			(unsigned long long)f->end, ev->why);
-	} else if (ev->st.cfa_expr) {
+	} else if (ev->st.cfa_expr && ev->st.cfa_expr_len > CFI_MAX_EXPR) {
 		rc = err_set(err, -ENOTSUP,
-			     "%s: %s+0x%llx: the CFA at 0x%llx is a DWARF expression (not evaluated)",
+			     "%s: %s+0x%llx: the CFA at 0x%llx is a DWARF expression not kept (empty or over 32 bytes)",
 			     elf_name(t->elf), sn, (unsigned long long)f->off,
 			     (unsigned long long)vaddr);
 	} else {

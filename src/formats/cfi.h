@@ -13,9 +13,12 @@
  * personality routines, which this reader skips).
  *
  * A row says how to recover the caller's registers:
- *   CFA = value of register cfa_reg + cfa_off (a CFA given as a DWARF
- *   expression, e.g. x86_64 PLT entries, is refused with -ENOTSUP and a
- *   message naming the FDE), and for each register r a rule regs[r]:
+ *   CFA = value of register cfa_reg + cfa_off, or, when cfa_expr_len is
+ *   not 0, the value of the DWARF expression cfa_expr[0..cfa_expr_len)
+ *   (DW_CFA_def_cfa_expression: x86_64 PLT entries, ART's mterp handlers),
+ *   copied into the row for the unwinder to evaluate (formats/dwexpr.h); one
+ *   longer than CFI_MAX_EXPR bytes is refused with -ENOTSUP and a message
+ *   naming the FDE.  For each register r a rule regs[r]:
  *     CFI_RULE_UNDEFINED  not recoverable (for the return-address column
  *                         this marks the outermost frame);
  *     CFI_RULE_SAME       unchanged from this frame;
@@ -56,6 +59,7 @@
 #include "formats/elf.h"
 
 #define CFI_MAX_REGS 33
+#define CFI_MAX_EXPR 32   /* bytes of a CFA expression kept in a row */
 
 /* DWARF register numbers the unwinder uses. */
 #define CFI_X86_64_RBX 3
@@ -88,6 +92,8 @@ struct cfi_row {
 	uint64_t row_start, row_end;    /* where this row applies, inside the FDE */
 	uint32_t cfa_reg;
 	int64_t cfa_off;
+	uint8_t cfa_expr_len;           /* not 0: the CFA is this expression's value */
+	uint8_t cfa_expr[CFI_MAX_EXPR];
 	uint32_t ra_reg;                /* the CIE's return-address column */
 	struct cfi_rule regs[CFI_MAX_REGS];
 	bool signal_frame;              /* augmentation "S" */
@@ -106,8 +112,8 @@ int cfi_open(const struct elf_file *elf, struct cfi_table **out, struct err *err
 void cfi_close(struct cfi_table *t);
 
 /* The row at vaddr.  0; -ENOENT when no FDE covers vaddr; -ENOTSUP when the
- * CFA there is a DWARF expression (or another construct this reader refuses:
- * err says which); -EINVAL when the FDE's instructions are malformed.  An
+ * CFA there is a DWARF expression longer than CFI_MAX_EXPR (or another
+ * construct this reader refuses: err says which); -EINVAL when the FDE's instructions are malformed.  An
  * .eh_frame FDE wins over a .debug_frame one for the same PC. */
 int cfi_row_at(const struct cfi_table *t, uint64_t vaddr, struct cfi_row *row, struct err *err);
 

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "formats/dwexpr.h"
+
 #define X86_RBP 6
 #define X86_RSP 7
 #define X86_RIP 16
@@ -161,6 +163,41 @@ static bool cfi_reg_value(struct walk *w, const struct cfi_row *row, uint32_t re
 	}
 }
 
+/* DWARF expression callbacks: the frame's registers, the captured slice. */
+static bool expr_reg(void *ctx, uint32_t reg, uint64_t *v)
+{
+	const struct walk *w = ctx;
+
+	if (reg >= UNWIND_NREGS || !has_reg(w, (int)reg))
+		return false;
+	*v = w->r[reg];
+	return true;
+}
+
+static bool expr_mem(void *ctx, uint64_t addr, unsigned size, uint64_t *v)
+{
+	uint64_t full;
+
+	if (size == 8)
+		return read_u64(ctx, addr, v);
+	if (!read_u64(ctx, addr, &full))
+		return false;
+	*v = full & ((1ull << (size * 8)) - 1);
+	return true;
+}
+
+/* A CFA given by DW_CFA_def_cfa_expression (mterp's handlers, PLT entries). */
+static const char *cfa_by_expression(struct walk *w, const struct cfi_row *row, uint64_t *cfa)
+{
+	const struct dwexpr_env env = { w, expr_reg, expr_mem };
+	const char *why = NULL;
+	int rc = dwexpr_eval(row->cfa_expr, row->cfa_expr_len, &env, NULL, cfa, &why);
+
+	if (rc == -EFAULT)
+		return "CFA expression reads a register or memory not captured";
+	return rc ? "CFA expression not evaluated" : NULL;
+}
+
 /* Native with a CFI row.  Returns NULL, or why the walk stops; *outermost
  * when the return-address rule is "undefined" (the end of the stack). */
 static const char *step_cfi(struct walk *w, const struct cfi_row *row, uint64_t *ret,
@@ -169,9 +206,15 @@ static const char *step_cfi(struct walk *w, const struct cfi_row *row, uint64_t 
 	uint64_t cfa, regs[UNWIND_NREGS] = { 0 };
 	uint64_t valid = 0;
 
-	if (!has_reg(w, (int)row->cfa_reg))
+	if (row->cfa_expr_len) {
+		const char *why = cfa_by_expression(w, row, &cfa);
+		if (why)
+			return why;
+	} else if (!has_reg(w, (int)row->cfa_reg)) {
 		return "CFA register unknown";
-	cfa = w->r[row->cfa_reg] + (uint64_t)row->cfa_off;
+	} else {
+		cfa = w->r[row->cfa_reg] + (uint64_t)row->cfa_off;
+	}
 	if (row->ra_reg >= CFI_MAX_REGS)
 		return "bad return-address column";
 	if (row->regs[row->ra_reg].kind == CFI_RULE_UNDEFINED) {

@@ -1,7 +1,8 @@
 /* fuzz_cfi — the CFI reader over arbitrary .eh_frame/.eh_frame_hdr/.debug_frame
  * contents: byte 0 picks the machine and which sections exist, bytes 1-2 and
  * 3-4 the split of the rest; every FDE is evaluated at its start, middle and
- * end, plus at addresses taken from the input.
+ * end, plus at addresses taken from the input; a CFA expression a row keeps
+ * is evaluated (registers made up, no memory).
  * Seeds: the first entries of real sections (libz, an oat's .debug_frame). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,15 +10,26 @@
 
 #include "elfwrap.h"
 #include "formats/cfi.h"
+#include "formats/dwexpr.h"
 #include "formats/elf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static bool reg(void *ctx, uint32_t r, uint64_t *v)
+{
+	*v = 0x7ffd0000 + r * 8;
+	return r < 40;
+}
+
 static void probe(const struct cfi_table *t, uint64_t a)
 {
+	const struct dwexpr_env env = { NULL, reg, NULL };
 	struct cfi_row r;
+	uint64_t cfa;
 
-	cfi_row_at(t, a, &r, NULL);
+	/* a CFA expression kept in the row: evaluated as the unwinder would */
+	if (!cfi_row_at(t, a, &r, NULL) && r.cfa_expr_len)
+		dwexpr_eval(r.cfa_expr, r.cfa_expr_len, &env, NULL, &cfa, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

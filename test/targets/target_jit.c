@@ -10,8 +10,9 @@
  *   len 1: main -> art_quick_invoke -> JitA.first -> JitB.second ->
  *          JitC.callsWrite -> write(fd, buf, 1)
  *   len 2: main -> art_interpret -> art_nterp_entry (dex pc INSNS_A+2*DEXPC_A
- *          in r12) -> JitB.second -> JitC.callsWrite -> write(fd, buf, 2)
- *   len 3: main -> art_interpret -> art_switch_entry (dex pc INSNS_B in rbx)
+ *          in r12, x22 on arm64) -> JitB.second -> JitC.callsWrite -> write(fd, buf, 2)
+ *   len 3: main -> art_interpret -> art_switch_entry (dex pc INSNS_B in rbx,
+ *          x19 on arm64)
  *          -> JitC.callsWrite -> write(fd, buf, 3)
  * writing to /dev/null; everything is set up before the go line and nothing
  * else is written after it. */

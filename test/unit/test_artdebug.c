@@ -248,3 +248,66 @@ UT_TEST(artdebug_rereads_when_the_seqlock_moved)
 	art_debug_free(a);
 	free(m.p);
 }
+
+/* Compact dex (cdex001, Android 10's vdex): the shared test data's
+ * TrustZoneAccessService.vdex holds one, its shared data after it; registered
+ * from its header to the vdex's end, as a process maps it.  dexdump reads it:
+ * `a.a.a.a.a.a.<init>(Object)`'s code item is at data offset 0x5a, 6 code
+ * units (dex pcs 0..5: invoke-direct, iput-object-quick, return-void); the
+ * compact code item's instructions start 4 bytes in.  A dex address at dex pc
+ * 3 names that method and dex pc; the code item's own header is no method's
+ * instruction. */
+#define TZ_VDEX "/oat/android-10/arm64/google_coral_QD1A.190821.011.C4/" \
+	"TrustZoneAccessService.vdex"
+
+UT_TEST(artdebug_names_a_compact_dex_pc)
+{
+	const char *td = getenv("UPROBESTATS_TESTDATA");
+	char path[4096];
+	struct mem m = { 0 };
+	struct art_debug *a;
+	struct code_info ci = { 0 };
+	uint8_t *vdex = malloc(1 << 20), *cdex;
+	size_t n = 0, at = 0;
+	uint32_t data_off;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", td ? td : "../shared/testdata", TZ_VDEX);
+	UT_ASSERT(vdex && (f = fopen(path, "rb")));
+	n = fread(vdex, 1, 1 << 20, f);
+	fclose(f);
+	while (at + 8 <= n && memcmp(vdex + at, "cdex001", 8))
+		at++;
+	UT_ASSERT(at + 0x88 <= n);
+	cdex = vdex + at;
+	memcpy(&data_off, cdex + 0x6c, 4);   /* the header's data_off */
+	/* the image: an empty JIT descriptor at BASE, the dex one at BASE+0x80 with
+	 * one entry at BASE+0x100, the cdex at BASE+0x1000 */
+	m.n = 0x1000 + (n - at);
+	UT_ASSERT((m.p = calloc(1, m.n)));
+	for (size_t d = 0; d <= 0x80; d += 0x80) {
+		uint32_t one = 1, dsz = 56, esz = 48;
+		memcpy(m.p + d, &one, 4);
+		memcpy(m.p + d + 24, "Android2", 8);
+		memcpy(m.p + d + 36, &dsz, 4);
+		memcpy(m.p + d + 40, &esz, 4);
+	}
+	put64(m.p, 0x80 + 16, BASE + 0x100);
+	put64(m.p, 0x100 + 16, BASE + 0x1000);
+	put64(m.p, 0x100 + 24, n - at);
+	memcpy(m.p + 0x1000, cdex, n - at);
+	a = art_debug_new(BASE, BASE + 0x80, false, rd, &m);
+	uint64_t insns = BASE + 0x1000 + data_off + 0x5a + 4;
+	UT_ASSERT(art_debug_dex(a, insns + 2 * 3, &ci));
+	UT_EQ_INT(ci.kind, FRAME_INTERPRETED);
+	UT_EQ_STR(ci.symbol, "void a.a.a.a.a.a.<init>(java.lang.Object)");
+	UT_EQ_U64(ci.dex_pc, 3);
+	memset(&ci, 0, sizeof(ci));
+	UT_ASSERT(art_debug_dex(a, insns, &ci));
+	UT_EQ_U64(ci.dex_pc, 0);
+	memset(&ci, 0, sizeof(ci));
+	UT_ASSERT(!art_debug_dex(a, insns - 2, &ci));   /* the code item's header */
+	art_debug_free(a);
+	free(m.p);
+	free(vdex);
+}

@@ -5,8 +5,9 @@
  * `readelf --debug-dump=frames-interp` prints for an .eh_frame FDE is looked up
  * at its first address, its last address and its middle, and the CFA
  * register+offset and every register column readelf shows (return address
- * included) must match.  A CFA that readelf prints as "exp" must be refused
- * with -ENOTSUP. */
+ * included) must match.  A CFA that readelf prints as "exp" must come back
+ * as an expression (cfa_expr_len != 0) for the unwinder to evaluate, or be
+ * refused with -ENOTSUP when it is too long to keep. */
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "formats/cfi.h"
+#include "formats/dwexpr.h"
 #include "formats/elf.h"
 #include "ut.h"
 
@@ -33,7 +35,7 @@ struct rf_state {
 	char row[512];
 	uint64_t row_loc;
 	const char *section;    /* ".eh_frame" or ".debug_frame" */
-	unsigned long checked, refused, failures;
+	unsigned long checked, exprs, refused, failures;
 	char first_fail[512];
 };
 
@@ -98,8 +100,14 @@ static void check_at(struct rf_state *s, uint64_t pc, const char *row)
 	if (!strcmp(tok, "exp")) {
 		if (rc == -ENOTSUP)
 			s->refused++;
+		else if (!rc && r.cfa_expr_len)
+			s->exprs++;
 		else
-			rf_fail(s, "0x%llx: CFA exp not refused (%s)", pc, row);
+			rf_fail(s, "0x%llx: CFA exp neither kept nor refused (%s)", pc, row);
+		return;
+	}
+	if (!rc && r.cfa_expr_len) {
+		rf_fail(s, "0x%llx: a CFA expression where readelf has none (%s)", pc, row);
 		return;
 	}
 	if (rc) {
@@ -235,8 +243,8 @@ static void compare_section(const char *path, const char *section, unsigned long
 	unsigned long checked = s->checked, failures = s->failures;
 	char first[512];
 	snprintf(first, sizeof(first), "%s", s->first_fail);
-	fprintf(stderr, "    %s: %zu FDEs, %lu rows checked, %lu CFA expressions refused\n", path,
-		cfi_fde_count(t), checked, s->refused);
+	fprintf(stderr, "    %s: %zu FDEs, %lu rows checked, %lu CFA expressions kept, %lu "
+		"refused\n", path, cfi_fde_count(t), checked, s->exprs, s->refused);
 	cfi_close(t);
 	elf_close(elf);
 	free(s);
@@ -401,11 +409,52 @@ UT_TEST(cfi_hdr_empty_fde_does_not_hide_the_real_one)
  * occurrence of the marker's bytes (DW_CFA_val_expression's expression
  * DW_OP_const4u "DEX1", DW_OP_drop) in .eh_frame, attributed to the FDE
  * around it by the reader's FDE ranges only after the count is taken.  At
- * each such FDE's last byte whose CFA is not an expression, the reader must
- * give exactly one CFI_RULE_DEX_PC rule, over r12 (mterp's rPC) or rbx
- * (ExecuteSwitchImplAsm's dex pc pointer), and none at the FDE's first byte
- * (before the prologue sets it). */
+ * each such FDE's last byte the reader must give a row (a CFA, by register or
+ * by expression) with exactly one CFI_RULE_DEX_PC rule, over r12 (mterp's
+ * rPC) or rbx (ExecuteSwitchImplAsm's dex pc pointer), and none at the FDE's
+ * first byte (before the prologue sets it).  The 6 rows of mterp's handlers
+ * define their CFA by an expression (readelf: DW_CFA_def_cfa_expression
+ * bregx r15 or r9, -8; deref; plus_uconst 88: the caller's sp saved in the
+ * interpreter's frame): evaluated over registers and memory made up here, its
+ * value must be that saved word + 88 for r15 or r9. */
 #define DEBIAN_LIBART "/usr/lib/x86_64-linux-gnu/android/libart.so"
+
+/* mterp's CFA expression over a made-up frame: r15 and r9 point just above two
+ * different saved words; the value must be one of them + 88. */
+struct mterp_frame {
+	uint64_t r15, r9, saved15, saved9;
+};
+
+static bool mterp_reg(void *ctx, uint32_t reg, uint64_t *v)
+{
+	const struct mterp_frame *f = ctx;
+
+	if (reg != 15 && reg != 9)
+		return false;
+	*v = reg == 15 ? f->r15 : f->r9;
+	return true;
+}
+
+static bool mterp_mem(void *ctx, uint64_t addr, unsigned size, uint64_t *v)
+{
+	const struct mterp_frame *f = ctx;
+
+	if (size != 8 || (addr != f->r15 - 8 && addr != f->r9 - 8))
+		return false;
+	*v = addr == f->r15 - 8 ? f->saved15 : f->saved9;
+	return true;
+}
+
+static bool mterp_cfa_ok(const struct cfi_row *row)
+{
+	struct mterp_frame f = { 0x7ffd0100, 0x7ffd0200, 0x7ffd1000, 0x7ffd2000 };
+	const struct dwexpr_env env = { &f, mterp_reg, mterp_mem };
+	uint64_t cfa = 0;
+
+	if (dwexpr_eval(row->cfa_expr, row->cfa_expr_len, &env, NULL, &cfa, NULL))
+		return false;
+	return cfa == f.saved15 + 88 || cfa == f.saved9 + 88;
+}
 
 UT_TEST(cfi_matches_readelf_debian_libart)
 {
@@ -421,7 +470,7 @@ UT_TEST(cfi_debian_libart_interpreter_dex_pc_rules)
 	struct elf_section sec;
 	struct err e = { 0 };
 	const uint8_t *data;
-	size_t size, markers = 0, with_rule = 0, over_r12 = 0, over_rbx = 0;
+	size_t size, markers = 0, with_rule = 0, over_r12 = 0, over_rbx = 0, by_expr = 0;
 
 	UT_ASSERT(!access(DEBIAN_LIBART, R_OK));
 	UT_EQ_INT(elf_open(DEBIAN_LIBART, &elf, &e), 0);
@@ -441,8 +490,10 @@ UT_TEST(cfi_debian_libart_interpreter_dex_pc_rules)
 		UT_EQ_INT(cfi_fde_range(t, i, &start, &end), 0);
 		if (end <= start)
 			continue;
-		if (cfi_row_at(t, end - 1, &row, &e))
+		if (cfi_row_at(t, end - 1, &row, &e)) {
+			UT_ASSERT(e.code != -ENOTSUP);   /* no row refused for its CFA */
 			continue;
+		}
 		for (int r = 0; r < CFI_MAX_REGS; r++)
 			if (row.regs[r].kind == CFI_RULE_DEX_PC) {
 				n++;
@@ -453,19 +504,19 @@ UT_TEST(cfi_debian_libart_interpreter_dex_pc_rules)
 			continue;
 		UT_EQ_INT(n, 1);
 		with_rule++;
+		if (row.cfa_expr_len) {
+			UT_ASSERT(mterp_cfa_ok(&row));
+			by_expr++;
+		}
 		over_r12 += reg == 12;
 		over_rbx += reg == CFI_X86_64_RBX;
 		UT_EQ_INT(cfi_row_at(t, start, &row, &e), 0);
 		for (int r = 0; r < CFI_MAX_REGS; r++)
 			UT_ASSERT(row.regs[r].kind != CFI_RULE_DEX_PC);
 	}
-	/* the other 6 FDEs (mterp's handler ranges) define their CFA at the end by
-	 * an expression (the caller's sp saved in the interpreter's frame, readelf:
-	 * DW_CFA_def_cfa_expression bregx r15 -8; deref; plus_uconst 88), which
-	 * the reader refuses: those rows are not evaluated, their frames not
-	 * stepped (docs/symbolization.md) */
-	UT_EQ_U64(with_rule, 3);
-	UT_EQ_U64(over_r12, 2);
+	UT_EQ_U64(with_rule, 9);   /* every marker's FDE */
+	UT_EQ_U64(by_expr, 6);     /* mterp's handler ranges */
+	UT_EQ_U64(over_r12, 8);
 	UT_EQ_U64(over_rbx, 1);
 	cfi_close(t);
 	elf_close(elf);

@@ -95,6 +95,24 @@ static int fake_lookup(void *ctx, uint64_t pc, bool is_return, struct code_info 
 		ci->cfi.ra_reg = 16;
 		ci->cfi.regs[16].kind = CFI_RULE_OFFSET;
 		ci->cfi.regs[16].off = -8;
+	} else if (q >= 0xe000 && q < 0xf000) {
+		/* mterp's handlers as Debian's libart has them: CFA = [r15 - 8] + 88
+		 * (DW_CFA_def_cfa_expression: bregx r15 -8; deref; plus_uconst 88),
+		 * RA at CFA-8, DEX1 over r12 + 4 */
+		static const uint8_t expr[] = { 0x92, 15, 0x78, 0x06, 0x23, 88 };
+		ci->kind = FRAME_NATIVE;
+		ci->symbol = "M";
+		ci->file = "/apex/com.android.art/lib64/libart.so";
+		ci->file_has_cfi = true;
+		ci->has_cfi = true;
+		ci->cfi.cfa_expr_len = sizeof(expr);
+		memcpy(ci->cfi.cfa_expr, expr, sizeof(expr));
+		ci->cfi.ra_reg = 16;
+		ci->cfi.regs[16].kind = CFI_RULE_OFFSET;
+		ci->cfi.regs[16].off = -8;
+		ci->cfi.regs[5].kind = CFI_RULE_DEX_PC;
+		ci->cfi.regs[5].reg = 12;
+		ci->cfi.regs[5].off = 4;
 	} else if (q >= 0x7000 && q < 0x8000) {
 		ci->kind = FRAME_NATIVE;
 		ci->symbol = "E";
@@ -457,4 +475,43 @@ UT_TEST(unwind_jit_cfi_and_dex1_interpreted_frame)
 	unwind_walk(&in, fake_lookup, &fk, &st);
 	UT_EQ_INT(st.n, 3);
 	UT_EQ_STR(st.frames[2].symbol, "F");
+}
+
+/* JIT -> mterp-like M, whose CFA is a DWARF expression reading the caller's sp
+ * saved in the interpreter's frame ([r15 - 8] + 88) -> F: M is stepped by the
+ * expression's value, the method it runs follows, then F.  With r15 pointing
+ * outside the captured slice the expression cannot be read: M is marked and
+ * the walk ends there, no method made up. */
+UT_TEST(unwind_cfa_expression_steps_mterp_frame)
+{
+	uint8_t stack[512] = { 0 };
+	struct unwind_input in;
+	struct stack_trace st;
+	struct fake fk = { 0 };
+
+	input(&in, stack, sizeof(stack), 0xb010);
+	in.dex = fake_dex;
+	in.regs[12] = 0xd008;
+	in.regs[15] = BASE + 100;
+	put(stack, BASE + 24, 0xe010);              /* JIT: CFA rsp+32, RA at CFA-8 */
+	put(stack, BASE + 92, BASE + 120);          /* [r15 - 8]: CFA = BASE+120+88 */
+	put(stack, BASE + 200, 0x4010);             /* M: RA at CFA-8 */
+	in.regs[6] = BASE + 300;
+	put(stack, BASE + 300, BASE + 400);
+	put(stack, BASE + 308, 0);
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 4);
+	UT_EQ_STR(st.frames[0].symbol, "Jit.m");
+	UT_EQ_STR(st.frames[1].symbol, "M");
+	UT_ASSERT(st.frames[1].art && !st.frames[1].note);
+	UT_EQ_INT(st.frames[2].kind, FRAME_INTERPRETED);
+	UT_EQ_STR(st.frames[2].symbol, "void A.b()");
+	UT_EQ_STR(st.frames[3].symbol, "F");
+	UT_EQ_U64(st.frames[3].pc, 0x4010);
+
+	in.regs[15] = BASE + 4096;                  /* [r15 - 8] not captured */
+	unwind_walk(&in, fake_lookup, &fk, &st);
+	UT_EQ_INT(st.n, 2);
+	UT_EQ_STR(st.frames[1].symbol, "M");
+	UT_ASSERT(st.frames[1].note && strstr(st.frames[1].note, "CFA expression"));
 }

@@ -23,6 +23,11 @@
 #                /system/etc/hosts (test/vm/vmtest_traffic.c), BINDIR/android/apk/'s
 #                apk_loader in its /data/local/tmp and libdemo.so stored in APKs under
 #                its /data/app (test/vm/mkapk.py; test/vm/vmtest_apk.c);
+#                the Android 10 camera jar's classes.dex to /vm/testdata/jit.dex and what
+#                the JIT scenario expects of it and of BINDIR/target_jit (dexdump's
+#                methods, binutils' return offsets in main: test/vm/jit_expect.py) to
+#                /vm/testdata/jit.txt (test/vm/vmtest_jit.c; target_jit's libart.so,
+#                BINDIR/art_jit/, to /vm/targets/art_jit/);
 #                the chain gdb's backtrace shows at that toybox's first write (gdb-multiarch
 #                on it under qemu-user: test/vm/toybox_stack.py) to
 #                /vm/testdata/toybox_stack.txt, the bionic --stack scenario's expectation
@@ -48,6 +53,7 @@ art_dir=$testdata/oat/$art_set
 art_table=$testdata/oat-expected/$art_set/$art_name.odex.jsonl
 cls=com.android.location.provider.ActivityRecognitionEvent
 android=$testdata/android-userland/arm64-android11
+jit_jar=$testdata/oat/android-10/arm64/google_coral_QD1A.190821.011.C4/com.google.android.camera.experimental2019.jar
 
 # file_offset SIGNATURE — the method's file offset in the independent reader's table.
 file_offset() {
@@ -87,6 +93,7 @@ java_a() {
 for f in "$busybox" "$ups" "$bindir/vmtest" "$bindir/target_native" "$bindir/target_latency" \
 	"$bindir/target_art" "$bindir/target_programs" "$bindir/target_exits" \
 	"$bindir/target_vmlibs" "$bindir/libvlib_a.so" "$bindir/libvlib_b.so" \
+	"$bindir/target_jit" "$bindir/art_jit/libart.so" "$jit_jar" \
 	"$glibc/ld-linux-aarch64.so.1" "$glibc/libc.so.6" \
 	"$art_dir/$art_name.odex" "$art_dir/$art_name.vdex" "$art_dir/$art_name.jar" \
 	"$art_table" "$android/system/bin/toybox" "$android/system/bin/linker64" \
@@ -164,6 +171,10 @@ for t in "$bindir"/target_*; do
 	install -m 0755 "$t" "$root/vm/targets/${t##*/}"
 done
 install -m 0755 "$bindir"/libvlib_a.so "$bindir"/libvlib_b.so "$root/vm/targets/"
+mkdir -p "$root/vm/targets/art_jit"
+install -m 0755 "$bindir/art_jit/libart.so" "$root/vm/targets/art_jit/libart.so"
+python3 "$here/jit_expect.py" "$jit_jar" "$bindir/target_jit" "$root/vm/testdata/jit.dex" \
+	"$root/vm/testdata/jit.txt" || die "no expectations for the JIT scenario"
 install -m 0755 "$glibc/ld-linux-aarch64.so.1" "$root/lib/ld-linux-aarch64.so.1"
 install -m 0755 "$glibc/libc.so.6" "$root/lib/aarch64-linux-gnu/libc.so.6"
 for ext in odex vdex jar; do

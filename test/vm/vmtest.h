@@ -197,6 +197,7 @@ extern const struct vmcase vm_art_cases[];
 extern const struct vmcase vm_programs_cases[];
 extern const struct vmcase vm_exits_cases[];
 extern const struct vmcase vm_stack_cases[];
+extern const struct vmcase vm_jit_cases[];
 extern const struct vmcase vm_trace_cases[];
 extern const struct vmcase vm_bionic_cases[];
 extern const struct vmcase vm_traffic_cases[];

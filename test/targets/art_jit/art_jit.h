@@ -21,7 +21,7 @@ void art_dex_register(const void *dex, size_t size);
 /* Calls chain[0](chain + 1). */
 void art_quick_invoke(const uint64_t *chain);
 /* Runs chain[0](chain + 1) from an interpreter whose dex pc is dex_pc:
- * which 0: nterp-like (r12), 1: switch-like (rbx). */
+ * which 0: nterp-like (r12; x22 on arm64), 1: switch-like (rbx; x19). */
 void art_interpret(int which, const void *dex_pc, const uint64_t *chain);
 
 #endif
