@@ -618,29 +618,50 @@ struct {
 	__type(value, struct ups_traffic_host);
 } traffic_hosts SEC(".maps");
 
-/* A sockaddr at uaddr: family, port and address (AF_UNIX: the path's start).
+/* getaddrinfo's addresses: whole (sockaddr_in or sockaddr_in6) */
+#define UPS_SOCKADDR_ANY 128
+
+/* A sockaddr of len bytes at uaddr: family, port and address (AF_UNIX: the
+ * path's start; none when len is the family's alone).  Nothing when len does not cover the family
+ * and (inet) the port and address: a call that got no address back (addrlen
+ * 0: a unix stream or connected TCP socket) left the buffer as it was.
  * 16 bytes first (a sockaddr_in may end a mapping), the rest by family. */
-static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr)
+static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr, __u32 len)
 {
 	__u8 sa[28] = {};
 	const void *u = (const void *)UPS_UNTAG(uaddr);
+	__u16 family;
 
-	if (!uaddr || ups_probe_read_user(sa, 16, u))
+	if (!uaddr || len < 2 || ups_probe_read_user(sa, 16, u))
 		return;
-	s->family = sa[0] | (__u16)sa[1] << 8;
-	if (s->family == 2) {            /* AF_INET */
+	family = sa[0] | (__u16)sa[1] << 8;
+	if ((family == 2 && len < 8) || (family == 10 && len < 24))
+		return;
+	s->family = family;
+	if (family == 2) {               /* AF_INET */
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 4, 4);
-	} else if (s->family == 10) {    /* AF_INET6 */
+	} else if (family == 10) {       /* AF_INET6 */
 		if (ups_probe_read_user(sa, sizeof(sa), u))
 			return;
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 8, 16);
-	} else if (s->family == 1) {     /* AF_UNIX */
-		if (ups_probe_read_user(sa, 18, u))
-			return;
-		__builtin_memcpy(s->addr, sa + 2, 16);
+	} else if (family == 1) {        /* AF_UNIX */
+		/* an unbound peer's is the family alone: no path */
+		if (len > 2 && !ups_probe_read_user(sa, 18, u))
+			__builtin_memcpy(s->addr, sa + 2, 16);
 	}
+}
+
+/* The length the kernel wrote at ulen (recvfrom's and accept's addrlen; read
+ * only), 0 when there is none. */
+static __always_inline __u32 filled_len(__u64 ulen)
+{
+	__u32 len = 0;
+
+	if (!ulen || ups_probe_read_user(&len, sizeof(len), (const void *)UPS_UNTAG(ulen)))
+		return 0;
+	return len;
 }
 
 /* getaddrinfo's result list at *resp (read only): each IPv4/IPv6 address
@@ -662,7 +683,7 @@ static __always_inline void traffic_lookup(__u32 pid, __u64 node, __u64 resp, in
 
 		if (!ai || ups_probe_read_user(f, sizeof(f), (const void *)UPS_UNTAG(ai)))
 			break;
-		read_peer(&s, bsd ? f[4] : f[3]);
+		read_peer(&s, bsd ? f[4] : f[3], UPS_SOCKADDR_ANY);
 		if (s.family == 2 || s.family == 10) {
 			k.family = s.family;
 			__builtin_memcpy(k.addr, s.addr, sizeof(k.addr));
@@ -682,14 +703,14 @@ static __always_inline int traffic_family(__u16 family)
 }
 
 static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u16 family,
-					     __u16 type, __u64 uaddr)
+					     __u16 type, __u64 uaddr, __u32 ulen)
 {
 	struct ups_traffic_sock s = {};
 
 	s.sock_id = bpf_ktime_get_ns();
 	s.family = family;
 	s.type = type;
-	read_peer(&s, uaddr);
+	read_peer(&s, uaddr, ulen);
 	if (!s.family || traffic_family(s.family))   /* 0: not known yet */
 		bpf_map_update_elem(&traffic_socks, k, &s, BPF_ANY);
 	else    /* the fd is no (network) socket now, whatever it was */
@@ -699,7 +720,7 @@ static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u
 /* Returns 1 when the call counted on fd (a known socket, or one whose
  * address says it is traffic), else 0. */
 static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __s64 bytes,
-					 int tx, __u64 uaddr)
+					 int tx, __u64 uaddr, __u32 ulen)
 {
 	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32, .fd = fd };
 	struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
@@ -716,7 +737,7 @@ static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __
 	if (uaddr) {
 		struct ups_traffic_sock peer = k.sock;
 
-		read_peer(&peer, uaddr);    /* sendto/recvfrom: this datagram's peer */
+		read_peer(&peer, uaddr, ulen);    /* sendto/recvfrom: this datagram's peer */
 		if (!traffic_family(peer.family) && !s)
 			return 0;           /* a netlink message, say */
 		if (traffic_family(peer.family))
@@ -785,8 +806,8 @@ static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n)
 static __always_inline void traffic_splice(void *ctx, __u64 pid_tgid, const __u64 *args,
 					   __s64 ret)
 {
-	if (!traffic_count(ctx, pid_tgid, (__u32)args[1], ret, 1, 0))
-		traffic_count(ctx, pid_tgid, (__u32)args[0], ret, 0, 0);
+	if (!traffic_count(ctx, pid_tgid, (__u32)args[1], ret, 1, 0, 0))
+		traffic_count(ctx, pid_tgid, (__u32)args[0], ret, 0, 0, 0);
 }
 
 /* socketpair(domain, type, protocol, sv) = 0: sv[0] and sv[1] are sockets
@@ -801,7 +822,7 @@ static __always_inline void traffic_socketpair(__u32 pid, const __u64 *args)
 #pragma unroll
 	for (int i = 0; i < 2; i++) {
 		sk.fd = (__u32)sv[i];
-		traffic_new_sock(&sk, (__u16)args[0], (__u16)(args[1] & 0xf), 0);
+		traffic_new_sock(&sk, (__u16)args[0], (__u16)(args[1] & 0xf), 0, 0);
 	}
 }
 
@@ -818,40 +839,47 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp, int uret)
 		 * socket all the same (family, type and peer unknown) */
 		if (op == UPS_TRAFFIC_ACCEPT && ret >= 0 && ups_pid_ok(pid_tgid)) {
 			sk.fd = (__u32)ret;
-			traffic_new_sock(&sk, 0, 0, 0);
+			traffic_new_sock(&sk, 0, 0, 0, 0);
 		}
 		return 0;
 	}
 	sk.fd = (__u32)e.args[0];
 	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
-		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0);
+		/* sendto: the address and its length (register 5) as given */
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0,
+			      (__u32)e.args[1]);
 	} else if (op == UPS_TRAFFIC_RX || op == UPS_TRAFFIC_RX_ADDR) {
-		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, op == UPS_TRAFFIC_RX_ADDR ? e.args[2] : 0);
+		/* recvfrom: the address only as long as the kernel's addrlen */
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, op == UPS_TRAFFIC_RX_ADDR ? e.args[2] : 0,
+			      op == UPS_TRAFFIC_RX_ADDR ? filled_len(e.args[1]) : 0);
 	} else if (op == UPS_TRAFFIC_TX_MMSG || op == UPS_TRAFFIC_RX_MMSG) {
 		traffic_count(ctx, pid_tgid, sk.fd, mmsg_bytes(e.args[1], ret),
-			      op == UPS_TRAFFIC_TX_MMSG, 0);
+			      op == UPS_TRAFFIC_TX_MMSG, 0, 0);
 	} else if (op == UPS_TRAFFIC_SPLICE) {
 		traffic_splice(ctx, pid_tgid, e.args, ret);
 	} else if (op == UPS_TRAFFIC_SOCKETPAIR && ret == 0) {
 		traffic_socketpair(sk.pid, e.args);
 	} else if (op == UPS_TRAFFIC_SOCKET && ret >= 0) {
 		sk.fd = (__u32)ret;
-		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0);
+		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0, 0);
 	} else if (op == UPS_TRAFFIC_ACCEPT && ret >= 0) {
-		/* the listening socket's family when accept gives no address */
+		/* the listening socket's family when accept gives no address
+		 * (addr or addrlen NULL); the peer only as long as the kernel's
+		 * addrlen (an unbound unix peer's is 2: the family alone) */
 		struct ups_traffic_sock *l;
 
 		sk.fd = (__u32)e.args[0];
 		l = bpf_map_lookup_elem(&traffic_socks, &sk);
 		sk.fd = (__u32)ret;
-		traffic_new_sock(&sk, l ? l->family : 0, UPS_SOCK_STREAM, e.args[1]);
+		traffic_new_sock(&sk, l ? l->family : 0, UPS_SOCK_STREAM, e.args[1],
+				 filled_len(e.args[2]));
 	} else if (op == UPS_TRAFFIC_CONNECT) {
 		/* the peer, also for a non-blocking connect still in progress (-1) */
 		struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
 		if (s)
-			read_peer(s, e.args[1]);
+			read_peer(s, e.args[1], (__u32)e.args[2]);
 		else
-			traffic_new_sock(&sk, 0, 0, e.args[1]);
+			traffic_new_sock(&sk, 0, 0, e.args[1], (__u32)e.args[2]);
 	} else if (op == UPS_TRAFFIC_CLOSE) {
 		bpf_map_delete_elem(&traffic_socks, &sk);
 	} else if ((op == UPS_TRAFFIC_LOOKUP || op == UPS_TRAFFIC_LOOKUP_BSD) && ret == 0) {

@@ -110,8 +110,9 @@ struct ups_agg_entry {
 
 /* ---- traffic (Uprobestats traffic / traffic_exit) ----
  * Exit probes on libc's socket calls.  agg_entry keeps the arguments
- * (registers 0, 1 and 4: the fd or domain, the buffer/sockaddr/type, and
- * sendto's/recvfrom's address); at the return, per traffic_op: socket()
+ * (plan_traffic: the fd or domain, the buffer/sockaddr/type, sendto's and
+ * recvfrom's address and addrlen; recvfrom's and accept's addrlen pointer,
+ * whose length the kernel wrote bounds the address read); at the return, per traffic_op: socket()
  * and accept4() add the new fd to traffic_socks (connect() its peer), close()
  * removes it, and a call that moved bytes adds them to its socket's key in
  * traffic_data.  Only fds in traffic_socks (or with an address in the call)
@@ -120,12 +121,12 @@ struct ups_agg_entry {
 enum ups_traffic_op {
 	UPS_TRAFFIC_NONE = 0,
 	UPS_TRAFFIC_TX = 1,          /* send, write, writev, sendmsg: fd, ret = bytes */
-	UPS_TRAFFIC_TX_ADDR = 2,     /* sendto: fd, dest address (arg 4) */
+	UPS_TRAFFIC_TX_ADDR = 2,     /* sendto: fd, dest address (arg 4), its len (5) */
 	UPS_TRAFFIC_RX = 3,          /* recv, read, readv, recvmsg */
-	UPS_TRAFFIC_RX_ADDR = 4,     /* recvfrom: fd, source address (arg 4, filled) */
+	UPS_TRAFFIC_RX_ADDR = 4,     /* recvfrom: fd, source address (arg 4, filled; *arg 5 long) */
 	UPS_TRAFFIC_SOCKET = 5,      /* socket(domain, type, …): ret = fd */
 	UPS_TRAFFIC_CONNECT = 6,     /* connect(fd, addr, len) */
-	UPS_TRAFFIC_ACCEPT = 7,      /* accept4/accept(fd, addr, …): ret = fd, addr filled */
+	UPS_TRAFFIC_ACCEPT = 7,      /* accept4/accept(fd, addr, &len): ret = fd, addr filled */
 	UPS_TRAFFIC_CLOSE = 8,       /* close(fd) */
 	/* getaddrinfo(node, service, hints, res) = 0: each address of the
 	 * *res list -> node, in traffic_hosts.  struct addrinfo (64-bit):

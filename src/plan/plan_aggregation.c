@@ -123,8 +123,10 @@ static uint32_t traffic_op_of(const char *symbol)
 }
 
 /* The traffic program: its op from the probed function; the arguments its
- * entry half keeps: registers 0, 1 and 4 (fd or domain; buffer, sockaddr,
- * type or mmsghdr vector; sendto's and recvfrom's address); splice's 0 and 2
+ * entry half keeps: registers 0, 1 and 4 (fd or domain; buffer, type or
+ * mmsghdr vector); sendto's and recvfrom's 0, 5 and 4 (fd, addrlen (recvfrom:
+ * its pointer, the length the kernel wrote read at the return), address);
+ * connect's and accept's 0, 1 and 2 (fd, sockaddr, addrlen or its pointer); splice's 0 and 2
  * (fd_in, fd_out); socketpair's 0, 1 and 3 (domain, type, sv); for a lookup
  * the name and the result pointer (register 3, bionic's
  * android_getaddrinfofornet 5). */
@@ -157,6 +159,10 @@ static int plan_traffic(struct plan_probe *p, struct err *err)
 		p->agg_regs = 0u | 2u << 8 | 0xffu << 16;
 	else if (p->traffic_op == UPS_TRAFFIC_SOCKETPAIR)
 		p->agg_regs = 0u | 1u << 8 | 3u << 16;
+	else if (p->traffic_op == UPS_TRAFFIC_TX_ADDR || p->traffic_op == UPS_TRAFFIC_RX_ADDR)
+		p->agg_regs = 0u | 5u << 8 | 4u << 16;
+	else if (p->traffic_op == UPS_TRAFFIC_CONNECT || p->traffic_op == UPS_TRAFFIC_ACCEPT)
+		p->agg_regs = 0u | 1u << 8 | 2u << 16;
 	else
 		p->agg_regs = 0u | 1u << 8 | 4u << 16;
 	return 0;

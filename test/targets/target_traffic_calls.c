@@ -4,12 +4,15 @@
  *
  *   TCP  client c -> accepted a:  send 100, write 200, writev 300, sendmsg 400,
  *        sendfile 500 (from FILE), splice 600 (from a pipe): 2100 bytes, 6 calls;
- *        a: recv(MSG_WAITALL) 2100 in 1 call
+ *        a: recvfrom(MSG_WAITALL) 2100 in 1 call, into a sockaddr_in already
+ *        holding 10.9.8.7:4321 (a connected TCP socket gives no address back:
+ *        addrlen 0, the buffer untouched, so the peer is still c)
  *   TCP  a -> c:  send 700; c: splice 700 from the socket into a pipe (rx, 1 call)
  *   UDP  u1 <-> u2 (connected to each other):  u1 sendmmsg 10+20+30 (3 messages,
  *        1 call), u2 recvmmsg 3 of them (60 bytes, 1 call); u2 sendmmsg 40+50,
  *        u1 recvmmsg 2 (90 bytes)
- *   unix socketpair(AF_UNIX, SOCK_STREAM) s0 -> s1:  write 55, read 55
+ *   unix socketpair(AF_UNIX, SOCK_STREAM) s0 -> s1:  write 55, recvfrom 55
+ *        into the same 10.9.8.7:4321 buffer (no address back either)
  *
  * and no other traffic: FILE's read by sendfile, the pipe writes and reads
  * around splice are no socket's.  Exits 0 when every call moved what it
@@ -61,7 +64,8 @@ extern int getsockname(int fd, void *addr, unsigned int *len);
 extern int connect(int fd, const void *addr, unsigned int len);
 extern int accept(int fd, void *addr, unsigned int *len);
 extern long send(int fd, const void *buf, unsigned long n, int flags);
-extern long recv(int fd, void *buf, unsigned long n, int flags);
+extern long recvfrom(int fd, void *buf, unsigned long n, int flags, void *addr,
+		     unsigned int *addrlen);
 extern long sendmsg(int fd, const struct msg_hdr *msg, int flags);
 extern int sendmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags);
 extern int recvmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags, void *timeout);
@@ -112,6 +116,21 @@ static void want(long got, long n, const char *what)
 
 /* A socket of type bound on 127.0.0.1 (a port the kernel picks); *a gets
  * its address. */
+/* recvfrom(fd, buf, n, flags) into a source address buffer that holds
+ * 10.9.8.7:4321 beforehand; fd's kind gives no address back (addrlen 0). */
+static long recvfrom_none(int fd, unsigned long n, int flags, const char *what)
+{
+	struct sockaddr_in4 from = { .family = AF_INET_, .port = 0xe110 /* 4321 */,
+				     .addr = 0x0708090au /* 10.9.8.7 */ };
+	unsigned int len = sizeof(from);
+	long got = recvfrom(fd, buf, n, flags, &from, &len);
+
+	if (got >= 0 && len != 0)
+		die("recvfrom gave an address back");
+	want(got, (long)n, what);
+	return got;
+}
+
 static int bound(int type, struct sockaddr_in4 *a)
 {
 	unsigned int len = sizeof(*a);
@@ -162,7 +181,7 @@ static void tcp(const char *file)
 		die("pipe");
 	want(write(p[1], buf, 600), 600, "pipe write");
 	want(splice(p[0], 0, c, 0, 600, 0), 600, "splice to the socket");
-	want(recv(a, buf, 2100, MSG_WAITALL_), 2100, "recv 2100");
+	recvfrom_none(a, 2100, MSG_WAITALL_, "recvfrom 2100");
 	want(send(a, buf, 700, 0), 700, "send 700");
 	readable(c, 700);
 	want(splice(c, 0, p[1], 0, 700, 0), 700, "splice from the socket");
@@ -225,7 +244,7 @@ static void pair(void)
 	if (socketpair(AF_UNIX_, SOCK_STREAM_, 0, sv) < 0)
 		die("socketpair");
 	want(write(sv[0], buf, 55), 55, "socketpair write");
-	want(read(sv[1], buf, sizeof(buf)), 55, "socketpair read");
+	recvfrom_none(sv[1], 55, 0, "socketpair recvfrom");
 	close(sv[0]), close(sv[1]);
 }
 

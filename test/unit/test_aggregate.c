@@ -263,3 +263,28 @@ UT_TEST(plan_aggregation_by_comm_and_process)
 	UT_EQ_INT(AGG_PART_COMM, UPS_AGG_BY_COMM);
 	UT_EQ_INT(AGG_PART_PROCESS, UPS_AGG_BY_PROCESS);
 }
+
+/* traffic's entry half keeps what its return reads: recvfrom's addrlen pointer
+ * (register 5) beside its fd and address, accept's (register 2) beside its
+ * sockaddr, so the address counts only as far as the kernel's addrlen covers it */
+UT_TEST(plan_traffic_keeps_the_addrlen_registers)
+{
+	static const struct { const char *sym; uint32_t op; uint64_t regs; } want[] = {
+		{ "recvfrom", UPS_TRAFFIC_RX_ADDR, 0u | 5u << 8 | 4u << 16 },
+		{ "sendto@@GLIBC_2.2.5", UPS_TRAFFIC_TX_ADDR, 0u | 5u << 8 | 4u << 16 },
+		{ "accept4", UPS_TRAFFIC_ACCEPT, 0u | 1u << 8 | 2u << 16 },
+		{ "__connect", UPS_TRAFFIC_CONNECT, 0u | 1u << 8 | 2u << 16 },
+		{ "recv", UPS_TRAFFIC_RX, 0u | 1u << 8 | 4u << 16 },
+	};
+	struct plan_probe p;
+	struct err e = { 0 };
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct probe_config pc = { .method_signature = (char *)want[i].sym };
+
+		UT_EQ_INT(plan_one("prog_Uprobestats_uretprobe_traffic", &pc, ARG_ABI_NATIVE,
+				   &p, &e), 0);
+		UT_EQ_INT(p.traffic_op, want[i].op);
+		UT_EQ_U64(p.agg_regs, want[i].regs);
+	}
+}
