@@ -25,11 +25,13 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <sched.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -308,14 +310,21 @@ int main(int argc, char **argv)
 {
 	int go[2], ready[2], status;
 	char c;
-	pid_t child;
+	pid_t child, parent;
 	int argi;
 
 	if (pipe(go) < 0 || pipe(ready) < 0)
 		die("pipe");
+	parent = getpid();
 	child = fork();
 	if (child == 0) {
-		/* the server: waits for the client's go */
+		/* the server: waits for the client's go, and never outlives the
+		 * client (a failed test that kills the client must not leave it
+		 * blocked here holding the test's output open) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(go[1]);
+		if (getppid() != parent)
+			return 4;
 		if (read(go[0], &c, 1) != 1)
 			return 4;
 		argi = argc > 2 && !strcmp(argv[1], "--go-fifo") ? 3 : 1;
