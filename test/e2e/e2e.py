@@ -222,7 +222,7 @@ class Uprobestats:
         for line in self.proc.stdout:
             self.out_lines.append(line.rstrip("\n"))
 
-    def wait_attached(self, timeout=30):
+    def wait_attached(self, timeout=300):
         if not self._attached.wait(timeout):
             self.stop()
             raise TestFailure("uprobestats did not attach: " + " | ".join(self.err_lines))

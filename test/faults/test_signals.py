@@ -55,8 +55,10 @@ def start(args):
                             text=True)
 
 
-def ended_cleanly(p, sig, timeout=30, codes=(0, 1, 6)):
-    """Exited within timeout with a documented code or by `sig` itself."""
+def ended_cleanly(p, sig, timeout=120, codes=(0, 1, 6)):
+    """Exited within timeout (a bound against a hang only: under a loaded
+    machine tearing down a half-made attach can take tens of seconds) with a
+    documented code or by `sig` itself."""
     try:
         _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
