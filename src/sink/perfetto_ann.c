@@ -148,7 +148,67 @@ size_t pf_callstack_room(const struct stack_trace *st)
 	return n;
 }
 
-void pf_callstack(struct pf_ann *a, const struct stack_trace *st)
+/* The frame's iid (InternedData.frames): its label as the function name,
+ * its file as the source path (as the inline frame's source_file was) and
+ * its line, each interned; no mapping (trace processor keeps a frame
+ * without one as its dummy mapping's).  0 when a table is full. */
+static uint64_t frame_iid(struct pf_ann *a, const struct stack_frame *f, char *buf)
+{
+	size_t n = stack_frame_label(f, buf, FRAME_LABEL_MAX);
+	uint64_t fn = pf_intern(&a->funcs, a->defs, ID_FUNCTION_NAMES, buf, n);
+	uint64_t path = f->file ? pf_intern(&a->paths, a->defs, ID_SOURCE_PATHS, f->file,
+					     strlen(f->file)) : 0;
+	uint64_t line = f->line > 0 ? (uint64_t)f->line : 0;
+	uint8_t key[3 * PE_VARINT_MAX], *k;
+	bool fresh;
+
+	if (!fn || (f->file && !path))
+		return 0;
+	k = pe_varint(pe_varint(pe_varint(key, fn), path), line);
+	uint64_t iid = pf_intern_key(&a->frames, ID_FRAMES, key, (size_t)(k - key), &fresh);
+	if (fresh) {
+		size_t at = wire_open(a->defs, ID_FRAMES);
+		wire_put_uint_field(a->defs, FR_IID, iid);
+		wire_put_uint_field(a->defs, FR_FUNCTION_NAME, fn);
+		if (path)
+			wire_put_uint_field(a->defs, FR_SOURCE_PATH, path);
+		if (line)
+			wire_put_uint_field(a->defs, FR_LINE, line);
+		wire_close(a->defs, at);
+	}
+	return iid;
+}
+
+/* The stack's iid (InternedData.callstacks, keyed by its frames' iids,
+ * outermost first); 0 when a table is full. */
+static uint64_t callstack_iid(struct pf_ann *a, const struct stack_trace *st)
+{
+	uint8_t key[UNWIND_MAX_FRAMES * PE_VARINT_MAX], *k = key;
+	uint64_t ids[UNWIND_MAX_FRAMES];
+	char buf[FRAME_LABEL_MAX];
+	size_t n = st->n < UNWIND_MAX_FRAMES ? st->n : UNWIND_MAX_FRAMES;
+	bool fresh;
+
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = frame_iid(a, &st->frames[n - 1 - i], buf);
+		if (!ids[i])
+			return 0;
+		k = pe_varint(k, ids[i]);
+	}
+	uint64_t iid = pf_intern_key(&a->stacks, ID_CALLSTACKS, key, (size_t)(k - key), &fresh);
+	if (fresh) {
+		size_t at = wire_open(a->defs, ID_CALLSTACKS);
+		wire_put_uint_field(a->defs, CSK_IID, iid);
+		for (size_t i = 0; i < n; i++)
+			wire_put_uint_field(a->defs, CSK_FRAME_IDS, ids[i]);
+		wire_close(a->defs, at);
+	}
+	return iid;
+}
+
+/* The stack inline (InlineCallstack), when it could not be interned. */
+static void inline_callstack(struct pf_ann *a, const struct stack_trace *st)
+
 {
 	uint8_t *at, *w = pe_open(a->w, TE_CALLSTACK, &at);
 	char buf[FRAME_LABEL_MAX];
@@ -169,3 +229,13 @@ void pf_callstack(struct pf_ann *a, const struct stack_trace *st)
 	a->w = pe_close(at, w);
 }
 
+
+void pf_callstack(struct pf_ann *a, const struct stack_trace *st)
+{
+	uint64_t iid = callstack_iid(a, st);
+
+	if (iid)
+		a->w = pe_uint(a->w, TE_CALLSTACK_IID, iid);
+	else
+		inline_callstack(a, st);
+}
