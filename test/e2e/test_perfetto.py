@@ -229,6 +229,60 @@ def test_perfetto_repeated_stack_interned_once_frames_as_the_text_shows():
         eq(list(reversed(e["frames"])), text, "decoded frames (name, file, line) = the text's")
 
 
+def _pb(num, v):
+    """A protobuf field: an int as a varint, bytes as length-delimited."""
+    def var(x):
+        b = b""
+        while x >= 0x80:
+            b += bytes([x & 0x7F | 0x80])
+            x >>= 7
+        return b + bytes([x])
+    if isinstance(v, int):
+        return var(num << 3) + var(v)
+    return var(num << 3 | 2) + var(len(v)) + v
+
+
+def _checked(interned, te_callstack_iid):
+    """pftrace's reading of a two-packet trace: a cleared sequence with a
+    described track, then an instant with interned data and callstack_iid."""
+    import tempfile
+    from pftrace import Broken
+    first = _pb(10, 1) + _pb(13, 1) + _pb(60, _pb(1, 5))
+    te = _pb(9, 3) + _pb(11, 5) + _pb(23, b"x") + _pb(56, te_callstack_iid)
+    second = _pb(10, 1) + _pb(13, 2) + _pb(58, 3) + _pb(8, 1) + _pb(12, interned) + _pb(11, te)
+    snap = _pb(6, _pb(1, _pb(1, 3) + _pb(2, 1)) + _pb(1, _pb(1, 6) + _pb(2, 1)))
+    with tempfile.NamedTemporaryFile(suffix=".pftrace", delete=False) as f:
+        f.write(_pb(1, snap) + _pb(1, first) + _pb(1, second))
+    try:
+        t = Trace(f.name)
+        return t.events[-1]["stack"]
+    except Broken as e:
+        return str(e)
+    finally:
+        os.unlink(f.name)
+
+
+def test_pftrace_refuses_undefined_callstack_pieces():
+    """The rule checker itself: a callstack, frame, function name or mapping
+    iid used before it is defined on the sequence is a broken trace."""
+    fn = _pb(5, _pb(1, 1) + _pb(2, b"main"))
+    frame = _pb(6, _pb(1, 1) + _pb(2, 1))
+    stack = _pb(7, _pb(1, 1) + _pb(2, 1))
+    eq(_checked(fn + frame + stack, 1), ["main"], "a whole definition decodes")
+    eq(_checked(fn + frame, 1), "packet 2: callstack iid 1 not defined on the sequence",
+       "undefined callstack")
+    eq(_checked(fn + stack, 1), "packet 2: callstack 1's frame iid 1 not defined on the sequence",
+       "undefined frame")
+    eq(_checked(frame + stack, 1),
+       "packet 2: frame 1's function name iid 1 not defined on the sequence",
+       "undefined function name")
+    eq(_checked(fn + _pb(6, _pb(1, 1) + _pb(2, 1) + _pb(3, 1) + _pb(4, 0)) + stack, 1),
+       "packet 2: frame 1's mapping iid 1 not defined on the sequence", "undefined mapping")
+    eq(_checked(fn + _pb(19, _pb(1, 1) + _pb(7, 1)) + frame + stack, 1),
+       "packet 2: mapping 1's path string iid 1 not defined on the sequence",
+       "undefined mapping path")
+
+
 def counter_sums(t):
     """{(pid or 0, track name): sum of the values} over the counter events."""
     out = {}
