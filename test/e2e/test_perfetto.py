@@ -167,7 +167,7 @@ def test_perfetto_stack_as_the_events_callstack():
     with_stack = [e for e in t.events if e["stack"]]
     eq(len(with_stack), 4, "events with a callstack")
     for e in with_stack:
-        # InlineCallstack: outermost first
+        # the interned Callstack's frames (or an InlineCallstack's): outermost first
         names = [f.split(" (")[0] for f in reversed(e["stack"])]
         eq(names[:len(CHAIN)], CHAIN, "callstack frames")
 
