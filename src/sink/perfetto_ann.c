@@ -148,62 +148,77 @@ size_t pf_callstack_room(const struct stack_trace *st)
 	return n;
 }
 
-/* The frame's iid (InternedData.frames): its label as the function name,
- * its file as the source path (as the inline frame's source_file was) and
- * its line, each interned; no mapping (trace processor keeps a frame
- * without one as its dummy mapping's).  0 when a table is full. */
-static uint64_t frame_iid(struct pf_ann *a, const struct stack_frame *f, char *buf)
+/* An interned message defined: its iid, then the fields f[1, n) (each
+ * field's number in num, with num[n - 1] repeated for the rest); zero
+ * values are unset and left out (iids start at 1), but a frame's rel_pc. */
+static void put_def(struct wire_buf *d, uint32_t table, const uint32_t *num, size_t nums,
+		    const uint64_t *f, size_t n)
 {
-	size_t n = stack_frame_label(f, buf, FRAME_LABEL_MAX);
-	uint64_t fn = pf_intern(&a->funcs, a->defs, ID_FUNCTION_NAMES, buf, n);
-	uint64_t path = f->file ? pf_intern(&a->paths, a->defs, ID_SOURCE_PATHS, f->file,
-					     strlen(f->file)) : 0;
-	uint64_t line = f->line > 0 ? (uint64_t)f->line : 0;
-	uint8_t key[3 * PE_VARINT_MAX], *k;
+	size_t at = wire_open(d, table);
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = num[i < nums ? i : nums - 1];
+		if (f[i] || k == FR_REL_PC)
+			wire_put_uint_field(d, k, f[i]);
+	}
+	wire_close(d, at);
+}
+
+/* The iid of the mapping of the frame's file (InternedData.mappings: its
+ * path, interned in mapping_paths; none: a mapping without a path); 0 when
+ * a table is full. */
+static uint64_t mapping_iid(struct pf_ann *a, const char *file)
+{
+	static const uint32_t num[] = { MAP_IID, MAP_PATHS };
+	size_t n = file ? strlen(file) : 0;
+	uint64_t f[2] = { 0, n ? pf_intern(&a->paths, a->defs, ID_MAPPING_PATHS, file, n) : 0 };
 	bool fresh;
 
-	if (!fn || (f->file && !path))
+	if (n && !f[1])
 		return 0;
-	k = pe_varint(pe_varint(pe_varint(key, fn), path), line);
-	uint64_t iid = pf_intern_key(&a->frames, ID_FRAMES, key, (size_t)(k - key), &fresh);
-	if (fresh) {
-		size_t at = wire_open(a->defs, ID_FRAMES);
-		wire_put_uint_field(a->defs, FR_IID, iid);
-		wire_put_uint_field(a->defs, FR_FUNCTION_NAME, fn);
-		if (path)
-			wire_put_uint_field(a->defs, FR_SOURCE_PATH, path);
-		if (line)
-			wire_put_uint_field(a->defs, FR_LINE, line);
-		wire_close(a->defs, at);
-	}
-	return iid;
+	f[0] = pf_intern_key(&a->maps, ID_MAPPINGS, file ? file : "", n, &fresh);
+	if (fresh)
+		put_def(a->defs, ID_MAPPINGS, num, 2, f, 2);
+	return f[0];
+}
+
+/* The frame's iid (InternedData.frames): its label as the function name,
+ * its file as its mapping with the offset in the file as rel_pc (trace
+ * processor drops a frame without a mapping), its line; each interned.  0
+ * when a table is full. */
+static uint64_t frame_iid(struct pf_ann *a, const struct stack_frame *f, char *buf)
+{
+	static const uint32_t num[] = { FR_IID, FR_FUNCTION_NAME, FR_MAPPING, FR_REL_PC, FR_LINE };
+	size_t n = stack_frame_label(f, buf, FRAME_LABEL_MAX);
+	uint64_t v[5] = { 0, pf_intern(&a->funcs, a->defs, ID_FUNCTION_NAMES, buf, n),
+			  mapping_iid(a, f->file), f->offset, f->line > 0 ? (uint64_t)f->line : 0 };
+	bool fresh;
+
+	if (!v[1] || !v[2])
+		return 0;
+	v[0] = pf_intern_key(&a->frames, ID_FRAMES, &v[1], sizeof(v) - sizeof(v[0]), &fresh);
+	if (fresh)
+		put_def(a->defs, ID_FRAMES, num, 5, v, 5);
+	return v[0];
 }
 
 /* The stack's iid (InternedData.callstacks, keyed by its frames' iids,
  * outermost first); 0 when a table is full. */
 static uint64_t callstack_iid(struct pf_ann *a, const struct stack_trace *st)
 {
-	uint8_t key[UNWIND_MAX_FRAMES * PE_VARINT_MAX], *k = key;
-	uint64_t ids[UNWIND_MAX_FRAMES];
+	static const uint32_t num[] = { CSK_IID, CSK_FRAME_IDS };
+	uint64_t ids[1 + UNWIND_MAX_FRAMES];
 	char buf[FRAME_LABEL_MAX];
 	size_t n = st->n < UNWIND_MAX_FRAMES ? st->n : UNWIND_MAX_FRAMES;
 	bool fresh;
 
-	for (size_t i = 0; i < n; i++) {
-		ids[i] = frame_iid(a, &st->frames[n - 1 - i], buf);
-		if (!ids[i])
+	for (size_t i = 0; i < n; i++)
+		if (!(ids[1 + i] = frame_iid(a, &st->frames[n - 1 - i], buf)))
 			return 0;
-		k = pe_varint(k, ids[i]);
-	}
-	uint64_t iid = pf_intern_key(&a->stacks, ID_CALLSTACKS, key, (size_t)(k - key), &fresh);
-	if (fresh) {
-		size_t at = wire_open(a->defs, ID_CALLSTACKS);
-		wire_put_uint_field(a->defs, CSK_IID, iid);
-		for (size_t i = 0; i < n; i++)
-			wire_put_uint_field(a->defs, CSK_FRAME_IDS, ids[i]);
-		wire_close(a->defs, at);
-	}
-	return iid;
+	ids[0] = pf_intern_key(&a->stacks, ID_CALLSTACKS, &ids[1], n * sizeof(ids[0]), &fresh);
+	if (fresh)
+		put_def(a->defs, ID_CALLSTACKS, num, 2, ids, 1 + n);
+	return ids[0];
 }
 
 /* The stack inline (InlineCallstack), when it could not be interned. */

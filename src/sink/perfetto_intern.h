@@ -1,6 +1,7 @@
 /* perfetto_intern.h — the Perfetto trace's interned strings: per table
  * (event names, annotation names, annotation string values, function names,
- * source paths; and, keyed by their bytes, frames and callstacks) each one's
+ * mapping paths; and, keyed by their bytes, mappings, frames and callstacks)
+ * each one's
  * iid, a new one defined (InternedData entry { iid, name }) in the buffer of
  * the packet that first uses it; and a cache of the iids of strings that
  * live as long as the sink (probe labels, field names, literals) by their

@@ -363,6 +363,7 @@ void pf_close(struct pf_out *p)
 	pf_intern_free(&p->a.strings);
 	pf_intern_free(&p->a.funcs);
 	pf_intern_free(&p->a.paths);
+	pf_intern_free(&p->a.maps);
 	pf_intern_free(&p->a.frames);
 	pf_intern_free(&p->a.stacks);
 	pf_tracks_free(&p->tracks);

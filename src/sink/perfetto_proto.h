@@ -74,14 +74,19 @@ enum {
 	ID_FUNCTION_NAMES = 5,
 	ID_FRAMES = 6,
 	ID_CALLSTACKS = 7,
-	ID_SOURCE_PATHS = 18,
+	ID_MAPPING_PATHS = 17,
+	ID_MAPPINGS = 19,
 	IS_IID = 1,
 	IS_NAME = 2,
 	/* Frame (profile_common.proto), InternedData.frames */
 	FR_IID = 1,
 	FR_FUNCTION_NAME = 2,
-	FR_SOURCE_PATH = 5,
+	FR_MAPPING = 3,
+	FR_REL_PC = 4,
 	FR_LINE = 6,
+	/* Mapping, InternedData.mappings: the file as one path component */
+	MAP_IID = 1,
+	MAP_PATHS = 7,
 	/* Callstack, InternedData.callstacks: frame_ids outermost ("bottom")
 	 * first, not packed (proto2) */
 	CSK_IID = 1,

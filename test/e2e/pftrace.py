@@ -262,8 +262,9 @@ class Trace:
             args = {}
             for a in te.get(4, []):
                 args.update(self._annotation(a, interned, where))
-            # stack: the frames' function names, frames: (name, source path,
-            # line) each, outermost first (interned or inline)
+            # stack: the frames' function names, frames: (name, file, line)
+            # each, outermost first (interned: the file is the mapping's name;
+            # inline: the frame's source_file)
             stack = frames = None
             cs = one(te, 55)
             if cs is not None:
@@ -279,7 +280,8 @@ class Trace:
                 for f in interned[CALLSTACKS][cs_iid].get(2, []):
                     fr = interned[FRAMES][f]
                     frames.append((interned[FUNCS].get(one(fr, 2, 0), ""),
-                                   interned[SOURCE_PATHS].get(one(fr, 5, 0)), one(fr, 6, 0)))
+                                   self._mapping_name(interned, one(fr, 3, 0)),
+                                   one(fr, 6, 0)))
             if frames is not None:
                 stack = [f[0] for f in frames]
             pending.append({"n": n, "track": track, "type": one(te, 9), "ts": ts,
@@ -291,6 +293,17 @@ class Trace:
             e["boot"] = self.to_boot(e["ts"])
         self.events = pending
         self._check_nesting()
+
+    @staticmethod
+    def _mapping_name(interned, iid):
+        """The mapping's name as trace processor makes it (MakeMappingName:
+        "/" before each path component, a leading "//" made "/"); None
+        without a mapping or a path."""
+        m = interned[MAPPINGS].get(iid) if iid else None
+        if not m or not m.get(7):
+            return None
+        name = "".join("/" + interned[MAPPING_PATHS][c] for c in m[7])
+        return name[1:] if name.startswith("//") else name
 
     @staticmethod
     def _check_refs(table, e, interned, where):
