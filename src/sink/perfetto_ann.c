@@ -148,7 +148,82 @@ size_t pf_callstack_room(const struct stack_trace *st)
 	return n;
 }
 
-void pf_callstack(struct pf_ann *a, const struct stack_trace *st)
+/* An interned message defined: its iid, then the fields f[1, n) (each
+ * field's number in num, with num[n - 1] repeated for the rest); zero
+ * values are unset and left out (iids start at 1), but a frame's rel_pc. */
+static void put_def(struct wire_buf *d, uint32_t table, const uint32_t *num, size_t nums,
+		    const uint64_t *f, size_t n)
+{
+	size_t at = wire_open(d, table);
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = num[i < nums ? i : nums - 1];
+		if (f[i] || k == FR_REL_PC)
+			wire_put_uint_field(d, k, f[i]);
+	}
+	wire_close(d, at);
+}
+
+/* The iid of the mapping of the frame's file (InternedData.mappings: its
+ * path, interned in mapping_paths; none: a mapping without a path); 0 when
+ * a table is full. */
+static uint64_t mapping_iid(struct pf_ann *a, const char *file)
+{
+	static const uint32_t num[] = { MAP_IID, MAP_PATHS };
+	size_t n = file ? strlen(file) : 0;
+	uint64_t f[2] = { 0, n ? pf_intern(&a->paths, a->defs, ID_MAPPING_PATHS, file, n) : 0 };
+	bool fresh;
+
+	if (n && !f[1])
+		return 0;
+	f[0] = pf_intern_key(&a->maps, ID_MAPPINGS, file ? file : "", n, &fresh);
+	if (fresh)
+		put_def(a->defs, ID_MAPPINGS, num, 2, f, 2);
+	return f[0];
+}
+
+/* The frame's iid (InternedData.frames): its label as the function name,
+ * its file as its mapping with the offset in the file as rel_pc (trace
+ * processor drops a frame without a mapping), its line; each interned.  0
+ * when a table is full. */
+static uint64_t frame_iid(struct pf_ann *a, const struct stack_frame *f, char *buf)
+{
+	static const uint32_t num[] = { FR_IID, FR_FUNCTION_NAME, FR_MAPPING, FR_REL_PC, FR_LINE };
+	size_t n = stack_frame_label(f, buf, FRAME_LABEL_MAX);
+	uint64_t v[5] = { 0, pf_intern(&a->funcs, a->defs, ID_FUNCTION_NAMES, buf, n),
+			  mapping_iid(a, f->file), f->offset, f->line > 0 ? (uint64_t)f->line : 0 };
+	bool fresh;
+
+	if (!v[1] || !v[2])
+		return 0;
+	v[0] = pf_intern_key(&a->frames, ID_FRAMES, &v[1], sizeof(v) - sizeof(v[0]), &fresh);
+	if (fresh)
+		put_def(a->defs, ID_FRAMES, num, 5, v, 5);
+	return v[0];
+}
+
+/* The stack's iid (InternedData.callstacks, keyed by its frames' iids,
+ * outermost first); 0 when a table is full. */
+static uint64_t callstack_iid(struct pf_ann *a, const struct stack_trace *st)
+{
+	static const uint32_t num[] = { CSK_IID, CSK_FRAME_IDS };
+	uint64_t ids[1 + UNWIND_MAX_FRAMES];
+	char buf[FRAME_LABEL_MAX];
+	size_t n = st->n < UNWIND_MAX_FRAMES ? st->n : UNWIND_MAX_FRAMES;
+	bool fresh;
+
+	for (size_t i = 0; i < n; i++)
+		if (!(ids[1 + i] = frame_iid(a, &st->frames[n - 1 - i], buf)))
+			return 0;
+	ids[0] = pf_intern_key(&a->stacks, ID_CALLSTACKS, &ids[1], n * sizeof(ids[0]), &fresh);
+	if (fresh)
+		put_def(a->defs, ID_CALLSTACKS, num, 2, ids, 1 + n);
+	return ids[0];
+}
+
+/* The stack inline (InlineCallstack), when it could not be interned. */
+static void inline_callstack(struct pf_ann *a, const struct stack_trace *st)
+
 {
 	uint8_t *at, *w = pe_open(a->w, TE_CALLSTACK, &at);
 	char buf[FRAME_LABEL_MAX];
@@ -169,3 +244,13 @@ void pf_callstack(struct pf_ann *a, const struct stack_trace *st)
 	a->w = pe_close(at, w);
 }
 
+
+void pf_callstack(struct pf_ann *a, const struct stack_trace *st)
+{
+	uint64_t iid = callstack_iid(a, st);
+
+	if (iid)
+		a->w = pe_uint(a->w, TE_CALLSTACK_IID, iid);
+	else
+		inline_callstack(a, st);
+}

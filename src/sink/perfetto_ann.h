@@ -4,8 +4,11 @@
  * (annotation names, string values; new ones defined in defs, the packet's
  * InternedData).  Ints as int_value, registers and addresses as
  * pointer_value, strings as string_value (interned up to 128 bytes), bytes
- * as hex, lists as arrays; the stack as an InlineCallstack, outermost frame
- * first. */
+ * as hex, lists as arrays; the stack as a callstack_iid, its Callstack
+ * (frame ids outermost first), Frames (function name, mapping: the file,
+ * rel_pc: the offset in it, line), Mappings and their strings interned as Perfetto's profilers do (one iid per
+ * distinct stack), or as an InlineCallstack, outermost frame first, when
+ * a table is full. */
 #ifndef UPROBESTATS_SINK_PERFETTO_ANN_H
 #define UPROBESTATS_SINK_PERFETTO_ANN_H
 
@@ -28,6 +31,9 @@ struct pf_ann {
 	struct wire_buf *defs;            /* the packet's new InternedData */
 	struct pf_ptr_cache cache;        /* iids by address (every table's) */
 	struct pf_intern names, strings;  /* annotation names, string values */
+	struct pf_intern funcs, paths;    /* frames' function names, mapping paths */
+	struct pf_intern maps;            /* mappings (by path) */
+	struct pf_intern frames, stacks;  /* frames, callstacks (keyed by their iids) */
 };
 
 void pf_ann_uint(struct pf_ann *a, const char *name, uint64_t v);

@@ -31,15 +31,16 @@ void pf_intern_free(struct pf_intern *t)
 	memset(t, 0, sizeof(*t));
 }
 
-uint64_t pf_intern(struct pf_intern *t, struct wire_buf *defs, uint32_t table, const char *s,
-		   size_t n)
+uint64_t pf_intern_key(struct pf_intern *t, uint32_t table, const void *key, size_t n,
+		       bool *fresh)
 {
-	uint64_t h = pf_hash_bytes(s, n, table);
+	uint64_t h = pf_hash_bytes(key, n, table);
 	size_t i;
 
+	*fresh = false;
 	if (t->cap) {
 		for (i = (size_t)h & (t->cap - 1); t->tab[i].iid; i = (i + 1) & (t->cap - 1))
-			if (t->tab[i].hash == h && t->tab[i].n == n && !memcmp(t->tab[i].s, s, n))
+			if (t->tab[i].hash == h && t->tab[i].n == n && !memcmp(t->tab[i].s, key, n))
 				return t->tab[i].iid;
 	}
 	if (t->used >= PF_MAX_INTERNED ||
@@ -48,15 +49,27 @@ uint64_t pf_intern(struct pf_intern *t, struct wire_buf *defs, uint32_t table, c
 	char *copy = malloc(n ? n : 1);
 	if (!copy)
 		return 0;
-	memcpy(copy, s, n);
+	memcpy(copy, key, n);
 	for (i = (size_t)h & (t->cap - 1); t->tab[i].iid; i = (i + 1) & (t->cap - 1))
 		;
 	t->tab[i] = (struct pf_istr){ .hash = h, .iid = ++t->used, .s = copy, .n = n };
-	size_t at = wire_open(defs, table);
-	wire_put_uint_field(defs, IS_IID, t->tab[i].iid);
-	wire_put_len_field(defs, IS_NAME, s, n);
-	wire_close(defs, at);
+	*fresh = true;
 	return t->tab[i].iid;
+}
+
+uint64_t pf_intern(struct pf_intern *t, struct wire_buf *defs, uint32_t table, const char *s,
+		   size_t n)
+{
+	bool fresh;
+	uint64_t iid = pf_intern_key(t, table, s, n, &fresh);
+
+	if (fresh) {
+		size_t at = wire_open(defs, table);
+		wire_put_uint_field(defs, IS_IID, iid);
+		wire_put_len_field(defs, IS_NAME, s, n);
+		wire_close(defs, at);
+	}
+	return iid;
 }
 
 uint64_t pf_intern_stable(struct pf_ptr_cache *c, struct pf_intern *t, struct wire_buf *defs,

@@ -1,5 +1,7 @@
 /* perfetto_intern.h — the Perfetto trace's interned strings: per table
- * (event names, annotation names, annotation string values) each string's
+ * (event names, annotation names, annotation string values, function names,
+ * mapping paths; and, keyed by their bytes, mappings, frames and callstacks)
+ * each one's
  * iid, a new one defined (InternedData entry { iid, name }) in the buffer of
  * the packet that first uses it; and a cache of the iids of strings that
  * live as long as the sink (probe labels, field names, literals) by their
@@ -7,6 +9,7 @@
 #ifndef UPROBESTATS_SINK_PERFETTO_INTERN_H
 #define UPROBESTATS_SINK_PERFETTO_INTERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +42,10 @@ struct pf_ptr_cache {
  * string inline. */
 uint64_t pf_intern(struct pf_intern *t, struct wire_buf *defs, uint32_t table, const char *s,
 		   size_t n);
+/* The iid of key[0, n) in t (table seeds the hash); *fresh when it is new
+ * (the caller defines it).  0 when the table is full or memory ran out. */
+uint64_t pf_intern_key(struct pf_intern *t, uint32_t table, const void *key, size_t n,
+		       bool *fresh);
 /* pf_intern() for a string that never changes at its address. */
 uint64_t pf_intern_stable(struct pf_ptr_cache *c, struct pf_intern *t, struct wire_buf *defs,
 			  uint32_t table, const char *s, size_t n);

@@ -361,6 +361,11 @@ void pf_close(struct pf_out *p)
 	pf_intern_free(&p->names);
 	pf_intern_free(&p->a.names);
 	pf_intern_free(&p->a.strings);
+	pf_intern_free(&p->a.funcs);
+	pf_intern_free(&p->a.paths);
+	pf_intern_free(&p->a.maps);
+	pf_intern_free(&p->a.frames);
+	pf_intern_free(&p->a.stacks);
 	pf_tracks_free(&p->tracks);
 	free(p->eb);
 	p->eb = NULL;

@@ -18,9 +18,10 @@
  *
  * Slices join the threads of a system trace on their thread tracks; async
  * sections, counters, drops, losses and the summary have their own tracks
- * (perfetto_track.h).  Event names, annotation names and the probe's
- * signature are interned (InternedData in the packet that first uses them,
- * SEQ_NEEDS_INCREMENTAL_STATE on every packet after the first). */
+ * (perfetto_track.h).  Event names, annotation names, the probe's
+ * signature and call stacks (callstack_iid: Callstacks, Frames, function
+ * names, Mappings, mapping paths) are interned (InternedData in the packet that first
+ * uses them, SEQ_NEEDS_INCREMENTAL_STATE on every packet after the first). */
 #ifndef UPROBESTATS_SINK_PERFETTO_OUT_H
 #define UPROBESTATS_SINK_PERFETTO_OUT_H
 

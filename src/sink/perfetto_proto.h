@@ -47,6 +47,7 @@ enum {
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
 	TE_CALLSTACK = 55,
+	TE_CALLSTACK_IID = 56,
 	CALLSTACK_FRAMES = 1,
 	FRAME_FUNCTION = 1,
 	FRAME_SOURCE = 2,
@@ -70,8 +71,26 @@ enum {
 	ID_EVENT_NAMES = 2,
 	ID_ANN_NAMES = 3,
 	ID_STRINGS = 29,
+	ID_FUNCTION_NAMES = 5,
+	ID_FRAMES = 6,
+	ID_CALLSTACKS = 7,
+	ID_MAPPING_PATHS = 17,
+	ID_MAPPINGS = 19,
 	IS_IID = 1,
 	IS_NAME = 2,
+	/* Frame (profile_common.proto), InternedData.frames */
+	FR_IID = 1,
+	FR_FUNCTION_NAME = 2,
+	FR_MAPPING = 3,
+	FR_REL_PC = 4,
+	FR_LINE = 6,
+	/* Mapping, InternedData.mappings: the file as one path component */
+	MAP_IID = 1,
+	MAP_PATHS = 7,
+	/* Callstack, InternedData.callstacks: frame_ids outermost ("bottom")
+	 * first, not packed (proto2) */
+	CSK_IID = 1,
+	CSK_FRAME_IDS = 2,
 };
 
 /* The one packet sequence (trusted_packet_sequence_id). */

@@ -6,6 +6,12 @@ is checked against the rules trace processor imports by:
 - the sequence's first packet sets SEQ_INCREMENTAL_STATE_CLEARED; every
   interned name (event names, annotation names, annotation strings) is
   defined on its sequence, after the last clear, before its first use;
+- so is every interned call stack piece: a TrackEvent's callstack_iid names
+  a Callstack, each of its frame_ids a Frame, each Frame's function_name_id
+  a function name, its source_path_iid a source path, its mapping_id a
+  Mapping (and it then has a rel_pc), each Mapping's path_string_ids mapping
+  paths and its build_id a build id (a reference from a packet's
+  InternedData to an entry of that same InternedData counts as defined);
 - every track uuid is described (TrackDescriptor) before its first event;
 - per track, in trace processor's order (by timestamp once converted, file
   order for equal ones: it sorts the whole file, and a uretprobe's slice is
@@ -51,7 +57,24 @@ NESTED = {
     ("InternedData", 2): "Interned",
     ("InternedData", 3): "Interned",
     ("InternedData", 29): "Interned",
+    ("InternedData", 5): "Interned",     # function_names
+    ("InternedData", 16): "Interned",    # build_ids
+    ("InternedData", 17): "Interned",    # mapping_paths
+    ("InternedData", 18): "Interned",    # source_paths
+    ("InternedData", 19): "Mapping",
+    ("InternedData", 6): "ProfFrame",
+    ("InternedData", 7): "Callstack",
 }
+
+# InternedData tables: InternedString ones, then the ones that refer to
+# others (in the order they refer: mappings, frames, callstacks).
+STRING_TABLES = (2, 3, 29, 5, 16, 17, 18)
+FUNCS, BUILD_IDS, MAPPING_PATHS, SOURCE_PATHS, MAPPINGS, FRAMES, CALLSTACKS = \
+    5, 16, 17, 18, 19, 6, 7
+
+
+def _new_interned():
+    return {t: {} for t in STRING_TABLES + (MAPPINGS, FRAMES, CALLSTACKS)}
 
 SEQ_CLEARED, SEQ_NEEDS = 1, 2
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
@@ -151,7 +174,8 @@ class Trace:
 
     def _read(self):
         cleared = False
-        interned = {2: {}, 3: {}, 29: {}}
+        interned = _new_interned()
+        self.callstack_defs = 0   # Callstack entries defined in the file
         defaults_clock = None
         inc = None     # [incremental clock's last value, its MONOTONIC - its own]
         pending = []
@@ -161,7 +185,7 @@ class Trace:
             seq = one(p, 10)
             if flags & SEQ_CLEARED:
                 cleared = True
-                interned = {2: {}, 3: {}, 29: {}}
+                interned = _new_interned()
                 inc = None
             if seq is not None and not cleared:
                 raise Broken(f"{where}: on sequence {seq} before its incremental state "
@@ -193,9 +217,18 @@ class Trace:
                 for table in interned:
                     for e in idata.get(table, []):
                         iid = one(e, 1)
+                        if not iid:
+                            raise Broken(f"{where}: an entry of table {table} without an iid")
                         if iid in interned[table]:
                             raise Broken(f"{where}: iid {iid} of table {table} defined twice")
-                        interned[table][iid] = one(e, 2, b"").decode()
+                        if table in STRING_TABLES:
+                            interned[table][iid] = one(e, 2, b"").decode()
+                        else:
+                            interned[table][iid] = e
+                for table in (MAPPINGS, FRAMES, CALLSTACKS):
+                    for e in idata.get(table, []):
+                        self._check_refs(table, e, interned, where)
+                self.callstack_defs += len(idata.get(CALLSTACKS, []))
             td = one(p, 60)
             if td is not None:
                 self.tracks[one(td, 1)] = td
@@ -229,18 +262,70 @@ class Trace:
             args = {}
             for a in te.get(4, []):
                 args.update(self._annotation(a, interned, where))
-            stack = None
+            # stack: the frames' function names, frames: (name, file, line)
+            # each, outermost first (interned: the file is the mapping's name;
+            # inline: the frame's source_file)
+            stack = frames = None
             cs = one(te, 55)
             if cs is not None:
-                stack = [one(f, 1, b"").decode() for f in cs.get(1, [])]
+                frames = [(one(f, 1, b"").decode(), one(f, 2, b"").decode() or None,
+                           one(f, 3, 0)) for f in cs.get(1, [])]
+            cs_iid = one(te, 56)
+            if cs_iid is not None:
+                if cs is not None:
+                    raise Broken(f"{where}: both callstack and callstack_iid")
+                if cs_iid not in interned[CALLSTACKS]:
+                    raise Broken(f"{where}: callstack iid {cs_iid} not defined on the sequence")
+                frames = []
+                for f in interned[CALLSTACKS][cs_iid].get(2, []):
+                    fr = interned[FRAMES][f]
+                    frames.append((interned[FUNCS].get(one(fr, 2, 0), ""),
+                                   self._mapping_name(interned, one(fr, 3, 0)),
+                                   one(fr, 6, 0)))
+            if frames is not None:
+                stack = [f[0] for f in frames]
             pending.append({"n": n, "track": track, "type": one(te, 9), "ts": ts,
                             "name": name, "args": args, "stack": stack,
+                            "callstack_iid": cs_iid, "frames": frames,
                             "counter": signed(one(te, 30, 0))})
         self._snaps_sorted = sorted(self.snapshots)
         for e in pending:
             e["boot"] = self.to_boot(e["ts"])
         self.events = pending
         self._check_nesting()
+
+    @staticmethod
+    def _mapping_name(interned, iid):
+        """The mapping's name as trace processor makes it (MakeMappingName:
+        "/" before each path component, a leading "//" made "/"); None
+        without a mapping or a path."""
+        m = interned[MAPPINGS].get(iid) if iid else None
+        if not m or not m.get(7):
+            return None
+        name = "".join("/" + interned[MAPPING_PATHS][c] for c in m[7])
+        return name[1:] if name.startswith("//") else name
+
+    @staticmethod
+    def _check_refs(table, e, interned, where):
+        """The iids an interned Mapping, Frame or Callstack refers to are
+        defined (0: not set)."""
+        def need(t, iid, what):
+            if iid and iid not in interned[t]:
+                raise Broken(f"{where}: {what} iid {iid} not defined on the sequence")
+        iid = one(e, 1)
+        if table == MAPPINGS:
+            need(BUILD_IDS, one(e, 2, 0), f"mapping {iid}'s build id")
+            for s in e.get(7, []):
+                need(MAPPING_PATHS, s, f"mapping {iid}'s path string")
+        elif table == FRAMES:
+            need(FUNCS, one(e, 2, 0), f"frame {iid}'s function name")
+            need(SOURCE_PATHS, one(e, 5, 0), f"frame {iid}'s source path")
+            need(MAPPINGS, one(e, 3, 0), f"frame {iid}'s mapping")
+            if one(e, 3, 0) and one(e, 4) is None:
+                raise Broken(f"{where}: frame {iid} has a mapping and no rel_pc")
+        else:
+            for f in e.get(2, []):
+                need(FRAMES, f, f"callstack {iid}'s frame")
 
     def _annotation(self, a, interned, where):
         if one(a, 1) is not None:

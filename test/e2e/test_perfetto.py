@@ -8,6 +8,7 @@ Also the format from the file name, the one warning when --trace-format says
 another, and an unknown format refused (exit 2)."""
 import json
 import os
+import re
 
 from e2e import Held, check, eq, events, needs_kernel, run, target, tmpdir, traced_run
 from pftrace import Trace
@@ -166,9 +167,120 @@ def test_perfetto_stack_as_the_events_callstack():
     with_stack = [e for e in t.events if e["stack"]]
     eq(len(with_stack), 4, "events with a callstack")
     for e in with_stack:
-        # InlineCallstack: outermost first
+        # the interned Callstack's frames (or an InlineCallstack's): outermost first
         names = [f.split(" (")[0] for f in reversed(e["stack"])]
         eq(names[:len(CHAIN)], CHAIN, "callstack frames")
+
+
+TEXT_FRAME = re.compile(r"^\s+#(\d+)\s+0x[0-9a-f]+ (.*?)(?: \(((.*)\+0x[0-9a-f]+)\))? "
+                        r"\[(\w+)\](?:.* line=(\d+))?")
+
+
+def text_stacks(lines):
+    """The stacks the text output shows, one per event: [(label, file, line)]
+    innermost first (the frame lines under the event's line; a symbol's
+    native frame shows its label with +0xOFF from the symbol, a frame without
+    one its label FILE+0xOFF, as its file and offset in parentheses)."""
+    out, cur = [], None
+    for ln in lines:
+        m = TEXT_FRAME.match(ln)
+        if not m:
+            cur = None
+            continue
+        if cur is None or int(m.group(1)) == 0:
+            cur = []
+            out.append(cur)
+        eq(int(m.group(1)), len(cur), f"frame number: {ln}")
+        head, at = m.group(2), m.group(3)
+        label = head if head == at or m.group(5) != "native" else re.sub(r"\+0x[0-9a-f]+$", "",
+                                                                          head)
+        cur.append((label, m.group(4), int(m.group(6) or 0)))
+    return out
+
+
+@needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
+def test_perfetto_repeated_stack_interned_once_frames_as_the_text_shows():
+    """N hits on one call chain: one interned Callstack, every event's
+    callstack_iid that one (pftrace.py checks each callstack, frame and
+    function name iid is defined before use), and its frames decoded from
+    the interned Frames equal, name for name, the stack the text output
+    shows for each event (innermost first there, outermost first here)."""
+    from test_stack import CHAIN, expected_frames, mapped, stack_config
+    from e2e import write_config
+    n = 6
+    libb, _ = expected_frames()
+    tmp = tmpdir()
+    cfg = write_config(tmp, stack_config(libb))
+    trace = os.path.join(tmp, "trace.pftrace")
+    held = mapped(Held(tmp, "target_stack", [str(n)]), libb)
+    rc, u = traced_run(held, ["run", cfg, "--format", "text", "--stack", "--trace", trace])
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    shown = text_stacks(u.out_lines)
+    eq(len(shown), n, f"stacks in the text output: {u.out_lines}")
+    t = Trace(trace)
+    with_stack = [e for e in t.events if e["stack"]]
+    eq(len(with_stack), n, "events with a callstack")
+    eq(t.callstack_defs, 1, "interned Callstacks: one for the one chain")
+    eq({e["callstack_iid"] for e in with_stack}, {1}, "every event's callstack_iid")
+    check("callstack_iid: 1" in t.protoc_text and "callstacks {" in t.protoc_text,
+          "protoc's text names callstack_iid and the interned callstacks")
+    for e, text in zip(with_stack, shown):
+        eq([f[0] for f in reversed(e["frames"])][:len(CHAIN)], CHAIN, "the chain's frames")
+        eq(list(reversed(e["frames"])), text, "decoded frames (name, file, line) = the text's")
+
+
+def _pb(num, v):
+    """A protobuf field: an int as a varint, bytes as length-delimited."""
+    def var(x):
+        b = b""
+        while x >= 0x80:
+            b += bytes([x & 0x7F | 0x80])
+            x >>= 7
+        return b + bytes([x])
+    if isinstance(v, int):
+        return var(num << 3) + var(v)
+    return var(num << 3 | 2) + var(len(v)) + v
+
+
+def _checked(interned, te_callstack_iid):
+    """pftrace's reading of a two-packet trace: a cleared sequence with a
+    described track, then an instant with interned data and callstack_iid."""
+    import tempfile
+    from pftrace import Broken
+    first = _pb(10, 1) + _pb(13, 1) + _pb(60, _pb(1, 5))
+    te = _pb(9, 3) + _pb(11, 5) + _pb(23, b"x") + _pb(56, te_callstack_iid)
+    second = _pb(10, 1) + _pb(13, 2) + _pb(58, 3) + _pb(8, 1) + _pb(12, interned) + _pb(11, te)
+    snap = _pb(6, _pb(1, _pb(1, 3) + _pb(2, 1)) + _pb(1, _pb(1, 6) + _pb(2, 1)))
+    with tempfile.NamedTemporaryFile(suffix=".pftrace", delete=False) as f:
+        f.write(_pb(1, snap) + _pb(1, first) + _pb(1, second))
+    try:
+        t = Trace(f.name)
+        return t.events[-1]["stack"]
+    except Broken as e:
+        return str(e)
+    finally:
+        os.unlink(f.name)
+
+
+def test_pftrace_refuses_undefined_callstack_pieces():
+    """The rule checker itself: a callstack, frame, function name or mapping
+    iid used before it is defined on the sequence is a broken trace."""
+    fn = _pb(5, _pb(1, 1) + _pb(2, b"main"))
+    frame = _pb(6, _pb(1, 1) + _pb(2, 1))
+    stack = _pb(7, _pb(1, 1) + _pb(2, 1))
+    eq(_checked(fn + frame + stack, 1), ["main"], "a whole definition decodes")
+    eq(_checked(fn + frame, 1), "packet 2: callstack iid 1 not defined on the sequence",
+       "undefined callstack")
+    eq(_checked(fn + stack, 1), "packet 2: callstack 1's frame iid 1 not defined on the sequence",
+       "undefined frame")
+    eq(_checked(frame + stack, 1),
+       "packet 2: frame 1's function name iid 1 not defined on the sequence",
+       "undefined function name")
+    eq(_checked(fn + _pb(6, _pb(1, 1) + _pb(2, 1) + _pb(3, 1) + _pb(4, 0)) + stack, 1),
+       "packet 2: frame 1's mapping iid 1 not defined on the sequence", "undefined mapping")
+    eq(_checked(fn + _pb(19, _pb(1, 1) + _pb(7, 1)) + frame + stack, 1),
+       "packet 2: mapping 1's path string iid 1 not defined on the sequence",
+       "undefined mapping path")
 
 
 def counter_sums(t):

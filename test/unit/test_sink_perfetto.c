@@ -31,6 +31,8 @@ struct pkt {
 	uint64_t raw_ts, ts_clock;  /* as written: a delta on clock 64 unless ts_clock says 3 */
 	uint64_t cs_mono, cs_boot, cs_inc, cs_inc_flag;
 	size_t n_annotations, n_frames, n_event_names;
+	uint64_t callstack_iid;
+	size_t n_callstacks, n_frame_defs, n_function_names;  /* InternedData entries */
 };
 
 static size_t sub_fields(const uint8_t *b, size_t start, size_t len, uint32_t want)
@@ -124,6 +126,9 @@ static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t m
 			case 12:
 				p->has_interned = true;
 				p->n_event_names = sub_fields(b, s, l, 2);
+				p->n_function_names = sub_fields(b, s, l, 5);
+				p->n_frame_defs = sub_fields(b, s, l, 6);
+				p->n_callstacks = sub_fields(b, s, l, 7);
 				break;
 			case 59: sub_uint(b, s, l, 58, &p->defaults_clock); break;
 			case 60: p->has_td = true; sub_uint(b, s, l, 1, &p->td_uuid); break;
@@ -134,6 +139,7 @@ static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t m
 				sub_uint(b, s, l, 10, &p->name_iid);
 				p->n_annotations = sub_fields(b, s, l, 4);
 				p->n_frames = sub_fields(b, s, l, 55);
+				sub_uint(b, s, l, 56, &p->callstack_iid);
 				break;
 			}
 		}
@@ -275,12 +281,14 @@ UT_TEST(perfetto_packets_follow_trace_processor_rules)
 		ends += p[i].te_type == 2;
 		instants += p[i].te_type == 3;
 		counters += p[i].te_type == 4;
-		with_frames += p[i].n_frames;
+		with_frames += p[i].n_frames + (p[i].callstack_iid != 0);
 	}
 	UT_EQ_INT(begins, 3);       /* B.run, work, B.run (open at exit) */
 	UT_EQ_INT(ends, 3);
 	UT_EQ_INT(counters, 1);
-	UT_EQ_INT(with_frames, 1);
+	UT_EQ_INT(with_frames, 1);   /* the stack: interned, not inline */
+	for (size_t i = 0; i < n; i++)
+		UT_EQ_INT(p[i].n_frames, 0);
 	/* malloc twice, the drop, two summary instants (the probe rows are none
 	 * here: the trace-level one) */
 	UT_EQ_INT(instants, 2 + 1 + 1);
@@ -490,4 +498,60 @@ UT_TEST(trace_format_settled_from_the_file_name_one_warning)
 	a = (struct sink_args){ .trace = "x.out" };
 	UT_ASSERT(sink_args_settle(&a, w, sizeof(w)) == NULL);
 	UT_EQ_INT(a.trace_format, TRACE_FORMAT_JSON);
+}
+
+/* The same stack on three events: one Callstack, its two Frames and two
+ * function names defined once, in the packet of the first event, and every
+ * event's callstack_iid that one; a stack sharing a frame adds one
+ * Callstack and one Frame. */
+UT_TEST(perfetto_repeated_stack_interned_once)
+{
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000, 5000, 9000 };
+	struct pkt p[64];
+	struct event e;
+	struct stack_trace st = { .n = 2 }, st2 = { .n = 2 };
+	uint64_t iids[4];
+	size_t n = 0, k = 0, stacks = 0, frames = 0, funcs = 0;
+
+	st.frames[0] = (struct stack_frame){ .kind = FRAME_NATIVE, .symbol = "inner", .file = "/l.so" };
+	st.frames[1] = (struct stack_frame){ .kind = FRAME_NATIVE, .symbol = "outer", .file = "/l.so",
+					      .line = 7 };
+	st2.frames[0] = (struct stack_frame){ .kind = FRAME_NATIVE, .symbol = "other", .file = "/l.so" };
+	st2.frames[1] = st.frames[1];
+	open_fake(&c, &t, &clk);
+	for (unsigned i = 0; i < 4; i++) {
+		e = ev_at(&plain, 2000 + 100 * i, 100);
+		e.stack = i == 2 ? &st2 : &st;
+		trace_event(&t, &e);
+	}
+	trace_close(&t);
+	cap_text(&c);
+	read_packets((const uint8_t *)c.buf, c.len, p, 64, &n);
+	for (size_t i = 0; i < n; i++) {
+		stacks += p[i].n_callstacks;
+		frames += p[i].n_frame_defs;
+		funcs += p[i].n_function_names;
+		if (!p[i].has_te || !p[i].callstack_iid)
+			continue;
+		UT_ASSERT(k < 4);
+		UT_ASSERT(p[i].callstack_iid <= stacks);   /* defined before (or with) its use */
+		UT_EQ_INT(p[i].n_frames, 0);
+		if (k == 0) {
+			UT_EQ_INT(p[i].n_callstacks, 1);
+			UT_EQ_INT(p[i].n_frame_defs, 2);
+			UT_EQ_INT(p[i].n_function_names, 2);
+		}
+		iids[k++] = p[i].callstack_iid;
+	}
+	UT_EQ_INT(k, 4);
+	UT_EQ_INT(iids[0], 1);
+	UT_EQ_INT(iids[1], 1);
+	UT_EQ_INT(iids[2], 2);
+	UT_EQ_INT(iids[3], 1);
+	UT_EQ_INT(stacks, 2);
+	UT_EQ_INT(frames, 3);   /* inner, outer, other */
+	UT_EQ_INT(funcs, 3);
+	cap_free(&c);
 }
