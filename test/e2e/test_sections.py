@@ -13,7 +13,12 @@ same section fields on real compiled methods of the Android 11 odex that
 target_art_sections calls the way ART does (a String argument as the name,
 an int as the value); and, since android.os.Trace's methods are all static, on
 real compiled static methods that target_art_static calls (the name in the
-first argument register after the ArtMethod*)."""
+first argument register after the ArtMethod*).
+
+Edge cases: target_atrace_edge, a host program defining atrace_*_body itself
+(named with --libcutils): names with invalid UTF-8 bytes kept whole and
+distinct in every output; an async section begun twice with the same name and
+cookie nests."""
 import json
 import os
 import shutil
@@ -393,3 +398,131 @@ def test_sections_java_path_on_compiled_static_methods():
         ("end", "outer", 1)], "sections with names and depths")
     s = [o for o in u.json_events() if o.get("type") == "summary"][0]["sections"]
     eq((s["begun"], s["ended"], s["open_at_exit"], s["end_unbegun"]), (2, 2, 0, 0), "counts")
+
+
+# ---- edge cases on a host target defining libcutils' atrace_*_body itself ----
+# (test/targets/target_atrace_edge.c; `--libcutils` names the executable)
+
+EDGE = "target_atrace_edge"
+
+
+def edge_run(tmp, mode, args):
+    """`sections` of target_atrace_edge MODE (libcutils' functions only), in
+    the legacy round with its --target-kernel (sections takes it; the
+    harness adds it to `run` only)."""
+    from e2e import TARGET_KERNEL, Held, target
+    held = Held(tmp, EDGE, [mode])
+    extra = ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
+    rc, u = traced_run(held, ["sections", "--no-java", "--libcutils", target(EDGE)] +
+                       extra + list(args))
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check("libcutils' atrace_*_body: 6 of 6 functions probed" in u.stderr(), u.stderr())
+    check(not TARGET_KERNEL or "legacy objects" in u.stderr(), "not the legacy objects: " +
+          u.stderr())
+    return u
+
+
+def summary_sections(u):
+    return [o for o in u.json_events() if o.get("type") == "summary"][0]["sections"]
+
+
+BAD = "bad\ufffd\ufffd"          # "bad\xff\xfe" as JSON Lines and Chrome JSON show it
+
+
+def test_sections_invalid_utf8_names_kept_whole():
+    """Names with invalid UTF-8 bytes ("bad\\xff\\xfeA", "bad\\xff\\xfeB",
+    "bad\\xff\\xfeutf8") keep all their bytes: U+FFFD per bad byte in JSON Lines,
+    Chrome JSON, \\xNN in text and systrace, kept in Perfetto; the two names that
+    differ only after the bad bytes stay two sections (before, the names were
+    cut at the first bad byte: both "bad", one section)."""
+    tmp = tmpdir()
+    chrome = os.path.join(tmp, "trace.json")
+    u = edge_run(tmp, "utf8", ["--format", "json", "--trace", chrome])
+    evs = [e["section"] for e in events(u.json_events())]
+    eq([(e["op"], e["name"], e.get("depth", e.get("cookie", e.get("value"))), e["begun"])
+        for e in evs],
+       [("begin", BAD + "A", 1, True), ("begin", BAD + "B", 2, True),
+        ("end", BAD + "B", 2, True), ("end", BAD + "A", 1, True),
+        ("async_begin", BAD + "A", 1, True), ("async_begin", BAD + "B", 1, True),
+        ("async_end", BAD + "A", 1, True), ("async_end", BAD + "B", 1, True),
+        ("counter", BAD + "utf8", 5, True)], "JSON Lines sections")
+    eq(summary_sections(u),
+       {"begun": 2, "ended": 2, "end_unbegun": 0, "open_at_exit": 0, "async_begun": 2,
+        "async_ended": 2, "async_end_unbegun": 0, "async_open_at_exit": 0,
+        "async_untracked": 0, "counters": 1, "merged": 0}, "summary sections counts")
+    with open(chrome, encoding="utf-8") as f:
+        doc = json.load(f)
+    eq([(e["ph"], e["name"], e.get("id")) for e in doc["traceEvents"] if e["ph"] != "M"],
+       [("B", BAD + "A", None), ("B", BAD + "B", None), ("E", BAD + "B", None),
+        ("E", BAD + "A", None), ("b", BAD + "A", 1), ("b", BAD + "B", 1),
+        ("e", BAD + "A", 1), ("e", BAD + "B", 1), ("C", BAD + "utf8", None)],
+       "Chrome JSON events")
+
+    systrace = os.path.join(tmp, "trace.systrace")
+    u = edge_run(tmp, "utf8", ["--trace", systrace, "--trace-format", "systrace"])
+    # BOOT_S PID TID COMM PROBE FIELDS (no space in this comm or probe)
+    p = [l.split(None, 5) for l in u.out_lines if not l.startswith("#") and " atrace_" in l]
+    eq([c[5] for c in p],
+       ['begin "bad\\xff\\xfeA" depth=1', 'begin "bad\\xff\\xfeB" depth=2',
+        'end "bad\\xff\\xfeB" depth=2', 'end "bad\\xff\\xfeA" depth=1',
+        'async_begin "bad\\xff\\xfeA" cookie=1', 'async_begin "bad\\xff\\xfeB" cookie=1',
+        'async_end "bad\\xff\\xfeA" cookie=1', 'async_end "bad\\xff\\xfeB" cookie=1',
+        'counter "bad\\xff\\xfeutf8" value=5'], "text lines")
+    # systrace is atrace's text: its names are escaped as the text output's
+    # (src/sink/trace_out.c, text_escape_nopipe: \xNN per bad byte, '|' as
+    # \x7c), the file stays valid UTF-8 and the names whole and distinct
+    with open(systrace, "rb") as f:
+        raw = f.read()
+    check(b"\xff" not in raw and b"\xfe" not in raw, "a raw bad byte in the systrace file")
+    got = [m for _, m in markers_utf8(systrace)]
+    pid = int(p[0][1])
+    esc = "bad\\xff\\xfe"
+    eq(got, [f"B|{pid}|{esc}A", f"B|{pid}|{esc}B", f"E|{pid}", f"E|{pid}",
+             f"S|{pid}|{esc}A|1", f"S|{pid}|{esc}B|1", f"F|{pid}|{esc}A|1",
+             f"F|{pid}|{esc}B|1", f"C|{pid}|{esc}utf8|5"], "systrace markers")
+
+    perfetto = os.path.join(tmp, "trace.pftrace")
+    edge_run(tmp, "utf8", ["--trace", perfetto, "--trace-format", "perfetto"])
+    with open(perfetto, "rb") as f:
+        raw = f.read()
+    # the names whole and distinct (before: both cut to "bad").  Their bytes
+    # are written as they came, not as U+FFFD as docs/programs.md says of "the
+    # trace": perfetto_out does not repair strings (reported, not fixed here;
+    # once it does, this expects "bad" + U+FFFD U+FFFD + the rest)
+    for name in (b"A", b"B", b"utf8"):
+        check(b"bad\xff\xfe" + name in raw, f"Perfetto trace lacks the name 'bad..{name}'")
+
+
+def markers_utf8(path):
+    """markers() of a systrace file read as UTF-8 (it must be valid UTF-8)."""
+    with open(path, "rb") as f:
+        f.read().decode("utf-8")
+    return markers(path)
+
+
+def test_sections_async_same_name_and_cookie_nest():
+    """async begin "dup" 1 twice, then async end "dup" 1 twice: the second
+    begin nests in the first (the last begun ends first), so both begins end
+    up ended: 2 begun, 2 ended, no end without its begin, nothing open at exit
+    or untracked (before, the second begin was folded into the first, still
+    one open section, so the second end was counted as one without a begin)."""
+    tmp = tmpdir()
+    chrome = os.path.join(tmp, "trace.json")
+    u = edge_run(tmp, "dup", ["--format", "json", "--trace", chrome])
+    evs = [e["section"] for e in events(u.json_events())]
+    eq([(e["op"], e["name"], e["cookie"], e["begun"]) for e in evs],
+       [("async_begin", "dup", 1, True), ("async_begin", "dup", 1, True),
+        ("async_end", "dup", 1, True), ("async_end", "dup", 1, True)], "JSON Lines sections")
+    eq(summary_sections(u),
+       {"begun": 0, "ended": 0, "end_unbegun": 0, "open_at_exit": 0, "async_begun": 2,
+        "async_ended": 2, "async_end_unbegun": 0, "async_open_at_exit": 0,
+        "async_untracked": 0, "counters": 0, "merged": 0}, "summary sections counts")
+    check("sections: 0 begun, 0 ended; async 2 begun, 2 ended; 0 counter values"
+          in u.stderr(), u.stderr())
+    check("had no begin" not in u.stderr() and "still open at exit" not in u.stderr(),
+          u.stderr())
+    with open(chrome) as f:
+        doc = json.load(f)
+    eq([(e["ph"], e["name"], e.get("id")) for e in doc["traceEvents"] if e["ph"] != "M"],
+       [("b", "dup", 1), ("b", "dup", 1), ("e", "dup", 1), ("e", "dup", 1)],
+       "Chrome JSON: nestable b/e pairs")
