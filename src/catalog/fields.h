@@ -19,8 +19,9 @@ struct fields_out {
 
 /* Length of the string in buf[size]: up to the first NUL (or size).  Bytes
  * that are not valid UTF-8 are kept (never cut: names that differ there stay
- * distinct); every output shows each as one unit (U+FFFD in JSON, trace and
- * statsd, \xNN in text): docs/json-schema.md, "string". */
+ * distinct); every output shows each as one unit (U+FFFD in JSON, the JSON
+ * and Perfetto traces and statsd, \xNN in text and systrace):
+ * docs/json-schema.md, "string". */
 size_t fields_str_len(const char *buf, size_t size);
 
 /* Each appends one field when there is room (silently nothing otherwise:

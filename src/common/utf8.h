@@ -43,4 +43,38 @@ static inline size_t utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* The bytes s[0..n) take once each invalid byte is U+FFFD (3 bytes): the one
+ * rule of every output (docs/json-schema.md, "string").  At most 3 * n. */
+static inline size_t utf8_repaired_len(const unsigned char *s, size_t n)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_seq_len(s + i, n - i);
+		out += l ? l : 3;
+		i += l ? l : 1;
+	}
+	return out;
+}
+
+/* Writes s[0..n) with each invalid byte as U+FFFD to d (room for
+ * utf8_repaired_len(s, n) bytes); returns the end. */
+static inline unsigned char *utf8_repair(unsigned char *d, const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_seq_len(s + i, n - i);
+		if (l) {
+			for (size_t k = 0; k < l; k++)
+				*d++ = s[i + k];
+			i += l;
+		} else {
+			*d++ = 0xef;
+			*d++ = 0xbf;
+			*d++ = 0xbd;
+			i++;
+		}
+	}
+	return d;
+}
+
 #endif

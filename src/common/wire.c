@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/utf8.h"
 
 int wire_read_varint(const uint8_t *b, size_t end, size_t *pos, uint64_t *v)
 {
@@ -179,6 +180,21 @@ void wire_put_len_field(struct wire_buf *w, uint32_t num, const void *p, size_t 
 	wire_put_tag(w, num, WT_LEN);
 	wire_put_varint(w, n);
 	wire_put_bytes(w, p, n);
+}
+
+void wire_put_str_field(struct wire_buf *w, uint32_t num, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t m = utf8_repaired_len(u, n);
+
+	if (m == n) {
+		wire_put_len_field(w, num, s, n);
+		return;
+	}
+	wire_put_tag(w, num, WT_LEN);
+	wire_put_varint(w, m);
+	if (reserve(w, m))
+		w->len = (size_t)(utf8_repair(w->p + w->len, u, n) - w->p);
 }
 
 size_t wire_open(struct wire_buf *w, uint32_t num)

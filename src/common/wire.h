@@ -66,6 +66,9 @@ void wire_put_tag(struct wire_buf *w, uint32_t num, enum wire_type wt);
 /* Fields whole: a varint, a length-delimited string or bytes. */
 void wire_put_uint_field(struct wire_buf *w, uint32_t num, uint64_t v);
 void wire_put_len_field(struct wire_buf *w, uint32_t num, const void *p, size_t n);
+/* A string field: s[0..n) with each invalid UTF-8 byte as U+FFFD (protobuf's
+ * string is UTF-8; the one rule of every output). */
+void wire_put_str_field(struct wire_buf *w, uint32_t num, const char *s, size_t n);
 /* A nested message: wire_open writes the tag and a one-byte length in its
  * place and returns where it is; wire_close, after the message's fields,
  * makes that the real length (moving the fields when it takes more bytes).

@@ -19,7 +19,7 @@ static uint8_t *ann_open(struct pf_ann *a, const char *name, size_t n)
 	uint64_t iid = pf_intern_stable(&a->cache, &a->names, a->defs, ID_ANN_NAMES, name, n);
 
 	a->w = pe_open(a->w, TE_DEBUG, &at);
-	a->w = iid ? pe_uint(a->w, DA_NAME_IID, iid) : pe_bytes(a->w, DA_NAME, name, n);
+	a->w = iid ? pe_uint(a->w, DA_NAME_IID, iid) : pe_str(a->w, DA_NAME, name, n);
 	return at;
 }
 
@@ -37,7 +37,7 @@ void pf_ann_bool(struct pf_ann *a, const char *name, bool v)
 
 size_t pf_ann_str_room(size_t n)
 {
-	return PF_ANN_FIXED + n;
+	return PF_ANN_FIXED + PE_STR_ROOM(n);
 }
 
 void pf_ann_str(struct pf_ann *a, const char *name, const char *s, size_t n, bool interned)
@@ -45,7 +45,7 @@ void pf_ann_str(struct pf_ann *a, const char *name, const char *s, size_t n, boo
 	uint8_t *at = ann_open(a, name, strlen(name));
 	uint64_t iid = interned ? pf_intern_stable(&a->cache, &a->strings, a->defs, ID_STRINGS, s, n) : 0;
 
-	a->w = iid ? pe_uint(a->w, DA_STRING_IID, iid) : pe_bytes(a->w, DA_STRING, s, n);
+	a->w = iid ? pe_uint(a->w, DA_STRING_IID, iid) : pe_str(a->w, DA_STRING, s, n);
 	a->w = pe_close(at, a->w);
 }
 
@@ -68,7 +68,7 @@ size_t pf_field_room(const struct field *f, size_t *name_len)
 	*name_len = f->name ? strlen(f->name) : 1;
 	switch (f->type) {
 	case FIELD_STRING:
-		v += f->v.str.len;
+		v += PE_STR_ROOM(f->v.str.len);
 		break;
 	case FIELD_BYTES:
 		v += 2 * (size_t)f->v.str.len;
@@ -82,7 +82,7 @@ size_t pf_field_room(const struct field *f, size_t *name_len)
 	default:
 		break;
 	}
-	return PE_NEST_MAX + PE_NEST_MAX + *name_len + v;
+	return PE_NEST_MAX + PE_NEST_MAX + PE_STR_ROOM(*name_len) + v;
 }
 
 void pf_ann_field(struct pf_ann *a, const struct field *f, size_t name_len)
@@ -107,7 +107,7 @@ void pf_ann_field(struct pf_ann *a, const struct field *f, size_t name_len)
 		uint64_t iid = f->v.str.len <= PF_INTERN_STRING_MAX
 			       ? pf_intern(&a->strings, a->defs, ID_STRINGS, f->v.str.ptr, f->v.str.len) : 0;
 		w = iid ? pe_uint(w, DA_STRING_IID, iid)
-			: pe_bytes(w, DA_STRING, f->v.str.ptr, f->v.str.len);
+			: pe_str(w, DA_STRING, f->v.str.ptr, f->v.str.len);
 		break;
 	}
 	case FIELD_BYTES:
@@ -143,8 +143,8 @@ size_t pf_callstack_room(const struct stack_trace *st)
 	size_t n = PE_NEST_MAX;
 
 	for (size_t i = 0; i < st->n; i++)
-		n += 2 * PE_NEST_MAX + FRAME_LABEL_MAX + PE_FIELD_MAX +
-		     (st->frames[i].file ? strlen(st->frames[i].file) : 0);
+		n += 2 * PE_NEST_MAX + PE_STR_ROOM(FRAME_LABEL_MAX) + PE_FIELD_MAX +
+		     PE_STR_ROOM(st->frames[i].file ? strlen(st->frames[i].file) : 0);
 	return n;
 }
 
@@ -234,9 +234,9 @@ static void inline_callstack(struct pf_ann *a, const struct stack_trace *st)
 		uint8_t *fr;
 		size_t n = stack_frame_label(f, buf, sizeof(buf));
 		w = pe_open(w, CALLSTACK_FRAMES, &fr);
-		w = pe_bytes(w, FRAME_FUNCTION, buf, n);
+		w = pe_str(w, FRAME_FUNCTION, buf, n);
 		if (f->file)
-			w = pe_bytes(w, FRAME_SOURCE, f->file, strlen(f->file));
+			w = pe_str(w, FRAME_SOURCE, f->file, strlen(f->file));
 		if (f->line > 0)
 			w = pe_uint(w, FRAME_LINE, (uint64_t)f->line);
 		w = pe_close(fr, w);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/wire.h"
 #include "vocab/fmt_fast.h"
 
@@ -55,6 +56,21 @@ static inline uint8_t *pe_bytes(uint8_t *p, uint32_t num, const void *s, size_t 
 {
 	p = pe_varint(pe_tag(p, num, WT_LEN), n);
 	return (uint8_t *)fmt_copy((char *)p, s, n);
+}
+
+/* A string field: each invalid UTF-8 byte as U+FFFD, so its room is
+ * PE_STR_ROOM(n), not n. */
+#define PE_STR_ROOM(n) (3 * (size_t)(n))
+
+static inline uint8_t *pe_str(uint8_t *p, uint32_t num, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t m = utf8_repaired_len(u, n);
+
+	if (m == n)
+		return pe_bytes(p, num, s, n);
+	p = pe_varint(pe_tag(p, num, WT_LEN), m);
+	return utf8_repair(p, u, n);
 }
 
 static inline uint8_t *pe_fixed64(uint8_t *p, uint32_t num, uint64_t v)

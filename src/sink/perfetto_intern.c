@@ -66,7 +66,7 @@ uint64_t pf_intern(struct pf_intern *t, struct wire_buf *defs, uint32_t table, c
 	if (fresh) {
 		size_t at = wire_open(defs, table);
 		wire_put_uint_field(defs, IS_IID, iid);
-		wire_put_len_field(defs, IS_NAME, s, n);
+		wire_put_str_field(defs, IS_NAME, s, n);
 		wire_close(defs, at);
 	}
 	return iid;

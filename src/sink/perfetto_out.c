@@ -67,7 +67,7 @@ static void ev_name(struct pf_out *p, const char *s, size_t n, bool stable)
 						 ID_EVENT_NAMES, s, n)
 			      : pf_intern(&p->names, &p->k.interned, ID_EVENT_NAMES, s, n);
 
-	p->a.w = iid ? pe_uint(p->a.w, TE_NAME_IID, iid) : pe_bytes(p->a.w, TE_NAME, s, n);
+	p->a.w = iid ? pe_uint(p->a.w, TE_NAME_IID, iid) : pe_str(p->a.w, TE_NAME, s, n);
 }
 
 /* The signature, when the name (a label cut from it) does not say it all:
@@ -89,7 +89,7 @@ static size_t signature_len(const struct event *ev, struct label l)
 static bool ev_details(struct pf_out *p, unsigned type, uint64_t track, const struct event *ev,
 		       struct label l)
 {
-	size_t sig = signature_len(ev, l), room = PE_FIELD_MAX + PE_NEST_MAX + l.n;
+	size_t sig = signature_len(ev, l), room = PE_FIELD_MAX + PE_NEST_MAX + PE_STR_ROOM(l.n);
 	size_t names[DETAILS_FIELDS], nl;
 
 	if (sig)
@@ -225,7 +225,7 @@ static void section_slice(struct pf_out *p, uint64_t track, const struct section
 	if (tr)
 		tr->open_sections += begin ? 1 : -1;
 	if (!ev_start(p, begin ? TYPE_BEGIN : TYPE_END, track,
-		      PE_FIELD_MAX + PE_NEST_MAX + c->name_len + PF_ANN_FIXED))
+		      PE_FIELD_MAX + PE_NEST_MAX + PE_STR_ROOM(c->name_len) + PF_ANN_FIXED))
 		return;
 	if (begin)
 		ev_name(p, c->name, c->name_len, false);
@@ -284,7 +284,7 @@ static void summary_row(struct pf_out *p, const struct probe_stats *r, uint64_t 
 	size_t method_n = method ? strlen(method) : 0;
 
 	if (!ev_start(p, TYPE_INSTANT, pf_tool_track(&p->tracks),
-		      PE_FIELD_MAX + PE_NEST_MAX + sizeof(name) + pf_ann_str_room(l.n) +
+		      PE_FIELD_MAX + PE_NEST_MAX + PE_STR_ROOM(sizeof(name)) + pf_ann_str_room(l.n) +
 		      pf_ann_str_room(method_n) + 9 * PF_ANN_FIXED))
 		return;
 	ev_name(p, name, sizeof(name) - 1, true);

@@ -116,7 +116,7 @@ static uint64_t process_track(struct pf_tracks *t, struct pf_packet *k, uint32_t
 		size_t pd = wire_open(&k->pkt, TD_PROCESS);
 		wire_put_uint_field(&k->pkt, PD_PID, pid);
 		if (n)
-			wire_put_len_field(&k->pkt, PD_NAME, name, n);
+			wire_put_str_field(&k->pkt, PD_NAME, name, n);
 		wire_close(&k->pkt, pd);
 		descriptor_emit(k, at);
 	}
@@ -148,7 +148,7 @@ void pf_tracks_thread(struct pf_tracks *t, struct pf_packet *k, const struct eve
 	wire_put_uint_field(&k->pkt, THD_PID, ev->pid);
 	wire_put_uint_field(&k->pkt, THD_TID, ev->tid);
 	if (n)
-		wire_put_len_field(&k->pkt, THD_NAME, ev->comm, n);
+		wire_put_str_field(&k->pkt, THD_NAME, ev->comm, n);
 	wire_close(&k->pkt, td);
 	descriptor_emit(k, at);
 }
@@ -161,7 +161,7 @@ uint64_t pf_counter_track(struct pf_tracks *t, struct pf_packet *k, uint32_t pid
 	if (track_needs(t, uuid, 1)) {
 		uint64_t parent = pid ? process_track(t, k, pid, process) : pf_tool_track(t);
 		size_t at = descriptor_open(k, uuid, parent);
-		wire_put_len_field(&k->pkt, TD_NAME, name, n);
+		wire_put_str_field(&k->pkt, TD_NAME, name, n);
 		size_t cd = wire_open(&k->pkt, TD_COUNTER);
 		wire_close(&k->pkt, cd);
 		descriptor_emit(k, at);
@@ -178,7 +178,7 @@ uint64_t pf_async_track(struct pf_tracks *t, struct pf_packet *k, const struct e
 	if (track_needs(t, uuid, 1)) {
 		uint64_t proc = process_track(t, k, ev->pid, ev->process);
 		size_t at = descriptor_open(k, uuid, proc);
-		wire_put_len_field(&k->pkt, TD_NAME, c->name, c->name_len);
+		wire_put_str_field(&k->pkt, TD_NAME, c->name, c->name_len);
 		descriptor_emit(k, at);
 	}
 	return uuid;

@@ -65,24 +65,10 @@ static size_t string_len(struct statsd_event *ev, const char *s, size_t len)
 	return len;
 }
 
-/* The bytes s[0..n) take once each invalid byte is U+FFFD (3 bytes): the
- * one rule of every output (docs/json-schema.md, "string"). */
-static size_t repaired_len(const unsigned char *s, size_t n)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_seq_len(s + i, n - i);
-		out += l ? l : 3;
-		i += l ? l : 1;
-	}
-	return out;
-}
-
 static void append_string(struct statsd_event *ev, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t n = string_len(ev, s, len), m = n ? repaired_len(u, n) : 0;
+	size_t n = string_len(ev, s, len), m = n ? utf8_repaired_len(u, n) : 0;
 
 	append_le(ev, (uint32_t)m, 4);
 	if (m == n) {

@@ -432,7 +432,7 @@ BAD = "bad\ufffd\ufffd"          # "bad\xff\xfe" as JSON Lines and Chrome JSON s
 def test_sections_invalid_utf8_names_kept_whole():
     """Names with invalid UTF-8 bytes ("bad\\xff\\xfeA", "bad\\xff\\xfeB",
     "bad\\xff\\xfeutf8") keep all their bytes: U+FFFD per bad byte in JSON Lines,
-    Chrome JSON, \\xNN in text and systrace, kept in Perfetto; the two names that
+    Chrome JSON and Perfetto, \\xNN in text and systrace; the two names that
     differ only after the bad bytes stay two sections (before, the names were
     cut at the first bad byte: both "bad", one section)."""
     tmp = tmpdir()
@@ -485,12 +485,13 @@ def test_sections_invalid_utf8_names_kept_whole():
     edge_run(tmp, "utf8", ["--trace", perfetto, "--trace-format", "perfetto"])
     with open(perfetto, "rb") as f:
         raw = f.read()
-    # the names whole and distinct (before: both cut to "bad").  Their bytes
-    # are written as they came, not as U+FFFD as docs/programs.md says of "the
-    # trace": perfetto_out does not repair strings (reported, not fixed here;
-    # once it does, this expects "bad" + U+FFFD U+FFFD + the rest)
+    # the names whole and distinct (before: both cut to "bad"), each bad byte
+    # as U+FFFD (protobuf strings are UTF-8; the rule of JSON and statsd too),
+    # no raw bad byte anywhere in the file's strings
+    fffd = "\ufffd".encode()
     for name in (b"A", b"B", b"utf8"):
-        check(b"bad\xff\xfe" + name in raw, f"Perfetto trace lacks the name 'bad..{name}'")
+        check(b"bad" + fffd * 2 + name in raw, f"Perfetto trace lacks the name 'bad..{name}'")
+    check(b"bad\xff\xfe" not in raw, "Perfetto trace holds a raw invalid UTF-8 byte")
 
 
 def markers_utf8(path):
