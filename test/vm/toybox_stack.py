@@ -107,7 +107,8 @@ def chain(root, toybox, out):
 def main():
     if len(sys.argv) != 3:
         die("usage: toybox_stack.py ROOT OUT")
-    root, dest = os.path.abspath(sys.argv[1]), sys.argv[2]
+    # realpath: gdb names the files by their real paths (../shared may be a symlink)
+    root, dest = os.path.realpath(sys.argv[1]), sys.argv[2]
     toybox, out = gdb_session(root)
     frames = chain(root, toybox, out)
     names = [f[2] for f in frames]
