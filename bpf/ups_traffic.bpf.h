@@ -1,0 +1,310 @@
+/* ups_traffic.bpf.h — the traffic programs (traffic, traffic_exit): per
+ * process, socket and peer byte and call counts.
+ * Included once by Uprobestats.bpf.c, at the place the programs above it
+ * (exit probes, the pending-call stacks) are defined: one object, one
+ * compilation unit; a header only to keep each concern its own file. */
+
+/* ---- traffic (records.h: enum ups_traffic_op) ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);  /* resized when a traffic probe runs */
+	__type(key, struct ups_traffic_sock_key);
+	__type(value, struct ups_traffic_sock);
+} traffic_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);  /* resized when a traffic probe runs (--agg-keys) */
+	__type(key, struct ups_traffic_key);
+	__type(value, struct ups_traffic_value);
+} traffic_data SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);  /* resized when a traffic probe runs (--agg-keys) */
+	__type(key, struct ups_traffic_host_key);
+	__type(value, struct ups_traffic_host);
+} traffic_hosts SEC(".maps");
+
+/* getaddrinfo's addresses: whole (sockaddr_in or sockaddr_in6) */
+#define UPS_SOCKADDR_ANY 128
+
+/* A sockaddr of len bytes at uaddr: family, port and address (AF_UNIX: the
+ * path's start; none when len is the family's alone).  Nothing when len does not cover the family
+ * and (inet) the port and address: a call that got no address back (addrlen
+ * 0: a unix stream or connected TCP socket) left the buffer as it was.
+ * 16 bytes first (a sockaddr_in may end a mapping), the rest by family. */
+static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr, __u32 len)
+{
+	__u8 sa[28] = {};
+	const void *u = (const void *)UPS_UNTAG(uaddr);
+	__u16 family;
+
+	if (!uaddr || len < 2 || ups_probe_read_user(sa, 16, u))
+		return;
+	family = sa[0] | (__u16)sa[1] << 8;
+	if ((family == 2 && len < 8) || (family == 10 && len < 24))
+		return;
+	s->family = family;
+	if (family == 2) {               /* AF_INET */
+		s->port = (__u16)sa[2] << 8 | sa[3];
+		__builtin_memcpy(s->addr, sa + 4, 4);
+	} else if (family == 10) {       /* AF_INET6 */
+		if (ups_probe_read_user(sa, sizeof(sa), u))
+			return;
+		s->port = (__u16)sa[2] << 8 | sa[3];
+		__builtin_memcpy(s->addr, sa + 8, 16);
+	} else if (family == 1) {        /* AF_UNIX */
+		/* an unbound peer's is the family alone: no path */
+		if (len > 2 && !ups_probe_read_user(sa, 18, u))
+			__builtin_memcpy(s->addr, sa + 2, 16);
+	}
+}
+
+/* The length the kernel wrote at ulen (recvfrom's and accept's addrlen; read
+ * only), 0 when there is none. */
+static __always_inline __u32 filled_len(__u64 ulen)
+{
+	__u32 len = 0;
+
+	if (!ulen || ups_probe_read_user(&len, sizeof(len), (const void *)UPS_UNTAG(ulen)))
+		return 0;
+	return len;
+}
+
+/* getaddrinfo's result list at *resp (read only): each IPv4/IPv6 address
+ * -> the name looked up (node), per process.  bsd: bionic's addrinfo. */
+static __always_inline void traffic_lookup(__u32 pid, __u64 node, __u64 resp, int bsd)
+{
+	struct ups_traffic_host_key k = {};
+	struct ups_traffic_host h = {};
+	__u64 ai = 0, f[6];
+
+	if (!node || !resp || ups_probe_read_user(&ai, sizeof(ai), (const void *)UPS_UNTAG(resp)))
+		return;
+	if (ups_probe_read_user_str(h.name, sizeof(h.name), (const void *)UPS_UNTAG(node)) <= 1)
+		return;
+	k.pid = pid;
+#pragma unroll
+	for (int i = 0; i < UPS_TRAFFIC_LOOKUP_ADDRS; i++) {
+		struct ups_traffic_sock s = {};
+
+		if (!ai || ups_probe_read_user(f, sizeof(f), (const void *)UPS_UNTAG(ai)))
+			break;
+		read_peer(&s, bsd ? f[4] : f[3], UPS_SOCKADDR_ANY);
+		if (s.family == 2 || s.family == 10) {
+			k.family = s.family;
+			__builtin_memcpy(k.addr, s.addr, sizeof(k.addr));
+			bpf_map_update_elem(&traffic_hosts, &k, &h, BPF_ANY);
+		}
+		ai = f[5];
+	}
+}
+
+/* Network traffic is IPv4, IPv6 and unix sockets.  Netlink (glibc's
+ * getaddrinfo with AI_ADDRCONFIG asks the kernel for the interface addresses
+ * through one), packet and other sockets are a process talking to its kernel
+ * or below IP: not counted, like a file. */
+static __always_inline int traffic_family(__u16 family)
+{
+	return family == 1 || family == 2 || family == 10;
+}
+
+static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u16 family,
+					     __u16 type, __u64 uaddr, __u32 ulen)
+{
+	struct ups_traffic_sock s = {};
+
+	s.sock_id = bpf_ktime_get_ns();
+	s.family = family;
+	s.type = type;
+	read_peer(&s, uaddr, ulen);
+	if (!s.family || traffic_family(s.family))   /* 0: not known yet */
+		bpf_map_update_elem(&traffic_socks, k, &s, BPF_ANY);
+	else    /* the fd is no (network) socket now, whatever it was */
+		bpf_map_delete_elem(&traffic_socks, k);
+}
+
+/* Returns 1 when the call counted on fd (a known socket, or one whose
+ * address says it is traffic), else 0. */
+static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __s64 bytes,
+					 int tx, __u64 uaddr, __u32 ulen)
+{
+	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32, .fd = fd };
+	struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
+	struct ups_traffic_key k = {};
+	struct ups_traffic_value *v;
+	__u32 zero = 0, *gen;
+
+	if (bytes <= 0)
+		return 0;
+	if (s)
+		k.sock = *s;
+	else if (!uaddr)
+		return 0;    /* not a socket we know: a file, a pipe */
+	if (uaddr) {
+		struct ups_traffic_sock peer = k.sock;
+
+		read_peer(&peer, uaddr, ulen);    /* sendto/recvfrom: this datagram's peer */
+		if (!traffic_family(peer.family) && !s)
+			return 0;           /* a netlink message, say */
+		if (traffic_family(peer.family))
+			k.sock = peer;      /* (else no address came back: the socket's) */
+		/* an unconnected socket's later recv()/recvfrom(NULL) count
+		 * against the peer it first sent to */
+		if (s && tx && !s->port && k.sock.port) {
+			s->port = k.sock.port;
+			__builtin_memcpy(s->addr, k.sock.addr, sizeof(s->addr));
+		}
+	}
+	gen = bpf_map_lookup_elem(&agg_gen, &zero);
+	k.pid = sk.pid;
+	k.uid = (__u32)bpf_get_current_uid_gid();
+	k.fd = fd;
+	k.gen = gen ? (*gen & 1) : 0;
+	v = bpf_map_lookup_elem(&traffic_data, &k);
+	if (!v) {
+		struct ups_traffic_value z = {};
+
+		/* the first caller's name: kept even when the process is gone
+		 * by the time the interval is printed */
+		bpf_get_current_comm(z.comm, sizeof(z.comm));
+		z.comm_tid = (__u32)pid_tgid;
+		bpf_map_update_elem(&traffic_data, &k, &z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&traffic_data, &k);
+		if (!v) {
+			struct ups_probe_counters *c = ups_counters(ctx);
+			if (c)
+				c->agg_full++;
+			return 1;
+		}
+	}
+	if (tx) {
+		__sync_fetch_and_add(&v->tx_bytes, bytes);
+		__sync_fetch_and_add(&v->tx_calls, 1);
+	} else {
+		__sync_fetch_and_add(&v->rx_bytes, bytes);
+		__sync_fetch_and_add(&v->rx_calls, 1);
+	}
+	return 1;
+}
+
+/* The bytes of a sendmmsg/recvmmsg that returned n messages: the msg_len of
+ * vec[0..n-1] (read only; the first UPS_TRAFFIC_MMSG_MAX). */
+static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n)
+{
+	__s64 sum = 0;
+
+	if (!vec)
+		return 0;
+#pragma unroll
+	for (int i = 0; i < UPS_TRAFFIC_MMSG_MAX; i++) {
+		__u32 len = 0;
+
+		if (i >= n || ups_probe_read_user(&len, sizeof(len), (const void *)UPS_UNTAG(
+				vec + (__u64)i * UPS_MMSGHDR_SIZE + UPS_MMSGHDR_LEN_AT)))
+			break;
+		sum += len;
+	}
+	return sum;
+}
+
+/* splice(fd_in, …, fd_out, …): bytes out of a socket fd_out, else into a
+ * socket fd_in (args: fd_in, fd_out). */
+static __always_inline void traffic_splice(void *ctx, __u64 pid_tgid, const __u64 *args,
+					   __s64 ret)
+{
+	if (!traffic_count(ctx, pid_tgid, (__u32)args[1], ret, 1, 0, 0))
+		traffic_count(ctx, pid_tgid, (__u32)args[0], ret, 0, 0, 0);
+}
+
+/* socketpair(domain, type, protocol, sv) = 0: sv[0] and sv[1] are sockets
+ * (args: domain, type, sv), their peer unknown. */
+static __always_inline void traffic_socketpair(__u32 pid, const __u64 *args)
+{
+	struct ups_traffic_sock_key sk = { .pid = pid };
+	__s32 sv[2] = {};
+
+	if (!args[2] || ups_probe_read_user(sv, sizeof(sv), (const void *)UPS_UNTAG(args[2])))
+		return;
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		sk.fd = (__u32)sv[i];
+		traffic_new_sock(&sk, (__u16)args[0], (__u16)(args[1] & 0xf), 0, 0);
+	}
+}
+
+static __always_inline int traffic_exit_at(void *ctx, __u64 sp, int uret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32 };
+	__s64 ret = (__s64)UPS_RET(ctx);
+	__u32 op = UPS_CFG(traffic_op);
+	struct ups_agg_entry e;
+
+	if (!take_agg_entry(ctx, pid_tgid, sp, uret, &e)) {
+		/* an accept() blocked since before the attach: its new fd is a
+		 * socket all the same (family, type and peer unknown) */
+		if (op == UPS_TRAFFIC_ACCEPT && ret >= 0 && ups_pid_ok(pid_tgid)) {
+			sk.fd = (__u32)ret;
+			traffic_new_sock(&sk, 0, 0, 0, 0);
+		}
+		return 0;
+	}
+	sk.fd = (__u32)e.args[0];
+	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
+		/* sendto: the address and its length (register 5) as given */
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0,
+			      (__u32)e.args[1]);
+	} else if (op == UPS_TRAFFIC_RX || op == UPS_TRAFFIC_RX_ADDR) {
+		/* recvfrom: the address only as long as the kernel's addrlen */
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, op == UPS_TRAFFIC_RX_ADDR ? e.args[2] : 0,
+			      op == UPS_TRAFFIC_RX_ADDR ? filled_len(e.args[1]) : 0);
+	} else if (op == UPS_TRAFFIC_TX_MMSG || op == UPS_TRAFFIC_RX_MMSG) {
+		traffic_count(ctx, pid_tgid, sk.fd, mmsg_bytes(e.args[1], ret),
+			      op == UPS_TRAFFIC_TX_MMSG, 0, 0);
+	} else if (op == UPS_TRAFFIC_SPLICE) {
+		traffic_splice(ctx, pid_tgid, e.args, ret);
+	} else if (op == UPS_TRAFFIC_SOCKETPAIR && ret == 0) {
+		traffic_socketpair(sk.pid, e.args);
+	} else if (op == UPS_TRAFFIC_SOCKET && ret >= 0) {
+		sk.fd = (__u32)ret;
+		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0, 0);
+	} else if (op == UPS_TRAFFIC_ACCEPT && ret >= 0) {
+		/* the listening socket's family when accept gives no address
+		 * (addr or addrlen NULL); the peer only as long as the kernel's
+		 * addrlen (an unbound unix peer's is 2: the family alone) */
+		struct ups_traffic_sock *l;
+
+		sk.fd = (__u32)e.args[0];
+		l = bpf_map_lookup_elem(&traffic_socks, &sk);
+		sk.fd = (__u32)ret;
+		traffic_new_sock(&sk, l ? l->family : 0, UPS_SOCK_STREAM, e.args[1],
+				 filled_len(e.args[2]));
+	} else if (op == UPS_TRAFFIC_CONNECT) {
+		/* the peer, also for a non-blocking connect still in progress (-1) */
+		struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
+		if (s)
+			read_peer(s, e.args[1], (__u32)e.args[2]);
+		else
+			traffic_new_sock(&sk, 0, 0, e.args[1], (__u32)e.args[2]);
+	} else if (op == UPS_TRAFFIC_CLOSE) {
+		bpf_map_delete_elem(&traffic_socks, &sk);
+	} else if ((op == UPS_TRAFFIC_LOOKUP || op == UPS_TRAFFIC_LOOKUP_BSD) && ret == 0) {
+		traffic_lookup(sk.pid, e.args[0], e.args[1], op == UPS_TRAFFIC_LOOKUP_BSD);
+	}
+	return 0;
+}
+
+SEC("uprobe/traffic_exit")
+int traffic_exit(void *ctx)
+{
+	return traffic_exit_at(ctx, UPS_SP(ctx), 0);
+}
+
+SEC("uretprobe/traffic")
+int traffic(void *ctx)
+{
+	return traffic_exit_at(ctx, UPS_SP(ctx) - UPS_RET_SP_ADJ, 1);
+}
