@@ -78,6 +78,13 @@ def test_schema_every_trace_row_ret_args():
     check({"event", "return", "summary"} <= types_of(objs) or
           {"return", "summary"} <= types_of(objs), f"rows: {types_of(objs)}")
     eq(objs[-1]["type"], "summary", "the last row")
+    # every row carries its time: the summary when it was written, after the calls
+    last = max(o["boot_ns"] for o in objs[:-1])
+    s = objs[-1]
+    check(s["boot_ns"] >= last and s["wall_ns"] > 0 and s["wall"].endswith("Z"),
+          f"the summary's time (after the last call, {last}): {s['boot_ns']}, {s['wall']}")
+    for o in objs:
+        check(o["boot_ns"] > 0 and o["wall_ns"] > 0, f"a {o['type']} row's time: {o}")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
