@@ -103,18 +103,82 @@ def test_aggregating_summary_says_in_kernel_not_delivered_zero():
     eq(rows[0][1:3], ["4", "in-kernel"], f"HITS 4, DELIVERED in-kernel (not 0): {err}")
 
 
-def test_json_and_format_json_both_ways():
-    import json
+def help_commands():
+    """The commands `uprobestats --help` lists."""
+    import subprocess
+    from e2e import BIN
+    p = subprocess.run([BIN, "--help"], capture_output=True, text=True)
+    return re.findall(r"^  ([a-z][a-z-]+) {2,}\S", p.stdout, re.M)
+
+
+def json_spellings(cmd):
+    """(`--json` offered, `--format ...json...` offered) by CMD --help."""
+    import subprocess
+    from e2e import BIN
+    h = subprocess.run([BIN, cmd, "--help"], capture_output=True, text=True).stdout
+    return (re.search(r"^\s+(-j, )?--json\s", h, re.M) is not None,
+            re.search(r"^\s+--format \S*json", h, re.M) is not None)
+
+
+def json_runs(tmp):
+    """For each command that writes JSON: how the test runs it, a function of
+    the spelling's arguments that returns (exit code, stdout lines, stderr)."""
+    import os
+    import subprocess
+    from e2e import BIN
+    import test_sections as sections_e2e   # (a plain name would be run as a test)
+    from test_art import ODEX
     bin_ = target("target_first")
-    outs = {}
-    for flag in (["--json"], ["--format", "json"]):
-        for cmd in (["doctor"], ["methods", "--match", f"{bin_}:ups_first"],
-                    ["trace", "-c", f"{bin_} 2", f"{bin_}:ups_first"]):
-            rc, out, err = run(cmd + flag)
-            eq(rc, 0, f"{cmd + flag}: exit code; stderr: {err}")
-            lines = [l for l in out.splitlines() if l.strip()]
-            check(lines and all(isinstance(json.loads(l), dict) for l in lines),
-                  f"{cmd + flag}: JSON lines: {out[:300]}")
-            outs.setdefault(cmd[0], []).append(len(lines))
-    eq(outs["methods"][0], outs["methods"][1], "methods: the same rows either way")
-    eq(outs["trace"][0], outs["trace"][1], "trace: the same rows either way")
+    cfg = os.path.join(tmp, "first.textproto")
+    p = subprocess.run([BIN, "trace", "--emit-config", cfg, f"{bin_}:ups_first"],
+                       capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, "--emit-config: " + p.stderr)
+
+    def plain(args):
+        def go(flag):
+            rc, out, err = run(args + flag)
+            return rc, out.splitlines(), err
+        return go
+
+    def sections(flag):
+        _, _, rc, u = sections_e2e.chroot_run(flag)
+        return rc, list(u.out_lines), u.stderr()
+    return {
+        "trace": [plain(["trace", "-c", f"{bin_} 2", f"{bin_}:ups_first"])],
+        "run": [plain(["run", "-c", f"{bin_} 2", cfg])],
+        "sections": [sections],
+        "traffic": [plain(["traffic", "-c", target("target_sendloop") + " 3"])],
+        "methods": [plain(["methods", ODEX]),
+                    plain(["methods", "--match", f"{bin_}:ups_first"])],
+        "resolve": [plain(["resolve", "-", f"{bin_}:ups_first"])],
+        "doctor": [plain(["doctor"])],
+    }
+
+
+def test_json_and_format_json_both_ways():
+    """Every command that writes JSON (its help offers it) takes `--json` and
+    `--format json` alike: both accepted, the same rows of the same types, each
+    a schema row; a command the test does not know how to run, or one whose
+    help offers one spelling only, fails; the others offer neither."""
+    import test_json_schema as schema_e2e   # (a plain name would be run as a test)
+    from e2e import tmpdir
+    runs = json_runs(tmpdir())
+    for cmd in help_commands():
+        has = json_spellings(cmd)
+        if cmd not in runs:
+            eq(has, (False, False), f"{cmd}: offers JSON (--json, --format json) but the "
+               f"test does not run it")
+            continue
+        eq(has, (True, True), f"{cmd} --help: offers --json and --format json")
+        for go in runs[cmd]:
+            got = []
+            for flag in (["--json"], ["--format", "json"]):
+                rc, lines, err = go(flag)
+                ok = (0, 1) if cmd == "doctor" else (0,)
+                check(rc in ok, f"{cmd} {flag}: exit code {rc}; stderr: {err[-1000:]}")
+                objs = schema_e2e.check_lines(lines, f"{cmd} {' '.join(flag)}")
+                check(objs, f"{cmd} {flag}: no JSON rows; stderr: {err[-1000:]}")
+                got.append(sorted(o["type"] for o in objs))
+            eq(got[0], got[1], f"{cmd}: the same rows with --json and --format json")
+    for cmd in runs:
+        check(cmd in help_commands(), f"{cmd}: not in --help's commands")
