@@ -67,14 +67,27 @@ def test_text_one_line_per_call_with_args_and_return():
 
 
 def test_duration_takes_units():
-    rc, out, err = run(["trace", "--format", "json", "--duration", "300ms", "-c", "sh -c 'exec sleep 5 >/dev/null 2>&1'",
-                        "libc.so:nanosleep"])
-    check("duration of 0.3 s elapsed" in err, f"--duration 300ms: {err}")
+    """--duration 500ms ends a run after 0.5 s; 10s, 5m, 1h and a bare number
+    (seconds) are the config's duration_seconds (--emit-config writes it)."""
+    import os
+    from e2e import tmpdir
+    rc, out, err = run(["trace", "--format", "json", "--duration", "500ms", "-c",
+                        "sh -c 'exec sleep 5 >/dev/null 2>&1'", "libc.so:nanosleep"])
+    check("duration of 0.5 s elapsed" in err, f"--duration 500ms: {err}")
     check("still running" in err, f"the command outlives the run, said: {err}")
     eq(rc, 0, f"exit code: the run's; stderr: {err}")
     for bad in ("5x", "ms", "-1s", "0"):
         rc, out, err = run(["trace", "--duration", bad, "libc.so:write"])
         eq(rc, 2, f"--duration {bad}: usage error; stderr: {err}")
+    cfg = os.path.join(tmpdir(), "d.textproto")
+    bin_ = target("target_first")
+    for arg, secs in (("10s", 10), ("5m", 300), ("1h", 3600), ("7", 7)):
+        rc, out, err = run(["trace", "--duration", arg, "--emit-config", cfg,
+                            f"{bin_}:ups_first"])
+        eq(rc, 0, f"--duration {arg}: exit code; stderr: {err}")
+        with open(cfg) as f:
+            text = f.read()
+        check(f"duration_seconds: {secs}\n" in text, f"--duration {arg}: {secs} s: {text}")
 
 
 def test_emit_config_writes_absolute_paths():
@@ -182,3 +195,50 @@ def test_json_and_format_json_both_ways():
             eq(got[0], got[1], f"{cmd}: the same rows with --json and --format json")
     for cmd in runs:
         check(cmd in help_commands(), f"{cmd}: not in --help's commands")
+
+
+def test_run_takes_c_n_p_and_all_matches_as_trace_does():
+    """`run CONFIG` selects its processes as trace does: -c (every call from
+    the first, the constructor's, counted), -n NAME (over the config's
+    target_process_name: one process of that name), --all-matches (every one)
+    and -p PID."""
+    import json
+    import os
+    import subprocess
+    from e2e import BIN, Target, Uprobestats, native_config, tmpdir, write_config
+    tmp = tmpdir()
+    bin_ = target("target_first")
+    cfg = os.path.join(tmp, "first.textproto")
+    p = subprocess.run([BIN, "trace", "--args", "0", "--emit-config", cfg, f"{bin_}:ups_first"],
+                       capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, "--emit-config: " + p.stderr)
+    rc, out, err = run(["run", "--format", "json", "-c", f"{bin_} 5", cfg])
+    eq(rc, 0, f"run -c exit code; stderr: {err}")
+    evs = events([json.loads(l) for l in out.splitlines() if l.startswith("{")])
+    eq([num(e["fields"]["r0"]) for e in evs], list(range(5)),
+       f"run -c: every call from the first; stderr: {err}")
+    n, name = 50, "ups-e2e-run-n"
+    cfg = write_config(tmp, native_config(target("target_native"), "ups_target_fn",
+                                          target_name="ups-e2e-someone-else"))
+    for sel, want in ((["-n", name], 1), (["-n", name, "--all-matches"], 2), (["-p"], 1)):
+        a, b = Target(tmp, n, 1, argv0=name), Target(tmp, n, 2, argv0=name)
+        try:
+            args = sel + [str(a.pid)] if sel == ["-p"] else sel
+            u = Uprobestats(["run", cfg, "--format", "json"] + args)
+            u.wait_attached()
+            a.go()
+            b.go()
+            a.wait()
+            b.wait()
+            rc = u.wait()
+        finally:
+            a.kill()
+            b.kill()
+        eq(rc, 0, f"run {args}: exit code; stderr: " + u.stderr())
+        evs = events(u.json_events())
+        pids = sorted({e["pid"] for e in evs})
+        eq(len(evs), n * want, f"run {args}: events of {want} process(es); pids {pids}")
+        eq(len(pids), want, f"run {args}: processes traced")
+        check(set(pids) <= {a.pid, b.pid}, f"run {args}: processes of that name: {pids}")
+        if sel == ["-p"]:
+            eq(pids, [a.pid], "run -p: that process")
