@@ -66,6 +66,18 @@ def test_text_one_line_per_call_with_args_and_return():
     check(re.search(r" r0=0x1 ", out), f"text-raw keeps the register dump: {out}")
 
 
+def test_text_call_line_of_libc_write_as_readme_shows():
+    """README's example as written: libc's write named with its parameters
+    from the table of C functions, `write(fd=1, buf=0x…, count=3) = 3  <DUR>`."""
+    rc, out, err = run(["trace", "--args", "0,1,2", "--ret", "-c", "sh -c 'echo hi'",
+                        "libc.so:write"])
+    eq(rc, 0, f"exit code; stderr: {err}")
+    lines = [l for l in out.splitlines() if " write(" in l]
+    eq(len(lines), 1, f"one call line: {out}")
+    check(re.search(r" sh +write\(fd=1, buf=0x[0-9a-f]+, count=3\) = 3  "
+                    r"<[0-9.]+(ns|\xb5s|ms)>$", lines[0]), f"the call line: {lines[0]!r}")
+
+
 def test_duration_takes_units():
     """--duration 500ms ends a run after 0.5 s; 10s, 5m, 1h and a bare number
     (seconds) are the config's duration_seconds (--emit-config writes it)."""
@@ -108,12 +120,23 @@ def test_emit_config_writes_absolute_paths():
 
 
 def test_aggregating_summary_says_in_kernel_not_delivered_zero():
+    """Every aggregating run (--count, --by, --sum, --hist; traffic) counts in
+    the kernel: its summary's DELIVERED says in-kernel, never 0."""
     bin_ = target("target_first")
-    rc, out, err = run(["trace", "--count", "-c", f"{bin_} 4", f"{bin_}:ups_first"])
-    eq(rc, 0, f"exit code; stderr: {err}")
-    rows = [l.split() for l in err.splitlines() if l.startswith("#0 ")]
-    eq(len(rows), 1, f"one summary row: {err}")
-    eq(rows[0][1:3], ["4", "in-kernel"], f"HITS 4, DELIVERED in-kernel (not 0): {err}")
+    for agg in (["--count"], ["--by", "comm"], ["--sum", "arg0"], ["--hist", "latency"]):
+        rc, out, err = run(["trace"] + agg + ["-c", f"{bin_} 4", f"{bin_}:ups_first"])
+        eq(rc, 0, f"{agg}: exit code; stderr: {err}")
+        rows = [l.split() for l in err.splitlines() if l.startswith(("#0 ", "all "))]
+        eq(len(rows), 2, f"{agg}: the probe's summary row and the total: {err}")
+        for r in rows:
+            eq(r[1:3], ["4", "in-kernel"], f"{agg}: HITS 4, DELIVERED in-kernel (not 0): {err}")
+    rc, out, err = run(["traffic", "-c", target("target_sendloop") + " 3"])
+    eq(rc, 0, f"traffic: exit code; stderr: {err}")
+    rows = [l.split() for l in err.splitlines() if l.startswith(("#0 ", "all "))]
+    check(len(rows) > 2 and all(r[2] == "in-kernel" for r in rows),
+          f"traffic: every summary row in-kernel: {err}")
+    check(any(r[1:3] == ["3", "in-kernel"] and r[-1] == "send" for r in rows),
+          f"traffic: send's 3 calls: {err}")
 
 
 def help_commands():
