@@ -6,7 +6,7 @@ histogram and a full map (aggregate rows, the dropped_map_full row),
 `resolve --json` (a signature, a pattern, a native pattern, a failure: one
 shape), `methods --json` (an oat file's compiled methods; a pattern's Java
 and native matches, those left out too: method rows) and `doctor --json`
-(one doctor object).  Each line is checked as a whole (additionalProperties
+(one doctor object), and `--profile-format json` (one profile object).  Each line is checked as a whole (additionalProperties
 false), and a line whose type the schema does not list fails."""
 import json
 import os
@@ -16,7 +16,7 @@ from e2e import (TARGET_KERNEL, Held, TestFailure, check, eq, needs_kernel, run,
                  tmpdir, traced_run)
 
 TYPES = {"event", "return", "drop", "lost", "summary", "aggregate", "traffic", "resolve",
-         "method", "doctor"}
+         "method", "doctor", "profile"}
 
 
 def schema_types():
@@ -95,6 +95,22 @@ def test_schema_every_trace_row_stack():
     evs = [o for o in objs if o["type"] == "event"]
     eq(len(evs), 3, "events")
     check(all(o.get("stack") for o in evs), "every event has its stack")
+
+
+def test_schema_json_profile():
+    """`--profile FILE --profile-format json`: one profile object, a row per
+    method and process."""
+    tmp = tmpdir()
+    prof = os.path.join(tmp, "profile.json")
+    traced_json("target_agg", ["1", "10"],
+                ["trace", "--format", "json", "--ret", "--profile", prof, "--profile-format",
+                 "json", target("target_agg") + ":ups_agg_fn"])
+    with open(prof) as f:
+        objs = check_lines(f.read().splitlines(), "--profile-format json")
+    eq([o["type"] for o in objs], ["profile"], "one profile object")
+    rows = objs[0]["methods"]
+    eq([(r["method"], r["calls"], r["returns"]) for r in rows], [("ups_agg_fn", 60, 60)],
+       "the method's calls and returns")
 
 
 def test_schema_every_aggregate_row():
