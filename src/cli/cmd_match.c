@@ -36,7 +36,7 @@ static void json_native_exits(FILE *out, struct code_cache *c, const struct patt
 
 static void print_json(FILE *out, struct code_cache *c, const struct pattern_match *x)
 {
-	fputs("{\"path\":", out);
+	fputs("{\"type\":\"method\",\"path\":", out);
 	json_fput_string(out, x->path);
 	fprintf(out, ",\"file_offset\":%llu,\"code_size\":%llu,\"java\":%s,\"name\":",
 		(unsigned long long)x->file_offset, (unsigned long long)x->code_size,

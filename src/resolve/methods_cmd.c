@@ -50,7 +50,7 @@ static void print_json(FILE *out, const struct oat_file *o, const struct oat_met
 {
 	struct oat_method_exits x;
 
-	fputs("{\"signature\":", out);
+	fputs("{\"type\":\"method\",\"signature\":", out);
 	if (m->has_dex)
 		json_fput_string(out, sig);
 	else

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/clock.h"
 #include "sink/art_trace_out.h"
 #include "sink/folded_out.h"
 #include "sink/jsonl_out.h"
@@ -369,6 +370,7 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 		sections_finish(s->sections);
 	finish_outputs(s);
 	sinks_report(s, &r);
+	int64_t boot_ns = clock_ns(CLOCK_BOOTTIME), wall_ns = clock_ns(CLOCK_REALTIME);
 	FOR_OPEN(s, i) {
 		struct json_out *j = table[i]->summary_stream
 				     ? table[i]->summary_stream(s->st[i]) : NULL;
@@ -377,7 +379,7 @@ int sinks_finish(struct sinks *s, const struct probe_stats *rows, size_t n, uint
 			continue;
 		if (o)
 			outbuf_event_begin(o);
-		summary_json(j, rows, n, &r, run_ns);
+		summary_json(j, rows, n, &r, run_ns, (uint64_t)boot_ns, wall_ns);
 		json_newline(j);
 		if (o) {
 			if (!outbuf_event_end(o, NULL) && !o->error)  /* never in silence */

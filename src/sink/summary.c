@@ -432,7 +432,8 @@ static void statsd_json(struct json_out *j, const struct sink_report *r)
 }
 
 void summary_json(struct json_out *j, const struct probe_stats *rows, size_t n,
-		  const struct sink_report *r, uint64_t run_ns)
+		  const struct sink_report *r, uint64_t run_ns, uint64_t boot_ns,
+		  int64_t wall_ns)
 {
 	struct totals all = { 0 };
 
@@ -442,6 +443,12 @@ void summary_json(struct json_out *j, const struct probe_stats *rows, size_t n,
 	json_object_begin(j);
 	json_key(j, "type");
 	json_cstring(j, "summary");
+	json_key(j, "boot_ns");
+	json_u64(j, boot_ns);
+	json_key(j, "wall_ns");
+	json_i64(j, wall_ns);
+	json_key(j, "wall");
+	jsonl_wall(j, wall_ns);
 	json_key(j, "schema_version");
 	json_u64(j, JSONL_SCHEMA_VERSION);
 	json_key(j, "duration_ns");

@@ -74,8 +74,11 @@ struct sink_report {
 /* The aligned table and the sink lines, on f (stderr in the tool). */
 void summary_text(FILE *f, const struct probe_stats *rows, size_t n,
 		  const struct sink_report *r, uint64_t run_ns);
-/* {"type":"summary", ...} without the trailing newline. */
+/* {"type":"summary", ...} without the trailing newline; boot_ns and wall_ns:
+ * when it is written (the run's end), on CLOCK_BOOTTIME and CLOCK_REALTIME, as
+ * an event's time. */
 void summary_json(struct json_out *j, const struct probe_stats *rows, size_t n,
-		  const struct sink_report *r, uint64_t run_ns);
+		  const struct sink_report *r, uint64_t run_ns, uint64_t boot_ns,
+		  int64_t wall_ns);
 
 #endif

@@ -404,6 +404,8 @@ static void print_json(FILE *out, const struct report *r)
 		return;
 	json_init(&j, &o);
 	json_object_begin(&j);
+	json_key(&j, "type");
+	json_cstring(&j, "doctor");
 	json_key(&j, "ready");
 	json_bool(&j, r->ready);
 	json_key(&j, "checks");

@@ -2,13 +2,12 @@
 --format json with --ret and --args (event, return, summary rows), --stack
 (an event's stack), in-kernel aggregation with every key kind, a sum, a
 histogram and a full map (aggregate rows, the dropped_map_full row),
-`sections --format json` (an event's section, the summary's sections) and
+`sections --format json` (an event's section, the summary's sections),
 `resolve --json` (a signature, a pattern, a native pattern, a failure: one
-shape).  Each line is checked as a whole (additionalProperties false), and a
-line whose type the schema does not list fails.  `doctor --json` and
-`methods --json` write documents of their own (one object; one object per
-method) without a type: the schema does not cover them, so they are not
-checked here (test_command.py, test_names.py read them)."""
+shape), `methods --json` (an oat file's compiled methods; a pattern's Java
+and native matches, those left out too: method rows) and `doctor --json`
+(one doctor object), and `--profile-format json` (one profile object).  Each line is checked as a whole (additionalProperties
+false), and a line whose type the schema does not list fails."""
 import json
 import os
 
@@ -16,7 +15,8 @@ import schema_check
 from e2e import (TARGET_KERNEL, Held, TestFailure, check, eq, needs_kernel, run, target,
                  tmpdir, traced_run)
 
-TYPES = {"event", "return", "drop", "lost", "summary", "aggregate", "resolve"}
+TYPES = {"event", "return", "drop", "lost", "summary", "aggregate", "traffic", "resolve",
+         "method", "doctor", "profile"}
 
 
 def schema_types():
@@ -78,6 +78,13 @@ def test_schema_every_trace_row_ret_args():
     check({"event", "return", "summary"} <= types_of(objs) or
           {"return", "summary"} <= types_of(objs), f"rows: {types_of(objs)}")
     eq(objs[-1]["type"], "summary", "the last row")
+    # every row carries its time: the summary when it was written, after the calls
+    last = max(o["boot_ns"] for o in objs[:-1])
+    s = objs[-1]
+    check(s["boot_ns"] >= last and s["wall_ns"] > 0 and s["wall"].endswith("Z"),
+          f"the summary's time (after the last call, {last}): {s['boot_ns']}, {s['wall']}")
+    for o in objs:
+        check(o["boot_ns"] > 0 and o["wall_ns"] > 0, f"a {o['type']} row's time: {o}")
 
 
 @needs_kernel("5.5", "call stacks have no legacy form (the normal BPF objects)")
@@ -88,6 +95,22 @@ def test_schema_every_trace_row_stack():
     evs = [o for o in objs if o["type"] == "event"]
     eq(len(evs), 3, "events")
     check(all(o.get("stack") for o in evs), "every event has its stack")
+
+
+def test_schema_json_profile():
+    """`--profile FILE --profile-format json`: one profile object, a row per
+    method and process."""
+    tmp = tmpdir()
+    prof = os.path.join(tmp, "profile.json")
+    traced_json("target_agg", ["1", "10"],
+                ["trace", "--format", "json", "--ret", "--profile", prof, "--profile-format",
+                 "json", target("target_agg") + ":ups_agg_fn"])
+    with open(prof) as f:
+        objs = check_lines(f.read().splitlines(), "--profile-format json")
+    eq([o["type"] for o in objs], ["profile"], "one profile object")
+    rows = objs[0]["methods"]
+    eq([(r["method"], r["calls"], r["returns"]) for r in rows], [("ups_agg_fn", 60, 60)],
+       "the method's calls and returns")
 
 
 def test_schema_every_aggregate_row():
@@ -156,3 +179,40 @@ def test_resolve_json_one_shape_signature_pattern_native_failure():
           f"a failure's other keys are null: {bad}")
     for o in (by_pat, native, bad):
         eq(sorted(o), sorted(sig), "one shape: the same keys")
+
+
+def methods_json(args):
+    rc, out, err = run(["methods"] + args + ["--json"])
+    eq(rc, 0, f"methods {args}: exit code; stderr: {err}")
+    objs = check_lines(out.splitlines(), "methods " + " ".join(args))
+    eq(types_of(objs), {"method"}, f"methods {args}: row types")
+    return objs
+
+
+def test_schema_every_methods_row():
+    """`methods OAT --json`: a row per compiled method, every key present;
+    `methods --match --json`: a row per match, Java (with static, access_flags,
+    isa) and native (raw_name, exit sites), those left out with why."""
+    from test_art import CLS, ODEX
+    listed = methods_json([ODEX])
+    check(len(listed) > 50, f"the odex's compiled methods: {len(listed)}")
+    check(any(r["signature"] == f"int {CLS}.getEventType()" for r in listed),
+          "getEventType listed by its signature")
+    java = methods_json(["--match", "*.*", ODEX])
+    eq({r["java"] for r in java}, {True}, "a Java pattern's matches")
+    check(any(r["left_out"] for r in java) and any(r["left_out"] is None for r in java),
+          f"matches probed and left out: {sorted({r['left_out'] for r in java}, key=str)}")
+    lib = os.path.join(os.path.dirname(target("target_stack")), "libstk_b.so")
+    native = methods_json(["--match", f"{lib}:*"])
+    eq({r["java"] for r in native}, {False}, "a native pattern's matches")
+    check(any(r["exit_sites"] for r in native), "native matches with their exit sites")
+
+
+def test_schema_doctor_object():
+    """`doctor --json` writes one doctor object, both spellings."""
+    for flag in (["--json"], ["--format", "json"]):
+        rc, out, err = run(["doctor"] + flag)
+        objs = check_lines(out.splitlines(), "doctor " + " ".join(flag))
+        eq(len(objs), 1, f"doctor {flag}: one object; stderr: {err}")
+        eq(objs[0]["type"], "doctor", "its type")
+        eq(objs[0]["ready"], rc == 0, f"ready is exit code 0 (exit {rc})")

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "sink_testutil.h"
 #include "sys/doctor.h"
 #include "sys_testutil.h"
 #include "ut.h"
@@ -196,8 +197,8 @@ UT_TEST(doctor_json)
 	d.opts.json = true;
 	out = run(&d.opts, &rc);
 	UT_EQ_INT(rc, 1);
-	UT_ASSERT(!strncmp(out, "{\"ready\":false,\"checks\":{\"kernel\":{\"status\":\"ok\","
-				"\"found\":\"4.14.190-perf\"", 71));
+	UT_ASSERT(!strncmp(out, "{\"type\":\"doctor\",\"ready\":false,\"checks\":{\"kernel\":"
+				"{\"status\":\"ok\",\"found\":\"4.14.190-perf\"", 88));
 	UT_CONTAINS(out, "\"ringbuf\":{\"status\":\"warn\",\"found\":\"not supported (kernel "
 			 "before 5.8)\",\"uses\":\"perf buffer fallback\"}");
 	UT_CONTAINS(out, "\"uprobe_pmu\":{\"status\":\"fail\"");
@@ -205,6 +206,13 @@ UT_TEST(doctor_json)
 			 "\"uses\":\"guardrail off\"}");
 	UT_ASSERT(!strchr(out, '\t'));
 	UT_EQ_STR(out + strlen(out) - 3, "}}\n");
+	/* one object, of docs/event.schema.json's "doctor" type */
+	struct jc_doc schema;
+	char why[512] = "";
+	UT_EQ_INT(load_schema(&schema), 0);
+	if (validate_lines(&schema, out, why, sizeof(why)) != 1)
+		ut_fail(__FILE__, __LINE__, "doctor --json breaks the schema: %s", why);
+	jc_free(&schema);
 	free(out);
 }
 
@@ -244,7 +252,7 @@ UT_TEST(doctor_runs_on_this_machine)
 	char *out = run(&o, &rc);
 
 	UT_ASSERT(rc == 0 || rc == 1);
-	UT_ASSERT(!strncmp(out, "{\"ready\":", 9));
+	UT_ASSERT(!strncmp(out, "{\"type\":\"doctor\",\"ready\":", 25));
 	UT_CONTAINS(out, "\"kernel\":{\"status\":\"ok\"");
 	free(out);
 }

@@ -7,6 +7,7 @@
 
 #include "sink/profile.h"
 #include "sink/summary.h"
+#include "sink_testutil.h"
 #include "ut.h"
 
 static struct probe_desc desc_a = { .method = "A", .file = "/f" };
@@ -80,6 +81,13 @@ UT_TEST(profile_self_time_by_nesting_per_thread_json)
 	UT_ASSERT(strstr(out, "\"A\"") < strstr(out, "\"B\"") &&
 		  strstr(out, "\"B\"") < strstr(out, "\"E\""));
 	UT_CONTAINS(out, "{\"type\":\"profile\",\"complete\":true,\"methods\":[");
+	/* one object of docs/event.schema.json's "profile" type */
+	struct jc_doc schema;
+	char why[512] = "";
+	UT_EQ_INT(load_schema(&schema), 0);
+	if (validate_lines(&schema, out, why, sizeof(why)) != 1)
+		ut_fail(__FILE__, __LINE__, "the JSON profile breaks the schema: %s", why);
+	jc_free(&schema);
 	free(out);
 }
 

@@ -10,6 +10,7 @@
 #include "resolve/java_resolve.h"
 #include "resolve/methods_cmd.h"
 #include "resolve/oat_search.h"
+#include "sink_testutil.h"
 
 /* A fixture tree of symlinks into the test data:
  *   root/a/org.apache.http.legacy.{odex,jar}        arm64
@@ -153,13 +154,21 @@ UT_TEST(methods_and_resolve_commands_print_results)
 	mo.json = true;
 	mo.filter = "ActivityChangedEvent.<init>";
 	out = run_cmd(false, &mo, &rc, &e);
-	UT_EQ_STR(out, "{\"signature\":\"void com.android.location.provider.ActivityChangedEvent"
-		  ".<init>(java.util.List)\",\"dex_method_idx\":72,\"dex_index\":0,\"class_def_idx\":0,"
+	UT_EQ_STR(out, "{\"type\":\"method\",\"signature\":\"void com.android.location.provider."
+		  "ActivityChangedEvent.<init>(java.util.List)\",\"dex_method_idx\":72,\"dex_index\":0,"
+		  "\"class_def_idx\":0,"
 		  "\"class_method_index\":0,\"code_offset\":12304,\"file_offset\":16400,"
 		  "\"code_size\":200,\"isa\":\"arm64\",\"thumb\":false,\"access_flags\":65537,"
 		  "\"dedup_group\":0,\"dedup_count\":1,\"frame_size\":64,\"core_spill_mask\":1136656384,"
 		  "\"fp_spill_mask\":0,\"num_stack_maps\":6,\"frameless_leaf\":false,"
 		  "\"frame_error\":null,\"exit_sites\":[16476],\"exit_sites_error\":null}\n");
+	/* a row of docs/event.schema.json's "method" type */
+	struct jc_doc schema;
+	char why[512] = "";
+	UT_EQ_INT(load_schema(&schema), 0);
+	if (validate_lines(&schema, out, why, sizeof(why)) != 1)
+		ut_fail(__FILE__, __LINE__, "methods --json breaks the schema: %s", why);
+	jc_free(&schema);
 	free(out);
 
 	struct resolve_cmd_opts ro = { .file = mo.file, .signature = "void com.android.location."

@@ -156,7 +156,9 @@ UT_TEST(sinks_all_at_once_with_summary)
 	if (k < 0)
 		ut_fail(__FILE__, __LINE__, "%s", why);
 	UT_EQ_INT(k, 2); /* the event and the summary */
-	UT_CONTAINS(lines, "{\"type\":\"summary\",\"schema_version\":1,\"duration_ns\":60100000000,");
+	/* the summary's time (when written), as an event's, then its counts */
+	UT_CONTAINS(lines, "{\"type\":\"summary\",\"boot_ns\":");
+	UT_CONTAINS(lines, "Z\",\"schema_version\":1,\"duration_ns\":60100000000,");
 	UT_CONTAINS(lines, "\"tasks\":[{\"task_id\":11,\"task_index\":0,\"hits\":125,\"delivered\":123,"
 			   "\"dropped_kernel\":2,\"dropped_sink\":0,\"duration_ns\":60000000000},");
 	UT_CONTAINS(lines, "\"statsd\":{\"path\":\"");
