@@ -230,8 +230,8 @@ static bool frame_gone_by(const struct call_seq_call *open, const struct call_se
 }
 
 /* Ends at c's entry the unrolled calls on top of st that c's sp shows were
- * left before it (the ones above an open call that was not stay: nested in
- * it, they were left no earlier). */
+ * left before it, innermost first.  It stops at the first open call that was
+ * not: the calls below it enclose it, so they were left no earlier. */
 static void close_gone(struct call_seq *s, struct open_stack *st, const struct call_seq_call *c,
 		       call_seq_fn fn, void *ctx)
 {
