@@ -119,8 +119,10 @@ static __always_inline __u64 duration_since(__u64 entry)
 }
 
 /* The record of a call_return, at its uretprobe or at an exit site: the
- * return value, the entry time and the duration. */
-static __always_inline void emit_return(void *ctx, __u64 pid_tgid, __u64 entry)
+ * return value, the entry time, the duration and the sp at the entry (an
+ * exit site's own, the one its entry had; a uretprobe's less what the
+ * return popped). */
+static __always_inline void emit_return(void *ctx, __u64 pid_tgid, __u64 entry, __u64 entry_sp)
 {
 	struct rec_call_return *rec = UPS_RESERVE(ctx, call_return_buf, struct rec_call_return);
 
@@ -130,6 +132,7 @@ static __always_inline void emit_return(void *ctx, __u64 pid_tgid, __u64 entry)
 	rec->r.return_value = UPS_RET(ctx);
 	rec->r.entry_ns = UPS_CFG(lone_ret) ? rec->env.ktime_ns : entry;
 	rec->r.duration_ns = rec->env.ktime_ns - rec->r.entry_ns;
+	rec->r.entry_sp = entry_sp;
 	UPS_SUBMIT(ctx, call_return_buf, rec);
 }
 
@@ -140,7 +143,7 @@ int call_return(void *ctx)
 	__u64 entry = take_uretprobe_entry(ctx, pid_tgid);
 
 	if (entry)
-		emit_return(ctx, pid_tgid, entry);
+		emit_return(ctx, pid_tgid, entry, UPS_SP(ctx) - UPS_RET_POPS);
 	return 0;
 }
 
@@ -249,10 +252,10 @@ static __always_inline void emit_unwound(void *ctx, __u64 pid_tgid,
 	rec->u.to = st->depth + n;
 #pragma unroll
 	for (int i = 0; i < UPS_EXIT_DEPTH; i++)
-		rec->u.entry_ns[i] = st->calls[i].entry_ns;
+		rec->u.calls[i] = st->calls[i];
 #pragma unroll
 	for (int i = UPS_EXIT_DEPTH; i < UPS_UNWOUND_MAX; i++)
-		rec->u.entry_ns[i] = 0;   /* the legacy objects' smaller stack */
+		rec->u.calls[i] = (struct ups_pending_call){ 0 }; /* the legacy objects' smaller stack */
 	UPS_SUBMIT_PLAIN(ctx, call_return_buf, rec);
 }
 
@@ -334,7 +337,7 @@ int call_return_exit(void *ctx)
 	__u64 entry = take_exit(ctx, pid_tgid, 1);
 
 	if (entry)
-		emit_return(ctx, pid_tgid, entry);
+		emit_return(ctx, pid_tgid, entry, UPS_SP(ctx));
 	return 0;
 }
 

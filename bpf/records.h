@@ -236,11 +236,16 @@ struct call_timestamp {
 
 /* Uprobestats (beyond upstream) call_return: one record per completed call,
  * from a uretprobe paired with an entry uprobe on the same function, or from
- * exit probes (uprobes at the entry and at every return instruction). */
+ * exit probes (uprobes at the entry and at every return instruction).
+ * entry_sp is the stack pointer at the function's first instruction (arm64:
+ * sp; x86_64: rsp pointing at the return address), which tells the calls of
+ * one thread that nest (a call made inside this one has a lower one) from
+ * those after it (sink/call_seq.c). */
 struct call_return {
 	__u64 return_value;      /* x0 / rax at return */
 	__u64 duration_ns;       /* entry -> return, same thread */
 	__u64 entry_ns;          /* monotonic time of the entry */
+	__u64 entry_sp;          /* stack pointer at the entry */
 };
 
 struct rec_call_return {
@@ -306,18 +311,19 @@ struct rec_call_detail {
 
 /* call_return's exit probes: the calls of one probe on one thread that a
  * later entry or exit of it found left without an exit (an exception or a
- * longjmp unwound them), written when they are dropped.  entry_ns[] is a
- * copy of the pending stack's entry times (innermost last); the dropped calls
- * are the ones at [from, to).  at_ns is when the drop was seen (the entry's
- * own time when an entry revealed them: no later than that entry's record;
- * before the exit's record when an exit did).  Always UPS_UNWOUND_MAX slots,
- * in the legacy objects too (which keep 16 pending calls): one layout. */
+ * longjmp unwound them), written when they are dropped.  calls[] is a copy
+ * of the pending stack (each call's entry sp and entry time, innermost
+ * last); the dropped calls are the ones at [from, to).  at_ns is when the
+ * drop was seen (the entry's own time when an entry revealed them: no later
+ * than that entry's record; before the exit's record when an exit did).
+ * Always UPS_UNWOUND_MAX slots, in the legacy objects too (which keep 16
+ * pending calls; the rest zero): one layout. */
 #define UPS_UNWOUND_MAX 32
 
 struct call_unwound {
 	__u64 at_ns;             /* monotonic time the drop was seen */
-	__u32 from, to;          /* the dropped calls: entry_ns[from..to) */
-	__u64 entry_ns[UPS_UNWOUND_MAX];
+	__u32 from, to;          /* the dropped calls: calls[from..to) */
+	struct ups_pending_call calls[UPS_UNWOUND_MAX];
 };
 
 struct rec_call_unwound {
@@ -774,10 +780,11 @@ UPS_ASSERT_SIZE(struct ups_agg_entry_key, 16);
 UPS_ASSERT_SIZE(struct ups_agg_entry, 32);
 UPS_ASSERT_SIZE(struct ups_pending_stack, 8 + 16 * UPS_EXIT_DEPTH);
 _Static_assert((UPS_EXIT_DEPTH & (UPS_EXIT_DEPTH - 1)) == 0, "UPS_EXIT_DEPTH: a power of two");
-UPS_ASSERT_SIZE(struct call_return, 24);
-UPS_ASSERT_SIZE(struct rec_call_return, 64);
-UPS_ASSERT_SIZE(struct call_unwound, 16 + 8 * UPS_UNWOUND_MAX);
-UPS_ASSERT_SIZE(struct rec_call_unwound, 56 + 8 * UPS_UNWOUND_MAX);
+UPS_ASSERT_SIZE(struct ups_pending_call, 16);
+UPS_ASSERT_SIZE(struct call_return, 32);
+UPS_ASSERT_SIZE(struct rec_call_return, 72);
+UPS_ASSERT_SIZE(struct call_unwound, 16 + 16 * UPS_UNWOUND_MAX);
+UPS_ASSERT_SIZE(struct rec_call_unwound, 56 + 16 * UPS_UNWOUND_MAX);
 _Static_assert(UPS_EXIT_DEPTH <= UPS_UNWOUND_MAX, "an unwound record holds a whole pending stack");
 UPS_ASSERT_SIZE(struct ups_entry_key, 8);
 UPS_ASSERT_SIZE(struct ups_prog_config, 76);

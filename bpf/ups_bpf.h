@@ -25,6 +25,8 @@ struct ups_regs {
 #define UPS_SP(ctx) (((const struct ups_regs *)(ctx))->sp)
 #define UPS_RET(ctx) (((const struct ups_regs *)(ctx))->regs[0])
 #define UPS_NUM_ARG_REGS 8
+/* Bytes a return pops: the sp after it less this is the sp at the entry. */
+#define UPS_RET_POPS 0
 #elif defined(__TARGET_ARCH_x86)
 struct ups_regs {
 	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
@@ -47,6 +49,7 @@ static __always_inline __u64 ups_x86_arg(const struct ups_regs *r, int i)
 #define UPS_SP(ctx) (((const struct ups_regs *)(ctx))->sp)
 #define UPS_RET(ctx) (((const struct ups_regs *)(ctx))->ax)
 #define UPS_NUM_ARG_REGS 6
+#define UPS_RET_POPS 8           /* `ret` pops the return address */
 #else
 #error "define __TARGET_ARCH_arm64 or __TARGET_ARCH_x86"
 #endif

@@ -296,7 +296,8 @@ static const struct rk_atom_field binder_start_activity_atom[] = {
 
 static const struct record_kind kinds[] = {
 	KIND(UPS_REC_CALL_RETURN, "call_return", rec_call_return, call_return_fields,
-	     .is_return = true, .duration_field = 1, ATOM(call_return_atom)),
+	     .is_return = true, .duration_field = 1, .has_entry_sp = true,
+	     .entry_sp_off = offsetof(struct call_return, entry_sp), ATOM(call_return_atom)),
 	KIND(UPS_REC_CALL_ARGS, "call_args", rec_call_args, call_detail_fields,
 	     .decode_more = call_args_strings, .atom = RK_ATOM_ARGS),
 	KIND(UPS_REC_CALL_DETAIL, "call_detail", rec_call_detail, call_detail_fields,
@@ -419,4 +420,14 @@ uint64_t record_duration(const struct record_kind *rk, const void *payload)
 		return 0;
 	return (uint64_t)load_int(&rk->fields[rk->duration_field],
 				  (const char *)payload + rk->fields[rk->duration_field].off);
+}
+
+uint64_t record_entry_sp(const struct record_kind *rk, const void *payload)
+{
+	uint64_t sp;
+
+	if (!rk->has_entry_sp)
+		return 0;
+	memcpy(&sp, (const char *)payload + rk->entry_sp_off, sizeof(sp));
+	return sp;
 }

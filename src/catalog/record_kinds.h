@@ -77,6 +77,12 @@ struct record_kind {
 	 * duration in ns. */
 	bool is_return;
 	uint8_t duration_field;
+	/* A return record that carries the stack pointer at the call's entry
+	 * (a u64 at entry_sp_off in the payload): not a decoded field (no output
+	 * prints it), only the event's entry_sp, by which the call-tree writers
+	 * tell nesting (sink/call_seq.h). */
+	bool has_entry_sp;
+	uint16_t entry_sp_off;
 	uint8_t atom;               /* enum rk_atom_mode */
 	const struct rk_atom_field *atom_fields;
 	size_t n_atom_fields;
@@ -115,5 +121,8 @@ void record_decode_into(const struct record_kind *rk, const void *payload,
 			struct fields_out *o);
 /* The duration of a return record (is_return), else 0. */
 uint64_t record_duration(const struct record_kind *rk, const void *payload);
+/* The stack pointer at the entry of a return record's call (has_entry_sp),
+ * else 0 (unknown). */
+uint64_t record_entry_sp(const struct record_kind *rk, const void *payload);
 
 #endif

@@ -341,7 +341,8 @@ struct running_list {
 	int64_t mono_to_boot;
 };
 
-static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t entry_ns)
+static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t entry_ns,
+			uint64_t entry_sp)
 {
 	struct running_list *l = ctx;
 
@@ -351,6 +352,7 @@ static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t ent
 		.tid = tid, .probe = &l->plan->probe_by_id[probe_id]->desc,
 		.enter_boot_ns = entry_ns + (uint64_t)l->mono_to_boot,
 		.enter_mono_ns = entry_ns,
+		.entry_sp = entry_sp,
 	};
 }
 

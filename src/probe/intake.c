@@ -333,8 +333,8 @@ static int delivered(struct intake *in)
 }
 
 /* A call_unwound record: one EVENT_UNWOUND per call it names, innermost
- * first, each found at the record's at_ns.  No hit (not counted as
- * delivered), no atom. */
+ * first, each found at the record's at_ns, with its entry sp.  No hit (not
+ * counted as delivered), no atom. */
 static int deliver_unwound(struct intake *in, const void *data, const struct ups_envelope *env)
 {
 	const struct plan_probe *p = in->plan->probe_by_id[env->probe_id];
@@ -361,9 +361,11 @@ static int deliver_unwound(struct intake *in, const void *data, const struct ups
 		.probe = &p->desc,
 	};
 	for (uint32_t i = u.to; i-- > u.from;) {
-		if (!u.entry_ns[i] || u.entry_ns[i] > u.at_ns)
+		uint64_t entry = u.calls[i].entry_ns;
+		if (!entry || entry > u.at_ns)
 			continue;   /* never a call that began after it was found */
-		ev.duration_ns = u.at_ns - u.entry_ns[i];
+		ev.duration_ns = u.at_ns - entry;
+		ev.entry_sp = u.calls[i].sp;
 		if (in->out.event)
 			in->out.event(in->out.ctx, &ev);
 	}
@@ -405,6 +407,7 @@ static int deliver(struct intake *in, const void *data, size_t size,
 		.fields = fields,
 		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),
 		.duration_ns = record_duration(rk, payload),
+		.entry_sp = record_entry_sp(rk, payload),
 		.stack = stack,
 	};
 	in->delivered[env.probe_id]++;

@@ -112,10 +112,10 @@ int session_probe_histogram(const struct session *s, uint32_t probe_id,
  * the pending-call stacks; both arrays have plan->n_probes entries, zeroed
  * here.  0, or negative when there is no such map. */
 int session_pending_calls(const struct session *s, uint64_t *running, uint64_t *oldest_ns);
-/* The same calls one by one: fn(ctx, tid, probe id, entry CLOCK_MONOTONIC ns),
- * each thread's calls of one probe outermost first. */
+/* The same calls one by one: fn(ctx, tid, probe id, entry CLOCK_MONOTONIC ns,
+ * the sp at the entry), each thread's calls of one probe outermost first. */
 typedef void (*session_pending_fn)(void *ctx, uint32_t tid, uint32_t probe_id,
-				   uint64_t entry_ns);
+				   uint64_t entry_ns, uint64_t entry_sp);
 int session_pending_each(const struct session *s, session_pending_fn fn, void *ctx);
 
 /* "uprobe_multi links", "uprobe PMU" or "tracefs uprobe_events". */

@@ -175,9 +175,9 @@ int session_pending_each(const struct session *s, session_pending_fn fn, void *c
 		if (bpf_map_lookup_elem(fd, &key, val) < 0 || key.probe_id >= s->plan->n_probes)
 			continue;
 		for (uint32_t d = 0; d < st->depth && d < depth_max; d++) {
-			uint64_t t;
-			memcpy(&t, val + 8 + d * sizeof(struct ups_pending_call) + 8, sizeof(t));
-			fn(ctx, key.tid, key.probe_id, t);
+			struct ups_pending_call c;
+			memcpy(&c, val + 8 + d * sizeof(c), sizeof(c));
+			fn(ctx, key.tid, key.probe_id, c.entry_ns, c.sp);
 		}
 	}
 	free(val);
@@ -188,11 +188,13 @@ struct pending_totals {
 	uint64_t *running, *oldest_ns;
 };
 
-static void add_pending(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t entry_ns)
+static void add_pending(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t entry_ns,
+			uint64_t entry_sp)
 {
 	struct pending_totals *p = ctx;
 
 	(void)tid;
+	(void)entry_sp;
 	p->running[probe_id]++;
 	if (!p->oldest_ns[probe_id] || entry_ns < p->oldest_ns[probe_id])
 		p->oldest_ns[probe_id] = entry_ns;

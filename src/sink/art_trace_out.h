@@ -14,7 +14,9 @@
  * known, in time order across threads.  A call an exception or a longjmp
  * left (EVENT_UNWOUND) is entered and then unrolled (action 2) where the
  * later hit that revealed it was, before that hit's own record; a call
- * still running at the end is unrolled there.  There is no thread CPU time to
+ * still running at the end is unrolled there; either earlier, at the entry
+ * of a later call whose entry sp shows its frame was gone (call_seq.h), so
+ * that call is beside it, at its depth.  There is no thread CPU time to
  * write (the probes do not read it), so never version 3 / clock=dual.
  * Method lines come from probe_desc.method_key.  A tid the readers cannot
  * take (dmtracedump indexes an array of 32768 by it, Android Studio reads a

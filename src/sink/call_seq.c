@@ -159,7 +159,7 @@ bool call_seq_add(struct call_seq *s, const struct event *ev)
 	end = boot_of(s, ev);
 	dur = ev->duration_ns <= end ? ev->duration_ns : end;
 	s->calls[s->n_calls++] = (struct call_seq_call){
-		.enter_ns = end - dur, .exit_ns = end,
+		.enter_ns = end - dur, .exit_ns = end, .entry_sp = ev->entry_sp,
 		.thread = (uint32_t)th, .method = (uint32_t)m,
 		.unroll = ev->kind == EVENT_UNWOUND,
 	};
@@ -173,7 +173,8 @@ bool call_seq_add(struct call_seq *s, const struct event *ev)
 
 bool call_seq_add_running(struct call_seq *s, const struct running_call *c, uint64_t end_ns)
 {
-	struct event ev = { .kind = EVENT_RETURN, .tid = c->tid, .probe = c->probe };
+	struct event ev = { .kind = EVENT_RETURN, .tid = c->tid, .probe = c->probe,
+			    .entry_sp = c->entry_sp };
 	size_t n = s->n_calls;
 	/* on the events' clock (boot_of): an entry that revealed an unwound
 	 * call begins exactly where that call ends */
@@ -220,6 +221,28 @@ static void close_to(struct open_stack *st, uint64_t until, call_seq_fn fn, void
 	}
 }
 
+/* Whether open, an unrolled call still open when c enters, was left before
+ * c entered: c's entry sp at or above open's, both known.  A returned call
+ * open there is never: c entered between its entry and its exit. */
+static bool frame_gone_by(const struct call_seq_call *open, const struct call_seq_call *c)
+{
+	return open->unroll && open->entry_sp && c->entry_sp && c->entry_sp >= open->entry_sp;
+}
+
+/* Ends at c's entry the unrolled calls on top of st that c's sp shows were
+ * left before it, innermost first.  It stops at the first open call that was
+ * not: the calls below it enclose it, so they were left no earlier. */
+static void close_gone(struct call_seq *s, struct open_stack *st, const struct call_seq_call *c,
+		       call_seq_fn fn, void *ctx)
+{
+	while (st->n && frame_gone_by(st->v[st->n - 1], c)) {
+		struct call_seq_call *o = st->v[--st->n];
+		o->exit_ns = c->enter_ns;   /* it was later: close_to left it open */
+		s->gone++;
+		fn(ctx, o, CALL_UNROLL, o->exit_ns);
+	}
+}
+
 void call_seq_replay(struct call_seq *s, call_seq_fn fn, void *ctx)
 {
 	struct open_stack st = { 0 };
@@ -232,6 +255,7 @@ void call_seq_replay(struct call_seq *s, call_seq_fn fn, void *ctx)
 		if (st.n && st.v[st.n - 1]->thread != c->thread)
 			close_to(&st, UINT64_MAX, fn, ctx);
 		close_to(&st, c->enter_ns, fn, ctx);
+		close_gone(s, &st, c, fn, ctx);
 		if (st.n && c->exit_ns > st.v[st.n - 1]->exit_ns) {
 			c->exit_ns = st.v[st.n - 1]->exit_ns;
 			s->clamped++;

@@ -17,6 +17,17 @@
  * running at the end (call_seq_add_running) end there with an unroll, as
  * ART's method tracing ends the calls on the stack when it stops.
  *
+ * An unrolled call's end is only known as "no later than": the hit that
+ * revealed it, or the end of the run.  The stack pointer at each call's entry
+ * (entry_sp: the records carry it) bounds it better: the stack grows down,
+ * so a later call C on the thread whose entry sp is at or above an unrolled
+ * call U's (sp_C >= sp_U) was entered when U's frame was already gone, and U
+ * ends (is unrolled) at C's entry instead (counted in `gone`): C and what
+ * follows are drawn beside U, not inside it, whichever probe revealed U and
+ * when.  A call entered below U's sp is taken as inside it (it may have been
+ * made after U was left, from a deeper frame: the sp cannot tell), and a
+ * returned call is never cut (both its ends were seen).
+ *
  * Threads are numbered in the order they first appear, methods (one per
  * probe_desc) likewise; a thread keeps the last name it was seen with. */
 #ifndef UPROBESTATS_SINK_CALL_SEQ_H
@@ -37,6 +48,7 @@ struct call_seq_thread {
 
 struct call_seq_call {
 	uint64_t enter_ns, exit_ns;   /* CLOCK_BOOTTIME */
+	uint64_t entry_sp;            /* the stack pointer at the entry; 0: unknown */
 	uint32_t thread, method;      /* indexes into threads[] and methods[] */
 	bool unroll;                  /* unwound, or still running at the end: an unroll */
 };
@@ -59,6 +71,8 @@ struct call_seq {
 	uint64_t first_ns, last_ns;   /* earliest entry, latest end (0, 0: none) */
 	uint64_t lost;                /* calls not kept: out of memory */
 	uint64_t clamped;             /* calls ended with the call enclosing them */
+	uint64_t gone;                /* unrolled calls ended at the entry of a later call
+				       * their frame was gone by (its sp at or above theirs) */
 	uint64_t unwound;             /* of the calls, the unwound ones (EVENT_UNWOUND) */
 	uint64_t mono_to_boot;        /* the first event's BOOTTIME - MONOTONIC: every */
 	bool has_offset;              /* event's time is its mono_ns plus it */

@@ -170,6 +170,9 @@ struct event {
 	const char *process;     /* process name (cmdline) or NULL */
 	const struct probe_desc *probe;
 	uint64_t duration_ns;    /* EVENT_RETURN: entry -> exit; EVENT_UNWOUND: entry -> found */
+	uint64_t entry_sp;       /* EVENT_RETURN (call_return), EVENT_UNWOUND: the stack
+				  * pointer at the call's entry (the stack grows down: a
+				  * call made inside it has a lower one); 0: unknown */
 	uint64_t n_lost;         /* EVENT_DROP / EVENT_LOST */
 	const struct field *fields;
 	size_t n_fields;
@@ -185,6 +188,7 @@ struct running_call {
 	const struct probe_desc *probe;
 	uint64_t enter_boot_ns;  /* CLOCK_BOOTTIME of the entry */
 	uint64_t enter_mono_ns;  /* its CLOCK_MONOTONIC (the probe's own clock); 0: unknown */
+	uint64_t entry_sp;       /* the stack pointer at the entry; 0: unknown */
 };
 
 /* One value of a counter the run measures itself (aggregation intervals,

@@ -16,7 +16,7 @@ import struct
 import subprocess
 import tempfile
 
-from e2e import TESTDATA, Held, check, eq, events, run, target, tmpdir, traced_run
+from e2e import TARGET_KERNEL, TESTDATA, Held, check, eq, events, run, target, tmpdir, traced_run
 
 READER_SRC = os.path.join(TESTDATA, "..", "tools", "art-trace-reader")
 GUAVA = "/usr/share/java/guava.jar"
@@ -207,18 +207,83 @@ def own_account(path, lib):
         return [(a, f"{lib}.{n} ()") for a, n in (line.split() for line in f if line.strip())]
 
 
+def kernel_args():
+    """--target-kernel in the legacy round (the harness adds it to `run`
+    only): the legacy objects write the records too."""
+    return ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
+
+
+def traced_calls(exe, args, probes, fmt, path, tmp):
+    """trace --ret --trace-format FMT of target EXE ARGS on probes (patterns
+    of its functions), in the legacy round with the legacy objects; returns
+    uprobestats."""
+    held = Held(tmp, exe, args)
+    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", fmt]
+                       + kernel_args() + [f"{target(exe)}:{p}" for p in probes],
+                       stdout=subprocess.DEVNULL)
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check(not TARGET_KERNEL or "legacy objects" in u.stderr(),
+          "the legacy round: not the legacy objects: " + u.stderr())
+    return u
+
+
 def unwind_run(fmt, name, rounds=3):
     """target_unwind ROUNDS under trace --ret --trace-format FMT; returns
     (the trace file, the target's own account, uprobestats)."""
     tmp = tmpdir()
     path = os.path.join(tmp, "unwind." + name)
     out = os.path.join(tmp, "account.txt")
-    held = Held(tmp, "target_unwind", [str(rounds), out])
-    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", fmt,
-                              "--quiet", f"{target('target_unwind')}:ups_uw_*"],
-                       stdout=subprocess.DEVNULL)
-    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    u = traced_calls("target_unwind", [str(rounds), out], ["ups_uw_*"], fmt, path, tmp)
     return path, own_account(out, "target_unwind"), u
+
+
+def with_depth(seq, what):
+    """seq [(ent|xit|unr, name)] with each action's depth: an entry at the
+    number of calls open before it, an exit or an unroll at the depth of the
+    call it ends, which must be the innermost open one."""
+    out, open_ = [], []
+    for a, n in seq:
+        if a == "ent":
+            out.append((a, n, len(open_)))
+            open_.append(n)
+        else:
+            check(open_ and open_[-1] == n, f"{what}: {a} {n} ends the innermost call {open_}")
+            open_.pop()
+            out.append((a, n, len(open_)))
+    eq(open_, [], what + ": every call ended")
+    return out
+
+
+def speedscope_sequences(path, lib):
+    """{thread name: [(ent|end, "lib.name ()")]} of a speedscope file (a
+    profile is named "NAME (tid N)"), each
+    profile's events checked: in time order, each close of the innermost
+    open frame, none before it opened, none left open."""
+    doc = json.load(open(path))
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    seqs = {}
+    for p in doc["profiles"]:
+        open_, last = [], 0
+        seen = seqs.setdefault(re.sub(r" \(tid \d+\)$", "", p["name"]), [])
+        for ev in p["events"]:
+            check(ev["at"] >= last, f"events in time order: {ev}")
+            last = ev["at"]
+            name = f"{lib}.{names[ev['frame']]} ()"
+            if ev["type"] == "O":
+                open_.append((ev["frame"], ev["at"]))
+                seen.append(("ent", name))
+            else:
+                frame, at = open_.pop()
+                eq(frame, ev["frame"], "closes the innermost open frame")
+                check(ev["at"] >= at, "ends no earlier than it began")
+                seen.append(("end", name))
+        eq(open_, [], "every frame closed")
+    return seqs
+
+
+def as_speedscope(seq):
+    """An account as speedscope tells it: an exit and an unroll both close."""
+    return [("ent" if a == "ent" else "end", n) for a, n in seq]
 
 
 def test_art_trace_calls_left_by_longjmps_equal_the_targets_own_account():
@@ -238,37 +303,82 @@ def test_art_trace_calls_left_by_longjmps_equal_the_targets_own_account():
                   ("xit", "target_unwind.ups_uw_inner ()"), ("xit", "target_unwind.ups_uw_outer ()")]
                  + [("ent", "target_unwind.ups_uw_rec ()")] * 3
                  + [("unr", "target_unwind.ups_uw_rec ()")] * 2
-                 + [("xit", "target_unwind.ups_uw_rec ()")])
-    eq(account, one_round * 3, "the target's own account (as the test expects it)")
+                 + [("xit", "target_unwind.ups_uw_rec ()")]
+                 + LEFT_THEN_BESIDE
+                 + [("ent", "target_unwind.ups_uw_left ()"), ("xit", "target_unwind.ups_uw_left ()")])
+    eq(account, one_round * 3 + LEFT_THEN_BESIDE, "the target's own account (as the test expects it)")
     eq(seqs, {"target_unwind": account}, "the method trace: the target's own account")
+    eq(with_depth(seqs["target_unwind"], "the method trace"), with_depth(account, "the account"),
+       "the method trace: every call at the target's own depth")
     check("not in the method trace" not in u.stderr(), "nothing missing: " + u.stderr())
 
 
-def test_art_trace_calls_left_by_a_cxx_exception():
-    """target_cxx_throw 7: ex_mid -> ex_thrower throws on i = 0, 3, 6 (caught
-    in main); the next call's entries reveal the two left, the last pair is
-    still open at the end."""
+LEFT_THEN_BESIDE = [("ent", "target_unwind.ups_uw_left ()"), ("unr", "target_unwind.ups_uw_left ()"),
+                    ("ent", "target_unwind.ups_uw_beside ()"),
+                    ("xit", "target_unwind.ups_uw_beside ()")]
+
+
+def test_method_traces_put_a_call_after_a_longjmp_beside_the_call_left():
+    """ups_uw_left left by a longjmp, then ups_uw_beside (another function,
+    entered at the sp the left call had: its frame was gone) and then
+    ups_uw_left again, whose entry reveals the call left; at the end once
+    more, never revealed (still pending when the run ends).  Each
+    ups_uw_beside is at depth 0, after the left call's unroll, in the ART
+    file (both readers) and in speedscope: the calls' entry sp, not which
+    probe revealed the left call when, gives the depth."""
+    path, account, _ = unwind_run("art", "trace", rounds=2)
+    seqs, _ = both_readers(path)
+    beside = "target_unwind.ups_uw_beside ()"
+    got = with_depth(seqs.get("target_unwind", []), "the method trace")
+    want = with_depth(account, "the account")
+    eq([d for a, n, d in want if n == beside], [0, 0] * 3, "the account: beside at depth 0")
+    eq(got, want, "the method trace: every call, in order, at the target's own depth")
+    path, account, _ = unwind_run("speedscope", "json", rounds=2)
+    seqs = speedscope_sequences(path, "target_unwind")
+    eq(list(seqs), ["target_unwind"], "speedscope: one profile, the main thread")
+    eq(seqs["target_unwind"], as_speedscope(account), "speedscope: the target's own account")
+
+
+def cxx_run(fmt, name):
+    """target_cxx_throw 7 under trace --ret --trace-format FMT on ex_mid,
+    ex_thrower and ex_after; returns (the trace file, the target's own
+    account, uprobestats)."""
     tmp = tmpdir()
-    path = os.path.join(tmp, "throw.trace")
-    out = os.path.join(tmp, "target.json")
-    exe = target("target_cxx_throw")
-    held = Held(tmp, "target_cxx_throw", ["7", out])
-    rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", "art",
-                              "--quiet", f"{exe}:ex_mid", f"{exe}:ex_thrower"],
-                       stdout=subprocess.DEVNULL)
-    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    path = os.path.join(tmp, "throw." + name)
+    out, acc = os.path.join(tmp, "target.json"), os.path.join(tmp, "account.txt")
+    u = traced_calls("target_cxx_throw", ["7", out, acc], ["ex_mid", "ex_thrower", "ex_after"],
+                     fmt, path, tmp)
     with open(out) as f:
         own = json.loads(f.read())
     eq((own["thrown"], own["returned"]), (3, 4), "the target's own counts")
+    return path, own_account(acc, "target_cxx_throw"), u
+
+
+def test_art_trace_calls_left_by_a_cxx_exception():
+    """target_cxx_throw 7: ex_mid -> ex_thrower throws on i = 0, 3, 6, caught
+    in main, which then calls ex_after (at the sp ex_mid had); the next
+    call's entries reveal the two left, the last pair is never revealed
+    (still pending at the end).  ex_after is beside the calls thrown
+    through, at depth 0, in the ART file (both readers) and speedscope."""
+    path, account, u = cxx_run("art", "trace")
     seqs, _ = both_readers(path)
     mid, thr = "target_cxx_throw.ex_mid ()", "target_cxx_throw.ex_thrower ()"
+    after = "target_cxx_throw.ex_after ()"
     want = []
     for i in range(7):
         act = "unr" if i % 3 == 0 else "xit"
         want += [("ent", mid), ("ent", thr), (act, thr), (act, mid)]
+        want += [("ent", after), ("xit", after)] if act == "unr" else []
+    eq(account, want, "the target's own account (as the test expects it)")
     # the thread's name is its comm: 15 characters
-    eq(seqs, {"target_cxx_thro": want}, "the method trace: 3 calls thrown through, 4 returned")
+    eq(seqs, {"target_cxx_thro": account},
+       "the method trace: 3 calls thrown through, 4 returned, ex_after after each throw")
+    eq(with_depth(seqs["target_cxx_thro"], "the method trace"), with_depth(account, "the account"),
+       "the method trace: every call at the target's own depth")
     check("not in the method trace" not in u.stderr(), "nothing missing: " + u.stderr())
+    path, account, _ = cxx_run("speedscope", "json")
+    eq(speedscope_sequences(path, "target_cxx_throw"),
+       {"target_cxx_thro": as_speedscope(account)}, "speedscope: the target's own account")
 
 
 def test_speedscope_and_perfetto_close_every_slice_of_calls_left_by_longjmps():

@@ -9,7 +9,14 @@
  *         that reveal the calls left before);
  *       ups_uw_rec(3) -> ups_uw_rec(2) -> ups_uw_rec(1), which longjmps back
  *         into ups_uw_rec(3), which then returns (its exit reveals the two
- *         calls left below it).
+ *         calls left below it);
+ *       ups_uw_left(1), which longjmps back to main; ups_uw_beside(), another
+ *         function, called from main after it; ups_uw_left(0), returning
+ *         (its entry reveals the call left before).
+ *     Then once more ups_uw_left(1) left by a longjmp and ups_uw_beside()
+ *     after it, with no later ups_uw_left to reveal it (still pending at the
+ *     end).  ups_uw_beside, entered at the sp ups_uw_left had, is beside the
+ *     call left, never inside it.
  *     OUT gets the calls as the program itself saw them, one action a line:
  *     "ent NAME" at each entry, "xit NAME" at each return, "unr NAME" for
  *     each call a longjmp left (innermost first, where it landed).
@@ -112,6 +119,35 @@ PROBED long ups_uw_rec(long n)
 	return r + 1;
 }
 
+PROBED long ups_uw_left(long x)
+{
+	enter("ups_uw_left");
+	OPAQUE(x);
+	if (x)
+		longjmp(back, 1);
+	leave("ups_uw_left");
+	return x + 4;
+}
+
+PROBED long ups_uw_beside(long x)
+{
+	enter("ups_uw_beside");
+	OPAQUE(x);
+	leave("ups_uw_beside");
+	return x + 5;
+}
+
+/* ups_uw_left left by a longjmp, then ups_uw_beside from the same frame
+ * (so at the same sp). */
+static __attribute__((noinline)) long left_then_beside(void)
+{
+	if (!setjmp(back))
+		(void)ups_uw_left(1);   /* never returns */
+	else
+		landed(0);
+	return ups_uw_beside(1);
+}
+
 int main(int argc, char **argv)
 {
 	int argi = go_fifo_wait(argc, argv);
@@ -130,7 +166,10 @@ int main(int argc, char **argv)
 			landed(0);
 		sum += ups_uw_outer(0);
 		sum += ups_uw_rec(3);
+		sum += left_then_beside();
+		sum += ups_uw_left(0);
 	}
+	sum += left_then_beside();
 	out = fopen(argv[argi + 1], "w");
 	if (!out)
 		return 1;

@@ -286,6 +286,111 @@ UT_TEST(call_seq_times_from_the_records_own_clock)
 	call_seq_free(&r);
 }
 
+/* ---- the entry sp: an unrolled call ends where a later call's entry shows
+ * its frame gone ---- */
+
+static struct event with_sp(struct event e, uint64_t sp)
+{
+	e.entry_sp = sp;
+	e.mono_ns = e.boot_ns;
+	return e;
+}
+
+/* rec(sp 1000) left by a longjmp at about 1500; leaf (another function)
+ * entered at 2000 from the same frame (sp 1000: rec's frame was gone) and
+ * returning; rec again at 3000, whose entry revealed the old one.  Without
+ * the sp, leaf is drawn inside the old rec (until 3000); with it, the old
+ * rec is unrolled at leaf's entry and leaf is beside it. */
+UT_TEST(call_seq_a_later_call_at_or_above_the_sp_ends_the_unrolled_call)
+{
+	struct call_seq s = { 0 };
+	char log[256] = "";
+	struct event e[] = {
+		with_sp(unwound_at(&rec_p, 7, 1000, 3000, 0), 1000),
+		with_sp(ret_at(&leaf_p, 7, 2000, 2500, "t"), 1000),
+		with_sp(ret_at(&rec_p, 7, 3000, 3500, "t"), 1000),
+	};
+
+	for (size_t i = 0; i < 3; i++)
+		UT_ASSERT(call_seq_add(&s, &e[i]));
+	call_seq_replay(&s, count_actions, log);
+	UT_EQ_STR(log, "O0@1000 U0@2000 O1@2000 C1@2500 O0@3000 C0@3500 ");
+	UT_EQ_INT(s.gone, 1);
+	UT_EQ_INT(s.clamped, 0);
+	call_seq_free(&s);
+
+	/* the same calls with no sp known (0): nested as before */
+	struct call_seq o = { 0 };
+	log[0] = '\0';
+	for (size_t i = 0; i < 3; i++) {
+		e[i].entry_sp = 0;
+		UT_ASSERT(call_seq_add(&o, &e[i]));
+	}
+	call_seq_replay(&o, count_actions, log);
+	UT_EQ_STR(log, "O0@1000 O1@2000 C1@2500 U0@3000 O0@3000 C0@3500 ");
+	UT_EQ_INT(o.gone, 0);
+	call_seq_free(&o);
+}
+
+/* A call entered below the unrolled call's sp is taken as inside it (the sp
+ * cannot tell it from one made after the longjmp from a deeper frame); a
+ * returned call is never cut, whatever the sp of a call entered while it
+ * ran (a signal handler on another stack); above it the rule goes on. */
+UT_TEST(call_seq_below_the_sp_and_returned_calls_stay_nested)
+{
+	struct call_seq s = { 0 };
+	char log[256] = "";
+	struct event e[] = {
+		with_sp(unwound_at(&rec_p, 7, 1000, 5000, 0), 1000),
+		with_sp(ret_at(&leaf_p, 7, 1500, 1600, "t"), 900),     /* below: inside */
+		with_sp(ret_at(&java_p, 7, 2000, 3000, "t"), 900),     /* below: inside */
+		with_sp(ret_at(&leaf_p, 7, 2100, 2200, "t"), 4000),    /* inside java (returned) */
+	};
+
+	for (size_t i = 0; i < 4; i++)
+		UT_ASSERT(call_seq_add(&s, &e[i]));
+	call_seq_replay(&s, count_actions, log);
+	UT_EQ_STR(log, "O0@1000 O1@1500 C1@1600 O2@2000 O1@2100 C1@2200 C2@3000 U0@5000 ");
+	UT_EQ_INT(s.gone, 0);
+	call_seq_free(&s);
+}
+
+/* rec(sp 1000) -> leaf(sp 900), both left by one longjmp; each revealed
+ * late by its own probe (rec at 6000, leaf at 5000).  java entered at 2000
+ * at sp 1000 ends both there, innermost first; a call still running at the
+ * end (a longjmp no later call of its probe revealed) the same way. */
+UT_TEST(call_seq_the_sp_ends_nested_unrolled_and_running_calls)
+{
+	struct call_seq s = { 0 };
+	char log[256] = "";
+	struct event e[] = {
+		with_sp(unwound_at(&leaf_p, 7, 1100, 5000, 0), 900),
+		with_sp(unwound_at(&rec_p, 7, 1000, 6000, 0), 1000),
+		with_sp(ret_at(&java_p, 7, 2000, 2500, "t"), 1000),
+	};
+
+	for (size_t i = 0; i < 3; i++)
+		UT_ASSERT(call_seq_add(&s, &e[i]));
+	call_seq_replay(&s, count_actions, log);
+	/* leaf_p is method 0, rec_p 1, java_p 2 */
+	UT_EQ_STR(log, "O1@1000 O0@1100 U0@2000 U1@2000 O2@2000 C2@2500 ");
+	UT_EQ_INT(s.gone, 2);
+	call_seq_free(&s);
+
+	struct call_seq r = { 0 };
+	const struct running_call run = { .tid = 7, .probe = &rec_p, .enter_boot_ns = 1000,
+					  .entry_sp = 1000 };
+	struct event after = with_sp(ret_at(&leaf_p, 7, 2000, 2500, "t"), 1000);
+	log[0] = '\0';
+	UT_ASSERT(call_seq_add(&r, &after));
+	UT_ASSERT(call_seq_add_running(&r, &run, 9000));
+	call_seq_replay(&r, count_actions, log);
+	/* leaf_p is method 0, rec_p 1 */
+	UT_EQ_STR(log, "O1@1000 U1@2000 O0@2000 C0@2500 ");
+	UT_EQ_INT(r.gone, 1);
+	call_seq_free(&r);
+}
+
 /* The ART file: the unwound call entered, then unrolled (action 2) before
  * the entry that found it, at that entry's µs; the summary's count of
  * unwound calls matches what came, so nothing is said. */

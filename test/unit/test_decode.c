@@ -2,6 +2,7 @@
  * defensive string reading it uses (catalog/fields.c): every record kind
  * decodes to named fields, strings stop at NUL or at the field's end, and
  * keep invalid UTF-8 bytes (the outputs repair them). */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -71,6 +72,30 @@ UT_TEST(decode_every_record_kind_names_its_fields)
 				UT_ASSERT((const uint8_t *)f[k].v.str.ptr + f[k].v.str.len <=
 					  buf + sizeof(buf));
 	}
+}
+
+/* call_return carries the sp at the call's entry for the call-tree writers
+ * only: the event's entry_sp, never a field (JSON Lines, text and atoms keep
+ * return_value and duration_ns).  call_unwound: each dropped call's sp and
+ * entry time. */
+UT_TEST(decode_call_return_entry_sp_is_no_field)
+{
+	struct call_return r = { .return_value = 7, .duration_ns = 300, .entry_ns = 1000,
+				 .entry_sp = 0x7ffe1230 };
+	const struct record_kind *rk = record_kind_get(UPS_REC_CALL_RETURN);
+	const struct record_kind *u = record_kind_get(UPS_REC_CALL_UNWOUND);
+	struct field f[CATALOG_MAX_FIELDS];
+
+	UT_ASSERT(rk != NULL && u != NULL);
+	UT_EQ_INT(rk->size, 72);
+	UT_EQ_INT(record_decode(rk, &r, f, CATALOG_MAX_FIELDS), 2);
+	UT_EQ_STR(f[0].name, "return_value");
+	UT_EQ_STR(f[1].name, "duration_ns");
+	UT_EQ_U64(record_duration(rk, &r), 300);
+	UT_EQ_U64(record_entry_sp(rk, &r), 0x7ffe1230);
+	UT_EQ_U64(record_entry_sp(record_kind_get(UPS_REC_CALL_DETAIL), &r), 0);
+	UT_EQ_INT(u->size, 40 + 16 + 16 * UPS_UNWOUND_MAX);
+	UT_EQ_INT(offsetof(struct call_unwound, calls[1].entry_ns), 16 + 16 + 8);
 }
 
 UT_TEST(decode_update_device_idle_at_upstream_offsets)

@@ -2,12 +2,16 @@
  * host: target_exits' function that checks its own return address (x30 / the saved
  * lr) sees the uretprobe's trampoline on every call and its real caller under exit
  * probes; 10-deep recursion gives every call a record whose duration lies between
- * the target's own measurements; longjmp out of nested calls counts them as unwound. */
+ * the target's own measurements; longjmp out of nested calls counts them as unwound;
+ * a method trace of target_unwind (calls left by longjmps, and a call of another
+ * function made after one from the same frame) gives each call the depth the target
+ * itself saw, by the calls' entry sp (docs/sinks.md). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmjson.h"
 #include "vmproc.h"
 #include "vmtest.h"
 
@@ -216,10 +220,126 @@ out:
 	results_free(&res);
 }
 
+/* target_unwind's own account (ent|xit|unr NAME lines) as speedscope tells it: "O
+ * NAME" at each entry, "C NAME" at each exit or unroll, a line each. */
+static char *account_as_speedscope(struct tc *t, const char *path)
+{
+	char *text = read_file(path, NULL), *line, *save = NULL, *out;
+	size_t cap, n = 0;
+
+	if (!text) {
+		tc_fail(t, "cannot read the target's %s", path);
+		return NULL;
+	}
+	cap = strlen(text) + 1;
+	out = calloc(1, cap);
+	for (line = strtok_r(text, "\n", &save); out && line; line = strtok_r(NULL, "\n", &save))
+		if (strlen(line) > 4)
+			n += (size_t)snprintf(out + n, cap - n, "%c %s\n",
+					      strncmp(line, "ent ", 4) ? 'C' : 'O', line + 4);
+	free(text);
+	return out;
+}
+
+/* The speedscope file's one profile as "O NAME" / "C NAME" lines, each close checked
+ * to be of the innermost open frame; NULL with the failure recorded. */
+static char *speedscope_actions(struct tc *t, const char *path)
+{
+	struct jdoc d = { 0 };
+	char *text = read_file(path, NULL), *out = NULL;
+	const struct jnode *frames, *prof, *evs;
+	int open[64], depth = 0, n_ev;
+	size_t cap, n = 0;
+
+	if (!text || json_parse(&d, text, strlen(text)) < 0) {
+		tc_fail(t, "speedscope file %s: not read or not JSON", path);
+		goto out;
+	}
+	frames = json_get(&d, json_get(&d, &d.n[0], "shared"), "frames");
+	prof = json_at(&d, json_get(&d, &d.n[0], "profiles"), 0);
+	evs = json_get(&d, prof, "events");
+	if (!frames || !evs || json_count(&d, json_get(&d, &d.n[0], "profiles")) != 1) {
+		tc_fail(t, "speedscope file: not one profile with events");
+		goto out;
+	}
+	n_ev = json_count(&d, evs);
+	cap = (size_t)n_ev * 48 + 1;
+	out = calloc(1, cap);
+	for (int i = 0; out && i < n_ev; i++) {
+		const struct jnode *ev = json_at(&d, evs, i), *name;
+		unsigned long long f;
+		bool opens = json_str_is(json_get(&d, ev, "type"), "O");
+		if (json_u64(json_get(&d, ev, "frame"), &f) < 0 ||
+		    !(name = json_get(&d, json_at(&d, frames, (int)f), "name")) ||
+		    (opens ? depth == 64 : depth == 0 || open[depth - 1] != (int)f)) {
+			tc_fail(t, "speedscope event %d: bad frame or not nested", i);
+			free(out);
+			out = NULL;
+			break;
+		}
+		if (opens)
+			open[depth++] = (int)f;
+		else
+			depth--;
+		n += (size_t)snprintf(out + n, cap - n, "%c %.*s\n", opens ? 'O' : 'C',
+				      (int)name->len, name->s);
+	}
+out:
+	json_free(&d);
+	free(text);
+	return out;
+}
+
+/* target_unwind 2 under trace --ret --trace-format speedscope: the calls left by
+ * longjmps, and ups_uw_beside entered after one from the frame the left call had
+ * (its sp), in the target's own order and nesting: beside each left call, never
+ * inside it, whether a later call of the left function revealed it or none did. */
+static void exits_method_trace_depth_by_entry_sp(struct tc *t)
+{
+	const struct vmenv *env = t->env;
+	struct target a = { .pid = -1 };
+	struct ups u = { .pid = -1 };
+	char pid[16], acc[VM_PATH_MAX], file[VM_PATH_MAX], exe[VM_PATH_MAX], pattern[VM_PATH_MAX];
+	char *want = NULL, *got = NULL;
+	const char *args[16] = { "trace", "--pid", pid, "--ret", "--trace", file,
+				 "--trace-format", "speedscope" };
+	int argc = 8;
+
+	tc_path(t, "account.txt", acc);
+	tc_path(t, "unwind.speedscope.json", file);
+	snprintf(pattern, sizeof(pattern), "%s:ups_uw_*", target_path(t, "target_unwind", exe));
+	const char *targs[] = { "2", acc, NULL };
+	if (target_start(t, &a, "target_unwind", NULL, targs) < 0)
+		goto out;
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	if (env->target_kernel) {   /* the harness adds it to `run` only */
+		args[argc++] = "--target-kernel";
+		args[argc++] = env->target_kernel;
+	}
+	args[argc++] = pattern;
+	args[argc] = NULL;
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    target_go(t, &a) < 0 || target_wait(t, &a, WAIT_MS) < 0)
+		goto out;
+	if (check_rc(t, &u, ups_wait(&u, WAIT_MS, NULL), 0, "exit code") < 0)
+		goto out;
+	if (!(want = account_as_speedscope(t, acc)) || !(got = speedscope_actions(t, file)))
+		goto out;
+	CHECK(strstr(want, "O ups_uw_beside"), "the account has no ups_uw_beside: %.300s", want);
+	CHECK(strcmp(got, want) == 0, "speedscope differs from the target's account:\n%.1500s\n"
+	      "wanted:\n%.1500s", got, want);
+out:
+	free(want);
+	free(got);
+	ups_stop(&u, SIGKILL);
+	target_kill(&a);
+}
+
 const struct vmcase vm_exits_cases[] = {
 	{ "exits.return_address_uretprobe_vs_exit_probes",
 	  exits_return_address_uretprobe_vs_exit_probes },
 	{ "exits.recursion_every_call_timed", exits_recursion_every_call_timed },
 	{ "exits.longjmp_unwound_counted", exits_longjmp_unwound_counted },
+	{ "exits.method_trace_depth_by_entry_sp", exits_method_trace_depth_by_entry_sp },
 	{ NULL, NULL },
 };
