@@ -84,3 +84,16 @@ uint64_t pf_intern_stable(struct pf_ptr_cache *c, struct pf_intern *t, struct wi
 		*e = (struct pf_ptr_iid){ .ptr = s, .n = n, .table = table, .iid = iid };
 	return iid;
 }
+
+void pf_tables_free(struct pf_tables *t)
+{
+	pf_intern_free(&t->events);
+	pf_intern_free(&t->names);
+	pf_intern_free(&t->strings);
+	pf_intern_free(&t->funcs);
+	pf_intern_free(&t->paths);
+	pf_intern_free(&t->maps);
+	pf_intern_free(&t->frames);
+	pf_intern_free(&t->stacks);
+	memset(&t->cache, 0, sizeof(t->cache));
+}

@@ -51,4 +51,18 @@ uint64_t pf_intern_stable(struct pf_ptr_cache *c, struct pf_intern *t, struct wi
 			  uint32_t table, const char *s, size_t n);
 void pf_intern_free(struct pf_intern *t);
 
+/* Every table of one packet sequence: trace processor keeps interned data
+ * per sequence (trusted_packet_sequence_id), so each sequence defines its
+ * own iids. */
+struct pf_tables {
+	struct pf_ptr_cache cache;        /* iids by address (every table's) */
+	struct pf_intern events;          /* event names */
+	struct pf_intern names, strings;  /* annotation names, string values */
+	struct pf_intern funcs, paths;    /* frames' function names, mapping paths */
+	struct pf_intern maps;            /* mappings (by path) */
+	struct pf_intern frames, stacks;  /* frames, callstacks (keyed by their iids) */
+};
+
+void pf_tables_free(struct pf_tables *t);
+
 #endif
