@@ -321,6 +321,7 @@ class Trace:
             if frames is not None:
                 stack = [f[0] for f in frames]
             pending.append({"n": n, "seq": seq, "track": track, "type": one(te, 9), "ts": ts,
+                            "default_track": one(te, 11) is None,
                             "name": name, "args": args, "stack": stack,
                             "callstack_iid": cs_iid, "frames": frames,
                             "counter": signed(one(te, 30, 0))})
