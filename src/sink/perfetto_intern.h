@@ -15,14 +15,19 @@
 
 #include "common/wire.h"
 
-/* Names interned at most per table; past it, names are written inline. */
+/* Names interned at most per table, and in all the tables of every
+ * sequence together (each sequence interns its own: the total keeps the
+ * memory of many sequences to what one sequence's tables could hold);
+ * past either, names are written inline. */
 #define PF_MAX_INTERNED 65536u
+#define PF_MAX_INTERNED_TOTAL (8 * (size_t)PF_MAX_INTERNED)
 
 struct pf_istr;
 
 struct pf_intern {
 	struct pf_istr *tab;
 	size_t cap, used;
+	size_t *total;           /* entries of every table sharing the budget (NULL: none) */
 };
 
 #define PF_PTR_CACHE 256
@@ -63,6 +68,8 @@ struct pf_tables {
 	struct pf_intern frames, stacks;  /* frames, callstacks (keyed by their iids) */
 };
 
+/* Every table of t sharing the budget *total. */
+void pf_tables_init(struct pf_tables *t, size_t *total);
 void pf_tables_free(struct pf_tables *t);
 
 #endif

@@ -16,6 +16,7 @@ void pf_packet_init(struct pf_packet *k, struct outbuf *o)
 	k->o = o;
 	k->main.id = PF_SEQ_ID;
 	k->main.started = true;  /* its first packet is perfetto_clock's */
+	pf_tables_init(&k->main.t, &k->interned_total);
 	k->seq = &k->main;
 }
 
@@ -41,6 +42,7 @@ struct pf_seq *pf_seq_new(struct pf_packet *k, uint64_t track)
 	k->own = own;
 	s->id = (uint32_t)(PF_SEQ_ID + 1 + k->n_own);
 	s->track = track;
+	pf_tables_init(&s->t, &k->interned_total);
 	k->own[k->n_own++] = s;
 	return s;
 }
@@ -90,33 +92,36 @@ static void ts_written(struct pf_packet *k, uint64_t ts)
  * mono): it clears the sequence's incremental state, sets its defaults
  * (the incremental clock, the default track) and ties the incremental
  * clock to MONOTONIC at mono — in one packet: trace processor reads a
- * packet's clear, then its defaults, then its snapshot.  Written straight
- * into the output; the event's scratch buffers are left alone. */
+ * packet's clear, then its defaults, then its snapshot.  pkt is the
+ * scratch (empty before an event's packet; the event's own are left
+ * alone). */
 static void seq_first_packet(struct pf_packet *k, struct pf_seq *s, uint64_t mono)
 {
-	uint8_t b[128], *w = b, *def, *ted, *cs, *c;
+	struct wire_buf *w = &k->pkt;
+	size_t def, ted, cs, c;
 
-	w = pe_uint(w, TP_SEQ_ID, s->id);
-	w = pe_uint(w, TP_SEQUENCE_FLAGS, SEQ_CLEARED);
-	w = pe_open(w, TP_DEFAULTS, &def);
-	w = pe_uint(w, DEFAULTS_CLOCK_ID, PF_CLOCK_INCREMENTAL);
-	w = pe_open(w, DEFAULTS_TRACK_EVENT, &ted);
-	w = pe_close(ted, pe_uint(w, TED_TRACK_UUID, s->track));
-	w = pe_close(def, w);
-	w = pe_open(w, TP_CLOCK_SNAPSHOT, &cs);
-	w = pe_open(w, CS_CLOCKS, &c);
-	w = pe_uint(pe_uint(w, CS_CLOCK_ID, PF_CLOCK_INCREMENTAL), CS_CLOCK_TS, mono);
-	w = pe_close(c, pe_uint(w, CS_CLOCK_INCREMENTAL, 1));
-	w = pe_open(w, CS_CLOCKS, &c);
-	w = pe_uint(pe_uint(w, CS_CLOCK_ID, PF_MONOTONIC), CS_CLOCK_TS, mono);
-	w = pe_close(c, w);
-	w = pe_close(cs, w);
-
-	uint8_t head[1 + PE_VARINT_MAX], *h = head;
-	*h++ = (TRACE_PACKET << 3) | WT_LEN;
-	h = pe_varint(h, (uint64_t)(w - b));
-	outbuf_put(k->o, head, (size_t)(h - head));
-	outbuf_put(k->o, b, (size_t)(w - b));
+	wire_put_uint_field(w, TP_SEQ_ID, s->id);
+	wire_put_uint_field(w, TP_SEQUENCE_FLAGS, SEQ_CLEARED);
+	def = wire_open(w, TP_DEFAULTS);
+	wire_put_uint_field(w, DEFAULTS_CLOCK_ID, PF_CLOCK_INCREMENTAL);
+	ted = wire_open(w, DEFAULTS_TRACK_EVENT);
+	wire_put_uint_field(w, TED_TRACK_UUID, s->track);
+	wire_close(w, ted);
+	wire_close(w, def);
+	cs = wire_open(w, TP_CLOCK_SNAPSHOT);
+	for (unsigned i = 0; i < 2; i++) {
+		c = wire_open(w, CS_CLOCKS);
+		wire_put_uint_field(w, CS_CLOCK_ID, i ? PF_MONOTONIC : PF_CLOCK_INCREMENTAL);
+		wire_put_uint_field(w, CS_CLOCK_TS, mono);
+		if (!i)
+			wire_put_uint_field(w, CS_CLOCK_INCREMENTAL, 1);
+		wire_close(w, c);
+	}
+	wire_close(w, cs);
+	if (!w->oom)
+		put_packet(k);
+	w->len = 0;
+	w->oom = false;
 	s->inc_last = mono;
 	s->started = true;
 }

@@ -41,6 +41,7 @@ struct pf_packet {
 	struct pf_seq main;                  /* sequence 1 */
 	struct pf_seq **own;                 /* the others, by id - 2 */
 	size_t n_own;
+	size_t interned_total;               /* entries in every sequence's tables */
 };
 
 /* Sequence 1 (before the first packet). */
