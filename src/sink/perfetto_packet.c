@@ -34,12 +34,6 @@ struct pf_seq *pf_seq_new(struct pf_packet *k, uint64_t track)
 
 	if (k->n_own >= PF_MAX_SEQS || !(s = calloc(1, sizeof(*s))))
 		return NULL;
-	struct pf_seq **own = realloc(k->own, (k->n_own + 1) * sizeof(*own));
-	if (!own) {
-		free(s);
-		return NULL;
-	}
-	k->own = own;
 	s->id = (uint32_t)(PF_SEQ_ID + 1 + k->n_own);
 	s->track = track;
 	pf_tables_init(&s->t, &k->interned_total);
@@ -200,9 +194,8 @@ void pf_packet_free(struct pf_packet *k)
 	for (size_t i = 0; i < k->n_own; i++) {
 		pf_tables_free(&k->own[i]->t);
 		free(k->own[i]);
+		k->own[i] = NULL;
 	}
-	free(k->own);
-	k->own = NULL;
 	k->n_own = 0;
 	k->seq = &k->main;
 }

@@ -39,7 +39,7 @@ struct pf_packet {
 	uint64_t last_mono;                  /* latest timestamp written */
 	struct pf_seq *seq;                  /* the packet's sequence (main, unless an event's) */
 	struct pf_seq main;                  /* sequence 1 */
-	struct pf_seq **own;                 /* the others, by id - 2 */
+	struct pf_seq *own[PF_MAX_SEQS];     /* the others, by id - 2 */
 	size_t n_own;
 	size_t interned_total;               /* entries in every sequence's tables */
 };
