@@ -9,6 +9,7 @@
 
 #include "common/wire.h"
 #include "vocab/frames.h"
+#include "sink/perfetto_proto.h"
 #include "sink/sink_args.h"
 #include "sink/trace_out.h"
 #include "sink_testutil.h"
@@ -439,6 +440,29 @@ UT_TEST(perfetto_busy_thread_gets_its_own_sequence)
 	/* its first delta is 0: from the snapshot at its own timestamp */
 	UT_EQ_INT(p[first2].raw_ts, 0);
 	cap_free(&c);
+}
+
+/* Every sequence interns its own names, from one budget for all their
+ * tables: past it a new name is not interned (written inline), known ones
+ * keep their iids, and a freed table gives its entries back. */
+UT_TEST(perfetto_interned_entries_share_one_budget)
+{
+	struct pf_tables a = { 0 }, b = { 0 };
+	struct wire_buf d = { 0 };
+	size_t total = PF_MAX_INTERNED_TOTAL - 1;
+
+	pf_tables_init(&a, &total);
+	pf_tables_init(&b, &total);
+	UT_EQ_INT(pf_intern(&a.events, &d, ID_EVENT_NAMES, "x", 1), 1);
+	UT_EQ_INT(total, PF_MAX_INTERNED_TOTAL);
+	UT_EQ_INT(pf_intern(&b.strings, &d, ID_STRINGS, "y", 1), 0);
+	UT_EQ_INT(pf_intern(&a.events, &d, ID_EVENT_NAMES, "x", 1), 1);
+	pf_tables_free(&a);
+	UT_EQ_INT(total, PF_MAX_INTERNED_TOTAL - 1);
+	UT_EQ_INT(pf_intern(&b.strings, &d, ID_STRINGS, "y", 1), 1);
+	pf_tables_free(&b);
+	UT_EQ_INT(total, PF_MAX_INTERNED_TOTAL - 1);
+	wire_buf_free(&d);
 }
 
 /* A snapshot lists clocks at one instant: the i-th one in the file. */
