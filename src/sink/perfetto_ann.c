@@ -16,7 +16,7 @@
 static uint8_t *ann_open(struct pf_ann *a, const char *name, size_t n)
 {
 	uint8_t *at;
-	uint64_t iid = pf_intern_stable(&a->cache, &a->names, a->defs, ID_ANN_NAMES, name, n);
+	uint64_t iid = pf_intern_stable(&a->t->cache, &a->t->names, a->defs, ID_ANN_NAMES, name, n);
 
 	a->w = pe_open(a->w, TE_DEBUG, &at);
 	a->w = iid ? pe_uint(a->w, DA_NAME_IID, iid) : pe_str(a->w, DA_NAME, name, n);
@@ -43,7 +43,8 @@ size_t pf_ann_str_room(size_t n)
 void pf_ann_str(struct pf_ann *a, const char *name, const char *s, size_t n, bool interned)
 {
 	uint8_t *at = ann_open(a, name, strlen(name));
-	uint64_t iid = interned ? pf_intern_stable(&a->cache, &a->strings, a->defs, ID_STRINGS, s, n) : 0;
+	uint64_t iid = interned ? pf_intern_stable(&a->t->cache, &a->t->strings, a->defs,
+						   ID_STRINGS, s, n) : 0;
 
 	a->w = iid ? pe_uint(a->w, DA_STRING_IID, iid) : pe_str(a->w, DA_STRING, s, n);
 	a->w = pe_close(at, a->w);
@@ -105,7 +106,8 @@ void pf_ann_field(struct pf_ann *a, const struct field *f, size_t name_len)
 		break;
 	case FIELD_STRING: {
 		uint64_t iid = f->v.str.len <= PF_INTERN_STRING_MAX
-			       ? pf_intern(&a->strings, a->defs, ID_STRINGS, f->v.str.ptr, f->v.str.len) : 0;
+			       ? pf_intern(&a->t->strings, a->defs, ID_STRINGS, f->v.str.ptr,
+					   f->v.str.len) : 0;
 		w = iid ? pe_uint(w, DA_STRING_IID, iid)
 			: pe_str(w, DA_STRING, f->v.str.ptr, f->v.str.len);
 		break;
@@ -171,12 +173,12 @@ static uint64_t mapping_iid(struct pf_ann *a, const char *file)
 {
 	static const uint32_t num[] = { MAP_IID, MAP_PATHS };
 	size_t n = file ? strlen(file) : 0;
-	uint64_t f[2] = { 0, n ? pf_intern(&a->paths, a->defs, ID_MAPPING_PATHS, file, n) : 0 };
+	uint64_t f[2] = { 0, n ? pf_intern(&a->t->paths, a->defs, ID_MAPPING_PATHS, file, n) : 0 };
 	bool fresh;
 
 	if (n && !f[1])
 		return 0;
-	f[0] = pf_intern_key(&a->maps, ID_MAPPINGS, file ? file : "", n, &fresh);
+	f[0] = pf_intern_key(&a->t->maps, ID_MAPPINGS, file ? file : "", n, &fresh);
 	if (fresh)
 		put_def(a->defs, ID_MAPPINGS, num, 2, f, 2);
 	return f[0];
@@ -190,13 +192,13 @@ static uint64_t frame_iid(struct pf_ann *a, const struct stack_frame *f, char *b
 {
 	static const uint32_t num[] = { FR_IID, FR_FUNCTION_NAME, FR_MAPPING, FR_REL_PC, FR_LINE };
 	size_t n = stack_frame_label(f, buf, FRAME_LABEL_MAX);
-	uint64_t v[5] = { 0, pf_intern(&a->funcs, a->defs, ID_FUNCTION_NAMES, buf, n),
+	uint64_t v[5] = { 0, pf_intern(&a->t->funcs, a->defs, ID_FUNCTION_NAMES, buf, n),
 			  mapping_iid(a, f->file), f->offset, f->line > 0 ? (uint64_t)f->line : 0 };
 	bool fresh;
 
 	if (!v[1] || !v[2])
 		return 0;
-	v[0] = pf_intern_key(&a->frames, ID_FRAMES, &v[1], sizeof(v) - sizeof(v[0]), &fresh);
+	v[0] = pf_intern_key(&a->t->frames, ID_FRAMES, &v[1], sizeof(v) - sizeof(v[0]), &fresh);
 	if (fresh)
 		put_def(a->defs, ID_FRAMES, num, 5, v, 5);
 	return v[0];
@@ -215,7 +217,7 @@ static uint64_t callstack_iid(struct pf_ann *a, const struct stack_trace *st)
 	for (size_t i = 0; i < n; i++)
 		if (!(ids[1 + i] = frame_iid(a, &st->frames[n - 1 - i], buf)))
 			return 0;
-	ids[0] = pf_intern_key(&a->stacks, ID_CALLSTACKS, &ids[1], n * sizeof(ids[0]), &fresh);
+	ids[0] = pf_intern_key(&a->t->stacks, ID_CALLSTACKS, &ids[1], n * sizeof(ids[0]), &fresh);
 	if (fresh)
 		put_def(a->defs, ID_CALLSTACKS, num, 2, ids, 1 + n);
 	return ids[0];

@@ -29,11 +29,7 @@
 struct pf_ann {
 	uint8_t *w;                       /* the track event's end, written on */
 	struct wire_buf *defs;            /* the packet's new InternedData */
-	struct pf_ptr_cache cache;        /* iids by address (every table's) */
-	struct pf_intern names, strings;  /* annotation names, string values */
-	struct pf_intern funcs, paths;    /* frames' function names, mapping paths */
-	struct pf_intern maps;            /* mappings (by path) */
-	struct pf_intern frames, stacks;  /* frames, callstacks (keyed by their iids) */
+	struct pf_tables *t;              /* the interned data of the packet's sequence */
 };
 
 void pf_ann_uint(struct pf_ann *a, const char *name, uint64_t v);

@@ -25,6 +25,8 @@ static bool istr_hash(const void *slot, uint64_t *hash)
 
 void pf_intern_free(struct pf_intern *t)
 {
+	if (t->total)
+		*t->total -= t->used;
 	for (size_t i = 0; i < t->cap; i++)
 		free(t->tab[i].s);
 	free(t->tab);
@@ -43,7 +45,7 @@ uint64_t pf_intern_key(struct pf_intern *t, uint32_t table, const void *key, siz
 			if (t->tab[i].hash == h && t->tab[i].n == n && !memcmp(t->tab[i].s, key, n))
 				return t->tab[i].iid;
 	}
-	if (t->used >= PF_MAX_INTERNED ||
+	if (t->used >= PF_MAX_INTERNED || (t->total && *t->total >= PF_MAX_INTERNED_TOTAL) ||
 	    ((t->used + 1) * 2 > t->cap && grow_hash_table(&t->tab, &t->cap, 256, istr_hash) < 0))
 		return 0;
 	char *copy = malloc(n ? n : 1);
@@ -53,6 +55,8 @@ uint64_t pf_intern_key(struct pf_intern *t, uint32_t table, const void *key, siz
 	for (i = (size_t)h & (t->cap - 1); t->tab[i].iid; i = (i + 1) & (t->cap - 1))
 		;
 	t->tab[i] = (struct pf_istr){ .hash = h, .iid = ++t->used, .s = copy, .n = n };
+	if (t->total)
+		++*t->total;
 	*fresh = true;
 	return t->tab[i].iid;
 }
@@ -83,4 +87,28 @@ uint64_t pf_intern_stable(struct pf_ptr_cache *c, struct pf_intern *t, struct wi
 	if (iid)
 		*e = (struct pf_ptr_iid){ .ptr = s, .n = n, .table = table, .iid = iid };
 	return iid;
+}
+
+/* Every table of t, in the order of struct pf_tables. */
+#define PF_TABLES(t) { &(t)->events, &(t)->names, &(t)->strings, &(t)->funcs, &(t)->paths, \
+		       &(t)->maps, &(t)->frames, &(t)->stacks }
+
+void pf_tables_init(struct pf_tables *t, size_t *total)
+{
+	struct pf_intern *all[] = PF_TABLES(t);
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		all[i]->total = total;
+}
+
+void pf_tables_free(struct pf_tables *t)
+{
+	struct pf_intern *all[] = PF_TABLES(t);
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		size_t *total = all[i]->total;
+		pf_intern_free(all[i]);
+		all[i]->total = total;  /* the table stays usable on the budget */
+	}
+	memset(&t->cache, 0, sizeof(t->cache));
 }

@@ -51,7 +51,12 @@ static bool ev_start(struct pf_out *p, unsigned type, uint64_t track, size_t roo
 	if (room > SIZE_MAX - EV_BASE || grow_array(&p->eb, &p->eb_cap, room + EV_BASE, 4096) < 0)
 		return false;
 	pf_packet_start(&p->k);
-	p->a.w = pe_uint(pe_uint(p->eb, TE_TYPE, type), TE_TRACK, track);
+	struct pf_seq *s = pf_track_seq(&p->tracks, &p->k, track);
+	p->k.seq = s;
+	p->a.t = &s->t;
+	p->a.w = pe_uint(p->eb, TE_TYPE, type);
+	if (track != s->track)  /* else the sequence's default track */
+		p->a.w = pe_uint(p->a.w, TE_TRACK, track);
 	return true;
 }
 
@@ -63,9 +68,10 @@ static void ev_emit(struct pf_out *p, bool has_ts, uint64_t ts)
 /* stable: s lives at its address as long as the sink (not a record's bytes) */
 static void ev_name(struct pf_out *p, const char *s, size_t n, bool stable)
 {
-	uint64_t iid = stable ? pf_intern_stable(&p->a.cache, &p->names, &p->k.interned,
+	struct pf_tables *t = p->a.t;
+	uint64_t iid = stable ? pf_intern_stable(&t->cache, &t->events, &p->k.interned,
 						 ID_EVENT_NAMES, s, n)
-			      : pf_intern(&p->names, &p->k.interned, ID_EVENT_NAMES, s, n);
+			      : pf_intern(&t->events, &p->k.interned, ID_EVENT_NAMES, s, n);
 
 	p->a.w = iid ? pe_uint(p->a.w, TE_NAME_IID, iid) : pe_str(p->a.w, TE_NAME, s, n);
 }
@@ -343,8 +349,9 @@ int pf_open(struct pf_out *p, struct outbuf *o, struct err *e)
 {
 	uint64_t c[3];
 
-	p->k.o = o;
+	pf_packet_init(&p->k, o);
 	p->a.defs = &p->k.interned;
+	p->a.t = &p->k.main.t;
 	pf_clocks_read(&p->clk, c);
 	pf_clocks_first(&p->clk, &p->k, c);
 	/* track uuids of this run, unlike those of other files of one timeline */
@@ -358,14 +365,7 @@ void pf_close(struct pf_out *p)
 {
 	pf_clocks_check(&p->clk, &p->k, true);
 	pf_packet_free(&p->k);
-	pf_intern_free(&p->names);
-	pf_intern_free(&p->a.names);
-	pf_intern_free(&p->a.strings);
-	pf_intern_free(&p->a.funcs);
-	pf_intern_free(&p->a.paths);
-	pf_intern_free(&p->a.maps);
-	pf_intern_free(&p->a.frames);
-	pf_intern_free(&p->a.stacks);
+	p->a.t = &p->k.main.t;
 	pf_tracks_free(&p->tracks);
 	free(p->eb);
 	p->eb = NULL;

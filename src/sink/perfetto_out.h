@@ -8,7 +8,7 @@
  * snapshots), perfetto_track (the tracks and their descriptors),
  * perfetto_intern (interned strings), perfetto_proto.h (field numbers).
  *
- * One packet sequence (trusted_packet_sequence_id 1); its first packet clears
+ * The tool's packet sequence (trusted_packet_sequence_id 1); its first packet clears
  * the incremental state, sets trace_packet_defaults.timestamp_clock_id =
  * MONOTONIC (3) — the records' own clock, bpf_ktime_get_ns — and carries the
  * first ClockSnapshot (MONOTONIC, BOOTTIME, REALTIME), so trace processor
@@ -21,7 +21,10 @@
  * (perfetto_track.h).  Event names, annotation names, the probe's
  * signature and call stacks (callstack_iid: Callstacks, Frames, function
  * names, Mappings, mapping paths) are interned (InternedData in the packet that first
- * uses them, SEQ_NEEDS_INCREMENTAL_STATE on every packet after the first). */
+ * uses them, SEQ_NEEDS_INCREMENTAL_STATE on every packet after the first).
+ * A busy track's events go on a sequence of their own, with its own
+ * interned data and incremental clock, and its defaults naming the track
+ * (perfetto_packet.h, perfetto_track.h). */
 #ifndef UPROBESTATS_SINK_PERFETTO_OUT_H
 #define UPROBESTATS_SINK_PERFETTO_OUT_H
 
@@ -42,7 +45,6 @@
 struct pf_out {
 	struct pf_packet k;
 	struct pf_ann a;                     /* annotations; a.w: the event's end */
-	struct pf_intern names;              /* event names */
 	struct pf_tracks tracks;
 	struct pf_clocks clk;
 	uint8_t *eb;                         /* the track event being written */

@@ -1,18 +1,44 @@
 /* perfetto_packet.c — see perfetto_packet.h. */
 #include "sink/perfetto_packet.h"
 
+#include <stdlib.h>
+
 #include "sink/perfetto_enc.h"
 #include "sink/perfetto_proto.h"
 
 /* Larger packets take the checked path (outbuf_put writes one larger than
  * the buffer through). */
 #define PF_FAST_PACKET_MAX 65536
+#define PF_MONOTONIC 3  /* the builtin clock's id (perfetto_clock.h) */
+
+void pf_packet_init(struct pf_packet *k, struct outbuf *o)
+{
+	k->o = o;
+	k->main.id = PF_SEQ_ID;
+	k->main.started = true;  /* its first packet is perfetto_clock's */
+	pf_tables_init(&k->main.t, &k->interned_total);
+	k->seq = &k->main;
+}
 
 void pf_packet_start(struct pf_packet *k)
 {
 	k->pkt.len = 0;
 	k->ev.len = 0;
 	k->interned.len = 0;
+	k->seq = &k->main;
+}
+
+struct pf_seq *pf_seq_new(struct pf_packet *k, uint64_t track)
+{
+	struct pf_seq *s;
+
+	if (k->n_own >= PF_MAX_SEQS || !(s = calloc(1, sizeof(*s))))
+		return NULL;
+	s->id = (uint32_t)(PF_SEQ_ID + 1 + k->n_own);
+	s->track = track;
+	pf_tables_init(&s->t, &k->interned_total);
+	k->own[k->n_own++] = s;
+	return s;
 }
 
 /* pkt as one Trace.packet: its tag and length, then its bytes. */
@@ -35,16 +61,16 @@ static void put_packet(struct pf_packet *k)
 /* The bytes put_ts takes. */
 static size_t ts_len(const struct pf_packet *k, uint64_t ts)
 {
-	if (ts >= k->inc_last)
-		return 1 + pe_varint_len(ts - k->inc_last);
+	if (ts >= k->seq->inc_last)
+		return 1 + pe_varint_len(ts - k->seq->inc_last);
 	return 1 + pe_varint_len(ts) + 3;
 }
 
 static uint8_t *put_ts(struct pf_packet *k, uint8_t *w, uint64_t ts)
 {
-	if (ts >= k->inc_last)
-		return pe_uint(w, TP_TIMESTAMP, ts - k->inc_last);
-	return pe_uint(pe_uint(w, TP_TIMESTAMP, ts), TP_CLOCK_ID, 3 /* MONOTONIC */);
+	if (ts >= k->seq->inc_last)
+		return pe_uint(w, TP_TIMESTAMP, ts - k->seq->inc_last);
+	return pe_uint(pe_uint(w, TP_TIMESTAMP, ts), TP_CLOCK_ID, PF_MONOTONIC);
 }
 
 /* A timestamp written: the clocks move on. */
@@ -52,8 +78,46 @@ static void ts_written(struct pf_packet *k, uint64_t ts)
 {
 	if (ts > k->last_mono)
 		k->last_mono = ts;
-	if (ts >= k->inc_last)
-		k->inc_last = ts;
+	if (ts >= k->seq->inc_last)
+		k->seq->inc_last = ts;
+}
+
+/* A new sequence's first packet, before its first event (at MONOTONIC
+ * mono): it clears the sequence's incremental state, sets its defaults
+ * (the incremental clock, the default track) and ties the incremental
+ * clock to MONOTONIC at mono — in one packet: trace processor reads a
+ * packet's clear, then its defaults, then its snapshot.  pkt is the
+ * scratch (empty before an event's packet; the event's own are left
+ * alone). */
+static void seq_first_packet(struct pf_packet *k, struct pf_seq *s, uint64_t mono)
+{
+	struct wire_buf *w = &k->pkt;
+	size_t def, ted, cs, c;
+
+	wire_put_uint_field(w, TP_SEQ_ID, s->id);
+	wire_put_uint_field(w, TP_SEQUENCE_FLAGS, SEQ_CLEARED);
+	def = wire_open(w, TP_DEFAULTS);
+	wire_put_uint_field(w, DEFAULTS_CLOCK_ID, PF_CLOCK_INCREMENTAL);
+	ted = wire_open(w, DEFAULTS_TRACK_EVENT);
+	wire_put_uint_field(w, TED_TRACK_UUID, s->track);
+	wire_close(w, ted);
+	wire_close(w, def);
+	cs = wire_open(w, TP_CLOCK_SNAPSHOT);
+	for (unsigned i = 0; i < 2; i++) {
+		c = wire_open(w, CS_CLOCKS);
+		wire_put_uint_field(w, CS_CLOCK_ID, i ? PF_MONOTONIC : PF_CLOCK_INCREMENTAL);
+		wire_put_uint_field(w, CS_CLOCK_TS, mono);
+		if (!i)
+			wire_put_uint_field(w, CS_CLOCK_INCREMENTAL, 1);
+		wire_close(w, c);
+	}
+	wire_close(w, cs);
+	if (!w->oom)
+		put_packet(k);
+	w->len = 0;
+	w->oom = false;
+	s->inc_last = mono;
+	s->started = true;
 }
 
 void pf_packet_emit(struct pf_packet *k, bool has_ts, uint64_t ts)
@@ -64,7 +128,7 @@ void pf_packet_emit(struct pf_packet *k, bool has_ts, uint64_t ts)
 		uint8_t b[2 * PE_FIELD_MAX];
 		wire_put_bytes(w, b, (size_t)(put_ts(k, b, ts) - b));
 	}
-	wire_put_uint_field(w, TP_SEQ_ID, PF_SEQ_ID);
+	wire_put_uint_field(w, TP_SEQ_ID, k->seq->id);
 	if (k->ev.len || k->interned.len)
 		wire_put_uint_field(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
 	if (k->interned.len)
@@ -85,9 +149,11 @@ void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len,
 			  uint64_t ts)
 {
 	const struct wire_buf *in = &k->interned;
-	size_t body = 2 + 2 + 1 + pe_varint_len(te_len) + te_len;
+	size_t body = 1 + pe_varint_len(k->seq->id) + 2 + 1 + pe_varint_len(te_len) + te_len;
 	uint8_t *w;
 
+	if (!k->seq->started)
+		seq_first_packet(k, k->seq, has_ts ? ts : k->last_mono);
 	if (has_ts)
 		body += ts_len(k, ts);
 	if (in->len)
@@ -104,7 +170,7 @@ void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len,
 	w = pe_varint(w, body);
 	if (has_ts)
 		w = put_ts(k, w, ts);
-	w = pe_uint(w, TP_SEQ_ID, PF_SEQ_ID);
+	w = pe_uint(w, TP_SEQ_ID, k->seq->id);
 	w = pe_uint(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
 	if (in->len)
 		w = pe_bytes(w, TP_INTERNED_DATA, in->p, in->len);
@@ -124,4 +190,12 @@ void pf_packet_free(struct pf_packet *k)
 	wire_buf_free(&k->pkt);
 	wire_buf_free(&k->ev);
 	wire_buf_free(&k->interned);
+	pf_tables_free(&k->main.t);
+	for (size_t i = 0; i < k->n_own; i++) {
+		pf_tables_free(&k->own[i]->t);
+		free(k->own[i]);
+		k->own[i] = NULL;
+	}
+	k->n_own = 0;
+	k->seq = &k->main;
 }

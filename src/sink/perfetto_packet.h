@@ -9,17 +9,48 @@
 #include <stdint.h>
 
 #include "common/wire.h"
+#include "sink/perfetto_intern.h"
 #include "vocab/outbuf.h"
+
+/* One packet sequence (trusted_packet_sequence_id) and the incremental
+ * state trace processor keeps for it alone: its interned data, its
+ * incremental clock and its TracePacketDefaults.  Sequence 1, the tool's,
+ * carries the clock snapshots, the track descriptors and the events of
+ * tracks without a sequence of their own; a busy track (perfetto_track.h)
+ * gets its own, whose defaults name it (track_event_defaults.track_uuid),
+ * so its events leave their track_uuid out.  A sequence's first packet
+ * clears its state, sets its defaults and ties its incremental clock to
+ * MONOTONIC; it is written before the sequence's first event. */
+struct pf_seq {
+	uint32_t id;
+	bool started;            /* its first packet written */
+	uint64_t track;          /* its default track (0: none, sequence 1) */
+	uint64_t inc_last;       /* MONOTONIC of its incremental clock's last value */
+	struct pf_tables t;      /* its interned data */
+};
+
+/* Sequences of their own at most (ids 2 to PF_MAX_SEQS + 1: one byte each);
+ * the tracks past it stay on sequence 1. */
+#define PF_MAX_SEQS 126
 
 struct pf_packet {
 	struct outbuf *o;
 	struct wire_buf pkt, ev, interned;   /* scratch: packet, track event, new names */
 	uint64_t last_mono;                  /* latest timestamp written */
-	uint64_t inc_last;                   /* MONOTONIC of the incremental clock's last one */
+	struct pf_seq *seq;                  /* the packet's sequence (main, unless an event's) */
+	struct pf_seq main;                  /* sequence 1 */
+	struct pf_seq *own[PF_MAX_SEQS];     /* the others, by id - 2 */
+	size_t n_own;
+	size_t interned_total;               /* entries in every sequence's tables */
 };
 
-/* Empties the scratch buffers for the next packet. */
+/* Sequence 1 (before the first packet). */
+void pf_packet_init(struct pf_packet *k, struct outbuf *o);
+/* Empties the scratch buffers for the next packet, on sequence 1. */
 void pf_packet_start(struct pf_packet *k);
+/* A new sequence whose default track is track; NULL when there are
+ * PF_MAX_SEQS already or memory ran out. */
+struct pf_seq *pf_seq_new(struct pf_packet *k, uint64_t track);
 /* A timestamp (MONOTONIC ns) is written as the delta from the last one on
  * the sequence's incremental clock (PF_CLOCK_INCREMENTAL, the default), or,
  * when it is earlier than that one (a slice's begin written at its end), as
@@ -27,7 +58,7 @@ void pf_packet_start(struct pf_packet *k);
  * clock where it was). */
 #define PF_CLOCK_INCREMENTAL 64
 
-/* The packet with its timestamp (has_ts), the sequence id, the
+/* The packet with its timestamp (has_ts), its sequence's id, the
  * NEEDS_INCREMENTAL_STATE flag when it has interned data or a track event,
  * the interned data and the track event, into the output. */
 void pf_packet_emit(struct pf_packet *k, bool has_ts, uint64_t ts);
@@ -37,6 +68,7 @@ void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len,
 			  uint64_t ts);
 /* The packet's fields as they are (the sequence's first packet). */
 void pf_packet_emit_plain(struct pf_packet *k);
+/* Frees every sequence (the outbuf is the caller's). */
 void pf_packet_free(struct pf_packet *k);
 
 #endif

@@ -20,6 +20,8 @@ enum {
 	TP_TRACK_DESCRIPTOR = 60,
 	TP_CLOCK_ID = 58,
 	DEFAULTS_CLOCK_ID = 58,
+	DEFAULTS_TRACK_EVENT = 11,
+	TED_TRACK_UUID = 11,
 	SEQ_CLEARED = 1,
 	SEQ_NEEDS_STATE = 2,
 	/* ClockSnapshot */
@@ -93,7 +95,7 @@ enum {
 	CSK_FRAME_IDS = 2,
 };
 
-/* The one packet sequence (trusted_packet_sequence_id). */
+/* The tool's packet sequence (trusted_packet_sequence_id; perfetto_packet.h). */
 #define PF_SEQ_ID 1
 
 static inline uint64_t pf_mix64(uint64_t x)

@@ -58,6 +58,23 @@ struct pf_track *pf_track_find(struct pf_tracks *t, uint64_t uuid)
 	return NULL;
 }
 
+struct pf_seq *pf_track_seq(struct pf_tracks *t, struct pf_packet *k, uint64_t uuid)
+{
+	struct pf_track *tr = pf_track_find(t, uuid);
+
+	if (!tr)
+		return &k->main;  /* not recorded (no memory): explicit on sequence 1 */
+	if (tr->seq)
+		return tr->seq;
+	if (tr->events < PF_SEQ_BUSY) {
+		tr->events++;
+		return &k->main;
+	}
+	/* busy: a sequence of its own from here on (when one is left) */
+	tr->seq = pf_seq_new(k, uuid);
+	return tr->seq ? tr->seq : &k->main;
+}
+
 struct pf_track *pf_tracks_next_open(struct pf_tracks *t, size_t *i)
 {
 	for (; *i < t->cap; (*i)++)

@@ -5,7 +5,12 @@
  * (ThreadDescriptor pid, tid, name; described again when the name changes);
  * async sections on process-scoped tracks keyed by (pid, name, cookie);
  * counter tracks keyed by (pid, name); the tool's own track "uprobestats".
- * Every track is described before the caller writes its first event. */
+ * Every track is described before the caller writes its first event.
+ * A track's events go on sequence 1 until it had PF_SEQ_BUSY of them, then
+ * on a sequence of its own (perfetto_packet.h) that names it as the
+ * default track: a new sequence costs its first packet and its own
+ * interned names, which a busy track earns back (its track_uuid left out
+ * of every event) and a track of a few events would not. */
 #ifndef UPROBESTATS_SINK_PERFETTO_TRACK_H
 #define UPROBESTATS_SINK_PERFETTO_TRACK_H
 
@@ -20,7 +25,11 @@ struct pf_track {
 	uint64_t uuid;           /* 0: empty slot */
 	uint32_t name_hash;
 	uint32_t open_sections;  /* section slices begun and not ended (closed at exit) */
+	uint32_t events;         /* written on sequence 1 (up to PF_SEQ_BUSY) */
+	struct pf_seq *seq;      /* its own sequence, NULL: sequence 1 */
 };
+
+#define PF_SEQ_BUSY 32
 
 struct pf_tracks {
 	struct pf_track *tab;    /* described tracks by uuid */
@@ -42,6 +51,8 @@ uint64_t pf_async_track(struct pf_tracks *t, struct pf_packet *k, const struct e
 			const struct section_call *c);
 /* The described track of uuid, NULL when not (or not recorded). */
 struct pf_track *pf_track_find(struct pf_tracks *t, uint64_t uuid);
+/* The sequence for the next event on the track uuid. */
+struct pf_seq *pf_track_seq(struct pf_tracks *t, struct pf_packet *k, uint64_t uuid);
 /* The next described track from *i on with open sections (*i past it). */
 struct pf_track *pf_tracks_next_open(struct pf_tracks *t, size_t *i);
 void pf_tracks_free(struct pf_tracks *t);

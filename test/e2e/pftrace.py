@@ -3,9 +3,15 @@ it: protoc --decode with Perfetto's own schema (../shared/testdata/
 perfetto-protos) must take every byte, then our own reading of the packets
 is checked against the rules trace processor imports by:
 
-- the sequence's first packet sets SEQ_INCREMENTAL_STATE_CLEARED; every
-  interned name (event names, annotation names, annotation strings) is
-  defined on its sequence, after the last clear, before its first use;
+- state is per packet sequence (trusted_packet_sequence_id), as trace
+  processor keeps it: a sequence's first packet sets
+  SEQ_INCREMENTAL_STATE_CLEARED, which empties its interned data, its
+  defaults and its incremental clock; every interned name (event names,
+  annotation names, annotation strings) is defined on the sequence of the
+  packet that uses it, after that sequence's last clear, before its first
+  use (an iid of another sequence does not count);
+- a track event's track is its track_uuid, else its sequence's
+  trace_packet_defaults.track_event_defaults.track_uuid (one of them set);
 - so is every interned call stack piece: a TrackEvent's callstack_iid names
   a Callstack, each of its frame_ids a Frame, each Frame's function_name_id
   a function name, its source_path_iid a source path, its mapping_id a
@@ -17,11 +23,12 @@ is checked against the rules trace processor imports by:
   order for equal ones: it sorts the whole file, and a uretprobe's slice is
   written when it returns, after the slices it encloses), slices nest: every
   SLICE_END closes the innermost open SLICE_BEGIN, and none is left open;
-- timestamps are on the sequence's incremental clock (64, by
-  trace_packet_defaults; a ClockSnapshot of its own with is_incremental
-  ties it to MONOTONIC before its first use): each the delta from the last
-  one on that clock, as trace processor adds them up in file order; or, a
-  packet's own timestamp_clock_id, MONOTONIC (3) itself; they convert to
+- timestamps are on the sequence's own incremental clock (64, by its
+  trace_packet_defaults; a ClockSnapshot on that sequence with
+  is_incremental ties it to MONOTONIC before its first use): each the delta
+  from the last one on that sequence's clock, as trace processor adds them
+  up in file order; or, a packet's own timestamp_clock_id, MONOTONIC (3)
+  itself; they convert to
   BOOTTIME through the ClockSnapshot packets (MONOTONIC and BOOTTIME) as
   trace processor does: the latest snapshot at or before the timestamp in
   its own clock.
@@ -45,6 +52,7 @@ NESTED = {
     ("TracePacket", 11): "TrackEvent",
     ("TracePacket", 12): "InternedData",
     ("TracePacket", 59): "TracePacketDefaults",
+    ("TracePacketDefaults", 11): "TrackEventDefaults",
     ("TracePacket", 60): "TrackDescriptor",
     ("ClockSnapshot", 1): "Clock",
     ("TrackDescriptor", 3): "ProcessDescriptor",
@@ -84,6 +92,20 @@ INCREMENTAL = 64
 
 class Broken(Exception):
     pass
+
+
+class _Seq:
+    """One packet sequence's incremental state as trace processor keeps it:
+    reset by SEQ_INCREMENTAL_STATE_CLEARED; its interned data, its
+    TracePacketDefaults (timestamp clock, default track_uuid) and its
+    incremental clock are its own."""
+
+    def __init__(self):
+        self.cleared = False
+        self.interned = _new_interned()
+        self.clock = None    # trace_packet_defaults.timestamp_clock_id
+        self.track = None    # trace_packet_defaults.track_event_defaults.track_uuid
+        self.inc = None      # [incremental clock's last value, its MONOTONIC - its own]
 
 
 def _varint(b, i):
@@ -173,26 +195,31 @@ class Trace:
         return b + (mono - m)
 
     def _read(self):
-        cleared = False
-        interned = _new_interned()
+        seqs = {}                 # sequence id -> its incremental state (_Seq)
         self.callstack_defs = 0   # Callstack entries defined in the file
-        defaults_clock = None
-        inc = None     # [incremental clock's last value, its MONOTONIC - its own]
+        self.sequences = set()    # the sequences that carry track events
         pending = []
         for n, p in enumerate(self.packets):
             where = f"packet {n}"
             flags = one(p, 13, 0)
             seq = one(p, 10)
+            st = seqs.setdefault(seq, _Seq())
             if flags & SEQ_CLEARED:
-                cleared = True
-                interned = _new_interned()
-                inc = None
-            if seq is not None and not cleared:
+                seqs[seq] = st = _Seq()
+                st.cleared = True
+            if seq is not None and not st.cleared:
                 raise Broken(f"{where}: on sequence {seq} before its incremental state "
                              "was cleared")
             d = one(p, 59)
             if d is not None:
-                defaults_clock = one(d, 58)
+                # a packet's defaults replace the sequence's whole (trace
+                # processor keeps the last TracePacketDefaults message)
+                if seq is None:
+                    raise Broken(f"{where}: trace_packet_defaults without a sequence")
+                st.clock = one(d, 58)
+                ted = one(d, 11)
+                st.track = one(ted, 11) if ted is not None else None
+            interned = st.interned
             cs = one(p, 6)
             if cs is not None and INCREMENTAL in {one(c, 1) for c in cs.get(1, [])}:
                 clocks = {one(c, 1): (one(c, 2), one(c, 3, 0)) for c in cs.get(1, [])}
@@ -200,7 +227,8 @@ class Trace:
                         or seq is None:
                     raise Broken(f"{where}: the incremental clock's snapshot is not "
                                  "{64 is_incremental, MONOTONIC} on a sequence")
-                inc = [clocks[INCREMENTAL][0], clocks[MONOTONIC][0] - clocks[INCREMENTAL][0]]
+                st.inc = [clocks[INCREMENTAL][0],
+                          clocks[MONOTONIC][0] - clocks[INCREMENTAL][0]]
                 continue
             if cs is not None:
                 clocks = {one(c, 1): one(c, 2) for c in cs.get(1, [])}
@@ -220,7 +248,8 @@ class Trace:
                         if not iid:
                             raise Broken(f"{where}: an entry of table {table} without an iid")
                         if iid in interned[table]:
-                            raise Broken(f"{where}: iid {iid} of table {table} defined twice")
+                            raise Broken(f"{where}: iid {iid} of table {table} defined twice "
+                                         f"on sequence {seq}")
                         if table in STRING_TABLES:
                             interned[table][iid] = one(e, 2, b"").decode()
                         else:
@@ -237,18 +266,25 @@ class Trace:
                 continue
             if not flags & SEQ_NEEDS:
                 raise Broken(f"{where}: a track event without SEQ_NEEDS_INCREMENTAL_STATE")
-            clock = one(p, 58, defaults_clock)
+            if seq is None:
+                raise Broken(f"{where}: a track event without a sequence")
+            self.sequences.add(seq)
+            clock = one(p, 58, st.clock)
             ts = one(p, 8)
             if clock == INCREMENTAL:
-                if inc is None:
+                if st.inc is None:
                     raise Broken(f"{where}: an incremental timestamp before its clock's "
-                                 "snapshot")
-                inc[0] += ts
-                ts = inc[0] + inc[1]
+                                 f"snapshot on sequence {seq}")
+                st.inc[0] += ts
+                ts = st.inc[0] + st.inc[1]
             elif clock != MONOTONIC:
                 raise Broken(f"{where}: timestamp clock {clock}, expected the incremental "
                              "one or MONOTONIC")
-            track = one(te, 11)
+            # the event's own track_uuid, else its sequence's default one
+            track = one(te, 11, st.track)
+            if track is None:
+                raise Broken(f"{where}: a track event without track_uuid on sequence {seq}, "
+                             "which has no default track")
             if track not in self.tracks:
                 raise Broken(f"{where}: track {track} used before it is described")
             name = one(te, 23)
@@ -257,7 +293,7 @@ class Trace:
             elif one(te, 10) is not None:
                 iid = one(te, 10)
                 if iid not in interned[2]:
-                    raise Broken(f"{where}: event name iid {iid} not defined on the sequence")
+                    raise Broken(f"{where}: event name iid {iid} not defined on sequence {seq}")
                 name = interned[2][iid]
             args = {}
             for a in te.get(4, []):
@@ -284,7 +320,8 @@ class Trace:
                                    one(fr, 6, 0)))
             if frames is not None:
                 stack = [f[0] for f in frames]
-            pending.append({"n": n, "track": track, "type": one(te, 9), "ts": ts,
+            pending.append({"n": n, "seq": seq, "track": track, "type": one(te, 9), "ts": ts,
+                            "default_track": one(te, 11) is None,
                             "name": name, "args": args, "stack": stack,
                             "callstack_iid": cs_iid, "frames": frames,
                             "counter": signed(one(te, 30, 0))})
@@ -409,6 +446,7 @@ if __name__ == "__main__":
     except Broken as e:
         print(f"{sys.argv[1]}: {e}")
         sys.exit(1)
-    print(f"{len(t.packets)} packets, {len(t.tracks)} tracks, {len(t.slices)} slices, "
+    print(f"{len(t.packets)} packets, {len(t.sequences)} sequences with events, "
+          f"{len(t.tracks)} tracks, {len(t.slices)} slices, "
           f"{len(t.instants())} instants, {len(t.counters())} counters, "
           f"{len(t.snapshots)} clock snapshots")

@@ -64,6 +64,17 @@ def test_perfetto_ret_slices_nested_on_the_targets_boottime():
         eq(s["depth"], 1, "ups_clk_inner nests in ups_clk_outer")
         eq(t.thread_of(s["track"])[1], held.pid, "the main thread's tid")
     eq(t.thread_of(outer[0]["track"])[2], "target_clocks", "thread name")
+    # the busy thread: its first PF_SEQ_BUSY (32) events on the tool's sequence
+    # with their track_uuid, the rest on a sequence of its own whose default
+    # track it is (slices begun on one and ended on the other still nest)
+    mine = [e for e in t.events if e["track"] == outer[0]["track"]]
+    first = [e for e in mine if e["seq"] == 1]
+    own = [e for e in mine if e["seq"] != 1]
+    eq(len(first), 32, "the thread's events on sequence 1")
+    check(not any(e["default_track"] for e in first), "sequence 1's events name their track")
+    eq(len({e["seq"] for e in own}), 1, "one sequence of its own")
+    eq(len(own), 6 * COUNT - 32, "the thread's events on its own sequence")
+    check(all(e["default_track"] for e in own), "its own sequence's events leave the track out")
     for s, r in zip(outer, seen):
         eq(s["args"]["return_value"], 4 * r["i"] + 2, f"round {r['i']} return value")
         # a native symbol's name says it all: no "probe" annotation repeating it

@@ -9,6 +9,7 @@
 
 #include "common/wire.h"
 #include "vocab/frames.h"
+#include "sink/perfetto_proto.h"
 #include "sink/sink_args.h"
 #include "sink/trace_out.h"
 #include "sink_testutil.h"
@@ -28,6 +29,7 @@ static const struct probe_desc counter_p = { .program = "p", .method = "ATrace_s
 struct pkt {
 	bool has_ts, has_te, has_td, has_cs, has_interned, has_inc_cs;
 	uint64_t ts, flags, seq, te_type, te_track, td_uuid, name_iid, defaults_clock;
+	uint64_t defaults_track;    /* trace_packet_defaults.track_event_defaults.track_uuid */
 	uint64_t raw_ts, ts_clock;  /* as written: a delta on clock 64 unless ts_clock says 3 */
 	uint64_t cs_mono, cs_boot, cs_inc, cs_inc_flag;
 	size_t n_annotations, n_frames, n_event_names;
@@ -66,6 +68,23 @@ static bool sub_uint(const uint8_t *b, size_t start, size_t len, uint32_t num, u
 	return found;
 }
 
+/* The first length-delimited field num of the message b[start, start+len):
+ * its bytes at *s, *l. */
+static bool sub_msg(const uint8_t *b, size_t start, size_t len, uint32_t num, size_t *s,
+		    size_t *l)
+{
+	size_t pos = start;
+	uint64_t key;
+
+	while (pos < start + len && wire_read_varint(b, start + len, &pos, &key) == WIRE_OK) {
+		if (wire_skip_value(b, start + len, &pos, key & 7, s, l) != WIRE_OK)
+			return false;
+		if ((key & 7) == WT_LEN && (key >> 3) == num)
+			return true;
+	}
+	return false;
+}
+
 /* The clocks of a ClockSnapshot message. */
 static void read_snapshot(const uint8_t *b, size_t start, size_t len, struct pkt *p)
 {
@@ -93,7 +112,8 @@ static void read_snapshot(const uint8_t *b, size_t start, size_t len, struct pkt
 static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t max, size_t *np)
 {
 	size_t pos = 0, n = 0;
-	uint64_t inc = 0;   /* the incremental clock's last value, as trace processor adds up */
+	/* each sequence's incremental clock's last value, as trace processor adds up */
+	uint64_t inc[256] = { 0 };
 
 	*np = 0;
 	uint64_t key;
@@ -130,7 +150,13 @@ static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t m
 				p->n_frame_defs = sub_fields(b, s, l, 6);
 				p->n_callstacks = sub_fields(b, s, l, 7);
 				break;
-			case 59: sub_uint(b, s, l, 58, &p->defaults_clock); break;
+			case 59: {
+				size_t ds, dl;
+				sub_uint(b, s, l, 58, &p->defaults_clock);
+				if (sub_msg(b, s, l, 11, &ds, &dl))
+					sub_uint(b, ds, dl, 11, &p->defaults_track);
+				break;
+			}
 			case 60: p->has_td = true; sub_uint(b, s, l, 1, &p->td_uuid); break;
 			case 11:
 				p->has_te = true;
@@ -144,16 +170,17 @@ static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t m
 			}
 		}
 		UT_EQ_INT(q, ps + pl);
+		UT_ASSERT(p->seq < 256);
 		if (p->has_inc_cs) {
 			/* the incremental clock's own snapshot, not one of BOOTTIME */
 			UT_EQ_INT(p->cs_inc_flag, 1);
 			UT_EQ_INT(p->cs_inc, p->cs_mono);
 			p->has_cs = false;
-			inc = p->cs_inc;
+			inc[p->seq & 255] = p->cs_inc;
 		}
 		if (p->has_ts && p->ts_clock == 0) {
-			inc += p->raw_ts;
-			p->ts = inc;
+			inc[p->seq & 255] += p->raw_ts;
+			p->ts = inc[p->seq & 255];
 		} else if (p->has_ts) {
 			UT_EQ_INT(p->ts_clock, 3);
 			p->ts = p->raw_ts;
@@ -337,6 +364,105 @@ UT_TEST(perfetto_earlier_timestamp_absolute_incremental_clock_unmoved)
 	UT_EQ_INT(te[3]->raw_ts, 1000);
 	UT_EQ_INT(te[3]->ts, 13000);
 	cap_free(&c);
+}
+
+/* A thread's events go on sequence 1, track_uuid in each, until it had
+ * PF_SEQ_BUSY; then on a sequence of its own: its first packet clears it,
+ * names the thread's track as the default one (the events leave theirs out),
+ * sets the incremental clock and ties it to MONOTONIC at the next event;
+ * the names are interned again there, from iid 1.  A quiet thread stays on
+ * sequence 1. */
+UT_TEST(perfetto_busy_thread_gets_its_own_sequence)
+{
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000, 5000, 9000 };
+	enum { N = PF_SEQ_BUSY + 8 };
+	static struct pkt p[4 * N];
+	struct event e;
+	uint64_t busy_track = 0, quiet_track = 0;
+	size_t n = 0, on1 = 0, on2 = 0, first2 = 0, quiet = 0;
+
+	open_fake(&c, &t, &clk);
+	for (unsigned i = 0; i < N; i++) {
+		e = ev_at(&plain, 2000 + 100 * i, 101);
+		trace_event(&t, &e);
+		if (i % 8 == 0) {
+			e = ev_at(&plain, 2050 + 100 * i, 100);
+			trace_event(&t, &e);
+		}
+	}
+	trace_close(&t);
+	cap_text(&c);
+	read_packets((const uint8_t *)c.buf, c.len, p, 4 * N, &n);
+	UT_ASSERT(n < 4 * N);
+	for (size_t i = 0; i < n; i++) {
+		if (!p[i].has_te || p[i].te_type != 3 || p[i].name_iid != 1)  /* malloc */
+			continue;
+		if (p[i].seq == 1 && !busy_track)
+			busy_track = p[i].te_track;   /* tid 101 comes first */
+		if (p[i].seq == 1 && p[i].te_track != busy_track) {
+			quiet_track = p[i].te_track;
+			quiet++;
+			continue;
+		}
+		if (p[i].seq == 1) {
+			UT_ASSERT(p[i].te_track == busy_track);
+			on1++;
+			continue;
+		}
+		UT_EQ_INT(p[i].seq, 2);
+		UT_EQ_INT(p[i].te_track, 0);   /* the sequence's default */
+		UT_EQ_INT(p[i].flags, 2);
+		UT_EQ_INT(p[i].name_iid, 1);
+		if (!on2++) {
+			first2 = i;
+			UT_EQ_INT(p[i].n_event_names, 1);   /* "malloc" again, on this sequence */
+		} else {
+			UT_EQ_INT(p[i].n_event_names, 0);
+		}
+		UT_EQ_INT(p[i].ts, 2000 + 100 * (PF_SEQ_BUSY + on2 - 1));
+	}
+	UT_ASSERT(busy_track && quiet_track && quiet_track != busy_track);
+	UT_EQ_INT(on1, PF_SEQ_BUSY);
+	UT_EQ_INT(on2, N - PF_SEQ_BUSY);
+	UT_EQ_INT(quiet, (N + 7) / 8);
+	/* the sequence's first packet, just before its first event */
+	UT_ASSERT(first2 > 0);
+	const struct pkt *h = &p[first2 - 1];
+	UT_EQ_INT(h->seq, 2);
+	UT_EQ_INT(h->flags, 1);
+	UT_EQ_INT(h->defaults_clock, 64);
+	UT_EQ_INT(h->defaults_track, busy_track);
+	UT_ASSERT(h->has_inc_cs);
+	UT_EQ_INT(h->cs_inc, 2000 + 100 * PF_SEQ_BUSY);
+	UT_ASSERT(!h->has_te && !h->has_interned);
+	/* its first delta is 0: from the snapshot at its own timestamp */
+	UT_EQ_INT(p[first2].raw_ts, 0);
+	cap_free(&c);
+}
+
+/* Every sequence interns its own names, from one budget for all their
+ * tables: past it a new name is not interned (written inline), known ones
+ * keep their iids, and a freed table gives its entries back. */
+UT_TEST(perfetto_interned_entries_share_one_budget)
+{
+	struct pf_tables a = { 0 }, b = { 0 };
+	struct wire_buf d = { 0 };
+	size_t total = PF_MAX_INTERNED_TOTAL - 1;
+
+	pf_tables_init(&a, &total);
+	pf_tables_init(&b, &total);
+	UT_EQ_INT(pf_intern(&a.events, &d, ID_EVENT_NAMES, "x", 1), 1);
+	UT_EQ_INT(total, PF_MAX_INTERNED_TOTAL);
+	UT_EQ_INT(pf_intern(&b.strings, &d, ID_STRINGS, "y", 1), 0);
+	UT_EQ_INT(pf_intern(&a.events, &d, ID_EVENT_NAMES, "x", 1), 1);
+	pf_tables_free(&a);
+	UT_EQ_INT(total, PF_MAX_INTERNED_TOTAL - 1);
+	UT_EQ_INT(pf_intern(&b.strings, &d, ID_STRINGS, "y", 1), 1);
+	pf_tables_free(&b);
+	UT_EQ_INT(total, PF_MAX_INTERNED_TOTAL - 1);
+	wire_buf_free(&d);
 }
 
 /* A snapshot lists clocks at one instant: the i-th one in the file. */
