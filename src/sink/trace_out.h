@@ -74,6 +74,10 @@ int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *
 int trace_open_clocked(struct trace_out *t, FILE *f, enum trace_format fmt,
 		       void (*read_clocks)(void *ctx, uint64_t out[3]), void *ctx, struct err *e);
 void trace_event(struct trace_out *t, const struct event *ev);
+/* At exit, before close: the calls still running (end_ns: now, BOOTTIME),
+ * each a slice ending at end_ns (or where it nests), marked running_at_exit. */
+void trace_running(struct trace_out *t, const struct running_call *c, size_t n,
+		   uint64_t end_ns);
 int trace_flush(struct trace_out *t);
 /* Ends open slices, writes the footer, flushes and frees (not the FILE*). */
 void trace_close(struct trace_out *t);
