@@ -17,8 +17,7 @@
 #define INITIAL_THREADS 256u
 #define RECENT_SLICES 64u  /* a thread's latest call slices, that later ones nest among */
 
-/* A call slice written on a thread's track, on the records' own clock
- * (MONOTONIC; BOOTTIME for records without it). */
+/* A call slice written on a thread's track, on the format's clock (own_ns). */
 struct trace_span {
 	uint64_t begin, end;
 };
@@ -342,10 +341,13 @@ static void instant(struct trace_out *t, const struct event *ev, struct label l)
 
 /* ---- call slices (a call_return record, a call unwound or running at exit) ---- */
 
-/* The event's time on the records' own clock. */
-static uint64_t own_ns(const struct event *ev)
+/* The event's time on the clock the format writes: Perfetto's MONOTONIC
+ * (the records' own), the others' BOOTTIME (each drain converts by the
+ * offset of its own clock reading: slices of two drains nest only as
+ * written). */
+static uint64_t own_ns(const struct trace_out *t, const struct event *ev)
 {
-	return ev->mono_ns ? ev->mono_ns : ev->boot_ns;
+	return is_pf(t) ? pf_mono(&t->pf, ev) : ev->boot_ns;
 }
 
 static void remember_span(struct trace_thread *th, uint64_t begin, uint64_t end)
@@ -394,8 +396,8 @@ static void complete(struct trace_out *t, const struct event *ev, struct trace_t
 	uint64_t dur = ev->duration_ns <= ev->boot_ns ? ev->duration_ns : ev->boot_ns;
 	uint64_t start = ev->boot_ns - dur;
 
-	if (th && own_ns(ev) >= dur)
-		remember_span(th, own_ns(ev) - dur, own_ns(ev));
+	if (th && own_ns(t, ev) >= dur)
+		remember_span(th, own_ns(t, ev) - dur, own_ns(t, ev));
 	if (is_pf(t)) {
 		pf_complete(&t->pf, ev, l, mark);
 	} else if (is_json(t)) {
@@ -416,7 +418,7 @@ static void left_call(struct trace_out *t, const struct event *ev, struct trace_
 		      struct label l, const char *mark)
 {
 	struct event c = *ev;
-	uint64_t end = own_ns(ev);
+	uint64_t end = own_ns(t, ev);
 	uint64_t dur = ev->duration_ns <= end ? ev->duration_ns : end;
 	uint64_t cut = end - nested_end(th, end - dur, end);
 
