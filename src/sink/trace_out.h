@@ -5,6 +5,11 @@
  * CLOCK_BOOTTIME timestamps in microseconds (ns precision, 3 decimals):
  *   - EVENT_RETURN with duration_ns: a complete slice ("ph":"X") that ends at
  *     boot_ns, on the event's thread;
+ *   - EVENT_UNWOUND (a call an exception or longjmp left) and the calls still
+ *     running at exit (trace_running): "X" from the entry, args {"unwound":
+ *     true} / {"running_at_exit": true}, ending where it was found (or at
+ *     exit), or earlier where it nests among the thread's latest call slices
+ *     (trace_out.c, nested_end; docs/sinks.md);
  *   - PROBE_ENTER / PROBE_EXIT probes: "B" at the enter, "E" at the matching
  *     exit on the same thread (the writer keeps a per-thread stack of open
  *     slices; an exit closes the innermost open slice of the same name, and
@@ -24,7 +29,8 @@
  * so the file is not in time order; Perfetto and systrace sort on import.
  *
  * TRACE_FORMAT_PERFETTO writes Perfetto's own protobuf (sink/perfetto_out.h)
- * with the same pairing of enters and exits as the JSON.
+ * with the same pairing of enters and exits as the JSON, and the same slices
+ * of left calls (the marks as annotations on their ends).
  *
  * Which format: --trace-format NAME, else the file's name (trace_formats
  * table in trace_out.c: .pftrace/.perfetto-trace, .json, .systrace/.txt;
