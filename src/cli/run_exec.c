@@ -345,11 +345,16 @@ static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t ent
 			uint64_t entry_sp)
 {
 	struct running_list *l = ctx;
+	const struct plan_probe *p = l->plan->probe_by_id[probe_id];
 
+	/* only calls of probes that record their returns (call_return): the
+	 * others' (call_latency) returned calls are in no trace either */
+	if (!p->prog->is_return || !p->prog->record_kind)
+		return;
 	if (grow_array(&l->v, &l->cap, l->n + 1, 64) < 0)
 		return;
 	l->v[l->n++] = (struct running_call){
-		.tid = tid, .probe = &l->plan->probe_by_id[probe_id]->desc,
+		.tid = tid, .probe = &p->desc,
 		.enter_boot_ns = entry_ns + (uint64_t)l->mono_to_boot,
 		.enter_mono_ns = entry_ns,
 		.entry_sp = entry_sp,
