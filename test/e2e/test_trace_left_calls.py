@@ -11,12 +11,18 @@ entry in order, each return, each call left (unwound or running) where the
 target saw it left.  So every unwound slice begins at its call's entry (its
 place among the other entries) and ends inside its caller.  The marks are
 counted against the run's own summary (unwound, running_at_exit per probe).
-Both rounds: the legacy one passes its --target-kernel (trace takes it)."""
+systrace has no args: its B/E lines replay the same entries and ends.  A
+call blocked when the run is stopped (target_sweep forever, on a thread with
+no other event) is a slice marked running_at_exit, open while the target was
+seen blocked in it.  Both rounds: the legacy one passes its --target-kernel
+(trace takes it)."""
 import json
 import os
+import re
 import subprocess
+import time
 
-from e2e import TARGET_KERNEL, Held, check, eq, target, tmpdir, traced_run
+from e2e import TARGET_KERNEL, Held, TestFailure, Uprobestats, check, eq, target, tmpdir, traced_run
 from pftrace import BEGIN, END, Trace
 
 UNWOUND, RUNNING = "unwound", "running_at_exit"
@@ -70,7 +76,6 @@ def action(args):
 
 def stderr_counts(u):
     """{probe: (unwound, running)} as the run's summary says them."""
-    import re
     out = {}
     for m in re.finditer(r"exit probes, task #\d+, (\w+): (\d+) calls? unwound", u.stderr()):
         out.setdefault(m.group(1), [0, 0])[0] = int(m.group(2))
@@ -192,6 +197,37 @@ def check_json(path, u, thread, account):
        "Chrome JSON: the marked slices, the summary's unwound and running_at_exit")
 
 
+# ---- systrace ----
+
+SYSTRACE_LINE = re.compile(r"-(\d+) +\( *\d+\) \[000\] \.\.\.1 (\d+)\.(\d{9}): "
+                           r"tracing_mark_write: ([BE])\|\d+(?:\|(.*))?$")
+
+
+def systrace_replay(path):
+    """The B/E lines of each tid in time order (file order for equal ones,
+    as Perfetto's importer sorts them), each E closing the innermost B:
+    {tid: [(ent|end, name)]}.  atrace lines carry no args: no marks."""
+    lines = {}
+    with open(path) as f:
+        for k, line in enumerate(f):
+            m = SYSTRACE_LINE.search(line.rstrip("\n"))
+            if m:
+                tid, ts = int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3))
+                lines.setdefault(tid, []).append((ts, k, m.group(4), m.group(5)))
+    seqs = {}
+    for tid, evs in lines.items():
+        seq, stack = seqs.setdefault(tid, []), []
+        for ts, _, mark, name in sorted(evs):
+            if mark == "B":
+                stack.append(name)
+                seq.append(("ent", name))
+            else:
+                check(stack, f"tid {tid}: E at {ts} closes nothing")
+                seq.append(("end", stack.pop()))
+        eq(stack, [], f"tid {tid}: every B ended")
+    return seqs
+
+
 # ---- the runs ----
 
 UNWIND_FUNCS = ["ups_uw_*"]
@@ -232,3 +268,74 @@ def test_trace_left_calls_cxx_exception_in_perfetto():
 def test_trace_left_calls_cxx_exception_in_chrome_json():
     path, out, u = left_run("target_cxx_throw", ["7"], CXX_FUNCS, "json", "json")
     check_json(path, u, "target_cxx_thro", cxx_account(out, 7))
+
+
+def test_trace_left_calls_longjmps_in_systrace():
+    """The same calls as B/E lines: the account's entries and ends, nested."""
+    path, out, u = left_run("target_unwind", ["3"], UNWIND_FUNCS, "systrace", "systrace")
+    account = unwind_account(out)
+    eq(list(systrace_replay(path).values()),
+       [[("ent" if a == "ent" else "end", n) for a, n in account]],
+       "systrace: the target's own account, replayed")
+
+
+# ---- a call blocked when the run stops ----
+
+PAUSE = 34   # x86_64's pause(2): ups_forever is in it, its entry hit
+
+
+def blocked_run(fmt, ending):
+    """target_sweep forever: ups_forever entered (its thread blocked in
+    pause, seen in /proc/PID/syscall: no clock), then the run stopped.
+    Returns (the trace file, the BOOTTIME ns while it was blocked, uprobestats)."""
+    tmp = tmpdir()
+    path = os.path.join(tmp, "blocked." + ending)
+    held = Held(tmp, "target_sweep", ["forever"])
+    try:
+        u = Uprobestats(["trace", "--ret", "--quiet", "--trace", path, "--trace-format", fmt]
+                        + kernel() + ["--pid", str(held.pid),
+                                      f"{target('target_sweep')}:ups_forever"],
+                        stdout=subprocess.DEVNULL)
+        u.wait_attached()
+        held.go()
+        deadline = time.monotonic() + 60
+        while True:
+            with open(f"/proc/{held.pid}/syscall") as f:
+                if f.read().split()[0] == str(PAUSE):
+                    break
+            if time.monotonic() > deadline:
+                u.stop()
+                raise TestFailure("target_sweep never blocked in ups_forever")
+            time.sleep(0.01)
+        inside = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        rc = u.stop()
+    finally:
+        held.kill()
+    eq(rc, 0, "exit code; stderr: " + u.stderr())
+    return path, inside, u, held.pid
+
+
+def test_trace_left_calls_blocked_at_stop_in_perfetto():
+    """The one call, never returned, on a thread with no other event: a slice
+    on its thread's track (described for it), marked running_at_exit, open
+    while the target was seen blocked in it."""
+    path, inside, u, pid = blocked_run("perfetto", "pftrace")
+    t = Trace(path)
+    mine = [s for s in t.slices if t.thread_of(s["track"])]
+    eq([(s["name"], t.thread_of(s["track"])[:2], s["args"].get(RUNNING)) for s in mine],
+       [("ups_forever", (pid, pid), 1)], "Perfetto: the blocked call's slice")
+    check(mine[0]["begin"] <= inside <= mine[0]["end"],
+          f"entered before it was seen blocked, ended after: {mine[0]} {inside}")
+    eq(stderr_counts(u), {"ups_forever": (0, 1)}, "the text summary: 1 running at exit")
+
+
+def test_trace_left_calls_blocked_at_stop_in_chrome_json():
+    path, inside, u, pid = blocked_run("json", "json")
+    with open(path) as f:
+        xs = [e for e in json.loads(f.read(), parse_float=str)["traceEvents"] if e["ph"] == "X"]
+    eq([(e["name"], e["pid"], e["tid"], e["args"]) for e in xs],
+       [("ups_forever", pid, pid, {"probe": "ups_forever", RUNNING: True})],
+       "Chrome JSON: the blocked call's slice")
+    begin = ns(xs[0]["ts"])
+    check(begin <= inside <= begin + ns(xs[0]["dur"]),
+          f"entered before it was seen blocked, ended after: {xs[0]} {inside}")
