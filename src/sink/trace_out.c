@@ -17,9 +17,10 @@
 #define INITIAL_THREADS 256u
 #define RECENT_SLICES 64u  /* a thread's latest call slices, that later ones nest among */
 
-/* A call slice written on a thread's track, on the format's clock (own_ns). */
+/* A call slice written on a thread's track, on the format's clock (own_ns),
+ * and the stack pointer at its entry (0: unknown). */
 struct trace_span {
-	uint64_t begin, end;
+	uint64_t begin, end, sp;
 };
 
 struct trace_thread {
@@ -350,11 +351,11 @@ static uint64_t own_ns(const struct trace_out *t, const struct event *ev)
 	return is_pf(t) ? pf_mono(&t->pf, ev) : ev->boot_ns;
 }
 
-static void remember_span(struct trace_thread *th, uint64_t begin, uint64_t end)
+static void remember_span(struct trace_thread *th, uint64_t begin, uint64_t end, uint64_t sp)
 {
 	if (!th->recent && !(th->recent = malloc(RECENT_SLICES * sizeof(*th->recent))))
 		return;  /* no nesting of later ones against this thread's slices */
-	th->recent[th->next_recent] = (struct trace_span){ begin, end };
+	th->recent[th->next_recent] = (struct trace_span){ begin, end, sp };
 	th->next_recent = (th->next_recent + 1) % RECENT_SLICES;
 	if (th->n_recent < RECENT_SLICES)
 		th->n_recent++;
@@ -365,11 +366,14 @@ static void remember_span(struct trace_thread *th, uint64_t begin, uint64_t end)
  * it is brought down until the slice nests among the thread's slices
  * written before it.  A slice s open at its begin (s->begin <= begin <
  * s->end) encloses it: it ends before s does.  A slice beginning inside it
- * and ending after it began after it was left: it ends before s begins.
- * Strictly before: viewers order equal timestamps by file order, and s was
- * written first.  Each span moves the end at most once (down, never below
- * begin), so this ends. */
-static uint64_t nested_end(const struct trace_thread *th, uint64_t begin, uint64_t end)
+ * and ending after it began after it was left: it ends before s begins; so
+ * does one entered at or above its entry sp (the stack grows down: its frame
+ * was gone then, as call_seq.h has it for the method traces).  Strictly
+ * before: viewers order equal timestamps by file order, and s was written
+ * first.  Each span moves the end at most once (down, never below begin), so
+ * this ends. */
+static uint64_t nested_end(const struct trace_thread *th, uint64_t begin, uint64_t end,
+			   uint64_t sp)
 {
 	bool moved = th && th->recent;
 
@@ -381,7 +385,8 @@ static uint64_t nested_end(const struct trace_thread *th, uint64_t begin, uint64
 			if (s->begin <= begin && begin < s->end && end >= s->end) {
 				end = s->end - 1;
 				moved = true;
-			} else if (begin < s->begin && s->begin <= end && s->end > end) {
+			} else if (begin < s->begin && s->begin <= end &&
+				   (s->end > end || (sp && s->sp >= sp))) {
 				end = s->begin - 1;
 				moved = true;
 			}
@@ -397,7 +402,7 @@ static void complete(struct trace_out *t, const struct event *ev, struct trace_t
 	uint64_t start = ev->boot_ns - dur;
 
 	if (th && own_ns(t, ev) >= dur)
-		remember_span(th, own_ns(t, ev) - dur, own_ns(t, ev));
+		remember_span(th, own_ns(t, ev) - dur, own_ns(t, ev), ev->entry_sp);
 	if (is_pf(t)) {
 		pf_complete(&t->pf, ev, l, mark);
 	} else if (is_json(t)) {
@@ -420,7 +425,7 @@ static void left_call(struct trace_out *t, const struct event *ev, struct trace_
 	struct event c = *ev;
 	uint64_t end = own_ns(t, ev);
 	uint64_t dur = ev->duration_ns <= end ? ev->duration_ns : end;
-	uint64_t cut = end - nested_end(th, end - dur, end);
+	uint64_t cut = end - nested_end(th, end - dur, end, ev->entry_sp);
 
 	if (cut > ev->boot_ns)
 		cut = ev->boot_ns;
@@ -692,7 +697,8 @@ static void running_call(struct trace_out *t, const struct running_call *c, uint
 	struct trace_thread *th = known_thread(t, c->tid);
 	/* a thread without a record has no pid of its own here: a main thread's */
 	struct event ev = { .kind = EVENT_RETURN, .boot_ns = end_ns, .tid = c->tid,
-			    .pid = th ? th->pid : c->tid, .probe = c->probe };
+			    .pid = th ? th->pid : c->tid, .probe = c->probe,
+			    .entry_sp = c->entry_sp };
 
 	if (!c->probe || !c->tid || c->enter_boot_ns > end_ns)
 		return;

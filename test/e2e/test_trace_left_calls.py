@@ -33,17 +33,19 @@ def kernel():
 
 
 def left_run(name, args, funcs, fmt, ending):
-    """target NAME ARGS (its account written to the last arg) under trace
-    --ret --trace-format FMT on funcs; returns (the trace file, the
-    account file, uprobestats)."""
+    """target NAME ARGS (then its account's path: ARGS may name files in
+    {tmp}) under trace --ret --trace-format FMT on funcs; returns (the trace
+    file, the account file, uprobestats)."""
     tmp = tmpdir()
     path = os.path.join(tmp, "left." + ending)
     out = os.path.join(tmp, "account")
-    held = Held(tmp, name, args + [out])
+    held = Held(tmp, name, [a.format(tmp=tmp) for a in args] + [out])
     exe = target(name)
     rc, u = traced_run(held, ["trace", "--ret", "--trace", path, "--trace-format", fmt]
                        + kernel() + [f"{exe}:{f}" for f in funcs], stdout=subprocess.DEVNULL)
     eq(rc, 0, "exit code; stderr: " + u.stderr())
+    check(not TARGET_KERNEL or "legacy objects" in u.stderr(),
+          "the legacy round: not the legacy objects: " + u.stderr())
     return path, out, u
 
 
@@ -53,17 +55,21 @@ def unwind_account(path):
         return [tuple(line.split()) for line in f if line.strip()]
 
 
-def cxx_account(path, count):
-    """target_cxx_throw COUNT's calls as it counts them (n % 3 == 0 thrown
-    through both functions)."""
-    with open(path) as f:
+def cxx_account(tmp_out, path, count):
+    """target_cxx_throw COUNT's account (main's: ACCOUNT), checked against
+    its counts (OUT: n % 3 == 0 thrown through both functions, then
+    ex_after from main's catch)."""
+    with open(tmp_out) as f:
         own = json.loads(f.read())
     thrown = len(range(0, count, 3))
     eq((own["thrown"], own["returned"]), (thrown, count - thrown), "the target's own counts")
-    acts = []
+    acts = unwind_account(path)
+    want = []
     for i in range(count):
         a = "unr" if i % 3 == 0 else "xit"
-        acts += [("ent", "ex_mid"), ("ent", "ex_thrower"), (a, "ex_thrower"), (a, "ex_mid")]
+        want += [("ent", "ex_mid"), ("ent", "ex_thrower"), (a, "ex_thrower"), (a, "ex_mid")]
+        want += [("ent", "ex_after"), ("xit", "ex_after")] if a == "unr" else []
+    eq(acts, want, "the target's own account (as the test expects it)")
     return acts
 
 
@@ -83,6 +89,15 @@ def stderr_counts(u):
                          u.stderr()):
         out.setdefault(m.group(1), [0, 0])[1] = int(m.group(2))
     return {k: tuple(v) for k, v in out.items()}
+
+
+def left_per_name(account):
+    """{name: calls left} of the account: each unwound or running at exit."""
+    out = {}
+    for a, n in account:
+        if a == "unr":
+            out[n] = out.get(n, 0) + 1
+    return out
 
 
 def mark_counts(marked):
@@ -142,6 +157,8 @@ def check_perfetto(path, u, thread, account):
        "Perfetto's summary rows, the text summary")
     eq(sum(1 for _, m in marked if m is None), sum(1 for a, _ in account if a == "xit"),
        "Perfetto: slices of returned calls")
+    eq({k: sum(v) for k, v in rows.items() if any(v)}, left_per_name(account),
+       "the summary's unwound + running_at_exit: the calls the target saw left")
 
 
 # ---- Chrome JSON ----
@@ -195,6 +212,8 @@ def check_json(path, u, thread, account):
     eq(seqs, {thread: account}, "Chrome JSON: the target's own account, replayed")
     eq(mark_counts(marked), stderr_counts(u),
        "Chrome JSON: the marked slices, the summary's unwound and running_at_exit")
+    eq({k: sum(v) for k, v in stderr_counts(u).items()}, left_per_name(account),
+       "the summary's unwound + running: the calls the target saw left")
 
 
 # ---- systrace ----
@@ -231,20 +250,23 @@ def systrace_replay(path):
 # ---- the runs ----
 
 UNWIND_FUNCS = ["ups_uw_*"]
-CXX_FUNCS = ["ex_mid", "ex_thrower"]
+CXX_FUNCS = ["ex_mid", "ex_thrower", "ex_after"]
 
 
 def test_trace_left_calls_longjmps_in_perfetto():
     """target_unwind 3: per round outer -> inner -> jump left by a longjmp
     (the next entries reveal them, the last jump is still running at exit),
     outer -> inner returning, rec(3) -> rec(2) -> rec(1) left by a longjmp
-    into rec(3), whose exit reveals them."""
+    into rec(3), whose exit reveals them, left(1) left by a longjmp and
+    beside() called after it at its sp (beside the slice left, not inside),
+    left(0); at the end once more left(1) and beside(), left never revealed
+    (running at exit, yet ended before beside)."""
     path, out, u = left_run("target_unwind", ["3"], UNWIND_FUNCS, "perfetto", "pftrace")
     account = unwind_account(out)
-    eq(len(account), 3 * 16, "the target's account: 16 actions a round")
+    eq(len(account), 3 * 22 + 4, "the target's account: 22 actions a round, 4 at the end")
     check_perfetto(path, u, "target_unwind", account)
     eq(stderr_counts(u), {"ups_uw_outer": (3, 0), "ups_uw_inner": (3, 0),
-                          "ups_uw_jump": (2, 1), "ups_uw_rec": (6, 0)},
+                          "ups_uw_jump": (2, 1), "ups_uw_rec": (6, 0), "ups_uw_left": (3, 1)},
        "unwound and running calls (the text summary)")
 
 
@@ -255,19 +277,24 @@ def test_trace_left_calls_longjmps_in_chrome_json():
 
 
 def test_trace_left_calls_cxx_exception_in_perfetto():
-    """target_cxx_throw 7: ex_mid -> ex_thrower thrown through on i = 0, 3, 6;
-    the next calls' entries reveal the first two pairs, the last pair is
-    still running at exit."""
-    path, out, u = left_run("target_cxx_throw", ["7"], CXX_FUNCS, "perfetto", "pftrace")
+    """target_cxx_throw 7: ex_mid -> ex_thrower thrown through on i = 0, 3, 6,
+    then ex_after from main's catch, at ex_mid's sp (beside them); the next
+    calls' entries reveal the first two pairs, the last pair is still
+    running at exit."""
+    path, out, u = left_run("target_cxx_throw", ["7", "{tmp}/counts.json"], CXX_FUNCS,
+                            "perfetto", "pftrace")
     # the thread's name is its comm: 15 characters
-    check_perfetto(path, u, "target_cxx_thro", cxx_account(out, 7))
+    check_perfetto(path, u, "target_cxx_thro",
+                   cxx_account(os.path.join(os.path.dirname(out), "counts.json"), out, 7))
     eq(stderr_counts(u), {"ex_mid": (2, 1), "ex_thrower": (2, 1)},
        "unwound and running calls (the text summary)")
 
 
 def test_trace_left_calls_cxx_exception_in_chrome_json():
-    path, out, u = left_run("target_cxx_throw", ["7"], CXX_FUNCS, "json", "json")
-    check_json(path, u, "target_cxx_thro", cxx_account(out, 7))
+    path, out, u = left_run("target_cxx_throw", ["7", "{tmp}/counts.json"], CXX_FUNCS,
+                            "json", "json")
+    check_json(path, u, "target_cxx_thro",
+               cxx_account(os.path.join(os.path.dirname(out), "counts.json"), out, 7))
 
 
 def test_trace_left_calls_longjmps_in_systrace():

@@ -314,3 +314,42 @@ UT_TEST(trace_json_left_calls_nest_and_are_marked)
 	UT_ASSERT(in && out && in < out);
 	cap_free(&c);
 }
+
+/* A call entered after the left one at or above its entry sp was made when
+ * its frame was gone: the left call ends before it (beside, not around it);
+ * one entered below the sp stays inside. */
+UT_TEST(trace_json_left_call_ends_before_a_call_at_its_sp)
+{
+	static const struct probe_desc beside = { .program = "p", .method = "beside",
+						  .slice = "beside" };
+	static const struct probe_desc deeper = { .program = "p", .method = "deeper",
+						  .slice = "deeper" };
+	struct capture c;
+	struct trace_out t;
+	struct event e;
+	const struct running_call run = { .tid = 100, .probe = &left_jump, .enter_boot_ns = 10000,
+					  .enter_mono_ns = 10000, .entry_sp = 0x7000 };
+
+	cap_open(&c);
+	UT_EQ_INT(trace_open(&t, c.f, TRACE_FORMAT_JSON, NULL), 0);
+	e = left_ev(&deeper, EVENT_RETURN, 2000, 2500);   /* below the left call's sp: inside */
+	e.entry_sp = 0x6f00;
+	trace_event(&t, &e);
+	e = left_ev(&beside, EVENT_RETURN, 3000, 3500);   /* at its sp: after it was left */
+	e.entry_sp = 0x7000;
+	trace_event(&t, &e);
+	e = left_ev(&left_outer, EVENT_UNWOUND, 1000, 4000);
+	e.entry_sp = 0x7000;
+	trace_event(&t, &e);
+	e = left_ev(&beside, EVENT_RETURN, 11000, 11500); /* above the running call's sp */
+	e.entry_sp = 0x7100;
+	trace_event(&t, &e);
+	trace_running(&t, &run, 1, 20000);
+	trace_close(&t);
+	const char *text = cap_text(&c);
+	UT_CONTAINS(text, "\"ts\":1.000,\"pid\":100,\"tid\":100,\"dur\":1.999,"
+			  "\"args\":{\"probe\":\"outer\",\"unwound\":true}}");
+	UT_CONTAINS(text, "\"ts\":10.000,\"pid\":100,\"tid\":100,\"dur\":0.999,"
+			  "\"args\":{\"probe\":\"jump\",\"running_at_exit\":true}}");
+	cap_free(&c);
+}
