@@ -61,7 +61,7 @@ struct run_state {
 	int32_t error_atom;
 	bool error_sent;
 	struct agg_reader *agg;      /* the in-kernel aggregations (NULL: none) */
-	bool method_trace;           /* --trace-format art/speedscope: running calls too */
+	bool trace_running;          /* --trace (any format): the calls running at exit too */
 	struct held_cmd *held;       /* -c: let go once attached, reaped when it exits */
 };
 
@@ -345,11 +345,16 @@ static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t ent
 			uint64_t entry_sp)
 {
 	struct running_list *l = ctx;
+	const struct plan_probe *p = l->plan->probe_by_id[probe_id];
 
+	/* only calls of probes that record their returns (call_return): the
+	 * others' (call_latency) returned calls are in no trace either */
+	if (!p->prog->is_return || !p->prog->record_kind)
+		return;
 	if (grow_array(&l->v, &l->cap, l->n + 1, 64) < 0)
 		return;
 	l->v[l->n++] = (struct running_call){
-		.tid = tid, .probe = &l->plan->probe_by_id[probe_id]->desc,
+		.tid = tid, .probe = &p->desc,
 		.enter_boot_ns = entry_ns + (uint64_t)l->mono_to_boot,
 		.enter_mono_ns = entry_ns,
 		.entry_sp = entry_sp,
@@ -364,13 +369,14 @@ static uint64_t now_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A method trace ends the calls still running (exit probes) with an unroll. */
+/* A trace ends the calls still running (exit probes): with an unroll (a
+ * method trace), as a slice marked running_at_exit (the others). */
 static void hand_running_calls(struct run_state *rs)
 {
 	uint64_t mono = now_ns(CLOCK_MONOTONIC), boot = now_ns(CLOCK_BOOTTIME);
 	struct running_list l = { .plan = rs->plan, .mono_to_boot = (int64_t)(boot - mono) };
 
-	if (!rs->method_trace)
+	if (!rs->trace_running)
 		return;
 	(void)session_pending_each(rs->session, add_running, &l);
 	if (l.n)
@@ -751,9 +757,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 				   .verifier_log = print_verifier_log };
 	struct run_state rs = { .plan = plan, .attached_atom = (int32_t)o->attached_atom,
 				.error_atom = (int32_t)o->error_atom, .held = o->held,
-				.method_trace = o->sinks.trace &&
-						(o->sinks.trace_format == TRACE_FORMAT_ART ||
-						 o->sinks.trace_format == TRACE_FORMAT_SPEEDSCOPE) };
+				.trace_running = o->sinks.trace != NULL };
 	struct run_files files = { 0 };
 	struct err e = { 0 };
 	int rc, acct_rc;

@@ -141,7 +141,7 @@ void pf_instant(struct pf_out *p, const struct event *ev, struct label l)
 		ev_emit(p, true, ts);
 }
 
-void pf_complete(struct pf_out *p, const struct event *ev, struct label l)
+void pf_complete(struct pf_out *p, const struct event *ev, struct label l, const char *mark)
 {
 	uint64_t end = pf_mono(p, ev);
 	uint64_t dur = ev->duration_ns <= end ? ev->duration_ns : end;
@@ -151,8 +151,13 @@ void pf_complete(struct pf_out *p, const struct event *ev, struct label l)
 	if (!ev_details(p, TYPE_BEGIN, track, ev, l))
 		return;  /* neither half */
 	ev_emit(p, true, end - dur);
-	if (ev_start(p, TYPE_END, track, 0))
-		ev_emit(p, true, end);
+	if (!ev_start(p, TYPE_END, track, mark ? PF_ANN_FIXED : 0))
+		return;
+	/* on the end, like "unfinished": how the call ended (trace processor
+	 * adds an end's annotations to its slice's args) */
+	if (mark)
+		pf_ann_bool(&p->a, mark, true);
+	ev_emit(p, true, end);
 }
 
 void pf_begin(struct pf_out *p, const struct event *ev, struct label l)

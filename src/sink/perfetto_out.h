@@ -63,8 +63,10 @@ uint64_t pf_last_mono(const struct pf_out *p);
 /* The thread's (and its process's) track, described when new or renamed. */
 void pf_thread(struct pf_out *p, const struct event *ev);
 void pf_instant(struct pf_out *p, const struct event *ev, struct label l);
-/* A uretprobe record: a slice from its entry to its return. */
-void pf_complete(struct pf_out *p, const struct event *ev, struct label l);
+/* A call with both ends (a call_return record, a call unwound or still
+ * running at exit): a slice from its entry to its return; mark (NULL: none),
+ * an annotation `mark: true` on its end ("unwound", "running_at_exit"). */
+void pf_complete(struct pf_out *p, const struct event *ev, struct label l, const char *mark);
 void pf_begin(struct pf_out *p, const struct event *ev, struct label l);
 /* Ends the thread's innermost slice at mono (unfinished: marked so). */
 void pf_end(struct pf_out *p, uint32_t pid, uint32_t tid, uint64_t mono, bool unfinished);

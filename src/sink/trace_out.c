@@ -15,6 +15,13 @@
 #include "sink/text_out.h"
 
 #define INITIAL_THREADS 256u
+#define RECENT_SLICES 64u  /* a thread's latest call slices, that later ones nest among */
+
+/* A call slice written on a thread's track, on the format's clock (own_ns),
+ * and the stack pointer at its entry (0: unknown). */
+struct trace_span {
+	uint64_t begin, end, sp;
+};
 
 struct trace_thread {
 	uint32_t tid, pid;
@@ -22,6 +29,8 @@ struct trace_thread {
 	uint8_t depth;
 	uint32_t comm_hash;
 	const struct probe_desc *open[TRACE_MAX_DEPTH];
+	struct trace_span *recent;   /* RECENT_SLICES (allocated at the first), a ring */
+	uint32_t n_recent, next_recent;
 };
 
 /* The formats by name and by file name ending: a new format is a row in each. */
@@ -122,6 +131,14 @@ static bool grow(struct trace_out *t)
 	return true;
 }
 
+/* The thread when seen before, else NULL. */
+static struct trace_thread *known_thread(struct trace_out *t, uint32_t tid)
+{
+	struct trace_thread *th = t->cap ? probe_slot(t->threads, t->cap, tid) : NULL;
+
+	return th && th->used ? th : NULL;
+}
+
 /* NULL only when memory ran out: that thread then gets no pairing/metadata. */
 static struct trace_thread *thread_of(struct trace_out *t, uint32_t tid, uint32_t pid)
 {
@@ -194,7 +211,8 @@ static void j_end(struct trace_out *t)
 	t->j.need_comma[0] = false;
 }
 
-static void j_args(struct trace_out *t, const struct event *ev)
+/* mark (NULL: none): `mark: true` last, how a call ended ("unwound", …). */
+static void j_args(struct trace_out *t, const struct event *ev, const char *mark)
 {
 	struct json_out *j = &t->j;
 
@@ -207,6 +225,10 @@ static void j_args(struct trace_out *t, const struct event *ev)
 	jsonl_field_members(j, ev->fields, ev->n_fields);
 	if (ev->stack)
 		stack_trace_args(j, ev->stack);
+	if (mark) {
+		json_key(j, mark);
+		json_bool(j, true);
+	}
 	json_object_end(j);
 }
 
@@ -310,7 +332,7 @@ static void instant(struct trace_out *t, const struct event *ev, struct label l)
 		j_begin(t, "i", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
 		json_key(&t->j, "s");
 		json_cstring(&t->j, "t");
-		j_args(t, ev);
+		j_args(t, ev, NULL);
 		j_end(t);
 	} else {
 		s_begin(t, ev, ev->boot_ns, l, true);
@@ -318,23 +340,100 @@ static void instant(struct trace_out *t, const struct event *ev, struct label l)
 	}
 }
 
-static void complete(struct trace_out *t, const struct event *ev, struct label l)
+/* ---- call slices (a call_return record, a call unwound or running at exit) ---- */
+
+/* The event's time on the clock the format writes: Perfetto's MONOTONIC
+ * (the records' own), the others' BOOTTIME (each drain converts by the
+ * offset of its own clock reading: slices of two drains nest only as
+ * written). */
+static uint64_t own_ns(const struct trace_out *t, const struct event *ev)
+{
+	return is_pf(t) ? pf_mono(&t->pf, ev) : ev->boot_ns;
+}
+
+static void remember_span(struct trace_thread *th, uint64_t begin, uint64_t end, uint64_t sp)
+{
+	if (!th->recent && !(th->recent = malloc(RECENT_SLICES * sizeof(*th->recent))))
+		return;  /* no nesting of later ones against this thread's slices */
+	th->recent[th->next_recent] = (struct trace_span){ begin, end, sp };
+	th->next_recent = (th->next_recent + 1) % RECENT_SLICES;
+	if (th->n_recent < RECENT_SLICES)
+		th->n_recent++;
+}
+
+/* The end a call left without an exit (unwound, or still running at exit)
+ * gets: its own (when a later hit found it left, or now) is only a bound, so
+ * it is brought down until the slice nests among the thread's slices
+ * written before it.  A slice s open at its begin (s->begin <= begin <
+ * s->end) encloses it: it ends before s does.  A slice beginning inside it
+ * and ending after it began after it was left: it ends before s begins; so
+ * does one entered at or above its entry sp (the stack grows down: its frame
+ * was gone then, as call_seq.h has it for the method traces).  Strictly
+ * before: viewers order equal timestamps by file order, and s was written
+ * first.  Each span moves the end at most once (down, never below begin), so
+ * this ends. */
+static uint64_t nested_end(const struct trace_thread *th, uint64_t begin, uint64_t end,
+			   uint64_t sp)
+{
+	bool moved = th && th->recent;
+
+	while (moved) {
+		moved = false;
+		for (uint32_t i = 0; i < th->n_recent; i++) {
+			const struct trace_span *s = &th->recent[i];
+
+			if (s->begin <= begin && begin < s->end && end >= s->end) {
+				end = s->end - 1;
+				moved = true;
+			} else if (begin < s->begin && s->begin <= end &&
+				   (s->end > end || (sp && s->sp >= sp))) {
+				end = s->begin - 1;
+				moved = true;
+			}
+		}
+	}
+	return end;
+}
+
+static void complete(struct trace_out *t, const struct event *ev, struct trace_thread *th,
+		     struct label l, const char *mark)
 {
 	uint64_t dur = ev->duration_ns <= ev->boot_ns ? ev->duration_ns : ev->boot_ns;
 	uint64_t start = ev->boot_ns - dur;
 
+	if (th && own_ns(t, ev) >= dur)
+		remember_span(th, own_ns(t, ev) - dur, own_ns(t, ev), ev->entry_sp);
 	if (is_pf(t)) {
-		pf_complete(&t->pf, ev, l);
+		pf_complete(&t->pf, ev, l, mark);
 	} else if (is_json(t)) {
 		j_begin(t, "X", l, cat_of(ev), start, ev->pid, ev->tid);
 		json_key(&t->j, "dur");
 		ts_us(&t->j, dur);
-		j_args(t, ev);
+		j_args(t, ev, mark);
 		j_end(t);
 	} else {
 		s_begin(t, ev, start, l, false);
 		s_end(t, ev, ev->boot_ns);
 	}
+}
+
+/* A call left without an exit, ending at ev's time (marked so): a slice
+ * from its entry, ending where it nests (nested_end). */
+static void left_call(struct trace_out *t, const struct event *ev, struct trace_thread *th,
+		      struct label l, const char *mark)
+{
+	struct event c = *ev;
+	uint64_t end = own_ns(t, ev);
+	uint64_t dur = ev->duration_ns <= end ? ev->duration_ns : end;
+	uint64_t cut = end - nested_end(th, end - dur, end, ev->entry_sp);
+
+	if (cut > ev->boot_ns)
+		cut = ev->boot_ns;
+	c.duration_ns = dur - cut;
+	c.boot_ns -= cut;
+	if (c.mono_ns)
+		c.mono_ns -= cut;
+	complete(t, &c, th, l, mark);
 }
 
 static void drop(struct trace_out *t, const struct event *ev)
@@ -378,7 +477,7 @@ static void enter(struct trace_out *t, const struct event *ev, struct trace_thre
 		pf_begin(&t->pf, ev, l);
 	} else if (is_json(t)) {
 		j_begin(t, "B", l, cat_of(ev), ev->boot_ns, ev->pid, ev->tid);
-		j_args(t, ev);
+		j_args(t, ev, NULL);
 		j_end(t);
 	} else {
 		s_begin(t, ev, ev->boot_ns, l, false);
@@ -516,8 +615,10 @@ void trace_event(struct trace_out *t, const struct event *ev)
 		drop(t, ev);
 	else if (ev->section)
 		section(t, ev);
+	else if (ev->kind == EVENT_UNWOUND)
+		left_call(t, ev, th, l, "unwound");
 	else if (ev->kind == EVENT_RETURN)
-		complete(t, ev, l);
+		complete(t, ev, th, l, NULL);
 	else if (role == PROBE_ENTER)
 		enter(t, ev, th, l);
 	else if (role == PROBE_EXIT)
@@ -589,6 +690,67 @@ static void close_open_slices(struct trace_out *t)
 	}
 }
 
+/* A call still running at exit (sink_ops.h's running): a slice from its
+ * entry to end_ns (BOOTTIME, now), marked. */
+static void running_call(struct trace_out *t, const struct running_call *c, uint64_t end_ns)
+{
+	struct trace_thread *th = known_thread(t, c->tid);
+	/* a thread without a record has no pid of its own here: a main thread's */
+	struct event ev = { .kind = EVENT_RETURN, .boot_ns = end_ns, .tid = c->tid,
+			    .pid = th ? th->pid : c->tid, .probe = c->probe,
+			    .entry_sp = c->entry_sp };
+
+	if (!c->probe || !c->tid || c->enter_boot_ns > end_ns)
+		return;
+	ev.duration_ns = end_ns - c->enter_boot_ns;
+	if (c->enter_mono_ns)
+		ev.mono_ns = c->enter_mono_ns + ev.duration_ns;
+	if (!th) {
+		th = thread_of(t, c->tid, ev.pid);
+		if (is_pf(t))
+			pf_thread(&t->pf, &ev);
+	}
+	if (end_ns > t->last_ns)
+		t->last_ns = end_ns;
+	left_call(t, &ev, th, probe_label(c->probe), "running_at_exit");
+}
+
+static uint64_t entry_of(const struct running_call *c)
+{
+	return c->enter_mono_ns ? c->enter_mono_ns : c->enter_boot_ns;
+}
+
+/* By thread, the latest entry first: a callee's end is written before its
+ * caller's at the same time (viewers keep file order there). */
+static int by_thread_latest_first(const void *a, const void *b)
+{
+	const struct running_call *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (entry_of(x) != entry_of(y))
+		return entry_of(x) > entry_of(y) ? -1 : 1;
+	return 0;
+}
+
+void trace_running(struct trace_out *t, const struct running_call *c, size_t n,
+		   uint64_t end_ns)
+{
+	struct running_call *v = n ? malloc(n * sizeof(*v)) : NULL;
+
+	if (!t->o.buf || !n)
+		goto out;
+	if (v) {
+		memcpy(v, c, n * sizeof(*v));
+		qsort(v, n, sizeof(*v), by_thread_latest_first);
+		c = v;
+	}
+	for (size_t i = 0; i < n; i++)
+		running_call(t, &c[i], end_ns);
+out:
+	free(v);
+}
+
 void trace_close(struct trace_out *t)
 {
 	if (!t->o.buf)
@@ -602,6 +764,8 @@ void trace_close(struct trace_out *t)
 	}
 	outbuf_finish(&t->o, OUTBUF_CLOSE_WAIT_MS);
 	outbuf_free(&t->o);
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->threads[i].recent);
 	free(t->threads);
 	t->threads = NULL;
 	t->cap = t->used = 0;
@@ -632,6 +796,12 @@ static void trace_probe_rows(void *st, const struct probe_stats *rows, size_t n)
 
 	t->rows = rows;
 	t->n_rows = n;
+}
+
+static void trace_sink_running(void *st, const struct running_call *c, size_t n,
+			       uint64_t end_ns)
+{
+	trace_running(st, c, n, end_ns);
 }
 
 static void trace_sink_counter(void *st, const struct counter_sample *c)
@@ -673,10 +843,12 @@ const struct sink_ops trace_sink = {
 	.wanted = trace_wanted,
 	.open = trace_sink_open,
 	.event = trace_sink_event,
+	.takes_unwound = true,
 	.flush = trace_sink_flush,
 	.output = trace_output,
 	.own_losses = true,
 	.probe_rows = trace_probe_rows,
+	.running = trace_sink_running,
 	.counter = trace_sink_counter,
 	.finish = trace_sink_finish,
 	.report = trace_report,

@@ -5,6 +5,11 @@
  * CLOCK_BOOTTIME timestamps in microseconds (ns precision, 3 decimals):
  *   - EVENT_RETURN with duration_ns: a complete slice ("ph":"X") that ends at
  *     boot_ns, on the event's thread;
+ *   - EVENT_UNWOUND (a call an exception or longjmp left) and the calls still
+ *     running at exit (trace_running): "X" from the entry, args {"unwound":
+ *     true} / {"running_at_exit": true}, ending where it was found (or at
+ *     exit), or earlier where it nests among the thread's latest call slices
+ *     (trace_out.c, nested_end; docs/sinks.md);
  *   - PROBE_ENTER / PROBE_EXIT probes: "B" at the enter, "E" at the matching
  *     exit on the same thread (the writer keeps a per-thread stack of open
  *     slices; an exit closes the innermost open slice of the same name, and
@@ -24,7 +29,8 @@
  * so the file is not in time order; Perfetto and systrace sort on import.
  *
  * TRACE_FORMAT_PERFETTO writes Perfetto's own protobuf (sink/perfetto_out.h)
- * with the same pairing of enters and exits as the JSON.
+ * with the same pairing of enters and exits as the JSON, and the same slices
+ * of left calls (the marks as annotations on their ends).
  *
  * Which format: --trace-format NAME, else the file's name (trace_formats
  * table in trace_out.c: .pftrace/.perfetto-trace, .json, .systrace/.txt;
@@ -74,6 +80,10 @@ int trace_open(struct trace_out *t, FILE *f, enum trace_format fmt, struct err *
 int trace_open_clocked(struct trace_out *t, FILE *f, enum trace_format fmt,
 		       void (*read_clocks)(void *ctx, uint64_t out[3]), void *ctx, struct err *e);
 void trace_event(struct trace_out *t, const struct event *ev);
+/* At exit, before close: the calls still running (end_ns: now, BOOTTIME),
+ * each a slice ending at end_ns (or where it nests), marked running_at_exit. */
+void trace_running(struct trace_out *t, const struct running_call *c, size_t n,
+		   uint64_t end_ns);
 int trace_flush(struct trace_out *t);
 /* Ends open slices, writes the footer, flushes and frees (not the FILE*). */
 void trace_close(struct trace_out *t);

@@ -383,8 +383,9 @@ def test_art_trace_calls_left_by_a_cxx_exception():
 
 def test_speedscope_and_perfetto_close_every_slice_of_calls_left_by_longjmps():
     """The same target_unwind run as speedscope (the calls of the ART file:
-    the same replay) and Perfetto (a slice per returned call): every slice
-    closed, none ending before it began."""
+    the same replay) and Perfetto (a slice per call: returned, unwound or
+    still running at exit, the last two marked; test_trace_left_calls.py
+    replays them): every slice closed, none ending before it began."""
     path, account, _ = unwind_run("speedscope", "json")
     doc = json.load(open(path))
     names = [f["name"] for f in doc["shared"]["frames"]]
@@ -411,9 +412,12 @@ def test_speedscope_and_perfetto_close_every_slice_of_calls_left_by_longjmps():
     t = Trace(path)   # checks every SLICE_END closes the innermost begin, none left open
     for s in t.slices:
         check(s["begin"] <= s["end"], f"slice ends no earlier than it began: {s}")
-    returned = sorted(n for a, n in account if a == "xit")
-    eq(sorted(f"target_unwind.{s['name']} ()" for s in t.slices if t.thread_of(s["track"])),
-       returned, "perfetto: a slice per returned call")
+    mine = [s for s in t.slices if t.thread_of(s["track"])]
+    eq(sorted(f"target_unwind.{s['name']} ()" for s in mine),
+       sorted(n for a, n in account if a == "ent"), "perfetto: a slice per call")
+    eq(sorted(f"target_unwind.{s['name']} ()" for s in mine
+              if not s["args"].get("unwound") and not s["args"].get("running_at_exit")),
+       sorted(n for a, n in account if a == "xit"), "perfetto: unmarked, the returned calls")
 
 
 def studio_tid(studio, name):

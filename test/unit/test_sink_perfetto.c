@@ -681,3 +681,59 @@ UT_TEST(perfetto_repeated_stack_interned_once)
 	UT_EQ_INT(funcs, 3);
 	cap_free(&c);
 }
+
+/* Calls left without an exit: an unwound call's slice begins at its entry
+ * and ends where it nests (before the end of the slice open at its entry),
+ * a running one at the end given; each END carries one annotation (the mark),
+ * a returned call's none. */
+UT_TEST(perfetto_left_calls_slices_marked_on_their_end)
+{
+	static const struct probe_desc outer = { .program = "p", .method = "outer", .slice = "outer" };
+	static const struct probe_desc inner = { .program = "p", .method = "inner", .slice = "inner" };
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000, 5000, 9000 };
+	struct pkt p[64];
+	struct event e;
+	const struct running_call run = { .tid = 100, .probe = &inner, .enter_boot_ns = 15000,
+					  .enter_mono_ns = 11000 };
+
+	open_fake(&c, &t, &clk);
+	e = ev_at(&outer, 5000, 100);
+	e.kind = EVENT_UNWOUND;          /* entered at 2000, found at 5000 */
+	e.duration_ns = 3000;
+	e.n_fields = 0;
+	trace_event(&t, &e);
+	e = ev_at(&inner, 6000, 100);
+	e.kind = EVENT_UNWOUND;          /* entered at 3000: ends before outer, at 4999 */
+	e.duration_ns = 3000;
+	e.n_fields = 0;
+	trace_event(&t, &e);
+	e = ev_at(&outer, 7000, 100);    /* returned: 5000..7000 */
+	e.kind = EVENT_RETURN;
+	e.duration_ns = 2000;
+	e.n_fields = 0;
+	trace_event(&t, &e);
+	trace_running(&t, &run, 1, 20000);  /* BOOTTIME 15000..20000: MONOTONIC 11000..16000 */
+	trace_close(&t);
+	cap_text(&c);
+	size_t n = 0, k = 0;
+	read_packets((const uint8_t *)c.buf, c.len, p, 64, &n);
+	const struct pkt *te[8];
+	for (size_t i = 0; i < n && k < 8; i++)
+		if (p[i].has_te && p[i].te_type != 3)  /* the summary's instants left out */
+			te[k++] = &p[i];
+	UT_EQ_INT(k, 8);
+	uint64_t want_ts[] = { 2000, 5000, 3000, 4999, 5000, 7000, 11000, 16000 };
+	for (size_t i = 0; i < 8; i++) {
+		UT_EQ_INT(te[i]->te_type, i % 2 ? 2 : 1);
+		UT_EQ_INT(te[i]->ts, want_ts[i]);
+	}
+	UT_EQ_INT(te[1]->n_annotations, 1);  /* unwound */
+	UT_EQ_INT(te[3]->n_annotations, 1);  /* unwound */
+	UT_EQ_INT(te[5]->n_annotations, 0);  /* returned */
+	UT_EQ_INT(te[7]->n_annotations, 1);  /* running_at_exit */
+	UT_ASSERT(memmem(c.buf, c.len, "unwound", 7));
+	UT_ASSERT(memmem(c.buf, c.len, "running_at_exit", 15));
+	cap_free(&c);
+}

@@ -259,3 +259,97 @@ UT_TEST(trace_sections_markers_and_chrome_events)
 	UT_ASSERT(strstr(text, "3000.000") == NULL);
 	cap_free(&c);
 }
+
+/* Calls left without an exit (issue 34): an unwound call is a slice from its
+ * entry to where it was found, brought down to nest in the slices written
+ * before it; calls running at exit end at the end given, innermost first. */
+static const struct probe_desc left_outer = { .program = "p", .method = "outer", .slice = "outer" };
+static const struct probe_desc left_inner = { .program = "p", .method = "inner", .slice = "inner" };
+static const struct probe_desc left_jump = { .program = "p", .method = "jump", .slice = "jump" };
+
+static struct event left_ev(const struct probe_desc *p, enum event_kind k, uint64_t entry,
+			    uint64_t end)
+{
+	return (struct event){ .kind = k, .boot_ns = end, .mono_ns = end, .pid = 100, .tid = 100,
+			       .comm = "main", .probe = p, .duration_ns = end - entry };
+}
+
+UT_TEST(trace_json_left_calls_nest_and_are_marked)
+{
+	struct capture c;
+	struct trace_out t;
+	struct event e;
+	const struct running_call running[] = {
+		{ .tid = 100, .probe = &left_jump, .enter_boot_ns = 3000, .enter_mono_ns = 3000 },
+		{ .tid = 100, .probe = &left_outer, .enter_boot_ns = 7000, .enter_mono_ns = 7000 },
+		{ .tid = 100, .probe = &left_inner, .enter_boot_ns = 8000, .enter_mono_ns = 8000 },
+	};
+
+	cap_open(&c);
+	UT_EQ_INT(trace_open(&t, c.f, TRACE_FORMAT_JSON, NULL), 0);
+	e = left_ev(&left_outer, EVENT_UNWOUND, 1000, 5000);  /* nothing around it */
+	trace_event(&t, &e);
+	e = left_ev(&left_inner, EVENT_UNWOUND, 2000, 6000);  /* ends before outer */
+	trace_event(&t, &e);
+	e = left_ev(&left_outer, EVENT_RETURN, 5000, 6500);   /* the call that revealed it */
+	trace_event(&t, &e);
+	trace_running(&t, running, 3, 9000);
+	trace_close(&t);
+	const char *text = cap_text(&c);
+	UT_CONTAINS(text, "{\"name\":\"outer\",\"cat\":\"p\",\"ph\":\"X\",\"ts\":1.000,\"pid\":100,"
+			  "\"tid\":100,\"dur\":4.000,\"args\":{\"probe\":\"outer\",\"unwound\":true}}");
+	UT_CONTAINS(text, "{\"name\":\"inner\",\"cat\":\"p\",\"ph\":\"X\",\"ts\":2.000,\"pid\":100,"
+			  "\"tid\":100,\"dur\":2.999,\"args\":{\"probe\":\"inner\",\"unwound\":true}}");
+	UT_CONTAINS(text, "\"ph\":\"X\",\"ts\":5.000,\"pid\":100,\"tid\":100,\"dur\":1.500,"
+			  "\"args\":{\"probe\":\"outer\"}}");
+	/* never revealed: inside inner, which ended before outer did */
+	UT_CONTAINS(text, "{\"name\":\"jump\",\"cat\":\"p\",\"ph\":\"X\",\"ts\":3.000,\"pid\":100,"
+			  "\"tid\":100,\"dur\":1.998,\"args\":{\"probe\":\"jump\","
+			  "\"running_at_exit\":true}}");
+	/* the callee first: viewers keep file order at the equal end */
+	const char *in = strstr(text, "\"ts\":8.000,\"pid\":100,\"tid\":100,\"dur\":1.000,"
+				      "\"args\":{\"probe\":\"inner\",\"running_at_exit\":true}}");
+	const char *out = strstr(text, "\"ts\":7.000,\"pid\":100,\"tid\":100,\"dur\":2.000,"
+				       "\"args\":{\"probe\":\"outer\",\"running_at_exit\":true}}");
+	UT_ASSERT(in && out && in < out);
+	cap_free(&c);
+}
+
+/* A call entered after the left one at or above its entry sp was made when
+ * its frame was gone: the left call ends before it (beside, not around it);
+ * one entered below the sp stays inside. */
+UT_TEST(trace_json_left_call_ends_before_a_call_at_its_sp)
+{
+	static const struct probe_desc beside = { .program = "p", .method = "beside",
+						  .slice = "beside" };
+	static const struct probe_desc deeper = { .program = "p", .method = "deeper",
+						  .slice = "deeper" };
+	struct capture c;
+	struct trace_out t;
+	struct event e;
+	const struct running_call run = { .tid = 100, .probe = &left_jump, .enter_boot_ns = 10000,
+					  .enter_mono_ns = 10000, .entry_sp = 0x7000 };
+
+	cap_open(&c);
+	UT_EQ_INT(trace_open(&t, c.f, TRACE_FORMAT_JSON, NULL), 0);
+	e = left_ev(&deeper, EVENT_RETURN, 2000, 2500);   /* below the left call's sp: inside */
+	e.entry_sp = 0x6f00;
+	trace_event(&t, &e);
+	e = left_ev(&beside, EVENT_RETURN, 3000, 3500);   /* at its sp: after it was left */
+	e.entry_sp = 0x7000;
+	trace_event(&t, &e);
+	e = left_ev(&left_outer, EVENT_UNWOUND, 1000, 4000);
+	e.entry_sp = 0x7000;
+	trace_event(&t, &e);
+	e = left_ev(&beside, EVENT_RETURN, 11000, 11500); /* above the running call's sp */
+	e.entry_sp = 0x7100;
+	trace_event(&t, &e);
+	trace_running(&t, &run, 1, 20000);
+	trace_close(&t);
+	const char *text = cap_text(&c);
+	UT_CONTAINS(text, "\"ts\":1.000,\"pid\":100,\"tid\":100,\"dur\":1.999,"
+			  "\"args\":{\"probe\":\"outer\",\"unwound\":true}}");
+	UT_CONTAINS(text, "\"ts\":10.000,\"pid\":100,\"tid\":100,\"dur\":0.999,"
+			  "\"args\":{\"probe\":\"jump\",\"running_at_exit\":true}}");
+	cap_free(&c);
+}
