@@ -165,7 +165,7 @@ def test_bionic_short_addrlen_connected_sendto_and_40_mmsg_exact():
     """test_traffic.py's --edges on bionic: accept4 and recvfrom with a short
     addrlen ("truncated"), sendto (bionic's send and sendto) and __sendmsg
     naming an address on a connected TCP socket (its real peer), __sendmmsg and
-    recvmmsg of 40 messages (820 bytes, or the legacy objects' first 16 and the
+    recvmmsg of 40 messages (820 bytes, or the legacy objects' first 32 and the
     rest in the summary)."""
     legacy = bool(TARGET_KERNEL)
     eq(edges_of(traced_calls("--edges"), "target_traffic_"),

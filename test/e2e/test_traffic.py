@@ -228,8 +228,8 @@ def edge_rows(legacy):
     addrlen 4: "truncated".  UDP u4 -> u3: 44 + 22, u3's recvfrom with addrlen 4
     and 0 (the kernel copies 4 and 0 bytes): "truncated".  UDP u5 sendmmsg 40
     messages of 1..40 bytes, u6 recvmmsg of them: 820 each way, or with the
-    legacy objects the first 16's, 136 (the rest in the summary)."""
-    mmsg = 136 if legacy else 820
+    legacy objects the first 32's, 528 (the rest in the summary)."""
+    mmsg = 528 if legacy else 820
     return sorted([
         ("tcp", "127.0.0.1", 165, 33, 2, 1), ("tcp", "truncated", 33, 165, 1, 1),
         ("udp", "127.0.0.1", 66, 0, 2, 0), ("udp", "truncated", 0, 66, 0, 2),
@@ -239,8 +239,9 @@ def edge_rows(legacy):
 
 def edge_uncounted(legacy):
     """The summary's sendmmsg/recvmmsg messages not in the bytes: none, or with
-    the legacy objects the 24 past the 16th of each of the two calls."""
-    return {"uncounted_mmsg_calls": 2, "uncounted_mmsg_messages": 48} if legacy else {}
+    the legacy objects (UPS_TRAFFIC_MMSG_LEGACY, 32) the 8 past the 32nd of each
+    of the two calls."""
+    return {"uncounted_mmsg_calls": 2, "uncounted_mmsg_messages": 16} if legacy else {}
 
 
 def peer_kind(r):
@@ -275,7 +276,7 @@ def test_traffic_short_addrlen_connected_sendto_and_40_mmsg_exact():
     address on a connected TCP socket counts on its real peer (before: on the
     address named); a sendmmsg and a recvmmsg of 40 messages count all 820
     bytes (before: the first 16's, 136, the rest in silence), or with the legacy
-    objects the first 16's and the other 24 of each call in the summary."""
+    objects the first 32's and the other 8 of each call in the summary."""
     held = Held(tmpdir(), "target_traffic_calls", ["--edges"])
     _, u = traced(held, ["-p", str(held.pid)])
     legacy = bool(TARGET_KERNEL)
