@@ -50,7 +50,8 @@ static __always_inline int read_peer(struct ups_traffic_sock *s, __u64 uaddr, __
 		goto none;
 	family = sa[0] | (__u16)sa[1] << 8;
 	if ((family == 2 && len < 8) || (family == 10 && len < 24) || (family == 1 && cut)) {
-		s->family = family;     /* the kernel wrote that much */
+		if (cut)
+			s->family = family;     /* the kernel wrote that much */
 		goto none;
 	}
 	s->family = family;
