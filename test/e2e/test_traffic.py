@@ -228,10 +228,13 @@ def edge_rows(legacy):
     addrlen 4: "truncated".  UDP u4 -> u3: 44 + 22, u3's recvfrom with addrlen 4
     and 0 (the kernel copies 4 and 0 bytes): "truncated".  UDP u5 sendmmsg 40
     messages of 1..40 bytes, u6 recvmmsg of them: 820 each way, or with the
-    legacy objects the first 32's, 528 (the rest in the summary)."""
+    legacy objects the first 32's, 528 (the rest in the summary).  TCP e_c, connected
+    before the attach (learned from /proc): sendto 99 naming 10.9.8.7:4321 on its real
+    peer, e_a's read 99."""
     mmsg = 528 if legacy else 820
     return sorted([
         ("tcp", "127.0.0.1", 165, 33, 2, 1), ("tcp", "truncated", 33, 165, 1, 1),
+        ("tcp", "127.0.0.1", 99, 0, 1, 0), ("tcp", "127.0.0.1", 0, 99, 0, 1),
         ("udp", "127.0.0.1", 66, 0, 2, 0), ("udp", "truncated", 0, 66, 0, 2),
         ("udp", "127.0.0.1", mmsg, 0, 1, 0), ("udp", "127.0.0.1", 0, mmsg, 0, 1),
     ])
@@ -274,7 +277,8 @@ def test_traffic_short_addrlen_connected_sendto_and_40_mmsg_exact():
     whole length) counts against "truncated", never the buffer's stale tail
     (before: 10.9.8.7, the buffer's old contents); a sendto or sendmsg naming an
     address on a connected TCP socket counts on its real peer (before: on the
-    address named); a sendmmsg and a recvmmsg of 40 messages count all 820
+    address named), also on one connected before the attach (learned from
+    /proc); a sendmmsg and a recvmmsg of 40 messages count all 820
     bytes (before: the first 16's, 136, the rest in silence), or with the legacy
     objects the first 32's and the other 8 of each call in the summary."""
     held = Held(tmpdir(), "target_traffic_calls", ["--edges"])

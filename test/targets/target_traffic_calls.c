@@ -34,6 +34,9 @@
  *        calls, 66 bytes
  *   UDP  u5 <-> u6 (connected):  u5 sendmmsg 40 messages of 1..40 bytes
  *        (820) in 1 call; u6 recvmmsg the 40 (820) in 1 call
+ *   TCP  e_c -> e_a, connected before the go (at the attach the tool learns
+ *        them from /proc):  e_c sendto 99 naming STALE, on its real peer;
+ *        e_a: read 99
  *
  * (the peer of a2, u3's datagrams never STALE's address).
  *
@@ -343,6 +346,28 @@ static void edge_mmsg(void)
 	close(u5), close(u6);
 }
 
+/* A connected TCP pair made before the go (held there, it is open at the attach). */
+static void edge_early(int fds[2])
+{
+	struct sockaddr_in4 la, peer;
+	int l = bound(SOCK_STREAM_, &la);
+	unsigned int len = sizeof(peer);
+
+	if (listen(l, 1) < 0 || (fds[0] = socket(AF_INET_, SOCK_STREAM_, 0)) < 0 ||
+	    connect(fds[0], &la, sizeof(la)) < 0 || (fds[1] = accept(l, &peer, &len)) < 0)
+		die("early tcp connect");
+	close(l);
+}
+
+/* On that pair, after the go: a sendto of 99 naming STALE, read by the other end. */
+static void edge_early_sendto(const int fds[2])
+{
+	want(sendto(fds[0], buf, 99, 0, &stale, sizeof(stale)), 99, "sendto on an early socket");
+	readable(fds[1], 99);
+	want(read(fds[1], buf, 99), 99, "read 99");
+	close(fds[0]), close(fds[1]);
+}
+
 static int streq(const char *a, const char *b)
 {
 	while (*a && *a == *b)
@@ -352,24 +377,28 @@ static int streq(const char *a, const char *b)
 
 int main(int argc, char **argv)
 {
-	int argi = 1;
+	int argi = argc > 2 && streq(argv[1], "--go-fifo") ? 3 : 1, early[2] = { -1, -1 };
+	int edges;
 
-	if (argc > 2 && streq(argv[1], "--go-fifo")) {
+	if (argc - argi != 1) {
+		die("usage: target_traffic_calls [--go-fifo PATH] FILE|--edges");
+		return 2;
+	}
+	edges = streq(argv[argi], "--edges");
+	if (edges)
+		edge_early(early);   /* before the go: the attach learns it from /proc */
+	if (argi == 3) {
 		char c[16];
 		int fd = open(argv[2], 0);   /* blocks until the test opens the other end */
 		if (fd < 0 || read(fd, c, sizeof(c)) <= 0)
 			die("go fifo");
 		close(fd);
-		argi = 3;
 	}
-	if (argc - argi != 1) {
-		die("usage: target_traffic_calls [--go-fifo PATH] FILE|--edges");
-		return 2;
-	}
-	if (streq(argv[argi], "--edges")) {
+	if (edges) {
 		edge_tcp();
 		edge_udp();
 		edge_mmsg();
+		edge_early_sendto(early);
 		return 0;
 	}
 	tcp(argv[argi]);
