@@ -140,8 +140,12 @@ enum ups_traffic_op {
 	UPS_TRAFFIC_SPLICE = 11,
 	/* sendmmsg/recvmmsg(fd, vec, vlen, …) = N messages: the bytes are the
 	 * msg_len of vec[0..N-1] (struct mmsghdr, 64 bytes each on 64-bit, msg_len
-	 * at +56), read at the return, at most UPS_TRAFFIC_MMSG_MAX of them;
-	 * one call whatever N */
+	 * at +56), read at the return: every one of them (the kernel moves at
+	 * most UPS_MMSG_VLEN_MAX) with the normal objects, the first
+	 * UPS_TRAFFIC_MMSG_LEGACY with the legacy ones (4.14: no loop, 4,096
+	 * instructions); one call whatever N.  Messages whose msg_len could
+	 * not be read count in ups_traffic_value.uncounted_msgs, never lost in
+	 * silence */
 	UPS_TRAFFIC_TX_MMSG = 12,
 	UPS_TRAFFIC_RX_MMSG = 13,
 	/* socketpair(domain, type, protocol, sv) = 0 (kept: registers 0, 1 and
@@ -150,7 +154,9 @@ enum ups_traffic_op {
 	UPS_TRAFFIC_SOCKETPAIR = 14,
 };
 
-#define UPS_TRAFFIC_MMSG_MAX 16     /* messages of a sendmmsg/recvmmsg whose bytes count */
+#define UPS_MMSG_VLEN_MAX 1024      /* the kernel's cap on a sendmmsg/recvmmsg vlen (UIO_MAXIOV) */
+#define UPS_TRAFFIC_MMSG_LEGACY 32  /* messages whose msg_len the legacy objects read
+                                     * (about 17 instructions each, unrolled) */
 #define UPS_MMSGHDR_SIZE 64         /* struct mmsghdr on 64-bit */
 #define UPS_MMSGHDR_LEN_AT 56       /* its msg_len */
 
@@ -159,6 +165,18 @@ enum ups_traffic_op {
 
 #define UPS_SOCK_STREAM 1
 #define UPS_SOCK_DGRAM 2
+#define UPS_SOCK_SEQPACKET 5
+
+/* ups_traffic_sock.flags */
+/* A connection (accepted, a connected stream or seqpacket socket, a
+ * socketpair's): the kernel sends to its peer whatever address a sendto
+ * names, so the address is not read. */
+#define UPS_TRAFFIC_PEER_FIXED 1
+/* recvfrom's or accept()'s address came back longer than the buffer given
+ * (the kernel copies only the buffer's length, and writes back the whole
+ * length): the peer is not known, shown as "truncated"; the buffer's tail
+ * is never read as if the kernel had written it. */
+#define UPS_TRAFFIC_PEER_CUT 2
 
 struct ups_traffic_sock_key {
 	__u32 pid;
@@ -170,7 +188,7 @@ struct ups_traffic_sock {
 	__u16 family;            /* AF_INET, AF_INET6, AF_UNIX (0: unknown) */
 	__u16 type;              /* UPS_SOCK_STREAM/DGRAM (0: unknown) */
 	__u16 port;              /* peer port, host order */
-	__u16 pad;
+	__u16 flags;             /* UPS_TRAFFIC_PEER_* */
 	__u8 addr[16];           /* peer address (AF_UNIX: the path's first 16 bytes) */
 };
 
@@ -206,7 +224,11 @@ struct ups_traffic_value {
 	 * main thread, whose name is the process's */
 	char comm[UPS_COMM_LEN];
 	__u32 comm_tid;
-	__u32 pad;
+	/* sendmmsg/recvmmsg calls with messages whose msg_len was not read
+	 * (past UPS_TRAFFIC_MMSG_LEGACY with the legacy objects, or not
+	 * readable), and those messages: their bytes are in no tx/rx_bytes */
+	__u32 uncounted_calls;
+	__u64 uncounted_msgs;
 };
 
 struct ups_envelope {
@@ -790,7 +812,7 @@ UPS_ASSERT_SIZE(struct ups_entry_key, 8);
 UPS_ASSERT_SIZE(struct ups_prog_config, 76);
 UPS_ASSERT_SIZE(struct ups_traffic_sock, 32);
 UPS_ASSERT_SIZE(struct ups_traffic_key, 48);
-UPS_ASSERT_SIZE(struct ups_traffic_value, 56);
+UPS_ASSERT_SIZE(struct ups_traffic_value, 64);
 UPS_ASSERT_SIZE(struct ups_traffic_host_key, 24);
 UPS_ASSERT_SIZE(struct ups_traffic_host, UPS_TRAFFIC_HOST_LEN);
 UPS_ASSERT_SIZE(struct call_args, 608);

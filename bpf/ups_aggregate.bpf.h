@@ -138,6 +138,25 @@ int aggregate(void *ctx)
 	return 0;
 }
 
+/* traffic's recvfrom and accept: the address buffer's length as given
+ * (*addrlen at the entry, which the kernel overwrites with the address's
+ * whole length), kept in the fd argument's upper half (an int: its
+ * register's upper bits carry nothing), so that the exit reads no more of
+ * the address than the kernel copied.  0 when it cannot be read: the exit
+ * then takes any address that came back as cut short. */
+static __always_inline void traffic_addrlen_in(__u64 args[3])
+{
+	__u32 op = UPS_CFG(traffic_op), in = 0;
+	__u64 ulen;
+
+	if (op != UPS_TRAFFIC_RX_ADDR && op != UPS_TRAFFIC_ACCEPT)
+		return;
+	ulen = op == UPS_TRAFFIC_RX_ADDR ? args[1] : args[2];
+	if (ulen && ups_probe_read_user(&in, sizeof(in), (const void *)UPS_UNTAG(ulen)))
+		in = 0;
+	args[0] = (__u32)args[0] | (__u64)in << 32;
+}
+
 SEC("uprobe/agg_entry")
 int agg_entry(void *ctx)
 {
@@ -152,6 +171,7 @@ int agg_entry(void *ctx)
 	key.sp = UPS_SP(ctx);
 	e.entry_ns = bpf_ktime_get_ns();
 	agg_args(ctx, e.args);
+	traffic_addrlen_in(e.args);
 	bpf_map_update_elem(&agg_entries, &key, &e, BPF_ANY);
 	return 0;
 }

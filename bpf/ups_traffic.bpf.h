@@ -34,25 +34,33 @@ struct {
  * path's start; none when len is the family's alone).  Nothing when len does not cover the family
  * and (inet) the port and address: a call that got no address back (addrlen
  * 0: a unix stream or connected TCP socket) left the buffer as it was.
- * 16 bytes first (a sockaddr_in may end a mapping), the rest by family. */
-static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr, __u32 len)
+ * cut: the kernel wrote only len bytes of a longer address (recvfrom's,
+ * accept()'s buffer was short); when those do not hold the peer, *s says
+ * so (UPS_TRAFFIC_PEER_CUT: no port, no address), never the stale rest of
+ * the buffer.  A unix path cut short is not read at all.
+ * 16 bytes first (a sockaddr_in may end a mapping), the rest by family.
+ * Returns 1 when it read the peer. */
+static __always_inline int read_peer(struct ups_traffic_sock *s, __u64 uaddr, __u32 len, int cut)
 {
 	__u8 sa[28] = {};
 	const void *u = (const void *)UPS_UNTAG(uaddr);
 	__u16 family;
 
 	if (!uaddr || len < 2 || ups_probe_read_user(sa, 16, u))
-		return;
+		goto none;
 	family = sa[0] | (__u16)sa[1] << 8;
-	if ((family == 2 && len < 8) || (family == 10 && len < 24))
-		return;
+	if ((family == 2 && len < 8) || (family == 10 && len < 24) || (family == 1 && cut)) {
+		if (cut)
+			s->family = family;     /* the kernel wrote that much */
+		goto none;
+	}
 	s->family = family;
 	if (family == 2) {               /* AF_INET */
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 4, 4);
 	} else if (family == 10) {       /* AF_INET6 */
 		if (ups_probe_read_user(sa, sizeof(sa), u))
-			return;
+			goto none;
 		s->port = (__u16)sa[2] << 8 | sa[3];
 		__builtin_memcpy(s->addr, sa + 8, 16);
 	} else if (family == 1) {        /* AF_UNIX */
@@ -60,16 +68,33 @@ static __always_inline void read_peer(struct ups_traffic_sock *s, __u64 uaddr, _
 		if (len > 2 && !ups_probe_read_user(sa, 18, u))
 			__builtin_memcpy(s->addr, sa + 2, 16);
 	}
+	return 1;
+none:
+	if (cut) {
+		s->flags |= UPS_TRAFFIC_PEER_CUT;
+		s->port = 0;
+		__builtin_memset(s->addr, 0, sizeof(s->addr));
+	}
+	return 0;
 }
 
-/* The length the kernel wrote at ulen (recvfrom's and accept's addrlen; read
- * only), 0 when there is none. */
-static __always_inline __u32 filled_len(__u64 ulen)
+/* The address bytes the kernel wrote for recvfrom and accept: the length it
+ * wrote back at ulen (read only; the address's whole length), but no more
+ * than the buffer's length given at the entry (in), which is all it copies.
+ * *cut: the address was longer than the buffer.  0 when there is none. */
+static __always_inline __u32 filled_len(__u64 ulen, __u32 in, int *cut)
 {
 	__u32 len = 0;
 
+	*cut = 0;
 	if (!ulen || ups_probe_read_user(&len, sizeof(len), (const void *)UPS_UNTAG(ulen)))
 		return 0;
+	if (UPS_CFG(lone_ret))
+		return len;     /* no entry: the length given is gone (no libc call is one) */
+	if (len > in) {
+		*cut = 1;
+		return in;
+	}
 	return len;
 }
 
@@ -92,7 +117,7 @@ static __always_inline void traffic_lookup(__u32 pid, __u64 node, __u64 resp, in
 
 		if (!ai || ups_probe_read_user(f, sizeof(f), (const void *)UPS_UNTAG(ai)))
 			break;
-		read_peer(&s, bsd ? f[4] : f[3], UPS_SOCKADDR_ANY);
+		read_peer(&s, bsd ? f[4] : f[3], UPS_SOCKADDR_ANY, 0);
 		if (s.family == 2 || s.family == 10) {
 			k.family = s.family;
 			__builtin_memcpy(k.addr, s.addr, sizeof(k.addr));
@@ -112,24 +137,37 @@ static __always_inline int traffic_family(__u16 family)
 }
 
 static __always_inline void traffic_new_sock(struct ups_traffic_sock_key *k, __u16 family,
-					     __u16 type, __u64 uaddr, __u32 ulen)
+					     __u16 type, __u16 flags, __u64 uaddr, __u32 ulen,
+					     int cut)
 {
 	struct ups_traffic_sock s = {};
 
 	s.sock_id = bpf_ktime_get_ns();
 	s.family = family;
 	s.type = type;
-	read_peer(&s, uaddr, ulen);
+	s.flags = flags;
+	read_peer(&s, uaddr, ulen, cut);
 	if (!s.family || traffic_family(s.family))   /* 0: not known yet */
 		bpf_map_update_elem(&traffic_socks, k, &s, BPF_ANY);
 	else    /* the fd is no (network) socket now, whatever it was */
 		bpf_map_delete_elem(&traffic_socks, k);
 }
 
+/* A connection's socket type: stream or seqpacket, whose sends go to the
+ * peer whatever address they name. */
+static __always_inline __u16 fixed_peer(__u16 type)
+{
+	return type == UPS_SOCK_STREAM || type == UPS_SOCK_SEQPACKET ? UPS_TRAFFIC_PEER_FIXED : 0;
+}
+
 /* Returns 1 when the call counted on fd (a known socket, or one whose
- * address says it is traffic), else 0. */
+ * address says it is traffic), else 0.  The address (uaddr, ulen bytes; cut:
+ * filled_len's) is the datagram's peer, except on a connection
+ * (UPS_TRAFFIC_PEER_FIXED), whose peer the kernel uses whatever a sendto
+ * names.  uncounted: a sendmmsg/recvmmsg's messages whose bytes are not in
+ * bytes. */
 static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __s64 bytes,
-					 int tx, __u64 uaddr, __u32 ulen)
+					 int tx, __u64 uaddr, __u32 ulen, int cut, __u32 uncounted)
 {
 	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32, .fd = fd };
 	struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
@@ -137,16 +175,20 @@ static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __
 	struct ups_traffic_value *v;
 	__u32 zero = 0, *gen;
 
-	if (bytes <= 0)
+	if (bytes < 0 || (!bytes && !uncounted))
 		return 0;
-	if (s)
+	if (s) {
 		k.sock = *s;
-	else if (!uaddr)
+		if (s->flags & UPS_TRAFFIC_PEER_FIXED)
+			uaddr = 0;
+	} else if (!uaddr) {
 		return 0;    /* not a socket we know: a file, a pipe */
+	}
 	if (uaddr) {
 		struct ups_traffic_sock peer = k.sock;
 
-		read_peer(&peer, uaddr, ulen);    /* sendto/recvfrom: this datagram's peer */
+		/* sendto/recvfrom: this datagram's peer */
+		read_peer(&peer, uaddr, ulen, cut);
 		if (!traffic_family(peer.family) && !s)
 			return 0;           /* a netlink message, say */
 		if (traffic_family(peer.family))
@@ -180,6 +222,10 @@ static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __
 			return 1;
 		}
 	}
+	if (uncounted) {
+		__sync_fetch_and_add(&v->uncounted_calls, 1);
+		__sync_fetch_and_add(&v->uncounted_msgs, uncounted);
+	}
 	if (tx) {
 		__sync_fetch_and_add(&v->tx_bytes, bytes);
 		__sync_fetch_and_add(&v->tx_calls, 1);
@@ -190,16 +236,31 @@ static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __
 	return 1;
 }
 
+/* Messages whose msg_len a sendmmsg/recvmmsg's exit reads: all a call can
+ * move, in a bounded loop (the normal objects: 5.5 and newer verify one);
+ * the legacy objects' first UPS_TRAFFIC_MMSG_LEGACY, unrolled (4.14: no
+ * loop, 4,096 instructions). */
+#ifdef UPS_LEGACY
+#define UPS_TRAFFIC_MMSG_READ UPS_TRAFFIC_MMSG_LEGACY
+#define UPS_MMSG_LOOP _Pragma("unroll")
+#else
+#define UPS_TRAFFIC_MMSG_READ UPS_MMSG_VLEN_MAX
+#define UPS_MMSG_LOOP _Pragma("clang loop unroll(disable)")
+#endif
+
 /* The bytes of a sendmmsg/recvmmsg that returned n messages: the msg_len of
- * vec[0..n-1] (read only; the first UPS_TRAFFIC_MMSG_MAX). */
-static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n)
+ * vec[0..n-1] (read only), UPS_TRAFFIC_MMSG_READ of them at most; *left:
+ * the messages not read (past that, or where a read failed). */
+static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n, __u32 *left)
 {
 	__s64 sum = 0;
+	int i;
 
-	if (!vec)
+	*left = 0;
+	if (n <= 0)
 		return 0;
-#pragma unroll
-	for (int i = 0; i < UPS_TRAFFIC_MMSG_MAX; i++) {
+	UPS_MMSG_LOOP
+	for (i = 0; i < UPS_TRAFFIC_MMSG_READ; i++) {
 		__u32 len = 0;
 
 		if (i >= n || ups_probe_read_user(&len, sizeof(len), (const void *)UPS_UNTAG(
@@ -207,6 +268,8 @@ static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n)
 			break;
 		sum += len;
 	}
+	if (n > i)
+		*left = (__u32)(n - i);
 	return sum;
 }
 
@@ -215,8 +278,8 @@ static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n)
 static __always_inline void traffic_splice(void *ctx, __u64 pid_tgid, const __u64 *args,
 					   __s64 ret)
 {
-	if (!traffic_count(ctx, pid_tgid, (__u32)args[1], ret, 1, 0, 0))
-		traffic_count(ctx, pid_tgid, (__u32)args[0], ret, 0, 0, 0);
+	if (!traffic_count(ctx, pid_tgid, (__u32)args[1], ret, 1, 0, 0, 0, 0))
+		traffic_count(ctx, pid_tgid, (__u32)args[0], ret, 0, 0, 0, 0, 0);
 }
 
 /* socketpair(domain, type, protocol, sv) = 0: sv[0] and sv[1] are sockets
@@ -231,7 +294,8 @@ static __always_inline void traffic_socketpair(__u32 pid, const __u64 *args)
 #pragma unroll
 	for (int i = 0; i < 2; i++) {
 		sk.fd = (__u32)sv[i];
-		traffic_new_sock(&sk, (__u16)args[0], (__u16)(args[1] & 0xf), 0, 0);
+		traffic_new_sock(&sk, (__u16)args[0], (__u16)(args[1] & 0xf),
+				 fixed_peer((__u16)(args[1] & 0xf)), 0, 0, 0);
 	}
 }
 
@@ -240,55 +304,64 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp, int uret)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32 };
 	__s64 ret = (__s64)UPS_RET(ctx);
-	__u32 op = UPS_CFG(traffic_op);
+	__u32 op = UPS_CFG(traffic_op), n;
 	struct ups_agg_entry e;
+	int cut;
 
 	if (!take_agg_entry(ctx, pid_tgid, sp, uret, &e)) {
 		/* an accept() blocked since before the attach: its new fd is a
-		 * socket all the same (family, type and peer unknown) */
+		 * socket all the same (family, type and peer unknown; a
+		 * connection) */
 		if (op == UPS_TRAFFIC_ACCEPT && ret >= 0 && ups_pid_ok(pid_tgid)) {
 			sk.fd = (__u32)ret;
-			traffic_new_sock(&sk, 0, 0, 0, 0);
+			traffic_new_sock(&sk, 0, 0, UPS_TRAFFIC_PEER_FIXED, 0, 0, 0);
 		}
 		return 0;
 	}
+	/* (the upper half: recvfrom's and accept's addrlen at the entry) */
 	sk.fd = (__u32)e.args[0];
 	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
 		/* sendto: the address and its length (register 5) as given */
 		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0,
-			      (__u32)e.args[1]);
-	} else if (op == UPS_TRAFFIC_RX || op == UPS_TRAFFIC_RX_ADDR) {
-		/* recvfrom: the address only as long as the kernel's addrlen */
-		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, op == UPS_TRAFFIC_RX_ADDR ? e.args[2] : 0,
-			      op == UPS_TRAFFIC_RX_ADDR ? filled_len(e.args[1]) : 0);
+			      (__u32)e.args[1], 0, 0);
+	} else if (op == UPS_TRAFFIC_RX) {
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, 0, 0, 0, 0);
+	} else if (op == UPS_TRAFFIC_RX_ADDR) {
+		/* recvfrom: the address only as far as the kernel wrote it */
+		n = filled_len(e.args[1], (__u32)(e.args[0] >> 32), &cut);
+		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, e.args[2], n, cut, 0);
 	} else if (op == UPS_TRAFFIC_TX_MMSG || op == UPS_TRAFFIC_RX_MMSG) {
-		traffic_count(ctx, pid_tgid, sk.fd, mmsg_bytes(e.args[1], ret),
-			      op == UPS_TRAFFIC_TX_MMSG, 0, 0);
+		__s64 bytes = mmsg_bytes(e.args[1], ret, &n);
+
+		traffic_count(ctx, pid_tgid, sk.fd, bytes, op == UPS_TRAFFIC_TX_MMSG, 0, 0, 0, n);
 	} else if (op == UPS_TRAFFIC_SPLICE) {
 		traffic_splice(ctx, pid_tgid, e.args, ret);
 	} else if (op == UPS_TRAFFIC_SOCKETPAIR && ret == 0) {
 		traffic_socketpair(sk.pid, e.args);
 	} else if (op == UPS_TRAFFIC_SOCKET && ret >= 0) {
 		sk.fd = (__u32)ret;
-		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0, 0);
+		traffic_new_sock(&sk, (__u16)e.args[0], (__u16)(e.args[1] & 0xf), 0, 0, 0, 0);
 	} else if (op == UPS_TRAFFIC_ACCEPT && ret >= 0) {
 		/* the listening socket's family when accept gives no address
-		 * (addr or addrlen NULL); the peer only as long as the kernel's
-		 * addrlen (an unbound unix peer's is 2: the family alone) */
+		 * (addr or addrlen NULL); the peer only as far as the kernel
+		 * wrote it (an unbound unix peer's is 2: the family alone) */
 		struct ups_traffic_sock *l;
 
-		sk.fd = (__u32)e.args[0];
 		l = bpf_map_lookup_elem(&traffic_socks, &sk);
+		n = filled_len(e.args[2], (__u32)(e.args[0] >> 32), &cut);
 		sk.fd = (__u32)ret;
-		traffic_new_sock(&sk, l ? l->family : 0, UPS_SOCK_STREAM, e.args[1],
-				 filled_len(e.args[2]));
+		traffic_new_sock(&sk, l ? l->family : 0, UPS_SOCK_STREAM, UPS_TRAFFIC_PEER_FIXED,
+				 e.args[1], n, cut);
 	} else if (op == UPS_TRAFFIC_CONNECT) {
-		/* the peer, also for a non-blocking connect still in progress (-1) */
+		/* the peer, also for a non-blocking connect still in progress
+		 * (-1); a stream socket's sends go there from now on */
 		struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, &sk);
-		if (s)
-			read_peer(s, e.args[1], (__u32)e.args[2]);
-		else
-			traffic_new_sock(&sk, 0, 0, e.args[1], (__u32)e.args[2]);
+		if (s) {
+			read_peer(s, e.args[1], (__u32)e.args[2], 0);
+			s->flags |= fixed_peer(s->type);
+		} else {
+			traffic_new_sock(&sk, 0, 0, 0, e.args[1], (__u32)e.args[2], 0);
+		}
 	} else if (op == UPS_TRAFFIC_CLOSE) {
 		bpf_map_delete_elem(&traffic_socks, &sk);
 	} else if ((op == UPS_TRAFFIC_LOOKUP || op == UPS_TRAFFIC_LOOKUP_BSD) && ret == 0) {

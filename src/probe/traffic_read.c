@@ -92,6 +92,10 @@ static size_t learn_pid(struct traffic_reader *r, const char *proc_dir, pid_t pi
 					      .type = socks[i].type & 0xf, .port = socks[i].port };
 
 		memcpy(v.addr, socks[i].addr, sizeof(v.addr));
+		/* a connected TCP socket (its peer known): its sends go there
+		 * whatever address a sendto names */
+		if (v.type == UPS_SOCK_STREAM && v.port)
+			v.flags = UPS_TRAFFIC_PEER_FIXED;
 		if (socks[i].family == AF_UNIX)
 			memset(v.addr, 0, sizeof(v.addr));   /* the peer's path: unknown */
 		/* NOEXIST: a probe saw it meanwhile, and knows better */
@@ -254,7 +258,10 @@ static void describe(uint32_t pid, const struct ups_traffic_sock *s, struct traf
 	static const uint8_t zero[16];
 
 	row->iface = NULL;
-	if ((s->family == 2 || s->family == 10) && !s->port && !memcmp(s->addr, zero, 16)) {
+	if (s->flags & UPS_TRAFFIC_PEER_CUT) {
+		/* recvfrom's or accept()'s buffer shorter than the address */
+		snprintf(row->peer, sizeof(row->peer), "truncated");
+	} else if ((s->family == 2 || s->family == 10) && !s->port && !memcmp(s->addr, zero, 16)) {
 		snprintf(row->peer, sizeof(row->peer), "?");  /* accept(fd, NULL, …) */
 	} else if (s->family == 2) {
 		memcpy(&v4, s->addr, 4);
@@ -458,6 +465,8 @@ void traffic_reader_print(struct traffic_reader *r, struct outbuf *o, bool json,
 		row->rx_bytes += e->value.rx_bytes;
 		row->tx_calls += e->value.tx_calls;
 		row->rx_calls += e->value.rx_calls;
+		iv.uncounted_calls += e->value.uncounted_calls;
+		iv.uncounted_msgs += e->value.uncounted_msgs;
 	}
 	leader_comms(r, rows);
 	qsort(r->rows, rows, sizeof(*r->rows), by_bytes);

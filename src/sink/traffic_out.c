@@ -14,6 +14,10 @@ void traffic_print_text(struct outbuf *o, const struct traffic_interval *iv)
 	if (iv->dropped)
 		outbuf_printf(o, "  %" PRIu64 " call(s) not counted: the map was full (raise "
 			      "--agg-keys)\n", iv->dropped);
+	if (iv->uncounted_msgs)
+		outbuf_printf(o, "  %" PRIu64 " message(s) of %" PRIu64 " sendmmsg/recvmmsg call(s) "
+			      "not in the bytes: their msg_len was not read\n", iv->uncounted_msgs,
+			      iv->uncounted_calls);
 	if (!iv->n_rows) {
 		outbuf_puts(o, "  (no socket traffic)\n");
 		outbuf_event_end(o, NULL);
@@ -132,6 +136,13 @@ void traffic_print_jsonl(struct outbuf *o, const struct traffic_interval *iv)
 	if (iv->dropped) {
 		row_head(&j, iv, ts, (size_t)n);
 		u64_field(&j, "dropped_map_full", iv->dropped);
+		json_object_end(&j);
+		json_newline(&j);
+	}
+	if (iv->uncounted_msgs) {
+		row_head(&j, iv, ts, (size_t)n);
+		u64_field(&j, "uncounted_mmsg_calls", iv->uncounted_calls);
+		u64_field(&j, "uncounted_mmsg_messages", iv->uncounted_msgs);
 		json_object_end(&j);
 		json_newline(&j);
 	}

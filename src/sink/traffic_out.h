@@ -15,7 +15,8 @@ struct traffic_row {
 	uint32_t pid, uid, fd;
 	char comm[16];            /* the process's name (the kernel's comm); "": unknown */
 	const char *proto;        /* "tcp", "udp", "unix", "inet" (type unknown), "?" */
-	char peer[80];            /* "93.184.216.34:443", "[::1]:8080", "unix:/tmp/s" */
+	char peer[80];            /* "93.184.216.34:443", "[::1]:8080", "unix:/tmp/s",
+				   * "?", "truncated" (the address came back cut short) */
 	const char *host;         /* learned from the process's lookups; NULL: none */
 	const char *iface;        /* the route's interface; NULL: unknown */
 	uint64_t tx_bytes, rx_bytes, tx_calls, rx_calls;
@@ -30,6 +31,9 @@ struct traffic_interval {
 	const struct traffic_row *rows;   /* sorted by bytes, most first */
 	size_t n_rows;
 	uint64_t dropped;         /* calls not counted: the map was full */
+	/* sendmmsg/recvmmsg calls (counted in their rows) with messages whose
+	 * bytes are in no row (their msg_len not read), and those messages */
+	uint64_t uncounted_calls, uncounted_msgs;
 };
 
 /* One row as a statsd atom (traffic --atom ID): pid, uid (IS_UID), fd,

@@ -21,7 +21,8 @@ import time
 
 from e2e import TARGET_KERNEL, TESTDATA, TestFailure, Uprobestats, eq
 from android import LIBC, ROOT, TOYBOX, Chrooted, fifo_name, host
-from test_traffic import CALLS_ROWS, calls_rows, socket_rows
+from test_traffic import (CALLS_ROWS, calls_rows, edge_rows, edge_uncounted, edges_of,
+                          socket_rows)
 
 NAME = "upst-nc.test"
 
@@ -117,7 +118,7 @@ CALLS_DATA = "/data/local/tmp/traffic-data"
 class Calls(Chrooted):
     """target_traffic_calls --go-fifo FIFO DATA in the chroot, held at its FIFO."""
 
-    def __init__(self):
+    def __init__(self, mode=CALLS_DATA):
         userland = os.path.join(TESTDATA, "android-userland/x86_64-android11")
         subprocess.run(["clang", "--target=x86_64-linux-android30", "-ffreestanding",
                         "-nostdlib", "-fPIE", "-pie", "-fuse-ld=lld", "-O1", "-g", "-Wall",
@@ -128,15 +129,17 @@ class Calls(Chrooted):
         with open(host(CALLS_DATA), "wb") as f:
             f.write(b"d" * 600)
         self.fifo = fifo_name("calls")
-        super().__init__([CALLS, "--go-fifo", self.fifo, CALLS_DATA], CALLS)
+        super().__init__([CALLS, "--go-fifo", self.fifo, mode], CALLS)
 
     def _other_end(self):
         with open(host(self.fifo), "w") as f:
             f.write("go\n")
 
 
-def test_bionic_sendfile_splice_mmsg_socketpair_exact():
-    prog = Calls()
+def traced_calls(mode=CALLS_DATA):
+    """traffic -p on target_traffic_calls MODE in the chroot, let go and waited
+    for: the Uprobestats."""
+    prog = Calls(mode)
     u = None
     try:
         u = Uprobestats(["traffic", "-p", str(prog.pid), "--format", "json"] +
@@ -150,5 +153,21 @@ def test_bionic_sendfile_splice_mmsg_socketpair_exact():
         if u:
             u.stop()
     eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
-    eq(calls_rows(socket_rows(u), "target_traffic_"), CALLS_ROWS,
+    return u
+
+
+def test_bionic_sendfile_splice_mmsg_socketpair_exact():
+    eq(calls_rows(socket_rows(traced_calls()), "target_traffic_"), CALLS_ROWS,
        "rows: bytes and calls per socket")
+
+
+def test_bionic_short_addrlen_connected_sendto_and_40_mmsg_exact():
+    """test_traffic.py's --edges on bionic: accept4 and recvfrom with a short
+    addrlen ("truncated"), sendto (bionic's send and sendto) and __sendmsg
+    naming an address on a connected TCP socket (its real peer), __sendmmsg and
+    recvmmsg of 40 messages (820 bytes, or the legacy objects' first 32 and the
+    rest in the summary)."""
+    legacy = bool(TARGET_KERNEL)
+    eq(edges_of(traced_calls("--edges"), "target_traffic_"),
+       (edge_rows(legacy), edge_uncounted(legacy)),
+       "rows (bytes and calls per socket and peer) and the uncounted messages")

@@ -220,6 +220,74 @@ def test_traffic_sendfile_splice_mmsg_socketpair_exact():
     eq(calls_rows(rows, "target_traffic_"), CALLS_ROWS, "rows: bytes and calls per socket")
 
 
+def edge_rows(legacy):
+    """target_traffic_calls --edges' rows: (proto, peer, tx_bytes, rx_bytes,
+    tx_calls, rx_calls), peer "127.0.0.1" for any loopback port.  TCP c2: sendto
+    77 naming 10.9.8.7:4321 + sendmsg 88 with that msg_name, on its connected
+    peer (the kernel ignores a connected TCP socket's address); a2 accepted with
+    addrlen 4: "truncated".  UDP u4 -> u3: 44 + 22, u3's recvfrom with addrlen 4
+    and 0 (the kernel copies 4 and 0 bytes): "truncated".  UDP u5 sendmmsg 40
+    messages of 1..40 bytes, u6 recvmmsg of them: 820 each way, or with the
+    legacy objects the first 32's, 528 (the rest in the summary).  TCP e_c, connected
+    before the attach (learned from /proc): sendto 99 naming 10.9.8.7:4321 on its real
+    peer, e_a's read 99."""
+    mmsg = 528 if legacy else 820
+    return sorted([
+        ("tcp", "127.0.0.1", 165, 33, 2, 1), ("tcp", "truncated", 33, 165, 1, 1),
+        ("tcp", "127.0.0.1", 99, 0, 1, 0), ("tcp", "127.0.0.1", 0, 99, 0, 1),
+        ("udp", "127.0.0.1", 66, 0, 2, 0), ("udp", "truncated", 0, 66, 0, 2),
+        ("udp", "127.0.0.1", mmsg, 0, 1, 0), ("udp", "127.0.0.1", 0, mmsg, 0, 1),
+    ])
+
+
+def edge_uncounted(legacy):
+    """The summary's sendmmsg/recvmmsg messages not in the bytes: none, or with
+    the legacy objects (UPS_TRAFFIC_MMSG_LEGACY, 32) the 8 past the 32nd of each
+    of the two calls."""
+    return {"uncounted_mmsg_calls": 2, "uncounted_mmsg_messages": 16} if legacy else {}
+
+
+def peer_kind(r):
+    if r["peer"] == "truncated" or r["proto"] == "unix":
+        return r["peer"]
+    if r["peer"].startswith("127.0.0.1:") and r["peer"] != "127.0.0.1:0":
+        return "127.0.0.1"
+    return r["peer"]     # 10.9.8.7:… (stale or ignored), say: no expected row has it
+
+
+def edges_of(u, comm):
+    """(rows as edge_rows has them, the summary's uncounted figures) of u's
+    JSON output."""
+    rows = socket_rows(u)
+    for r in rows:
+        eq(r["comm"], comm, "comm")
+    uncounted = {}
+    for o in u.json_events():
+        if o.get("type") == "traffic" and "pid" not in o:
+            for k in ("uncounted_mmsg_calls", "uncounted_mmsg_messages"):
+                if k in o:
+                    uncounted[k] = uncounted.get(k, 0) + o[k]
+    return (sorted((r["proto"], peer_kind(r), r["tx_bytes"], r["rx_bytes"], r["tx_calls"],
+                    r["rx_calls"]) for r in rows), uncounted)
+
+
+def test_traffic_short_addrlen_connected_sendto_and_40_mmsg_exact():
+    """An address the kernel cut short (recvfrom's and accept()'s addrlen
+    shorter than the address: it copies that many bytes and writes back the
+    whole length) counts against "truncated", never the buffer's stale tail
+    (before: 10.9.8.7, the buffer's old contents); a sendto or sendmsg naming an
+    address on a connected TCP socket counts on its real peer (before: on the
+    address named), also on one connected before the attach (learned from
+    /proc); a sendmmsg and a recvmmsg of 40 messages count all 820
+    bytes (before: the first 16's, 136, the rest in silence), or with the legacy
+    objects the first 32's and the other 8 of each call in the summary."""
+    held = Held(tmpdir(), "target_traffic_calls", ["--edges"])
+    _, u = traced(held, ["-p", str(held.pid)])
+    legacy = bool(TARGET_KERNEL)
+    eq(edges_of(u, "target_traffic_"), (edge_rows(legacy), edge_uncounted(legacy)),
+       "rows (bytes and calls per socket and peer) and the uncounted messages")
+
+
 def test_traffic_comm_is_the_process_name_not_a_thread_name():
     """The bytes are sent by a thread named upst-worker (its comm is what the
     program sees); the row's comm is the process's, the main thread's

@@ -18,13 +18,36 @@
  * around splice are no socket's.  Exits 0 when every call moved what it
  * should.
  *
+ * With --edges instead, the calls whose address or message count the tool
+ * once got wrong (STALE is 10.9.8.7:4321, a buffer's old contents or an
+ * address the kernel ignores):
+ *
+ *   TCP  c2 -> a2, accepted into a buffer holding STALE with addrlen 4 (the
+ *        kernel copies the family and port, and writes back 16): a2's peer is
+ *        "truncated".  c2: sendto 77 naming STALE (a connected TCP socket's
+ *        bytes go to its peer whatever the address) + sendmsg 88 with
+ *        msg_name STALE: 165 bytes, 2 calls on c2's real peer; a2: read 165
+ *        (1 call), send 33; c2: read 33
+ *   UDP  u4 -> u3 (unconnected):  sendto 44 and 22 to u3; u3: recvfrom 44
+ *        into STALE with addrlen 4 and 22 into STALE with addrlen 0 (the
+ *        kernel copies 4 and 0 bytes, writes back 16 each): "truncated", 2
+ *        calls, 66 bytes
+ *   UDP  u5 <-> u6 (connected):  u5 sendmmsg 40 messages of 1..40 bytes
+ *        (820) in 1 call; u6 recvmmsg the 40 (820) in 1 call
+ *   TCP  e_c -> e_a, connected before the go (at the attach the tool learns
+ *        them from /proc):  e_c sendto 99 naming STALE, on its real peer;
+ *        e_a: read 99
+ *
+ * (the peer of a2, u3's datagrams never STALE's address).
+ *
  * No libc headers: the same source is built with gcc against glibc
  * (mk/e2e.mk) and with clang's Android target against the Android 11
  * userland's bionic (test/bionic/test_bionic_traffic.py; its own _start as
  * test/targets/android/target_atrace.c's).  The structures are the 64-bit
  * Linux ones (x86_64 and arm64 alike).
  *
- *   target_traffic_calls [--go-fifo PATH] FILE */
+ *   target_traffic_calls [--go-fifo PATH] FILE
+ *   target_traffic_calls [--go-fifo PATH] --edges */
 
 struct sockaddr_in4 {
 	unsigned short family;
@@ -66,6 +89,8 @@ extern int accept(int fd, void *addr, unsigned int *len);
 extern long send(int fd, const void *buf, unsigned long n, int flags);
 extern long recvfrom(int fd, void *buf, unsigned long n, int flags, void *addr,
 		     unsigned int *addrlen);
+extern long sendto(int fd, const void *buf, unsigned long n, int flags, const void *addr,
+		   unsigned int addrlen);
 extern long sendmsg(int fd, const struct msg_hdr *msg, int flags);
 extern int sendmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags);
 extern int recvmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags, void *timeout);
@@ -189,11 +214,13 @@ static void tcp(const char *file)
 	close(p[0]), close(p[1]), close(a), close(c);
 }
 
-/* sizes[0..n-1] from fd in one sendmmsg. */
+#define MANY 40
+
+/* sizes[0..n-1] from fd in one sendmmsg (n <= MANY). */
 static void send_many(int fd, const unsigned long *sizes, unsigned int n)
 {
-	struct io_vec iov[4];
-	struct mmsg_hdr v[4] = { 0 };
+	struct io_vec iov[MANY];
+	struct mmsg_hdr v[MANY] = { 0 };
 
 	for (unsigned int i = 0; i < n; i++) {
 		iov[i] = (struct io_vec){ buf, sizes[i] };
@@ -203,12 +230,12 @@ static void send_many(int fd, const unsigned long *sizes, unsigned int n)
 	want(sendmmsg(fd, v, n, 0), n, "sendmmsg");
 }
 
-/* n datagrams into fd in one recvmmsg; returns their bytes. */
+/* n datagrams into fd in one recvmmsg (n <= MANY); returns their bytes. */
 static long recv_many(int fd, unsigned int n)
 {
-	static char in[4][128];
-	struct io_vec iov[4];
-	struct mmsg_hdr v[4] = { 0 };
+	static char in[MANY][128];
+	struct io_vec iov[MANY];
+	struct mmsg_hdr v[MANY] = { 0 };
 	long sum = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
@@ -248,6 +275,99 @@ static void pair(void)
 	close(sv[0]), close(sv[1]);
 }
 
+/* 10.9.8.7:4321: an address no socket here has */
+static const struct sockaddr_in4 stale = { .family = AF_INET_, .port = 0xe110,
+					   .addr = 0x0708090au };
+
+/* recvfrom(fd, n bytes) into a buffer holding STALE whose length is given as
+ * short: the kernel copies short bytes of the source address and writes back
+ * its whole length. */
+static void recvfrom_short(int fd, unsigned long n, unsigned int short_len)
+{
+	struct sockaddr_in4 from = stale;
+	unsigned int len = short_len;
+
+	want(recvfrom(fd, buf, n, 0, &from, &len), (long)n, "recvfrom short");
+	if (len != sizeof(from) || from.addr != stale.addr)
+		die("recvfrom: the kernel did not cut the address short");
+}
+
+/* A connected TCP pair whose accept() got a short buffer; sendto and
+ * sendmsg on the connected end naming STALE. */
+static void edge_tcp(void)
+{
+	struct sockaddr_in4 la, peer = stale;
+	struct io_vec iov = { buf, 88 };
+	struct msg_hdr msg = { .name = (void *)&stale, .namelen = sizeof(stale), .iov = &iov,
+			       .iovlen = 1 };
+	int l = bound(SOCK_STREAM_, &la), c, a;
+	unsigned int len = 4;
+
+	if (listen(l, 1) < 0 || (c = socket(AF_INET_, SOCK_STREAM_, 0)) < 0 ||
+	    connect(c, &la, sizeof(la)) < 0 || (a = accept(l, &peer, &len)) < 0)
+		die("edge tcp connect");
+	if (len != sizeof(peer) || peer.addr != stale.addr)
+		die("accept: the kernel did not cut the address short");
+	close(l);
+	want(sendto(c, buf, 77, 0, &stale, sizeof(stale)), 77, "sendto on a connected TCP socket");
+	want(sendmsg(c, &msg, 0), 88, "sendmsg with msg_name on a connected TCP socket");
+	readable(a, 165);
+	want(read(a, buf, 165), 165, "read 165");
+	want(send(a, buf, 33, 0), 33, "send 33");
+	readable(c, 33);
+	want(read(c, buf, 33), 33, "read 33");
+	close(a), close(c);
+}
+
+static void edge_udp(void)
+{
+	struct sockaddr_in4 a3, a4;
+	int u3 = bound(SOCK_DGRAM_, &a3), u4 = bound(SOCK_DGRAM_, &a4);
+
+	want(sendto(u4, buf, 44, 0, &a3, sizeof(a3)), 44, "sendto 44");
+	want(sendto(u4, buf, 22, 0, &a3, sizeof(a3)), 22, "sendto 22");
+	recvfrom_short(u3, 44, 4);
+	recvfrom_short(u3, 22, 0);
+	close(u3), close(u4);
+}
+
+static void edge_mmsg(void)
+{
+	unsigned long sizes[MANY];
+	struct sockaddr_in4 a5, a6;
+	int u5 = bound(SOCK_DGRAM_, &a5), u6 = bound(SOCK_DGRAM_, &a6);
+
+	if (connect(u5, &a6, sizeof(a6)) < 0 || connect(u6, &a5, sizeof(a5)) < 0)
+		die("mmsg connect");
+	for (unsigned int i = 0; i < MANY; i++)
+		sizes[i] = i + 1;
+	send_many(u5, sizes, MANY);
+	want(recv_many(u6, MANY), 820, "recvmmsg of 40");
+	close(u5), close(u6);
+}
+
+/* A connected TCP pair made before the go (held there, it is open at the attach). */
+static void edge_early(int fds[2])
+{
+	struct sockaddr_in4 la, peer;
+	int l = bound(SOCK_STREAM_, &la);
+	unsigned int len = sizeof(peer);
+
+	if (listen(l, 1) < 0 || (fds[0] = socket(AF_INET_, SOCK_STREAM_, 0)) < 0 ||
+	    connect(fds[0], &la, sizeof(la)) < 0 || (fds[1] = accept(l, &peer, &len)) < 0)
+		die("early tcp connect");
+	close(l);
+}
+
+/* On that pair, after the go: a sendto of 99 naming STALE, read by the other end. */
+static void edge_early_sendto(const int fds[2])
+{
+	want(sendto(fds[0], buf, 99, 0, &stale, sizeof(stale)), 99, "sendto on an early socket");
+	readable(fds[1], 99);
+	want(read(fds[1], buf, 99), 99, "read 99");
+	close(fds[0]), close(fds[1]);
+}
+
 static int streq(const char *a, const char *b)
 {
 	while (*a && *a == *b)
@@ -257,19 +377,29 @@ static int streq(const char *a, const char *b)
 
 int main(int argc, char **argv)
 {
-	int argi = 1;
+	int argi = argc > 2 && streq(argv[1], "--go-fifo") ? 3 : 1, early[2] = { -1, -1 };
+	int edges;
 
-	if (argc > 2 && streq(argv[1], "--go-fifo")) {
+	if (argc - argi != 1) {
+		die("usage: target_traffic_calls [--go-fifo PATH] FILE|--edges");
+		return 2;
+	}
+	edges = streq(argv[argi], "--edges");
+	if (edges)
+		edge_early(early);   /* before the go: the attach learns it from /proc */
+	if (argi == 3) {
 		char c[16];
 		int fd = open(argv[2], 0);   /* blocks until the test opens the other end */
 		if (fd < 0 || read(fd, c, sizeof(c)) <= 0)
 			die("go fifo");
 		close(fd);
-		argi = 3;
 	}
-	if (argc - argi != 1) {
-		die("usage: target_traffic_calls [--go-fifo PATH] FILE");
-		return 2;
+	if (edges) {
+		edge_tcp();
+		edge_udp();
+		edge_mmsg();
+		edge_early_sendto(early);
+		return 0;
 	}
 	tcp(argv[argi]);
 	udp();

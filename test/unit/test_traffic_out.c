@@ -87,6 +87,39 @@ UT_TEST(traffic_jsonl_rows_typed_timed_and_follow_the_schema)
 	free(out);
 }
 
+/* sendmmsg/recvmmsg messages whose bytes are in no row: one summary line in
+ * each output, none when there are none. */
+UT_TEST(traffic_uncounted_mmsg_messages_summarised_in_text_and_json)
+{
+	struct traffic_row rows[2];
+	struct traffic_interval iv;
+	struct jc_doc schema;
+	char why[256] = "", *out;
+
+	fill_rows(rows);
+	iv = interval(rows);
+	out = print(traffic_print_text, &iv);
+	UT_ASSERT(out);
+	UT_ASSERT(!strstr(out, "msg_len"));
+	free(out);
+	iv.uncounted_calls = 2;
+	iv.uncounted_msgs = 48;
+	out = print(traffic_print_text, &iv);
+	UT_ASSERT(out);
+	UT_CONTAINS(out, "  48 message(s) of 2 sendmmsg/recvmmsg call(s) not in the bytes: "
+		    "their msg_len was not read\n");
+	free(out);
+	out = print(traffic_print_jsonl, &iv);
+	UT_ASSERT(out);
+	UT_CONTAINS(out, "{\"type\":\"traffic\",\"ts\":1700000000.123,\"boot_ns\":5000000001,"
+		    "\"wall_ns\":1700000000123456789,\"uncounted_mmsg_calls\":2,"
+		    "\"uncounted_mmsg_messages\":48}\n");
+	UT_EQ_INT(load_schema(&schema), 0);
+	UT_EQ_INT(validate_lines(&schema, out, why, sizeof(why)), 4);
+	jc_free(&schema);
+	free(out);
+}
+
 UT_TEST(traffic_atom_ends_with_comm)
 {
 	struct traffic_row rows[2];

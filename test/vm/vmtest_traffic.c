@@ -195,7 +195,8 @@ static void str_field(const struct jdoc *d, const struct jnode *o, const char *k
 		snprintf(buf, size, "(not a string)");
 }
 
-/* The rows (lines beginning {"type":"traffic") of PID in PATH: their count (up to MAX), or -1. */
+/* The rows (lines beginning {"type":"traffic", but the summary's) of PID in PATH: their
+ * count (up to MAX), or -1. */
 static int traffic_rows(struct tc *t, const char *path, pid_t pid, struct row *r, int max)
 {
 	size_t len;
@@ -215,6 +216,11 @@ static int traffic_rows(struct tc *t, const char *path, pid_t pid, struct row *r
 		}
 		CHECK(json_parse(&d, line, k) == 0, "a row is not JSON: %.200s", line);
 		o = &d.n[0];
+		if (!json_get(&d, o, "pid") && (json_get(&d, o, "uncounted_mmsg_calls") ||
+						json_get(&d, o, "dropped_map_full"))) {
+			line += k + 1;    /* the interval's summary, no row */
+			continue;
+		}
 		CHECK(json_u64(json_get(&d, o, "pid"), &p) == 0, "a row without pid: %.200s",
 		      line);
 		if ((pid_t)p == pid && n < max) {
@@ -442,6 +448,102 @@ static void traffic_calls_exact(struct tc *t)
 		      i, r[i].proto, r[i].tx_bytes, r[i].tx_calls, r[i].rx_bytes, r[i].rx_calls,
 		      want[i].proto, want[i].tx_bytes, want[i].tx_calls, want[i].rx_bytes,
 		      want[i].rx_calls);
+out:
+	droid_kill(&d);
+	if (u.pid > 0)
+		ups_stop(&u, 9);
+}
+
+/* A row's peer as the --edges checks compare it: "127.0.0.1" for any loopback port. */
+static const char *peer_kind(const char *peer)
+{
+	return !strncmp(peer, "127.0.0.1:", 10) && strcmp(peer, "127.0.0.1:0") ? "127.0.0.1"
+									     : peer;
+}
+
+static int by_edge(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	int c = by_sig(a, b);
+
+	return c ? c : strcmp(peer_kind(a->peer), peer_kind(b->peer));
+}
+
+/* The summary's uncounted sendmmsg/recvmmsg figures in PATH (0 and 0 when none). */
+static void uncounted_mmsg(const char *path, unsigned long long *calls,
+			   unsigned long long *msgs)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	const char *at = text;
+
+	*calls = *msgs = 0;
+	while (at && (at = strstr(at, "\"uncounted_mmsg_calls\":"))) {
+		unsigned long long c = 0, m = 0;
+		if (sscanf(at, "\"uncounted_mmsg_calls\":%llu,\"uncounted_mmsg_messages\":%llu",
+			   &c, &m) == 2)
+			*calls += c, *msgs += m;
+		at++;
+	}
+	free(text);
+}
+
+/* target_traffic_calls --edges (test_traffic.py's edge_rows): accept4 and recvfrom with a
+ * short addrlen into a buffer holding 10.9.8.7:4321 ("truncated"), sendto and __sendmsg
+ * naming it on a connected TCP socket (its real peer; one connected at its start too:
+ * here after the attach, as nothing holds it), __sendmmsg and recvmmsg of 40
+ * messages of 1..40 bytes (820; the legacy objects: the first 32's, 528, and 2 calls with
+ * 16 messages in the summary). */
+static void traffic_calls_edges(struct tc *t)
+{
+	const bool legacy = t->env->target_kernel != NULL;
+	const unsigned long long mmsg = legacy ? 528 : 820;
+	const struct row want[] = {   /* sorted as by_edge sorts */
+		{ "tcp", "127.0.0.1", "", "", 0, 99, 0, 1 },
+		{ "tcp", "truncated", "", "", 33, 165, 1, 1 },
+		{ "tcp", "127.0.0.1", "", "", 99, 0, 1, 0 },
+		{ "tcp", "127.0.0.1", "", "", 165, 33, 2, 1 },
+		{ "udp", "truncated", "", "", 0, 66, 0, 2 },
+		{ "udp", "127.0.0.1", "", "", 0, mmsg, 0, 1 },
+		{ "udp", "127.0.0.1", "", "", 66, 0, 2, 0 },
+		{ "udp", "127.0.0.1", "", "", mmsg, 0, 1, 0 },
+	};
+	char *const argv[] = { CALLS, "--edges", NULL };
+	struct droid d = { .pid = -1, .in = -1, .out = -1 };
+	struct ups u = { .pid = -1 };
+	const char *args[10] = { "traffic", "--lib", ROOT LIBC, "--format", "json" };
+	unsigned long long calls, msgs;
+	struct row r[12];
+	int n = 5;
+
+	if (t->env->target_kernel) {
+		args[n++] = "--target-kernel";
+		args[n++] = t->env->target_kernel;
+	}
+	args[n] = NULL;
+	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
+	    droid_start(t, &d, argv, "edges.err") < 0)
+		goto out;
+	pid_t pid = d.pid;
+	EQ(wait_exit(d.pid, WAIT_MS, NULL), 0, "target_traffic_calls --edges exit code");
+	d.pid = -1;
+	if (check_rc(t, &u, ups_stop(&u, 2), 0, "traffic exit code") < 0)
+		goto out;
+	n = traffic_rows(t, u.out, pid, r, 12);
+	EQ(n, 8, "rows of target_traffic_calls --edges");
+	qsort(r, 8, sizeof(r[0]), by_edge);
+	for (int i = 0; i < 8; i++)
+		CHECK(!strcmp(r[i].proto, want[i].proto) &&
+		      !strcmp(peer_kind(r[i].peer), want[i].peer) &&
+		      r[i].tx_bytes == want[i].tx_bytes && r[i].rx_bytes == want[i].rx_bytes &&
+		      r[i].tx_calls == want[i].tx_calls && r[i].rx_calls == want[i].rx_calls,
+		      "row %d: %s %s tx %llu/%llu rx %llu/%llu, expected %s %s tx %llu/%llu "
+		      "rx %llu/%llu", i, r[i].proto, r[i].peer, r[i].tx_bytes, r[i].tx_calls,
+		      r[i].rx_bytes, r[i].rx_calls, want[i].proto, want[i].peer,
+		      want[i].tx_bytes, want[i].tx_calls, want[i].rx_bytes, want[i].rx_calls);
+	uncounted_mmsg(u.out, &calls, &msgs);
+	CHECK(calls == (legacy ? 2 : 0) && msgs == (legacy ? 16 : 0),
+	      "uncounted sendmmsg/recvmmsg: %llu call(s), %llu message(s)", calls, msgs);
 out:
 	droid_kill(&d);
 	if (u.pid > 0)
@@ -691,6 +793,8 @@ const struct vmcase vm_traffic_cases[] = {
 	{ "bionic_traffic.toybox_nc_server_by_pid", traffic_nc_server_by_pid },
 	{ "bionic_traffic.trace_ret_write_error_path", trace_ret_write_error_path },
 	{ "bionic_traffic.sendfile_splice_mmsg_socketpair_exact", traffic_calls_exact },
+	{ "bionic_traffic.short_addrlen_connected_sendto_and_40_mmsg_exact",
+	  traffic_calls_edges },
 	{ "bionic_sections.native_libcutils_exact", sections_native_libcutils },
 	{ NULL, NULL },
 };
