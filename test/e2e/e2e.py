@@ -239,6 +239,10 @@ class Uprobestats:
         for line in self.proc.stdout:
             self.out_lines.append(line.rstrip("\n"))
 
+    def attached(self):
+        """Whether it has said "attached" yet."""
+        return self._attached.is_set()
+
     def wait_attached(self, timeout=300):
         if not self._attached.wait(timeout):
             self.stop()
