@@ -259,14 +259,24 @@ static bool stop_signal_pending(void)
 		sigismember(&set, SIGHUP));
 }
 
+/* The stop signals, blocked: the loop reads them from its signalfd.  SIGHUP
+ * stops a run too, unless it came ignored (nohup): blocked, a hangup would
+ * be queued and read like any stop signal, so it stays unblocked and the
+ * kernel discards it. */
 static void block_signals(void)
 {
-	sigset_t set;
+	struct sigaction hup;
+	sigset_t set, hup_set;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	sigemptyset(&hup_set);
+	sigaddset(&hup_set, SIGHUP);
+	if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler == SIG_IGN)
+		sigprocmask(SIG_UNBLOCK, &hup_set, NULL);
+	else
+		sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }

@@ -170,6 +170,45 @@ def test_stop_signal_inherited_ignored_lands_before_the_signalfd():
     finally:
         s.stop()
 
+
+def signal_masks(pid):
+    """(ignored, blocked, pending) signal bit masks of pid (bit N-1: signal N)."""
+    with open(f"/proc/{pid}/status") as f:
+        st = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+    return tuple(int(st[k], 16) for k in ("SigIgn", "SigBlk", "ShdPnd"))
+
+
+def test_sighup_under_nohup_does_not_stop_the_run():
+    """Started with SIGHUP ignored (nohup), an attached run leaves SIGHUP
+    unblocked, so the kernel discards a hangup instead of queueing it for
+    the signalfd (which used to end the run); SIGINT still ends it."""
+    tmp = tmpdir()
+    cfg = many_probes_config(tmp, 4)
+    s = Sleeper(tmp)
+    snap = Snapshot()
+    sighup = 1 << (signal.SIGHUP - 1)
+    u = None
+    try:
+        u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--no-statsd"],
+                        stdout=subprocess.DEVNULL,
+                        prefix=("sh", "-c", 'trap "" HUP; exec "$0" "$@"'))
+        u.wait_attached()
+        ignored, blocked, _ = signal_masks(u.proc.pid)
+        check(ignored & sighup and not blocked & sighup,
+              f"SIGHUP ignored and not blocked once attached: SigIgn {ignored:x}, "
+              f"SigBlk {blocked:x}")
+        u.proc.send_signal(signal.SIGHUP)
+        _, _, pending = signal_masks(u.proc.pid)   # discarded when sent, or queued
+        check(u.proc.poll() is None and not pending & sighup,
+              f"the hangup was discarded (pending {pending:x}, exit {u.proc.poll()})")
+        eq(u.stop(signal.SIGINT), EXIT_OK, "exit code after SIGINT; stderr: " + u.stderr())
+        expect_nothing_left(u.proc.pid, snap)
+    finally:
+        if u and u.proc.poll() is None:
+            u.stop(signal.SIGTERM)
+        s.stop()
+
+
 def test_sigint_with_64_probes_exits_promptly():
     """64 attached probes, then SIGINT: gone within EXIT_BUDGET_S.  Each
     uprobe perf event closed costs the kernel an RCU grace period (about
