@@ -94,6 +94,7 @@ int main(int argc, char **argv)
 	struct log_opts lo = { .min_level = LOG_LVL_DEBUG };
 	int rc;
 
+	cli_take_stop_signals();   /* before anything a signal could interrupt */
 	reopen_std_fds();
 	/* stderr always; logcat too when logd's socket is there (Android). */
 	log_init(&lg, &lo);

@@ -128,6 +128,21 @@ struct code_cache *cli_code_cache_new(void);
 void cli_code_cache_report(const struct code_cache *c);
 void cli_code_cache_free(struct code_cache *c);
 
+/* SIGINT and SIGTERM stop a run wherever they land, whatever this process
+ * inherited.  A command started with `&` from a script (a shell without job
+ * control) inherits SIGINT ignored, and an ignored signal that is not
+ * blocked is thrown away by the kernel: one sent before the run blocks the
+ * stop signals for its signalfd was lost, and the run went on attaching
+ * and ran until its duration (forever without one), while one sent a moment
+ * later (blocked, so queued) stopped it.  main calls this first: each stop
+ * signal inherited ignored gets its default back, so one that lands before
+ * the signalfd ends the process (nothing is attached yet) and one after
+ * ends the run.  (One that lands before main itself is still lost.) */
+void cli_take_stop_signals(void);
+/* The dispositions cli_take_stop_signals changed, as they were inherited:
+ * for the -c command (held_cmd), in its child before the exec. */
+void cli_restore_inherited_signals(void);
+
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_sections(int argc, char **argv);

@@ -113,6 +113,7 @@ static void child(int go_rd, char **argv)
 		_exit(127);
 	close(go_rd);
 	prctl(PR_SET_PDEATHSIG, 0);
+	cli_restore_inherited_signals();   /* the command's own, as we got them */
 	execvp(argv[0], argv);
 	fprintf(stderr, "uprobestats: error: -c: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);

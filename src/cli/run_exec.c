@@ -225,6 +225,30 @@ static int start_probes(void *ctx, struct err *e)
 
 /* ---- the run ---- */
 
+/* The stop signals this process inherited ignored (cli_take_stop_signals). */
+static const int stop_signals[] = { SIGINT, SIGTERM };
+#define N_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+static bool inherited_ignored[N_STOP_SIGNALS];
+
+void cli_take_stop_signals(void)
+{
+	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
+		struct sigaction old;
+
+		if (sigaction(stop_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_IGN)
+			continue;
+		inherited_ignored[i] = true;
+		signal(stop_signals[i], SIG_DFL);
+	}
+}
+
+void cli_restore_inherited_signals(void)
+{
+	for (size_t i = 0; i < N_STOP_SIGNALS; i++)
+		if (inherited_ignored[i])
+			signal(stop_signals[i], SIG_IGN);
+}
+
 /* A stop signal arrived (they are blocked until the loop reads them). */
 static bool stop_signal_pending(void)
 {
@@ -235,14 +259,24 @@ static bool stop_signal_pending(void)
 		sigismember(&set, SIGHUP));
 }
 
+/* The stop signals, blocked: the loop reads them from its signalfd.  SIGHUP
+ * stops a run too, unless it came ignored (nohup): blocked, a hangup would
+ * be queued and read like any stop signal, so it stays unblocked and the
+ * kernel discards it. */
 static void block_signals(void)
 {
-	sigset_t set;
+	struct sigaction hup;
+	sigset_t set, hup_set;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	sigemptyset(&hup_set);
+	sigaddset(&hup_set, SIGHUP);
+	if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler == SIG_IGN)
+		sigprocmask(SIG_UNBLOCK, &hup_set, NULL);
+	else
+		sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }

@@ -60,19 +60,36 @@ static int open_events(const char *dir)
 	return open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 }
 
+typedef char event_name[128];
+
+/* Whether name ("group/event") is of the group of busy ("group/event"). */
+static bool same_group(const char *name, const char *busy)
+{
+	size_t n = strcspn(busy, "/");
+
+	return busy[n] == '/' && strncmp(name, busy, n + 1) == 0;
+}
+
 /* Removes the events named at names, names + stride, … (n of them), many
  * lines a write.  The kernel stops a write at the first line it refuses
  * (EBUSY: still open; ENOENT: gone) and says only why, so the lines of a
- * refused write are written again one at a time.  Returns how many are gone
- * (ENOENT included), each marked in gone[] when given, or -errno when
- * uprobe_events cannot be opened for writing. */
+ * refused write are written again one at a time.  With skip_busy_groups, an
+ * event refused as busy stands for the rest of its group, which is not
+ * written: each write waits for the kernel's event_mutex, which a process
+ * closing uprobe perf events holds across a grace period per event (see
+ * probe/closer.h), so removing a closer's N busy events one by one waited
+ * for N of its closes.  Returns how many are gone (ENOENT included), each
+ * marked in gone[] when given, or -errno when uprobe_events cannot be
+ * opened for writing. */
 static long remove_names(const char *dir, ssize_t (*wr)(int, const void *, size_t),
-			 const char *names, size_t stride, size_t n, bool *gone)
+			 const char *names, size_t stride, size_t n, bool *gone,
+			 bool skip_busy_groups)
 {
 	char *buf = malloc(BATCH_BYTES);
 	int fd = open_events(dir);
 	size_t i = 0;
 	long n_gone = 0;
+	const char *busy = NULL;   /* the last event refused as busy */
 
 	if (fd < 0) {
 		n_gone = -errno;
@@ -92,8 +109,14 @@ static long remove_names(const char *dir, ssize_t (*wr)(int, const void *, size_
 			continue;
 		}
 		for (size_t k = first; k < i; k++) {
-			int l = snprintf(buf, 132, "-:%.127s\n", names + k * stride);
-			bool ok = wr(fd, buf, (size_t)l) == l || errno == ENOENT;
+			const char *name = names + k * stride;
+			bool ok = false;
+			if (!busy || !same_group(name, busy)) {
+				int l = snprintf(buf, 132, "-:%.127s\n", name);
+				ok = wr(fd, buf, (size_t)l) == l || errno == ENOENT;
+				if (!ok && errno == EBUSY && skip_busy_groups)
+					busy = name;
+			}
 			if (gone)
 				gone[k] = ok;
 			n_gone += ok;
@@ -156,12 +179,12 @@ static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self
 	return !strstr(base ? base + 1 : argv0, "uprobestats");
 }
 
-typedef char event_name[128];
-
-/* The names a removal has taken out so far, sorted after each pass. */
+/* The names a removal has taken out so far (and, when busy events are not
+ * waited for, those refused as busy), sorted after each pass. */
 struct removed_names {
 	event_name *names;
 	size_t n, cap;
+	size_t removed;   /* of them, how many are gone */
 };
 
 static int cmp_name(const void *a, const void *b)
@@ -249,6 +272,9 @@ static int choose_group_events(const char *dir, const char *group,
 	return 0;
 }
 
+/* write(2), or a unit test's fake kernel (tracefs.write). */
+typedef ssize_t (*writer)(int fd, const void *buf, size_t n);
+
 /* One pass over uprobe_events: removes the events pick() chooses that an
  * earlier pass did not; returns how many, and sets *chosen_n to how many it
  * chose.  A pass can miss events: the kernel hands the list out a page per
@@ -256,8 +282,9 @@ static int choose_group_events(const char *dir, const char *group,
  * removes events above that place between two reads, as many lines below it
  * are never shown (three runs' closers at once left 22 of 900 events
  * behind).  The callers therefore pass again until a pass chooses nothing. */
-static long remove_pass(const char *dir, bool (*pick)(const char *name, const void *ctx),
-			const void *ctx, const char *group, struct removed_names *done,
+static long remove_pass(const char *dir, writer wr,
+			bool (*pick)(const char *name, const void *ctx), const void *ctx,
+			const char *group, struct removed_names *done, bool give_up_busy,
 			size_t *chosen_n)
 {
 	event_name *chosen;
@@ -273,11 +300,13 @@ static long remove_pass(const char *dir, bool (*pick)(const char *name, const vo
 	    grow_array(&done->names, &done->cap, done->n + n, 64) < 0)
 		rc = -ENOMEM;
 	else
-		rc = remove_names(dir, write, chosen[0], sizeof(chosen[0]), n, gone);
-	for (size_t i = 0; rc > 0 && i < n; i++)
-		if (gone[i])
+		rc = remove_names(dir, wr, chosen[0], sizeof(chosen[0]), n, gone, give_up_busy);
+	for (size_t i = 0; rc >= 0 && gone && i < n; i++) {
+		if (gone[i] || give_up_busy)
 			memcpy(done->names[done->n++], chosen[i], sizeof(event_name));
-	if (rc > 0)
+		done->removed += gone[i];
+	}
+	if (rc > 0 || (rc == 0 && give_up_busy))
 		qsort(done->names, done->n, sizeof(event_name), cmp_name);
 	free(gone);
 	free(chosen);
@@ -285,7 +314,8 @@ static long remove_pass(const char *dir, bool (*pick)(const char *name, const vo
 }
 
 /* tracefs_remove_where, or with group the events of its directory. */
-static int remove_passes(const char *dir, bool (*pick)(const char *name, const void *ctx),
+static int remove_passes(const char *dir, writer wr,
+			 bool (*pick)(const char *name, const void *ctx),
 			 const void *ctx, const char *group, long busy_wait_ms)
 {
 	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
@@ -294,10 +324,13 @@ static int remove_passes(const char *dir, bool (*pick)(const char *name, const v
 	long waited_ms = 0, rc;
 
 	/* Each pass but the last removes a new event or waits 100 ms: the
-	 * passes are bounded by the events and the wait.  A uprobe_events that
-	 * cannot be read or written is said at once, not tried again. */
+	 * passes are bounded by the events and the wait.  Without a wait
+	 * (busy_wait_ms 0) an event refused as busy, and the rest of its group,
+	 * is not tried again: a later pass writes only events it had not seen.
+	 * A uprobe_events that cannot be read or written is said at once, not
+	 * tried again. */
 	for (;;) {
-		rc = remove_pass(dir, pick, ctx, group, &done, &chosen);
+		rc = remove_pass(dir, wr, pick, ctx, group, &done, busy_wait_ms <= 0, &chosen);
 		if (rc < 0 || !chosen || (!rc && waited_ms >= busy_wait_ms))
 			break;
 		if (!rc) {
@@ -306,13 +339,13 @@ static int remove_passes(const char *dir, bool (*pick)(const char *name, const v
 		}
 	}
 	free(done.names);
-	return rc < 0 && !done.n ? (int)rc : (int)done.n;
+	return rc < 0 && !done.removed ? (int)rc : (int)done.removed;
 }
 
 int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
 			 const void *ctx, long busy_wait_ms)
 {
-	return remove_passes(dir, pick, ctx, NULL, busy_wait_ms);
+	return remove_passes(dir, write, pick, ctx, NULL, busy_wait_ms);
 }
 
 struct stale_ctx {
@@ -332,7 +365,7 @@ static bool is_stale(const char *name, const void *ctx)
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
 {
 	struct stale_ctx c = { .proc_dir = proc_dir, .self = t->owner };
-	int rc = tracefs_remove_where(t->dir, is_stale, &c, 0);
+	int rc = remove_passes(t->dir, t->write, is_stale, &c, NULL, 0);
 
 	if (rc < 0)
 		return err_set(err, rc, "%s/uprobe_events: %s", t->dir, strerror(-rc));
@@ -355,7 +388,7 @@ static bool in_group(const char *name, const void *group)
  * is gone (all removed, or a kernel without it) or unreadable. */
 int tracefs_remove_group(const char *dir, const char *group)
 {
-	int rc = remove_passes(dir, NULL, NULL, group, 5000);
+	int rc = remove_passes(dir, write, NULL, NULL, group, 5000);
 
 	if (rc > 0)
 		return rc;
@@ -445,7 +478,7 @@ int tracefs_create(struct tracefs *t, struct tracefs_event *ev, size_t n, size_t
 void tracefs_remove(const struct tracefs *t, const struct tracefs_event *ev, size_t n)
 {
 	if (n)
-		remove_names(t->dir, t->write, ev[0].name, sizeof(*ev), n, NULL);
+		remove_names(t->dir, t->write, ev[0].name, sizeof(*ev), n, NULL, false);
 }
 
 int tracefs_open_event(const struct tracefs_event *ev, pid_t pid, int prog_fd,
@@ -476,5 +509,5 @@ void tracefs_detach(struct tracefs *t, struct tracefs_probe *p)
 	if (p->perf_fd >= 0)
 		close(p->perf_fd);
 	p->perf_fd = -1;
-	remove_names(t->dir, t->write, p->name, 0, 1, NULL);
+	remove_names(t->dir, t->write, p->name, 0, 1, NULL, false);
 }

@@ -36,14 +36,18 @@ int tracefs_open(struct tracefs *t, const char *root, struct err *err);
  * reading uprobe_events again until it shows none it has not removed: one
  * reading can miss lines when another process removes events meanwhile.  An
  * event the kernel refuses (EBUSY: a perf event still holds it) is tried
- * again for busy_wait_ms.  Returns how many were removed, or -errno when
+ * again for busy_wait_ms; with 0 it is not, nor is the rest of its group
+ * (each write waits for the kernel's event_mutex: a closer holds it across
+ * each of its closes).  Returns how many were removed, or -errno when
  * uprobe_events cannot be read or written. */
 int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const void *ctx),
 			 const void *ctx, long busy_wait_ms);
 
 /* Removes the events of groups uprobestats_<pid>_<start> whose run is gone
  * (and of the older uprobestats_<pid> whose pid no longer runs uprobestats);
- * returns how many were removed (or a negative error). */
+ * a group still busy (its closer is closing its perf events; it removes them
+ * after) is left at its first busy event.  Returns how many were removed
+ * (or a negative error). */
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err);
 
 /* Removes every event of group (the closer's last step, once none is open):

@@ -22,6 +22,23 @@ TESTDATA = os.environ.get("UPROBESTATS_TESTDATA", "../shared/testdata")
 TARGET_KERNEL = os.environ.get("UPROBESTATS_E2E_TARGET_KERNEL", "")
 
 
+def default_stop_signals():
+    """Every process a test starts gets SIGINT and SIGTERM at their default,
+    however the suite was started.  A suite run with `&` from a script (a
+    shell without job control: `make test > log &`) inherits SIGINT ignored,
+    Python keeps it so, and the tools it starts would inherit it too: a
+    SIGINT a test sends before the tool runs its first instruction is then
+    thrown away by the kernel and the run goes on forever.  A handler of ours
+    is reset to the default in the child at exec; an ignored signal is not."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+default_stop_signals()
+
+
 def needs_kernel(version, why):
     """Marks a test the legacy pass cannot run: it needs a feature of kernel
     VERSION (run.py lists it as not applicable and does not count it)."""
@@ -221,6 +238,10 @@ class Uprobestats:
     def _read_out(self):
         for line in self.proc.stdout:
             self.out_lines.append(line.rstrip("\n"))
+
+    def attached(self):
+        """Whether it has said "attached" yet."""
+        return self._attached.is_set()
 
     def wait_attached(self, timeout=300):
         if not self._attached.wait(timeout):

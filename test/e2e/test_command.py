@@ -265,3 +265,25 @@ def test_run_takes_c_n_p_and_all_matches_as_trace_does():
         check(set(pids) <= {a.pid, b.pid}, f"run {args}: processes of that name: {pids}")
         if sel == ["-p"]:
             eq(pids, [a.pid], "run -p: that process")
+
+
+def test_command_gets_the_signals_uprobestats_inherited():
+    """uprobestats takes SIGINT back when it was started with it ignored
+    (`cmd &` in a script: cli_take_stop_signals); the command of -c gets it
+    as uprobestats got it, ignored, and SIGTERM at its default."""
+    import os
+    import subprocess
+    from e2e import BIN, tmpdir
+    status = os.path.join(tmpdir(), "status")
+    cmd = f"sh -c 'grep -E \"^Sig(Ign|Blk)\" /proc/self/status > {status}'"
+    p = subprocess.run(["sh", "-c", 'trap "" INT; exec "$0" "$@"', BIN, "trace",
+                        "-c", cmd, "libc.so:nanosleep"],
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, f"exit code (the command's 0); stderr: {p.stderr}")
+    with open(status) as f:
+        masks = dict(line.split(":") for line in f.read().splitlines())
+    ignored, blocked = (int(masks[k], 16) for k in ("SigIgn", "SigBlk"))
+    sigint, sigterm = 1 << 1, 1 << 14   # bit N-1 for signal N
+    check(ignored & sigint, f"SIGINT ignored, as inherited: SigIgn {masks['SigIgn']}")
+    check(not ignored & sigterm, f"SIGTERM not ignored: SigIgn {masks['SigIgn']}")
+    check(not blocked & (sigint | sigterm), f"neither blocked: SigBlk {masks['SigBlk']}")

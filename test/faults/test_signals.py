@@ -113,6 +113,102 @@ def test_signal_during_attach_at_many_points():
         s.stop()
 
 
+
+def wait_opening_fifo(proc, timeout=120):
+    """Waits until proc is held opening a FIFO for writing (no reader yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{proc.pid}/wchan") as f:
+                if f.read().strip() in ("wait_for_partner", "fifo_open"):
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise TestFailure(f"never held opening its --output FIFO (exit {proc.poll()})")
+        time.sleep(0.01)
+
+
+def test_stop_signal_inherited_ignored_lands_before_the_signalfd():
+    """A run started with SIGINT (or SIGTERM) ignored, as `cmd &` in a script
+    starts it, and signalled before it blocks the stop signals for its
+    signalfd (here: while it opens its --output, a FIFO with no reader yet):
+    the signal ends it there, as it does without the inherited ignore.  It
+    used to be thrown away by the kernel: the run went on, attached and ran
+    until its duration (forever here), while the same signal a moment later
+    (blocked, so queued) stopped it."""
+    tmp = tmpdir()
+    cfg = many_probes_config(tmp, 4)
+    s = Sleeper(tmp)
+    snap = Snapshot()
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            fifo = os.path.join(tmp, f"out-{sig.name}")
+            os.mkfifo(fifo)
+            ignoring = ("sh", "-c", f'trap "" {sig.name[3:]}; exec "$0" "$@"')
+            u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--no-statsd",
+                             "--output", fifo], stdout=subprocess.DEVNULL, prefix=ignoring)
+            wait_opening_fifo(u.proc)
+            u.proc.send_signal(sig)
+            # A reader: a run the signal did not end goes on from its open.
+            reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                deadline = time.monotonic() + 120
+                while (u.proc.poll() is None and not u.attached()
+                       and time.monotonic() < deadline):
+                    time.sleep(0.01)
+                if u.proc.poll() is None:
+                    u.stop(signal.SIGINT)   # blocked by now: the signalfd reads it
+                    raise TestFailure(f"{sig.name} sent before the signalfd existed, with "
+                                      f"{sig.name} inherited ignored, was lost: the run "
+                                      f"{'attached' if u.attached() else 'went on'}; "
+                                      + u.stderr()[-500:])
+            finally:
+                os.close(reader)
+            eq(u.wait(), -sig, f"exit after {sig.name}; stderr: " + u.stderr())
+            expect_nothing_left(u.proc.pid, snap)
+    finally:
+        s.stop()
+
+
+def signal_masks(pid):
+    """(ignored, blocked, pending) signal bit masks of pid (bit N-1: signal N)."""
+    with open(f"/proc/{pid}/status") as f:
+        st = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+    return tuple(int(st[k], 16) for k in ("SigIgn", "SigBlk", "ShdPnd"))
+
+
+def test_sighup_under_nohup_does_not_stop_the_run():
+    """Started with SIGHUP ignored (nohup), an attached run leaves SIGHUP
+    unblocked, so the kernel discards a hangup instead of queueing it for
+    the signalfd (which used to end the run); SIGINT still ends it."""
+    tmp = tmpdir()
+    cfg = many_probes_config(tmp, 4)
+    s = Sleeper(tmp)
+    snap = Snapshot()
+    sighup = 1 << (signal.SIGHUP - 1)
+    u = None
+    try:
+        u = Uprobestats(["run", cfg, "--pid", str(s.proc.pid), "--no-statsd"],
+                        stdout=subprocess.DEVNULL,
+                        prefix=("sh", "-c", 'trap "" HUP; exec "$0" "$@"'))
+        u.wait_attached()
+        ignored, blocked, _ = signal_masks(u.proc.pid)
+        check(ignored & sighup and not blocked & sighup,
+              f"SIGHUP ignored and not blocked once attached: SigIgn {ignored:x}, "
+              f"SigBlk {blocked:x}")
+        u.proc.send_signal(signal.SIGHUP)
+        _, _, pending = signal_masks(u.proc.pid)   # discarded when sent, or queued
+        check(u.proc.poll() is None and not pending & sighup,
+              f"the hangup was discarded (pending {pending:x}, exit {u.proc.poll()})")
+        eq(u.stop(signal.SIGINT), EXIT_OK, "exit code after SIGINT; stderr: " + u.stderr())
+        expect_nothing_left(u.proc.pid, snap)
+    finally:
+        if u and u.proc.poll() is None:
+            u.stop(signal.SIGTERM)
+        s.stop()
+
+
 def test_sigint_with_64_probes_exits_promptly():
     """64 attached probes, then SIGINT: gone within EXIT_BUDGET_S.  Each
     uprobe perf event closed costs the kernel an RCU grace period (about

@@ -206,3 +206,63 @@ UT_TEST(tracefs_remove_group_takes_its_names_from_the_group_directory)
 		  !strcmp(after + strlen(events), "-:uprobestats_7_7/r1\n-:uprobestats_7_7/p0\n"));
 	free(after);
 }
+
+/* A fake kernel for the stale removal: lines of group uprobestats_102_6000
+ * are refused as busy (a closer still closes their perf events, holding
+ * event_mutex across each close: every write waits for it), as the kernel
+ * does, stopping the write at that line; other lines are appended to the
+ * fake uprobe_events. */
+static int busy_writes;
+
+static ssize_t busy_group_write(int fd, const void *buf, size_t n)
+{
+	const char *text = buf, *busy = strstr(text, "-:uprobestats_102_6000/");
+	size_t keep = busy ? (size_t)(busy - text) : n;
+
+	if (busy)
+		busy_writes++;
+	if (keep && write(fd, buf, keep) != (ssize_t)keep)
+		return -1;
+	if (!busy)
+		return (ssize_t)n;
+	errno = EBUSY;
+	return -1;
+}
+
+/* A gone run's group whose events are busy (its closer's) is written to once
+ * by a run's stale removal, at its first event, then left to the closer: the
+ * others of the group are not tried, nor tried again in the next passes.
+ * (They were, each: a run that started while another run's closer was
+ * tearing down 1,000 tracefs events waited on event_mutex for about all of
+ * its closes, minutes on a loaded machine, its signals blocked.)  A gone
+ * run's events that are not busy go. */
+UT_TEST(tracefs_remove_stale_leaves_a_busy_group_at_its_first_event)
+{
+	char dir[512], path[600], proc[600];
+	static const char events[] =
+		"p:uprobestats_102_6000/p0 /bin/x:0x0000000000000010\n"
+		"p:uprobestats_102_6000/p1 /bin/x:0x0000000000000020\n"
+		"p:uprobestats_103_6000/p0 /bin/x:0x0000000000000010\n"
+		"p:uprobestats_102_6000/p2 /bin/x:0x0000000000000030\n"
+		"p:uprobestats_102_6000/p3 /bin/x:0x0000000000000040\n"
+		"p:uprobestats_103_6000/p1 /bin/x:0x0000000000000020\n";
+	struct tracefs t;
+	struct err e = { 0 };
+	char *after;
+
+	st_mkdtemp("tracefs-busy", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "sys/kernel/tracing/uprobe_events", events), 0);
+	UT_EQ_INT(st_write(dir, "proc/1/stat", "1 (a) S 0\n"), 0);   /* 102, 103: gone */
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
+	t.write = busy_group_write;
+	busy_writes = 0;
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, &e), 2);
+	/* the batch, stopped at p0; then p0 alone */
+	UT_EQ_INT(busy_writes, 2);
+	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
+	after = read_all(path);
+	UT_ASSERT(after && strlen(after) > strlen(events));
+	UT_EQ_STR(after + strlen(events), "-:uprobestats_103_6000/p0\n-:uprobestats_103_6000/p1\n");
+	free(after);
+}
