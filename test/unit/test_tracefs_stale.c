@@ -78,6 +78,63 @@ UT_TEST(tracefs_remove_stale_removes_only_events_of_runs_that_are_gone)
 	free(after);
 }
 
+/* A gone run whose closer (closer.h's argv, under any pid) still closes its
+ * events is not stale: its events are left to the closer, on either path,
+ * from uprobe_events or from the group directories of events/, which the
+ * run reads where they exist (their reading waits on no event_mutex).  The
+ * group of a gone run without a closer goes on both: with group_dirs even
+ * though uprobe_events does not list it (only events/ can have shown it). */
+#define CLOSERS_EVENTS "p:uprobestats_102_6000/p0 /bin/x:0x0000000000000010\n" \
+		       "p:uprobestats_102_6000/p1 /bin/x:0x0000000000000020\n"
+
+static void stale_with_a_closer(bool group_dirs)
+{
+	char dir[512], path[600], proc[600];
+	const char *events = group_dirs ? CLOSERS_EVENTS   /* the gone one unlisted */
+		: CLOSERS_EVENTS "p:uprobestats_105_7000/p0 /bin/x:0x0000000000000010\n";
+	static const char closer_argv[] = "ups-closer\0__closer\0" "20\0/sys/kernel/tracing\0"
+					  "uprobestats_102_6000";
+	char *after;
+	struct tracefs t;
+	struct err e = { 0 };
+	FILE *f;
+
+	st_mkdtemp("tracefs-closer", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "sys/kernel/tracing/uprobe_events", events), 0);
+	if (group_dirs) {
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/uprobestats_102_6000/p0/id",
+				   "1\n"), 0);
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/uprobestats_102_6000/p1/id",
+				   "2\n"), 0);
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/uprobestats_105_7000/p0/id",
+				   "3\n"), 0);
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/enable", "0\n"), 0);
+	}
+	fake_stat(dir, 300, 'S', 9000);
+	snprintf(path, sizeof(path), "%s/proc/300/cmdline", dir);
+	UT_ASSERT((f = fopen(path, "w")) != NULL);
+	UT_EQ_INT((int)fwrite(closer_argv, 1, sizeof(closer_argv), f), (int)sizeof(closer_argv));
+	fclose(f);
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, &e), 1);
+	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
+	after = read_all(path);
+	UT_ASSERT(after && strlen(after) > strlen(events));
+	UT_EQ_STR(after + strlen(events), "-:uprobestats_105_7000/p0\n");
+	free(after);
+}
+
+UT_TEST(tracefs_remove_stale_leaves_a_live_closers_events_to_it)
+{
+	stale_with_a_closer(false);
+}
+
+UT_TEST(tracefs_remove_stale_takes_the_groups_from_events_where_it_can)
+{
+	stale_with_a_closer(true);
+}
+
 /* Our own group carries our pid and start time. */
 UT_TEST(tracefs_group_names_our_pid_and_start_time)
 {
