@@ -62,7 +62,7 @@ def check_legacy_attach(args, err):
     if not TARGET_KERNEL or not takes_target_kernel(args):
         return
     given = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--target-kernel"]
-    if given != [TARGET_KERNEL]:   # a test of another version's path (test_kernel_paths)
+    if given and given != [TARGET_KERNEL]:   # another version's path (test_kernel_paths)
         return
     for line in err.splitlines():
         if LEGACY_ATTACHED.search(line) and "legacy objects" not in line:
