@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "probe/tracefs_uprobe.h"
+#include "sys/proc.h"
 #include "sys_testutil.h"
 
 /* DIR/proc/PID/stat with that state and start time (field 22). */
@@ -133,6 +134,26 @@ UT_TEST(tracefs_remove_stale_leaves_a_live_closers_events_to_it)
 UT_TEST(tracefs_remove_stale_takes_the_groups_from_events_where_it_can)
 {
 	stale_with_a_closer(true);
+}
+
+/* The start times of processes are compared across time namespaces as the
+ * initial one sees them: our namespace's BOOTTIME offset in clock ticks,
+ * from a timens_offsets file (none: 0). */
+UT_TEST(proc_boottime_offset_ticks_reads_the_boottime_line)
+{
+	char dir[512], path[600];
+	long hz = sysconf(_SC_CLK_TCK);
+
+	st_mkdtemp("timens", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "offsets", "monotonic           7         0\n"
+			   "boottime         1000 500000000\n"), 0);
+	snprintf(path, sizeof(path), "%s/offsets", dir);
+	UT_EQ_INT((int)proc_boottime_offset_ticks(path), (int)(1000 * hz + hz / 2));
+	UT_EQ_INT(st_write(dir, "neg", "boottime -20 0\n"), 0);
+	snprintf(path, sizeof(path), "%s/neg", dir);
+	UT_EQ_INT((int)proc_boottime_offset_ticks(path), (int)(-20 * hz));
+	snprintf(path, sizeof(path), "%s/none", dir);
+	UT_EQ_INT((int)proc_boottime_offset_ticks(path), 0);
 }
 
 /* Our own group carries our pid and start time. */
