@@ -114,7 +114,7 @@ def test_big_outputs_traffic_table_of_3006_peers_whole_in_text_and_json():
     """One interval of 3,006 rows (one UDP socket sending a byte to each of 3,006
     peers) comes out whole: every row once, in text (a table line each) and in
     JSON Lines (a "traffic" object each), the output buffer grown for it."""
-    from test_traffic import legacy_args, socket_rows
+    from test_traffic import socket_rows
     want = {traffic_peer(i): 1 for i in range(PEERS)}
     for fmt in ("text", "json"):
         tmp = tmpdir()
@@ -124,7 +124,7 @@ def test_big_outputs_traffic_table_of_3006_peers_whole_in_text_and_json():
             while "/libc.so" not in open(f"/proc/{held.pid}/maps").read():
                 check(time.monotonic() < deadline, "the target maps libc")
                 time.sleep(0.005)
-            u = Uprobestats(["traffic", "--format", fmt, "-p", str(held.pid)] + legacy_args())
+            u = Uprobestats(["traffic", "--format", fmt, "-p", str(held.pid)])
             u.wait_attached()
             held.go()
             held.wait()
