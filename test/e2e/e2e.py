@@ -233,7 +233,8 @@ class Uprobestats:
                                      stderr=subprocess.PIPE, text=True)
         self.err_lines = []
         self.out_lines = []
-        self._attached = threading.Event()
+        self.saw_attached = False
+        self._attached = threading.Event()   # attached, or stderr closed
         self._t_err = threading.Thread(target=self._read_err, daemon=True)
         self._t_err.start()
         self._t_out = None
@@ -245,16 +246,19 @@ class Uprobestats:
         for line in self.proc.stderr:
             self.err_lines.append(line.rstrip("\n"))
             if "attached" in line:
+                self.saw_attached = True
                 self._attached.set()
+        self._attached.set()   # stderr closed: it exited, it will never attach
 
     def _read_out(self):
         for line in self.proc.stdout:
             self.out_lines.append(line.rstrip("\n"))
 
     def wait_attached(self, timeout=300):
-        if not self._attached.wait(timeout):
-            self.stop()
-            raise TestFailure("uprobestats did not attach: " + " | ".join(self.err_lines))
+        if not self._attached.wait(timeout) or not self.saw_attached:
+            rc = self.stop()
+            raise TestFailure(f"uprobestats did not attach (exit {rc}): " +
+                              " | ".join(self.err_lines))
 
     def stop(self, sig=signal.SIGINT):
         if self.proc.poll() is None:
