@@ -6,7 +6,8 @@ argument, and --emit-config run through `run` giving the same events."""
 import json
 import os
 
-from e2e import TARGET_KERNEL, TESTDATA, Held, check, eq, events, num, run, target, tmpdir, traced_run
+from e2e import (TARGET_KERNEL, TESTDATA, Held, check, eq, events, num, run, target, tmpdir,
+                 traced_run)
 
 GEN_COUNT = 3
 
