@@ -15,7 +15,6 @@
 
 #include "common/grow.h"
 #include "probe/attach.h"
-#include "probe/closer.h"
 #include "sys/proc.h"
 
 #define GROUP_PREFIX "uprobestats_"
@@ -316,19 +315,20 @@ int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const v
 	return remove_passes(dir, pick, ctx, NULL, busy_wait_ms);
 }
 
-/* Whether a live closer (closer.h: argv "ups-closer __closer GATE DIR GROUP")
- * removes group's events itself.  Its run is gone, so the group looks stale,
+/* Whether a live closer (closer.h: argv "ups-closer CLOSER_COMMAND GATE DIR
+ * GROUP", CLOSER_COMMAND given as closer_command) removes group's events
+ * itself.  Its run is gone, so the group looks stale,
  * but its events are busy until the closer has closed each one, ~100 ms
  * apiece under event_mutex: taking them for stale costs a pass over
  * uprobe_events and a refused removal per busy event, each waiting its turn
  * at that mutex, again and again (an attach next to a 5,000-probe closer
  * took 37 s). */
-static bool closer_holds(const char *proc_dir, const char *group)
+static bool closer_holds(const char *proc_dir, const char *closer_command, const char *group)
 {
 	char path[PATH_MAX], cmd[512];
 	struct dirent *de;
 	bool held = false;
-	DIR *d = opendir(proc_dir);
+	DIR *d = closer_command ? opendir(proc_dir) : NULL;
 
 	while (d && !held && (de = readdir(d)) != NULL) {
 		const char *argv[5] = { 0 };
@@ -345,7 +345,7 @@ static bool closer_holds(const char *proc_dir, const char *group)
 		cmd[len] = '\0';
 		for (size_t at = 0; n < 5 && at < len; at += strlen(cmd + at) + 1)
 			argv[n++] = cmd + at;
-		held = n == 5 && !strcmp(argv[1], CLOSER_COMMAND) && !strcmp(argv[4], group);
+		held = n == 5 && !strcmp(argv[1], closer_command) && !strcmp(argv[4], group);
 	}
 	if (d)
 		closedir(d);
@@ -354,6 +354,7 @@ static bool closer_holds(const char *proc_dir, const char *group)
 
 struct stale_ctx {
 	const char *proc_dir;
+	const char *closer_command;
 	pid_t self;
 	char group[128];      /* the group last judged (a group's lines are together) */
 	bool group_stale;
@@ -372,7 +373,7 @@ static bool is_stale(const char *name, const void *ctx)
 		memcpy(c->group, name, n);
 		c->group[n] = '\0';
 		c->group_stale = group_owner_gone(c->proc_dir, name, c->self) &&
-				 !closer_holds(c->proc_dir, c->group);
+				 !closer_holds(c->proc_dir, c->closer_command, c->group);
 	}
 	return c->group_stale;
 }
@@ -412,9 +413,11 @@ static int remove_stale_groups(const char *dir, struct stale_ctx *c)
  * still closing their perf events and removes them itself: neither taken for
  * stale (closer_holds) nor waited for.  The groups come from events/ where
  * it can be read, else from uprobe_events. */
-int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
+int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, const char *closer_command,
+			 struct err *err)
 {
-	struct stale_ctx c = { .proc_dir = proc_dir, .self = t->owner };
+	struct stale_ctx c = { .proc_dir = proc_dir, .closer_command = closer_command,
+			       .self = t->owner };
 	int rc = remove_stale_groups(t->dir, &c);
 
 	if (rc < 0)

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "probe/closer.h"
 #include "probe/tracefs_uprobe.h"
 #include "sys/proc.h"
 #include "sys_testutil.h"
@@ -69,7 +70,7 @@ UT_TEST(tracefs_remove_stale_removes_only_events_of_runs_that_are_gone)
 	UT_EQ_INT(st_write(dir, "proc/106/cmdline", "x"), 0);
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
 	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
-	UT_EQ_INT(tracefs_remove_stale(&t, proc, &e), 4);
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, CLOSER_COMMAND, &e), 4);
 	/* A regular file stands in for uprobe_events: the removals are appended. */
 	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
 	after = read_all(path);
@@ -118,7 +119,7 @@ static void stale_with_a_closer(bool group_dirs)
 	fclose(f);
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
 	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
-	UT_EQ_INT(tracefs_remove_stale(&t, proc, &e), 1);
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, CLOSER_COMMAND, &e), 1);
 	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
 	after = read_all(path);
 	UT_ASSERT(after && strlen(after) > strlen(events));
