@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 
+#include "probe/closer.h"
 #include "probe/session_priv.h"
 
 #define DEFAULT_RINGBUF_BYTES (4u << 20)
@@ -32,7 +33,8 @@ int session_choose_attach(struct session *s, const struct session_opts *opts,
 	int tfs_rc = tracefs_open(&s->tfs, opts->tracefs_root, &tfs_err);
 
 	if (tfs_rc == 0)
-		tracefs_remove_stale(&s->tfs, opts->proc_dir ? opts->proc_dir : "/proc", NULL);
+		tracefs_remove_stale(&s->tfs, opts->proc_dir ? opts->proc_dir : "/proc",
+				     CLOSER_COMMAND, NULL);
 	if (!opts->force_tracefs && !opts->force_pmu && uprobe_multi_detect(&multi_err) == 0) {
 		s->use_multi = true;
 		return 0;

@@ -348,25 +348,113 @@ int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const v
 	return remove_passes(dir, write, pick, ctx, NULL, busy_wait_ms);
 }
 
+/* Whether a live closer (closer.h: argv "ups-closer CLOSER_COMMAND GATE DIR
+ * GROUP", CLOSER_COMMAND given as closer_command) removes group's events
+ * itself.  Its run is gone, so the group looks stale,
+ * but its events are busy until the closer has closed each one, ~100 ms
+ * apiece under event_mutex: taking them for stale costs a pass over
+ * uprobe_events and a refused removal per busy event, each waiting its turn
+ * at that mutex, again and again (an attach next to a 5,000-probe closer
+ * took 37 s). */
+static bool closer_holds(const char *proc_dir, const char *closer_command, const char *group)
+{
+	char path[PATH_MAX], cmd[512];
+	struct dirent *de;
+	bool held = false;
+	DIR *d = closer_command ? opendir(proc_dir) : NULL;
+
+	while (d && !held && (de = readdir(d)) != NULL) {
+		const char *argv[5] = { 0 };
+		size_t n = 0, len;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/cmdline", proc_dir, de->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		len = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		cmd[len] = '\0';
+		for (size_t at = 0; n < 5 && at < len; at += strlen(cmd + at) + 1)
+			argv[n++] = cmd + at;
+		held = n == 5 && !strcmp(argv[1], closer_command) && !strcmp(argv[4], group);
+	}
+	if (d)
+		closedir(d);
+	return held;
+}
+
 struct stale_ctx {
 	const char *proc_dir;
+	const char *closer_command;
 	pid_t self;
+	char group[128];      /* the group last judged (a group's lines are together) */
+	bool group_stale;
 };
 
+/* name: "group/event" or "group/". */
 static bool is_stale(const char *name, const void *ctx)
 {
-	const struct stale_ctx *c = ctx;
+	struct stale_ctx *c = (struct stale_ctx *)ctx;
+	const char *slash = strchr(name, '/');
+	size_t n = slash ? (size_t)(slash - name) : 0;
 
-	return group_owner_gone(c->proc_dir, name, c->self);
+	if (!n || n >= sizeof(c->group))
+		return false;
+	if (strncmp(c->group, name, n) != 0 || c->group[n] != '\0') {
+		memcpy(c->group, name, n);
+		c->group[n] = '\0';
+		c->group_stale = group_owner_gone(c->proc_dir, name, c->self) &&
+				 !closer_holds(c->proc_dir, c->closer_command, c->group);
+	}
+	return c->group_stale;
+}
+
+/* The stale groups from the directory events/, whose reading needs no
+ * event_mutex (uprobe_events hands its lines out a page per turn at it):
+ * each removed from its own directory.  -errno when events/ cannot be read. */
+static int remove_stale_groups(const char *dir, writer wr, struct stale_ctx *c)
+{
+	char path[512], name[sizeof(c->group) + 1];
+	event_name *stale = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int removed = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/events", dir);
+	if (!(d = opendir(path)))
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, GROUP_PREFIX, strlen(GROUP_PREFIX)) != 0 ||
+		    snprintf(name, sizeof(name), "%s/", de->d_name) >= (int)sizeof(name) ||
+		    !is_stale(name, c) || grow_array(&stale, &cap, n + 1, 8) < 0)
+			continue;
+		snprintf(stale[n++], sizeof(event_name), "%s", de->d_name);
+	}
+	closedir(d);
+	for (size_t i = 0; i < n; i++) {
+		int rc = remove_passes(dir, wr, NULL, NULL, stale[i], 0);
+		removed += rc > 0 ? rc : 0;
+	}
+	free(stale);
+	return removed;
 }
 
 /* A gone run's events that are still busy belong to its closer, which is
- * still closing their perf events and removes them itself: not waited for. */
-int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err)
+ * still closing their perf events and removes them itself: neither taken for
+ * stale (closer_holds) nor waited for.  The groups come from events/ where
+ * it can be read, else from uprobe_events. */
+int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, const char *closer_command,
+			 struct err *err)
 {
-	struct stale_ctx c = { .proc_dir = proc_dir, .self = t->owner };
-	int rc = remove_passes(t->dir, t->write, is_stale, &c, NULL, 0);
+	struct stale_ctx c = { .proc_dir = proc_dir, .closer_command = closer_command,
+			       .self = t->owner };
+	int rc = remove_stale_groups(t->dir, t->write, &c);
 
+	if (rc < 0)
+		rc = remove_passes(t->dir, t->write, is_stale, &c, NULL, 0);
 	if (rc < 0)
 		return err_set(err, rc, "%s/uprobe_events: %s", t->dir, strerror(-rc));
 	return rc;

@@ -44,11 +44,14 @@ int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const v
 			 const void *ctx, long busy_wait_ms);
 
 /* Removes the events of groups uprobestats_<pid>_<start> whose run is gone
- * (and of the older uprobestats_<pid> whose pid no longer runs uprobestats);
- * a group still busy (its closer is closing its perf events; it removes them
- * after) is left at its first busy event.  Returns how many were removed
- * (or a negative error). */
-int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, struct err *err);
+ * (and of the older uprobestats_<pid> whose pid no longer runs uprobestats),
+ * unless a live closer of the run still removes them: a process in proc_dir
+ * whose argv[1] is closer_command and argv[4] the group (closer.h; NULL: no
+ * closers looked for); the groups from events/ where it can be read, else
+ * uprobe_events.  A group still busy otherwise is left at its first busy
+ * event.  Returns how many were removed (or a negative error). */
+int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, const char *closer_command,
+			 struct err *err);
 
 /* Removes every event of group (the closer's last step, once none is open):
  * how many, or -errno when uprobe_events cannot be read or written. */

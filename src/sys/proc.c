@@ -254,8 +254,30 @@ int proc_start_time(const char *proc_dir, pid_t pid, uint64_t *start)
 		return -EINVAL;
 	if (state == 'Z' || state == 'X')
 		return -ESRCH;
-	*start = t;
+	/* Two runs in time namespaces of different offsets would each read the
+	 * other's start time shifted, and take its live events for a gone run's. */
+	*start = t - (uint64_t)proc_boottime_offset_ticks(NULL);
 	return 0;
+}
+
+int64_t proc_boottime_offset_ticks(const char *timens_offsets)
+{
+	FILE *f = fopen(timens_offsets ? timens_offsets : "/proc/self/timens_offsets", "re");
+	long hz = sysconf(_SC_CLK_TCK);
+	char line[128], name[32];
+	long long sec, nsec;
+	int64_t ticks = 0;
+
+	if (!f)
+		return 0;
+	/* "monotonic  S  NS" and "boottime  S  NS" lines */
+	while (hz > 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %lld %lld", name, &sec, &nsec) == 3 &&
+		    !strcmp(name, "boottime") && nsec >= 0 && nsec < 1000000000LL &&
+		    sec > -(1LL << 40) && sec < (1LL << 40))
+			ticks = (int64_t)(sec * hz + nsec / (1000000000LL / hz));
+	fclose(f);
+	return ticks;
 }
 
 long proc_uid(const char *proc_dir, pid_t pid)

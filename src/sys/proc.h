@@ -46,11 +46,18 @@ bool proc_alive(const char *proc_dir, pid_t pid);
 int proc_check_traceable(const char *proc_dir, pid_t pid, struct err *err);
 
 /* pid's start time (clock ticks after boot, /proc/PID/stat field 22): with
- * the pid, it names one process for good (a reused pid starts later).
+ * the pid, it names one process for good (a reused pid starts later).  As
+ * the initial time namespace sees it, whatever ours: the kernel shows it
+ * shifted by the reader's CLOCK_BOOTTIME offset (proc_boottime_offset_ticks).
  * Returns 0, -ENOENT without a stat file (the process is gone, or a test
  * fixture has none), -ESRCH for a zombie, -EINVAL for a stat line it cannot
  * read. */
 int proc_start_time(const char *proc_dir, pid_t pid, uint64_t *start);
+
+/* Our time namespace's CLOCK_BOOTTIME offset in clock ticks, from
+ * timens_offsets (a file of that format; NULL: /proc/self's); 0 without one
+ * (no time namespace, or a kernel before 5.6). */
+int64_t proc_boottime_offset_ticks(const char *timens_offsets);
 
 /* Real uid of pid from /proc/PID/status, or -1. */
 long proc_uid(const char *proc_dir, pid_t pid);

@@ -21,7 +21,7 @@ import subprocess
 import threading
 import time
 
-from e2e import TARGET_KERNEL, TestFailure, eq
+from e2e import TestFailure, eq
 
 ROOT = os.environ.get("UPROBESTATS_ANDROID_ROOT", "")
 LIBC = "/system/lib64/libc.so"
@@ -31,15 +31,6 @@ TOYBOX = "/system/bin/toybox"
 def host(path):
     """A path inside the chroot as the tracer sees it."""
     return ROOT + path
-
-
-def targs(args):
-    """trace/run arguments plus --target-kernel in the legacy round (e2e.kernel_args
-    adds it to `run` only)."""
-    args = list(args)
-    if TARGET_KERNEL and args and args[0] == "trace" and "--target-kernel" not in args:
-        args[1:1] = ["--target-kernel", TARGET_KERNEL]
-    return args
 
 
 _seq = [0]

@@ -19,7 +19,7 @@ import tempfile
 import zipfile
 
 from e2e import TARGET_KERNEL, TESTDATA, check, eq, events, needs_kernel, num, run, tmpdir, write_config
-from android import Chrooted, fifo_name, host, targs
+from android import Chrooted, fifo_name, host
 from test_bionic_trace import config, traced
 import apkzip
 
@@ -216,8 +216,8 @@ def test_apk_config_file_paths_and_emit_config():
     emitted = os.path.join(tmp, "emitted.textproto")
     ld = loaded([f"{apk}!/{ENTRY}"], [0])
     try:
-        rc, _, err = run(targs(["trace", "--pid", str(ld.pid), "--emit-config", emitted,
-                                "libdemo.so:demo_fn"]))
+        rc, _, err = run(["trace", "--pid", str(ld.pid), "--emit-config", emitted,
+                          "libdemo.so:demo_fn"])
         eq(rc, 0, "--emit-config exit code; stderr: " + err)
         with open(emitted) as f:
             text = f.read()

@@ -19,8 +19,8 @@ import os
 import subprocess
 import tempfile
 
-from e2e import TARGET_KERNEL, Uprobestats, check, eq, events, num, run
-from android import Chrooted, fifo_name, host, targs
+from e2e import Uprobestats, check, eq, events, num, run
+from android import Chrooted, fifo_name, host
 from test_bionic_apk import APP, CC, SRC, install
 import apkzip
 
@@ -78,9 +78,7 @@ def app_run(mode, lib, args, extra=(), lines=False):
     app = App(mode, lib, extra)
     u = None
     try:
-        u = Uprobestats(targs(list(args) + ["-p", str(app.pid), "--format", "json"]) +
-                        (["--target-kernel", TARGET_KERNEL]
-                         if TARGET_KERNEL and args[0] != "trace" else []))
+        u = Uprobestats(list(args) + ["-p", str(app.pid), "--format", "json"])
         u.wait_attached()
         app.go()
         app.wait()

@@ -7,7 +7,7 @@ import json
 import re
 
 from e2e import check, eq, events, num, run
-from android import LIBC, ROOT, TOYBOX, host, targs
+from android import LIBC, ROOT, TOYBOX, host
 
 BS, COUNT = 333, 6
 
@@ -15,8 +15,8 @@ BS, COUNT = 333, 6
 def test_command_in_a_chroot_counts_every_call_of_the_program_it_execs():
     cmd = (f"chroot {ROOT} {TOYBOX} dd if=/dev/zero of=/dev/null bs={BS} count={COUNT} "
            "status=none")
-    rc, out, err = run(targs(["trace", "--format", "json", "--args", "0,2", "-c", cmd,
-                              "libc.so:read", "libc.so:write"]))
+    rc, out, err = run(["trace", "--format", "json", "--args", "0,2", "-c", cmd,
+                        "libc.so:read", "libc.so:write"])
     eq(rc, 0, f"exit code (dd's 0); stderr: {err}")
     objs = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
     evs = events(objs)
@@ -44,6 +44,6 @@ def test_command_in_a_chroot_counts_every_call_of_the_program_it_execs():
 
 
 def test_command_in_a_chroot_exit_status():
-    rc, out, err = run(targs(["trace", "--format", "json", "-c",
-                              f"chroot {ROOT} {TOYBOX} false", "libc.so:write"]))
+    rc, out, err = run(["trace", "--format", "json", "-c",
+                        f"chroot {ROOT} {TOYBOX} false", "libc.so:write"])
     eq(rc, 1, f"exit code: toybox false's 1; stderr: {err}")

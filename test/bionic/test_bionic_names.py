@@ -5,7 +5,7 @@ chroot); `-n NAME` and target_process_name must pick exactly those processes.
 --all-matches: another process of that name elsewhere on the machine is traced too,
 and only the events of ours are counted."""
 from e2e import Uprobestats, check, eq, events, tmpdir, write_config
-from android import LIBC, Cat, Dd, android_names, targs
+from android import LIBC, Cat, Dd, android_names
 from test_bionic_trace import BS, COUNT, config
 
 DATA = b"one line through cat\n"
@@ -18,8 +18,8 @@ def trace_both(args):
     try:
         eq(android_names({dd.pid, cat.pid}), {dd.pid: "toybox", cat.pid: "cat"},
            "NAME in Android's ps")
-        u = Uprobestats(targs(list(args) + ["--all-matches", "--format", "json",
-                                            "--duration", "30"]))
+        u = Uprobestats(list(args) + ["--all-matches", "--format", "json",
+                                      "--duration", "30"])
         u.wait_attached()
         dd.go()
         cat.go()

@@ -16,7 +16,7 @@ import time
 
 from e2e import (TARGET_KERNEL, TestFailure, Uprobestats, check, eq, events, needs_kernel,
                  run, tmpdir)
-from android import LIBC, ROOT, TOYBOX, Dd, chroot_cmd, host, targs
+from android import LIBC, ROOT, TOYBOX, Dd, chroot_cmd, host
 from test_bionic_trace import BS, COUNT, traced
 
 FRAME = re.compile(r"^#\d+\s+(?:0x([0-9a-f]+) in )?(\S+) \(")
@@ -206,7 +206,7 @@ def short_lived_dd_stacks(count, want):
     writes count bytes one at a time to /dev/null and exits at once: every stack is
     `want`, the frames of a dd that lives."""
     if TARGET_KERNEL:   # the legacy objects have no stack copy: refused (usage), the reason
-        rc, _, err = run(targs(["trace", "--stack", host(LIBC) + ":write"]))
+        rc, _, err = run(["trace", "--stack", host(LIBC) + ":write"])
         check(rc == 2 and "have no legacy form" in err,
               f"--stack with --target-kernel {TARGET_KERNEL}: exit {rc}, {err.strip()}")
         return

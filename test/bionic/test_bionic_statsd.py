@@ -10,7 +10,7 @@ fact checked: it fails when toybox learns it, and then nc should take over."""
 import subprocess
 
 from e2e import check, eq, tmpdir  # noqa: F401
-from android import ROOT, TOYBOX, Dd, host, targs
+from android import ROOT, TOYBOX, Dd, host
 from statsd_rx import StatsdReceiver
 from test_bionic_trace import BS, COUNT, traced
 
@@ -29,8 +29,8 @@ def test_atoms_reach_statsdw_inside_the_chroot():
     rx = StatsdReceiver(path)
     try:
         dd = Dd(BS, COUNT)
-        _, objs = traced(dd, targs(["trace", f"--statsd={path}", "--atom", str(ATOM),
-                                    "--args", "0,2", "libc.so:write"]))
+        _, objs = traced(dd, ["trace", f"--statsd={path}", "--atom", str(ATOM),
+                              "--args", "0,2", "libc.so:write"])
     finally:
         rx.close()
     eq(rx.drop_reports(), [], "drop reports")

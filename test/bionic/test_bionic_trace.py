@@ -7,7 +7,7 @@ import os
 import subprocess
 
 from e2e import Uprobestats, check, eq, events, num, run, tmpdir, write_config
-from android import LIBC, TOYBOX, Cat, Dd, host, targs
+from android import LIBC, TOYBOX, Cat, Dd, host
 
 BS, COUNT = 512, 8
 
@@ -16,7 +16,7 @@ def traced(held, args):
     """uprobestats ARGS -p <held> (JSON Lines), the target released once attached;
     returns the parsed lines."""
     try:
-        u = Uprobestats(targs(list(args) + ["--pid", str(held.pid), "--format", "json"]))
+        u = Uprobestats(list(args) + ["--pid", str(held.pid), "--format", "json"])
         u.wait_attached()
         held.go()
         held.wait()

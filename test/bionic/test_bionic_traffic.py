@@ -19,7 +19,7 @@ import os
 import subprocess
 import time
 
-from e2e import TARGET_KERNEL, TESTDATA, TestFailure, Uprobestats, eq
+from e2e import TESTDATA, TestFailure, Uprobestats, eq
 from android import LIBC, ROOT, TOYBOX, Chrooted, fifo_name, host
 from test_traffic import (CALLS_ROWS, calls_rows, edge_rows, edge_uncounted, edges_of,
                           socket_rows)
@@ -68,7 +68,7 @@ def toybox_nc(by_lib):
             time.sleep(0.01)
         args = ["traffic"] + (["--lib", host(LIBC)] if by_lib else ["-p", str(srv.pid)]) + \
             ["--format", "json"]
-        u = Uprobestats(args + (["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []))
+        u = Uprobestats(args)
         u.wait_attached()
         cli = nc([NAME, str(port)])
         cli.stdin.write(b"c" * 1000)
@@ -142,8 +142,7 @@ def traced_calls(mode=CALLS_DATA):
     prog = Calls(mode)
     u = None
     try:
-        u = Uprobestats(["traffic", "-p", str(prog.pid), "--format", "json"] +
-                        (["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []))
+        u = Uprobestats(["traffic", "-p", str(prog.pid), "--format", "json"])
         u.wait_attached()
         prog.go()
         prog.wait()

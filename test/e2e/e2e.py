@@ -48,14 +48,42 @@ def needs_kernel(version, why):
     return mark
 
 
+# The subcommands that take --target-kernel: those parsing RUN_TABLES
+# (src/cli/cmd_misc.c's command_rows, the run_rows of src/cli/cmd_run.c).
+# A first argument with '/' or '.' is a config path: `run` without its name.
+KERNEL_COMMANDS = ("run", "trace", "sections", "traffic")
+
+
+def takes_target_kernel(args):
+    return bool(args) and (args[0] in KERNEL_COMMANDS or "/" in args[0] or "." in args[0])
+
+
 def kernel_args(args):
-    """args plus --target-kernel in the legacy pass (for `run` only: other
-    subcommands do not take it)."""
+    """args plus --target-kernel in the legacy round, for every subcommand
+    that takes it (KERNEL_COMMANDS): right after the subcommand, so no `--`
+    can hide it (after a bare config path, as before)."""
     args = list(args)
-    runs = bool(args) and (args[0] == "run" or "/" in args[0] or "." in args[0])
-    if TARGET_KERNEL and runs and "--target-kernel" not in args:
-        args += ["--target-kernel", TARGET_KERNEL]
+    if TARGET_KERNEL and takes_target_kernel(args) and "--target-kernel" not in args:
+        at = 1 if args[0] in KERNEL_COMMANDS else len(args)
+        args[at:at] = ["--target-kernel", TARGET_KERNEL]
     return args
+
+
+LEGACY_ATTACHED = re.compile(r"attached \d+ probe\(s\) for ")
+
+
+def check_legacy_attach(args, err):
+    """In the legacy round, a run that attached must say it loaded the legacy
+    objects (run_exec.c's attached line): else the round tested the normal
+    objects under the legacy name."""
+    if not TARGET_KERNEL or not takes_target_kernel(args):
+        return
+    given = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--target-kernel"]
+    if given and given != [TARGET_KERNEL]:   # another version's path (test_kernel_paths)
+        return
+    for line in err.splitlines():
+        if LEGACY_ATTACHED.search(line) and "legacy objects" not in line:
+            raise TestFailure(f"legacy round, not the legacy objects: {line}")
 
 
 class TestFailure(Exception):
@@ -217,11 +245,13 @@ class Uprobestats:
     """uprobestats running in the background; stderr collected line by line."""
 
     def __init__(self, args, stdout=subprocess.PIPE, prefix=()):
-        self.proc = subprocess.Popen(list(prefix) + [BIN] + kernel_args(args), stdout=stdout,
+        self.args = kernel_args(args)
+        self.proc = subprocess.Popen(list(prefix) + [BIN] + self.args, stdout=stdout,
                                      stderr=subprocess.PIPE, text=True)
         self.err_lines = []
         self.out_lines = []
-        self._attached = threading.Event()
+        self.saw_attached = False
+        self._attached = threading.Event()   # attached, or stderr closed
         self._t_err = threading.Thread(target=self._read_err, daemon=True)
         self._t_err.start()
         self._t_out = None
@@ -233,7 +263,9 @@ class Uprobestats:
         for line in self.proc.stderr:
             self.err_lines.append(line.rstrip("\n"))
             if "attached" in line:
+                self.saw_attached = True
                 self._attached.set()
+        self._attached.set()   # stderr closed: it exited, it will never attach
 
     def _read_out(self):
         for line in self.proc.stdout:
@@ -244,9 +276,10 @@ class Uprobestats:
         return self._attached.is_set()
 
     def wait_attached(self, timeout=300):
-        if not self._attached.wait(timeout):
-            self.stop()
-            raise TestFailure("uprobestats did not attach: " + " | ".join(self.err_lines))
+        if not self._attached.wait(timeout) or not self.saw_attached:
+            rc = self.stop()
+            raise TestFailure(f"uprobestats did not attach (exit {rc}): " +
+                              " | ".join(self.err_lines))
 
     def stop(self, sig=signal.SIGINT):
         if self.proc.poll() is None:
@@ -266,6 +299,7 @@ class Uprobestats:
         closer = closer_of(self.stderr())
         if closer:
             CLOSERS.append(closer)
+        check_legacy_attach(self.args, self.stderr())
         return rc
 
     def stderr(self):
@@ -289,11 +323,13 @@ class Uprobestats:
 
 def run(args, timeout=60):
     """Runs uprobestats to completion: (exit code, stdout, stderr)."""
-    p = subprocess.run([BIN] + kernel_args(args), capture_output=True, text=True,
+    args = kernel_args(args)
+    p = subprocess.run([BIN] + args, capture_output=True, text=True,
                        timeout=timeout)
     closer = closer_of(p.stderr)
     if closer:
         CLOSERS.append(closer)
+    check_legacy_attach(args, p.stderr)
     return p.returncode, p.stdout, p.stderr
 
 

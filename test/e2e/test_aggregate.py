@@ -10,7 +10,7 @@ import os
 import subprocess
 import time
 
-from e2e import (TARGET_KERNEL, Held, Uprobestats, check, eq, run, target, tmpdir, traced_run,
+from e2e import (Held, Uprobestats, check, eq, run, target, tmpdir, traced_run,
                  write_config)
 
 # target_agg: per round ups_agg_fn(k, i) for k = 1, 2, 3 and i < 10 * k,
@@ -184,11 +184,6 @@ def test_aggregate_refusals():
     check("'bogus' is not pid, tid, uid, comm, process, arg N or ret" in err, err)
 
 
-def legacy_args():
-    """trace takes --target-kernel itself (kernel_args adds it to run only)."""
-    return ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
-
-
 def traced_many(helds, args, timeout=120):
     """uprobestats ARGS -p each of helds, released once attached; waits for all."""
     for h in helds:
@@ -219,15 +214,14 @@ def test_aggregate_by_process_and_comm_names_merge_by_name():
              Held(tmp, "target_agg", ["1", "10"], argv0="agg_two"),
              Held(tmp, "target_agg", ["1", "10"], argv0="agg_two")]
     rc, u = traced_many(helds, ["trace", "--format", "json", "--by", "process,comm",
-                                exe + ":ups_agg_fn"] + legacy_args())
+                                exe + ":ups_agg_fn"])
     eq(rc, 0, "trace exit code; stderr: " + u.stderr())
     rows = merged(agg_lines(u), lambda o: (o["process"], o["comm"]))
     eq({k: v[0] for k, v in rows.items()},
        {(exe, "target_agg"): 60, ("agg_two", "target_agg"): 120}, "counts by (process, comm)")
     check(all("pid" not in o for o in agg_lines(u)), "named rows carry no pid")
     helds = [Held(tmp, "target_agg", ["1", "10"], argv0="agg_text")]
-    rc, u = traced_many(helds, ["trace", "--by", "comm,process", exe + ":ups_agg_fn"]
-                        + legacy_args())
+    rc, u = traced_many(helds, ["trace", "--by", "comm,process", exe + ":ups_agg_fn"])
     eq(rc, 0, "trace (text) exit code; stderr: " + u.stderr())
     text = "\n".join(u.out_lines)
     check("  process agg_text, comm target_agg " in text and " count         60" in text,
@@ -241,7 +235,7 @@ def test_aggregate_by_process_keeps_pids_apart_with_by_pid():
     helds = [Held(tmp, "target_agg", ["1", "10"], argv0="agg_two"),
              Held(tmp, "target_agg", ["1", "10"], argv0="agg_two")]
     rc, u = traced_many(helds, ["trace", "--format", "json", "--by", "process,pid",
-                                exe + ":ups_agg_fn"] + legacy_args())
+                                exe + ":ups_agg_fn"])
     eq(rc, 0, "trace exit code; stderr: " + u.stderr())
     rows = merged(agg_lines(u), lambda o: (o["process"], o["pid"]))
     eq({k: v[0] for k, v in rows.items()},
@@ -254,7 +248,7 @@ def system_wide_short_lived(extra, pause_ms, wait_interval):
     printed while it lives (waited for), then it exits.  Returns its rows."""
     exe = target("target_agg")
     u = Uprobestats(["trace", "--format", "json", "--by", "process", exe + ":ups_agg_fn"]
-                    + list(extra) + legacy_args())
+                    + list(extra))
     try:
         u.wait_attached()
         t = subprocess.Popen(["agg_short", "2", str(pause_ms)], executable=exe,

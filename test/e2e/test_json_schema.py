@@ -12,7 +12,7 @@ import json
 import os
 
 import schema_check
-from e2e import (TARGET_KERNEL, Held, TestFailure, check, eq, needs_kernel, run, target,
+from e2e import (Held, TestFailure, check, eq, needs_kernel, run, target,
                  tmpdir, traced_run)
 
 TYPES = {"event", "return", "drop", "lost", "summary", "aggregate", "traffic", "resolve",
@@ -117,14 +117,12 @@ def test_schema_every_aggregate_row():
     """Every key kind, a sum and a histogram at the return, then a full map
     (its dropped_map_full row): each row has type, boot_ns, wall_ns."""
     fn = target("target_agg") + ":ups_agg_fn"
-    kt = ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
     objs = traced_json("target_agg", ["1", "10"],
                        ["trace", "--format", "json", "--by",
                         "process,pid,comm,tid,uid,arg0,ret", "--sum", "arg1",
-                        "--hist", "latency", fn] + kt)
+                        "--hist", "latency", fn])
     objs += traced_json("target_agg", ["1", "10"],
-                        ["trace", "--format", "json", "--agg-keys", "2", "--by", "arg1", fn]
-                        + kt)
+                        ["trace", "--format", "json", "--agg-keys", "2", "--by", "arg1", fn])
     agg = [o for o in objs if o["type"] == "aggregate"]
     check(any("count" in o and "hist" in o and o["comm"] == "target_agg" for o in agg),
           f"aggregate rows with a count, a histogram and the comm: {agg[:3]}")

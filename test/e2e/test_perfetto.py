@@ -9,8 +9,10 @@ another, and an unknown format refused (exit 2)."""
 import json
 import os
 import re
+import time
 
-from e2e import Held, check, eq, events, needs_kernel, run, target, tmpdir, traced_run
+from e2e import (Held, Uprobestats, check, eq, events, needs_kernel, run, target, tmpdir,
+                 traced_run)
 from pftrace import Trace
 
 COUNT = 40
@@ -94,6 +96,50 @@ def test_perfetto_ret_slices_nested_on_the_targets_boottime():
     eq(rows["ups_clk_outer"]["hits"], COUNT, "summary hits of ups_clk_outer")
     eq(rows["ups_clk_inner"]["hits"], 2 * COUNT, "summary hits of ups_clk_inner")
     eq(t.events[-1]["name"], "uprobestats summary", "the summary is the last event")
+
+
+BOOT_AHEAD_S = 1000   # the time namespace's CLOCK_BOOTTIME offset
+
+
+def test_perfetto_boottime_apart_from_monotonic_in_a_time_namespace():
+    """Where BOOTTIME and MONOTONIC differ (after a suspend; here a time
+    namespace whose BOOTTIME runs 1,000 s ahead, the tracer and the command
+    it starts both in it), the slices still land on the target's own BOOTTIME
+    readings.  On this machine the two clocks are otherwise equal, so only
+    here does the legacy round check its MONOTONIC stamps (4.14 has no
+    bpf_ktime_get_boot_ns) are converted through the ClockSnapshots, not
+    taken for BOOTTIME."""
+    tmp = tmpdir()
+    out, seen_path = os.path.join(tmp, "ns.pftrace"), os.path.join(tmp, "clocks.jsonl")
+    count = 5
+    u = Uprobestats(["trace", "--format", "json", "--ret", "--trace", out, "-c",
+                     f"{target('target_clocks')} {count} {SLEEP_US} {seen_path}", pattern()],
+                    prefix=["unshare", "--time", "--boottime", str(BOOT_AHEAD_S)])
+    rc = u.wait()
+    eq(rc, 0, "exit code (unshare --time needs a kernel with time namespaces); stderr: " +
+       u.stderr())
+    with open(seen_path) as f:
+        seen = [json.loads(line) for line in f if line.strip()]
+    eq(len(seen), count, "rounds the target made")
+    mono_ahead = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    check(seen[-1]["boot_after"] - mono_ahead > (BOOT_AHEAD_S - 1) * 10**9,
+          f"the target's BOOTTIME ({seen[-1]['boot_after']}) runs {BOOT_AHEAD_S} s ahead "
+          f"of MONOTONIC ({mono_ahead})")
+    t = Trace(out)
+    outer = sorted((s for s in t.slices if s["name"] == "ups_clk_outer"), key=lambda s: s["begin"])
+    eq(len(outer), count, "ups_clk_outer slices")
+    for s, r in zip(outer, seen):
+        check(r["boot_before"] - MS <= s["begin"] <= s["end"] <= r["boot_after"] + MS,
+              f"round {r['i']}: the slice [{s['begin']}, {s['end']}] lies inside the "
+              f"target's BOOTTIME readings [{r['boot_before']}, {r['boot_after']}]")
+    # and so do the JSON Lines events' boot_ns (the legacy stamps converted)
+    calls = [e for e in events(u.json_events(), kind="return")
+             if e["probe"]["method"] == "ups_clk_outer"]
+    eq(len(calls), count, "ups_clk_outer return events")
+    for e, r in zip(sorted(calls, key=lambda e: e["boot_ns"]), seen):
+        check(r["boot_before"] - MS <= e["boot_ns"] <= r["boot_after"] + MS,
+              f"round {r['i']}: the event's boot_ns {e['boot_ns']} lies inside the "
+              f"target's BOOTTIME readings [{r['boot_before']}, {r['boot_after']}]")
 
 
 def test_perfetto_entry_only_instants_and_the_one_warning():

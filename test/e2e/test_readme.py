@@ -13,7 +13,7 @@ import shlex
 import subprocess
 import time
 
-from e2e import BIN, TARGETS, TESTDATA, Held, check, eq, run, tmpdir, traced_run
+from e2e import BIN, TARGET_KERNEL, TARGETS, TESTDATA, Held, check, eq, run, tmpdir, traced_run
 import test_sections as sections_e2e   # (a plain name would be run as a test)
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -172,6 +172,16 @@ def test_readme_examples_run_here():
                 cmd = [a.replace(phone, here) for a in cmd]
             tmp = tmpdir()
             held = held_target(tmp, cmd)
+            if TARGET_KERNEL and any(a in ("--stack", "--stacks") for a in cmd):
+                # no legacy form: refused (usage) before anything is attached
+                try:
+                    rc, out, err = run(without_pid(cmd) + ["--pid", str(held.pid)])
+                finally:
+                    held.kill()
+                if rc != 2 or "have no legacy form" not in err:
+                    failed.append(f"{line}: with --target-kernel {TARGET_KERNEL}: exit {rc}, "
+                                  f"not refused for its stacks: {err.strip()[-300:]}")
+                continue
             try:
                 if held:
                     rc, u = traced_run(held, without_pid(cmd))

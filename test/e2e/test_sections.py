@@ -408,13 +408,11 @@ EDGE = "target_atrace_edge"
 
 def edge_run(tmp, mode, args):
     """`sections` of target_atrace_edge MODE (libcutils' functions only), in
-    the legacy round with its --target-kernel (sections takes it; the
-    harness adds it to `run` only)."""
+    the legacy round with its --target-kernel (e2e.kernel_args)."""
     from e2e import TARGET_KERNEL, Held, target
     held = Held(tmp, EDGE, [mode])
-    extra = ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
     rc, u = traced_run(held, ["sections", "--no-java", "--libcutils", target(EDGE)] +
-                       extra + list(args))
+                       list(args))
     eq(rc, 0, "exit code; stderr: " + u.stderr())
     check("libcutils' atrace_*_body: 6 of 6 functions probed" in u.stderr(), u.stderr())
     check(not TARGET_KERNEL or "legacy objects" in u.stderr(), "not the legacy objects: " +

@@ -11,7 +11,7 @@ import os
 import signal
 import time
 
-from e2e import (BIN, TARGET_KERNEL, Held, Uprobestats, check, eq, kernel_args, run, target,
+from e2e import (BIN, Held, Uprobestats, check, eq, kernel_args, run, target,
                  tmpdir)
 from statsd_rx import StatsdReceiver
 
@@ -40,7 +40,7 @@ def traced(held, args):
         check(time.monotonic() < deadline, "the target maps libc")   # the loader's work
         time.sleep(0.005)
     try:
-        u = Uprobestats(["traffic", "--format", "json"] + args + legacy_args())
+        u = Uprobestats(["traffic", "--format", "json"] + args)
         u.wait_attached()
         held.go()
         held.wait()
@@ -49,12 +49,6 @@ def traced(held, args):
         held.kill()
     eq(rc, 0, "traffic exit code; stderr: " + u.stderr())
     return socket_rows(u), u
-
-
-def legacy_args():
-    """--target-kernel in the legacy round (e2e.kernel_args adds it to `run` only):
-    the legacy objects count the same."""
-    return ["--target-kernel", TARGET_KERNEL] if TARGET_KERNEL else []
 
 
 def socket_rows(u):
@@ -299,7 +293,7 @@ def test_traffic_comm_is_the_process_name_not_a_thread_name():
         while "/libc.so" not in open(f"/proc/{held.pid}/maps").read():
             check(time.monotonic() < deadline, "the target maps libc")
             time.sleep(0.005)
-        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid)] + legacy_args())
+        u = Uprobestats(["traffic", "--format", "json", "-p", str(held.pid)])
         u.wait_attached()
         held.go()
         # the worker has sent and ended: the main thread waits in pause() (34)

@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "probe/closer.h"
 #include "probe/tracefs_uprobe.h"
+#include "sys/proc.h"
 #include "sys_testutil.h"
 
 /* DIR/proc/PID/stat with that state and start time (field 22). */
@@ -68,7 +70,7 @@ UT_TEST(tracefs_remove_stale_removes_only_events_of_runs_that_are_gone)
 	UT_EQ_INT(st_write(dir, "proc/106/cmdline", "x"), 0);
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
 	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
-	UT_EQ_INT(tracefs_remove_stale(&t, proc, &e), 4);
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, CLOSER_COMMAND, &e), 4);
 	/* A regular file stands in for uprobe_events: the removals are appended. */
 	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
 	after = read_all(path);
@@ -76,6 +78,83 @@ UT_TEST(tracefs_remove_stale_removes_only_events_of_runs_that_are_gone)
 	UT_EQ_STR(after + strlen(events), "-:uprobestats_101_6000/p0\n-:uprobestats_102_6000/p0\n"
 		  "-:uprobestats_103_1/r1\n-:uprobestats_105/p0\n");
 	free(after);
+}
+
+/* A gone run whose closer (closer.h's argv, under any pid) still closes its
+ * events is not stale: its events are left to the closer, on either path,
+ * from uprobe_events or from the group directories of events/, which the
+ * run reads where they exist (their reading waits on no event_mutex).  The
+ * group of a gone run without a closer goes on both: with group_dirs even
+ * though uprobe_events does not list it (only events/ can have shown it). */
+#define CLOSERS_EVENTS "p:uprobestats_102_6000/p0 /bin/x:0x0000000000000010\n" \
+		       "p:uprobestats_102_6000/p1 /bin/x:0x0000000000000020\n"
+
+static void stale_with_a_closer(bool group_dirs)
+{
+	char dir[512], path[600], proc[600];
+	const char *events = group_dirs ? CLOSERS_EVENTS   /* the gone one unlisted */
+		: CLOSERS_EVENTS "p:uprobestats_105_7000/p0 /bin/x:0x0000000000000010\n";
+	static const char closer_argv[] = "ups-closer\0__closer\0" "20\0/sys/kernel/tracing\0"
+					  "uprobestats_102_6000";
+	char *after;
+	struct tracefs t;
+	struct err e = { 0 };
+	FILE *f;
+
+	st_mkdtemp("tracefs-closer", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "sys/kernel/tracing/uprobe_events", events), 0);
+	if (group_dirs) {
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/uprobestats_102_6000/p0/id",
+				   "1\n"), 0);
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/uprobestats_102_6000/p1/id",
+				   "2\n"), 0);
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/uprobestats_105_7000/p0/id",
+				   "3\n"), 0);
+		UT_EQ_INT(st_write(dir, "sys/kernel/tracing/events/enable", "0\n"), 0);
+	}
+	fake_stat(dir, 300, 'S', 9000);
+	snprintf(path, sizeof(path), "%s/proc/300/cmdline", dir);
+	UT_ASSERT((f = fopen(path, "w")) != NULL);
+	UT_EQ_INT((int)fwrite(closer_argv, 1, sizeof(closer_argv), f), (int)sizeof(closer_argv));
+	fclose(f);
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, CLOSER_COMMAND, &e), 1);
+	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
+	after = read_all(path);
+	UT_ASSERT(after && strlen(after) > strlen(events));
+	UT_EQ_STR(after + strlen(events), "-:uprobestats_105_7000/p0\n");
+	free(after);
+}
+
+UT_TEST(tracefs_remove_stale_leaves_a_live_closers_events_to_it)
+{
+	stale_with_a_closer(false);
+}
+
+UT_TEST(tracefs_remove_stale_takes_the_groups_from_events_where_it_can)
+{
+	stale_with_a_closer(true);
+}
+
+/* The start times of processes are compared across time namespaces as the
+ * initial one sees them: our namespace's BOOTTIME offset in clock ticks,
+ * from a timens_offsets file (none: 0). */
+UT_TEST(proc_boottime_offset_ticks_reads_the_boottime_line)
+{
+	char dir[512], path[600];
+	long hz = sysconf(_SC_CLK_TCK);
+
+	st_mkdtemp("timens", dir, sizeof(dir));
+	UT_EQ_INT(st_write(dir, "offsets", "monotonic           7         0\n"
+			   "boottime         1000 500000000\n"), 0);
+	snprintf(path, sizeof(path), "%s/offsets", dir);
+	UT_EQ_INT((int)proc_boottime_offset_ticks(path), (int)(1000 * hz + hz / 2));
+	UT_EQ_INT(st_write(dir, "neg", "boottime -20 0\n"), 0);
+	snprintf(path, sizeof(path), "%s/neg", dir);
+	UT_EQ_INT((int)proc_boottime_offset_ticks(path), (int)(-20 * hz));
+	snprintf(path, sizeof(path), "%s/none", dir);
+	UT_EQ_INT((int)proc_boottime_offset_ticks(path), 0);
 }
 
 /* Our own group carries our pid and start time. */
@@ -257,7 +336,7 @@ UT_TEST(tracefs_remove_stale_leaves_a_busy_group_at_its_first_event)
 	UT_EQ_INT(tracefs_open(&t, dir, &e), 0);
 	t.write = busy_group_write;
 	busy_writes = 0;
-	UT_EQ_INT(tracefs_remove_stale(&t, proc, &e), 2);
+	UT_EQ_INT(tracefs_remove_stale(&t, proc, CLOSER_COMMAND, &e), 2);
 	/* the batch, stopped at p0; then p0 alone */
 	UT_EQ_INT(busy_writes, 2);
 	snprintf(path, sizeof(path), "%s/sys/kernel/tracing/uprobe_events", dir);
