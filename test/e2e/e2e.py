@@ -23,8 +23,10 @@ TARGET_KERNEL = os.environ.get("UPROBESTATS_E2E_TARGET_KERNEL", "")
 
 
 def default_stop_signals():
-    """Every process a test starts gets SIGINT and SIGTERM at their default,
-    however the suite was started.  A suite run with `&` from a script (a
+    """Every process a test starts gets SIGINT, SIGTERM and SIGHUP at their
+    default, however the suite was started (SIGHUP: a suite under `nohup`
+    would hand it ignored to every run, which then rightly keeps running
+    on the hangup a test sends it).  A suite run with `&` from a script (a
     shell without job control: `make test > log &`) inherits SIGINT ignored,
     Python keeps it so, and the tools it starts would inherit it too: a
     SIGINT a test sends before the tool runs its first instruction is then
@@ -32,8 +34,9 @@ def default_stop_signals():
     is reset to the default in the child at exec; an ignored signal is not."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 default_stop_signals()

@@ -11,8 +11,8 @@ import os
 import signal
 import time
 
-from e2e import (BIN, Held, Uprobestats, check, eq, kernel_args, run, target,
-                 tmpdir)
+from e2e import (BIN, TARGET_KERNEL, Held, Uprobestats, check, eq, kernel_args, run,
+                 target, tmpdir)
 from statsd_rx import StatsdReceiver
 
 ATOM = 100023
