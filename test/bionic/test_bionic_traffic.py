@@ -19,7 +19,7 @@ import os
 import subprocess
 import time
 
-from e2e import TESTDATA, TestFailure, Uprobestats, eq
+from e2e import TARGET_KERNEL, TESTDATA, TestFailure, Uprobestats, eq
 from android import LIBC, ROOT, TOYBOX, Chrooted, fifo_name, host
 from test_traffic import (CALLS_ROWS, calls_rows, edge_rows, edge_uncounted, edges_of,
                           socket_rows)
