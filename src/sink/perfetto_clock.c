@@ -76,7 +76,8 @@ static void incremental_clock(struct pf_packet *k, uint64_t mono)
 	put_clock(w, PF_CLOCK_MONOTONIC, mono);
 	wire_close(w, at);
 	pf_packet_emit(k, false, 0);
-	k->seq->inc_last = mono;
+	k->seq->clock_last[0] = mono;
+	k->seq->n_clocks = 1;
 }
 
 void pf_clocks_first(struct pf_clocks *c, struct pf_packet *k, const uint64_t now[3])

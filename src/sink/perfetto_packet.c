@@ -58,28 +58,101 @@ static void put_packet(struct pf_packet *k)
 	outbuf_put(k->o, w->p, w->len);
 }
 
-/* The bytes put_ts takes. */
-static size_t ts_len(const struct pf_packet *k, uint64_t ts)
+/* How one timestamp is written: as the delta from the last value of the
+ * sequence's incremental clock 64 + clock, or (clock < 0) as MONOTONIC
+ * itself. */
+struct pf_stamp {
+	int clock;
+	uint64_t value;
+};
+
+#define TS_CLOCK_ID_LEN 3  /* timestamp_clock_id: a two-byte tag, a one-byte id */
+
+static size_t stamp_len(struct pf_stamp st)
 {
-	if (ts >= k->seq->inc_last)
-		return 1 + pe_varint_len(ts - k->seq->inc_last);
-	return 1 + pe_varint_len(ts) + 3;
+	return 1 + pe_varint_len(st.value) + (st.clock ? TS_CLOCK_ID_LEN : 0);
 }
 
-static uint8_t *put_ts(struct pf_packet *k, uint8_t *w, uint64_t ts)
+static uint8_t *put_stamp(uint8_t *w, struct pf_stamp st)
 {
-	if (ts >= k->seq->inc_last)
-		return pe_uint(w, TP_TIMESTAMP, ts - k->seq->inc_last);
-	return pe_uint(pe_uint(w, TP_TIMESTAMP, ts), TP_CLOCK_ID, PF_MONOTONIC);
+	w = pe_uint(w, TP_TIMESTAMP, st.value);
+	if (st.clock < 0)
+		return pe_uint(w, TP_CLOCK_ID, PF_MONOTONIC);
+	if (st.clock > 0)
+		return pe_uint(w, TP_CLOCK_ID, PF_CLOCK_INCREMENTAL + (uint32_t)st.clock);
+	return w;  /* the sequence's default clock */
+}
+
+/* The sequence's cheapest way to write ts: the clock at or before it whose
+ * delta (and clock id, if not the default) takes the fewest bytes, or
+ * MONOTONIC itself when that takes fewer; *fits: some clock could. */
+static struct pf_stamp cheapest_stamp(const struct pf_seq *s, uint64_t ts, bool *fits)
+{
+	struct pf_stamp best = { -1, ts };
+	size_t best_len = stamp_len(best);
+
+	*fits = false;
+	for (int c = 0; c < s->n_clocks; c++) {
+		struct pf_stamp st = { c, ts - s->clock_last[c] };
+
+		if (s->clock_last[c] > ts)
+			continue;
+		*fits = true;
+		if (stamp_len(st) < best_len) {
+			best = st;
+			best_len = stamp_len(st);
+		}
+	}
+	return best;
+}
+
+/* Clock 64 + c of sequence s made at MONOTONIC ts: a ClockSnapshot packet of
+ * it and MONOTONIC, both at ts (every length here is below 128 bytes). */
+static void put_new_clock(struct pf_packet *k, const struct pf_seq *s, unsigned c, uint64_t ts)
+{
+	uint8_t b[64], *p = b, *pkt, *cs, *clk;
+
+	p = pe_open(p, TRACE_PACKET, &pkt);
+	p = pe_uint(p, TP_SEQ_ID, s->id);
+	p = pe_open(p, TP_CLOCK_SNAPSHOT, &cs);
+	p = pe_open(p, CS_CLOCKS, &clk);
+	p = pe_uint(p, CS_CLOCK_ID, PF_CLOCK_INCREMENTAL + c);
+	p = pe_uint(p, CS_CLOCK_TS, ts);
+	p = pe_uint(p, CS_CLOCK_INCREMENTAL, 1);
+	p = pe_close(clk, p);
+	p = pe_open(p, CS_CLOCKS, &clk);
+	p = pe_uint(p, CS_CLOCK_ID, PF_MONOTONIC);
+	p = pe_uint(p, CS_CLOCK_TS, ts);
+	p = pe_close(clk, p);
+	p = pe_close(cs, p);
+	p = pe_close(pkt, p);
+	outbuf_put(k->o, b, (size_t)(p - b));
+}
+
+/* How the packet about to be written stamps ts on its sequence: a clock
+ * made for it (its snapshot written first) when no clock is at or before
+ * ts and the sequence may make one more. */
+static struct pf_stamp stamp_for(struct pf_packet *k, uint64_t ts)
+{
+	struct pf_seq *s = k->seq;
+	bool fits;
+	struct pf_stamp st = cheapest_stamp(s, ts, &fits);
+
+	if (!fits && s->n_clocks < PF_SEQ_CLOCKS) {
+		put_new_clock(k, s, s->n_clocks, ts);
+		s->clock_last[s->n_clocks] = ts;
+		st = (struct pf_stamp){ s->n_clocks++, 0 };
+	}
+	return st;
 }
 
 /* A timestamp written: the clocks move on. */
-static void ts_written(struct pf_packet *k, uint64_t ts)
+static void stamp_written(struct pf_packet *k, struct pf_stamp st, uint64_t ts)
 {
 	if (ts > k->last_mono)
 		k->last_mono = ts;
-	if (ts >= k->seq->inc_last)
-		k->seq->inc_last = ts;
+	if (st.clock >= 0)
+		k->seq->clock_last[st.clock] = ts;
 }
 
 /* A new sequence's first packet, before its first event (at MONOTONIC
@@ -116,17 +189,19 @@ static void seq_first_packet(struct pf_packet *k, struct pf_seq *s, uint64_t mon
 		put_packet(k);
 	w->len = 0;
 	w->oom = false;
-	s->inc_last = mono;
+	s->clock_last[0] = mono;
+	s->n_clocks = 1;
 	s->started = true;
 }
 
-void pf_packet_emit(struct pf_packet *k, bool has_ts, uint64_t ts)
+/* pf_packet_emit with the timestamp's way chosen (st, when has_ts). */
+static void emit_stamped(struct pf_packet *k, bool has_ts, struct pf_stamp st, uint64_t ts)
 {
 	struct wire_buf *w = &k->pkt;
 
 	if (has_ts) {
 		uint8_t b[2 * PE_FIELD_MAX];
-		wire_put_bytes(w, b, (size_t)(put_ts(k, b, ts) - b));
+		wire_put_bytes(w, b, (size_t)(put_stamp(b, st) - b));
 	}
 	wire_put_uint_field(w, TP_SEQ_ID, k->seq->id);
 	if (k->ev.len || k->interned.len)
@@ -142,7 +217,16 @@ void pf_packet_emit(struct pf_packet *k, bool has_ts, uint64_t ts)
 	}
 	put_packet(k);
 	if (has_ts)
-		ts_written(k, ts);
+		stamp_written(k, st, ts);
+}
+
+void pf_packet_emit(struct pf_packet *k, bool has_ts, uint64_t ts)
+{
+	struct pf_stamp st = { 0, 0 };
+
+	if (has_ts)
+		st = stamp_for(k, ts);
+	emit_stamped(k, has_ts, st, ts);
 }
 
 void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len, bool has_ts,
@@ -150,12 +234,15 @@ void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len,
 {
 	const struct wire_buf *in = &k->interned;
 	size_t body = 1 + pe_varint_len(k->seq->id) + 2 + 1 + pe_varint_len(te_len) + te_len;
+	struct pf_stamp st = { 0, 0 };
 	uint8_t *w;
 
 	if (!k->seq->started)
 		seq_first_packet(k, k->seq, has_ts ? ts : k->last_mono);
-	if (has_ts)
-		body += ts_len(k, ts);
+	if (has_ts) {
+		st = stamp_for(k, ts);
+		body += stamp_len(st);
+	}
 	if (in->len)
 		body += 1 + pe_varint_len(in->len) + in->len;
 	if (in->oom || body > PF_FAST_PACKET_MAX ||
@@ -163,13 +250,13 @@ void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len,
 		/* no memory for a name, or a packet the buffer cannot hold now: the
 		 * checked path (which grows the buffer, or leaves the packet out) */
 		wire_put_bytes(&k->ev, te, te_len);
-		pf_packet_emit(k, has_ts, ts);
+		emit_stamped(k, has_ts, st, ts);
 		return;
 	}
 	*w++ = (TRACE_PACKET << 3) | WT_LEN;
 	w = pe_varint(w, body);
 	if (has_ts)
-		w = put_ts(k, w, ts);
+		w = put_stamp(w, st);
 	w = pe_uint(w, TP_SEQ_ID, k->seq->id);
 	w = pe_uint(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
 	if (in->len)
@@ -177,7 +264,7 @@ void pf_packet_emit_event(struct pf_packet *k, const uint8_t *te, size_t te_len,
 	w = pe_bytes(w, TP_TRACK_EVENT, te, te_len);
 	outbuf_commit(k->o, (char *)w);
 	if (has_ts)
-		ts_written(k, ts);
+		stamp_written(k, st, ts);
 }
 
 void pf_packet_emit_plain(struct pf_packet *k)

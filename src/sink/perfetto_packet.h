@@ -21,11 +21,17 @@
  * so its events leave their track_uuid out.  A sequence's first packet
  * clears its state, sets its defaults and ties its incremental clock to
  * MONOTONIC; it is written before the sequence's first event. */
+/* Incremental clocks a sequence defines at most: 64 (its default) and up to
+ * seven more (65 to 71), each made when a timestamp comes that none of the
+ * others can take (see PF_CLOCK_INCREMENTAL). */
+#define PF_SEQ_CLOCKS 8
+
 struct pf_seq {
 	uint32_t id;
 	bool started;            /* its first packet written */
+	uint8_t n_clocks;        /* incremental clocks defined: 64 to 64 + n_clocks - 1 */
 	uint64_t track;          /* its default track (0: none, sequence 1) */
-	uint64_t inc_last;       /* MONOTONIC of its incremental clock's last value */
+	uint64_t clock_last[PF_SEQ_CLOCKS]; /* MONOTONIC of each clock's last value */
 	struct pf_tables t;      /* its interned data */
 };
 
@@ -51,11 +57,21 @@ void pf_packet_start(struct pf_packet *k);
 /* A new sequence whose default track is track; NULL when there are
  * PF_MAX_SEQS already or memory ran out. */
 struct pf_seq *pf_seq_new(struct pf_packet *k, uint64_t track);
-/* A timestamp (MONOTONIC ns) is written as the delta from the last one on
- * the sequence's incremental clock (PF_CLOCK_INCREMENTAL, the default), or,
- * when it is earlier than that one (a slice's begin written at its end), as
- * itself with timestamp_clock_id MONOTONIC (which leaves the incremental
- * clock where it was). */
+/* A timestamp (MONOTONIC ns) is written as the delta from the last value of
+ * one of the sequence's incremental clocks: the default one
+ * (PF_CLOCK_INCREMENTAL) when it can, else another named by the packet's
+ * timestamp_clock_id, whichever takes the fewest bytes.  A timestamp earlier
+ * than every clock's last value (a uretprobe's slice is written when it
+ * returns, so an enclosing call's begin comes after the ends of the calls it
+ * made) gets a new clock, tied to MONOTONIC at that timestamp by a
+ * ClockSnapshot of its own on the sequence: calls at one depth of a thread
+ * then each find the clock the one before them moved.  With PF_SEQ_CLOCKS
+ * made, such a timestamp is written as itself with timestamp_clock_id
+ * MONOTONIC, which leaves every incremental clock where it was.  Trace
+ * processor keeps one last value per clock (ClockSynchronizer's
+ * ClockDomain), and a snapshot's clocks are checked for going back only
+ * against snapshots of the same clock set, so each new clock's single
+ * snapshot may name any MONOTONIC time. */
 #define PF_CLOCK_INCREMENTAL 64
 
 /* The packet with its timestamp (has_ts), its sequence's id, the

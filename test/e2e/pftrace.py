@@ -23,12 +23,13 @@ is checked against the rules trace processor imports by:
   order for equal ones: it sorts the whole file, and a uretprobe's slice is
   written when it returns, after the slices it encloses), slices nest: every
   SLICE_END closes the innermost open SLICE_BEGIN, and none is left open;
-- timestamps are on the sequence's own incremental clock (64, by its
-  trace_packet_defaults; a ClockSnapshot on that sequence with
-  is_incremental ties it to MONOTONIC before its first use): each the delta
-  from the last one on that sequence's clock, as trace processor adds them
-  up in file order; or, a packet's own timestamp_clock_id, MONOTONIC (3)
-  itself; they convert to
+- timestamps are on one of the sequence's own incremental clocks (64, by
+  its trace_packet_defaults, or another of 64-127 by the packet's
+  timestamp_clock_id; a ClockSnapshot of that clock and MONOTONIC alone,
+  with is_incremental, on that sequence ties it to MONOTONIC before its
+  first use): each the delta from the last value of that clock on that
+  sequence, as trace processor adds them up in file order, per clock; or,
+  a packet's own timestamp_clock_id, MONOTONIC (3) itself; they convert to
   BOOTTIME through the ClockSnapshot packets (MONOTONIC and BOOTTIME) as
   trace processor does: the latest snapshot at or before the timestamp in
   its own clock.
@@ -105,7 +106,8 @@ class _Seq:
         self.interned = _new_interned()
         self.clock = None    # trace_packet_defaults.timestamp_clock_id
         self.track = None    # trace_packet_defaults.track_event_defaults.track_uuid
-        self.inc = None      # [incremental clock's last value, its MONOTONIC - its own]
+        self.inc = {}        # incremental clock id (64-127) -> [its last value,
+        #                      its MONOTONIC - its own], from its snapshot
 
 
 def _varint(b, i):
@@ -221,14 +223,23 @@ class Trace:
                 st.track = one(ted, 11) if ted is not None else None
             interned = st.interned
             cs = one(p, 6)
-            if cs is not None and INCREMENTAL in {one(c, 1) for c in cs.get(1, [])}:
+            seq_clocks = [one(c, 1) for c in (cs or {}).get(1, []) if 64 <= one(c, 1) < 128]
+            if cs is not None and seq_clocks:
+                # a sequence's own incremental clock, tied to MONOTONIC: one
+                # per snapshot, which trace processor keeps apart from every
+                # snapshot of another clock set (MONOTONIC may be earlier
+                # there than in others; never earlier than in an earlier
+                # snapshot of the same clock on the sequence)
                 clocks = {one(c, 1): (one(c, 2), one(c, 3, 0)) for c in cs.get(1, [])}
-                if set(clocks) != {INCREMENTAL, MONOTONIC} or not clocks[INCREMENTAL][1] \
-                        or seq is None:
-                    raise Broken(f"{where}: the incremental clock's snapshot is not "
-                                 "{64 is_incremental, MONOTONIC} on a sequence")
-                st.inc = [clocks[INCREMENTAL][0],
-                          clocks[MONOTONIC][0] - clocks[INCREMENTAL][0]]
+                (clock,) = seq_clocks if len(seq_clocks) == 1 else (None,)
+                if clock is None or set(clocks) != {clock, MONOTONIC} or \
+                        not clocks[clock][1] or seq is None:
+                    raise Broken(f"{where}: an incremental clock's snapshot is not "
+                                 "{one clock of 64-127 is_incremental, MONOTONIC} on a sequence")
+                mono = clocks[MONOTONIC][0]
+                if clock in st.inc and mono < st.inc[clock][0] + st.inc[clock][1]:
+                    raise Broken(f"{where}: clock {clock}'s snapshot goes back in MONOTONIC")
+                st.inc[clock] = [clocks[clock][0], mono - clocks[clock][0]]
                 continue
             if cs is not None:
                 clocks = {one(c, 1): one(c, 2) for c in cs.get(1, [])}
@@ -271,15 +282,15 @@ class Trace:
             self.sequences.add(seq)
             clock = one(p, 58, st.clock)
             ts = one(p, 8)
-            if clock == INCREMENTAL:
-                if st.inc is None:
-                    raise Broken(f"{where}: an incremental timestamp before its clock's "
-                                 f"snapshot on sequence {seq}")
-                st.inc[0] += ts
-                ts = st.inc[0] + st.inc[1]
+            if clock is not None and 64 <= clock < 128:
+                if clock not in st.inc:
+                    raise Broken(f"{where}: a timestamp on incremental clock {clock} before "
+                                 f"its snapshot on sequence {seq}")
+                st.inc[clock][0] += ts
+                ts = st.inc[clock][0] + st.inc[clock][1]
             elif clock != MONOTONIC:
-                raise Broken(f"{where}: timestamp clock {clock}, expected the incremental "
-                             "one or MONOTONIC")
+                raise Broken(f"{where}: timestamp clock {clock}, expected one of the "
+                             "sequence's incremental ones or MONOTONIC")
             # the event's own track_uuid, else its sequence's default one
             track = one(te, 11, st.track)
             if track is None:

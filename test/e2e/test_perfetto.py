@@ -340,6 +340,50 @@ def test_pftrace_refuses_undefined_callstack_pieces():
        "undefined mapping path")
 
 
+def _clocks_checked(*later):
+    """pftrace's reading of a trace whose sequence 1 has clock 64 from
+    MONOTONIC 1000, then the packets later (bytes each): the events'
+    MONOTONIC timestamps, or the broken rule."""
+    import tempfile
+    from pftrace import Broken
+    snap = _pb(6, _pb(1, _pb(1, 3) + _pb(2, 1)) + _pb(1, _pb(1, 6) + _pb(2, 1)))
+    first = _pb(10, 1) + _pb(13, 1) + _pb(59, _pb(58, 64)) + _pb(60, _pb(1, 5))
+    inc = _clock_snap(64, 1000, 1000)
+    with tempfile.NamedTemporaryFile(suffix=".pftrace", delete=False) as f:
+        f.write(_pb(1, snap) + _pb(1, first) + _pb(1, inc) + b"".join(_pb(1, p) for p in later))
+    try:
+        return [e["ts"] for e in Trace(f.name).events]
+    except Broken as e:
+        return str(e)
+    finally:
+        os.unlink(f.name)
+
+
+def _clock_event(ts, clock=None):
+    te = _pb(9, 3) + _pb(11, 5) + _pb(23, b"x")
+    return _pb(8, ts) + (_pb(58, clock) if clock else b"") + _pb(10, 1) + _pb(13, 2) + _pb(11, te)
+
+
+def _clock_snap(clock, ts, mono):
+    return _pb(10, 1) + _pb(6, _pb(1, _pb(1, clock) + _pb(2, ts) + _pb(3, 1)) +
+                          _pb(1, _pb(1, 3) + _pb(2, mono)))
+
+
+def test_pftrace_reads_every_incremental_clock_of_a_sequence():
+    """The rule checker itself, on the clocks a nested slice's begin takes:
+    each incremental clock of a sequence adds up its own deltas from its own
+    snapshot; a timestamp on a clock not yet tied to MONOTONIC on the
+    sequence, or a clock's snapshot going back, is a broken trace."""
+    eq(_clocks_checked(_clock_event(500), _clock_snap(65, 7000, 1200), _clock_event(0, 65),
+                       _clock_event(100), _clock_event(30, 65), _clock_event(9, 3)),
+       [1500, 1200, 1600, 1230, 9], "clock 64 and 65 each from their own last value")
+    eq(_clocks_checked(_clock_event(5, 66)),
+       "packet 3: a timestamp on incremental clock 66 before its snapshot on sequence 1",
+       "a clock never tied to MONOTONIC")
+    eq(_clocks_checked(_clock_snap(65, 0, 1200), _clock_snap(65, 0, 1100)),
+       "packet 4: clock 65's snapshot goes back in MONOTONIC", "a clock's snapshot goes back")
+
+
 def counter_sums(t):
     """{(pid or 0, track name): sum of the values} over the counter events."""
     out = {}

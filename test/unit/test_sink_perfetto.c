@@ -9,6 +9,7 @@
 
 #include "common/wire.h"
 #include "vocab/frames.h"
+#include "sink/perfetto_packet.h"
 #include "sink/perfetto_proto.h"
 #include "sink/sink_args.h"
 #include "sink/trace_out.h"
@@ -30,8 +31,9 @@ struct pkt {
 	bool has_ts, has_te, has_td, has_cs, has_interned, has_inc_cs;
 	uint64_t ts, flags, seq, te_type, te_track, td_uuid, name_iid, defaults_clock;
 	uint64_t defaults_track;    /* trace_packet_defaults.track_event_defaults.track_uuid */
-	uint64_t raw_ts, ts_clock;  /* as written: a delta on clock 64 unless ts_clock says 3 */
-	uint64_t cs_mono, cs_boot, cs_inc, cs_inc_flag;
+	uint64_t raw_ts, ts_clock;  /* as written: a delta on clock 64 (ts_clock 0) or on
+				     * the one ts_clock names, or MONOTONIC itself (3) */
+	uint64_t cs_mono, cs_boot, cs_inc, cs_inc_flag, cs_inc_id;
 	size_t n_annotations, n_frames, n_event_names;
 	uint64_t callstack_iid;
 	size_t n_callstacks, n_frame_defs, n_function_names;  /* InternedData entries */
@@ -101,7 +103,8 @@ static void read_snapshot(const uint8_t *b, size_t start, size_t len, struct pkt
 			p->cs_mono = ts;
 		if (id == 6)
 			p->cs_boot = ts;
-		if (id == 64) {
+		if (id >= 64 && id < 128) {
+			p->cs_inc_id = id;
 			p->cs_inc = ts;
 			sub_uint(b, s, l, 3, &p->cs_inc_flag);
 			p->has_inc_cs = true;
@@ -112,8 +115,11 @@ static void read_snapshot(const uint8_t *b, size_t start, size_t len, struct pkt
 static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t max, size_t *np)
 {
 	size_t pos = 0, n = 0;
-	/* each sequence's incremental clock's last value, as trace processor adds up */
-	uint64_t inc[256] = { 0 };
+	/* each sequence's incremental clocks' last values, as trace processor adds
+	 * them up (clocks 64 to 127) */
+	static uint64_t inc[256][64];
+
+	memset(inc, 0, sizeof(inc));
 
 	*np = 0;
 	uint64_t key;
@@ -176,11 +182,12 @@ static void read_packets(const uint8_t *b, size_t len, struct pkt *out, size_t m
 			UT_EQ_INT(p->cs_inc_flag, 1);
 			UT_EQ_INT(p->cs_inc, p->cs_mono);
 			p->has_cs = false;
-			inc[p->seq & 255] = p->cs_inc;
+			inc[p->seq & 255][p->cs_inc_id - 64] = p->cs_inc;
 		}
-		if (p->has_ts && p->ts_clock == 0) {
-			inc[p->seq & 255] += p->raw_ts;
-			p->ts = inc[p->seq & 255];
+		if (p->has_ts && (p->ts_clock == 0 || (p->ts_clock >= 64 && p->ts_clock < 128))) {
+			uint64_t *last = &inc[p->seq & 255][p->ts_clock ? p->ts_clock - 64 : 0];
+			*last += p->raw_ts;
+			p->ts = *last;
 		} else if (p->has_ts) {
 			UT_EQ_INT(p->ts_clock, 3);
 			p->ts = p->raw_ts;
@@ -328,12 +335,29 @@ UT_TEST(perfetto_packets_follow_trace_processor_rules)
 	cap_free(&c);
 }
 
-UT_TEST(perfetto_earlier_timestamp_absolute_incremental_clock_unmoved)
+/* The event packets of c, in file order, at most max (*n: every packet). */
+static size_t event_packets(const struct capture *c, struct pkt *p, size_t np,
+			    const struct pkt **te, size_t max, size_t *n)
+{
+	size_t k = 0;
+
+	read_packets((const uint8_t *)c->buf, c->len, p, np, n);
+	for (size_t i = 0; i < *n && k < max; i++)
+		if (p[i].has_te)
+			te[k++] = &p[i];
+	return k;
+}
+
+/* A slice's begin earlier than the last timestamp written (a uretprobe's
+ * slice comes at its return) gets a clock of its own, 65, tied to MONOTONIC
+ * at that begin by a snapshot just before it; clock 64 is left where it was. */
+UT_TEST(perfetto_earlier_timestamp_on_a_new_incremental_clock)
 {
 	struct capture c;
 	struct trace_out t;
 	struct fake_clock clk = { 1000, 5000, 9000 };
 	struct pkt p[64];
+	const struct pkt *te[4];
 	struct event e;
 
 	open_fake(&c, &t, &clk);
@@ -347,22 +371,89 @@ UT_TEST(perfetto_earlier_timestamp_absolute_incremental_clock_unmoved)
 	trace_event(&t, &e);
 	trace_close(&t);
 	cap_text(&c);
-	size_t n = 0, k = 0;
-	read_packets((const uint8_t *)c.buf, c.len, p, 64, &n);
-	const struct pkt *te[4];
-	for (size_t i = 0; i < n && k < 4; i++)
-		if (p[i].has_te)
-			te[k++] = &p[i];
-	UT_EQ_INT(k, 4);
+	size_t n = 0;
+	UT_EQ_INT(event_packets(&c, p, 64, te, 4, &n), 4);
 	UT_EQ_INT(te[0]->ts_clock, 0);
 	UT_EQ_INT(te[0]->raw_ts, 10000 - 1000);   /* from the clock's snapshot at 1000 */
 	UT_EQ_INT(te[1]->te_type, 1);
-	UT_EQ_INT(te[1]->ts_clock, 3);           /* MONOTONIC itself */
-	UT_EQ_INT(te[1]->raw_ts, 7000);
+	UT_EQ_INT(te[1]->ts_clock, 65);          /* the new clock, at its snapshot's value */
+	UT_EQ_INT(te[1]->raw_ts, 0);
+	UT_EQ_INT(te[1]->ts, 7000);
+	UT_ASSERT(te[1][-1].has_inc_cs);          /* its snapshot, just before it */
+	UT_EQ_INT(te[1][-1].cs_inc_id, 65);
+	UT_EQ_INT(te[1][-1].cs_inc, 7000);
+	UT_EQ_INT(te[1][-1].seq, te[1]->seq);
 	UT_EQ_INT(te[2]->ts_clock, 0);
 	UT_EQ_INT(te[2]->raw_ts, 2000);          /* from 10000: the begin did not move it */
 	UT_EQ_INT(te[3]->raw_ts, 1000);
 	UT_EQ_INT(te[3]->ts, 13000);
+	cap_free(&c);
+}
+
+/* Nested uretprobe slices written as they return, call after call: each
+ * depth's begins go on a clock of their own as deltas (one snapshot per
+ * clock, never another), the ends on clock 64; past PF_SEQ_CLOCKS clocks a
+ * begin that no clock can take is MONOTONIC itself.  Every timestamp reads
+ * back as written. */
+UT_TEST(perfetto_nested_begins_reuse_their_clocks)
+{
+	enum { DEPTH = 3, ROUNDS = 4, DEEP = PF_SEQ_CLOCKS + 2, WARM = 40 };
+	const uint64_t T0 = 1000000000000ull;  /* MONOTONIC as on a device up for 17 min */
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000, 5000, 9000 };
+	static struct pkt p[512];
+	const struct pkt *te[256];
+	uint64_t want[256];
+	size_t nw = 0, k, n = 0, snaps = 0, absolute = 0, on_new = 0;
+	struct event e;
+
+	open_fake(&c, &t, &clk);
+	/* the thread on a sequence of its own first (its clocks made there) */
+	for (uint64_t i = 0; i < WARM; i++) {
+		e = ev_at(&plain, T0 + 10000 + i * 100, 100);
+		trace_event(&t, &e);
+		want[nw++] = e.mono_ns;
+	}
+	for (uint64_t r = 0; r < ROUNDS; r++) {
+		uint64_t base = T0 + 100000 + r * 10000;
+		/* innermost first: depth d from base + d*100 to base + 1000 - d*100 */
+		for (int d = DEPTH - 1; d >= 0; d--) {
+			e = ev_at(&ret_p, base + 1000 - (uint64_t)d * 100, 100);
+			e.kind = EVENT_RETURN;
+			e.duration_ns = 1000 - (uint64_t)d * 200;
+			trace_event(&t, &e);
+			want[nw++] = e.mono_ns - e.duration_ns;
+			want[nw++] = e.mono_ns;
+		}
+	}
+	/* a recursion deeper than the clocks: DEEP slices, each enclosing the last */
+	for (int d = DEEP - 1; d >= 0; d--) {
+		e = ev_at(&ret_p, T0 + 200000 + 1000 - (uint64_t)d * 10, 100);
+		e.kind = EVENT_RETURN;
+		e.duration_ns = 1000 - (uint64_t)d * 20;
+		trace_event(&t, &e);
+		want[nw++] = e.mono_ns - e.duration_ns;
+		want[nw++] = e.mono_ns;
+	}
+	trace_close(&t);
+	cap_text(&c);
+	k = event_packets(&c, p, 512, te, 256, &n);
+	UT_EQ_INT(k, nw + 1);                       /* and the summary */
+	for (size_t i = 0; i < nw; i++) {
+		UT_EQ_INT(te[i]->ts, want[i]);
+		absolute += te[i]->ts_clock == 3;
+		on_new += te[i]->ts_clock > 64;
+		if (te[i]->te_type == 2)
+			UT_EQ_INT(te[i]->ts_clock, 0);  /* ends in order: clock 64 */
+	}
+	for (size_t i = 0; i < n; i++)
+		snaps += p[i].has_inc_cs && p[i].cs_inc_id > 64;
+	UT_EQ_INT(snaps, PF_SEQ_CLOCKS - 1);          /* one per clock made */
+	/* each round's two enclosing begins on the clocks made in round 0; the
+	 * recursion uses those and the rest, then runs out */
+	UT_ASSERT(on_new >= (size_t)(ROUNDS * (DEPTH - 1)));
+	UT_EQ_INT(absolute, (size_t)(DEEP - 1) - (PF_SEQ_CLOCKS - 1));
 	cap_free(&c);
 }
 
