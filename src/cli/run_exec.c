@@ -38,6 +38,7 @@
 #include "sink/statsd_atoms.h"
 #include "sys/kfeatures.h"
 #include "sys/privilege.h"
+#include "sys/proc.h"
 #include "sys/properties.h"
 #include "vocab/outbuf.h"
 
@@ -375,6 +376,30 @@ struct running_list {
 	int64_t mono_to_boot;
 };
 
+/* c's thread's process and names from /proc, or from the call before it
+ * when that was on the same thread (a thread's calls come together). */
+static void running_thread_identity(struct running_list *l, struct running_call *c)
+{
+	long tgid;
+
+	if (l->n > 1 && l->v[l->n - 2].tid == c->tid) {
+		const struct running_call *prev = &l->v[l->n - 2];
+		c->pid = prev->pid;
+		memcpy(c->comm, prev->comm, sizeof(c->comm));
+		memcpy(c->process, prev->process, sizeof(c->process));
+		return;
+	}
+	if ((tgid = proc_tgid("/proc", (pid_t)c->tid)) <= 0)
+		return;
+	c->pid = (uint32_t)tgid;
+	if (!proc_comm("/proc", (pid_t)c->tid, c->comm, sizeof(c->comm)))
+		c->comm[0] = '\0';
+	/* as the records' process names are (name_cache): argv[0], else comm */
+	if (proc_argv0("/proc", (pid_t)tgid, c->process, sizeof(c->process)) < 0 &&
+	    !proc_comm("/proc", (pid_t)tgid, c->process, sizeof(c->process)))
+		c->process[0] = '\0';
+}
+
 static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t entry_ns,
 			uint64_t entry_sp)
 {
@@ -393,6 +418,7 @@ static void add_running(void *ctx, uint32_t tid, uint32_t probe_id, uint64_t ent
 		.enter_mono_ns = entry_ns,
 		.entry_sp = entry_sp,
 	};
+	running_thread_identity(l, &l->v[l->n - 1]);
 }
 
 static uint64_t now_ns(clockid_t c)

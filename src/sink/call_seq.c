@@ -174,7 +174,8 @@ bool call_seq_add(struct call_seq *s, const struct event *ev)
 bool call_seq_add_running(struct call_seq *s, const struct running_call *c, uint64_t end_ns)
 {
 	struct event ev = { .kind = EVENT_RETURN, .tid = c->tid, .probe = c->probe,
-			    .entry_sp = c->entry_sp };
+			    .entry_sp = c->entry_sp, .pid = c->pid ? c->pid : c->tid,
+			    .comm = c->comm[0] ? c->comm : NULL };
 	size_t n = s->n_calls;
 	/* on the events' clock (boot_of): an entry that revealed an unwound
 	 * call begins exactly where that call ends */

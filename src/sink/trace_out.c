@@ -695,10 +695,12 @@ static void close_open_slices(struct trace_out *t)
 static void running_call(struct trace_out *t, const struct running_call *c, uint64_t end_ns)
 {
 	struct trace_thread *th = known_thread(t, c->tid);
-	/* a thread without a record has no pid of its own here: a main thread's */
+	/* a thread without a record: its process and names as the run's end
+	 * found them (else taken for a main thread, unnamed) */
 	struct event ev = { .kind = EVENT_RETURN, .boot_ns = end_ns, .tid = c->tid,
-			    .pid = th ? th->pid : c->tid, .probe = c->probe,
-			    .entry_sp = c->entry_sp };
+			    .pid = th ? th->pid : c->pid ? c->pid : c->tid, .probe = c->probe,
+			    .entry_sp = c->entry_sp, .comm = c->comm[0] ? c->comm : NULL,
+			    .process = c->process[0] ? c->process : NULL };
 
 	if (!c->probe || !c->tid || c->enter_boot_ns > end_ns)
 		return;
@@ -706,7 +708,9 @@ static void running_call(struct trace_out *t, const struct running_call *c, uint
 	if (c->enter_mono_ns)
 		ev.mono_ns = c->enter_mono_ns + ev.duration_ns;
 	if (!th) {
+		process_name(t, &ev); /* may grow the table: before taking th */
 		th = thread_of(t, c->tid, ev.pid);
+		thread_name(t, &ev, th);
 		if (is_pf(t))
 			pf_thread(&t->pf, &ev);
 	}

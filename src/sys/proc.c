@@ -297,6 +297,23 @@ long proc_uid(const char *proc_dir, pid_t pid)
 	return uid;
 }
 
+long proc_tgid(const char *proc_dir, pid_t tid)
+{
+	char path[256], line[256];
+	long tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_dir, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static bool known_has(const struct proc_watch *w, pid_t pid)
 {
 	if (!w->n_known)

@@ -61,6 +61,10 @@ int64_t proc_boottime_offset_ticks(const char *timens_offsets);
 
 /* Real uid of pid from /proc/PID/status, or -1. */
 long proc_uid(const char *proc_dir, pid_t pid);
+/* The process (thread group) of thread tid from /proc/TID/status (any
+ * thread's directory can be opened there, listed or not), or -1 when it is
+ * gone. */
+long proc_tgid(const char *proc_dir, pid_t tid);
 
 /* Waiting for a process to start (target_process_selection *_ON_START).
  * proc_watch_init() remembers every process that exists now; each

@@ -185,6 +185,12 @@ struct event {
  * same probe on its thread revealed looks the same). */
 struct running_call {
 	uint32_t tid;
+	/* the thread's process and names as /proc had them at exit (a thread
+	 * blocked in a probed call all the run has no record that says them):
+	 * pid 0 and "" when unknown (the thread was gone) */
+	uint32_t pid;
+	char comm[16];
+	char process[128];
 	const struct probe_desc *probe;
 	uint64_t enter_boot_ns;  /* CLOCK_BOOTTIME of the entry */
 	uint64_t enter_mono_ns;  /* its CLOCK_MONOTONIC (the probe's own clock); 0: unknown */

@@ -311,25 +311,43 @@ def test_trace_left_calls_longjmps_in_systrace():
 PAUSE = 34   # x86_64's pause(2): ups_forever is in it, its entry hit
 
 
-def blocked_run(fmt, ending):
-    """target_sweep forever: ups_forever entered (its thread blocked in
-    pause, seen in /proc/PID/syscall: no clock), then the run stopped.
-    Returns (the trace file, the BOOTTIME ns while it was blocked, uprobestats)."""
+BLOCKER = "ups-blocker"   # target_sweep forever-thread's second thread
+
+
+def blocked_thread(pid, mode):
+    """The thread of target_sweep MODE that is blocked in ups_forever's pause
+    (/proc/PID/task/TID/syscall: no clock): the main one (forever), or the
+    second, once named (forever-thread); None while none is."""
+    for tid in ([pid] if mode == "forever" else
+                [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid]):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                blocked = f.read().split()[0] == str(PAUSE)
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                named = mode == "forever" or f.read().strip() == BLOCKER
+        except OSError:
+            continue
+        if blocked and named:
+            return tid
+    return None
+
+
+def blocked_run(fmt, ending, mode="forever", extra=()):
+    """target_sweep MODE: ups_forever entered (its thread blocked in pause),
+    then the run stopped.  Returns (the trace file, the BOOTTIME ns while it
+    was blocked, uprobestats, the target's pid, the blocked thread's tid)."""
     tmp = tmpdir()
     path = os.path.join(tmp, "blocked." + ending)
-    held = Held(tmp, "target_sweep", ["forever"])
+    held = Held(tmp, "target_sweep", [mode])
     try:
         u = Uprobestats(["trace", "--ret", "--quiet", "--trace", path, "--trace-format", fmt]
-                        + kernel() + ["--pid", str(held.pid),
-                                      f"{target('target_sweep')}:ups_forever"],
+                        + kernel() + list(extra) + ["--pid", str(held.pid),
+                                                    f"{target('target_sweep')}:ups_forever"],
                         stdout=subprocess.DEVNULL)
         u.wait_attached()
         held.go()
         deadline = time.monotonic() + 60
-        while True:
-            with open(f"/proc/{held.pid}/syscall") as f:
-                if f.read().split()[0] == str(PAUSE):
-                    break
+        while (tid := blocked_thread(held.pid, mode)) is None:
             if time.monotonic() > deadline:
                 u.stop()
                 raise TestFailure("target_sweep never blocked in ups_forever")
@@ -339,14 +357,14 @@ def blocked_run(fmt, ending):
     finally:
         held.kill()
     eq(rc, 0, "exit code; stderr: " + u.stderr())
-    return path, inside, u, held.pid
+    return path, inside, u, held.pid, tid
 
 
 def test_trace_left_calls_blocked_at_stop_in_perfetto():
     """The one call, never returned, on a thread with no other event: a slice
     on its thread's track (described for it), marked running_at_exit, open
     while the target was seen blocked in it."""
-    path, inside, u, pid = blocked_run("perfetto", "pftrace")
+    path, inside, u, pid, _ = blocked_run("perfetto", "pftrace")
     t = Trace(path)
     mine = [s for s in t.slices if t.thread_of(s["track"])]
     eq([(s["name"], t.thread_of(s["track"])[:2], s["args"].get(RUNNING)) for s in mine],
@@ -357,7 +375,7 @@ def test_trace_left_calls_blocked_at_stop_in_perfetto():
 
 
 def test_trace_left_calls_blocked_at_stop_in_chrome_json():
-    path, inside, u, pid = blocked_run("json", "json")
+    path, inside, u, pid, _ = blocked_run("json", "json")
     with open(path) as f:
         xs = [e for e in json.loads(f.read(), parse_float=str)["traceEvents"] if e["ph"] == "X"]
     eq([(e["name"], e["pid"], e["tid"], e["args"]) for e in xs],
@@ -366,3 +384,49 @@ def test_trace_left_calls_blocked_at_stop_in_chrome_json():
     begin = ns(xs[0]["ts"])
     check(begin <= inside <= begin + ns(xs[0]["dur"]),
           f"entered before it was seen blocked, ended after: {xs[0]} {inside}")
+
+
+# ---- the same on a thread that is not the process's main one ----
+# A thread with no record all the run (blocked in the probed call from
+# before the attach's first hit): the run's end takes its process and
+# names from /proc, so its slice is on its own thread of its real process,
+# never on a made-up process named by its tid.
+
+def test_trace_left_calls_blocked_thread_in_perfetto():
+    path, inside, u, pid, tid = blocked_run("perfetto", "pftrace", "forever-thread")
+    t = Trace(path)
+    mine = [s for s in t.slices if t.thread_of(s["track"])]
+    check(tid != pid, f"the blocked thread {tid} is not the main one {pid}")
+    eq([(s["name"], t.thread_of(s["track"]), s["args"].get(RUNNING)) for s in mine],
+       [("ups_forever", (pid, tid, BLOCKER), 1)],
+       "Perfetto: the blocked call on its own thread of its real process, named")
+    check(mine[0]["begin"] <= inside <= mine[0]["end"],
+          f"entered before it was seen blocked, ended after: {mine[0]} {inside}")
+    procs = [td for td in t.tracks.values() if 3 in td]
+    eq([(p[3][-1][1][-1], p[3][-1].get(6, [b""])[-1].decode().endswith("target_sweep"))
+        for p in procs], [(pid, True)], "the one process track: its pid, its name")
+
+
+def test_trace_left_calls_blocked_thread_in_chrome_json():
+    path, inside, u, pid, tid = blocked_run("json", "json", "forever-thread")
+    with open(path) as f:
+        evs = json.loads(f.read(), parse_float=str)["traceEvents"]
+    xs = [e for e in evs if e["ph"] == "X"]
+    eq([(e["name"], e["pid"], e["tid"], e["args"]) for e in xs],
+       [("ups_forever", pid, tid, {"probe": "ups_forever", RUNNING: True})],
+       "Chrome JSON: the blocked call's slice on its thread of its process")
+    meta = {(e["name"], e["pid"], e["tid"]): e["args"]["name"] for e in evs if e["ph"] == "M"}
+    eq(meta.get(("thread_name", pid, tid)), BLOCKER, f"the thread named: {meta}")
+    check(meta.get(("process_name", pid, pid), "").endswith("target_sweep"),
+          f"the process named: {meta}")
+
+
+def test_trace_left_calls_blocked_thread_in_art_trace():
+    """ART's method trace, read by dmtracedump and Android Studio: the
+    thread's line names it (a tid past the readers' range is renumbered, the
+    real one kept in the name); its call an enter, then an unroll at the end."""
+    from test_art_trace import both_readers
+    path, inside, u, pid, tid = blocked_run("art", "trace", "forever-thread")
+    seqs, _ = both_readers(path)
+    eq([(n.split(" ")[0], [a for a, _ in acts]) for n, acts in seqs.items()],
+       [(BLOCKER, ["ent", "unr"])], "the thread list: the blocked thread by its name")

@@ -6,7 +6,12 @@
  *     the patterns name.
  *   target_sweep [--go-fifo PATH] forever
  *     one call of ups_forever, which never returns (it waits for signals):
- *     --ret finds no return instruction and lists the call as running. */
+ *     --ret finds no return instruction and lists the call as running.
+ *   target_sweep [--go-fifo PATH] forever-thread
+ *     the same call on a second thread, named "ups-blocker", which makes no
+ *     other call; the main thread waits for it (never). */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +36,11 @@ __attribute__((noinline, used, noreturn, visibility("default"))) void ups_foreve
 	}
 }
 
+static void *blocker(void *arg)
+{
+	ups_forever((long)arg);
+}
+
 int main(int argc, char **argv)
 {
 	int argi = go_fifo_wait(argc, argv);
@@ -45,6 +55,15 @@ int main(int argc, char **argv)
 	}
 	if (argc - argi == 1 && !strcmp(argv[argi], "forever"))
 		ups_forever(argc);
-	fprintf(stderr, "usage: target_sweep [--go-fifo PATH] alias COUNT | forever\n");
+	if (argc - argi == 1 && !strcmp(argv[argi], "forever-thread")) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, blocker, (void *)(long)argc) ||
+		    pthread_setname_np(t, "ups-blocker"))
+			return 1;
+		pthread_join(t, NULL);
+		return 0;
+	}
+	fprintf(stderr, "usage: target_sweep [--go-fifo PATH] alias COUNT | forever | "
+		"forever-thread\n");
 	return 2;
 }
