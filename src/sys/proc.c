@@ -280,10 +280,12 @@ int64_t proc_boottime_offset_ticks(const char *timens_offsets)
 	return ticks;
 }
 
-long proc_uid(const char *proc_dir, pid_t pid)
+/* The first number a line of /proc/PID/status gives for scan ("Uid: %ld"),
+ * or -1. */
+static long status_number(const char *proc_dir, pid_t pid, const char *scan)
 {
 	char path[256], line[256];
-	long uid = -1;
+	long v = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/status", proc_dir, (int)pid);
@@ -291,27 +293,20 @@ long proc_uid(const char *proc_dir, pid_t pid)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %ld", &uid) == 1)
+		if (sscanf(line, scan, &v) == 1)
 			break;
 	fclose(f);
-	return uid;
+	return v;
+}
+
+long proc_uid(const char *proc_dir, pid_t pid)
+{
+	return status_number(proc_dir, pid, "Uid: %ld");
 }
 
 long proc_tgid(const char *proc_dir, pid_t tid)
 {
-	char path[256], line[256];
-	long tgid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d/status", proc_dir, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return status_number(proc_dir, tid, "Tgid: %ld");
 }
 
 static bool known_has(const struct proc_watch *w, pid_t pid)
