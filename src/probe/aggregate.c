@@ -179,7 +179,8 @@ static bool same_row(const struct agg_row *row, const struct ups_agg_key *k)
 }
 
 /* --by process: the row's process named from /proc (the first time its pid
- * shows up; sys/name_cache keeps it after the process exits), else by the
+ * shows up, and again a second later while it lives: a reused pid or a
+ * renamed app process; sys/name_cache keeps it after the process exits), else by the
  * comm its first hit recorded in the kernel (a process gone before the
  * flush).  Without --by pid too, the pid is dropped so that the rows of one
  * name merge (merge_processes); a row with no name at all keeps its pid. */
@@ -189,7 +190,8 @@ static void name_row(struct agg_reader *r, struct agg_row *row, const char *kern
 	const char *name;
 
 	snprintf(comm, sizeof(comm), "%.*s", AGG_COMM_LEN, kernel_comm);
-	name = name_cache_get(r->procs, (pid_t)row->pid, comm);
+	name = name_cache_get(r->procs, (pid_t)row->pid, comm,
+			      clock_ns(CLOCK_MONOTONIC));
 	snprintf(row->process, sizeof(row->process), "%s", name ? name : "");
 	if (name && !(r->views[row->probe_id].by & AGG_PART_PID))
 		row->pid = 0;
@@ -394,7 +396,7 @@ size_t agg_reader_attached(struct agg_reader *r, const char *proc_dir)
 		name_cache_init(r->procs, proc_dir);
 		for (size_t i = 0; i < r->plan->n_tasks; i++)
 			for (size_t j = 0; j < r->plan->tasks[i].n_pids; j++)
-				name_cache_get(r->procs, r->plan->tasks[i].pids[j], NULL);
+				name_cache_get(r->procs, r->plan->tasks[i].pids[j], NULL, 0);
 	}
 	return traffic_reader_known_sockets(r->tr, r->plan, proc_dir);
 }

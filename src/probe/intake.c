@@ -186,7 +186,7 @@ int intake_open(struct intake *in, const char *proc_dir, struct err *err)
 	 * by the time their records are drained. */
 	for (size_t i = 0; i < plan->n_tasks && !plan->held; i++)  /* -c: named after exec */
 		for (size_t j = 0; j < plan->tasks[i].n_pids; j++)
-			name_cache_get(in->names, plan->tasks[i].pids[j], NULL);
+			name_cache_get(in->names, plan->tasks[i].pids[j], NULL, 0);
 	for (size_t i = 0; i < plan->n_probes && !in->stacks; i++) {
 		if (!plan->probe_by_id[i]->stack_mode)
 			continue;
@@ -357,7 +357,7 @@ static int deliver_unwound(struct intake *in, const void *data, const struct ups
 		.pid = env->pid,
 		.tid = env->tid,
 		.comm = comm,
-		.process = name_cache_get(in->names, (pid_t)env->pid, comm),
+		.process = name_cache_get(in->names, (pid_t)env->pid, comm, u.at_ns),
 		.probe = &p->desc,
 	};
 	for (uint32_t i = u.to; i-- > u.from;) {
@@ -402,7 +402,7 @@ static int deliver(struct intake *in, const void *data, size_t size,
 		.pid = env.pid,
 		.tid = env.tid,
 		.comm = comm,
-		.process = name_cache_get(in->names, (pid_t)env.pid, comm),
+		.process = name_cache_get(in->names, (pid_t)env.pid, comm, env.ktime_ns),
 		.probe = &p->desc,
 		.fields = fields,
 		.n_fields = record_decode(rk, payload, fields, CATALOG_MAX_FIELDS),

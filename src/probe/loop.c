@@ -193,7 +193,7 @@ static void task_process_started(struct loop *L, size_t ti, pid_t pid)
 
 	stop_waiting(L, ti);
 	ts->started_pid = pid;
-	name_cache_get(L->in.names, pid, NULL);
+	name_cache_get(L->in.names, pid, NULL, 0);
 	if (session_attach_task_pid(L->session, (uint32_t)ti, pid, &e) < 0) {
 		notice(L, "task %zu: process %d started but attaching failed: %s", ti, (int)pid,
 		       e.msg);

@@ -35,7 +35,18 @@ static bool name_without_cmdline(const char *proc_dir, pid_t pid, const char *fa
 	return true;
 }
 
-const char *name_cache_get(struct name_cache *c, pid_t pid, const char *fallback)
+/* name into a slot: a long path keeps its tail (the binary's name matters
+ * most). */
+static void keep_name(char out[NAME_CACHE_LEN], const char *name)
+{
+	size_t len = strlen(name);
+	const char *base = len >= NAME_CACHE_LEN ? name + len - (NAME_CACHE_LEN - 1) : name;
+
+	memcpy(out, base, strlen(base) + 1);
+}
+
+const char *name_cache_get(struct name_cache *c, pid_t pid, const char *fallback,
+			   uint64_t now_ns)
 {
 	/* Direct-mapped: a collision just rereads /proc for the newer pid. */
 	struct name_cache_slot *s = &c->slots[(uint32_t)pid % NAME_CACHE_SLOTS];
@@ -45,16 +56,16 @@ const char *name_cache_get(struct name_cache *c, pid_t pid, const char *fallback
 		return NULL;
 	if (s->pid != pid) {
 		s->pid = pid;
+		s->read_ns = now_ns;
 		s->name[0] = '\0';
 		if (proc_argv0(c->proc_dir, pid, buf, sizeof(buf)) == 0 ||
-		    name_without_cmdline(c->proc_dir, pid, fallback, buf, sizeof(buf))) {
-			const char *base = buf;
-			size_t len = strlen(buf);
-			/* Keep the tail of long paths: the binary's name matters most. */
-			if (len >= NAME_CACHE_LEN)
-				base = buf + len - (NAME_CACHE_LEN - 1);
-			memcpy(s->name, base, strlen(base) + 1);
-		}
+		    name_without_cmdline(c->proc_dir, pid, fallback, buf, sizeof(buf)))
+			keep_name(s->name, buf);
+	} else if (now_ns && now_ns > s->read_ns + NAME_CACHE_RECHECK_NS) {
+		s->read_ns = now_ns;
+		/* only while it lives: argv[0] (a gone process keeps its name) */
+		if (proc_argv0(c->proc_dir, pid, buf, sizeof(buf)) == 0)
+			keep_name(s->name, buf);
 	}
 	return s->name[0] ? s->name : NULL;
 }

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "sys/name_cache.h"
 #include "sys/proc.h"
 
 /* A fake /proc: DIR/PID/cmdline (argv joined by NULs) and DIR/PID/status. */
@@ -131,4 +133,49 @@ UT_TEST(proc_name_matches_argv0_or_its_basename)
 	UT_ASSERT(!proc_name_matches("com.foo:remote", "com.foo"));
 	UT_ASSERT(!proc_name_matches("/system/bin/", ""));
 	UT_ASSERT(!proc_name_matches("surfaceflinger", "/system/bin/surfaceflinger"));
+}
+
+/* ---- sys/name_cache: a pid's name, read again while it lives ---- */
+
+UT_TEST(name_cache_rereads_a_live_pid_after_a_second_and_keeps_a_gone_ones)
+{
+	const char *dir = ut_tmpfile("proc-names");
+	char path[512];
+	static struct name_cache c;   /* 100 KiB: not on the stack */
+
+	fake_proc(dir, 4100, "<pre-initialized>", 10001);
+	name_cache_init(&c, dir);
+	UT_EQ_STR(name_cache_get(&c, 4100, "comm", SEC_NS), "<pre-initialized>");
+	/* zygote's child takes its package name (or the pid goes to another process) */
+	fake_proc(dir, 4100, "com.foo", 10001);
+	UT_EQ_STR(name_cache_get(&c, 4100, "comm", SEC_NS + SEC_NS / 2), "<pre-initialized>");
+	UT_EQ_STR(name_cache_get(&c, 4100, "comm", 0), "<pre-initialized>");   /* 0: as kept */
+	UT_EQ_STR(name_cache_get(&c, 4100, "comm", 2 * SEC_NS + 1), "com.foo");
+	/* gone: the name stays for its late records */
+	snprintf(path, sizeof(path), "%s/4100/cmdline", dir);
+	UT_EQ_INT(unlink(path), 0);
+	UT_EQ_STR(name_cache_get(&c, 4100, "comm", 10 * SEC_NS), "com.foo");
+	/* a record out of order (an earlier time) reads nothing again */
+	fake_proc(dir, 4100, "com.bar", 10001);
+	UT_EQ_STR(name_cache_get(&c, 4100, "comm", 5 * SEC_NS), "com.foo");
+	UT_EQ_STR(name_cache_get(&c, 4100, "comm", 12 * SEC_NS), "com.bar");
+	/* a pid sharing the slot (direct-mapped) reads its own */
+	fake_proc(dir, 4100 + NAME_CACHE_SLOTS, "other", 0);
+	UT_EQ_STR(name_cache_get(&c, 4100 + NAME_CACHE_SLOTS, NULL, 12 * SEC_NS), "other");
+}
+
+UT_TEST(proc_tgid_reads_the_thread_group_of_a_thread)
+{
+	const char *dir = ut_tmpfile("proc-tgid");
+	char path[512];
+	FILE *f;
+
+	fake_proc(dir, 77, "x", 0);
+	snprintf(path, sizeof(path), "%s/77/status", dir);
+	f = fopen(path, "w");
+	fprintf(f, "Name:\tworker\nUmask:\t0022\nState:\tS\nTgid:\t70\nNgid:\t0\nPid:\t77\n");
+	fclose(f);
+	UT_EQ_INT(proc_tgid(dir, 77), 70);
+	UT_EQ_INT(proc_tgid(dir, 78), -1);                     /* gone */
+	UT_EQ_INT(proc_tgid("/proc", getpid()), getpid());     /* a real one */
 }
