@@ -3,9 +3,12 @@
  * ups_clk_inner(i) twice (nested slices), sleeping SLEEP_US between rounds so
  * the run spans several of the writer's clock readings.  Around each call of
  * ups_clk_outer it reads CLOCK_BOOTTIME (before, after) and writes one line
- * {"i": I, "boot_before": NS, "boot_after": NS} to OUT.
+ * {"i": I, "boot_before": NS, "boot_after": NS} to OUT.  With PAUSE_AT and
+ * PAUSE_FIFO, before round PAUSE_AT it waits for a line from PAUSE_FIFO as at its
+ * start (test/vm/vmtest_suspend.c suspends the machine meanwhile: the runner's open
+ * of the FIFO for writing succeeds once the target is waiting there).
  *
- *   target_clocks [--go-fifo PATH] COUNT SLEEP_US OUT */
+ *   target_clocks [--go-fifo PATH] COUNT SLEEP_US OUT [PAUSE_AT PAUSE_FIFO] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,19 +41,37 @@ __attribute__((noinline, used, visibility("default"))) long ups_clk_outer(long i
 	return r;
 }
 
+/* Waits for a line from the FIFO PATH. */
+static int pause_here(const char *path)
+{
+	char line[16];
+	FILE *f = fopen(path, "r");
+	int ok = f && fgets(line, sizeof(line), f);
+
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	int argi = go_fifo_wait(argc, argv);
 
-	if (argc - argi != 3) {
-		fprintf(stderr, "usage: target_clocks [--go-fifo PATH] COUNT SLEEP_US OUT\n");
+	if (argc - argi != 3 && argc - argi != 5) {
+		fprintf(stderr, "usage: target_clocks [--go-fifo PATH] COUNT SLEEP_US OUT "
+				"[PAUSE_AT PAUSE_FIFO]\n");
 		return 2;
 	}
 	long count = atol(argv[argi]), sleep_us = atol(argv[argi + 1]);
+	long pause_at = argc - argi == 5 ? atol(argv[argi + 3]) : -1;
 	FILE *out = fopen(argv[argi + 2], "w");
 	if (!out)
 		return 1;
 	for (long i = 0; i < count; i++) {
+		if (i == pause_at && pause_here(argv[argi + 4]) < 0) {
+			perror(argv[argi + 4]);
+			return 1;
+		}
 		uint64_t before = boot_ns();
 		long r = ups_clk_outer(i);
 		uint64_t after = boot_ns();

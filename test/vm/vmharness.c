@@ -30,6 +30,18 @@ void tc_fail(struct tc *t, const char *fmt, ...)
 	va_end(ap);
 }
 
+void tc_skip(struct tc *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->failed || t->skipped)
+		return;
+	t->skipped = true;
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
+	va_end(ap);
+}
+
 const char *tc_path(struct tc *t, const char *base, char *buf)
 {
 	snprintf(buf, VM_PATH_MAX, "%s/%s-%d", t->dir, base, t->nfiles++);

@@ -5,8 +5,9 @@
  *          [--tmp DIR] [FILTER]
  *
  * Runs every scenario whose name contains FILTER, each in a fresh directory under
- * --tmp (default /tmp), prints "ok NAME (T s)" or "FAIL NAME: why" for each and ends
- * with "NAME: N passed, N failed".  Exits 1 if any failed.  Needs root (uprobes). */
+ * --tmp (default /tmp), prints "ok NAME (T s)" or "FAIL NAME: why" for each ("skip
+ * NAME: why" for one this machine cannot run, counted in neither) and ends with
+ * "NAME: N passed, N failed".  Exits 1 if any failed.  Needs root (uprobes). */
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,8 +109,9 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-/* Runs one case in its own directory; the directory is removed when it passes. */
-static bool run_case(const struct options *o, const struct vmcase *c, const char *label)
+/* Runs one case in its own directory; the directory is removed when it passes.
+ * 1 passed, 0 skipped, -1 failed. */
+static int run_case(const struct options *o, const struct vmcase *c, const char *label)
 {
 	struct tc t = { .env = &o->env, .name = c->name };
 	long long t0 = now_ms();
@@ -123,7 +125,7 @@ static bool run_case(const struct options *o, const struct vmcase *c, const char
 	}
 	if (!mkdtemp(t.dir)) {
 		printf("FAIL %s%s: cannot create a directory under %s\n", label, c->name, o->tmp);
-		return false;
+		return -1;
 	}
 	if (!strncmp(c->name, "art.", 4) && !o->env.art_odex)
 		tc_fail(&t, "no --art ODEX:INIT_OFF:GET_OFF given");
@@ -133,12 +135,15 @@ static bool run_case(const struct options *o, const struct vmcase *c, const char
 	if (t.failed) {
 		printf("FAIL %s%s: %s (%.1fs; files kept in %s)\n", label, c->name, t.msg, secs,
 		       t.dir);
+	} else if (t.skipped) {
+		printf("skip %s%s: %s (%.1fs)\n", label, c->name, t.msg, secs);
+		nftw(t.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	} else {
 		printf("ok   %s%s (%.1fs)\n", label, c->name, secs);
 		nftw(t.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
 	fflush(stdout);
-	return !t.failed;
+	return t.failed ? -1 : t.skipped ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -148,7 +153,7 @@ int main(int argc, char **argv)
 						       vm_exits_cases, vm_stack_cases,
 						       vm_jit_cases, vm_trace_cases,
 						       vm_bionic_cases, vm_traffic_cases,
-						       vm_apk_cases };
+						       vm_apk_cases, vm_suspend_cases };
 	struct options o;
 	int passed = 0, failed = 0;
 
@@ -168,10 +173,9 @@ int main(int argc, char **argv)
 			for (const struct vmcase *c = groups[g]; c->name; c++) {
 				if (!strstr(c->name, o.filter))
 					continue;
-				if (run_case(&o, c, label))
-					passed++;
-				else
-					failed++;
+				int r = run_case(&o, c, label);
+				passed += r > 0;
+				failed += r < 0;
 			}
 		}
 	}

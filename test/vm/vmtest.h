@@ -33,11 +33,15 @@ struct tc {
 	const char *name;
 	char dir[VM_PATH_MAX]; /* a fresh directory for this test's files */
 	bool failed;
+	bool skipped;          /* tc_skip(): neither passed nor failed, saying why */
 	char msg[4096];
 	int nfiles;            /* for unique file names in DIR */
 };
 
 __attribute__((format(printf, 2, 3))) void tc_fail(struct tc *t, const char *fmt, ...);
+/* The scenario cannot run on this machine: MSG says precisely why (printed as
+ * "skip NAME: MSG"; counted neither passed nor failed). */
+__attribute__((format(printf, 2, 3))) void tc_skip(struct tc *t, const char *fmt, ...);
 /* A path in the test's directory named after BASE, unique in the test. */
 const char *tc_path(struct tc *t, const char *base, char *buf);
 int tc_write(struct tc *t, const char *path, const char *text);
@@ -202,5 +206,6 @@ extern const struct vmcase vm_trace_cases[];
 extern const struct vmcase vm_bionic_cases[];
 extern const struct vmcase vm_traffic_cases[];
 extern const struct vmcase vm_apk_cases[];
+extern const struct vmcase vm_suspend_cases[];
 
 #endif
