@@ -28,6 +28,7 @@
 #include "probe/closer.h"
 #include "probe/loop.h"
 #include "probe/session.h"
+#include "probe/suspend_watch.h"
 #include "plan/aggregation.h"
 #include "plan/exits.h"
 #include "probe/aggregate.h"
@@ -63,6 +64,8 @@ struct run_state {
 	bool error_sent;
 	struct agg_reader *agg;      /* the in-kernel aggregations (NULL: none) */
 	bool trace_running;          /* --trace (any format): the calls running at exit too */
+	struct suspend_watch suspend; /* where a suspend during the run was */
+	struct suspend_source suspend_src;
 	struct held_cmd *held;       /* -c: let go once attached, reaped when it exits */
 };
 
@@ -319,6 +322,7 @@ static int open_sinks(const struct run_opts *o, const struct run_files *f,
 	so.statsd_dropped_ctx = rs;
 	so.folded_stacks = f->stacks;
 	so.folded_merge = o->stacks.folded_merge;
+	so.suspend = &rs->suspend_src;
 	if (sinks_open(&rs->sinks, &so, &e) < 0) {
 		p_err("%s", e.msg);
 		return EXIT_RUNTIME;
@@ -539,7 +543,7 @@ static int run_loop(struct run_state *rs, const struct run_opts *o)
 	struct loop_opts lopts = { .flush_ms = o->flush_ms, .notice = on_notice,
 				   .start = start_probes, .start_ctx = rs,
 				   .tick = rs->agg || rs->held ? on_tick : NULL, .tick_ctx = rs,
-				   .android = o->on_android };
+				   .android = o->on_android, .suspend = &rs->suspend };
 	struct loop_stats st;
 	struct err e = { 0 };
 	int rc, exit_rc;
@@ -784,6 +788,25 @@ static void exit_unless_leak_checked(int rc)
 #endif
 }
 
+static int suspend_at(const void *ctx, uint64_t after, uint64_t before, uint64_t *mono)
+{
+	if (!suspend_watch_on(ctx))
+		return -1;
+	return suspend_watch_boundary(ctx, after, before, mono) ? 1 : 0;
+}
+
+/* Best effort (a machine without tracefs instances runs on, its suspends
+ * bounded by the clock readings): said with -v. */
+static void open_suspend_watch(struct run_state *rs)
+{
+	struct err e = { 0 };
+
+	rs->suspend_src = (struct suspend_source){ .at = suspend_at, .ctx = &rs->suspend };
+	if (suspend_watch_open(&rs->suspend, NULL, "/proc", &e) < 0)
+		p_debug("suspends not watched (records made just before one may take the "
+			"clock offset of after it): %s", e.msg);
+}
+
 /* A method trace (--trace-format art or speedscope) is made of calls with
  * both ends: every probe must record its calls' returns (call_return). */
 static int check_method_trace(const struct plan *plan, const struct run_opts *o)
@@ -840,6 +863,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 		close_outputs(&files);
 		return (e.code == -EPERM || e.code == -EACCES) ? EXIT_PRIVILEGE : EXIT_RUNTIME;
 	}
+	open_suspend_watch(&rs);
 	acct_rc = accounting_init(&rs.acct, plan->n_probes);
 	/* the sinks (statsd's socket, stdout) open before the loop attaches */
 	rc = acct_rc < 0 ? EXIT_RUNTIME : open_sinks(o, &files, &rs);
@@ -852,6 +876,7 @@ int run_plan(const struct plan *plan, const struct run_opts *o)
 		rc = EXIT_RUNTIME;
 	}
 	sinks_close(rs.sinks);
+	suspend_watch_close(&rs.suspend);
 	detach_all(rs.session);
 	session_close(rs.session);
 	close_outputs(&files);

@@ -14,6 +14,7 @@
 #include "sys/perf_mmap.h"
 #include "probe/atoms.h"
 #include "probe/legacy_str.h"
+#include "probe/suspend_watch.h"
 #include "records.h"
 #include "stack/stacks.h"
 #include "sys/name_cache.h"
@@ -25,9 +26,35 @@ void intake_refresh_clocks(struct intake *in)
 	int64_t w = clock_ns(CLOCK_REALTIME);
 	int64_t m2 = clock_ns(CLOCK_MONOTONIC);
 	int64_t m = m1 + (m2 - m1) / 2;
+	uint64_t at = 0;
+	bool watched = in->suspend && suspend_watch_on(in->suspend);
 
+	if (in->clocks_mono && b - m - in->mono_to_boot > INTAKE_SUSPEND_JUMP_NS &&
+	    (!watched || suspend_watch_boundary(in->suspend, in->clocks_mono, (uint64_t)m, &at))) {
+		/* the machine suspended since the last reading: records made before
+		 * it are stamped before its machine_suspend event, else (no watch)
+		 * before that reading, which is only a bound.  With the watch on and
+		 * no such event the offset moved by a reading's noise (a reader
+		 * descheduled between its clock reads), no suspend. */
+		in->before_boot = in->mono_to_boot;
+		in->before_wall = in->mono_to_wall;
+		in->resumed_mono = watched ? at : in->clocks_mono + 1;
+	}
 	in->mono_to_boot = b - m;
 	in->mono_to_wall = w - m;
+	in->clocks_mono = (uint64_t)m;
+}
+
+/* The offsets of a record stamped mono: the last reading's, or, made
+ * before the last suspend, the ones read before it. */
+static int64_t boot_offset(const struct intake *in, uint64_t mono)
+{
+	return mono < in->resumed_mono ? in->before_boot : in->mono_to_boot;
+}
+
+static int64_t wall_offset(const struct intake *in, uint64_t mono)
+{
+	return mono < in->resumed_mono ? in->before_wall : in->mono_to_wall;
 }
 
 /* The known targets' mappings, read before the probes are attached and
@@ -351,9 +378,9 @@ static int deliver_unwound(struct intake *in, const void *data, const struct ups
 	comm[UPS_COMM_LEN] = '\0';
 	ev = (struct event){
 		.kind = EVENT_UNWOUND,
-		.boot_ns = u.at_ns + (uint64_t)in->mono_to_boot,
+		.boot_ns = u.at_ns + (uint64_t)boot_offset(in, u.at_ns),
 		.mono_ns = u.at_ns,
-		.wall_ns = (int64_t)u.at_ns + in->mono_to_wall,
+		.wall_ns = (int64_t)u.at_ns + wall_offset(in, u.at_ns),
 		.pid = env->pid,
 		.tid = env->tid,
 		.comm = comm,
@@ -396,9 +423,9 @@ static int deliver(struct intake *in, const void *data, size_t size,
 	comm[UPS_COMM_LEN] = '\0';
 	ev = (struct event){
 		.kind = rk->is_return ? EVENT_RETURN : EVENT_RECORD,
-		.boot_ns = env.ktime_ns + (uint64_t)in->mono_to_boot,
+		.boot_ns = env.ktime_ns + (uint64_t)boot_offset(in, env.ktime_ns),
 		.mono_ns = env.ktime_ns,
-		.wall_ns = (int64_t)env.ktime_ns + in->mono_to_wall,
+		.wall_ns = (int64_t)env.ktime_ns + wall_offset(in, env.ktime_ns),
 		.pid = env.pid,
 		.tid = env.tid,
 		.comm = comm,

@@ -30,6 +30,12 @@ struct intake_output {
 	void *ctx;
 };
 
+/* BOOTTIME - MONOTONIC grown by more than this between two readings: a
+ * suspend (NTP never slews BOOTTIME apart from MONOTONIC). */
+#define INTAKE_SUSPEND_JUMP_NS 100000
+
+struct suspend_watch;
+
 struct intake {
 	const struct plan *plan;
 	struct session *session;
@@ -46,6 +52,13 @@ struct intake {
 	struct stack_trace *trace; /* the frames of the record being delivered */
 	int64_t mono_to_boot;     /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	int64_t mono_to_wall;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	/* Across a suspend (BOOTTIME - MONOTONIC grew): records stamped before
+	 * resumed_mono were made before it and keep the offsets read before it
+	 * (a record can wait in a buffer through the suspend). */
+	const struct suspend_watch *suspend;  /* where the suspend was (NULL: unknown) */
+	int64_t before_boot, before_wall;     /* the offsets before the last suspend */
+	uint64_t resumed_mono;                /* 0: no suspend seen */
+	uint64_t clocks_mono;                 /* MONOTONIC of the last reading */
 	int64_t drain_until;      /* CLOCK_MONOTONIC_COARSE end of this drain's slice; 0: none */
 	bool congested;           /* an output does not keep up: records wait in the kernel */
 	bool perf_cut;            /* a perf buffer's drain stopped at the slice's end */

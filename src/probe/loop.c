@@ -314,7 +314,7 @@ static int loop_init(struct loop *L, struct loop_stats *stats, struct err *err)
 		.out = { .event = L->out->event, .atom = L->out->atom,
 			 .congested = L->out->congested, .ctx = L->out->ctx },
 		.delivered = stats->delivered, .malformed = &stats->malformed,
-		.lost = &stats->lost,
+		.lost = &stats->lost, .suspend = L->opts->suspend,
 	};
 	rc = intake_open(&L->in, proc_dir(L), err);
 	if (rc < 0)

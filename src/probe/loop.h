@@ -13,6 +13,8 @@
 #include "probe/session.h"
 #include "vocab/event.h"
 
+struct suspend_watch;
+
 struct loop_output {
 	void (*event)(void *ctx, const struct event *ev);
 	void (*atom)(void *ctx, const struct atom *atom);
@@ -48,6 +50,10 @@ struct loop_opts {
 	void (*tick)(void *ctx, uint64_t now_ns);
 	void *tick_ctx;
 	bool android;             /* ANY_APP_PROCESS_ON_START means uid >= 10000 */
+	/* Where a suspend during the run was (probe/suspend_watch.h), so that
+	 * records made before it keep the clock offsets of before it; NULL or
+	 * off: the last clock reading before it bounds it. */
+	const struct suspend_watch *suspend;
 	uint32_t watch_ms;        /* how often waiting tasks look for their process (10) */
 };
 

@@ -179,6 +179,12 @@ static bool group_owner_gone(const char *proc_dir, const char *group, pid_t self
 	return !strstr(base ? base + 1 : argv0, "uprobestats");
 }
 
+bool tracefs_owner_gone(const char *proc_dir, const char *name)
+{
+	return !strncmp(name, GROUP_PREFIX, strlen(GROUP_PREFIX)) &&
+	       group_owner_gone(proc_dir, name, getpid());
+}
+
 /* The names a removal has taken out so far (and, when busy events are not
  * waited for, those refused as busy), sorted after each pass. */
 struct removed_names {

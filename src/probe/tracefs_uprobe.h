@@ -53,6 +53,10 @@ int tracefs_remove_where(const char *dir, bool (*pick)(const char *name, const v
 int tracefs_remove_stale(struct tracefs *t, const char *proc_dir, const char *closer_command,
 			 struct err *err);
 
+/* Whether the run that named name ("uprobestats_<pid>_<start>/…": a group
+ * and what follows it) is gone; false for names we do not write. */
+bool tracefs_owner_gone(const char *proc_dir, const char *name);
+
 /* Removes every event of group (the closer's last step, once none is open):
  * how many, or -errno when uprobe_events cannot be read or written. */
 int tracefs_remove_group(const char *dir, const char *group);

@@ -2,6 +2,7 @@
 #include "sink/perfetto_clock.h"
 
 #include "common/clock.h"
+#include "vocab/event.h"
 #include "sink/perfetto_proto.h"
 
 void pf_clocks_read(const struct pf_clocks *c, uint64_t out[3])
@@ -87,20 +88,33 @@ void pf_clocks_first(struct pf_clocks *c, struct pf_packet *k, const uint64_t no
 	c->checked_mono = now[0];
 }
 
+/* BOOTTIME ran on while MONOTONIC stood still since the last reading: a
+ * suspend, whose new offset holds from *from: the suspend's own place where
+ * it is known (a record made before it may still have been in a buffer at
+ * that reading), else from just after that reading.  False when the watch
+ * saw no suspend then: the offset moved by a reading's own noise, which
+ * takes an ordinary snapshot. */
+static bool suspended(const struct pf_clocks *c, uint64_t now, uint64_t *from)
+{
+	int where = c->suspend ? c->suspend->at(c->suspend->ctx, c->checked_mono, now, from) : -1;
+
+	if (where < 0)
+		*from = c->checked_mono + 1;
+	return where != 0;
+}
+
 void pf_clocks_check(struct pf_clocks *c, struct pf_packet *k, bool force)
 {
-	uint64_t r[3];
+	uint64_t r[3], m;
 	int64_t off;
 
 	pf_clocks_read(c, r);
 	off = (int64_t)(r[1] - r[0]);
-	if (off - c->snap_off > PF_OFFSET_JUMP_NS) {
-		/* BOOTTIME ran on while MONOTONIC stood still (a suspend) since the last
-		 * reading: the new offset holds from just after it. */
-		uint64_t m = c->checked_mono + 1;
+	if (off - c->snap_off > PF_OFFSET_JUMP_NS && suspended(c, r[0], &m)) {
 		snapshot(c, k, m, m + (uint64_t)off, NULL, false);
 		snapshot(c, k, r[0], r[1], &r[2], false);
-	} else if (force || c->snap_off - off > PF_OFFSET_JUMP_NS ||
+	} else if (force || off - c->snap_off > PF_OFFSET_JUMP_NS ||
+		   c->snap_off - off > PF_OFFSET_JUMP_NS ||
 		   r[0] - c->snap_mono >= PF_SNAPSHOT_PERIOD_NS) {
 		snapshot(c, k, r[0], r[1], &r[2], false);
 	}

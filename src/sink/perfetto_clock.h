@@ -12,6 +12,8 @@
 
 #include "sink/perfetto_packet.h"
 
+struct suspend_source;
+
 /* Builtin clock ids (protos/perfetto/common/builtin_clock.proto). */
 #define PF_CLOCK_REALTIME 1
 #define PF_CLOCK_MONOTONIC 3
@@ -31,6 +33,7 @@ struct pf_clocks {
 	/* For tests: the clocks (MONOTONIC, BOOTTIME, REALTIME); NULL: the real ones. */
 	void (*read)(void *ctx, uint64_t out[3]);
 	void *read_ctx;
+	const struct suspend_source *suspend;  /* where a suspend was; may be NULL */
 };
 
 /* MONOTONIC, BOOTTIME, REALTIME now (MONOTONIC the middle of two readings

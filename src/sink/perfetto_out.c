@@ -344,6 +344,11 @@ void pf_flush(struct pf_out *p)
 	}
 }
 
+void pf_set_suspend(struct pf_out *p, const struct suspend_source *s)
+{
+	p->clk.suspend = s;
+}
+
 void pf_set_clocks(struct pf_out *p, void (*read)(void *ctx, uint64_t out[3]), void *ctx)
 {
 	p->clk.read = read;

@@ -55,6 +55,8 @@ struct pf_out {
 int pf_open(struct pf_out *p, struct outbuf *o, struct err *e);
 /* For tests, before pf_open: the clocks (MONOTONIC, BOOTTIME, REALTIME)
  * from read; NULL: the real ones. */
+/* Where a suspend during the run was (sink_types.h's suspend). */
+void pf_set_suspend(struct pf_out *p, const struct suspend_source *s);
 void pf_set_clocks(struct pf_out *p, void (*read)(void *ctx, uint64_t out[3]), void *ctx);
 /* The event's MONOTONIC ns (its record's own clock). */
 uint64_t pf_mono(const struct pf_out *p, const struct event *ev);

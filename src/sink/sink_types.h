@@ -39,6 +39,9 @@ struct sinks_options {
 				       * instead of one line per call */
 	FILE *json;                   /* JSON Lines */
 	FILE *trace;                  /* trace file (the caller opens and closes it) */
+	/* where a suspend during the run was: the Perfetto trace's new clock
+	 * offset holds from there (NULL: from its last clock reading before) */
+	const struct suspend_source *suspend;
 	enum trace_format trace_format;
 	FILE *default_text;           /* where the default text goes; NULL: stdout */
 	bool no_events;               /* no probe writes records (in-kernel aggregation

@@ -786,7 +786,11 @@ static bool trace_wanted(const struct sinks_options *o)
 
 static int trace_sink_open(void *st, const struct sinks_options *o, struct err *e)
 {
-	return trace_open(st, o->trace, o->trace_format, e);
+	int rc = trace_open(st, o->trace, o->trace_format, e);
+
+	if (rc == 0)
+		pf_set_suspend(&((struct trace_out *)st)->pf, o->suspend);
+	return rc;
 }
 
 static void trace_sink_event(void *st, const struct event *ev)

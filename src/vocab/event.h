@@ -183,6 +183,15 @@ struct event {
 /* A call still running when the run ended (exit probes: entered, no exit
  * seen; a call left by a longjmp or an exception that no later call of the
  * same probe on its thread revealed looks the same). */
+/* Where the machine last suspended, on CLOCK_MONOTONIC (probe/suspend_watch.h
+ * behind it): at() gives 1 and its place in (after, before], 0 when it watched
+ * and there was none there (BOOTTIME - MONOTONIC moved for another reason: a
+ * reading's own noise), -1 when it does not watch. */
+struct suspend_source {
+	int (*at)(const void *ctx, uint64_t after, uint64_t before, uint64_t *mono);
+	const void *ctx;
+};
+
 struct running_call {
 	uint32_t tid;
 	/* the thread's process and names as /proc had them at exit (a thread

@@ -9,6 +9,7 @@
 
 #include "common/wire.h"
 #include "vocab/frames.h"
+#include "sink/perfetto_out.h"
 #include "sink/perfetto_packet.h"
 #include "sink/perfetto_proto.h"
 #include "sink/sink_args.h"
@@ -611,6 +612,81 @@ UT_TEST(perfetto_suspend_gets_a_snapshot_before_the_records_after_it)
 	}
 	UT_ASSERT(last_ev > s2_at);
 	cap_free(&c);
+}
+
+/* A suspend source for the tests: the suspend at *ctx (0: watched, none). */
+static int fake_suspend_at(const void *ctx, uint64_t after, uint64_t before, uint64_t *mono)
+{
+	uint64_t at = *(const uint64_t *)ctx;
+
+	if (!at || at <= after || at > before)
+		return 0;
+	*mono = at;
+	return 1;
+}
+
+/* A run with the suspend source saying the suspend was at suspend_at (0:
+ * none): a record at 1500000, the last reading before the suspend at
+ * 3000000, then BOOTTIME ahead by boot_ahead at the reading 3500000, when a
+ * record made at late_ns is drained.  The packets into p[64]; how many. */
+static size_t suspend_run(uint64_t suspend_at, uint64_t boot_ahead, uint64_t late_ns,
+			  struct pkt *p)
+{
+	struct capture c;
+	struct trace_out t;
+	struct fake_clock clk = { 1000000, 5000000, 9000000 };
+	const struct suspend_source src = { fake_suspend_at, &suspend_at };
+	struct event e;
+	size_t n = 0;
+
+	open_fake(&c, &t, &clk);
+	pf_set_suspend(&t.pf, &src);
+	clk.mono = 3000000;
+	clk.boot = 7000000;
+	e = ev_at(&plain, 1500000, 100);
+	trace_event(&t, &e);
+	trace_flush(&t);               /* the last reading before the suspend: 3000000 */
+	clk.mono = 3500000;
+	clk.boot = 7500000 + boot_ahead;
+	e = ev_at(&plain, late_ns, 100);
+	trace_event(&t, &e);
+	trace_close(&t);
+	cap_text(&c);
+	read_packets((const uint8_t *)c.buf, c.len, p, 64, &n);
+	cap_free(&c);
+	return n;
+}
+
+/* With the suspend's own place known (the watch's machine_suspend event), the
+ * new offset holds from there: a record made after the last reading but
+ * before the suspend, drained after it, keeps the old offset. */
+UT_TEST(perfetto_suspend_from_its_own_place_when_watched)
+{
+	struct pkt p[64];
+	size_t n = suspend_run(3200000, 10000000000ull, 3100000, p);
+	const struct pkt *s1 = NULL;
+
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (p[i].has_cs && p[i].cs_boot - p[i].cs_mono > 5000000000ull && !k++)
+			s1 = &p[i];
+	UT_ASSERT(s1);
+	UT_EQ_INT(s1->cs_mono, 3200000);             /* from the suspend itself */
+	UT_EQ_INT(s1->cs_boot, 3200000 + 4000000 + 10000000000ull);
+}
+
+/* Watched, and no suspend: BOOTTIME - MONOTONIC moved by a reading's noise;
+ * an ordinary snapshot at the reading, never one back-dated. */
+UT_TEST(perfetto_offset_moved_without_a_suspend_is_not_back_dated)
+{
+	struct pkt p[64];
+	size_t n = suspend_run(0, 300000, 3400000, p);   /* +300 us of noise */
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i].has_cs)
+			UT_ASSERT(p[i].cs_mono == 1000000 || p[i].cs_mono >= 3000000);
+	const struct pkt *s1 = nth_snapshot(p, n, 1);
+	UT_ASSERT(s1);
+	UT_EQ_INT(s1->cs_mono, 3500000);             /* at the reading itself */
 }
 
 UT_TEST(perfetto_periodic_snapshot)

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmjson.h"
 #include "vmproc.h"
 #include "vmtest.h"
 
@@ -598,10 +599,11 @@ static int wait_drained(struct tc *t, struct ups *u)
 }
 
 /* Opens PATH for writing once the target waits at it (bounded), waits until the tool
- * has drained every record made until then, suspends the VM, then lets the target go
- * on; 0, or -1 with the failure recorded. */
+ * has drained every record made until then (drained; else the records wait in the
+ * buffers through the suspend: the tool drains every 10 s), suspends the VM, then lets
+ * the target go on; 0, or -1 with the failure recorded. */
 static int suspend_at_pause(struct tc *t, struct target *tg, struct ups *u, const char *path,
-			    struct suspend *s)
+			    struct suspend *s, bool drained)
 {
 	long long deadline = now_ms() + PAUSE_WAIT_MS;
 	int fd, rc;
@@ -614,7 +616,7 @@ static int suspend_at_pause(struct tc *t, struct target *tg, struct ups *u, cons
 		}
 		sleep_ms(5);
 	}
-	rc = wait_drained(t, u) < 0 ? -1 : suspend_to_idle(t, s);
+	rc = drained && wait_drained(t, u) < 0 ? -1 : suspend_to_idle(t, s);
 	if (write(fd, "go\n", 3) != 3 && rc == 0) {
 		tc_fail(t, "cannot let target %d go on after the suspend", (int)tg->pid);
 		rc = -1;
@@ -678,7 +680,41 @@ static void check_slices(struct tc *t, const struct pftrace *tr, const struct sl
 out:;
 }
 
-static void perfetto_across_a_real_suspend(struct tc *t)
+/* The JSON Lines returns of ups_clk_outer (their boot_ns: the return's BOOTTIME)
+ * on the target's own readings around each call, before and after the suspend. */
+static void check_json_returns(struct tc *t, const char *path, const struct round *r)
+{
+	char *text = read_file(path, NULL), *line, *save = NULL;
+	struct jdoc d = { 0 };
+	int i = 0;
+
+	CHECK(text, "cannot read the tool's output %s", path);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long boot;
+		const struct jnode *root;
+		if (json_parse(&d, line, strlen(line)) < 0)
+			continue;
+		root = &d.n[0];
+		if (!json_str_is(json_get(&d, root, "type"), "return") ||
+		    !json_str_is(json_get(&d, json_get(&d, root, "probe"), "method"),
+				 "ups_clk_outer") ||
+		    json_u64(json_get(&d, root, "boot_ns"), &boot) < 0)
+			continue;
+		CHECK(i < COUNT, "more than %d ups_clk_outer returns", COUNT);
+		CHECK(boot + MS >= r[i].before && boot <= r[i].after + MS,
+		      "round %d (%s the suspend): the JSON Lines return's boot_ns %llu, the "
+		      "target read %llu just before the call and %llu just after it (%+lld ms)", i,
+		      i < PAUSE_AT ? "before" : "after", boot, r[i].before, r[i].after,
+		      ((long long)(boot - r[i].after)) / MS);
+		i++;
+	}
+	EQ(i, COUNT, "ups_clk_outer returns in the JSON Lines");
+out:
+	json_free(&d);
+	free(text);
+}
+
+static void across_a_real_suspend(struct tc *t, bool drained)
 {
 	static struct pftrace tr;
 	static struct slice outer[COUNT + 8], inner[2 * COUNT + 8];
@@ -706,6 +742,10 @@ static void perfetto_across_a_real_suspend(struct tc *t)
 	const char *args[16] = { "trace", "--pid", pid, "--format", "json", "--ret", "--trace",
 				 pf };
 	argc = 8;
+	if (!drained) {
+		args[argc++] = "--flush-ms";
+		args[argc++] = "10000";
+	}
 	if (t->env->target_kernel) {
 		args[argc++] = "--target-kernel";
 		args[argc++] = t->env->target_kernel;
@@ -713,7 +753,7 @@ static void perfetto_across_a_real_suspend(struct tc *t)
 	args[argc++] = pattern;
 	args[argc] = NULL;
 	if (ups_start(t, &u, args, SPAWN_NONE) < 0 || ups_wait_attached(t, &u) < 0 ||
-	    target_go(t, &a) < 0 || suspend_at_pause(t, &a, &u, pause, &s) < 0 ||
+	    target_go(t, &a) < 0 || suspend_at_pause(t, &a, &u, pause, &s, drained) < 0 ||
 	    target_wait(t, &a, WAIT_MS) < 0)
 		goto out;
 	CHECK(s.jump_ns >= MIN_JUMP_NS, "no real suspend: BOOTTIME went %lld ms, MONOTONIC "
@@ -729,6 +769,7 @@ static void perfetto_across_a_real_suspend(struct tc *t)
 	EQ(slices_of(&tr, N_INNER, inner, 2 * COUNT + 8), 2 * COUNT, "ups_clk_inner slices");
 	EQ(slices_of(&tr, N_OUTER, outer, COUNT + 8), COUNT, "ups_clk_outer slices");
 	check_slices(t, &tr, outer, r, &s);
+	check_json_returns(t, u.out, r);
 	if (!t->failed)
 		printf("     suspended to idle: BOOTTIME %lld ms, MONOTONIC %lld ms, "
 		       "BOOTTIME - MONOTONIC +%lld us; %d ClockSnapshots\n", (long long)s.boot_ms,
@@ -738,7 +779,24 @@ out:
 	target_kill(&a);
 }
 
+static void perfetto_across_a_real_suspend(struct tc *t)
+{
+	across_a_real_suspend(t, true);
+}
+
+/* The records of the rounds before the suspend still in the buffers when the machine
+ * freezes (--flush-ms 10000: nothing drained before the run's end): they were made
+ * before it and must keep the clock offset of before it, in the Perfetto file and in
+ * the JSON Lines, which needs the suspend's own place on MONOTONIC
+ * (probe/suspend_watch.h: power:suspend_resume in a tracefs instance of the run's). */
+static void records_in_the_buffers_across_a_real_suspend(struct tc *t)
+{
+	across_a_real_suspend(t, false);
+}
+
 const struct vmcase vm_suspend_cases[] = {
 	{ "trace.perfetto_across_a_real_suspend", perfetto_across_a_real_suspend },
+	{ "trace.records_in_the_buffers_across_a_real_suspend",
+	  records_in_the_buffers_across_a_real_suspend },
 	{ NULL, NULL },
 };
