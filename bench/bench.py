@@ -39,7 +39,10 @@ burst.
               (target_sendloop) against the floor: empty programs at send's entry
               and at each of its return instructions in the same libc; the
               issue's goal (<= 1.1x the floor's CPU per call) checked, and the
-              rows it printed with --interval 1 (keys x intervals, not calls).
+              rows it printed with --interval 1 (keys x intervals, not calls);
+              then the same for sendmmsg()s of 64 and 1,024 messages a call
+              (BENCH_TRAFFIC_MMSG), whose exit reads every message's length in
+              the traced thread, with the legacy objects (32 read) beside.
   tracefiles  `trace --ret` on target_nested writing each trace format (json, art,
               speedscope) over the same calls: file bytes, bytes per call, the
               time the writing takes at exit; ART's bytes per record beyond its
@@ -1328,68 +1331,151 @@ def mapped_libc(pid, timeout=10):
     raise BenchError(f"process {pid} maps no libc")
 
 
-def held_sendloop(tmp):
-    t = Held(tmp, "target_sendloop", [str(CALLS)])
-    mapped_libc(t.pid)
-    return t
+# sendmmsg() cases: messages per call (the exit reads each message's msg_len with
+# bpf_probe_read_user, in the traced thread: up to 1,024 in a loop, the legacy
+# objects' first 32 unrolled).
+TRAFFIC_MMSG = [int(x) for x in os.environ.get("BENCH_TRAFFIC_MMSG", "64,1024").split(",")
+                if x]
+TRAFFIC_FLOOR = "floor: empty BPF programs (entry + return instructions)"
+TRAFFIC_OURS = "uprobestats traffic"
+TRAFFIC_LEGACY = "uprobestats traffic, legacy objects (--target-kernel 4.19)"
+
+
+def traffic_case(k):
+    """One loop of target_sendloop: (libc function, its args, calls): CALLS
+    one-byte send()s for k 0, else sendmmsg()s of k one-byte messages, as
+    many as make about CALLS messages (50 at least)."""
+    if not k:
+        return "send", [str(CALLS)], CALLS
+    calls = max(CALLS // k, 50)
+    return "sendmmsg", [str(calls), f"--mmsg={k}"], calls
 
 
 class OursTraffic(Tracer):
     """`uprobestats traffic -p PID --interval 1`, JSON Lines kept: stop()
-    returns (rows, intervals, the rows' send calls)."""
+    returns (rows, intervals, the rows' tx calls, their tx bytes)."""
 
-    def __init__(self, pid, out):
+    def __init__(self, pid, out, extra=()):
         self.out = out
         super().__init__([BIN, "traffic", "-p", str(pid), "--interval", "1", "--format",
-                          "json", "--output", out, "--no-statsd"], "attached")
+                          "json", "--output", out, "--no-statsd"] + list(extra), "attached")
 
     def stop(self):
         self.finish()
         rows = [r for r in (json.loads(x) for x in open(self.out)
                             if x.startswith('{"type":"traffic"')) if "pid" in r]
-        return len(rows), len({r["ts"] for r in rows}), sum(r["tx_calls"] for r in rows)
+        return (len(rows), len({r["ts"] for r in rows}), sum(r["tx_calls"] for r in rows),
+                sum(r["tx_bytes"] for r in rows))
+
+
+def traffic_variants(tmp, libc, fn, legacy):
+    """The variants of one loop: no probe, the floor (empty programs at fn's
+    entry and at each of its return instructions in the same libc), ours,
+    and with LEGACY ours on the legacy objects; and fn's return count."""
+    off = resolve_offset(libc, fn)
+    exits = exit_offsets(libc, fn, off)
+    out = os.path.join(tmp, f"traffic-{fn}.jsonl")
+    variants = {
+        "no probe": None,
+        TRAFFIC_FLOOR: lambda pid: EmptyLoader(libc, off, pid,
+                                               "exit:" + ",".join(hex(o) for o in exits)),
+        TRAFFIC_OURS: lambda pid: OursTraffic(pid, out),
+    }
+    if legacy:
+        variants[TRAFFIC_LEGACY] = lambda pid: OursTraffic(pid, out,
+                                                           ["--target-kernel", "4.19"])
+    return variants, len(exits)
+
+
+def traffic_case_runs(tmp, libc, k):
+    """Interleaved runs of one loop (traffic_case(k)): (fn, calls, returns of
+    fn, {variant: runs} as interleaved_runs gives them)."""
+    fn, args, calls = traffic_case(k)
+    variants, n_exits = traffic_variants(tmp, libc, fn, legacy=bool(k))
+
+    def start(d):
+        t = Held(d, "target_sendloop", args)
+        mapped_libc(t.pid)
+        return t
+    print(f"  traffic: {fn} x{max(k, 1)}, {calls:,} calls", flush=True)
+    return fn, calls, n_exits, interleaved_runs(tmp, variants, start, "rows/intervals/calls/bytes")
+
+
+def traffic_rows(label, runs, calls):
+    """The table rows of one loop's runs, per call: ({variant: CPU µs/call},
+    {variant: BPF ns/call or None}, rows)."""
+    cpu = {k: median([r[1] for r in v]) / calls * 1e6 for k, v in runs.items()}
+    bpf = {}
+    rows = []
+    for name, rs in runs.items():
+        ns = [r[2] for r in rs if r[2] is not None]
+        bpf[name] = median(ns) if ns else None
+        ratio = fastest = ""
+        if name != "no probe":
+            ratio = f"{cpu[name] / cpu[TRAFFIC_FLOOR]:.3f}×"
+            fastest = (f"{min(r[1] for r in rs) / min(r[1] for r in runs[TRAFFIC_FLOOR]):.3f}×")
+        d = "; ".join(", ".join(f"{x:,}" for x in r[3]) for r in rs if r[3]) or "—"
+        ptext = f"{bpf[name]:.0f}" if ns else "—"
+        rows.append(f"| {label} | {name} | {median([r[0] for r in rs]) / calls * 1e6:.2f} | "
+                    f"{cpu[name]:.2f} | {' '.join(f'{r[1]:.2f}' for r in rs)} | {ptext} | "
+                    f"{ratio} | {fastest} | {d} |")
+    return cpu, bpf, rows
+
+
+def traffic_verdict(k, cpu, bpf):
+    """One line on a loop: ours (and the legacy objects) against the floor;
+    for sendmmsg, what the exit's message loop adds per message."""
+    ratio = cpu[TRAFFIC_OURS] / cpu[TRAFFIC_FLOOR]
+    if not k:
+        return (f"send: traffic {ratio:.3f}× the floor's CPU per call (goal <= "
+                f"{TRAFFIC_GOAL}×: {'met' if ratio <= TRAFFIC_GOAL else 'NOT met'}).")
+    line = (f"sendmmsg ×{k}: traffic {ratio:.3f}× the floor's CPU per call "
+            f"(+{cpu[TRAFFIC_OURS] - cpu[TRAFFIC_FLOOR]:.2f} µs)")
+    if TRAFFIC_LEGACY in cpu:
+        line += f", legacy objects {cpu[TRAFFIC_LEGACY] / cpu[TRAFFIC_FLOOR]:.3f}×"
+    if bpf.get(TRAFFIC_OURS) is not None and bpf.get(TRAFFIC_FLOOR) is not None:
+        per_msg = (bpf[TRAFFIC_OURS] - bpf[TRAFFIC_FLOOR]) / k
+        line += (f"; program time above the empty programs' "
+                 f"{bpf[TRAFFIC_OURS] - bpf[TRAFFIC_FLOOR]:,.0f} ns a call, "
+                 f"{per_msg:.1f} ns a message")
+        if bpf.get(TRAFFIC_LEGACY) is not None:
+            line += (f" (legacy objects, {min(k, 32)} read: "
+                     f"{bpf[TRAFFIC_LEGACY] - bpf[TRAFFIC_FLOOR]:,.0f} ns a call)")
+    return line + "."
 
 
 def bench_traffic():
+    """`uprobestats traffic` on target_sendloop's loops against the floor, per
+    call: CALLS one-byte send()s, and sendmmsg()s of TRAFFIC_MMSG messages
+    (whose exit reads every message's length in the traced thread)."""
     tmp = tmpdir()
     probe = Held(tmp, "target_sendloop", ["1"])
     libc = mapped_libc(probe.pid)
     probe.go()
     probe.wait()
-    off = resolve_offset(libc, "send")
-    exits = exit_offsets(libc, "send", off)
-    variants = {
-        "no probe": None,
-        "floor: empty BPF programs (send's entry + its return instructions)":
-            lambda pid: EmptyLoader(libc, off, pid, "exit:" + ",".join(hex(o) for o in exits)),
-        "uprobestats traffic": lambda pid: OursTraffic(pid, os.path.join(tmp, "traffic.jsonl")),
-    }
-    runs = interleaved_runs(tmp, variants, held_sendloop, "rows/intervals/sends")
-    floor = "floor: empty BPF programs (send's entry + its return instructions)"
-    cpu = {k: median([r[1] for r in v]) / CALLS * 1e6 for k, v in runs.items()}
-    rows = [f"Per-call cost of `uprobestats traffic` on {CALLS:,} one-byte send()s "
-            f"(target_sendloop, {libc}: send's entry + {len(exits)} return "
-            f"instruction(s)), median of {REPEATS} interleaved repeats; CPU is the "
-            "target's own (the traps and programs run in its context); the other 15 "
-            "traffic probes are attached too and not hit in the loop.", "",
-            "| variant | µs/call wall | µs/call CPU | CPU runs (s) | BPF ns/hit | ratio (CPU) | "
-            "ratio (fastest runs) | rows, intervals, sends counted |",
-            "|---|---:|---:|---|---:|---:|---:|---|"]
-    for name, rs in runs.items():
-        ns = [r[2] for r in rs if r[2] is not None]
-        ratio = fastest = ""
-        if name != "no probe":
-            ratio = f"{cpu[name] / cpu[floor]:.3f}×"
-            fastest = f"{min(r[1] for r in rs) / min(r[1] for r in runs[floor]):.3f}×"
-        d = "; ".join(", ".join(f"{x:,}" for x in r[3]) for r in rs if r[3]) or "—"
-        ptext = f"{median(ns):.0f}" if ns else "—"
-        rows.append(f"| {name} | {median([r[0] for r in rs]) / CALLS * 1e6:.2f} | "
-                    f"{cpu[name]:.2f} | {' '.join(f'{r[1]:.2f}' for r in rs)} | {ptext} | "
-                    f"{ratio} | {fastest} | {d} |")
-    ratio = cpu["uprobestats traffic"] / cpu[floor]
-    rows += ["", f"traffic vs floor: {ratio:.3f}× the CPU per call "
-             f"(goal <= {TRAFFIC_GOAL}×: {'met' if ratio <= TRAFFIC_GOAL else 'NOT met'}); "
-             "rows leave the kernel per key and interval, whatever the calls."]
+    rows = [f"Per-call cost of `uprobestats traffic` on target_sendloop's loops over one "
+            f"connected UDP socket on loopback ({libc}): {CALLS:,} one-byte send()s, and "
+            f"sendmmsg()s of {', '.join(map(str, TRAFFIC_MMSG))} one-byte messages (about "
+            f"{CALLS:,} messages a loop), against the floor: empty programs at the function's "
+            "entry and at each of its return instructions; median of "
+            f"{REPEATS} interleaved repeats per loop.  CPU is the target's own (the traps and "
+            "programs run in its context); BPF is the kernel's run time of the tracer's "
+            "programs per call (bpf_stats: entry + exit); the other traffic probes are "
+            "attached too and not hit in the loop.  sendmmsg's exit reads each message's "
+            "msg_len from the traced process (up to 1,024 in a loop; the legacy objects "
+            "the first 32, unrolled, the rest counted as uncounted messages).", "",
+            "| loop | variant | µs/call wall | µs/call CPU | CPU runs (s) | BPF ns/call | "
+            "ratio (CPU) | ratio (fastest runs) | rows, intervals, calls, bytes counted |",
+            "|---|---|---:|---:|---|---:|---:|---:|---|"]
+    verdicts = []
+    for k in [0] + TRAFFIC_MMSG:
+        fn, calls, n_exits, runs = traffic_case_runs(tmp, libc, k)
+        label = f"{fn} ×{max(k, 1)} ({calls:,} calls, {n_exits} return(s))"
+        cpu, bpf, case_rows = traffic_rows(label, runs, calls)
+        rows += case_rows
+        verdicts.append(traffic_verdict(k, cpu, bpf))
+    rows += [""] + verdicts + ["Rows leave the kernel per key and interval, whatever the "
+                               "calls."]
     return "\n".join(rows)
 
 
