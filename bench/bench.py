@@ -3,7 +3,7 @@
 side with the bare kernel and bpftrace.
 
 WHICH: all, perhit, nested, throughput, trace, startup, resolve, footprint, many, exit,
-burst.
+burst, traffic, tracefiles, accuracy.
   perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
               an empty BPF program (the floor; entry, and entry + return for the
               uretprobe programs); bpftrace with an empty body and printing pid + 2
@@ -26,7 +26,11 @@ burst.
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
   trace       the throughput workload writing JSON Lines, Chrome JSON and Perfetto
-              files: events/s written, lost, CPU and bytes per event side by side.
+              files: events/s written, lost, CPU and bytes per event side by side;
+              then per mix (call_detail instants, nested slices, slices on 4
+              threads, instants of small values; BENCH_MIX_EVENTS events each)
+              the same calls in each format: bytes per event, Perfetto against
+              Chrome JSON, and the floor Perfetto's schema sets for the args.
   startup     config -> every probe attached, 1/10/100 probes, vs bpftrace.
   many        `trace GLOB` over 1,000 and 2,000 distinct functions: attach and
               detach, entry only and --ret, vs bpftrace's wildcard.
@@ -46,7 +50,9 @@ burst.
   tracefiles  `trace --ret` on target_nested writing each trace format (json, art,
               speedscope) over the same calls: file bytes, bytes per call, the
               time the writing takes at exit; ART's bytes per record beyond its
-              key section against the goal (<= 14).
+              key section against the goal (<= 14); then Chrome JSON and
+              Perfetto over target_unwind (calls left by longjmps) against
+              target_nested: writer time per event with and without left calls.
   resolve     `methods` and `resolve` on the largest test oat files: ms per MB.
   footprint   binary size per arch and peak RSS (from throughput, or a short run).
 Each prints its table and appends it, with the date, machine and kernel, to the
@@ -70,6 +76,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True   # no __pycache__ in the tree
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from e2e import BIN, TESTDATA, Held, Target, target  # noqa: E402
+import pftrace  # noqa: E402
 
 TOOLS = os.environ.get("BENCH_TOOLS_DIR", "build/bench")
 TARGET_MANY = os.environ.get("UPROBESTATS_TARGET_MANY", "build/faults/target_many")
@@ -830,6 +837,219 @@ def bench_trace():
     return "\n".join(rows)
 
 
+# ---- trace files per mix: Perfetto against Chrome JSON, and its args' floor ------------
+
+MIX_EVENTS = int(os.environ.get("BENCH_MIX_EVENTS") or 60000)
+MIX_RINGBUF = str(64 << 20)     # room for every record: each format gets the same events
+MIX_KINDS = (("base", None), ("jsonl", ".jsonl"), ("chrome json", ".json"),
+             ("perfetto", ".pftrace"))
+STATSD_ATOM = 915
+
+
+def trace_mixes(tmp):
+    """The mixes, about MIX_EVENTS trace events each: name, target and its
+    args, and the command before (head) and after (tail) the output options.
+    Every run also sends each record as a statsd atom to bench's statsd_sink,
+    so no run writes text."""
+    n = MIX_EVENTS
+    native, nested = target("target_native"), target("target_nested")
+
+    def detail(binary, fn):
+        cfg = write(os.path.join(tmp, f"mix-{fn}.textproto"),
+                    native_config(binary, [fn], atom_id=STATSD_ATOM))
+        return ["run", cfg]
+    ret = ["trace", "--ret", "--atom", str(STATSD_ATOM)]
+    return [
+        dict(name="call_detail instants, 11 registers (target_native, 2 threads)",
+             target="target_native", args=["--threads", "2", str(n // 2), "1"],
+             head=detail(native, "ups_target_fn"), tail=[]),
+        dict(name="nested uretprobe slices, 3 deep (target_nested)",
+             target="target_nested", args=[str(n // 3)], head=ret,
+             tail=[f"{nested}:ups_nest_*"]),
+        dict(name="single-level slices, 4 threads (target_native --threads 4)",
+             target="target_native", args=["--threads", "4", str(n // 4), "1"], head=ret,
+             tail=[f"{native}:ups_target_fn"]),
+        dict(name="call_detail instants, small values (ups_nest_c in target_nested)",
+             target="target_nested", args=[str(n)], head=detail(nested, "ups_nest_c"),
+             tail=[]),
+    ]
+
+
+def statsd_receiver(tmp):
+    """bench's statsd_sink on a socket in tmp: (its process, the socket path)."""
+    sock = os.path.join(tmp, f"statsdw-{time.monotonic_ns()}")
+    rx = subprocess.Popen([os.path.join(TOOLS, "statsd_sink"), sock], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    read_until(rx.stderr, "ready")
+    return rx, sock
+
+
+def mix_run(tmp, mix, ext, base=None):
+    """One run of MIX writing one file (ext .jsonl: --format json --output;
+    .json, .pftrace: --trace) or none (ext None): dict(cpu: uprobestats' user +
+    sys s, lost, path, size, exit_s: from the target's end to uprobestats'
+    exit, err: its stderr).  BASE names the file (default: the mix's index)."""
+    path = os.path.join(tmp, (base or "mix") + ext) if ext else None
+    rx, sock = statsd_receiver(tmp)
+    held = Held(tmp, mix["target"], mix["args"])
+    args = [BIN] + mix["head"] + ["--pid", str(held.pid), "--statsd=" + sock,
+                                  "--ringbuf-size", MIX_RINGBUF]
+    if ext == ".jsonl":
+        args += ["--format", "json", "--output", path]
+    elif ext:
+        args += ["--trace", path]
+    try:
+        t = Tracer(args + mix["tail"], "attached")
+        held.go()
+        held.wait(600)
+        t0 = time.monotonic()
+        user, sys_s, _ = wait_rusage(t.proc, 600)   # it ends once its target has exited
+        exit_s = time.monotonic() - t0
+        t.drain.join(60)
+    finally:
+        held.kill()
+        stop(rx, signal.SIGTERM)
+    err = "".join(t.err)
+    if t.proc.returncode != 0:
+        raise BenchError(f"{mix['name']}, {ext}: exit {t.proc.returncode}: {err[-500:]}")
+    _, _, dk, ds = summary_row(err)
+    return dict(cpu=user + sys_s, lost=dk + ds, path=path,
+                size=os.path.getsize(path) if path else 0, exit_s=exit_s, err=err)
+
+
+def chrome_events(path):
+    """The trace events of a Chrome JSON file, metadata ("ph": "M") left out:
+    an instant or a slice ("X") each."""
+    with open(path) as f:
+        return sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") != "M")
+
+
+def varint_len(v):
+    n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
+
+
+def annotation_floor(a):
+    """The bytes Perfetto's protobuf cannot avoid for one DebugAnnotation (a
+    dict from pftrace.decode): its tag and length (2), an interned name_iid (2),
+    the value's tag (1, 2 for string_value_iid, field 17) and the value: a
+    varint, 8 bytes of a double, or a length and the bytes of a string."""
+    for field, vs in a.items():
+        v = vs[-1]
+        if field in (2, 3, 4, 7):            # uint, bool, int, pointer
+            return 5 + varint_len(v)
+        if field == 17:                      # string_value_iid
+            return 6 + varint_len(v)
+        if field == 5:                       # double
+            return 5 + 8
+        if field == 6:                       # string_value
+            return 5 + varint_len(len(v)) + len(v)
+    return 4                                 # a name alone (or a value not above)
+
+
+def pftrace_args_floor(path):
+    """(track events, args floor bytes) of a Perfetto file: the sum of
+    annotation_floor over every TrackEvent's debug annotations."""
+    with open(path, "rb") as f:
+        packets = pftrace.decode(f.read()).get(1, [])
+    events = floor = 0
+    for p in packets:
+        for te in p.get(11, []):
+            events += 1
+            floor += sum(annotation_floor(a) for a in te.get(4, []))
+    return events, floor
+
+
+def unwound_calls(err_text):
+    """The calls a run's summary says were unwound (left by a longjmp or an
+    exception)."""
+    return sum(int(m) for m in re.findall(r"(\d+) calls unwound", err_text))
+
+
+def mix_measure(tmp, mix, kinds=MIX_KINDS):
+    """Each format of KINDS over the mix, REPEATS rounds (the formats in turn):
+    {kind: dict(cpu: the median CPU s, lost: over every run, size, exit_s:
+    the median)}, plus 'events' (the Chrome JSON's, when it is a kind),
+    'floor' (the Perfetto file's args floor in bytes, when it is one) and
+    'unwound' (calls); sizes and counts from the first round."""
+    runs = {k: [] for k, _ in kinds}
+    res = {}
+    for rnd in range(REPEATS):
+        for kind, ext in kinds:
+            r = mix_run(tmp, mix, ext)
+            if rnd == 0 and kind == "chrome json":
+                res["events"] = chrome_events(r["path"])
+            if rnd == 0 and kind == "perfetto":
+                res["floor"] = pftrace_args_floor(r["path"])[1]
+            if r["path"]:
+                os.unlink(r["path"])
+            if rnd == 0:
+                res.setdefault("unwound", unwound_calls(r["err"]))
+            runs[kind].append(r)
+            print(f"  {mix['name']}: {kind}: {r['cpu']:.2f} s CPU, {r['size']:,} bytes, "
+                  f"lost {r['lost']:,}", flush=True)
+    for kind, rs in runs.items():
+        res[kind] = dict(cpu=median([r["cpu"] for r in rs]), lost=sum(r["lost"] for r in rs),
+                         size=rs[0]["size"], exit_s=median([r["exit_s"] for r in rs]))
+    return res
+
+
+def mix_row(mix, res):
+    """The table row of one mix and its verdict line."""
+    n = max(res["events"], 1)
+    per = {k: res[k]["size"] / n for k, _ in MIX_KINDS}
+    writer = {k: (res[k]["cpu"] - res["base"]["cpu"]) / n * 1e6 for k, _ in MIX_KINDS}
+    chrome = per["chrome json"]
+    ratio, floor = per["perfetto"] / chrome, res["floor"] / n
+    lost = ", ".join(f"{res[k]['lost']:,}" for k, _ in MIX_KINDS)
+    row = (f"| {mix['name']} | {res['events']:,} | {lost} | {per['jsonl']:.1f} | "
+           f"{chrome:.1f} | {per['perfetto']:.1f} | {ratio:.3f} | {floor:.1f} | "
+           f"{floor / chrome:.3f} | {writer['jsonl']:.2f} / {writer['chrome json']:.2f} / "
+           f"{writer['perfetto']:.2f} |")
+    possible = ("possible" if floor / chrome <= 1 / 3 else
+                "impossible for this mix: its args alone take more than a third")
+    fast = writer["perfetto"] <= writer["jsonl"] and res["perfetto"]["lost"] == 0
+    verdict = (f"- {mix['name']}: Perfetto ≤ 1/3 of Chrome JSON: "
+               f"{'yes' if ratio <= 1 / 3 else 'NO'} ({ratio:.3f}; the args' floor "
+               f"{floor / chrome:.3f}: 1/3 {possible}); written at least as fast as JSON "
+               f"Lines: {'yes' if fast else 'NO'} ({writer['perfetto']:.2f} vs "
+               f"{writer['jsonl']:.2f} µs/event).")
+    return row, verdict
+
+
+def bench_trace_mixes():
+    """Trace file size per mix: each mix run once per format over the same
+    calls, bytes per event, Perfetto against Chrome JSON, and the floor
+    Perfetto's schema sets for the mix's args."""
+    tmp = tmpdir()
+    rows = [f"Trace file size per mix: each mix (about {MIX_EVENTS:,} events) run once with "
+            "no file (base), JSON Lines (--format json --output), Chrome JSON (--trace "
+            ".json) and Perfetto (--trace .pftrace) over the same calls (a "
+            f"{int(MIX_RINGBUF) >> 20} MiB ring buffer: none lost), every record also a "
+            "statsd atom to bench's statsd_sink (no run writes text); "
+            f"{REPEATS} rounds, the formats in turn.  Events: the Chrome "
+            "JSON's (an instant, or a slice: one \"X\", a BEGIN and an END in Perfetto).  "
+            "Args floor: per event, the bytes Perfetto's protobuf cannot avoid for the "
+            "debug annotations our .pftrace holds (each: tag + length 2, name_iid 2, the "
+            "value's tag 1 and its varint), decoded from the file.  Writer: uprobestats' "
+            "median CPU (user + sys) less the base run's, per event (below a run's noise "
+            "when near 0 or negative).", "",
+            "| mix | events | lost (base, JSON Lines, Chrome JSON, Perfetto) | JSON Lines "
+            "bytes/event | Chrome JSON bytes/event | Perfetto bytes/event | Perfetto / "
+            "Chrome JSON | args floor bytes/event | args floor / Chrome JSON | writer "
+            "µs/event (JSON Lines / Chrome JSON / Perfetto) |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    verdicts = []
+    for mix in trace_mixes(tmp):
+        row, verdict = mix_row(mix, mix_measure(tmp, mix))
+        rows.append(row)
+        verdicts.append(verdict)
+    return "\n".join(rows + [""] + verdicts)
+
+
 # ---- start-up --------------------------------------------------------------------------
 
 
@@ -1537,6 +1757,61 @@ def bench_tracefiles():
     return "\n".join(rows)
 
 
+LEFT_KINDS = (("base", None), ("chrome json", ".json"), ("perfetto", ".pftrace"))
+
+
+def left_call_mixes(tmp):
+    """target_nested (every call returns) and target_unwind (calls left by
+    longjmps: about 11 slices a round, 6 of them unwound) over about as many
+    slices, `trace --ret` on every function of each."""
+    ret = ["trace", "--ret", "--atom", str(STATSD_ATOM)]
+    rounds = max(TRACEFILE_CALLS * 3 // 11, 1)
+    return [
+        dict(name="target_nested (no call left)", target="target_nested",
+             args=[str(TRACEFILE_CALLS)], head=ret,
+             tail=[f"{target('target_nested')}:ups_nest_*"]),
+        dict(name="target_unwind (longjmps)", target="target_unwind",
+             args=[str(rounds), os.path.join(tmp, "unwind.out")], head=ret,
+             tail=[f"{target('target_unwind')}:ups_uw_*"]),
+    ]
+
+
+def bench_left_calls():
+    """The trace writer's cost with calls left by longjmps (each unwound call
+    makes trace_out's nested_end scan its thread's last 64 slices): Chrome
+    JSON and Perfetto over target_unwind against target_nested, writer time
+    per event (CPU above a run without a file) and from the target's end to
+    the file complete."""
+    tmp = tmpdir()
+    rows = ["### Trace writer with left calls (`trace --ret`: target_unwind's longjmps "
+            "against target_nested, about the same slices)", "",
+            f"{REPEATS} rounds of a run with no file (base), with Chrome JSON and with "
+            "Perfetto, every record also a statsd atom to bench's statsd_sink; writer: "
+            "uprobestats' median CPU (user + sys) less the base run's, per event (a slice "
+            "or an instant of the Chrome JSON); exit: from the target's end to "
+            "uprobestats' exit (the writing left at exit), median.", "",
+            "| target | events | calls unwound | lost | Chrome JSON bytes/event | Perfetto "
+            "bytes/event | Chrome JSON writer µs/event | Perfetto writer µs/event | exit s "
+            "(base / Chrome JSON / Perfetto) |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    writer = {}
+    for mix in left_call_mixes(tmp):
+        res = mix_measure(tmp, mix, LEFT_KINDS)
+        n = max(res["events"], 1)
+        w = {k: (res[k]["cpu"] - res["base"]["cpu"]) / n * 1e6 for k, _ in LEFT_KINDS}
+        writer[mix["target"]] = w
+        lost = sum(res[k]["lost"] for k, _ in LEFT_KINDS)
+        rows.append(f"| {mix['name']} | {res['events']:,} | {res['unwound']:,} | {lost:,} | "
+                    f"{res['chrome json']['size'] / n:.1f} | {res['perfetto']['size'] / n:.1f} "
+                    f"| {w['chrome json']:.2f} | {w['perfetto']:.2f} | "
+                    + " / ".join(f"{res[k]['exit_s']:.2f}" for k, _ in LEFT_KINDS) + " |")
+    plain, left = writer["target_nested"], writer["target_unwind"]
+    rows += ["", "Writer µs/event with left calls against without: " + "; ".join(
+        f"{k}: {left[k]:.2f} vs {plain[k]:.2f}"
+        + (f" ({left[k] / plain[k]:.2f}×)" if plain[k] > 0 else "")
+        for k in ("chrome json", "perfetto")) + "."]
+    return "\n".join(rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "nested", "accuracy", "throughput",
@@ -1561,6 +1836,7 @@ def main():
             sections.append(text)
     if a.which in ("all", "trace"):
         sections.append(bench_trace())
+        sections.append(bench_trace_mixes())
     if a.which in ("all", "startup"):
         sections.append(bench_startup())
     if a.which in ("all", "many"):
@@ -1573,6 +1849,7 @@ def main():
         sections.append(bench_traffic())
     if a.which in ("all", "tracefiles"):
         sections.append(bench_tracefiles())
+        sections.append(bench_left_calls())
     if a.which in ("all", "resolve"):
         sections.append(bench_resolve())
     if a.which in ("all", "footprint"):
