@@ -1025,11 +1025,11 @@ def bench_trace_mixes():
     calls, bytes per event, Perfetto against Chrome JSON, and the floor
     Perfetto's schema sets for the mix's args."""
     tmp = tmpdir()
-    rows = [f"Trace file size per mix: each mix (about {MIX_EVENTS:,} events) run once with "
+    rows = [f"Trace file size per mix: each mix (about {MIX_EVENTS:,} events) run with "
             "no file (base), JSON Lines (--format json --output), Chrome JSON (--trace "
             ".json) and Perfetto (--trace .pftrace) over the same calls (a "
-            f"{int(MIX_RINGBUF) >> 20} MiB ring buffer: none lost), every record also a "
-            "statsd atom to bench's statsd_sink (no run writes text); "
+            f"{int(MIX_RINGBUF) >> 20} MiB ring buffer, room for every record), every "
+            "record also a statsd atom to bench's statsd_sink (no run writes text); "
             f"{REPEATS} rounds, the formats in turn.  Events: the Chrome "
             "JSON's (an instant, or a slice: one \"X\", a BEGIN and an END in Perfetto).  "
             "Args floor: per event, the bytes Perfetto's protobuf cannot avoid for the "
@@ -1650,7 +1650,7 @@ def traffic_verdict(k, cpu, bpf):
         return (f"send: traffic {ratio:.3f}× the floor's CPU per call (goal <= "
                 f"{TRAFFIC_GOAL}×: {'met' if ratio <= TRAFFIC_GOAL else 'NOT met'}).")
     line = (f"sendmmsg ×{k}: traffic {ratio:.3f}× the floor's CPU per call "
-            f"(+{cpu[TRAFFIC_OURS] - cpu[TRAFFIC_FLOOR]:.2f} µs)")
+            f"({cpu[TRAFFIC_OURS] - cpu[TRAFFIC_FLOOR]:+.2f} µs)")
     if TRAFFIC_LEGACY in cpu:
         line += f", legacy objects {cpu[TRAFFIC_LEGACY] / cpu[TRAFFIC_FLOOR]:.3f}×"
     if bpf.get(TRAFFIC_OURS) is not None and bpf.get(TRAFFIC_FLOOR) is not None:
