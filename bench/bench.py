@@ -3,7 +3,7 @@
 side with the bare kernel and bpftrace.
 
 WHICH: all, perhit, nested, throughput, trace, startup, resolve, footprint, many, exit,
-burst.
+burst, traffic, tracefiles, accuracy.
   perhit      a target calls a probed function BENCH_CALLS times, under: no probe;
               an empty BPF program (the floor; entry, and entry + return for the
               uretprobe programs); bpftrace with an empty body and printing pid + 2
@@ -26,7 +26,11 @@ burst.
               generated vs delivered, our CPU per event, peak RSS; JSON to
               /dev/null and statsd to a local counting receiver.
   trace       the throughput workload writing JSON Lines, Chrome JSON and Perfetto
-              files: events/s written, lost, CPU and bytes per event side by side.
+              files: events/s written, lost, CPU and bytes per event side by side;
+              then per mix (call_detail instants, nested slices, slices on 4
+              threads, instants of small values; BENCH_MIX_EVENTS events each)
+              the same calls in each format: bytes per event, Perfetto against
+              Chrome JSON, and the floor Perfetto's schema sets for the args.
   startup     config -> every probe attached, 1/10/100 probes, vs bpftrace.
   many        `trace GLOB` over 1,000 and 2,000 distinct functions: attach and
               detach, entry only and --ret, vs bpftrace's wildcard.
@@ -39,11 +43,16 @@ burst.
               (target_sendloop) against the floor: empty programs at send's entry
               and at each of its return instructions in the same libc; the
               issue's goal (<= 1.1x the floor's CPU per call) checked, and the
-              rows it printed with --interval 1 (keys x intervals, not calls).
+              rows it printed with --interval 1 (keys x intervals, not calls);
+              then the same for sendmmsg()s of 64 and 1,024 messages a call
+              (BENCH_TRAFFIC_MMSG), whose exit reads every message's length in
+              the traced thread, with the legacy objects (32 read) beside.
   tracefiles  `trace --ret` on target_nested writing each trace format (json, art,
               speedscope) over the same calls: file bytes, bytes per call, the
               time the writing takes at exit; ART's bytes per record beyond its
-              key section against the goal (<= 14).
+              key section against the goal (<= 14); then Chrome JSON and
+              Perfetto over target_unwind (calls left by longjmps) against
+              target_nested: writer time per event with and without left calls.
   resolve     `methods` and `resolve` on the largest test oat files: ms per MB.
   footprint   binary size per arch and peak RSS (from throughput, or a short run).
 Each prints its table and appends it, with the date, machine and kernel, to the
@@ -67,6 +76,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True   # no __pycache__ in the tree
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from e2e import BIN, TESTDATA, Held, Target, target  # noqa: E402
+import pftrace  # noqa: E402
 
 TOOLS = os.environ.get("BENCH_TOOLS_DIR", "build/bench")
 TARGET_MANY = os.environ.get("UPROBESTATS_TARGET_MANY", "build/faults/target_many")
@@ -827,6 +837,219 @@ def bench_trace():
     return "\n".join(rows)
 
 
+# ---- trace files per mix: Perfetto against Chrome JSON, and its args' floor ------------
+
+MIX_EVENTS = int(os.environ.get("BENCH_MIX_EVENTS") or 60000)
+MIX_RINGBUF = str(64 << 20)     # room for every record: each format gets the same events
+MIX_KINDS = (("base", None), ("jsonl", ".jsonl"), ("chrome json", ".json"),
+             ("perfetto", ".pftrace"))
+STATSD_ATOM = 915
+
+
+def trace_mixes(tmp):
+    """The mixes, about MIX_EVENTS trace events each: name, target and its
+    args, and the command before (head) and after (tail) the output options.
+    Every run also sends each record as a statsd atom to bench's statsd_sink,
+    so no run writes text."""
+    n = MIX_EVENTS
+    native, nested = target("target_native"), target("target_nested")
+
+    def detail(binary, fn):
+        cfg = write(os.path.join(tmp, f"mix-{fn}.textproto"),
+                    native_config(binary, [fn], atom_id=STATSD_ATOM))
+        return ["run", cfg]
+    ret = ["trace", "--ret", "--atom", str(STATSD_ATOM)]
+    return [
+        dict(name="call_detail instants, 11 registers (target_native, 2 threads)",
+             target="target_native", args=["--threads", "2", str(n // 2), "1"],
+             head=detail(native, "ups_target_fn"), tail=[]),
+        dict(name="nested uretprobe slices, 3 deep (target_nested)",
+             target="target_nested", args=[str(n // 3)], head=ret,
+             tail=[f"{nested}:ups_nest_*"]),
+        dict(name="single-level slices, 4 threads (target_native --threads 4)",
+             target="target_native", args=["--threads", "4", str(n // 4), "1"], head=ret,
+             tail=[f"{native}:ups_target_fn"]),
+        dict(name="call_detail instants, small values (ups_nest_c in target_nested)",
+             target="target_nested", args=[str(n)], head=detail(nested, "ups_nest_c"),
+             tail=[]),
+    ]
+
+
+def statsd_receiver(tmp):
+    """bench's statsd_sink on a socket in tmp: (its process, the socket path)."""
+    sock = os.path.join(tmp, f"statsdw-{time.monotonic_ns()}")
+    rx = subprocess.Popen([os.path.join(TOOLS, "statsd_sink"), sock], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    read_until(rx.stderr, "ready")
+    return rx, sock
+
+
+def mix_run(tmp, mix, ext, base=None):
+    """One run of MIX writing one file (ext .jsonl: --format json --output;
+    .json, .pftrace: --trace) or none (ext None): dict(cpu: uprobestats' user +
+    sys s, lost, path, size, exit_s: from the target's end to uprobestats'
+    exit, err: its stderr).  BASE names the file (default: the mix's index)."""
+    path = os.path.join(tmp, (base or "mix") + ext) if ext else None
+    rx, sock = statsd_receiver(tmp)
+    held = Held(tmp, mix["target"], mix["args"])
+    args = [BIN] + mix["head"] + ["--pid", str(held.pid), "--statsd=" + sock,
+                                  "--ringbuf-size", MIX_RINGBUF]
+    if ext == ".jsonl":
+        args += ["--format", "json", "--output", path]
+    elif ext:
+        args += ["--trace", path]
+    try:
+        t = Tracer(args + mix["tail"], "attached")
+        held.go()
+        held.wait(600)
+        t0 = time.monotonic()
+        user, sys_s, _ = wait_rusage(t.proc, 600)   # it ends once its target has exited
+        exit_s = time.monotonic() - t0
+        t.drain.join(60)
+    finally:
+        held.kill()
+        stop(rx, signal.SIGTERM)
+    err = "".join(t.err)
+    if t.proc.returncode != 0:
+        raise BenchError(f"{mix['name']}, {ext}: exit {t.proc.returncode}: {err[-500:]}")
+    _, _, dk, ds = summary_row(err)
+    return dict(cpu=user + sys_s, lost=dk + ds, path=path,
+                size=os.path.getsize(path) if path else 0, exit_s=exit_s, err=err)
+
+
+def chrome_events(path):
+    """The trace events of a Chrome JSON file, metadata ("ph": "M") left out:
+    an instant or a slice ("X") each."""
+    with open(path) as f:
+        return sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") != "M")
+
+
+def varint_len(v):
+    n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
+
+
+def annotation_floor(a):
+    """The bytes Perfetto's protobuf cannot avoid for one DebugAnnotation (a
+    dict from pftrace.decode): its tag and length (2), an interned name_iid (2),
+    the value's tag (1, 2 for string_value_iid, field 17) and the value: a
+    varint, 8 bytes of a double, or a length and the bytes of a string."""
+    for field, vs in a.items():
+        v = vs[-1]
+        if field in (2, 3, 4, 7):            # uint, bool, int, pointer
+            return 5 + varint_len(v)
+        if field == 17:                      # string_value_iid
+            return 6 + varint_len(v)
+        if field == 5:                       # double
+            return 5 + 8
+        if field == 6:                       # string_value
+            return 5 + varint_len(len(v)) + len(v)
+    return 4                                 # a name alone (or a value not above)
+
+
+def pftrace_args_floor(path):
+    """(track events, args floor bytes) of a Perfetto file: the sum of
+    annotation_floor over every TrackEvent's debug annotations."""
+    with open(path, "rb") as f:
+        packets = pftrace.decode(f.read()).get(1, [])
+    events = floor = 0
+    for p in packets:
+        for te in p.get(11, []):
+            events += 1
+            floor += sum(annotation_floor(a) for a in te.get(4, []))
+    return events, floor
+
+
+def unwound_calls(err_text):
+    """The calls a run's summary says were unwound (left by a longjmp or an
+    exception)."""
+    return sum(int(m) for m in re.findall(r"(\d+) calls unwound", err_text))
+
+
+def mix_measure(tmp, mix, kinds=MIX_KINDS):
+    """Each format of KINDS over the mix, REPEATS rounds (the formats in turn):
+    {kind: dict(cpu: the median CPU s, lost: over every run, size, exit_s:
+    the median)}, plus 'events' (the Chrome JSON's, when it is a kind),
+    'floor' (the Perfetto file's args floor in bytes, when it is one) and
+    'unwound' (calls); sizes and counts from the first round."""
+    runs = {k: [] for k, _ in kinds}
+    res = {}
+    for rnd in range(REPEATS):
+        for kind, ext in kinds:
+            r = mix_run(tmp, mix, ext)
+            if rnd == 0 and kind == "chrome json":
+                res["events"] = chrome_events(r["path"])
+            if rnd == 0 and kind == "perfetto":
+                res["floor"] = pftrace_args_floor(r["path"])[1]
+            if r["path"]:
+                os.unlink(r["path"])
+            if rnd == 0:
+                res.setdefault("unwound", unwound_calls(r["err"]))
+            runs[kind].append(r)
+            print(f"  {mix['name']}: {kind}: {r['cpu']:.2f} s CPU, {r['size']:,} bytes, "
+                  f"lost {r['lost']:,}", flush=True)
+    for kind, rs in runs.items():
+        res[kind] = dict(cpu=median([r["cpu"] for r in rs]), lost=sum(r["lost"] for r in rs),
+                         size=rs[0]["size"], exit_s=median([r["exit_s"] for r in rs]))
+    return res
+
+
+def mix_row(mix, res):
+    """The table row of one mix and its verdict line."""
+    n = max(res["events"], 1)
+    per = {k: res[k]["size"] / n for k, _ in MIX_KINDS}
+    writer = {k: (res[k]["cpu"] - res["base"]["cpu"]) / n * 1e6 for k, _ in MIX_KINDS}
+    chrome = per["chrome json"]
+    ratio, floor = per["perfetto"] / chrome, res["floor"] / n
+    lost = ", ".join(f"{res[k]['lost']:,}" for k, _ in MIX_KINDS)
+    row = (f"| {mix['name']} | {res['events']:,} | {lost} | {per['jsonl']:.1f} | "
+           f"{chrome:.1f} | {per['perfetto']:.1f} | {ratio:.3f} | {floor:.1f} | "
+           f"{floor / chrome:.3f} | {writer['jsonl']:.2f} / {writer['chrome json']:.2f} / "
+           f"{writer['perfetto']:.2f} |")
+    possible = ("possible" if floor / chrome <= 1 / 3 else
+                "impossible for this mix: its args alone take more than a third")
+    fast = writer["perfetto"] <= writer["jsonl"] and res["perfetto"]["lost"] == 0
+    verdict = (f"- {mix['name']}: Perfetto ≤ 1/3 of Chrome JSON: "
+               f"{'yes' if ratio <= 1 / 3 else 'NO'} ({ratio:.3f}; the args' floor "
+               f"{floor / chrome:.3f}: 1/3 {possible}); written at least as fast as JSON "
+               f"Lines: {'yes' if fast else 'NO'} ({writer['perfetto']:.2f} vs "
+               f"{writer['jsonl']:.2f} µs/event).")
+    return row, verdict
+
+
+def bench_trace_mixes():
+    """Trace file size per mix: each mix run once per format over the same
+    calls, bytes per event, Perfetto against Chrome JSON, and the floor
+    Perfetto's schema sets for the mix's args."""
+    tmp = tmpdir()
+    rows = [f"Trace file size per mix: each mix (about {MIX_EVENTS:,} events) run with "
+            "no file (base), JSON Lines (--format json --output), Chrome JSON (--trace "
+            ".json) and Perfetto (--trace .pftrace) over the same calls (a "
+            f"{int(MIX_RINGBUF) >> 20} MiB ring buffer, room for every record), every "
+            "record also a statsd atom to bench's statsd_sink (no run writes text); "
+            f"{REPEATS} rounds, the formats in turn.  Events: the Chrome "
+            "JSON's (an instant, or a slice: one \"X\", a BEGIN and an END in Perfetto).  "
+            "Args floor: per event, the bytes Perfetto's protobuf cannot avoid for the "
+            "debug annotations our .pftrace holds (each: tag + length 2, name_iid 2, the "
+            "value's tag 1 and its varint), decoded from the file.  Writer: uprobestats' "
+            "median CPU (user + sys) less the base run's, per event (below a run's noise "
+            "when near 0 or negative).", "",
+            "| mix | events | lost (base, JSON Lines, Chrome JSON, Perfetto) | JSON Lines "
+            "bytes/event | Chrome JSON bytes/event | Perfetto bytes/event | Perfetto / "
+            "Chrome JSON | args floor bytes/event | args floor / Chrome JSON | writer "
+            "µs/event (JSON Lines / Chrome JSON / Perfetto) |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    verdicts = []
+    for mix in trace_mixes(tmp):
+        row, verdict = mix_row(mix, mix_measure(tmp, mix))
+        rows.append(row)
+        verdicts.append(verdict)
+    return "\n".join(rows + [""] + verdicts)
+
+
 # ---- start-up --------------------------------------------------------------------------
 
 
@@ -1328,68 +1551,151 @@ def mapped_libc(pid, timeout=10):
     raise BenchError(f"process {pid} maps no libc")
 
 
-def held_sendloop(tmp):
-    t = Held(tmp, "target_sendloop", [str(CALLS)])
-    mapped_libc(t.pid)
-    return t
+# sendmmsg() cases: messages per call (the exit reads each message's msg_len with
+# bpf_probe_read_user, in the traced thread: up to 1,024 in a loop, the legacy
+# objects' first 32 unrolled).
+TRAFFIC_MMSG = [int(x) for x in os.environ.get("BENCH_TRAFFIC_MMSG", "64,1024").split(",")
+                if x]
+TRAFFIC_FLOOR = "floor: empty BPF programs (entry + return instructions)"
+TRAFFIC_OURS = "uprobestats traffic"
+TRAFFIC_LEGACY = "uprobestats traffic, legacy objects (--target-kernel 4.19)"
+
+
+def traffic_case(k):
+    """One loop of target_sendloop: (libc function, its args, calls): CALLS
+    one-byte send()s for k 0, else sendmmsg()s of k one-byte messages, as
+    many as make about CALLS messages (50 at least)."""
+    if not k:
+        return "send", [str(CALLS)], CALLS
+    calls = max(CALLS // k, 50)
+    return "sendmmsg", [str(calls), f"--mmsg={k}"], calls
 
 
 class OursTraffic(Tracer):
     """`uprobestats traffic -p PID --interval 1`, JSON Lines kept: stop()
-    returns (rows, intervals, the rows' send calls)."""
+    returns (rows, intervals, the rows' tx calls, their tx bytes)."""
 
-    def __init__(self, pid, out):
+    def __init__(self, pid, out, extra=()):
         self.out = out
         super().__init__([BIN, "traffic", "-p", str(pid), "--interval", "1", "--format",
-                          "json", "--output", out, "--no-statsd"], "attached")
+                          "json", "--output", out, "--no-statsd"] + list(extra), "attached")
 
     def stop(self):
         self.finish()
         rows = [r for r in (json.loads(x) for x in open(self.out)
                             if x.startswith('{"type":"traffic"')) if "pid" in r]
-        return len(rows), len({r["ts"] for r in rows}), sum(r["tx_calls"] for r in rows)
+        return (len(rows), len({r["ts"] for r in rows}), sum(r["tx_calls"] for r in rows),
+                sum(r["tx_bytes"] for r in rows))
+
+
+def traffic_variants(tmp, libc, fn, legacy):
+    """The variants of one loop: no probe, the floor (empty programs at fn's
+    entry and at each of its return instructions in the same libc), ours,
+    and with LEGACY ours on the legacy objects; and fn's return count."""
+    off = resolve_offset(libc, fn)
+    exits = exit_offsets(libc, fn, off)
+    out = os.path.join(tmp, f"traffic-{fn}.jsonl")
+    variants = {
+        "no probe": None,
+        TRAFFIC_FLOOR: lambda pid: EmptyLoader(libc, off, pid,
+                                               "exit:" + ",".join(hex(o) for o in exits)),
+        TRAFFIC_OURS: lambda pid: OursTraffic(pid, out),
+    }
+    if legacy:
+        variants[TRAFFIC_LEGACY] = lambda pid: OursTraffic(pid, out,
+                                                           ["--target-kernel", "4.19"])
+    return variants, len(exits)
+
+
+def traffic_case_runs(tmp, libc, k):
+    """Interleaved runs of one loop (traffic_case(k)): (fn, calls, returns of
+    fn, {variant: runs} as interleaved_runs gives them)."""
+    fn, args, calls = traffic_case(k)
+    variants, n_exits = traffic_variants(tmp, libc, fn, legacy=bool(k))
+
+    def start(d):
+        t = Held(d, "target_sendloop", args)
+        mapped_libc(t.pid)
+        return t
+    print(f"  traffic: {fn} x{max(k, 1)}, {calls:,} calls", flush=True)
+    return fn, calls, n_exits, interleaved_runs(tmp, variants, start, "rows/intervals/calls/bytes")
+
+
+def traffic_rows(label, runs, calls):
+    """The table rows of one loop's runs, per call: ({variant: CPU µs/call},
+    {variant: BPF ns/call or None}, rows)."""
+    cpu = {k: median([r[1] for r in v]) / calls * 1e6 for k, v in runs.items()}
+    bpf = {}
+    rows = []
+    for name, rs in runs.items():
+        ns = [r[2] for r in rs if r[2] is not None]
+        bpf[name] = median(ns) if ns else None
+        ratio = fastest = ""
+        if name != "no probe":
+            ratio = f"{cpu[name] / cpu[TRAFFIC_FLOOR]:.3f}×"
+            fastest = (f"{min(r[1] for r in rs) / min(r[1] for r in runs[TRAFFIC_FLOOR]):.3f}×")
+        d = "; ".join(", ".join(f"{x:,}" for x in r[3]) for r in rs if r[3]) or "—"
+        ptext = f"{bpf[name]:.0f}" if ns else "—"
+        rows.append(f"| {label} | {name} | {median([r[0] for r in rs]) / calls * 1e6:.2f} | "
+                    f"{cpu[name]:.2f} | {' '.join(f'{r[1]:.2f}' for r in rs)} | {ptext} | "
+                    f"{ratio} | {fastest} | {d} |")
+    return cpu, bpf, rows
+
+
+def traffic_verdict(k, cpu, bpf):
+    """One line on a loop: ours (and the legacy objects) against the floor;
+    for sendmmsg, what the exit's message loop adds per message."""
+    ratio = cpu[TRAFFIC_OURS] / cpu[TRAFFIC_FLOOR]
+    if not k:
+        return (f"send: traffic {ratio:.3f}× the floor's CPU per call (goal <= "
+                f"{TRAFFIC_GOAL}×: {'met' if ratio <= TRAFFIC_GOAL else 'NOT met'}).")
+    line = (f"sendmmsg ×{k}: traffic {ratio:.3f}× the floor's CPU per call "
+            f"({cpu[TRAFFIC_OURS] - cpu[TRAFFIC_FLOOR]:+.2f} µs)")
+    if TRAFFIC_LEGACY in cpu:
+        line += f", legacy objects {cpu[TRAFFIC_LEGACY] / cpu[TRAFFIC_FLOOR]:.3f}×"
+    if bpf.get(TRAFFIC_OURS) is not None and bpf.get(TRAFFIC_FLOOR) is not None:
+        per_msg = (bpf[TRAFFIC_OURS] - bpf[TRAFFIC_FLOOR]) / k
+        line += (f"; program time above the empty programs' "
+                 f"{bpf[TRAFFIC_OURS] - bpf[TRAFFIC_FLOOR]:,.0f} ns a call, "
+                 f"{per_msg:.1f} ns a message")
+        if bpf.get(TRAFFIC_LEGACY) is not None:
+            line += (f" (legacy objects, {min(k, 32)} read: "
+                     f"{bpf[TRAFFIC_LEGACY] - bpf[TRAFFIC_FLOOR]:,.0f} ns a call)")
+    return line + "."
 
 
 def bench_traffic():
+    """`uprobestats traffic` on target_sendloop's loops against the floor, per
+    call: CALLS one-byte send()s, and sendmmsg()s of TRAFFIC_MMSG messages
+    (whose exit reads every message's length in the traced thread)."""
     tmp = tmpdir()
     probe = Held(tmp, "target_sendloop", ["1"])
     libc = mapped_libc(probe.pid)
     probe.go()
     probe.wait()
-    off = resolve_offset(libc, "send")
-    exits = exit_offsets(libc, "send", off)
-    variants = {
-        "no probe": None,
-        "floor: empty BPF programs (send's entry + its return instructions)":
-            lambda pid: EmptyLoader(libc, off, pid, "exit:" + ",".join(hex(o) for o in exits)),
-        "uprobestats traffic": lambda pid: OursTraffic(pid, os.path.join(tmp, "traffic.jsonl")),
-    }
-    runs = interleaved_runs(tmp, variants, held_sendloop, "rows/intervals/sends")
-    floor = "floor: empty BPF programs (send's entry + its return instructions)"
-    cpu = {k: median([r[1] for r in v]) / CALLS * 1e6 for k, v in runs.items()}
-    rows = [f"Per-call cost of `uprobestats traffic` on {CALLS:,} one-byte send()s "
-            f"(target_sendloop, {libc}: send's entry + {len(exits)} return "
-            f"instruction(s)), median of {REPEATS} interleaved repeats; CPU is the "
-            "target's own (the traps and programs run in its context); the other 15 "
-            "traffic probes are attached too and not hit in the loop.", "",
-            "| variant | µs/call wall | µs/call CPU | CPU runs (s) | BPF ns/hit | ratio (CPU) | "
-            "ratio (fastest runs) | rows, intervals, sends counted |",
-            "|---|---:|---:|---|---:|---:|---:|---|"]
-    for name, rs in runs.items():
-        ns = [r[2] for r in rs if r[2] is not None]
-        ratio = fastest = ""
-        if name != "no probe":
-            ratio = f"{cpu[name] / cpu[floor]:.3f}×"
-            fastest = f"{min(r[1] for r in rs) / min(r[1] for r in runs[floor]):.3f}×"
-        d = "; ".join(", ".join(f"{x:,}" for x in r[3]) for r in rs if r[3]) or "—"
-        ptext = f"{median(ns):.0f}" if ns else "—"
-        rows.append(f"| {name} | {median([r[0] for r in rs]) / CALLS * 1e6:.2f} | "
-                    f"{cpu[name]:.2f} | {' '.join(f'{r[1]:.2f}' for r in rs)} | {ptext} | "
-                    f"{ratio} | {fastest} | {d} |")
-    ratio = cpu["uprobestats traffic"] / cpu[floor]
-    rows += ["", f"traffic vs floor: {ratio:.3f}× the CPU per call "
-             f"(goal <= {TRAFFIC_GOAL}×: {'met' if ratio <= TRAFFIC_GOAL else 'NOT met'}); "
-             "rows leave the kernel per key and interval, whatever the calls."]
+    rows = [f"Per-call cost of `uprobestats traffic` on target_sendloop's loops over one "
+            f"connected UDP socket on loopback ({libc}): {CALLS:,} one-byte send()s, and "
+            f"sendmmsg()s of {', '.join(map(str, TRAFFIC_MMSG))} one-byte messages (about "
+            f"{CALLS:,} messages a loop), against the floor: empty programs at the function's "
+            "entry and at each of its return instructions; median of "
+            f"{REPEATS} interleaved repeats per loop.  CPU is the target's own (the traps and "
+            "programs run in its context); BPF is the kernel's run time of the tracer's "
+            "programs per call (bpf_stats: entry + exit); the other traffic probes are "
+            "attached too and not hit in the loop.  sendmmsg's exit reads each message's "
+            "msg_len from the traced process (up to 1,024 in a loop; the legacy objects "
+            "the first 32, unrolled, the rest counted as uncounted messages).", "",
+            "| loop | variant | µs/call wall | µs/call CPU | CPU runs (s) | BPF ns/call | "
+            "ratio (CPU) | ratio (fastest runs) | rows, intervals, calls, bytes counted |",
+            "|---|---|---:|---:|---|---:|---:|---:|---|"]
+    verdicts = []
+    for k in [0] + TRAFFIC_MMSG:
+        fn, calls, n_exits, runs = traffic_case_runs(tmp, libc, k)
+        label = f"{fn} ×{max(k, 1)} ({calls:,} calls, {n_exits} return(s))"
+        cpu, bpf, case_rows = traffic_rows(label, runs, calls)
+        rows += case_rows
+        verdicts.append(traffic_verdict(k, cpu, bpf))
+    rows += [""] + verdicts + ["Rows leave the kernel per key and interval, whatever the "
+                               "calls."]
     return "\n".join(rows)
 
 
@@ -1451,6 +1757,61 @@ def bench_tracefiles():
     return "\n".join(rows)
 
 
+LEFT_KINDS = (("base", None), ("chrome json", ".json"), ("perfetto", ".pftrace"))
+
+
+def left_call_mixes(tmp):
+    """target_nested (every call returns) and target_unwind (calls left by
+    longjmps: about 11 slices a round, 6 of them unwound) over about as many
+    slices, `trace --ret` on every function of each."""
+    ret = ["trace", "--ret", "--atom", str(STATSD_ATOM)]
+    rounds = max(TRACEFILE_CALLS * 3 // 11, 1)
+    return [
+        dict(name="target_nested (no call left)", target="target_nested",
+             args=[str(TRACEFILE_CALLS)], head=ret,
+             tail=[f"{target('target_nested')}:ups_nest_*"]),
+        dict(name="target_unwind (longjmps)", target="target_unwind",
+             args=[str(rounds), os.path.join(tmp, "unwind.out")], head=ret,
+             tail=[f"{target('target_unwind')}:ups_uw_*"]),
+    ]
+
+
+def bench_left_calls():
+    """The trace writer's cost with calls left by longjmps (each unwound call
+    makes trace_out's nested_end scan its thread's last 64 slices): Chrome
+    JSON and Perfetto over target_unwind against target_nested, writer time
+    per event (CPU above a run without a file) and from the target's end to
+    the file complete."""
+    tmp = tmpdir()
+    rows = ["### Trace writer with left calls (`trace --ret`: target_unwind's longjmps "
+            "against target_nested, about the same slices)", "",
+            f"{REPEATS} rounds of a run with no file (base), with Chrome JSON and with "
+            "Perfetto, every record also a statsd atom to bench's statsd_sink; writer: "
+            "uprobestats' median CPU (user + sys) less the base run's, per event (a slice "
+            "or an instant of the Chrome JSON); exit: from the target's end to "
+            "uprobestats' exit (the writing left at exit), median.", "",
+            "| target | events | calls unwound | lost | Chrome JSON bytes/event | Perfetto "
+            "bytes/event | Chrome JSON writer µs/event | Perfetto writer µs/event | exit s "
+            "(base / Chrome JSON / Perfetto) |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    writer = {}
+    for mix in left_call_mixes(tmp):
+        res = mix_measure(tmp, mix, LEFT_KINDS)
+        n = max(res["events"], 1)
+        w = {k: (res[k]["cpu"] - res["base"]["cpu"]) / n * 1e6 for k, _ in LEFT_KINDS}
+        writer[mix["target"]] = w
+        lost = sum(res[k]["lost"] for k, _ in LEFT_KINDS)
+        rows.append(f"| {mix['name']} | {res['events']:,} | {res['unwound']:,} | {lost:,} | "
+                    f"{res['chrome json']['size'] / n:.1f} | {res['perfetto']['size'] / n:.1f} "
+                    f"| {w['chrome json']:.2f} | {w['perfetto']:.2f} | "
+                    + " / ".join(f"{res[k]['exit_s']:.2f}" for k, _ in LEFT_KINDS) + " |")
+    plain, left = writer["target_nested"], writer["target_unwind"]
+    rows += ["", "Writer µs/event with left calls against without: " + "; ".join(
+        f"{k}: {left[k]:.2f} vs {plain[k]:.2f}"
+        + (f" ({left[k] / plain[k]:.2f}×)" if plain[k] > 0 else "")
+        for k in ("chrome json", "perfetto")) + "."]
+    return "\n".join(rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("which", choices=["all", "perhit", "nested", "accuracy", "throughput",
@@ -1475,6 +1836,7 @@ def main():
             sections.append(text)
     if a.which in ("all", "trace"):
         sections.append(bench_trace())
+        sections.append(bench_trace_mixes())
     if a.which in ("all", "startup"):
         sections.append(bench_startup())
     if a.which in ("all", "many"):
@@ -1487,6 +1849,7 @@ def main():
         sections.append(bench_traffic())
     if a.which in ("all", "tracefiles"):
         sections.append(bench_tracefiles())
+        sections.append(bench_left_calls())
     if a.which in ("all", "resolve"):
         sections.append(bench_resolve())
     if a.which in ("all", "footprint"):

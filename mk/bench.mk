@@ -10,7 +10,9 @@
 # per nested run, default BENCH_CALLS / 10), BENCH_REPEATS (3 interleaved repeats),
 # BENCH_SECONDS (10, the throughput run), BENCH_EXIT_SIZES (100,1000,10000: exit after
 # Ctrl-C), BENCH_EXIT_PATHS (uprobe_multi,uprobe PMU,tracefs: the attach paths it runs),
-# BENCH_BURST_SIZES (buffer sizes of the burst section), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
+# BENCH_BURST_SIZES (buffer sizes of the burst section), BENCH_MIX_EVENTS (60000 events per
+# trace mix), BENCH_TRAFFIC_MMSG (64,1024: messages per sendmmsg of the traffic section),
+# BENCH_TRACEFILE_CALLS (20000 outer calls, tracefiles), FUZZ_RUNS (10000000), FUZZ_CAP (2400 s).
 BENCH_DIR      := $(BUILD)/bench
 BENCH_CALLS    ?= 1000000
 BENCH_NESTED_CALLS ?=

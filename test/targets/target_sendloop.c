@@ -17,7 +17,11 @@
  * With --thread, the N sends are a thread's named "upst-worker"; once it has
  * ended, the process waits (pause) until it is killed.
  *
- *   target_sendloop [--go-fifo PATH] N [--dummy6 | --peers | --thread] */
+ * With --mmsg=K, N sendmmsg()s of K one-byte messages each (K <= 1024, the
+ * kernel's cap) on the same connected socket instead of the send()s
+ * (`make bench BENCH=traffic`: the exit's loop over the messages).
+ *
+ *   target_sendloop [--go-fifo PATH] N [--dummy6 | --peers | --thread | --mmsg=K] */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,6 +40,24 @@ static int sends(int s, long n)
 {
 	for (long i = 0; i < n; i++)
 		if (send(s, "x", 1, 0) != 1)
+			return 0;
+	return 1;
+}
+
+#define MMSG_MAX 1024
+
+/* n sendmmsg()s of k one-byte messages each; 1 when every message went. */
+static int sendmmsgs(int s, long n, unsigned int k)
+{
+	static struct mmsghdr vec[MMSG_MAX];
+	static struct iovec iov = { "x", 1 };
+
+	for (unsigned int i = 0; i < k; i++) {
+		vec[i].msg_hdr.msg_iov = &iov;
+		vec[i].msg_hdr.msg_iovlen = 1;
+	}
+	for (long i = 0; i < n; i++)
+		if (sendmmsg(s, vec, k, 0) != (int)k)
 			return 0;
 	return 1;
 }
@@ -91,11 +113,14 @@ int main(int argc, char **argv)
 	int dummy6 = argc - argi == 2 && !strcmp(argv[argi + 1], "--dummy6");
 	int peers = argc - argi == 2 && !strcmp(argv[argi + 1], "--peers");
 	int thread = argc - argi == 2 && !strcmp(argv[argi + 1], "--thread");
+	int mmsg = argc - argi == 2 && !strncmp(argv[argi + 1], "--mmsg=", 7) ?
+		atoi(argv[argi + 1] + 7) : 0;
 	long n;
 
-	if (argc - argi != 1 && !dummy6 && !peers && !thread) {
+	if ((argc - argi != 1 && !dummy6 && !peers && !thread && !mmsg) || mmsg < 0 ||
+	    mmsg > MMSG_MAX) {
 		fprintf(stderr, "usage: target_sendloop [--go-fifo PATH] N [--dummy6 | --peers | "
-			"--thread]\n");
+			"--thread | --mmsg=K]\n");
 		return 2;
 	}
 	if (dummy6 && (unshare(CLONE_NEWNET) < 0 ||
@@ -132,5 +157,7 @@ int main(int argc, char **argv)
 	}
 	if (thread)
 		return in_thread(s, n);
+	if (mmsg)
+		return sendmmsgs(s, n, (unsigned int)mmsg) ? 0 : 1;
 	return sends(s, n) ? 0 : 1;
 }
