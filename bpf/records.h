@@ -120,9 +120,9 @@ struct ups_agg_entry {
  * it enters traffic_socks, so a reused fd number is a new key. */
 enum ups_traffic_op {
 	UPS_TRAFFIC_NONE = 0,
-	UPS_TRAFFIC_TX = 1,          /* send, write, writev, sendmsg: fd, ret = bytes */
+	UPS_TRAFFIC_TX = 1,          /* send, write, writev, sendfile: fd, ret = bytes */
 	UPS_TRAFFIC_TX_ADDR = 2,     /* sendto: fd, dest address (arg 4), its len (5) */
-	UPS_TRAFFIC_RX = 3,          /* recv, read, readv, recvmsg */
+	UPS_TRAFFIC_RX = 3,          /* recv, read, readv */
 	UPS_TRAFFIC_RX_ADDR = 4,     /* recvfrom: fd, source address (arg 4, filled; *arg 5 long) */
 	UPS_TRAFFIC_SOCKET = 5,      /* socket(domain, type, …): ret = fd */
 	UPS_TRAFFIC_CONNECT = 6,     /* connect(fd, addr, len) */
@@ -152,6 +152,13 @@ enum ups_traffic_op {
 	 * 3): both fds of sv[2] are sockets of that family and type, peer
 	 * unknown */
 	UPS_TRAFFIC_SOCKETPAIR = 14,
+	/* sendmsg/recvmsg(fd, msg, flags): the entry reads msg's msg_name and
+	 * msg_namelen (struct msghdr: +0 and +8 on 64-bit) and keeps them as
+	 * sendto's address and length (recvmsg: as recvfrom's, the length given
+	 * bounding what the kernel copied), msg itself in args[1]; recvmsg's
+	 * return reads the msg_namelen the kernel wrote back there */
+	UPS_TRAFFIC_TX_MSG = 15,
+	UPS_TRAFFIC_RX_MSG = 16,
 };
 
 #define UPS_MMSG_VLEN_MAX 1024      /* the kernel's cap on a sendmmsg/recvmmsg vlen (UIO_MAXIOV) */
@@ -159,6 +166,7 @@ enum ups_traffic_op {
                                      * (about 17 instructions each, unrolled) */
 #define UPS_MMSGHDR_SIZE 64         /* struct mmsghdr on 64-bit */
 #define UPS_MMSGHDR_LEN_AT 56       /* its msg_len */
+#define UPS_MSGHDR_NAMELEN_AT 8     /* struct msghdr's msg_namelen (msg_name at 0) */
 
 #define UPS_TRAFFIC_HOST_LEN 64  /* a name's first 63 bytes */
 #define UPS_TRAFFIC_LOOKUP_ADDRS 8  /* addresses kept per lookup */
@@ -224,9 +232,10 @@ struct ups_traffic_value {
 	 * main thread, whose name is the process's */
 	char comm[UPS_COMM_LEN];
 	__u32 comm_tid;
-	/* sendmmsg/recvmmsg calls with messages whose msg_len was not read
-	 * (past UPS_TRAFFIC_MMSG_LEGACY with the legacy objects, or not
-	 * readable), and those messages: their bytes are in no tx/rx_bytes */
+	/* sendmmsg/recvmmsg calls with messages whose msg_len or peer was not
+	 * read (past UPS_TRAFFIC_MMSG_LEGACY with the legacy objects, not
+	 * readable, or naming an address (msg_name) on a socket without a fixed
+	 * peer), and those messages: their bytes are in no tx/rx_bytes */
 	__u32 uncounted_calls;
 	__u64 uncounted_msgs;
 };

@@ -138,6 +138,22 @@ int aggregate(void *ctx)
 	return 0;
 }
 
+/* traffic's sendmsg and recvmsg: the msghdr's msg_name (into args[2]) and
+ * msg_namelen as given (into the fd's upper half), read as the call begins:
+ * sendto's address and length, recvfrom's buffer and its length.  None (0)
+ * when the msghdr cannot be read: the call counts as one that names none. */
+static __always_inline void traffic_msg_name_in(__u64 args[3])
+{
+	struct { __u64 name; __u32 namelen; } h = {};
+
+	if (!args[1] || ups_probe_read_user(&h, sizeof(h), (const void *)UPS_UNTAG(args[1])))
+		h.name = h.namelen = 0;
+	/* a sendmsg's name with no length is none (the kernel drops it);
+	 * recvmsg's buffer is written back as recvfrom's, 0 bytes long or not */
+	args[2] = h.namelen || UPS_CFG(traffic_op) == UPS_TRAFFIC_RX_MSG ? h.name : 0;
+	args[0] = (__u32)args[0] | (__u64)h.namelen << 32;
+}
+
 /* traffic's recvfrom and accept: the address buffer's length as given
  * (*addrlen at the entry, which the kernel overwrites with the address's
  * whole length), kept in the fd argument's upper half (an int: its
@@ -149,6 +165,10 @@ static __always_inline void traffic_addrlen_in(__u64 args[3])
 	__u32 op = UPS_CFG(traffic_op), in = 0;
 	__u64 ulen;
 
+	if (op == UPS_TRAFFIC_TX_MSG || op == UPS_TRAFFIC_RX_MSG) {
+		traffic_msg_name_in(args);
+		return;
+	}
 	if (op != UPS_TRAFFIC_RX_ADDR && op != UPS_TRAFFIC_ACCEPT)
 		return;
 	ulen = op == UPS_TRAFFIC_RX_ADDR ? args[1] : args[2];

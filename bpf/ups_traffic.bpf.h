@@ -248,29 +248,111 @@ static __always_inline int traffic_count(void *ctx, __u64 pid_tgid, __u32 fd, __
 #define UPS_MMSG_LOOP _Pragma("clang loop unroll(disable)")
 #endif
 
+/* struct mmsghdr on 64-bit, read whole: its msghdr's msg_name and
+ * msg_namelen, and msg_len */
+struct ups_mmsghdr {
+	__u64 name;
+	__u32 namelen, pad0;
+	__u64 rest[5];
+	__u32 len, pad1;
+};
+_Static_assert(sizeof(struct ups_mmsghdr) == UPS_MMSGHDR_SIZE &&
+	       __builtin_offsetof(struct ups_mmsghdr, len) == UPS_MMSGHDR_LEN_AT,
+	       "struct mmsghdr, 64-bit");
+
+/* A sendmmsg's/recvmmsg's sums: the bytes of the messages counted, the
+ * messages not.  In the normal objects in this CPU's ups_scratch: on the
+ * stack the verifier would tell each count and each sum's range apart, one
+ * state per value at each of the 1,024 messages (it gave up at 1,000,000
+ * instructions); in a map value they are unknown to it. */
+struct mmsg_sums {
+	__s64 bytes;
+	__u32 skipped;
+};
+
+#ifdef UPS_LEGACY
+#define UPS_MMSG_SUMS(local) (&(local))
+#else
+#define UPS_MMSG_SUMS(local) ((void)(local), \
+			      (struct mmsg_sums *)ups_scratch_get(sizeof(struct mmsg_sums)))
+#endif
+
 /* The bytes of a sendmmsg/recvmmsg that returned n messages: the msg_len of
- * vec[0..n-1] (read only), UPS_TRAFFIC_MMSG_READ of them at most; *left:
- * the messages not read (past that, or where a read failed). */
-static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n, __u32 *left)
+ * vec[0..n-1] (read only), UPS_TRAFFIC_MMSG_READ of them at most, of the
+ * messages that name no address, or whose socket's peer is fixed (own: the
+ * kernel sends there whatever they name, and a connection's recvmmsg gets
+ * no address).  *left: the messages not counted: past those read, where a
+ * read failed, and a message naming its peer (msg_name and a msg_namelen:
+ * a sendmmsg's as given, a recvmmsg's as the kernel wrote it), whose
+ * address is not read (the loop that would read and compare each is past
+ * the verifier's limits), so that it never counts on another peer. */
+static __always_inline __s64 mmsg_bytes(__u64 vec, __s64 n, int own, __u32 *left)
 {
-	__s64 sum = 0;
+	const __u8 *at = (const __u8 *)UPS_UNTAG(vec);
+	struct mmsg_sums local = {}, *m = UPS_MMSG_SUMS(local);
 	int i;
 
 	*left = 0;
 	if (n <= 0)
 		return 0;
+	if (!m) {
+		*left = (__u32)n;       /* (no scratch: never) */
+		return 0;
+	}
+	m->bytes = 0;
+	m->skipped = 0;
 	UPS_MMSG_LOOP
 	for (i = 0; i < UPS_TRAFFIC_MMSG_READ; i++) {
-		__u32 len = 0;
+		struct ups_mmsghdr h;
 
-		if (i >= n || ups_probe_read_user(&len, sizeof(len), (const void *)UPS_UNTAG(
-				vec + (__u64)i * UPS_MMSGHDR_SIZE + UPS_MMSGHDR_LEN_AT)))
+		if (i >= n || ups_probe_read_user(&h, sizeof(h), at + i * UPS_MMSGHDR_SIZE))
 			break;
-		sum += len;
+		if (h.namelen && h.name && !own)
+			m->skipped++;
+		else
+			m->bytes += h.len;
 	}
-	if (n > i)
-		*left = (__u32)(n - i);
-	return sum;
+	*left = m->skipped + (n > i ? (__u32)(n - i) : 0);
+	return m->bytes;
+}
+
+/* A socket whose sends go to its peer whatever they name. */
+static __always_inline int peer_fixed(const struct ups_traffic_sock_key *sk)
+{
+	struct ups_traffic_sock *s = bpf_map_lookup_elem(&traffic_socks, sk);
+
+	return s && (s->flags & UPS_TRAFFIC_PEER_FIXED);
+}
+
+/* A call that moves bytes (send*, recv*, read, write, …; not splice):
+ * counted once on fd's row.  The address of sendto, sendmsg (msg_name as
+ * the entry read it), recvfrom and recvmsg (as far as the kernel wrote it:
+ * its length at ulen now, bounded by the length given, the fd's upper
+ * half). */
+static __always_inline void traffic_io(void *ctx, __u64 pid_tgid, __u32 op,
+				       const struct ups_agg_entry *e, __s64 ret)
+{
+	struct ups_traffic_sock_key sk = { .pid = pid_tgid >> 32, .fd = (__u32)e->args[0] };
+	int tx = op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR || op == UPS_TRAFFIC_TX_MSG ||
+		 op == UPS_TRAFFIC_TX_MMSG;
+	__u32 in = (__u32)(e->args[0] >> 32), ulen = 0, left = 0;
+	__u64 uaddr = 0;
+	int cut = 0;
+
+	if (op == UPS_TRAFFIC_TX_ADDR || op == UPS_TRAFFIC_TX_MSG) {
+		/* sendto: the address and its length (register 5) as given;
+		 * sendmsg: msg_name and msg_namelen as the entry read them */
+		uaddr = e->args[2];
+		ulen = op == UPS_TRAFFIC_TX_ADDR ? (__u32)e->args[1] : in;
+	} else if (op == UPS_TRAFFIC_RX_ADDR || op == UPS_TRAFFIC_RX_MSG) {
+		/* the address only as far as the kernel wrote it */
+		uaddr = e->args[2];
+		ulen = filled_len(op == UPS_TRAFFIC_RX_ADDR ? e->args[1] :
+				  e->args[1] + UPS_MSGHDR_NAMELEN_AT, in, &cut);
+	} else if (op == UPS_TRAFFIC_TX_MMSG || op == UPS_TRAFFIC_RX_MMSG) {
+		ret = mmsg_bytes(e->args[1], ret, peer_fixed(&sk), &left);
+	}
+	traffic_count(ctx, pid_tgid, sk.fd, ret, tx, uaddr, ulen, cut, left);
 }
 
 /* splice(fd_in, …, fd_out, …): bytes out of a socket fd_out, else into a
@@ -318,22 +400,13 @@ static __always_inline int traffic_exit_at(void *ctx, __u64 sp, int uret)
 		}
 		return 0;
 	}
-	/* (the upper half: recvfrom's and accept's addrlen at the entry) */
+	/* (the upper half: recvfrom's, recvmsg's, sendmsg's and accept's
+	 * address length at the entry) */
 	sk.fd = (__u32)e.args[0];
-	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR) {
-		/* sendto: the address and its length (register 5) as given */
-		traffic_count(ctx, pid_tgid, sk.fd, ret, 1, op == UPS_TRAFFIC_TX_ADDR ? e.args[2] : 0,
-			      (__u32)e.args[1], 0, 0);
-	} else if (op == UPS_TRAFFIC_RX) {
-		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, 0, 0, 0, 0);
-	} else if (op == UPS_TRAFFIC_RX_ADDR) {
-		/* recvfrom: the address only as far as the kernel wrote it */
-		n = filled_len(e.args[1], (__u32)(e.args[0] >> 32), &cut);
-		traffic_count(ctx, pid_tgid, sk.fd, ret, 0, e.args[2], n, cut, 0);
-	} else if (op == UPS_TRAFFIC_TX_MMSG || op == UPS_TRAFFIC_RX_MMSG) {
-		__s64 bytes = mmsg_bytes(e.args[1], ret, &n);
-
-		traffic_count(ctx, pid_tgid, sk.fd, bytes, op == UPS_TRAFFIC_TX_MMSG, 0, 0, 0, n);
+	if (op == UPS_TRAFFIC_TX || op == UPS_TRAFFIC_TX_ADDR || op == UPS_TRAFFIC_RX ||
+	    op == UPS_TRAFFIC_RX_ADDR || (op >= UPS_TRAFFIC_TX_MMSG && op <= UPS_TRAFFIC_RX_MMSG) ||
+	    op == UPS_TRAFFIC_TX_MSG || op == UPS_TRAFFIC_RX_MSG) {
+		traffic_io(ctx, pid_tgid, op, &e, ret);
 	} else if (op == UPS_TRAFFIC_SPLICE) {
 		traffic_splice(ctx, pid_tgid, e.args, ret);
 	} else if (op == UPS_TRAFFIC_SOCKETPAIR && ret == 0) {

@@ -97,10 +97,10 @@ static uint32_t traffic_op_of(const char *symbol)
 {
 	static const struct { const char *name; uint32_t op; } ops[] = {
 		{ "send", UPS_TRAFFIC_TX },        { "write", UPS_TRAFFIC_TX },
-		{ "writev", UPS_TRAFFIC_TX },      { "sendmsg", UPS_TRAFFIC_TX },
+		{ "writev", UPS_TRAFFIC_TX },      { "sendmsg", UPS_TRAFFIC_TX_MSG },
 		{ "sendto", UPS_TRAFFIC_TX_ADDR }, { "recv", UPS_TRAFFIC_RX },
 		{ "read", UPS_TRAFFIC_RX },        { "readv", UPS_TRAFFIC_RX },
-		{ "recvmsg", UPS_TRAFFIC_RX },     { "recvfrom", UPS_TRAFFIC_RX_ADDR },
+		{ "recvmsg", UPS_TRAFFIC_RX_MSG },     { "recvfrom", UPS_TRAFFIC_RX_ADDR },
 		{ "socket", UPS_TRAFFIC_SOCKET },  { "connect", UPS_TRAFFIC_CONNECT },
 		{ "accept", UPS_TRAFFIC_ACCEPT },  { "accept4", UPS_TRAFFIC_ACCEPT },
 		{ "close", UPS_TRAFFIC_CLOSE },     { "getaddrinfo", UPS_TRAFFIC_LOOKUP },
@@ -126,7 +126,8 @@ static uint32_t traffic_op_of(const char *symbol)
  * entry half keeps: registers 0, 1 and 4 (fd or domain; buffer, type or
  * mmsghdr vector); sendto's and recvfrom's 0, 5 and 4 (fd, addrlen (recvfrom:
  * its pointer, the length the kernel wrote read at the return), address);
- * connect's and accept's 0, 1 and 2 (fd, sockaddr, addrlen or its pointer); splice's 0 and 2
+ * connect's and accept's 0, 1 and 2 (fd, sockaddr, addrlen or its pointer); sendmsg's and
+ * recvmsg's 0 and 1 (fd, msghdr; the entry adds its msg_name and msg_namelen); splice's 0 and 2
  * (fd_in, fd_out); socketpair's 0, 1 and 3 (domain, type, sv); for a lookup
  * the name and the result pointer (register 3, bionic's
  * android_getaddrinfofornet 5). */
@@ -163,6 +164,8 @@ static int plan_traffic(struct plan_probe *p, struct err *err)
 		p->agg_regs = 0u | 5u << 8 | 4u << 16;
 	else if (p->traffic_op == UPS_TRAFFIC_CONNECT || p->traffic_op == UPS_TRAFFIC_ACCEPT)
 		p->agg_regs = 0u | 1u << 8 | 2u << 16;
+	else if (p->traffic_op == UPS_TRAFFIC_TX_MSG || p->traffic_op == UPS_TRAFFIC_RX_MSG)
+		p->agg_regs = 0u | 1u << 8 | 0xffu << 16;   /* args[2]: msg_name, at the entry */
 	else
 		p->agg_regs = 0u | 1u << 8 | 4u << 16;
 	return 0;

@@ -16,8 +16,8 @@ void traffic_print_text(struct outbuf *o, const struct traffic_interval *iv)
 			      "--agg-keys)\n", iv->dropped);
 	if (iv->uncounted_msgs)
 		outbuf_printf(o, "  %" PRIu64 " message(s) of %" PRIu64 " sendmmsg/recvmmsg call(s) "
-			      "not in the bytes: their msg_len was not read\n", iv->uncounted_msgs,
-			      iv->uncounted_calls);
+			      "not in the bytes: their msg_len or the peer they named was not "
+			      "read\n", iv->uncounted_msgs, iv->uncounted_calls);
 	if (!iv->n_rows) {
 		outbuf_puts(o, "  (no socket traffic)\n");
 		outbuf_event_end(o, NULL);

@@ -21,8 +21,8 @@ import time
 
 from e2e import TARGET_KERNEL, TESTDATA, TestFailure, Uprobestats, eq
 from android import LIBC, ROOT, TOYBOX, Chrooted, fifo_name, host
-from test_traffic import (CALLS_ROWS, calls_rows, edge_rows, edge_uncounted, edges_of,
-                          socket_rows)
+from test_traffic import (CALLS_ROWS, MSGNAME_ROWS, calls_rows, edge_rows, edge_uncounted,
+                          edges_of, msgname_rows, socket_rows)
 
 NAME = "upst-nc.test"
 
@@ -170,3 +170,11 @@ def test_bionic_short_addrlen_connected_sendto_and_40_mmsg_exact():
     eq(edges_of(traced_calls("--edges"), "target_traffic_"),
        (edge_rows(legacy), edge_uncounted(legacy)),
        "rows (bytes and calls per socket and peer) and the uncounted messages")
+
+
+def test_bionic_sendmsg_recvmsg_msg_name_per_peer_exact():
+    """test_traffic.py's --msgname on bionic: __sendmsg's msg_name and
+    recvmsg's source address per peer on unconnected UDP sockets, and
+    __sendmmsg's 2 messages naming 2 peers in the summary."""
+    eq(msgname_rows(traced_calls("--msgname")), MSGNAME_ROWS,
+       "rows per socket and peer, and the sendmmsg messages not in the bytes")

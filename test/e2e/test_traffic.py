@@ -282,6 +282,68 @@ def test_traffic_short_addrlen_connected_sendto_and_40_mmsg_exact():
        "rows (bytes and calls per socket and peer) and the uncounted messages")
 
 
+# target_traffic_calls --msgname: (socket, proto, peer, tx, rx, tx_calls, rx_calls)
+# rows and the summary's uncounted figures (msgname_rows)
+MSGNAME_ROWS = (sorted([
+    ("u7", "udp", "u8", 111, 0, 2, 0), ("u7", "udp", "u9", 122, 0, 1, 0),
+    ("u8", "udp", "u7", 0, 116, 0, 2), ("u8", "udp", "u9", 0, 133, 0, 1),
+    ("u9", "udp", "u7", 0, 128, 0, 2), ("u9", "udp", "u8", 133, 0, 1, 0),
+]), {"uncounted_mmsg_calls": 1, "uncounted_mmsg_messages": 2})
+
+
+def msgname_rows(u):
+    """(rows, the summary's uncounted figures) of target_traffic_calls
+    --msgname's JSON output, each peer's port replaced by the name of the
+    socket it is (u7, u8, u9: a socket's own port is the peer port its
+    counterparts' rows show; "?" or another address stays as it is)."""
+    rows, uncounted = socket_rows(u), {}
+    for r in rows:
+        eq(r["comm"], "target_traffic_", "comm")
+    for o in u.json_events():
+        if o.get("type") == "traffic" and "pid" not in o:
+            for k in ("uncounted_mmsg_calls", "uncounted_mmsg_messages"):
+                if k in o:
+                    uncounted[k] = uncounted.get(k, 0) + o[k]
+    # each socket by its bytes: u7's 233, u8's 249, u9's 261
+    by = {}
+    for r in rows:
+        by.setdefault(r["fd"], []).append(r)
+    names = {}
+    for fd, rs in by.items():
+        total = sum(r["tx_bytes"] + r["rx_bytes"] for r in rs)
+        names[fd] = {233: "u7", 249: "u8", 261: "u9"}.get(total, "fd%d" % fd)
+    port_of = {}
+    # each socket's port: the peer its sends to it name (u8's: u9's tx row;
+    # u9's: u7's 122 row; u7's: u8's 111 row)
+    for r in rows:
+        n = names[r["fd"]]
+        if (n, r["tx_bytes"], r["rx_bytes"]) == ("u9", 133, 0):
+            port_of[r["peer"]] = "u8"
+        if (n, r["tx_bytes"], r["rx_bytes"]) == ("u7", 122, 0):
+            port_of[r["peer"]] = "u9"
+        if (n, r["tx_bytes"], r["rx_bytes"]) == ("u8", 0, 116):
+            port_of[r["peer"]] = "u7"
+    out = sorted((names[r["fd"]], r["proto"], port_of.get(r["peer"], r["peer"]),
+                  r["tx_bytes"], r["rx_bytes"], r["tx_calls"], r["rx_calls"]) for r in rows)
+    return out, uncounted
+
+
+def test_traffic_sendmsg_recvmsg_msg_name_per_peer_exact():
+    """On unconnected UDP sockets, sendmsg's msg_name is the peer its bytes
+    went to and recvmsg's the peer they came from (as sendto's and
+    recvfrom's address): u7's 111 and 122 to u8 and u9 on two rows, u8's
+    recvmsg of 111 from u7 and 133 from u9 on two rows, u9's 122 from u7
+    (before: u7's 233 on one "?" row, u8's and u9's recvmsg on "?" too).  A
+    sendmmsg whose 2 messages name 2 peers on u7's unconnected socket counts
+    its call on u7's row (its first peer, u8) and its 11 bytes in no row but
+    in the summary, 1 call and 2 messages (before: on u8's row in silence),
+    with the normal and the legacy objects alike."""
+    held = Held(tmpdir(), "target_traffic_calls", ["--msgname"])
+    _, u = traced(held, ["-p", str(held.pid)])
+    eq(msgname_rows(u), MSGNAME_ROWS,
+       "rows per socket and peer, and the sendmmsg messages not in the bytes")
+
+
 def test_traffic_comm_is_the_process_name_not_a_thread_name():
     """The bytes are sent by a thread named upst-worker (its comm is what the
     program sees); the row's comm is the process's, the main thread's

@@ -40,6 +40,13 @@
  *
  * (the peer of a2, u3's datagrams never STALE's address).
  *
+ * With --msgname instead, the unconnected UDP sockets u7, u8, u9, whose
+ * sendmsg and recvmsg name the peer in msg_name:  u7 sendmsg 111 to u8 and
+ * 122 to u9; u9 sendto 133 to u8; u8 recvmsg 111 (from u7) and 133 (from
+ * u9), u9 recvmsg 122 (from u7), each source address checked; then u7
+ * sendmmsg 5 to u8 and 6 to u9 (2 messages naming 2 peers, 1 call), u8 and
+ * u9 recvfrom them.
+ *
  * No libc headers: the same source is built with gcc against glibc
  * (mk/e2e.mk) and with clang's Android target against the Android 11
  * userland's bionic (test/bionic/test_bionic_traffic.py; its own _start as
@@ -47,7 +54,8 @@
  * Linux ones (x86_64 and arm64 alike).
  *
  *   target_traffic_calls [--go-fifo PATH] FILE
- *   target_traffic_calls [--go-fifo PATH] --edges */
+ *   target_traffic_calls [--go-fifo PATH] --edges
+ *   target_traffic_calls [--go-fifo PATH] --msgname */
 
 struct sockaddr_in4 {
 	unsigned short family;
@@ -92,6 +100,7 @@ extern long recvfrom(int fd, void *buf, unsigned long n, int flags, void *addr,
 extern long sendto(int fd, const void *buf, unsigned long n, int flags, const void *addr,
 		   unsigned int addrlen);
 extern long sendmsg(int fd, const struct msg_hdr *msg, int flags);
+extern long recvmsg(int fd, struct msg_hdr *msg, int flags);
 extern int sendmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags);
 extern int recvmmsg(int fd, struct mmsg_hdr *vec, unsigned int vlen, int flags, void *timeout);
 extern long sendfile(int out_fd, int in_fd, long *offset, unsigned long count);
@@ -368,6 +377,54 @@ static void edge_early_sendto(const int fds[2])
 	close(fds[0]), close(fds[1]);
 }
 
+/* sendmsg(fd, n bytes) naming to in msg_name. */
+static void sendmsg_to(int fd, unsigned long n, const struct sockaddr_in4 *to)
+{
+	struct io_vec iov = { buf, n };
+	struct msg_hdr msg = { .name = (void *)to, .namelen = sizeof(*to), .iov = &iov,
+			       .iovlen = 1 };
+
+	want(sendmsg(fd, &msg, 0), (long)n, "sendmsg naming a peer");
+}
+
+/* recvmsg(fd) of n bytes, whose source (msg_name) must be from. */
+static void recvmsg_from(int fd, unsigned long n, const struct sockaddr_in4 *from)
+{
+	struct sockaddr_in4 got = stale;
+	struct io_vec iov = { buf, sizeof(buf) };
+	struct msg_hdr msg = { .name = &got, .namelen = sizeof(got), .iov = &iov, .iovlen = 1 };
+
+	want(recvmsg(fd, &msg, 0), (long)n, "recvmsg");
+	if (msg.namelen != sizeof(got) || got.port != from->port || got.addr != from->addr)
+		die("recvmsg: not the source expected");
+}
+
+static void msgname(void)
+{
+	struct sockaddr_in4 a7, a8, a9, from;
+	int u7 = bound(SOCK_DGRAM_, &a7), u8 = bound(SOCK_DGRAM_, &a8);
+	int u9 = bound(SOCK_DGRAM_, &a9);
+	struct io_vec iov[2] = { { buf, 5 }, { buf, 6 } };
+	struct mmsg_hdr v[2] = {
+		{ .hdr = { .name = &a8, .namelen = sizeof(a8), .iov = &iov[0], .iovlen = 1 } },
+		{ .hdr = { .name = &a9, .namelen = sizeof(a9), .iov = &iov[1], .iovlen = 1 } },
+	};
+	unsigned int len;
+
+	sendmsg_to(u7, 111, &a8);
+	sendmsg_to(u7, 122, &a9);
+	want(sendto(u9, buf, 133, 0, &a8, sizeof(a8)), 133, "sendto 133");
+	recvmsg_from(u8, 111, &a7);
+	recvmsg_from(u8, 133, &a9);
+	recvmsg_from(u9, 122, &a7);
+	want(sendmmsg(u7, v, 2, 0), 2, "sendmmsg to two peers");
+	len = sizeof(from);
+	want(recvfrom(u8, buf, sizeof(buf), 0, &from, &len), 5, "recvfrom 5");
+	len = sizeof(from);
+	want(recvfrom(u9, buf, sizeof(buf), 0, &from, &len), 6, "recvfrom 6");
+	close(u7), close(u8), close(u9);
+}
+
 static int streq(const char *a, const char *b)
 {
 	while (*a && *a == *b)
@@ -381,7 +438,7 @@ int main(int argc, char **argv)
 	int edges;
 
 	if (argc - argi != 1) {
-		die("usage: target_traffic_calls [--go-fifo PATH] FILE|--edges");
+		die("usage: target_traffic_calls [--go-fifo PATH] FILE|--edges|--msgname");
 		return 2;
 	}
 	edges = streq(argv[argi], "--edges");
@@ -393,6 +450,10 @@ int main(int argc, char **argv)
 		if (fd < 0 || read(fd, c, sizeof(c)) <= 0)
 			die("go fifo");
 		close(fd);
+	}
+	if (streq(argv[argi], "--msgname")) {
+		msgname();
+		return 0;
 	}
 	if (edges) {
 		edge_tcp();

@@ -266,7 +266,8 @@ UT_TEST(plan_aggregation_by_comm_and_process)
 
 /* traffic's entry half keeps what its return reads: recvfrom's addrlen pointer
  * (register 5) beside its fd and address, accept's (register 2) beside its
- * sockaddr, so the address counts only as far as the kernel's addrlen covers it */
+ * sockaddr, so the address counts only as far as the kernel's addrlen covers it;
+ * sendmsg's and recvmsg's msghdr (register 1), whose msg_name the entry reads */
 UT_TEST(plan_traffic_keeps_the_addrlen_registers)
 {
 	static const struct { const char *sym; uint32_t op; uint64_t regs; } want[] = {
@@ -275,6 +276,9 @@ UT_TEST(plan_traffic_keeps_the_addrlen_registers)
 		{ "accept4", UPS_TRAFFIC_ACCEPT, 0u | 1u << 8 | 2u << 16 },
 		{ "__connect", UPS_TRAFFIC_CONNECT, 0u | 1u << 8 | 2u << 16 },
 		{ "recv", UPS_TRAFFIC_RX, 0u | 1u << 8 | 4u << 16 },
+		{ "sendmsg", UPS_TRAFFIC_TX_MSG, 0u | 1u << 8 | 0xffu << 16 },
+		{ "__sendmsg", UPS_TRAFFIC_TX_MSG, 0u | 1u << 8 | 0xffu << 16 },
+		{ "recvmsg@@GLIBC_2.2.5", UPS_TRAFFIC_RX_MSG, 0u | 1u << 8 | 0xffu << 16 },
 	};
 	struct plan_probe p;
 	struct err e = { 0 };
